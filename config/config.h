@@ -1,0 +1,97 @@
+/* The validated configuration model: groups of tasks, immutable after load.
+ *
+ * Everything here is plain data. config_load() (config_load.h) builds it from
+ * a YAML file; the supervisor only reads it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Nomad's six lifecycle stages. The order is the start order. */
+enum lifecycle_stage {
+	STAGE_PRESTART_EPHEMERAL,
+	STAGE_PRESTART_SIDECAR,
+	STAGE_MAIN,
+	STAGE_POSTSTART_EPHEMERAL,
+	STAGE_POSTSTART_SIDECAR,
+	STAGE_POSTSTOP,
+};
+#define STAGE_COUNT 6
+
+/* "prestart-ephemeral", "prestart-sidecar", "main", ... */
+const char *lifecycle_stage_name(enum lifecycle_stage stage);
+bool lifecycle_stage_is_sidecar(enum lifecycle_stage stage);
+
+enum restart_policy_kind {
+	RESTART_ALWAYS,
+	RESTART_ON_FAILURE,
+	RESTART_NEVER,
+};
+
+enum restart_mode {
+	RESTART_MODE_FAIL,  /* give up once attempts are spent in an interval */
+	RESTART_MODE_DELAY, /* wait for the interval to end, then go on */
+};
+
+struct restart_policy {
+	enum restart_policy_kind policy;
+	unsigned attempts;     /* restarts allowed within interval_ms */
+	uint64_t interval_ms;
+	uint64_t delay_ms;     /* before the first restart of an interval */
+	uint64_t max_delay_ms; /* cap of the exponential backoff, >= delay_ms */
+	enum restart_mode mode;
+};
+
+/* Where something was written in the config file, 1-based. */
+struct source_location {
+	unsigned line;
+	unsigned column;
+};
+
+struct task_config {
+	char *name;      /* "app" */
+	char *full_name; /* "web/app": how every message names the task */
+	struct source_location location;
+
+	char **argv;     /* NULL-terminated; argv[0] is the program */
+	size_t argc;
+	char **env;      /* NULL-terminated "NAME=VALUE", added to corral's own */
+	size_t env_count;
+	char *cwd;       /* NULL: corral's working directory */
+	char *user;      /* NULL: corral's user; else "uid[:gid]" or a name */
+
+	enum lifecycle_stage stage;
+	struct restart_policy restart;
+	int kill_signal;
+	uint64_t kill_timeout_ms;
+};
+
+struct group_config {
+	char *name;
+	struct source_location location;
+	struct task_config *tasks; /* in file order */
+	size_t task_count;
+};
+
+struct config {
+	char *path;
+	uint64_t shutdown_timeout_ms;
+	struct group_config *groups; /* in file order */
+	size_t group_count;
+};
+
+/* Built-in defaults, documented in docs/config.md. */
+#define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS 30000
+#define CONFIG_DEFAULT_KILL_TIMEOUT_MS 10000
+#define CONFIG_DEFAULT_RESTART_ATTEMPTS 3
+#define CONFIG_DEFAULT_RESTART_INTERVAL_MS 60000
+#define CONFIG_DEFAULT_RESTART_DELAY_MS 1000
+#define CONFIG_DEFAULT_RESTART_MAX_DELAY_MS 30000
+
+/* The restart policy a task of this stage gets when nothing is configured:
+ * always for main tasks and sidecars, on-failure for ephemeral prestart and
+ * poststart tasks, never for poststop tasks. */
+struct restart_policy restart_policy_default(enum lifecycle_stage stage);
+
+void config_free(struct config *config);
