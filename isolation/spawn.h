@@ -1,0 +1,69 @@
+/* Starting one task process: clone3 with CLONE_PIDFD, a short fixed setup
+ * list in the child, then exec.
+ *
+ * Everything the child needs (argv, env, paths, ids) is prepared by the
+ * caller before the clone, so the child runs only async-signal-safe calls.
+ * A setup step that fails writes (stage, errno) to a CLOEXEC error pipe and
+ * exits; a successful exec closes the pipe, which the parent sees as EOF.
+ * The parent watches that pipe through its event loop, so a slow child never
+ * blocks it. Namespaces and CLONE_INTO_CGROUP join here later as more clone
+ * flags and more setup steps. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+enum spawn_stage {
+	SPAWN_STAGE_SIGNALS,
+	SPAWN_STAGE_SESSION,
+	SPAWN_STAGE_STDIO,
+	SPAWN_STAGE_CHDIR,
+	SPAWN_STAGE_SETGROUPS,
+	SPAWN_STAGE_SETGID,
+	SPAWN_STAGE_SETUID,
+	SPAWN_STAGE_EXEC,
+};
+
+struct spawn_request {
+	const char *executable; /* resolved path, see spawn_resolve_executable */
+	char *const *argv;
+	char *const *envp;
+	const char *cwd; /* NULL: keep corral's */
+	bool change_ids;
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t group_count;
+	int stdin_fd;
+	int output_fd; /* becomes both stdout and stderr */
+};
+
+struct spawn_result {
+	pid_t pid;
+	int pidfd;    /* CLOEXEC */
+	int error_fd; /* read end of the error pipe, CLOEXEC and non-blocking */
+};
+
+struct spawn_failure {
+	enum spawn_stage stage;
+	int error; /* errno in the child */
+};
+
+/* Returns 0 with *result filled, or -errno when the clone itself failed. */
+int spawn_process(const struct spawn_request *request, struct spawn_result *result);
+
+/* Reads the error pipe: 1 with *failure filled when setup failed, 0 when the
+ * exec succeeded (EOF), -EAGAIN when the child has not got that far yet. */
+int spawn_read_failure(int error_fd, struct spawn_failure *failure);
+
+/* Formats a failure the way messages show it, e.g.
+ * "exec /usr/bin/ap: No such file or directory". */
+void spawn_failure_describe(const struct spawn_request *request,
+			    const struct spawn_failure *failure, char *buffer, size_t size);
+
+/* Resolves argv0 against PATH (from envp) as execvp would, into `buffer`.
+ * A name with a '/' is used as it is. When nothing is found the name is
+ * returned unchanged, so that exec fails with ENOENT and says so. */
+const char *spawn_resolve_executable(const char *argv0, char *const *envp, char *buffer,
+				     size_t size);

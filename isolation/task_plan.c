@@ -1,0 +1,166 @@
+#include "isolation/task_plan.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isolation/spawn.h"
+#include "config/xmalloc.h"
+
+static size_t name_length(const char *assignment)
+{
+	const char *equals = strchr(assignment, '=');
+	return equals ? (size_t)(equals - assignment) : strlen(assignment);
+}
+
+/* Replaces the variable of the same name, or appends. */
+static void env_set(char **envp, size_t *count, char *assignment)
+{
+	size_t length = name_length(assignment);
+	for (size_t i = 0; i < *count; i++) {
+		if (name_length(envp[i]) == length && strncmp(envp[i], assignment, length) == 0) {
+			free(envp[i]);
+			envp[i] = assignment;
+			return;
+		}
+	}
+	envp[(*count)++] = assignment;
+}
+
+static char **build_environment(const struct task_config *task, const char *group_name,
+				char *const *base_env)
+{
+	size_t base_count = 0;
+	while (base_env && base_env[base_count])
+		base_count++;
+	size_t capacity = base_count + task->env_count + 3;
+	char **envp = xcalloc(capacity, sizeof(*envp));
+	size_t count = 0;
+	for (size_t i = 0; i < base_count; i++)
+		env_set(envp, &count, xstrdup(base_env[i]));
+	for (size_t i = 0; i < task->env_count; i++)
+		env_set(envp, &count, xstrdup(task->env[i]));
+	env_set(envp, &count, xasprintf("CORRAL_GROUP=%s", group_name));
+	env_set(envp, &count, xasprintf("CORRAL_TASK=%s", task->name));
+	envp[count] = NULL;
+	return envp;
+}
+
+static bool parse_id(const char *text, unsigned long *out)
+{
+	char *end;
+	if (!*text || *text < '0' || *text > '9')
+		return false;
+	errno = 0;
+	*out = strtoul(text, &end, 10);
+	return errno == 0 && *end == '\0' && *out < (unsigned long)(uid_t)-1;
+}
+
+static int resolve_group(const char *spec, gid_t *gid, char *error, size_t error_size)
+{
+	unsigned long number;
+	if (parse_id(spec, &number)) {
+		*gid = (gid_t)number;
+		return 0;
+	}
+	struct group *entry = getgrnam(spec);
+	if (!entry) {
+		snprintf(error, error_size, "group \"%s\": no such group", spec);
+		return -1;
+	}
+	*gid = entry->gr_gid;
+	return 0;
+}
+
+/* The supplementary groups of a passwd user, as login(1) would set them. */
+static void load_supplementary_groups(struct task_plan *plan, const char *user_name,
+				      gid_t primary)
+{
+	int count = 16;
+	for (;;) {
+		plan->groups = xreallocarray(plan->groups, (size_t)count, sizeof(gid_t));
+		int wanted = count;
+		if (getgrouplist(user_name, primary, plan->groups, &wanted) >= 0) {
+			plan->group_count = (size_t)wanted;
+			return;
+		}
+		count = wanted > count ? wanted : count * 2;
+	}
+}
+
+/* "uid", "uid:gid", "name", "name:group". A uid without a passwd entry runs
+ * with gid = uid and no supplementary groups, rather than gid 0. */
+static int resolve_user(struct task_plan *plan, const char *spec, char *error, size_t error_size)
+{
+	char *user = xstrdup(spec);
+	char *group_part = strchr(user, ':');
+	if (group_part)
+		*group_part++ = '\0';
+
+	unsigned long number;
+	struct passwd *entry;
+	int result = -1;
+	if (parse_id(user, &number)) {
+		plan->uid = (uid_t)number;
+		entry = getpwuid(plan->uid);
+		plan->gid = entry ? entry->pw_gid : (gid_t)number;
+	} else {
+		entry = getpwnam(user);
+		if (!entry) {
+			snprintf(error, error_size, "user \"%s\": no such user", user);
+			goto out;
+		}
+		plan->uid = entry->pw_uid;
+		plan->gid = entry->pw_gid;
+	}
+	if (group_part && resolve_group(group_part, &plan->gid, error, error_size) < 0)
+		goto out;
+	if (entry)
+		load_supplementary_groups(plan, entry->pw_name, plan->gid);
+	plan->change_ids = true;
+	result = 0;
+out:
+	free(user);
+	return result;
+}
+
+void task_plan_refresh_executable(struct task_plan *plan, const struct task_config *task)
+{
+	if (plan->executable && strchr(plan->executable, '/'))
+		return;
+	char buffer[PATH_MAX];
+	const char *found = spawn_resolve_executable(task->argv[0], plan->envp, buffer,
+						     sizeof(buffer));
+	if (plan->executable && strcmp(found, plan->executable) == 0)
+		return;
+	free(plan->executable);
+	plan->executable = xstrdup(found);
+}
+
+int task_plan_build(struct task_plan *plan, const struct task_config *task, const char *group_name,
+		    char *const *base_env, char *error, size_t error_size)
+{
+	memset(plan, 0, sizeof(*plan));
+	plan->envp = build_environment(task, group_name, base_env);
+	task_plan_refresh_executable(plan, task);
+	if (task->user && resolve_user(plan, task->user, error, error_size) < 0) {
+		task_plan_free(plan);
+		return -1;
+	}
+	return 0;
+}
+
+void task_plan_free(struct task_plan *plan)
+{
+	if (plan->envp)
+		for (char **entry = plan->envp; *entry; entry++)
+			free(*entry);
+	free(plan->envp);
+	free(plan->executable);
+	free(plan->groups);
+	memset(plan, 0, sizeof(*plan));
+}

@@ -1,0 +1,33 @@
+/* What a task needs at every start that can be worked out once, when corral
+ * starts: its environment and the ids it runs as. Keeping this off the spawn
+ * path means a restart costs no allocation and no passwd lookup. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "config/config.h"
+
+struct task_plan {
+	char *executable; /* argv[0] resolved against the task's PATH, owned */
+	char **envp;      /* NULL-terminated, owned */
+	bool change_ids;
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups; /* supplementary groups, owned */
+	size_t group_count;
+};
+
+/* The environment is `base_env` (corral's own) with the task's `env:` laid
+ * over it, plus CORRAL_GROUP and CORRAL_TASK. `user` is resolved through
+ * the passwd and group databases. Returns 0, or -1 with `error` saying what
+ * is wrong (e.g. `user "bob": no such user`). */
+int task_plan_build(struct task_plan *plan, const struct task_config *task, const char *group_name,
+		    char *const *base_env, char *error, size_t error_size);
+
+/* When argv[0] was not found on PATH at load, looks again (the program may
+ * have been installed since, by a prestart task say). Cheap when it was. */
+void task_plan_refresh_executable(struct task_plan *plan, const struct task_config *task);
+
+void task_plan_free(struct task_plan *plan);

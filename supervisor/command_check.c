@@ -1,0 +1,52 @@
+#include <getopt.h>
+#include <stdio.h>
+
+#include "config/config_load.h"
+#include "supervisor/commands.h"
+
+static void print_check_usage(FILE *out)
+{
+	fprintf(out, "usage: corral check CONFIG\n\n"
+		     "Validates CONFIG without running anything. Prints every error as\n"
+		     "FILE:LINE:COLUMN: message. Exit 0 when valid, 1 when not.\n");
+}
+
+int command_check(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int option;
+	optind = 1;
+	while ((option = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		if (option == 'h') {
+			print_check_usage(stdout);
+			return 0;
+		}
+		print_check_usage(stderr);
+		return COMMAND_USAGE_ERROR;
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "corral check: expected one CONFIG file\n\n");
+		print_check_usage(stderr);
+		return COMMAND_USAGE_ERROR;
+	}
+	const char *path = argv[optind];
+	struct config_diagnostics diagnostics = {0};
+	struct config *config = config_load_file(path, &diagnostics);
+	if (!config) {
+		config_diagnostics_print(&diagnostics, path, stderr);
+		size_t count = diagnostics.count;
+		config_diagnostics_free(&diagnostics);
+		fprintf(stderr, "%s: %zu error%s\n", path, count, count == 1 ? "" : "s");
+		return 1;
+	}
+	size_t tasks = 0;
+	for (size_t i = 0; i < config->group_count; i++)
+		tasks += config->groups[i].task_count;
+	printf("%s: ok (%zu group%s, %zu task%s)\n", path, config->group_count,
+	       config->group_count == 1 ? "" : "s", tasks, tasks == 1 ? "" : "s");
+	config_free(config);
+	return 0;
+}

@@ -1,0 +1,60 @@
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config_load.h"
+#include "supervisor/commands.h"
+#include "supervisor/supervisor.h"
+
+static void print_run_usage(FILE *out)
+{
+	fprintf(out, "usage: corral run [--events FILE] CONFIG\n\n"
+		     "Runs the task groups of CONFIG until they are finished, or until SIGTERM\n"
+		     "or SIGINT asks for a graceful shutdown (a second one kills at once).\n\n"
+		     "  --events FILE  also write every event as a JSON object per line to FILE\n\n"
+		     "Exit code: 0 when every task ended well, else the code of the first task\n"
+		     "that failed for good (128+N for signal N), 1 for corral's own errors.\n");
+}
+
+int command_run(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"events", required_argument, NULL, 'e'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct run_options run_options = {0};
+	int option;
+	optind = 1;
+	while ((option = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		switch (option) {
+		case 'e':
+			run_options.events_path = optarg;
+			break;
+		case 'h':
+			print_run_usage(stdout);
+			return 0;
+		default:
+			print_run_usage(stderr);
+			return COMMAND_USAGE_ERROR;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "corral run: expected one CONFIG file\n\n");
+		print_run_usage(stderr);
+		return COMMAND_USAGE_ERROR;
+	}
+	const char *path = argv[optind];
+
+	struct config_diagnostics diagnostics = {0};
+	struct config *config = config_load_file(path, &diagnostics);
+	if (!config) {
+		config_diagnostics_print(&diagnostics, path, stderr);
+		fprintf(stderr, "corral: %s is not valid: nothing was started\n", path);
+		config_diagnostics_free(&diagnostics);
+		return 1;
+	}
+	int exit_code = supervisor_run(config, &run_options);
+	config_free(config);
+	return exit_code;
+}

@@ -1,0 +1,289 @@
+#include "supervisor/group.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/xmalloc.h"
+
+/* Stop order, lowest first. Poststop tasks are never in a stop tier. */
+enum { STOP_TIER_COUNT = 3, STOP_TIER_NONE = -1 };
+
+static int stop_tier(enum lifecycle_stage stage)
+{
+	switch (stage) {
+	case STAGE_PRESTART_EPHEMERAL:
+	case STAGE_MAIN:
+	case STAGE_POSTSTART_EPHEMERAL:
+		return 0;
+	case STAGE_POSTSTART_SIDECAR:
+		return 1;
+	case STAGE_PRESTART_SIDECAR:
+		return 2;
+	case STAGE_POSTSTOP:
+		break;
+	}
+	return STOP_TIER_NONE;
+}
+
+static enum coordinator_task_state coordinator_view(enum task_state state)
+{
+	switch (state) {
+	case TASK_RUNNING:
+		return COORD_TASK_RUNNING;
+	case TASK_DEAD:
+		return COORD_TASK_DEAD;
+	case TASK_PENDING:
+	case TASK_STARTING:
+		break;
+	}
+	return COORD_TASK_PENDING;
+}
+
+int group_init(struct group *group, const struct group_config *config,
+	       struct services *services, char *error, size_t error_size)
+{
+	memset(group, 0, sizeof(*group));
+	group->config = config;
+	group->services = services;
+	coordinator_init(&group->coordinator);
+	group->tasks = xcalloc(config->task_count, sizeof(*group->tasks));
+	for (size_t i = 0; i < config->task_count; i++) {
+		char why[256];
+		if (task_init(&group->tasks[i], &config->tasks[i], group, config->name, services,
+			      why, sizeof(why)) < 0) {
+			snprintf(error, error_size, "%s: %s", config->tasks[i].full_name, why);
+			group->task_count = i + 1;
+			return -1;
+		}
+		group->task_count = i + 1;
+	}
+	group->dirty = true;
+	return 0;
+}
+
+void group_free(struct group *group)
+{
+	for (size_t i = 0; i < group->task_count; i++)
+		task_free(&group->tasks[i]);
+	free(group->tasks);
+	group->tasks = NULL;
+	group->task_count = 0;
+}
+
+void group_mark_dirty(struct group *group)
+{
+	group->dirty = true;
+}
+
+static void update_coordinator(struct group *group)
+{
+	struct coordinator_task views[group->task_count ? group->task_count : 1];
+	for (size_t i = 0; i < group->task_count; i++) {
+		const struct runner *runner = &group->tasks[i].runner;
+		views[i] = (struct coordinator_task){
+			.stage = group->tasks[i].config->stage,
+			.state = coordinator_view(runner->state),
+			.failed = runner->failed,
+		};
+	}
+	enum coordinator_state before = group->coordinator.state;
+	if (!coordinator_update(&group->coordinator, views, group->task_count))
+		return;
+	char message[96];
+	snprintf(message, sizeof(message), "lifecycle %s -> %s", coordinator_state_name(before),
+		 coordinator_state_name(group->coordinator.state));
+	event_log_group(group->services->events, group->config->name, "lifecycle", message);
+}
+
+static void begin_stop(struct group *group, enum group_stop_mode mode, const char *reason)
+{
+	if (group->stop_mode == GROUP_STOPPING)
+		return; /* already stopping for good: nothing is stronger */
+	group->stop_mode = mode;
+	snprintf(group->stop_reason, sizeof(group->stop_reason), "%s", reason);
+	char message[192];
+	snprintf(message, sizeof(message), "%s: %s", mode == GROUP_STOPPING ? "stopping" : "restarting",
+		 reason);
+	event_log_group(group->services->events, group->config->name,
+			mode == GROUP_STOPPING ? "stopping" : "restarting", message);
+	group->dirty = true;
+}
+
+/* Nomad's rules for when a group stops on its own. */
+static void check_stop_conditions(struct group *group)
+{
+	if (group->stop_mode != GROUP_RUNNING)
+		return;
+	bool live_enforced = false, live_sidecar = false;
+	for (size_t i = 0; i < group->task_count; i++) {
+		struct task *task = &group->tasks[i];
+		enum lifecycle_stage stage = task->config->stage;
+		if (stage == STAGE_POSTSTOP)
+			continue;
+		if (task->runner.state == TASK_DEAD) {
+			if (task->runner.failed) {
+				char reason[128];
+				snprintf(reason, sizeof(reason), "%s failed for good",
+					 task->config->full_name);
+				begin_stop(group, GROUP_STOPPING, reason);
+				return;
+			}
+			continue;
+		}
+		if (lifecycle_stage_is_sidecar(stage))
+			live_sidecar = true;
+		else
+			live_enforced = true;
+	}
+	if (live_sidecar && !live_enforced)
+		begin_stop(group, GROUP_STOPPING, "main tasks are dead");
+}
+
+static bool task_is_alive(const struct task *task, enum group_stop_mode mode)
+{
+	enum task_state state = task->runner.state;
+	if (state == TASK_STARTING || state == TASK_RUNNING)
+		return true;
+	/* Stopping for good also retires tasks that have not started. */
+	return mode == GROUP_STOPPING && state == TASK_PENDING;
+}
+
+/* Stops the lowest tier that still has live tasks; returns true when every
+ * tier is down. */
+static bool advance_stop(struct group *group, uint64_t now_ms)
+{
+	enum runner_stop_intent intent =
+		group->stop_mode == GROUP_STOPPING ? RUNNER_STOP_FOR_GOOD : RUNNER_STOP_GROUP_RESTART;
+	for (int tier = 0; tier < STOP_TIER_COUNT; tier++) {
+		bool tier_alive = false;
+		for (size_t i = 0; i < group->task_count; i++) {
+			struct task *task = &group->tasks[i];
+			if (stop_tier(task->config->stage) != tier ||
+			    !task_is_alive(task, group->stop_mode))
+				continue;
+			tier_alive = true;
+			runner_stop(&task->runner, intent, group->stop_reason, now_ms);
+		}
+		if (tier_alive)
+			return false;
+	}
+	return true;
+}
+
+static bool may_start(const struct group *group, const struct task *task)
+{
+	if (group->starts_forbidden)
+		return false;
+	switch (group->stop_mode) {
+	case GROUP_RUNNING:
+		return true;
+	case GROUP_STOPPING:
+		return task->config->stage == STAGE_POSTSTOP;
+	case GROUP_RESTARTING:
+		break;
+	}
+	return false;
+}
+
+static void start_ready_tasks(struct group *group, uint64_t now_ms)
+{
+	for (size_t i = 0; i < group->task_count; i++) {
+		struct task *task = &group->tasks[i];
+		if (runner_ready_to_start(&task->runner) &&
+		    coordinator_gate_open(&group->coordinator, task->config->stage) &&
+		    may_start(group, task))
+			runner_start(&task->runner, now_ms);
+	}
+}
+
+static void check_finished(struct group *group)
+{
+	if (group->finished || group->coordinator.state != COORDINATOR_POSTSTOP)
+		return;
+	for (size_t i = 0; i < group->task_count; i++)
+		if (group->tasks[i].runner.state != TASK_DEAD)
+			return;
+	group->finished = true;
+	event_log_group(group->services->events, group->config->name, "finished",
+			"finished: every task is dead");
+}
+
+static void note_failures(struct group *group)
+{
+	for (size_t i = 0; i < group->task_count; i++) {
+		struct task *task = &group->tasks[i];
+		if (task->runner.state == TASK_DEAD && task->runner.failed &&
+		    !task->failure_reported) {
+			task->failure_reported = true;
+			group->services->task_failed_for_good(group->services, task);
+		}
+	}
+}
+
+void group_settle(struct group *group, uint64_t now_ms)
+{
+	/* Bounded only by the number of state changes, each of which is
+	 * finite; a runner that fails to spawn goes pending -> dead or
+	 * pending-with-delay, never back to ready within one settle. */
+	while (group->dirty) {
+		group->dirty = false;
+		note_failures(group);
+		if (group->stop_mode == GROUP_RUNNING)
+			check_stop_conditions(group);
+		if (group->stop_mode != GROUP_RUNNING && advance_stop(group, now_ms) &&
+		    group->stop_mode == GROUP_RESTARTING) {
+			group->stop_mode = GROUP_RUNNING;
+			event_log_group(group->services->events, group->config->name,
+					"restarting", "every task stopped: starting again");
+		}
+		update_coordinator(group);
+		start_ready_tasks(group, now_ms);
+		check_finished(group);
+	}
+}
+
+void group_stop(struct group *group, const char *reason, uint64_t now_ms)
+{
+	begin_stop(group, GROUP_STOPPING, reason);
+	group_settle(group, now_ms);
+}
+
+void group_kill(struct group *group, const char *reason)
+{
+	group->starts_forbidden = true;
+	for (size_t i = 0; i < group->task_count; i++)
+		runner_kill_now(&group->tasks[i].runner, reason);
+	group->dirty = true;
+}
+
+void group_restart_all(struct group *group, uint64_t now_ms)
+{
+	coordinator_restart(&group->coordinator);
+	group->finished = false;
+	/* Dead tasks wait again; running ones are stopped tier by tier and
+	 * become pending as they exit. */
+	for (size_t i = 0; i < group->task_count; i++) {
+		group->tasks[i].failure_reported = false;
+		runner_rearm(&group->tasks[i].runner);
+	}
+	group->stop_mode = GROUP_RUNNING;
+	begin_stop(group, GROUP_RESTARTING, "restart of the whole group requested");
+	group_settle(group, now_ms);
+}
+
+bool group_has_processes(const struct group *group)
+{
+	for (size_t i = 0; i < group->task_count; i++)
+		if (task_has_process(&group->tasks[i]))
+			return true;
+	return false;
+}
+
+struct task *group_find_task_by_pid(struct group *group, pid_t pid)
+{
+	for (size_t i = 0; i < group->task_count; i++)
+		if (group->tasks[i].pid == pid)
+			return &group->tasks[i];
+	return NULL;
+}

@@ -1,0 +1,64 @@
+/* One group of tasks at run time: its coordinator, its tasks, and the rules
+ * that tie them together (Nomad's alloc runner):
+ * - a task starts when it is ready and its stage gate is open;
+ * - a task that fails for good stops the group;
+ * - when no main or ephemeral task is alive any more, the sidecars stop;
+ * - stopping goes in reverse lifecycle order, one tier at a time: main and
+ *   ephemeral tasks, then poststart sidecars, then prestart sidecars;
+ * - poststop tasks run once everything else is dead; the group is finished
+ *   when they are. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "supervisor/coordinator.h"
+#include "supervisor/services.h"
+#include "supervisor/task.h"
+
+enum group_stop_mode {
+	GROUP_RUNNING,
+	GROUP_STOPPING,   /* for good: no new starts but poststop tasks */
+	GROUP_RESTARTING, /* restart of the whole group, stopping phase */
+};
+
+struct group {
+	const struct group_config *config;
+	struct services *services;
+	struct coordinator coordinator;
+	struct task *tasks;
+	size_t task_count;
+
+	bool dirty;              /* something changed since the last settle */
+	enum group_stop_mode stop_mode;
+	char stop_reason[128];
+	bool starts_forbidden;   /* everything is being killed: nothing starts */
+	bool finished;
+};
+
+/* Errors (a user that does not exist, ...) name the task. */
+int group_init(struct group *group, const struct group_config *config,
+	       struct services *services, char *error, size_t error_size);
+void group_free(struct group *group);
+
+void group_mark_dirty(struct group *group);
+
+/* Applies every rule above until nothing changes. Called after each batch
+ * of events, so runners never call back into the group recursively. */
+void group_settle(struct group *group, uint64_t now_ms);
+
+/* Graceful stop of the whole group, then its poststop tasks. */
+void group_stop(struct group *group, const char *reason, uint64_t now_ms);
+
+/* SIGKILL everything, start nothing more (poststop tasks included). */
+void group_kill(struct group *group, const char *reason);
+
+/* Restart all: the coordinator goes back to init, running tasks are stopped
+ * in reverse order, then every task runs again in lifecycle order. */
+void group_restart_all(struct group *group, uint64_t now_ms);
+
+bool group_has_processes(const struct group *group);
+
+struct task *group_find_task_by_pid(struct group *group, pid_t pid);

@@ -1,0 +1,47 @@
+/* A small single-threaded event loop: epoll for fds, one timerfd over a
+ * min-heap of deadlines (CLOCK_MONOTONIC, milliseconds).
+ *
+ * An idle loop has no periodic wakeup: the timerfd is armed only for the
+ * earliest pending deadline, and disarmed when there is none. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct loop;
+
+struct loop_watch {
+	int fd;
+	void (*callback)(struct loop_watch *watch, uint32_t events);
+	void *data;
+	bool registered;
+};
+
+struct loop_timer {
+	uint64_t deadline_ms;
+	void (*callback)(struct loop_timer *timer);
+	void *data;
+	size_t heap_index; /* SIZE_MAX when not armed */
+};
+
+int loop_create(struct loop **out);
+void loop_free(struct loop *loop);
+
+/* Level-triggered. The watch must stay valid until removed. */
+int loop_watch_add(struct loop *loop, struct loop_watch *watch, uint32_t events);
+int loop_watch_modify(struct loop *loop, struct loop_watch *watch, uint32_t events);
+void loop_watch_remove(struct loop *loop, struct loop_watch *watch);
+
+void loop_timer_init(struct loop_timer *timer, void (*callback)(struct loop_timer *), void *data);
+/* Arms (or re-arms) the timer at an absolute monotonic deadline. */
+void loop_timer_arm(struct loop *loop, struct loop_timer *timer, uint64_t deadline_ms);
+void loop_timer_cancel(struct loop *loop, struct loop_timer *timer);
+bool loop_timer_armed(const struct loop_timer *timer);
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+uint64_t loop_now_ms(void);
+
+/* Waits for at least one event (fd or timer) and dispatches every ready one.
+ * Returns 0, or -errno when epoll itself fails. */
+int loop_run_once(struct loop *loop);

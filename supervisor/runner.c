@@ -1,0 +1,368 @@
+#include "supervisor/runner.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/units.h"
+
+#define MESSAGE_SIZE 160
+
+const char *task_state_name(enum task_state state)
+{
+	switch (state) {
+	case TASK_PENDING:
+		return "pending";
+	case TASK_STARTING:
+		return "starting";
+	case TASK_RUNNING:
+		return "running";
+	case TASK_DEAD:
+		return "dead";
+	}
+	return "unknown";
+}
+
+const char *task_event_type_name(enum task_event_type type)
+{
+	static const char *const names[TASK_EVENT_TYPE_COUNT] = {
+		[TASK_EVENT_RECEIVED] = "received",
+		[TASK_EVENT_STARTED] = "started",
+		[TASK_EVENT_START_FAILED] = "start_failed",
+		[TASK_EVENT_EXITED] = "exited",
+		[TASK_EVENT_RESTARTING] = "restarting",
+		[TASK_EVENT_NOT_RESTARTING] = "not_restarting",
+		[TASK_EVENT_KILLING] = "killing",
+		[TASK_EVENT_KILL_TIMEOUT] = "kill_timeout",
+		[TASK_EVENT_KILLED] = "killed",
+		[TASK_EVENT_RESTART_REQUESTED] = "restart_requested",
+		[TASK_EVENT_LEFTOVERS_KILLED] = "leftovers_killed",
+	};
+	return (unsigned)type < TASK_EVENT_TYPE_COUNT ? names[type] : "unknown";
+}
+
+void task_exit_describe(const struct task_exit *exit, char *buffer, size_t size)
+{
+	switch (exit->kind) {
+	case TASK_EXIT_CODE:
+		snprintf(buffer, size, "exited with code %d", exit->code);
+		break;
+	case TASK_EXIT_SIGNAL:
+		snprintf(buffer, size, "killed by %s", signal_name(exit->signal));
+		break;
+	case TASK_EXIT_START_FAILED:
+		snprintf(buffer, size, "failed to start");
+		break;
+	}
+}
+
+static bool exit_is_failure(const struct task_exit *exit)
+{
+	return exit->kind != TASK_EXIT_CODE || exit->code != 0;
+}
+
+static void emit(struct runner *runner, enum task_event_type type, const char *format, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void emit(struct runner *runner, enum task_event_type type, const char *format, ...)
+{
+	char message[MESSAGE_SIZE];
+	va_list args;
+	va_start(args, format);
+	vsnprintf(message, sizeof(message), format, args);
+	va_end(args);
+	runner->effects->event(runner, type, message);
+}
+
+static void set_state(struct runner *runner, enum task_state state)
+{
+	runner->state = state;
+	runner->effects->changed(runner);
+}
+
+void runner_init(struct runner *runner, const struct task_config *config,
+		 const struct runner_effects *effects, void *context)
+{
+	memset(runner, 0, sizeof(*runner));
+	runner->config = config;
+	runner->effects = effects;
+	runner->context = context;
+	runner->state = TASK_PENDING;
+	restart_tracker_init(&runner->tracker);
+}
+
+bool runner_ready_to_start(const struct runner *runner)
+{
+	return runner->state == TASK_PENDING && !runner->delay_pending;
+}
+
+void runner_start(struct runner *runner, uint64_t now_ms)
+{
+	if (!runner_ready_to_start(runner))
+		return;
+	char message[MESSAGE_SIZE];
+	runner->stop_intent = RUNNER_STOP_NONE;
+	runner->started_at_ms = now_ms;
+	if (runner->effects->spawn(runner, message, sizeof(message)) < 0) {
+		runner_start_failed(runner, message, 126, now_ms);
+		return;
+	}
+	set_state(runner, TASK_STARTING);
+}
+
+void runner_exec_succeeded(struct runner *runner, uint64_t now_ms)
+{
+	if (runner->state != TASK_STARTING)
+		return;
+	emit(runner, TASK_EVENT_STARTED, "started");
+	set_state(runner, TASK_RUNNING);
+}
+
+/* After the process is gone (or never came): stop timers. */
+static void forget_process(struct runner *runner)
+{
+	runner->effects->cancel_timer(runner, RUNNER_TIMER_KILL);
+}
+
+static void become_dead(struct runner *runner, bool failed)
+{
+	runner->failed = failed;
+	runner->delay_pending = false;
+	runner->effects->cancel_timer(runner, RUNNER_TIMER_RESTART_DELAY);
+	set_state(runner, TASK_DEAD);
+}
+
+static void become_pending_now(struct runner *runner)
+{
+	runner->delay_pending = false;
+	runner->failed = false;
+	set_state(runner, TASK_PENDING);
+}
+
+/* The policy decides what an exit that nobody asked for means. */
+static void apply_restart_policy(struct runner *runner, uint64_t now_ms)
+{
+	bool failed = exit_is_failure(&runner->last_exit);
+	struct restart_decision decision =
+		restart_tracker_decide(&runner->tracker, &runner->config->restart, failed, now_ms);
+
+	switch (decision.verdict) {
+	case RESTART_VERDICT_NO_RESTART:
+		emit(runner, TASK_EVENT_NOT_RESTARTING, "not restarting: %s", decision.reason);
+		become_dead(runner, failed);
+		return;
+	case RESTART_VERDICT_GIVE_UP: {
+		char interval[32];
+		format_duration_ms(runner->config->restart.interval_ms, interval,
+				   sizeof(interval));
+		emit(runner, TASK_EVENT_NOT_RESTARTING,
+		     "not restarting: %s (%u restarts allowed within %s); failed for good",
+		     decision.reason, decision.attempts, interval);
+		become_dead(runner, true);
+		return;
+	}
+	case RESTART_VERDICT_RESTART:
+		break;
+	}
+
+	char delay[32];
+	format_duration_ms(decision.delay_ms, delay, sizeof(delay));
+	emit(runner, TASK_EVENT_RESTARTING, "restarting in %s (restart %u of %u)", delay,
+	     decision.attempt, decision.attempts);
+	runner->restart_count++;
+	runner->failed = false;
+	if (decision.delay_ms == 0) {
+		become_pending_now(runner);
+		return;
+	}
+	runner->delay_pending = true;
+	runner->next_start_ms = now_ms + decision.delay_ms;
+	runner->effects->arm_timer(runner, RUNNER_TIMER_RESTART_DELAY, runner->next_start_ms);
+	set_state(runner, TASK_PENDING);
+}
+
+/* Common to a real exit and a failed start. */
+static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
+{
+	enum runner_stop_intent intent = runner->stop_intent;
+	runner->stop_intent = RUNNER_STOP_NONE;
+	forget_process(runner);
+
+	switch (intent) {
+	case RUNNER_STOP_RESTART:
+		emit(runner, TASK_EVENT_RESTARTING, "restarting now, as requested");
+		runner->restart_count++;
+		become_pending_now(runner);
+		return;
+	case RUNNER_STOP_GROUP_RESTART:
+		emit(runner, TASK_EVENT_KILLED, "stopped for a restart of the group");
+		become_pending_now(runner);
+		return;
+	case RUNNER_STOP_FOR_GOOD:
+		emit(runner, TASK_EVENT_KILLED, "stopped");
+		become_dead(runner, false);
+		return;
+	case RUNNER_STOP_NONE:
+		apply_restart_policy(runner, now_ms);
+		return;
+	}
+}
+
+void runner_start_failed(struct runner *runner, const char *message, int exit_code,
+			 uint64_t now_ms)
+{
+	runner->last_exit = (struct task_exit){.kind = TASK_EXIT_START_FAILED, .code = exit_code};
+	runner->has_exited = true;
+	emit(runner, TASK_EVENT_START_FAILED, "%s", message);
+	handle_end_of_run(runner, now_ms);
+}
+
+void runner_exited(struct runner *runner, const struct task_exit *exit, uint64_t now_ms)
+{
+	if (runner->state != TASK_STARTING && runner->state != TASK_RUNNING)
+		return;
+	char description[64];
+	runner->last_exit = *exit;
+	runner->has_exited = true;
+	task_exit_describe(exit, description, sizeof(description));
+	emit(runner, TASK_EVENT_EXITED, "%s", description);
+	handle_end_of_run(runner, now_ms);
+}
+
+void runner_timer_fired(struct runner *runner, enum runner_timer timer, uint64_t now_ms)
+{
+	switch (timer) {
+	case RUNNER_TIMER_RESTART_DELAY:
+		if (runner->state == TASK_PENDING && runner->delay_pending) {
+			runner->delay_pending = false;
+			runner->effects->changed(runner);
+		}
+		return;
+	case RUNNER_TIMER_KILL:
+		if (runner->state == TASK_STARTING || runner->state == TASK_RUNNING) {
+			char timeout[32];
+			format_duration_ms(runner->config->kill_timeout_ms, timeout,
+					   sizeof(timeout));
+			emit(runner, TASK_EVENT_KILL_TIMEOUT,
+			     "still running %s after %s: sending SIGKILL", timeout,
+			     signal_name(runner->config->kill_signal));
+			runner->effects->kill_all(runner);
+		}
+		return;
+	}
+}
+
+static int intent_strength(enum runner_stop_intent intent)
+{
+	return intent == RUNNER_STOP_FOR_GOOD ? 2 : intent == RUNNER_STOP_NONE ? 0 : 1;
+}
+
+void runner_stop(struct runner *runner, enum runner_stop_intent intent, const char *reason,
+		 uint64_t now_ms)
+{
+	switch (runner->state) {
+	case TASK_DEAD:
+		return;
+	case TASK_PENDING:
+		if (intent == RUNNER_STOP_FOR_GOOD) {
+			emit(runner, TASK_EVENT_KILLED, "not started: %s", reason);
+			become_dead(runner, false);
+		}
+		return;
+	case TASK_STARTING:
+	case TASK_RUNNING:
+		break;
+	}
+
+	if (runner->stop_intent != RUNNER_STOP_NONE) {
+		/* Already stopping: the signal is out and the timer armed. */
+		if (intent_strength(intent) > intent_strength(runner->stop_intent))
+			runner->stop_intent = intent;
+		return;
+	}
+	runner->stop_intent = intent;
+	emit(runner, TASK_EVENT_KILLING, "sending %s: %s", signal_name(runner->config->kill_signal),
+	     reason);
+	runner->effects->signal(runner, runner->config->kill_signal);
+	runner->effects->arm_timer(runner, RUNNER_TIMER_KILL,
+				   now_ms + runner->config->kill_timeout_ms);
+}
+
+void runner_kill_now(struct runner *runner, const char *reason)
+{
+	switch (runner->state) {
+	case TASK_DEAD:
+		return;
+	case TASK_PENDING:
+		emit(runner, TASK_EVENT_KILLED, "not started: %s", reason);
+		become_dead(runner, false);
+		return;
+	case TASK_STARTING:
+	case TASK_RUNNING:
+		runner->stop_intent = RUNNER_STOP_FOR_GOOD;
+		emit(runner, TASK_EVENT_KILLING, "sending SIGKILL: %s", reason);
+		runner->effects->kill_all(runner);
+		return;
+	}
+}
+
+enum runner_request_result runner_restart(struct runner *runner, uint64_t now_ms)
+{
+	if (runner->state != TASK_RUNNING && runner->state != TASK_STARTING)
+		return RUNNER_REQUEST_NOT_RUNNING;
+	if (runner->stop_intent == RUNNER_STOP_FOR_GOOD)
+		return RUNNER_REQUEST_STOPPING;
+	if (runner->stop_intent == RUNNER_STOP_NONE)
+		emit(runner, TASK_EVENT_RESTART_REQUESTED, "restart requested");
+	runner_stop(runner, RUNNER_STOP_RESTART, "restart requested", now_ms);
+	return RUNNER_REQUEST_DONE;
+}
+
+enum runner_request_result runner_force_restart(struct runner *runner, bool gate_reachable,
+						uint64_t now_ms)
+{
+	switch (runner->state) {
+	case TASK_STARTING:
+	case TASK_RUNNING:
+		return runner_restart(runner, now_ms);
+	case TASK_PENDING:
+		if (runner->delay_pending) {
+			emit(runner, TASK_EVENT_RESTART_REQUESTED,
+			     "restart requested: restart delay skipped");
+			runner->effects->cancel_timer(runner, RUNNER_TIMER_RESTART_DELAY);
+			runner->delay_pending = false;
+			runner->effects->changed(runner);
+		}
+		return RUNNER_REQUEST_DONE;
+	case TASK_DEAD:
+		break;
+	}
+	if (!gate_reachable)
+		return RUNNER_REQUEST_GATE_CLOSED;
+	emit(runner, TASK_EVENT_RESTART_REQUESTED, "restart requested (forced)");
+	runner->restart_count++;
+	become_pending_now(runner);
+	return RUNNER_REQUEST_DONE;
+}
+
+void runner_rearm(struct runner *runner)
+{
+	restart_tracker_reset(&runner->tracker);
+	if (runner->state != TASK_DEAD)
+		return;
+	emit(runner, TASK_EVENT_RECEIVED, "waiting to run again with its group");
+	become_pending_now(runner);
+}
+
+int runner_failure_exit_code(const struct runner *runner)
+{
+	const struct task_exit *exit = &runner->last_exit;
+	switch (exit->kind) {
+	case TASK_EXIT_SIGNAL:
+		return 128 + exit->signal;
+	case TASK_EXIT_START_FAILED:
+	case TASK_EXIT_CODE:
+		return exit->code ? exit->code : 1;
+	}
+	return 1;
+}

@@ -1,0 +1,139 @@
+/* The state machine of one task: when to start, what an exit means, how to
+ * stop. Pure: every effect (spawning, signalling, timers, events) goes
+ * through `struct runner_effects`, so the logic is unit-tested without
+ * processes and the same code runs in corral.
+ *
+ * States: pending (waiting for its gate or a restart delay), starting
+ * (cloned, exec not yet confirmed), running, dead. A dead task that failed
+ * for good has `failed` set. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "supervisor/restart_tracker.h"
+#include "supervisor/task_event.h"
+
+enum task_state {
+	TASK_PENDING,
+	TASK_STARTING,
+	TASK_RUNNING,
+	TASK_DEAD,
+};
+
+const char *task_state_name(enum task_state state);
+
+enum runner_timer {
+	RUNNER_TIMER_RESTART_DELAY,
+	RUNNER_TIMER_KILL,
+};
+#define RUNNER_TIMER_COUNT 2
+
+/* Why a running task is being stopped: decides what its exit means. */
+enum runner_stop_intent {
+	RUNNER_STOP_NONE,
+	RUNNER_STOP_RESTART,       /* Restart: start again at once, not charged */
+	RUNNER_STOP_GROUP_RESTART, /* the group restarts: pending, waits on its gate */
+	RUNNER_STOP_FOR_GOOD,      /* shutdown, sibling failure, main tasks dead */
+};
+
+/* How the main process ended. */
+struct task_exit {
+	enum { TASK_EXIT_CODE, TASK_EXIT_SIGNAL, TASK_EXIT_START_FAILED } kind;
+	int code;   /* exit code; for a failed start 127 (not found) or 126 */
+	int signal; /* TASK_EXIT_SIGNAL */
+};
+
+struct runner;
+
+struct runner_effects {
+	/* Clone the process. 0: it is starting, and exec_succeeded or
+	 * start_failed follows. <0: nothing was started; `message` says why. */
+	int (*spawn)(struct runner *runner, char *message, size_t message_size);
+	/* Send a signal to the task's main process. */
+	void (*signal)(struct runner *runner, int signal_number);
+	/* SIGKILL the task's main process and everything it started. */
+	void (*kill_all)(struct runner *runner);
+	void (*arm_timer)(struct runner *runner, enum runner_timer timer, uint64_t deadline_ms);
+	void (*cancel_timer)(struct runner *runner, enum runner_timer timer);
+	void (*event)(struct runner *runner, enum task_event_type type, const char *message);
+	/* The state, or readiness to start, changed: the group re-evaluates. */
+	void (*changed)(struct runner *runner);
+};
+
+struct runner {
+	const struct task_config *config;
+	const struct runner_effects *effects;
+	void *context; /* the effects' own data */
+
+	enum task_state state;
+	bool delay_pending;          /* pending, but a restart delay runs */
+	enum runner_stop_intent stop_intent;
+	bool failed;                 /* dead and failed for good */
+
+	struct task_exit last_exit;
+	bool has_exited;
+	unsigned restart_count;      /* every run after the first */
+	uint64_t started_at_ms;      /* monotonic, when the current run began */
+	uint64_t next_start_ms;      /* when delay_pending: when it runs again */
+
+	struct restart_tracker tracker;
+};
+
+void runner_init(struct runner *runner, const struct task_config *config,
+		 const struct runner_effects *effects, void *context);
+
+/* Pending and not waiting out a restart delay. */
+bool runner_ready_to_start(const struct runner *runner);
+
+/* The group calls this when the task's gate is open and it is ready. */
+void runner_start(struct runner *runner, uint64_t now_ms);
+
+/* From the process side. */
+void runner_exec_succeeded(struct runner *runner, uint64_t now_ms);
+void runner_start_failed(struct runner *runner, const char *message, int exit_code,
+			 uint64_t now_ms);
+void runner_exited(struct runner *runner, const struct task_exit *exit, uint64_t now_ms);
+void runner_timer_fired(struct runner *runner, enum runner_timer timer, uint64_t now_ms);
+
+/* Stops a starting or running task with its kill signal, SIGKILL after its
+ * kill timeout. A pending task stopped for good becomes dead at once. A
+ * stronger intent (for good) overrides a weaker one already under way. */
+void runner_stop(struct runner *runner, enum runner_stop_intent intent, const char *reason,
+		 uint64_t now_ms);
+
+/* SIGKILL now, no grace; a pending task becomes dead. */
+void runner_kill_now(struct runner *runner, const char *reason);
+
+enum runner_request_result {
+	RUNNER_REQUEST_DONE,
+	RUNNER_REQUEST_NOT_RUNNING, /* Restart of a task that is not running */
+	RUNNER_REQUEST_GATE_CLOSED, /* ForceRestart whose gate cannot open now */
+	RUNNER_REQUEST_STOPPING,    /* the task is being stopped for good */
+};
+
+/* Restart of a running (or starting) task: stopped with its kill signal and
+ * started again at once, not charged to its restart policy. */
+enum runner_request_result runner_restart(struct runner *runner, uint64_t now_ms);
+
+/* ForceRestart: a dead task runs again, waiting on its stage gate like any
+ * start; `gate_reachable` says whether that gate can still open in the
+ * group's current state. A running task is restarted as by runner_restart;
+ * a pending one starts without waiting out its restart delay. */
+enum runner_request_result runner_force_restart(struct runner *runner, bool gate_reachable,
+						uint64_t now_ms);
+
+/* For a restart of the whole group: a dead task becomes pending again with
+ * a fresh restart history. Running tasks are stopped by the group first
+ * with RUNNER_STOP_GROUP_RESTART. */
+void runner_rearm(struct runner *runner);
+
+/* The code corral exits with when this task is the first to fail for good:
+ * the exit code, 128+signal, 127/126 for a failed start, and 1 for a task
+ * that exited 0 too often for its policy. */
+int runner_failure_exit_code(const struct runner *runner);
+
+/* "exited with code 3", "killed by SIGKILL", "failed to start". */
+void task_exit_describe(const struct task_exit *exit, char *buffer, size_t size);

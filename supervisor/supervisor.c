@@ -1,0 +1,277 @@
+#include "supervisor/supervisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "config/units.h"
+#include "supervisor/group.h"
+#include "supervisor/log.h"
+#include "supervisor/reaper.h"
+#include "supervisor/signals.h"
+#include "config/xmalloc.h"
+
+#define OUTPUT_SINK_CAPACITY (256 * 1024)
+
+struct supervisor {
+	const struct config *config;
+	struct services services;
+	struct loop *loop;
+	struct output_sink sink;
+	struct event_log events;
+	struct loop_watch signal_watch;
+	struct group *groups;
+	size_t group_count;
+
+	bool shutting_down;
+	bool killing;
+	struct loop_timer shutdown_timer;
+
+	bool have_failure;
+	int exit_code;
+};
+
+#define SUPERVISOR_FROM_SERVICES(pointer)                                                  \
+	((struct supervisor *)((char *)(pointer) - offsetof(struct supervisor, services)))
+
+static void note_task_failed_for_good(struct services *services, struct task *task)
+{
+	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(services);
+	if (supervisor->have_failure)
+		return;
+	supervisor->have_failure = true;
+	supervisor->exit_code = runner_failure_exit_code(&task->runner);
+	log_message("%s: first task to fail for good; corral will exit with code %d",
+		    task->config->full_name, supervisor->exit_code);
+}
+
+/* ---- shutdown ---- */
+
+static void kill_everything(struct supervisor *supervisor, const char *reason)
+{
+	supervisor->killing = true;
+	for (size_t i = 0; i < supervisor->group_count; i++)
+		group_kill(&supervisor->groups[i], reason);
+}
+
+static void on_shutdown_timeout(struct loop_timer *timer)
+{
+	struct supervisor *supervisor = timer->data;
+	char timeout[32];
+	format_duration_ms(supervisor->config->shutdown_timeout_ms, timeout, sizeof(timeout));
+	log_message("shutdown_timeout (%s) passed: killing what is left", timeout);
+	kill_everything(supervisor, "shutdown_timeout passed");
+}
+
+static void begin_shutdown(struct supervisor *supervisor, const char *reason)
+{
+	if (supervisor->shutting_down) {
+		if (!supervisor->killing) {
+			log_message("%s again: killing every task now", reason);
+			kill_everything(supervisor, "second shutdown request");
+		}
+		return;
+	}
+	supervisor->shutting_down = true;
+	char timeout[32];
+	format_duration_ms(supervisor->config->shutdown_timeout_ms, timeout, sizeof(timeout));
+	log_message("%s: shutting down gracefully (at most %s; send it again to kill now)", reason,
+		    timeout);
+	uint64_t now = loop_now_ms();
+	loop_timer_arm(supervisor->loop, &supervisor->shutdown_timer,
+		       now + supervisor->config->shutdown_timeout_ms);
+	for (size_t i = 0; i < supervisor->group_count; i++)
+		group_stop(&supervisor->groups[i], "shutdown requested", now);
+}
+
+/* ---- signals and reaping ---- */
+
+static bool reap_if_task(void *context, pid_t pid)
+{
+	struct supervisor *supervisor = context;
+	for (size_t i = 0; i < supervisor->group_count; i++) {
+		struct task *task = group_find_task_by_pid(&supervisor->groups[i], pid);
+		if (!task)
+			continue;
+		task_reap(task);
+		/* Should waitid on the pidfd have failed, let the reaper
+		 * take the zombie rather than see it again forever. */
+		return task->pid != pid;
+	}
+	return false;
+}
+
+static void on_signal(struct loop_watch *watch, uint32_t events)
+{
+	struct supervisor *supervisor = watch->data;
+	struct signalfd_siginfo info;
+	while (read(watch->fd, &info, sizeof(info)) == (ssize_t)sizeof(info)) {
+		switch (info.ssi_signo) {
+		case SIGCHLD: {
+			struct reaper_ops ops = {.reap_task = reap_if_task, .context = supervisor};
+			reaper_sweep(&ops);
+			break;
+		}
+		case SIGTERM:
+		case SIGINT:
+		case SIGQUIT:
+			begin_shutdown(supervisor, signal_name((int)info.ssi_signo));
+			break;
+		default:
+			log_message("ignoring %s (from pid %u)", signal_name((int)info.ssi_signo),
+				    info.ssi_pid);
+			break;
+		}
+	}
+}
+
+/* ---- set-up and the main loop ---- */
+
+/* 1000 tasks need ~3000 fds (pidfd, output pipe ends); take what the hard
+ * limit allows rather than fail at the 1025th. */
+static void raise_fd_limit(void)
+{
+	struct rlimit limit;
+	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+		limit.rlim_cur = limit.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &limit);
+	}
+}
+
+static int supervisor_open(struct supervisor *supervisor, const struct config *config,
+			   const struct run_options *options)
+{
+	memset(supervisor, 0, sizeof(*supervisor));
+	supervisor->config = config;
+	supervisor->signal_watch.fd = -1;
+	supervisor->services.devnull_fd = -1;
+	raise_fd_limit();
+
+	int error = loop_create(&supervisor->loop);
+	if (error < 0) {
+		log_message("cannot create the event loop: %s", strerror(-error));
+		return -1;
+	}
+	error = event_log_open(&supervisor->events, options->events_path);
+	if (error < 0) {
+		log_message("cannot open the event log %s: %s", options->events_path,
+			    strerror(-error));
+		return -1;
+	}
+	output_sink_open(&supervisor->sink, supervisor->loop, STDOUT_FILENO,
+			 OUTPUT_SINK_CAPACITY);
+	supervisor->services = (struct services){
+		.loop = supervisor->loop,
+		.sink = &supervisor->sink,
+		.events = &supervisor->events,
+		.devnull_fd = open("/dev/null", O_RDONLY | O_CLOEXEC),
+		.task_failed_for_good = note_task_failed_for_good,
+	};
+	if (supervisor->services.devnull_fd < 0) {
+		log_message("cannot open /dev/null: %m");
+		return -1;
+	}
+	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);
+
+	int signal_fd = signals_open();
+	if (signal_fd < 0) {
+		log_message("cannot set up signal handling: %s", strerror(-signal_fd));
+		return -1;
+	}
+	supervisor->signal_watch =
+		(struct loop_watch){.fd = signal_fd, .callback = on_signal, .data = supervisor};
+	loop_watch_add(supervisor->loop, &supervisor->signal_watch, EPOLLIN);
+
+	supervisor->groups = xcalloc(config->group_count, sizeof(*supervisor->groups));
+	for (size_t i = 0; i < config->group_count; i++) {
+		char why[512];
+		supervisor->group_count = i + 1;
+		if (group_init(&supervisor->groups[i], &config->groups[i], &supervisor->services,
+			       why, sizeof(why)) < 0) {
+			log_message("%s", why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void supervisor_close(struct supervisor *supervisor)
+{
+	for (size_t i = 0; i < supervisor->group_count; i++)
+		group_free(&supervisor->groups[i]);
+	free(supervisor->groups);
+	if (supervisor->loop)
+		loop_timer_cancel(supervisor->loop, &supervisor->shutdown_timer);
+	if (supervisor->signal_watch.fd >= 0) {
+		loop_watch_remove(supervisor->loop, &supervisor->signal_watch);
+		close(supervisor->signal_watch.fd);
+	}
+	signals_restore();
+	if (supervisor->loop)
+		output_sink_close(&supervisor->sink);
+	if (supervisor->services.devnull_fd >= 0)
+		close(supervisor->services.devnull_fd);
+	event_log_close(&supervisor->events);
+	loop_free(supervisor->loop);
+}
+
+static bool all_done(const struct supervisor *supervisor)
+{
+	for (size_t i = 0; i < supervisor->group_count; i++) {
+		const struct group *group = &supervisor->groups[i];
+		if (group_has_processes(group))
+			return false;
+		if (!group->finished && !supervisor->killing)
+			return false;
+	}
+	return true;
+}
+
+static void settle_groups(struct supervisor *supervisor)
+{
+	uint64_t now = loop_now_ms();
+	for (size_t i = 0; i < supervisor->group_count; i++)
+		group_settle(&supervisor->groups[i], now);
+}
+
+int supervisor_run(const struct config *config, const struct run_options *options)
+{
+	struct supervisor supervisor;
+	bool pid1 = reaper_init();
+	if (supervisor_open(&supervisor, config, options) < 0) {
+		supervisor_close(&supervisor);
+		return 1;
+	}
+	log_message("running %zu group%s from %s%s", config->group_count,
+		    config->group_count == 1 ? "" : "s", config->path, pid1 ? " as PID 1" : "");
+
+	settle_groups(&supervisor);
+	while (!all_done(&supervisor)) {
+		int error = loop_run_once(supervisor.loop);
+		if (error < 0) {
+			log_message("event loop failed: %s; killing every task",
+				    strerror(-error));
+			kill_everything(&supervisor, "event loop failure");
+			if (!supervisor.have_failure)
+				supervisor.exit_code = 1;
+			break;
+		}
+		settle_groups(&supervisor);
+	}
+
+	unsigned leftovers = reaper_kill_remaining_children();
+	if (leftovers)
+		log_message("killed %u process%s still running at exit", leftovers,
+			    leftovers == 1 ? "" : "es");
+	int exit_code = supervisor.exit_code;
+	log_message("exiting with code %d", exit_code);
+	supervisor_close(&supervisor);
+	return exit_code;
+}

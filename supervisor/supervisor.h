@@ -1,0 +1,14 @@
+/* A running corral: every group, the event loop, signals and PID 1 duties,
+ * graceful shutdown, and the exit code. */
+#pragma once
+
+#include "config/config.h"
+
+struct run_options {
+	const char *events_path; /* JSON lines event log, or NULL */
+};
+
+/* Runs the config until every group is finished, or a shutdown is asked
+ * for and done. Returns corral's exit code: 0 when every task ended well,
+ * else the code of the first task that failed for good (see docs). */
+int supervisor_run(const struct config *config, const struct run_options *options);

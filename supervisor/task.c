@@ -1,0 +1,284 @@
+#include "supervisor/task.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config/units.h"
+#include "supervisor/group.h"
+#include "config/xmalloc.h"
+
+#define TASK_FROM_RUNNER(runner_pointer)                                                   \
+	((struct task *)((char *)(runner_pointer) - offsetof(struct task, runner)))
+
+static int pidfd_send_signal_compat(int pidfd, int signal_number)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, signal_number, NULL, 0);
+}
+
+bool task_has_process(const struct task *task)
+{
+	return task->pid > 0;
+}
+
+/* ---- the request a start hands to isolation/ ---- */
+
+static void fill_spawn_request(struct task *task, struct spawn_request *request)
+{
+	*request = (struct spawn_request){
+		.executable = task->plan.executable,
+		.argv = task->config->argv,
+		.envp = task->plan.envp,
+		.cwd = task->config->cwd,
+		.change_ids = task->plan.change_ids,
+		.uid = task->plan.uid,
+		.gid = task->plan.gid,
+		.groups = task->plan.groups,
+		.group_count = task->plan.group_count,
+		.stdin_fd = task->services->devnull_fd,
+		.output_fd = task->output.write_fd,
+	};
+}
+
+/* ---- effects: what the runner asks for ---- */
+
+static void close_process_fds(struct task *task)
+{
+	struct loop *loop = task->services->loop;
+	if (task->pidfd_watch.fd >= 0) {
+		loop_watch_remove(loop, &task->pidfd_watch);
+		close(task->pidfd_watch.fd);
+		task->pidfd_watch.fd = -1;
+	}
+	if (task->error_pipe_watch.fd >= 0) {
+		loop_watch_remove(loop, &task->error_pipe_watch);
+		close(task->error_pipe_watch.fd);
+		task->error_pipe_watch.fd = -1;
+	}
+}
+
+static int effect_spawn(struct runner *runner, char *message, size_t message_size)
+{
+	struct task *task = TASK_FROM_RUNNER(runner);
+	struct spawn_request request;
+	struct spawn_result result;
+
+	task_plan_refresh_executable(&task->plan, task->config);
+	fill_spawn_request(task, &request);
+	int error = spawn_process(&request, &result);
+	if (error < 0) {
+		snprintf(message, message_size, "clone3: %s", strerror(-error));
+		return error;
+	}
+	task->pid = result.pid;
+	task->has_setup_failure = false;
+	task->pidfd_watch.fd = result.pidfd;
+	task->error_pipe_watch.fd = result.error_fd;
+	loop_watch_add(task->services->loop, &task->pidfd_watch, EPOLLIN);
+	loop_watch_add(task->services->loop, &task->error_pipe_watch, EPOLLIN);
+	return 0;
+}
+
+static void effect_signal(struct runner *runner, int signal_number)
+{
+	struct task *task = TASK_FROM_RUNNER(runner);
+	if (task->pidfd_watch.fd >= 0)
+		pidfd_send_signal_compat(task->pidfd_watch.fd, signal_number);
+}
+
+static void effect_kill_all(struct runner *runner)
+{
+	struct task *task = TASK_FROM_RUNNER(runner);
+	if (task->pid <= 0)
+		return;
+	/* The task leads its own process group (setsid in the child); a
+	 * process group id is not reused while any member lives. */
+	kill(-task->pid, SIGKILL);
+	if (task->pidfd_watch.fd >= 0)
+		pidfd_send_signal_compat(task->pidfd_watch.fd, SIGKILL);
+}
+
+static void effect_arm_timer(struct runner *runner, enum runner_timer timer, uint64_t deadline_ms)
+{
+	struct task *task = TASK_FROM_RUNNER(runner);
+	loop_timer_arm(task->services->loop, &task->timers[timer], deadline_ms);
+}
+
+static void effect_cancel_timer(struct runner *runner, enum runner_timer timer)
+{
+	struct task *task = TASK_FROM_RUNNER(runner);
+	loop_timer_cancel(task->services->loop, &task->timers[timer]);
+}
+
+static void remember_event(struct task *task, enum task_event_type type, const char *message)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct task_event_record *record = &task->history[task->history_next];
+	record->time_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+	record->type = type;
+	snprintf(record->message, sizeof(record->message), "%s", message);
+	task->history_next = (task->history_next + 1) % TASK_HISTORY_SIZE;
+	if (task->history_count < TASK_HISTORY_SIZE)
+		task->history_count++;
+}
+
+static void effect_event(struct runner *runner, enum task_event_type type, const char *message)
+{
+	struct task *task = TASK_FROM_RUNNER(runner);
+	remember_event(task, type, message);
+	pid_t pid = type == TASK_EVENT_STARTED ? task->pid : 0;
+	event_log_task(task->services->events, task->config->full_name,
+		       task_event_type_name(type), message, pid);
+}
+
+static void effect_changed(struct runner *runner)
+{
+	struct task *task = TASK_FROM_RUNNER(runner);
+	group_mark_dirty(task->group);
+}
+
+static const struct runner_effects task_effects = {
+	.spawn = effect_spawn,
+	.signal = effect_signal,
+	.kill_all = effect_kill_all,
+	.arm_timer = effect_arm_timer,
+	.cancel_timer = effect_cancel_timer,
+	.event = effect_event,
+	.changed = effect_changed,
+};
+
+/* ---- process events ---- */
+
+static void on_error_pipe(struct loop_watch *watch, uint32_t events)
+{
+	struct task *task = watch->data;
+	struct spawn_failure failure;
+	int result = spawn_read_failure(watch->fd, &failure);
+	if (result == -EAGAIN)
+		return;
+	loop_watch_remove(task->services->loop, watch);
+	close(watch->fd);
+	watch->fd = -1;
+	if (result == 1) {
+		/* The child exits right after; its exit reports the failure. */
+		task->has_setup_failure = true;
+		task->setup_failure = failure;
+		return;
+	}
+	runner_exec_succeeded(&task->runner, loop_now_ms());
+}
+
+static struct task_exit exit_from_siginfo(const siginfo_t *info)
+{
+	if (info->si_code == CLD_EXITED)
+		return (struct task_exit){.kind = TASK_EXIT_CODE, .code = info->si_status};
+	return (struct task_exit){.kind = TASK_EXIT_SIGNAL, .signal = info->si_status};
+}
+
+static void kill_leftovers(struct task *task)
+{
+	if (kill(-task->pid, SIGKILL) == 0) {
+		char message[TASK_EVENT_MESSAGE_MAX];
+		snprintf(message, sizeof(message),
+			 "processes left behind in process group %d were killed", (int)task->pid);
+		effect_event(&task->runner, TASK_EVENT_LEFTOVERS_KILLED, message);
+	}
+}
+
+void task_reap(struct task *task)
+{
+	if (task->pidfd_watch.fd < 0)
+		return;
+	siginfo_t info;
+	memset(&info, 0, sizeof(info));
+	if (waitid(P_PIDFD, (id_t)task->pidfd_watch.fd, &info, WEXITED | WNOHANG) < 0 ||
+	    info.si_pid == 0)
+		return; /* not exited yet */
+
+	/* The error pipe says whether exec happened, whatever order the
+	 * two fds were reported in. */
+	if (task->error_pipe_watch.fd >= 0)
+		on_error_pipe(&task->error_pipe_watch, EPOLLIN);
+	close_process_fds(task);
+	uint64_t now = loop_now_ms();
+
+	if (task->has_setup_failure) {
+		char message[TASK_EVENT_MESSAGE_MAX];
+		struct spawn_request request;
+		fill_spawn_request(task, &request);
+		spawn_failure_describe(&request, &task->setup_failure, message, sizeof(message));
+		task->has_setup_failure = false;
+		task->pid = 0;
+		task_output_drain(&task->output);
+		int code = task->setup_failure.error == ENOENT ? 127 : 126;
+		runner_start_failed(&task->runner, message, code, now);
+		return;
+	}
+
+	kill_leftovers(task);
+	task->pid = 0;
+	task_output_drain(&task->output);
+	struct task_exit exit = exit_from_siginfo(&info);
+	runner_exited(&task->runner, &exit, now);
+}
+
+static void on_pidfd(struct loop_watch *watch, uint32_t events)
+{
+	task_reap(watch->data);
+}
+
+static void on_timer(struct loop_timer *timer)
+{
+	struct task *task = timer->data;
+	enum runner_timer which = timer == &task->timers[RUNNER_TIMER_KILL]
+					  ? RUNNER_TIMER_KILL
+					  : RUNNER_TIMER_RESTART_DELAY;
+	runner_timer_fired(&task->runner, which, loop_now_ms());
+}
+
+int task_init(struct task *task, const struct task_config *config, struct group *group,
+	      const char *group_name, struct services *services, char *error, size_t error_size)
+{
+	extern char **environ;
+	memset(task, 0, sizeof(*task));
+	task->config = config;
+	task->group = group;
+	task->services = services;
+	task->pidfd_watch = (struct loop_watch){.fd = -1, .callback = on_pidfd, .data = task};
+	task->error_pipe_watch =
+		(struct loop_watch){.fd = -1, .callback = on_error_pipe, .data = task};
+	task->output.watch.fd = -1;
+	task->output.write_fd = -1;
+	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
+		loop_timer_init(&task->timers[i], on_timer, task);
+	runner_init(&task->runner, config, &task_effects, task);
+
+	if (task_plan_build(&task->plan, config, group_name, environ, error, error_size) < 0)
+		return -1;
+	int result = task_output_open(&task->output, services->loop, services->sink,
+				      config->full_name);
+	if (result < 0) {
+		snprintf(error, error_size, "output pipe: %s", strerror(-result));
+		return -1;
+	}
+	return 0;
+}
+
+void task_free(struct task *task)
+{
+	struct loop *loop = task->services->loop;
+	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
+		loop_timer_cancel(loop, &task->timers[i]);
+	close_process_fds(task);
+	task_output_close(&task->output);
+	task_plan_free(&task->plan);
+}

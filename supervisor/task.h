@@ -1,0 +1,59 @@
+/* One task of a running corral: its runner (the state machine) wired to a
+ * real process, output pipe, timers and history. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config/config.h"
+#include "isolation/spawn.h"
+#include "isolation/task_plan.h"
+#include "supervisor/runner.h"
+#include "supervisor/services.h"
+#include "supervisor/task_output.h"
+
+struct group;
+
+#define TASK_HISTORY_SIZE 16
+#define TASK_EVENT_MESSAGE_MAX 160
+
+struct task_event_record {
+	uint64_t time_ms; /* CLOCK_REALTIME */
+	enum task_event_type type;
+	char message[TASK_EVENT_MESSAGE_MAX];
+};
+
+struct task {
+	struct runner runner;
+	const struct task_config *config;
+	struct group *group;
+	struct services *services;
+	struct task_plan plan;
+
+	pid_t pid; /* 0 when no process */
+	struct loop_watch pidfd_watch;
+	struct loop_watch error_pipe_watch;
+	bool has_setup_failure;
+	struct spawn_failure setup_failure;
+
+	bool failure_reported; /* services->task_failed_for_good was called */
+
+	struct task_output output;
+	struct loop_timer timers[RUNNER_TIMER_COUNT];
+
+	struct task_event_record history[TASK_HISTORY_SIZE];
+	unsigned history_next;
+	unsigned history_count;
+};
+
+/* Prepares everything a start needs; errors name the task. */
+int task_init(struct task *task, const struct task_config *config, struct group *group,
+	      const char *group_name, struct services *services, char *error, size_t error_size);
+void task_free(struct task *task);
+
+/* The process of this task ended (seen by its pidfd or by the SIGCHLD
+ * sweep, whichever comes first): reap it and tell the runner. */
+void task_reap(struct task *task);
+
+bool task_has_process(const struct task *task);

@@ -1,0 +1,22 @@
+/* What happened to a task, as its history and the event log show it. */
+#pragma once
+
+#include <stdint.h>
+
+enum task_event_type {
+	TASK_EVENT_RECEIVED,          /* known, waiting for its stage gate */
+	TASK_EVENT_STARTED,           /* exec succeeded */
+	TASK_EVENT_START_FAILED,      /* clone or a setup step or exec failed */
+	TASK_EVENT_EXITED,            /* the main process ended */
+	TASK_EVENT_RESTARTING,        /* will run again, maybe after a delay */
+	TASK_EVENT_NOT_RESTARTING,    /* done: by policy, or failed for good */
+	TASK_EVENT_KILLING,           /* stop signal sent */
+	TASK_EVENT_KILL_TIMEOUT,      /* kill timeout passed: SIGKILL sent */
+	TASK_EVENT_KILLED,            /* dead after a stop corral asked for */
+	TASK_EVENT_RESTART_REQUESTED, /* Restart or ForceRestart */
+	TASK_EVENT_LEFTOVERS_KILLED,  /* processes left behind were killed */
+};
+#define TASK_EVENT_TYPE_COUNT 11
+
+/* "received", "started", "start_failed", ... (stable: the JSON log uses it) */
+const char *task_event_type_name(enum task_event_type type);
