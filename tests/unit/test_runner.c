@@ -1,0 +1,427 @@
+/* The runner state machine, driven through fake effects that record what it
+ * asks for: no processes, an explicit clock. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "supervisor/runner.h"
+
+#define MAX_EVENTS 32
+
+struct fake {
+	int spawn_result;     /* what the next spawn returns */
+	unsigned spawns;
+	int last_signal;
+	unsigned signals;
+	unsigned kills;
+	bool timer_armed[RUNNER_TIMER_COUNT];
+	uint64_t timer_deadline[RUNNER_TIMER_COUNT];
+	enum task_event_type events[MAX_EVENTS];
+	char messages[MAX_EVENTS][160];
+	unsigned event_count;
+	unsigned changes;
+};
+
+static struct fake *fake_of(struct runner *runner)
+{
+	return runner->context;
+}
+
+static int fake_spawn(struct runner *runner, char *message, size_t size)
+{
+	fake_of(runner)->spawns++;
+	if (fake_of(runner)->spawn_result < 0)
+		snprintf(message, size, "clone3: Resource temporarily unavailable");
+	return fake_of(runner)->spawn_result;
+}
+
+static void fake_signal(struct runner *runner, int signal_number)
+{
+	fake_of(runner)->last_signal = signal_number;
+	fake_of(runner)->signals++;
+}
+
+static void fake_kill_all(struct runner *runner)
+{
+	fake_of(runner)->kills++;
+}
+
+static void fake_arm(struct runner *runner, enum runner_timer timer, uint64_t deadline)
+{
+	fake_of(runner)->timer_armed[timer] = true;
+	fake_of(runner)->timer_deadline[timer] = deadline;
+}
+
+static void fake_cancel(struct runner *runner, enum runner_timer timer)
+{
+	fake_of(runner)->timer_armed[timer] = false;
+}
+
+static void fake_event(struct runner *runner, enum task_event_type type, const char *message)
+{
+	struct fake *fake = fake_of(runner);
+	assert_true(fake->event_count < MAX_EVENTS);
+	fake->events[fake->event_count] = type;
+	snprintf(fake->messages[fake->event_count], sizeof(fake->messages[0]), "%s", message);
+	fake->event_count++;
+}
+
+static void fake_changed(struct runner *runner)
+{
+	fake_of(runner)->changes++;
+}
+
+static const struct runner_effects fake_effects = {
+	.spawn = fake_spawn,
+	.signal = fake_signal,
+	.kill_all = fake_kill_all,
+	.arm_timer = fake_arm,
+	.cancel_timer = fake_cancel,
+	.event = fake_event,
+	.changed = fake_changed,
+};
+
+struct fixture {
+	struct task_config config;
+	struct fake fake;
+	struct runner runner;
+};
+
+static struct fixture *fixture_new(enum restart_policy_kind policy, unsigned attempts,
+				   uint64_t delay_ms)
+{
+	struct fixture *fixture = test_calloc(1, sizeof(*fixture));
+	fixture->config.name = "app";
+	fixture->config.full_name = "web/app";
+	fixture->config.stage = STAGE_MAIN;
+	fixture->config.kill_signal = 15;
+	fixture->config.kill_timeout_ms = 5000;
+	fixture->config.restart = (struct restart_policy){
+		.policy = policy,
+		.attempts = attempts,
+		.interval_ms = 60000,
+		.delay_ms = delay_ms,
+		.max_delay_ms = delay_ms * 8,
+		.mode = RESTART_MODE_FAIL,
+	};
+	runner_init(&fixture->runner, &fixture->config, &fake_effects, &fixture->fake);
+	return fixture;
+}
+
+static bool last_event_is(struct fixture *fixture, enum task_event_type type)
+{
+	return fixture->fake.event_count &&
+	       fixture->fake.events[fixture->fake.event_count - 1] == type;
+}
+
+static const struct task_exit exit_code_1 = {.kind = TASK_EXIT_CODE, .code = 1};
+static const struct task_exit exit_code_0 = {.kind = TASK_EXIT_CODE, .code = 0};
+static const struct task_exit killed_by_9 = {.kind = TASK_EXIT_SIGNAL, .signal = 9};
+
+static void run_to_running(struct fixture *fixture, uint64_t now)
+{
+	runner_start(&fixture->runner, now);
+	assert_int_equal(fixture->runner.state, TASK_STARTING);
+	runner_exec_succeeded(&fixture->runner, now);
+	assert_int_equal(fixture->runner.state, TASK_RUNNING);
+}
+
+static void test_start_then_running(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	assert_true(runner_ready_to_start(&fixture->runner));
+	run_to_running(fixture, 1000);
+	assert_int_equal(fixture->fake.spawns, 1);
+	assert_true(last_event_is(fixture, TASK_EVENT_STARTED));
+	assert_false(runner_ready_to_start(&fixture->runner));
+	test_free(fixture);
+}
+
+static void test_failure_restarts_after_delay(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 3, 100);
+	run_to_running(fixture, 1000);
+	runner_exited(&fixture->runner, &exit_code_1, 1200);
+	assert_int_equal(fixture->runner.state, TASK_PENDING);
+	assert_true(fixture->runner.delay_pending);
+	assert_false(runner_ready_to_start(&fixture->runner));
+	assert_true(fixture->fake.timer_armed[RUNNER_TIMER_RESTART_DELAY]);
+	assert_int_equal(fixture->fake.timer_deadline[RUNNER_TIMER_RESTART_DELAY], 1300);
+	assert_true(last_event_is(fixture, TASK_EVENT_RESTARTING));
+	assert_string_equal(fixture->fake.messages[fixture->fake.event_count - 1],
+			    "restarting in 100ms (restart 1 of 3)");
+
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 1300);
+	assert_true(runner_ready_to_start(&fixture->runner));
+	assert_int_equal(fixture->runner.restart_count, 1);
+	test_free(fixture);
+}
+
+static void test_backoff_then_give_up(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 2, 100);
+	uint64_t now = 1000;
+	uint64_t expected_delays[] = {100, 200};
+	for (int run = 0; run < 2; run++) {
+		run_to_running(fixture, now);
+		runner_exited(&fixture->runner, &exit_code_1, now + 10);
+		assert_int_equal(fixture->fake.timer_deadline[RUNNER_TIMER_RESTART_DELAY],
+				 now + 10 + expected_delays[run]);
+		now += 10 + expected_delays[run];
+		runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, now);
+	}
+	run_to_running(fixture, now);
+	runner_exited(&fixture->runner, &exit_code_1, now + 10);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_true(fixture->runner.failed);
+	assert_true(last_event_is(fixture, TASK_EVENT_NOT_RESTARTING));
+	assert_non_null(strstr(fixture->fake.messages[fixture->fake.event_count - 1],
+			       "failed for good"));
+	assert_int_equal(runner_failure_exit_code(&fixture->runner), 1);
+	test_free(fixture);
+}
+
+static void test_success_is_final_for_on_failure(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 3, 100);
+	run_to_running(fixture, 0);
+	runner_exited(&fixture->runner, &exit_code_0, 50);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_false(fixture->runner.failed);
+	test_free(fixture);
+}
+
+static void test_policy_never_failure_is_failed(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_NEVER, 3, 100);
+	run_to_running(fixture, 0);
+	runner_exited(&fixture->runner, &killed_by_9, 50);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_true(fixture->runner.failed);
+	assert_int_equal(runner_failure_exit_code(&fixture->runner), 137);
+	test_free(fixture);
+}
+
+static void test_restart_running_is_not_charged(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 1, 100);
+	run_to_running(fixture, 0);
+	assert_int_equal(runner_restart(&fixture->runner, 10), RUNNER_REQUEST_DONE);
+	assert_int_equal(fixture->fake.last_signal, 15);
+	assert_true(fixture->fake.timer_armed[RUNNER_TIMER_KILL]);
+	assert_int_equal(fixture->fake.timer_deadline[RUNNER_TIMER_KILL], 5010);
+	assert_int_equal(fixture->runner.state, TASK_RUNNING);
+
+	/* The exit caused by the restart starts it again at once... */
+	runner_exited(&fixture->runner, &exit_code_1, 20);
+	assert_true(runner_ready_to_start(&fixture->runner));
+	assert_false(fixture->fake.timer_armed[RUNNER_TIMER_KILL]);
+	assert_int_equal(fixture->runner.restart_count, 1);
+	/* ...and is not charged: with attempts 1, one real failure is still
+	 * restarted, and only the second gives up. */
+	run_to_running(fixture, 30);
+	runner_exited(&fixture->runner, &exit_code_1, 40);
+	assert_int_equal(fixture->runner.state, TASK_PENDING);
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 140);
+	run_to_running(fixture, 140);
+	runner_exited(&fixture->runner, &exit_code_1, 150);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	test_free(fixture);
+}
+
+static void test_restart_refused_when_not_running(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_NEVER, 0, 100);
+	assert_int_equal(runner_restart(&fixture->runner, 0), RUNNER_REQUEST_NOT_RUNNING);
+	run_to_running(fixture, 0);
+	runner_exited(&fixture->runner, &exit_code_0, 10);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	unsigned events = fixture->fake.event_count;
+	assert_int_equal(runner_restart(&fixture->runner, 20), RUNNER_REQUEST_NOT_RUNNING);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_int_equal(fixture->fake.event_count, events);
+	test_free(fixture);
+}
+
+static void test_force_restart_dead_task(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_NEVER, 0, 100);
+	run_to_running(fixture, 0);
+	runner_exited(&fixture->runner, &exit_code_1, 10);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_true(fixture->runner.failed);
+
+	assert_int_equal(runner_force_restart(&fixture->runner, false, 20),
+			 RUNNER_REQUEST_GATE_CLOSED);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+
+	assert_int_equal(runner_force_restart(&fixture->runner, true, 30), RUNNER_REQUEST_DONE);
+	assert_int_equal(fixture->runner.state, TASK_PENDING);
+	assert_false(fixture->runner.failed);
+	assert_true(runner_ready_to_start(&fixture->runner));
+	assert_true(last_event_is(fixture, TASK_EVENT_RESTART_REQUESTED));
+	test_free(fixture);
+}
+
+static void test_force_restart_skips_delay(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 10000);
+	run_to_running(fixture, 0);
+	runner_exited(&fixture->runner, &exit_code_1, 10);
+	assert_true(fixture->runner.delay_pending);
+	assert_int_equal(runner_force_restart(&fixture->runner, true, 20), RUNNER_REQUEST_DONE);
+	assert_false(fixture->fake.timer_armed[RUNNER_TIMER_RESTART_DELAY]);
+	assert_true(runner_ready_to_start(&fixture->runner));
+	test_free(fixture);
+}
+
+static void test_force_restart_running_restarts(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	run_to_running(fixture, 0);
+	assert_int_equal(runner_force_restart(&fixture->runner, false, 10), RUNNER_REQUEST_DONE);
+	assert_int_equal(fixture->fake.signals, 1);
+	test_free(fixture);
+}
+
+static void test_stop_for_good_escalates_to_sigkill(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	run_to_running(fixture, 0);
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "shutdown requested", 100);
+	assert_int_equal(fixture->fake.last_signal, 15);
+	assert_true(last_event_is(fixture, TASK_EVENT_KILLING));
+	assert_string_equal(fixture->fake.messages[fixture->fake.event_count - 1],
+			    "sending SIGTERM: shutdown requested");
+	/* Stopping twice sends nothing more. */
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "again", 200);
+	assert_int_equal(fixture->fake.signals, 1);
+
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_KILL, 5100);
+	assert_int_equal(fixture->fake.kills, 1);
+	assert_true(last_event_is(fixture, TASK_EVENT_KILL_TIMEOUT));
+
+	runner_exited(&fixture->runner, &killed_by_9, 5110);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_false(fixture->runner.failed); /* asked for: ended well */
+	assert_true(last_event_is(fixture, TASK_EVENT_KILLED));
+	test_free(fixture);
+}
+
+static void test_stop_for_good_overrides_restart(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	run_to_running(fixture, 0);
+	runner_restart(&fixture->runner, 10);
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "shutdown requested", 20);
+	assert_int_equal(fixture->fake.signals, 1);
+	assert_int_equal(runner_restart(&fixture->runner, 25), RUNNER_REQUEST_STOPPING);
+	runner_exited(&fixture->runner, &exit_code_0, 30);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	test_free(fixture);
+}
+
+static void test_stop_pending_task_dies_at_once(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "sibling failed", 0);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_false(fixture->runner.failed);
+	assert_int_equal(fixture->fake.spawns, 0);
+	assert_int_equal(fixture->fake.signals, 0);
+	test_free(fixture);
+}
+
+static void test_group_restart_stop_makes_pending(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_NEVER, 0, 100);
+	run_to_running(fixture, 0);
+	runner_stop(&fixture->runner, RUNNER_STOP_GROUP_RESTART, "group restart", 10);
+	runner_exited(&fixture->runner, &exit_code_0, 20);
+	assert_int_equal(fixture->runner.state, TASK_PENDING);
+	assert_true(runner_ready_to_start(&fixture->runner));
+	test_free(fixture);
+}
+
+static void test_rearm_dead_task(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 3, 100);
+	run_to_running(fixture, 0);
+	runner_exited(&fixture->runner, &exit_code_0, 10);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	runner_rearm(&fixture->runner);
+	assert_true(runner_ready_to_start(&fixture->runner));
+	test_free(fixture);
+}
+
+static void test_synchronous_spawn_failure(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_NEVER, 0, 100);
+	fixture->fake.spawn_result = -11;
+	runner_start(&fixture->runner, 0);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_true(fixture->runner.failed);
+	assert_int_equal(fixture->fake.events[0], TASK_EVENT_START_FAILED);
+	assert_string_equal(fixture->fake.messages[0], "clone3: Resource temporarily unavailable");
+	test_free(fixture);
+}
+
+static void test_exec_failure_counts_as_failed_start(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 1, 100);
+	runner_start(&fixture->runner, 0);
+	runner_start_failed(&fixture->runner, "exec /usr/bin/ap: No such file or directory", 127,
+			    5);
+	assert_int_equal(fixture->runner.state, TASK_PENDING); /* one restart allowed */
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 105);
+	runner_start(&fixture->runner, 105);
+	runner_start_failed(&fixture->runner, "exec /usr/bin/ap: No such file or directory", 127,
+			    110);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_true(fixture->runner.failed);
+	assert_int_equal(runner_failure_exit_code(&fixture->runner), 127);
+	test_free(fixture);
+}
+
+static void test_kill_now(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	run_to_running(fixture, 0);
+	runner_kill_now(&fixture->runner, "shutdown_timeout passed");
+	assert_int_equal(fixture->fake.kills, 1);
+	assert_int_equal(fixture->fake.signals, 0);
+	runner_exited(&fixture->runner, &killed_by_9, 10);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_false(fixture->runner.failed);
+	test_free(fixture);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_start_then_running),
+		cmocka_unit_test(test_failure_restarts_after_delay),
+		cmocka_unit_test(test_backoff_then_give_up),
+		cmocka_unit_test(test_success_is_final_for_on_failure),
+		cmocka_unit_test(test_policy_never_failure_is_failed),
+		cmocka_unit_test(test_restart_running_is_not_charged),
+		cmocka_unit_test(test_restart_refused_when_not_running),
+		cmocka_unit_test(test_force_restart_dead_task),
+		cmocka_unit_test(test_force_restart_skips_delay),
+		cmocka_unit_test(test_force_restart_running_restarts),
+		cmocka_unit_test(test_stop_for_good_escalates_to_sigkill),
+		cmocka_unit_test(test_stop_for_good_overrides_restart),
+		cmocka_unit_test(test_stop_pending_task_dies_at_once),
+		cmocka_unit_test(test_group_restart_stop_makes_pending),
+		cmocka_unit_test(test_rearm_dead_task),
+		cmocka_unit_test(test_synchronous_spawn_failure),
+		cmocka_unit_test(test_exec_failure_counts_as_failed_start),
+		cmocka_unit_test(test_kill_now),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
