@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what corral needs to build and test on Debian 12, as root.
+# Only calls apt-get when something is missing, so it is cheap to re-run.
+set -euo pipefail
+
+packages=(
+	build-essential cmake pkg-config
+	libyaml-dev libjansson-dev libcmocka-dev  # libraries (see docs/dependencies.md)
+	python3 python3-pytest                    # integration tests
+	util-linux procps                         # unshare, ps: PID 1 tests
+)
+
+missing=()
+for package in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$package")
+done
+if ((${#missing[@]})); then
+	echo "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Fresh Debian 12, as root: install what is missing, then build and run every
+# test: unit (cmocka, via ctest) and integration (pytest, the real binary),
+# once on a normal build with warnings as errors and once under ASan+UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+jobs=$(nproc)
+python=/usr/bin/python3 # Debian's, which has pytest; not a pyenv shim
+
+run_suites() {
+	local build=$1
+	echo "=== unit tests ($build)"
+	ctest --test-dir "$build" --output-on-failure -j"$jobs"
+	echo "=== integration tests ($build)"
+	CORRAL_BIN="$PWD/$build/corral" "$python" -m pytest -q -p no:cacheprovider tests/integration
+}
+
+echo "=== build (warnings are errors)"
+cmake -S . -B build -DCORRAL_WERROR=ON >/dev/null
+cmake --build build -j"$jobs"
+run_suites build
+
+echo "=== build with AddressSanitizer and UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -DCORRAL_WERROR=ON -DCORRAL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j"$jobs"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+run_suites build-asan
+
+echo "=== benchmark smoke run (figures are not checked)"
+build/tests/bench/bench_supervisor --quick --corral build/corral || {
+	echo "benchmark smoke run failed" >&2
+	exit 1
+}
+echo "all tests passed"
