@@ -185,24 +185,28 @@ void coordinator_init(struct coordinator *coordinator)
 	enter_state(coordinator, COORDINATOR_INIT);
 }
 
+bool coordinator_step(struct coordinator *coordinator, const struct coordinator_task *tasks,
+		      size_t task_count)
+{
+	struct group_census census;
+	take_census(&census, tasks, task_count);
+	enum coordinator_state next = next_state(coordinator->state, &census);
+	if (next == coordinator->state)
+		return false;
+	enter_state(coordinator, next);
+	return true;
+}
+
 bool coordinator_update(struct coordinator *coordinator, const struct coordinator_task *tasks,
 			size_t task_count)
 {
-	struct group_census census;
 	enum coordinator_state initial = coordinator->state;
-
-	take_census(&census, tasks, task_count);
 
 	/* Several states may pass at once, e.g. init -> prestart -> main for a
 	 * group without prestart tasks. States only move forward, so this ends
 	 * within COORDINATOR_STATE_COUNT steps. */
-	for (;;) {
-		enum coordinator_state next = next_state(coordinator->state, &census);
-
-		if (next == coordinator->state)
-			break;
-		enter_state(coordinator, next);
-	}
+	while (coordinator_step(coordinator, tasks, task_count))
+		;
 	return coordinator->state != initial;
 }
 

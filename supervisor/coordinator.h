@@ -47,6 +47,11 @@ void coordinator_init(struct coordinator *coordinator);
 bool coordinator_update(struct coordinator *coordinator, const struct coordinator_task *tasks,
 			size_t task_count);
 
+/* One transition at most: returns true when the state changed. Callers that
+ * report every state passed through (the event log) loop over it. */
+bool coordinator_step(struct coordinator *coordinator, const struct coordinator_task *tasks,
+		      size_t task_count);
+
 /* Back to init with every gate closed, for a restart of the whole group.
  * The next update leaves init once every task is pending again. */
 void coordinator_restart(struct coordinator *coordinator);

@@ -48,6 +48,7 @@ int group_init(struct group *group, const struct group_config *config,
 	group->services = services;
 	coordinator_init(&group->coordinator);
 	group->tasks = xcalloc(config->task_count, sizeof(*group->tasks));
+	group->coordinator_views = xcalloc(config->task_count, sizeof(*group->coordinator_views));
 	for (size_t i = 0; i < config->task_count; i++) {
 		char why[256];
 		if (task_init(&group->tasks[i], &config->tasks[i], group, config->name, services,
@@ -67,7 +68,9 @@ void group_free(struct group *group)
 	for (size_t i = 0; i < group->task_count; i++)
 		task_free(&group->tasks[i]);
 	free(group->tasks);
+	free(group->coordinator_views);
 	group->tasks = NULL;
+	group->coordinator_views = NULL;
 	group->task_count = 0;
 }
 
@@ -78,7 +81,7 @@ void group_mark_dirty(struct group *group)
 
 static void update_coordinator(struct group *group)
 {
-	struct coordinator_task views[group->task_count ? group->task_count : 1];
+	struct coordinator_task *views = group->coordinator_views;
 	for (size_t i = 0; i < group->task_count; i++) {
 		const struct runner *runner = &group->tasks[i].runner;
 		views[i] = (struct coordinator_task){
@@ -87,13 +90,17 @@ static void update_coordinator(struct group *group)
 			.failed = runner->failed,
 		};
 	}
-	enum coordinator_state before = group->coordinator.state;
-	if (!coordinator_update(&group->coordinator, views, group->task_count))
-		return;
-	char message[96];
-	snprintf(message, sizeof(message), "lifecycle %s -> %s", coordinator_state_name(before),
-		 coordinator_state_name(group->coordinator.state));
-	event_log_group(group->services->events, group->config->name, "lifecycle", message);
+	for (;;) {
+		enum coordinator_state before = group->coordinator.state;
+		if (!coordinator_step(&group->coordinator, views, group->task_count))
+			return;
+		char message[96];
+		snprintf(message, sizeof(message), "lifecycle %s -> %s",
+			 coordinator_state_name(before),
+			 coordinator_state_name(group->coordinator.state));
+		event_log_group(group->services->events, group->config->name, "lifecycle",
+				message);
+	}
 }
 
 static void begin_stop(struct group *group, enum group_stop_mode mode, const char *reason)

@@ -30,6 +30,7 @@ struct group {
 	struct coordinator coordinator;
 	struct task *tasks;
 	size_t task_count;
+	struct coordinator_task *coordinator_views; /* scratch, one per task */
 
 	bool dirty;              /* something changed since the last settle */
 	enum group_stop_mode stop_mode;
