@@ -279,6 +279,25 @@ void group_restart_all(struct group *group, uint64_t now_ms)
 	group_settle(group, now_ms);
 }
 
+enum runner_request_result group_restart_task(struct group *group, struct task *task,
+					      uint64_t now_ms)
+{
+	enum runner_request_result result = runner_restart(&task->runner, now_ms);
+	group_settle(group, now_ms);
+	return result;
+}
+
+enum runner_request_result group_force_restart_task(struct group *group, struct task *task,
+						    uint64_t now_ms)
+{
+	bool active = group->stop_mode != GROUP_STOPPING && !group->starts_forbidden;
+	bool reachable = active && coordinator_gate_reachable(&group->coordinator,
+							      task->config->stage);
+	enum runner_request_result result = runner_force_restart(&task->runner, reachable, now_ms);
+	group_settle(group, now_ms);
+	return result;
+}
+
 bool group_has_processes(const struct group *group)
 {
 	for (size_t i = 0; i < group->task_count; i++)

@@ -60,6 +60,17 @@ void group_kill(struct group *group, const char *reason);
  * in reverse order, then every task runs again in lifecycle order. */
 void group_restart_all(struct group *group, uint64_t now_ms);
 
+/* Restart of one running task (not charged to its policy). */
+enum runner_request_result group_restart_task(struct group *group, struct task *task,
+					      uint64_t now_ms);
+
+/* ForceRestart of one task: runs again while the group is active, waiting
+ * on its stage gate; refused (RUNNER_REQUEST_GATE_CLOSED) when that gate
+ * cannot open again in the coordinator's current state, or the group is
+ * stopping. */
+enum runner_request_result group_force_restart_task(struct group *group, struct task *task,
+						    uint64_t now_ms);
+
 bool group_has_processes(const struct group *group);
 
 struct task *group_find_task_by_pid(struct group *group, pid_t pid);
