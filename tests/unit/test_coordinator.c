@@ -354,6 +354,23 @@ static void test_restart_waits_for_every_task_pending(void **state __attribute__
 	assert_gates(&coordinator, OPEN_IN_PRESTART);
 }
 
+/* coordinator_step moves one state at a time, where update would run
+ * through several: init -> prestart -> main for a group of main tasks. */
+static void test_step_moves_one_state(void **state __attribute__((unused)))
+{
+	struct coordinator coordinator;
+	const struct coordinator_task tasks[] = {PENDING(MAIN), PENDING(POST)};
+	coordinator_init(&coordinator);
+
+	assert_true(coordinator_step(&coordinator, tasks, ARRAY_SIZE(tasks)));
+	assert_state(&coordinator, COORDINATOR_PRESTART);
+	assert_gates(&coordinator, OPEN_IN_PRESTART);
+	assert_true(coordinator_step(&coordinator, tasks, ARRAY_SIZE(tasks)));
+	assert_state(&coordinator, COORDINATOR_MAIN);
+	assert_false(coordinator_step(&coordinator, tasks, ARRAY_SIZE(tasks)));
+	assert_state(&coordinator, COORDINATOR_MAIN);
+}
+
 static void test_restart_from_poststop(void **state __attribute__((unused)))
 {
 	struct coordinator coordinator = coordinator_in(COORDINATOR_POSTSTOP);
@@ -461,6 +478,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_gate_of_unknown_stage),
     cmocka_unit_test(test_state_names),
     cmocka_unit_test(test_restart_waits_for_every_task_pending),
+    cmocka_unit_test(test_step_moves_one_state),
     cmocka_unit_test(test_restart_from_poststop),
     cmocka_unit_test(test_restart_with_dead_tasks_goes_to_poststop),
     cmocka_unit_test(test_walk_through_a_run),
