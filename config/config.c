@@ -1,0 +1,99 @@
+/* The parts of the model that need code: stage names, built-in defaults and
+ * freeing. */
+#include "config/config.h"
+
+#include <stdlib.h>
+
+const char *lifecycle_stage_name(enum lifecycle_stage stage)
+{
+	switch (stage) {
+	case STAGE_PRESTART_EPHEMERAL:
+		return "prestart-ephemeral";
+	case STAGE_PRESTART_SIDECAR:
+		return "prestart-sidecar";
+	case STAGE_MAIN:
+		return "main";
+	case STAGE_POSTSTART_EPHEMERAL:
+		return "poststart-ephemeral";
+	case STAGE_POSTSTART_SIDECAR:
+		return "poststart-sidecar";
+	case STAGE_POSTSTOP:
+		return "poststop";
+	}
+	return "unknown-stage";
+}
+
+bool lifecycle_stage_is_sidecar(enum lifecycle_stage stage)
+{
+	return stage == STAGE_PRESTART_SIDECAR || stage == STAGE_POSTSTART_SIDECAR;
+}
+
+struct restart_policy restart_policy_default(enum lifecycle_stage stage)
+{
+	struct restart_policy policy = {
+	    .policy = RESTART_ALWAYS,
+	    .attempts = CONFIG_DEFAULT_RESTART_ATTEMPTS,
+	    .interval_ms = CONFIG_DEFAULT_RESTART_INTERVAL_MS,
+	    .delay_ms = CONFIG_DEFAULT_RESTART_DELAY_MS,
+	    .max_delay_ms = CONFIG_DEFAULT_RESTART_MAX_DELAY_MS,
+	    .mode = RESTART_MODE_FAIL,
+	};
+
+	/* Long-running tasks are kept up; a one-shot task is retried only
+	 * when it failed; cleanup after the group stopped runs once. */
+	switch (stage) {
+	case STAGE_MAIN:
+	case STAGE_PRESTART_SIDECAR:
+	case STAGE_POSTSTART_SIDECAR:
+		policy.policy = RESTART_ALWAYS;
+		break;
+	case STAGE_PRESTART_EPHEMERAL:
+	case STAGE_POSTSTART_EPHEMERAL:
+		policy.policy = RESTART_ON_FAILURE;
+		break;
+	case STAGE_POSTSTOP:
+		policy.policy = RESTART_NEVER;
+		break;
+	}
+	return policy;
+}
+
+static void free_string_vector(char **vector)
+{
+	if (!vector)
+		return;
+	for (char **item = vector; *item; item++)
+		free(*item);
+	free(vector);
+}
+
+static void task_config_free(struct task_config *task)
+{
+	free(task->name);
+	free(task->full_name);
+	free_string_vector(task->argv);
+	free_string_vector(task->env);
+	free(task->cwd);
+	free(task->user);
+}
+
+static void group_config_free(struct group_config *group)
+{
+	free(group->name);
+	for (size_t i = 0; i < group->task_count; i++)
+		task_config_free(&group->tasks[i]);
+	free(group->tasks);
+}
+
+/* Also frees a model the loader abandoned half-built: every array is
+ * allocated zeroed at its final size, so unset members are NULL. */
+void config_free(struct config *config)
+{
+	if (!config)
+		return;
+	for (size_t i = 0; i < config->group_count; i++)
+		group_config_free(&config->groups[i]);
+	free(config->groups);
+	free(config->path);
+	free(config);
+}

@@ -1,0 +1,380 @@
+/* The file as a whole: reading it, YAML errors, the top-level keys and the
+ * groups. Tasks are read by config_task.c. */
+#include "config/config_load.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
+#include "config/xmalloc.h"
+
+#define NAME_MAX_LENGTH 64
+/* Nobody writes a config this large; /dev/zero or a log file by mistake
+ * would otherwise be read until memory runs out. */
+#define CONFIG_FILE_MAX_BYTES (16u << 20)
+
+static const char *const top_level_keys[] = {"shutdown_timeout", "groups", NULL};
+static const char *const group_keys[] = {"restart", "tasks", NULL};
+
+/* Group and task names end up in cgroup paths, log prefixes and the
+ * control protocol: keep them to a safe, predictable alphabet. Returns NULL
+ * when valid, else why not. */
+static const char *name_problem(const char *name, size_t length)
+{
+	if (length == 0)
+		return "must not be empty";
+	if (length > NAME_MAX_LENGTH)
+		return "longer than 64 characters";
+	for (size_t i = 0; i < length; i++) {
+		char c = name[i];
+		bool alphanumeric = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+
+		if (!alphanumeric && (i == 0 || (c != '-' && c != '_' && c != '.')))
+			return "use lowercase letters, digits, '-', '_' and '.', starting with a "
+			       "letter or digit";
+	}
+	return NULL;
+}
+
+/* How messages name a group or task: as written when valid, quoted (and
+ * escaped) when not, since then it may hold anything. */
+static struct quoted display_name(const struct map_entry *entry)
+{
+	struct quoted shown;
+
+	if (name_problem(entry->key, entry->key_length))
+		return quote(entry->key, entry->key_length);
+	snprintf(shown.text, sizeof(shown.text), "%s", entry->key);
+	return shown;
+}
+
+static void check_name(struct load_context *context, const struct map_entry *entry,
+		       const struct where *where, const char *noun)
+{
+	const char *problem = name_problem(entry->key, entry->key_length);
+
+	if (problem)
+		report(context, entry->key_node, where, "invalid %s name %s: %s", noun,
+		       quote(entry->key, entry->key_length).text, problem);
+}
+
+/* `group_name` is the group as messages show it, `group_owner` the prefix
+ * of the group's own messages ("group web"). */
+static void parse_tasks(struct load_context *context, const yaml_node_t *node,
+			const char *group_name, const char *group_owner,
+			const struct restart_fields *group_restart, struct group_config *group)
+{
+	struct where group_where = {.owner = group_owner, .field = ""};
+	struct where tasks_where = {.owner = group_owner, .field = "tasks"};
+	struct map_entries tasks;
+
+	if (node_is_null(node) ||
+	    (node->type == YAML_MAPPING_NODE &&
+	     node->data.mapping.pairs.top == node->data.mapping.pairs.start)) {
+		report(context, node, &tasks_where, "must define at least one task");
+		return;
+	}
+	if (!expect_map(context, node, &tasks_where, "a map of task names to tasks"))
+		return;
+
+	map_collect(context, node, &group_where, "task", &tasks);
+	group->tasks = xcalloc(tasks.count, sizeof(*group->tasks));
+	for (size_t i = 0; i < tasks.count; i++) {
+		const struct map_entry *entry = &tasks.items[i];
+		struct task_config *task = &group->tasks[group->task_count++];
+		char owner[2 * sizeof(struct quoted)];
+
+		check_name(context, entry, &group_where, "task");
+		snprintf(owner, sizeof(owner), "%s/%s", group_name, display_name(entry).text);
+		task->name = xstrdup(entry->key);
+		task->full_name = xasprintf("%s/%s", group->name, task->name);
+		task->location = node_location(entry->key_node);
+		task_parse(context, entry->value, owner, group_owner, group_restart, task);
+	}
+	map_entries_free(&tasks);
+}
+
+static void parse_group(struct load_context *context, const struct map_entry *entry,
+			struct group_config *group)
+{
+	struct restart_fields group_restart = {0};
+	struct quoted name = display_name(entry);
+	char owner[sizeof(name.text) + 8];
+	struct where where = {.owner = owner, .field = ""};
+	struct map_entries fields;
+	const yaml_node_t *restart, *tasks;
+
+	snprintf(owner, sizeof(owner), "group %s", name.text);
+	group->name = xstrdup(entry->key);
+	group->location = node_location(entry->key_node);
+	if (!expect_map(context, entry->value, &where, "a map with \"tasks\""))
+		return;
+
+	map_collect(context, entry->value, &where, "key", &fields);
+	map_check_keys(context, &fields, &where, group_keys);
+	restart = map_lookup(&fields, "restart");
+	if (restart) {
+		struct where restart_where = {.owner = owner, .field = "restart"};
+
+		restart_fields_parse(context, restart, &restart_where, &group_restart);
+		restart_fields_check_group(context, &group_restart, &where);
+	}
+	tasks = map_lookup(&fields, "tasks");
+	if (tasks)
+		parse_tasks(context, tasks, name.text, owner, &group_restart, group);
+	else if (!map_has_key_or_typo(&fields, group_keys, "tasks"))
+		report(context, entry->value, &where,
+		       "missing \"tasks\" (a group needs at least one task)");
+	map_entries_free(&fields);
+}
+
+static void parse_groups(struct load_context *context, const yaml_node_t *node,
+			 struct config *config)
+{
+	struct where where = {.owner = "", .field = "groups"};
+	struct map_entries groups;
+
+	if (node_is_null(node) ||
+	    (node->type == YAML_MAPPING_NODE &&
+	     node->data.mapping.pairs.top == node->data.mapping.pairs.start)) {
+		report(context, node, &where, "must define at least one group");
+		return;
+	}
+	if (!expect_map(context, node, &where, "a map of group names to groups"))
+		return;
+
+	map_collect(context, node, &where, "group", &groups);
+	config->groups = xcalloc(groups.count, sizeof(*config->groups));
+	for (size_t i = 0; i < groups.count; i++) {
+		check_name(context, &groups.items[i], &where, "group");
+		parse_group(context, &groups.items[i], &config->groups[config->group_count++]);
+	}
+	map_entries_free(&groups);
+}
+
+static void parse_top_level(struct load_context *context, const yaml_node_t *root,
+			    struct config *config)
+{
+	struct where top = {.owner = "", .field = ""};
+	struct map_entries fields;
+	const yaml_node_t *groups, *shutdown_timeout;
+
+	if (!expect_map(context, root, &top, "a map with \"groups\" at the top level"))
+		return;
+	map_collect(context, root, &top, "key", &fields);
+	map_check_keys(context, &fields, &top, top_level_keys);
+
+	shutdown_timeout = map_lookup(&fields, "shutdown_timeout");
+	if (shutdown_timeout) {
+		struct where where = {.owner = "", .field = "shutdown_timeout"};
+
+		expect_duration(context, shutdown_timeout, &where, &config->shutdown_timeout_ms);
+	}
+	groups = map_lookup(&fields, "groups");
+	if (groups)
+		parse_groups(context, groups, config);
+	else if (!map_has_key_or_typo(&fields, top_level_keys, "groups"))
+		report(context, root, &top, "missing \"groups\" (a map of group names to groups)");
+	map_entries_free(&fields);
+}
+
+/* libyaml reports reader errors (bad UTF-8, control characters) by byte
+ * offset only; turn that into a line and column. */
+static struct source_location location_of_offset(const char *buffer, size_t size, size_t offset)
+{
+	struct source_location location = {.line = 1, .column = 1};
+
+	for (size_t i = 0; i < offset && i < size; i++) {
+		if (buffer[i] == '\n') {
+			location.line++;
+			location.column = 1;
+		} else {
+			location.column++;
+		}
+	}
+	return location;
+}
+
+static void report_yaml_error(const yaml_parser_t *parser, const char *buffer, size_t size,
+			      struct config_diagnostics *diagnostics)
+{
+	const char *problem = parser->problem ? parser->problem : "unknown error";
+	struct source_location location = {
+	    .line = (unsigned)parser->problem_mark.line + 1,
+	    .column = (unsigned)parser->problem_mark.column + 1,
+	};
+
+	switch (parser->error) {
+	case YAML_MEMORY_ERROR:
+		diagnostics_add(diagnostics, (struct source_location){0},
+				"out of memory while parsing YAML");
+		return;
+	case YAML_READER_ERROR:
+		location = location_of_offset(buffer, size, parser->problem_offset);
+		if (parser->problem_value != -1)
+			diagnostics_add(diagnostics, location,
+					"YAML syntax error: %s (byte 0x%02x)", problem,
+					(unsigned)parser->problem_value & 0xff);
+		else
+			diagnostics_add(diagnostics, location, "YAML syntax error: %s", problem);
+		return;
+	default:
+		break;
+	}
+	/* The classic: a tab where YAML wants spaces. libyaml only says the
+	 * character "cannot start any token". */
+	if (parser->error == YAML_SCANNER_ERROR && parser->problem_mark.index < size &&
+	    buffer[parser->problem_mark.index] == '\t')
+		diagnostics_add(diagnostics, location,
+				"YAML syntax error: %s (a tab: indent with spaces)", problem);
+	else if (parser->context && parser->context_mark.line == parser->problem_mark.line &&
+		 parser->context_mark.column == parser->problem_mark.column)
+		diagnostics_add(diagnostics, location, "YAML syntax error: %s (%s)", problem,
+				parser->context);
+	else if (parser->context)
+		diagnostics_add(diagnostics, location,
+				"YAML syntax error: %s (%s at line %u, column %u)", problem,
+				parser->context, (unsigned)parser->context_mark.line + 1,
+				(unsigned)parser->context_mark.column + 1);
+	else
+		diagnostics_add(diagnostics, location, "YAML syntax error: %s", problem);
+}
+
+/* A second document would be silently ignored by yaml_parser_load(); say
+ * so instead. */
+static void refuse_more_documents(yaml_parser_t *parser, const char *buffer, size_t size,
+				  struct config_diagnostics *diagnostics)
+{
+	yaml_document_t next;
+
+	if (!yaml_parser_load(parser, &next)) {
+		report_yaml_error(parser, buffer, size, diagnostics);
+		return;
+	}
+	if (yaml_document_get_root_node(&next))
+		diagnostics_add(diagnostics,
+				(struct source_location){
+				    .line = (unsigned)next.start_mark.line + 1,
+				    .column = (unsigned)next.start_mark.column + 1,
+				},
+				"only one YAML document is allowed; this file has more");
+	yaml_document_delete(&next);
+}
+
+struct config *config_parse_buffer(const char *path, const char *buffer, size_t size,
+				   struct config_diagnostics *diagnostics)
+{
+	struct config *config = xcalloc(1, sizeof(*config));
+	struct load_context context = {.diagnostics = diagnostics};
+	yaml_parser_t parser;
+	yaml_document_t document;
+	yaml_node_t *root;
+
+	*diagnostics = (struct config_diagnostics){0};
+	config->path = xstrdup(path ? path : "");
+	config->shutdown_timeout_ms = CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS;
+
+	if (!yaml_parser_initialize(&parser)) {
+		fputs("corral: out of memory\n", stderr);
+		abort();
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)(buffer ? buffer : ""),
+				     buffer ? size : 0);
+	if (!yaml_parser_load(&parser, &document)) {
+		report_yaml_error(&parser, buffer, size, diagnostics);
+		goto done_parser;
+	}
+
+	context.document = &document;
+	root = yaml_document_get_root_node(&document);
+	if (!root || node_is_null(root))
+		diagnostics_add(diagnostics, (struct source_location){0},
+				"the file is empty; expected a map with \"groups\"");
+	else
+		parse_top_level(&context, root, config);
+	refuse_more_documents(&parser, buffer, size, diagnostics);
+	yaml_document_delete(&document);
+done_parser:
+	yaml_parser_delete(&parser);
+
+	if (diagnostics->count) {
+		diagnostics_sort(diagnostics);
+		config_free(config);
+		return NULL;
+	}
+	return config;
+}
+
+/* The whole file, or -errno. */
+static int read_file(const char *path, char **out, size_t *out_size)
+{
+	size_t size = 0, capacity = 4096;
+	char *data;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	data = xmalloc(capacity);
+	for (;;) {
+		ssize_t got;
+
+		if (size == capacity) {
+			if (capacity >= CONFIG_FILE_MAX_BYTES) {
+				free(data);
+				close(fd);
+				return -EFBIG;
+			}
+			capacity *= 2;
+			data = xreallocarray(data, capacity, 1);
+		}
+		got = read(fd, data + size, capacity - size);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int saved = errno;
+
+			free(data);
+			close(fd);
+			return -saved;
+		}
+		if (got == 0)
+			break;
+		size += (size_t)got;
+	}
+	close(fd);
+	*out = data;
+	*out_size = size;
+	return 0;
+}
+
+struct config *config_load_file(const char *path, struct config_diagnostics *diagnostics)
+{
+	struct config *config;
+	size_t size = 0;
+	char *data = NULL;
+	int r = read_file(path, &data, &size);
+
+	if (r == -EFBIG) {
+		*diagnostics = (struct config_diagnostics){0};
+		diagnostics_add(diagnostics, (struct source_location){0},
+				"cannot read: larger than %u MiB; is this the right file?",
+				CONFIG_FILE_MAX_BYTES >> 20);
+		return NULL;
+	}
+	if (r < 0) {
+		*diagnostics = (struct config_diagnostics){0};
+		diagnostics_add(diagnostics, (struct source_location){0}, "cannot read: %s",
+				strerror(-r));
+		return NULL;
+	}
+	config = config_parse_buffer(path, data, size, diagnostics);
+	free(data);
+	return config;
+}

@@ -1,0 +1,326 @@
+/* One task: its command, environment, identity, lifecycle stage, restart
+ * policy and how it is stopped. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
+#include "config/suggest.h"
+#include "config/units.h"
+#include "config/xmalloc.h"
+
+static const char *const task_keys[] = {"command",   "env",     "cwd",  "user",
+					"lifecycle", "restart", "kill", NULL};
+static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
+static const char *const kill_keys[] = {"signal", "timeout", NULL};
+
+enum hook { HOOK_PRESTART, HOOK_POSTSTART, HOOK_POSTSTOP };
+static const char *const hook_names[] = {"prestart", "poststart", "poststop"};
+
+static bool is_blank(const char *text)
+{
+	return text[strspn(text, " \t\r\n")] == '\0';
+}
+
+/* A string is a shell command line, for the common one-liner. */
+static void parse_command_string(struct load_context *context, const yaml_node_t *node,
+				 const struct where *where, struct task_config *task)
+{
+	const char *line = expect_string(context, node, where);
+
+	if (!line)
+		return;
+	if (is_blank(line)) {
+		report(context, node, where, "must not be empty");
+		return;
+	}
+	task->argv = xcalloc(4, sizeof(*task->argv));
+	task->argv[0] = xstrdup("/bin/sh");
+	task->argv[1] = xstrdup("-c");
+	task->argv[2] = xstrdup(line);
+	task->argc = 3;
+}
+
+static void parse_command_list(struct load_context *context, const yaml_node_t *node,
+			       const struct where *where, struct task_config *task)
+{
+	size_t count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+
+	if (count == 0) {
+		report(context, node, where, "must not be empty");
+		return;
+	}
+	/* Only valid words are stored, so the vector stays NULL-terminated
+	 * without gaps even when some are wrong. */
+	task->argv = xcalloc(count + 1, sizeof(*task->argv));
+	for (size_t i = 0; i < count; i++) {
+		const yaml_node_t *item =
+		    yaml_document_get_node(context->document, node->data.sequence.items.start[i]);
+		char name[32];
+		struct where item_where = {.owner = where->owner, .field = name};
+		const char *word;
+
+		snprintf(name, sizeof(name), "%s[%zu]", where->field, i);
+		if (!item)
+			continue;
+		word = expect_string(context, item, &item_where);
+		if (!word)
+			continue;
+		if (i == 0 && !*word) {
+			report(context, item, &item_where, "the program must not be empty");
+			continue;
+		}
+		task->argv[task->argc++] = xstrdup(word);
+	}
+}
+
+static void parse_command(struct load_context *context, const yaml_node_t *node,
+			  const struct where *where, struct task_config *task)
+{
+	if (node_is_null(node))
+		report(context, node, where, "must not be empty");
+	else if (node->type == YAML_SCALAR_NODE)
+		parse_command_string(context, node, where, task);
+	else if (node->type == YAML_SEQUENCE_NODE)
+		parse_command_list(context, node, where, task);
+	else
+		report(context, node, where, "must be a list of strings or a string, not %s",
+		       node_kind(node));
+}
+
+static bool is_environment_name(const char *name, size_t length)
+{
+	if (length == 0 || (name[0] >= '0' && name[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < length; i++) {
+		char c = name[i];
+
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_'))
+			return false;
+	}
+	return true;
+}
+
+static void parse_env(struct load_context *context, const yaml_node_t *node,
+		      const struct where *where, struct task_config *task)
+{
+	struct map_entries variables;
+
+	if (!expect_map(context, node, where, "a map of variable names to values"))
+		return;
+	map_collect(context, node, where, "variable", &variables);
+	task->env = xcalloc(variables.count + 1, sizeof(*task->env));
+	for (size_t i = 0; i < variables.count; i++) {
+		const struct map_entry *entry = &variables.items[i];
+		char buffer[128];
+		struct where value_where;
+		const char *value;
+
+		if (!is_environment_name(entry->key, entry->key_length)) {
+			report(context, entry->key_node, where,
+			       "invalid variable name %s: use letters, digits and '_', not "
+			       "starting with a digit",
+			       quote(entry->key, entry->key_length).text);
+			continue;
+		}
+		value_where = where_field(where, entry->key, buffer, sizeof(buffer));
+		value = expect_string(context, entry->value, &value_where);
+		if (value)
+			task->env[task->env_count++] = xasprintf("%s=%s", entry->key, value);
+	}
+	map_entries_free(&variables);
+}
+
+static void parse_cwd(struct load_context *context, const yaml_node_t *node,
+		      const struct where *where, struct task_config *task)
+{
+	const char *path = expect_string(context, node, where);
+
+	if (!path)
+		return;
+	if (path[0] != '/') {
+		report(context, node, where, "must be an absolute path, not %s",
+		       quote(path, node->data.scalar.length).text);
+		return;
+	}
+	task->cwd = xstrdup(path);
+}
+
+static void parse_user(struct load_context *context, const yaml_node_t *node,
+		       const struct where *where, struct task_config *task)
+{
+	const char *user = expect_string(context, node, where);
+
+	if (!user)
+		return;
+	if (!*user) {
+		report(context, node, where, "must not be empty (write a name, a uid or uid:gid)");
+		return;
+	}
+	/* Names are looked up when the task starts, not here: the loader
+	 * stays free of NSS and of the state of /etc/passwd. */
+	task->user = xstrdup(user);
+}
+
+static void parse_lifecycle(struct load_context *context, const yaml_node_t *node,
+			    const struct where *where, struct task_config *task)
+{
+	struct map_entries fields;
+	const yaml_node_t *hook_node, *sidecar_node;
+	bool sidecar = false, sidecar_valid = false;
+	int hook = -1;
+
+	if (!expect_map(context, node, where, "a map with \"hook\""))
+		return;
+	map_collect(context, node, where, "key", &fields);
+	map_check_keys(context, &fields, where, lifecycle_keys);
+	hook_node = map_lookup(&fields, "hook");
+	sidecar_node = map_lookup(&fields, "sidecar");
+
+	if (hook_node) {
+		char buffer[32];
+		struct where hook_where = where_field(where, "hook", buffer, sizeof(buffer));
+
+		hook = expect_keyword(context, hook_node, &hook_where, "hook", hook_names, 3);
+	}
+	if (sidecar_node) {
+		char buffer[32];
+		struct where sidecar_where = where_field(where, "sidecar", buffer, sizeof(buffer));
+
+		sidecar_valid = expect_bool(context, sidecar_node, &sidecar_where, &sidecar);
+		if (sidecar_valid && sidecar && hook == HOOK_POSTSTOP)
+			report(context, sidecar_node, &sidecar_where,
+			       "a poststop task cannot be a sidecar (it runs after the "
+			       "group stopped)");
+	}
+	if (!hook_node && !map_has_key_or_typo(&fields, lifecycle_keys, "hook")) {
+		if (sidecar_node)
+			report(context, sidecar_node, where,
+			       "\"sidecar\" needs a \"hook\" (prestart or poststart)");
+		else
+			report(context, node, where,
+			       "missing \"hook\" (prestart, poststart or poststop)");
+	}
+
+	switch (hook) {
+	case HOOK_PRESTART:
+		task->stage = sidecar ? STAGE_PRESTART_SIDECAR : STAGE_PRESTART_EPHEMERAL;
+		break;
+	case HOOK_POSTSTART:
+		task->stage = sidecar ? STAGE_POSTSTART_SIDECAR : STAGE_POSTSTART_EPHEMERAL;
+		break;
+	case HOOK_POSTSTOP:
+		task->stage = STAGE_POSTSTOP;
+		break;
+	default:
+		break; /* reported; the stage no longer matters */
+	}
+	map_entries_free(&fields);
+}
+
+static void report_unknown_signal(struct load_context *context, const yaml_node_t *node,
+				  const struct where *where, const char *text)
+{
+	const char *bare_names[SIGSYS];
+	size_t count = 0, length = node->data.scalar.length;
+	const char *bare = text, *suggestion;
+
+	/* Compare without the SIG prefix, which every name shares: it would
+	 * make "SIGFOO" look close to "SIGFPE". */
+	for (int number = 1; number <= SIGSYS; number++)
+		bare_names[count++] = signal_name(number) + 3;
+	if (length >= 3 && strncasecmp(text, "SIG", 3) == 0)
+		bare += 3;
+	/* Numbers differ between architectures; names do not. */
+	if (length > 0 && length <= 2 && strspn(text, "0123456789") == length &&
+	    strcmp(signal_name(atoi(text)), "SIG?") != 0) {
+		report(context, node, where, "unknown signal %s; write it by name: \"%s\"",
+		       quote(text, length).text, signal_name(atoi(text)));
+		return;
+	}
+	suggestion = suggest_nearest(bare, length - (size_t)(bare - text), bare_names, count);
+	if (suggestion)
+		report(context, node, where, "unknown signal %s; did you mean \"SIG%s\"?",
+		       quote(text, length).text, suggestion);
+	else
+		report(context, node, where, "unknown signal %s", quote(text, length).text);
+}
+
+static void parse_kill(struct load_context *context, const yaml_node_t *node,
+		       const struct where *where, struct task_config *task)
+{
+	struct map_entries fields;
+	const yaml_node_t *signal_node, *timeout_node;
+
+	if (!expect_map(context, node, where, "a map of \"signal\" and \"timeout\""))
+		return;
+	map_collect(context, node, where, "key", &fields);
+	map_check_keys(context, &fields, where, kill_keys);
+
+	signal_node = map_lookup(&fields, "signal");
+	if (signal_node) {
+		char buffer[32];
+		struct where signal_where = where_field(where, "signal", buffer, sizeof(buffer));
+		const char *text = expect_string(context, signal_node, &signal_where);
+		int number = text ? parse_signal_name(text) : -1;
+
+		if (text && number < 0)
+			report_unknown_signal(context, signal_node, &signal_where, text);
+		else if (text)
+			task->kill_signal = number;
+	}
+	timeout_node = map_lookup(&fields, "timeout");
+	if (timeout_node) {
+		char buffer[32];
+		struct where timeout_where = where_field(where, "timeout", buffer, sizeof(buffer));
+
+		expect_duration(context, timeout_node, &timeout_where, &task->kill_timeout_ms);
+	}
+	map_entries_free(&fields);
+}
+
+void task_parse(struct load_context *context, const yaml_node_t *node, const char *owner,
+		const char *group_owner, const struct restart_fields *group_restart,
+		struct task_config *task)
+{
+	struct where where = {.owner = owner, .field = ""};
+	struct restart_fields task_restart = {0};
+	struct map_entries fields;
+	const yaml_node_t *field;
+
+	task->stage = STAGE_MAIN;
+	task->kill_signal = SIGTERM;
+	task->kill_timeout_ms = CONFIG_DEFAULT_KILL_TIMEOUT_MS;
+	if (!expect_map(context, node, &where, "a map with \"command\""))
+		return;
+	map_collect(context, node, &where, "key", &fields);
+	map_check_keys(context, &fields, &where, task_keys);
+
+	/* The stage first: the restart defaults depend on it. */
+	if ((field = map_lookup(&fields, "lifecycle")))
+		parse_lifecycle(context, field, &(struct where){owner, "lifecycle"}, task);
+	if ((field = map_lookup(&fields, "command")))
+		parse_command(context, field, &(struct where){owner, "command"}, task);
+	else if (!map_has_key_or_typo(&fields, task_keys, "command"))
+		report(context, node, &where, "missing \"command\"");
+	if ((field = map_lookup(&fields, "env")))
+		parse_env(context, field, &(struct where){owner, "env"}, task);
+	if ((field = map_lookup(&fields, "cwd")))
+		parse_cwd(context, field, &(struct where){owner, "cwd"}, task);
+	if ((field = map_lookup(&fields, "user")))
+		parse_user(context, field, &(struct where){owner, "user"}, task);
+	if ((field = map_lookup(&fields, "restart")))
+		restart_fields_parse(context, field, &(struct where){owner, "restart"},
+				     &task_restart);
+	task->restart = restart_policy_merge(context, task->stage, group_restart, group_owner,
+					     &task_restart, &where);
+	if ((field = map_lookup(&fields, "kill")))
+		parse_kill(context, field, &(struct where){owner, "kill"}, task);
+	if (!task->env) /* always a vector, so users can just walk it */
+		task->env = xcalloc(1, sizeof(*task->env));
+	map_entries_free(&fields);
+}

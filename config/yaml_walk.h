@@ -1,0 +1,101 @@
+/* Walking a libyaml document against the config schema: typed access to
+ * nodes that reports what was expected and what was found, mappings with
+ * duplicate and unknown keys reported, and the scalar types the schema uses
+ * (strings, booleans, keywords, durations).
+ *
+ * Every helper reports its own errors and returns false/NULL, so that the
+ * callers only decide what to do next. A `struct where` names what is being
+ * read, as every message starts: "web/app: restart.delay: ...". */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <yaml.h>
+
+#include "config/config_load.h"
+
+struct load_context {
+	yaml_document_t *document;
+	struct config_diagnostics *diagnostics;
+};
+
+struct where {
+	const char *owner; /* "web/app", "group web"; "" at the top level */
+	const char *field; /* "restart.delay", "command[1]"; "" for the owner */
+};
+
+/* The field `name` inside `parent` (parent's field, a dot, the name), its
+ * text written into `buffer`. */
+struct where where_field(const struct where *parent, const char *name, char *buffer, size_t size);
+
+struct source_location node_location(const yaml_node_t *node);
+
+/* Adds "OWNER: FIELD: message" at the node, leaving out empty parts. */
+void report(struct load_context *context, const yaml_node_t *node, const struct where *where,
+	    const char *format, ...) __attribute__((format(printf, 4, 5)));
+
+/* Plain "", "~" or "null" -- what an empty value such as `cwd:` gives. */
+bool node_is_null(const yaml_node_t *node);
+
+/* For "must be X, not <kind>": "a map", "a list", "a string", "null". */
+const char *node_kind(const yaml_node_t *node);
+
+/* Checks the node's type; `expected` completes "must be ...". */
+bool expect_map(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		const char *expected);
+bool expect_list(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		 const char *expected);
+
+/* A scalar that can become a C string: not null, no NUL byte inside. */
+const char *expect_string(struct load_context *context, const yaml_node_t *node,
+			  const struct where *where);
+
+/* true/false in YAML 1.2's spellings (True, FALSE...). */
+bool expect_bool(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		 bool *out);
+
+/* One of `names`: returns its index, or -1 after reporting
+ * `WHERE: unknown NOUN "x"; did you mean "y"?` (or the list of names). */
+int expect_keyword(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		   const char *noun, const char *const names[], size_t name_count);
+
+/* A duration (units.h); the message quotes the text and says why. */
+bool expect_duration(struct load_context *context, const yaml_node_t *node,
+		     const struct where *where, uint64_t *out_ms);
+
+struct map_entry {
+	const char *key; /* NUL-terminated; may hold a NUL itself: see key_length */
+	size_t key_length;
+	yaml_node_t *key_node;
+	yaml_node_t *value;
+};
+
+/* The entries of a mapping in file order, each key once. */
+struct map_entries {
+	struct map_entry *items;
+	size_t count;
+};
+
+/* Collects the entries of a mapping node (the caller checked the type).
+ * Reports keys that are not strings, and repeated keys as
+ * `WHERE: duplicate NOUN "x" (first defined at line N)` at the repeat, keeping
+ * the first. */
+void map_collect(struct load_context *context, const yaml_node_t *map, const struct where *where,
+		 const char *noun, struct map_entries *out);
+void map_entries_free(struct map_entries *entries);
+
+/* Reports every key that is not one of `known` (NULL-terminated), with the
+ * nearest known key as a suggestion, or the list of keys when none is
+ * near. */
+void map_check_keys(struct load_context *context, const struct map_entries *entries,
+		    const struct where *where, const char *const known[]);
+
+/* Whether `key` is present, or an unknown key is a likely typo of it: a
+ * required key written "comand" is reported once, as a typo, and not also
+ * as missing. */
+bool map_has_key_or_typo(const struct map_entries *entries, const char *const known[],
+			 const char *key);
+
+/* The value of `key`, or NULL when absent. */
+yaml_node_t *map_lookup(const struct map_entries *entries, const char *key);

@@ -1,0 +1,534 @@
+/* The config loader on valid input: the model it builds, field by field,
+ * with the stage defaults and the group -> task merge of restart policies;
+ * files, JSON, printing diagnostics, and inputs that must not crash it.
+ * The error messages are in test_config_errors.c. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config/config_load.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The example of the brief, as a user would write it. */
+static const char full_example[] =
+    "shutdown_timeout: 30s\n"
+    "groups:\n"
+    "  web:\n"
+    "    restart: {policy: on-failure, attempts: 3, interval: 1m, delay: 1s, mode: fail, "
+    "max_delay: 30s}\n"
+    "    tasks:\n"
+    "      setup:   {command: [\"/bin/sh\", \"-c\", \"echo prepare\"], lifecycle: {hook: "
+    "prestart}}\n"
+    "      proxy:   {command: [\"/usr/bin/proxy\"], lifecycle: {hook: prestart, sidecar: "
+    "true}}\n"
+    "      app:\n"
+    "        command: [\"/app/server\", \"--port\", \"8080\"]\n"
+    "        env: {PORT: \"8080\"}\n"
+    "        cwd: /app\n"
+    "        user: \"1000:1000\"\n"
+    "        restart: {policy: always, delay: 500ms, max_delay: 30s}\n"
+    "        kill: {signal: SIGTERM, timeout: 10s}\n"
+    "      announce: {command: \"echo hi\", lifecycle: {hook: poststart}}\n"
+    "      cleanup:  {command: [/bin/rm, -f, /run/app.pid], lifecycle: {hook: poststop}}\n";
+
+static struct config *parse_ok(const char *yaml)
+{
+	struct config_diagnostics diagnostics = {0};
+	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
+
+	/* Show what went wrong before failing. */
+	config_diagnostics_print(&diagnostics, "test.yaml", stderr);
+	assert_int_equal(diagnostics.count, 0);
+	assert_null(diagnostics.items);
+	assert_non_null(config);
+	return config;
+}
+
+static const struct task_config *find_task(const struct config *config, const char *full_name)
+{
+	for (size_t g = 0; g < config->group_count; g++) {
+		for (size_t t = 0; t < config->groups[g].task_count; t++) {
+			if (strcmp(config->groups[g].tasks[t].full_name, full_name) == 0)
+				return &config->groups[g].tasks[t];
+		}
+	}
+	fail_msg("no task %s", full_name);
+	return NULL;
+}
+
+static void assert_argv(const struct task_config *task, const char *const expected[], size_t count)
+{
+	assert_int_equal(task->argc, count);
+	for (size_t i = 0; i < count; i++)
+		assert_string_equal(task->argv[i], expected[i]);
+	assert_null(task->argv[count]);
+}
+
+static void assert_env(const struct task_config *task, const char *const expected[], size_t count)
+{
+	assert_non_null(task->env);
+	assert_int_equal(task->env_count, count);
+	for (size_t i = 0; i < count; i++)
+		assert_string_equal(task->env[i], expected[i]);
+	assert_null(task->env[count]);
+}
+
+static void assert_restart(const struct restart_policy *actual, enum restart_policy_kind policy,
+			   unsigned attempts, uint64_t interval_ms, uint64_t delay_ms,
+			   uint64_t max_delay_ms, enum restart_mode mode)
+{
+	assert_int_equal(actual->policy, policy);
+	assert_int_equal(actual->attempts, attempts);
+	assert_int_equal(actual->interval_ms, interval_ms);
+	assert_int_equal(actual->delay_ms, delay_ms);
+	assert_int_equal(actual->max_delay_ms, max_delay_ms);
+	assert_int_equal(actual->mode, mode);
+}
+
+static void test_full_example(void **state)
+{
+	struct config *config = parse_ok(full_example);
+	const struct group_config *web;
+	const struct task_config *task;
+	static const char *const task_order[] = {"setup", "proxy", "app", "announce", "cleanup"};
+
+	assert_string_equal(config->path, "test.yaml");
+	assert_int_equal(config->shutdown_timeout_ms, 30000);
+	assert_int_equal(config->group_count, 1);
+	web = &config->groups[0];
+	assert_string_equal(web->name, "web");
+	assert_int_equal(web->location.line, 3);
+	assert_int_equal(web->location.column, 3);
+	assert_int_equal(web->task_count, 5);
+	for (size_t i = 0; i < ARRAY_SIZE(task_order); i++)
+		assert_string_equal(web->tasks[i].name, task_order[i]);
+
+	task = find_task(config, "web/setup");
+	assert_string_equal(task->name, "setup");
+	assert_int_equal(task->location.line, 6);
+	assert_int_equal(task->location.column, 7);
+	assert_int_equal(task->stage, STAGE_PRESTART_EPHEMERAL);
+	assert_argv(task, (const char *const[]){"/bin/sh", "-c", "echo prepare"}, 3);
+	assert_env(task, NULL, 0);
+	assert_null(task->cwd);
+	assert_null(task->user);
+	assert_int_equal(task->kill_signal, SIGTERM);
+	assert_int_equal(task->kill_timeout_ms, CONFIG_DEFAULT_KILL_TIMEOUT_MS);
+	assert_restart(&task->restart, RESTART_ON_FAILURE, 3, 60000, 1000, 30000,
+		       RESTART_MODE_FAIL);
+
+	/* The group default overrides the stage default (always) too. */
+	task = find_task(config, "web/proxy");
+	assert_int_equal(task->stage, STAGE_PRESTART_SIDECAR);
+	assert_argv(task, (const char *const[]){"/usr/bin/proxy"}, 1);
+	assert_restart(&task->restart, RESTART_ON_FAILURE, 3, 60000, 1000, 30000,
+		       RESTART_MODE_FAIL);
+
+	task = find_task(config, "web/app");
+	assert_int_equal(task->stage, STAGE_MAIN);
+	assert_argv(task, (const char *const[]){"/app/server", "--port", "8080"}, 3);
+	assert_env(task, (const char *const[]){"PORT=8080"}, 1);
+	assert_string_equal(task->cwd, "/app");
+	assert_string_equal(task->user, "1000:1000");
+	assert_int_equal(task->kill_signal, SIGTERM);
+	assert_int_equal(task->kill_timeout_ms, 10000);
+	/* policy, delay and max_delay from the task; the rest from the group. */
+	assert_restart(&task->restart, RESTART_ALWAYS, 3, 60000, 500, 30000, RESTART_MODE_FAIL);
+
+	task = find_task(config, "web/announce");
+	assert_int_equal(task->stage, STAGE_POSTSTART_EPHEMERAL);
+	assert_argv(task, (const char *const[]){"/bin/sh", "-c", "echo hi"}, 3);
+
+	task = find_task(config, "web/cleanup");
+	assert_int_equal(task->stage, STAGE_POSTSTOP);
+	assert_argv(task, (const char *const[]){"/bin/rm", "-f", "/run/app.pid"}, 3);
+	assert_restart(&task->restart, RESTART_ON_FAILURE, 3, 60000, 1000, 30000,
+		       RESTART_MODE_FAIL);
+	config_free(config);
+}
+
+static void test_stage_defaults(void **state)
+{
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  g:\n"
+		     "    tasks:\n"
+		     "      pre: {command: a, lifecycle: {hook: prestart}}\n"
+		     "      pre-side: {command: a, lifecycle: {hook: prestart, "
+		     "sidecar: true}}\n"
+		     "      main: {command: a}\n"
+		     "      post: {command: a, lifecycle: {hook: poststart, "
+		     "sidecar: false}}\n"
+		     "      post-side: {command: a, lifecycle: {hook: poststart, "
+		     "sidecar: True}}\n"
+		     "      stop: {command: a, lifecycle: {hook: poststop}}\n");
+	const struct {
+		const char *name;
+		enum lifecycle_stage stage;
+		enum restart_policy_kind policy;
+	} expected[] = {
+	    {"g/pre", STAGE_PRESTART_EPHEMERAL, RESTART_ON_FAILURE},
+	    {"g/pre-side", STAGE_PRESTART_SIDECAR, RESTART_ALWAYS},
+	    {"g/main", STAGE_MAIN, RESTART_ALWAYS},
+	    {"g/post", STAGE_POSTSTART_EPHEMERAL, RESTART_ON_FAILURE},
+	    {"g/post-side", STAGE_POSTSTART_SIDECAR, RESTART_ALWAYS},
+	    {"g/stop", STAGE_POSTSTOP, RESTART_NEVER},
+	};
+
+	assert_int_equal(config->shutdown_timeout_ms, CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS);
+	for (size_t i = 0; i < ARRAY_SIZE(expected); i++) {
+		const struct task_config *task = find_task(config, expected[i].name);
+		struct restart_policy builtin = restart_policy_default(expected[i].stage);
+
+		print_message("%s\n", expected[i].name);
+		assert_int_equal(task->stage, expected[i].stage);
+		assert_restart(&task->restart, expected[i].policy, 3, 60000, 1000, 30000,
+			       RESTART_MODE_FAIL);
+		assert_restart(&builtin, expected[i].policy, 3, 60000, 1000, 30000,
+			       RESTART_MODE_FAIL);
+	}
+	config_free(config);
+}
+
+static void test_stage_names(void **state)
+{
+	static const char *const names[STAGE_COUNT] = {
+	    "prestart-ephemeral",  "prestart-sidecar",  "main",
+	    "poststart-ephemeral", "poststart-sidecar", "poststop",
+	};
+
+	for (int stage = 0; stage < STAGE_COUNT; stage++) {
+		assert_string_equal(lifecycle_stage_name((enum lifecycle_stage)stage),
+				    names[stage]);
+		assert_int_equal(lifecycle_stage_is_sidecar((enum lifecycle_stage)stage),
+				 stage == STAGE_PRESTART_SIDECAR ||
+				     stage == STAGE_POSTSTART_SIDECAR);
+	}
+}
+
+static void test_group_default_merges_field_by_field(void **state)
+{
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  g:\n"
+		     "    restart: {attempts: 5, mode: delay, interval: 10m}\n"
+		     "    tasks:\n"
+		     "      stop: {command: a, lifecycle: {hook: poststop}}\n"
+		     "      main: {command: a, restart: {attempts: 1, policy: never}}\n"
+		     "      other: {command: a, restart: {interval: 5s, mode: fail}}\n");
+
+	/* The stage keeps its policy; the group sets the other fields. */
+	assert_restart(&find_task(config, "g/stop")->restart, RESTART_NEVER, 5, 600000, 1000, 30000,
+		       RESTART_MODE_DELAY);
+	assert_restart(&find_task(config, "g/main")->restart, RESTART_NEVER, 1, 600000, 1000, 30000,
+		       RESTART_MODE_DELAY);
+	assert_restart(&find_task(config, "g/other")->restart, RESTART_ALWAYS, 5, 5000, 1000, 30000,
+		       RESTART_MODE_FAIL);
+	config_free(config);
+}
+
+static void test_max_delay_follows_long_delay(void **state)
+{
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  g:\n"
+		     "    restart: {delay: 2m}\n"
+		     "    tasks:\n"
+		     "      inherits: {command: a}\n"
+		     "      own: {command: a, restart: {delay: 45s}}\n"
+		     "      short: {command: a, restart: {delay: 0}}\n"
+		     "      capped: {command: a, restart: {delay: 1m, max_delay: 1h}}\n");
+
+	/* Unset max_delay never undercuts the delay asked for. */
+	assert_int_equal(find_task(config, "g/inherits")->restart.delay_ms, 120000);
+	assert_int_equal(find_task(config, "g/inherits")->restart.max_delay_ms, 120000);
+	assert_int_equal(find_task(config, "g/own")->restart.delay_ms, 45000);
+	assert_int_equal(find_task(config, "g/own")->restart.max_delay_ms, 45000);
+	assert_int_equal(find_task(config, "g/short")->restart.delay_ms, 0);
+	assert_int_equal(find_task(config, "g/short")->restart.max_delay_ms, 30000);
+	assert_int_equal(find_task(config, "g/capped")->restart.max_delay_ms, 3600000);
+	config_free(config);
+}
+
+static void test_scalars_as_strings(void **state)
+{
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  g1.a_b-c:\n"
+		     "    tasks:\n"
+		     "      0task:\n"
+		     "        command: [prog, 8080, true, '', 'null', \"~\"]\n"
+		     "        env: {PORT: 8080, DEBUG: true, EMPTY: '', _x1: \"a=b\", Q: 'null'}\n"
+		     "        user: 1000\n"
+		     "        kill: {signal: hup, timeout: 0}\n"
+		     "      t2: {command: x, user: www-data, kill: {signal: RTMIN+2}}\n");
+	const struct task_config *task = find_task(config, "g1.a_b-c/0task");
+
+	/* Quoted null is text; numbers and booleans are their spelling. */
+	assert_argv(task, (const char *const[]){"prog", "8080", "true", "", "null", "~"}, 6);
+	assert_env(task,
+		   (const char *const[]){"PORT=8080", "DEBUG=true", "EMPTY=", "_x1=a=b", "Q=null"},
+		   5);
+	assert_string_equal(task->user, "1000");
+	assert_int_equal(task->kill_signal, SIGHUP);
+	assert_int_equal(task->kill_timeout_ms, 0);
+	task = find_task(config, "g1.a_b-c/t2");
+	assert_string_equal(task->user, "www-data");
+	assert_int_equal(task->kill_signal, SIGRTMIN + 2);
+	config_free(config);
+}
+
+static void test_aliases(void **state)
+{
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  a:\n"
+		     "    restart: &policy {policy: never, attempts: 7}\n"
+		     "    tasks:\n"
+		     "      one: {command: &cmd [/bin/true, --x], env: &env {A: b}}\n"
+		     "  b:\n"
+		     "    restart: *policy\n"
+		     "    tasks:\n"
+		     "      two: {command: *cmd, env: *env}\n");
+	const struct task_config *two = find_task(config, "b/two");
+
+	assert_argv(two, (const char *const[]){"/bin/true", "--x"}, 2);
+	assert_env(two, (const char *const[]){"A=b"}, 1);
+	assert_restart(&two->restart, RESTART_NEVER, 7, 60000, 1000, 30000, RESTART_MODE_FAIL);
+	config_free(config);
+}
+
+static void test_json_inline(void **state)
+{
+	struct config *config = parse_ok(
+	    "{\"shutdown_timeout\": \"1m30s\", \"groups\": {\"g\": {\"tasks\": {\"t\": "
+	    "{\"command\": [\"/bin/echo\", \"hi\"], \"lifecycle\": {\"hook\": \"poststart\", "
+	    "\"sidecar\": true}, \"kill\": {\"signal\": \"SIGKILL\"}}}}}}");
+	const struct task_config *task = find_task(config, "g/t");
+
+	assert_int_equal(config->shutdown_timeout_ms, 90000);
+	assert_argv(task, (const char *const[]){"/bin/echo", "hi"}, 2);
+	assert_int_equal(task->stage, STAGE_POSTSTART_SIDECAR);
+	assert_int_equal(task->kill_signal, SIGKILL);
+	config_free(config);
+}
+
+static void test_document_markers_and_comments(void **state)
+{
+	struct config *config = parse_ok("%YAML 1.1\n---\n# comment\ngroups: {g: {tasks: {t: "
+					 "{command: x}}}} # trailing\n...\n");
+
+	assert_int_equal(config->group_count, 1);
+	config_free(config);
+}
+
+static void test_load_file_full(void **state)
+{
+	struct config_diagnostics diagnostics;
+	struct config *config = config_load_file("configs/full.yaml", &diagnostics);
+	const struct task_config *task;
+
+	config_diagnostics_print(&diagnostics, "configs/full.yaml", stderr);
+	assert_int_equal(diagnostics.count, 0);
+	assert_non_null(config);
+	assert_string_equal(config->path, "configs/full.yaml");
+	assert_int_equal(config->shutdown_timeout_ms, 45000);
+	assert_int_equal(config->group_count, 2);
+	assert_string_equal(config->groups[0].name, "web");
+	assert_string_equal(config->groups[1].name, "jobs");
+	assert_int_equal(config->groups[0].task_count, 5);
+
+	task = find_task(config, "web/app");
+	assert_env(task, (const char *const[]){"PORT=8080", "MODE=production"}, 2);
+	assert_int_equal(task->kill_signal, SIGINT);
+	assert_int_equal(task->kill_timeout_ms, 5000);
+	assert_int_equal(task->location.line, 9);
+	task = find_task(config, "jobs/worker");
+	assert_argv(task, (const char *const[]){"/bin/sh", "-c", "/usr/bin/worker --queue default"},
+		    3);
+	/* No group default: the stage default. */
+	assert_restart(&task->restart, RESTART_ALWAYS, 3, 60000, 1000, 30000, RESTART_MODE_FAIL);
+	config_free(config);
+}
+
+static void test_load_file_json_with_tabs(void **state)
+{
+	struct config_diagnostics diagnostics;
+	struct config *config = config_load_file("configs/tabs.json", &diagnostics);
+	const struct task_config *task;
+
+	config_diagnostics_print(&diagnostics, "configs/tabs.json", stderr);
+	assert_int_equal(diagnostics.count, 0);
+	assert_non_null(config);
+	assert_int_equal(config->shutdown_timeout_ms, 10000);
+	task = find_task(config, "api/server");
+	assert_argv(task, (const char *const[]){"/srv/api", "--listen", ":80"}, 3);
+	assert_env(task, (const char *const[]){"LOG=debug"}, 1);
+	assert_int_equal(task->restart.attempts, 0);
+	config_free(config);
+}
+
+static void test_load_file_errors(void **state)
+{
+	static const struct {
+		unsigned line, column;
+		const char *message;
+	} expected[] = {
+	    {5, 9, "web/app: unknown key \"comand\"; did you mean \"command\"?"},
+	    {6, 26,
+	     "web/app: restart.delay: invalid duration \"5x\": unknown unit (use ms, s, m or h)"},
+	    {7, 24, "web/app: kill.signal: unknown signal \"SIGFOO\""},
+	    {8, 7, "group web: duplicate task \"app\" (first defined at line 4)"},
+	};
+	struct config_diagnostics diagnostics;
+	struct config *config = config_load_file("configs/several_errors.yaml", &diagnostics);
+
+	assert_null(config);
+	assert_int_equal(diagnostics.count, ARRAY_SIZE(expected));
+	for (size_t i = 0; i < ARRAY_SIZE(expected); i++) {
+		assert_int_equal(diagnostics.items[i].location.line, expected[i].line);
+		assert_int_equal(diagnostics.items[i].location.column, expected[i].column);
+		assert_string_equal(diagnostics.items[i].message, expected[i].message);
+	}
+	config_diagnostics_free(&diagnostics);
+	assert_int_equal(diagnostics.count, 0);
+	assert_null(diagnostics.items);
+}
+
+static void test_load_missing_file(void **state)
+{
+	struct config_diagnostics diagnostics;
+	struct config *config = config_load_file("configs/does-not-exist.yaml", &diagnostics);
+
+	assert_null(config);
+	assert_int_equal(diagnostics.count, 1);
+	assert_int_equal(diagnostics.items[0].location.line, 0);
+	assert_int_equal(diagnostics.items[0].location.column, 0);
+	assert_string_equal(diagnostics.items[0].message, "cannot read: No such file or directory");
+	config_diagnostics_free(&diagnostics);
+}
+
+static void test_load_directory(void **state)
+{
+	struct config_diagnostics diagnostics;
+	struct config *config = config_load_file("configs", &diagnostics);
+
+	assert_null(config);
+	assert_int_equal(diagnostics.count, 1);
+	assert_string_equal(diagnostics.items[0].message, "cannot read: Is a directory");
+	config_diagnostics_free(&diagnostics);
+}
+
+static void test_print(void **state)
+{
+	struct config_diagnostic items[] = {
+	    {{0, 0}, "cannot read: No such file or directory"},
+	    {{3, 7}, "group web: duplicate task \"app\" (first defined at line 2)"},
+	};
+	struct config_diagnostics diagnostics = {items, ARRAY_SIZE(items)};
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	assert_non_null(out);
+	config_diagnostics_print(&diagnostics, "corral.yaml", out);
+	fclose(out);
+	assert_string_equal(text, "corral.yaml: cannot read: No such file or directory\n"
+				  "corral.yaml:3:7: group web: duplicate task \"app\" (first "
+				  "defined at line 2)\n");
+	free(text);
+}
+
+/* Parses exactly `size` bytes from a buffer of that size, so that
+ * AddressSanitizer catches a read past the end. Either a config or
+ * diagnostics, never both, never neither. */
+static void parse_exact(const char *data, size_t size)
+{
+	struct config_diagnostics diagnostics;
+	char *copy = malloc(size ? size : 1);
+	struct config *config;
+
+	assert_non_null(copy);
+	memcpy(copy, data, size);
+	config = config_parse_buffer("fuzz.yaml", copy, size, &diagnostics);
+	assert_true((config != NULL) != (diagnostics.count > 0));
+	for (size_t i = 0; i < diagnostics.count; i++)
+		assert_non_null(diagnostics.items[i].message);
+	config_free(config);
+	config_diagnostics_free(&diagnostics);
+	free(copy);
+}
+
+static void test_every_prefix_of_the_example(void **state)
+{
+	/* A cheap fuzz run: every truncation of a real file. */
+	for (size_t size = 0; size <= strlen(full_example); size++)
+		parse_exact(full_example, size);
+}
+
+static void test_hostile_inputs(void **state)
+{
+	static const char *const inputs[] = {
+	    "&a [*a]",
+	    "groups: &g {web: {tasks: *g}}",
+	    "groups: &g {web: *g}",
+	    "groups: {g: {tasks: {t: &t {command: x, env: *t}}}}",
+	    "*undefined",
+	    "groups: {? [a, b] : c, ? {x: y} : z}",
+	    "\xef\xbb\xbfgroups: {g: {tasks: {t: {command: x}}}}",
+	    "groups: {g: {tasks: {t: {command: \"a\\0b\", env: {\"A\\0\": x}}}}}",
+	    "groups: {\"\\x01\\n\\\"\": {tasks: {\"\\t\": {command: x}}}}",
+	    "!!map {groups: !!str x}",
+	    "\t",
+	    "---\n---\n---\n",
+	    "groups: !<tag:yaml.org,2002:null>",
+	};
+	static const char with_nul[] = "groups: {g: {tasks: {t: {command: x}}}}\0# tail";
+	static char deep[20001];
+	static char long_key[5000];
+
+	for (size_t i = 0; i < ARRAY_SIZE(inputs); i++)
+		parse_exact(inputs[i], strlen(inputs[i]));
+	parse_exact(with_nul, sizeof(with_nul) - 1);
+
+	memset(deep, '[', sizeof(deep) - 1);
+	parse_exact(deep, strlen(deep));
+	memset(long_key, 'k', sizeof(long_key) - 1);
+	memcpy(long_key, "groups: {", 9);
+	long_key[sizeof(long_key) - 3] = ':';
+	long_key[sizeof(long_key) - 2] = '}';
+	parse_exact(long_key, strlen(long_key));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_full_example),
+	    cmocka_unit_test(test_stage_defaults),
+	    cmocka_unit_test(test_stage_names),
+	    cmocka_unit_test(test_group_default_merges_field_by_field),
+	    cmocka_unit_test(test_max_delay_follows_long_delay),
+	    cmocka_unit_test(test_scalars_as_strings),
+	    cmocka_unit_test(test_aliases),
+	    cmocka_unit_test(test_json_inline),
+	    cmocka_unit_test(test_document_markers_and_comments),
+	    cmocka_unit_test(test_load_file_full),
+	    cmocka_unit_test(test_load_file_json_with_tabs),
+	    cmocka_unit_test(test_load_file_errors),
+	    cmocka_unit_test(test_load_missing_file),
+	    cmocka_unit_test(test_load_directory),
+	    cmocka_unit_test(test_print),
+	    cmocka_unit_test(test_every_prefix_of_the_example),
+	    cmocka_unit_test(test_hostile_inputs),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,337 @@
+/* Every class of config error: where it is reported (line:column of the
+ * offending node) and the exact message. One table row per mistake. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config/config_load.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A task "app" in group "web": its value starts at line 4, column 12, so a
+ * node at offset N of the flow map is at column 12 + N. */
+#define TASK(flow)   "groups:\n  web:\n    tasks:\n      app: " flow "\n"
+#define VALID_GROUPS "groups: {g: {tasks: {t: {command: x}}}}\n"
+#define NAME_RULE    "use lowercase letters, digits, '-', '_' and '.', starting with a letter or digit"
+
+struct error_case {
+	const char *what;
+	const char *yaml;
+	unsigned line, column;
+	const char *message;
+};
+
+static const struct error_case cases[] = {
+    /* Keys */
+    {"unknown task key, with a suggestion", TASK("{comand: [a]}"), 4, 13,
+     "web/app: unknown key \"comand\"; did you mean \"command\"?"},
+    {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
+     "web/app: unknown key \"foo\" (expected command, env, cwd, user, lifecycle, restart or "
+     "kill)"},
+    {"misspelt key in capitals", TASK("{Command: a}"), 4, 13,
+     "web/app: unknown key \"Command\"; did you mean \"command\"?"},
+    {"unknown restart key", TASK("{command: a, restart: {dealy: 1s}}"), 4, 35,
+     "web/app: restart: unknown key \"dealy\"; did you mean \"delay\"?"},
+    {"unknown group key", "groups:\n  web:\n    taks: {a: {command: x}}\n", 3, 5,
+     "group web: unknown key \"taks\"; did you mean \"tasks\"?"},
+    {"misspelt groups", "group: {web: {tasks: {a: {command: x}}}}\n", 1, 1,
+     "unknown key \"group\"; did you mean \"groups\"?"},
+    {"socket is not accepted yet", "socket: /run/corral.sock\n" VALID_GROUPS, 1, 1,
+     "unknown key \"socket\" (expected shutdown_timeout or groups)"},
+    {"control is not accepted yet", VALID_GROUPS "control: {}\n", 2, 1,
+     "unknown key \"control\" (expected shutdown_timeout or groups)"},
+    {"key that is a list", "groups: {g: {tasks: {[a]: {command: x}}}}\n", 1, 22,
+     "group g: keys must be strings, not a list"},
+
+    /* Duplicates */
+    {"duplicate task",
+     "groups:\n  web:\n    tasks:\n      app: {command: a}\n"
+     "      app: {command: b}\n",
+     5, 7, "group web: duplicate task \"app\" (first defined at line 4)"},
+    {"duplicate group",
+     "groups:\n  web: {tasks: {a: {command: x}}}\n"
+     "  web: {tasks: {b: {command: x}}}\n",
+     3, 3, "groups: duplicate group \"web\" (first defined at line 2)"},
+    {"duplicate task key",
+     "groups:\n  web:\n    tasks:\n      app:\n        command: a\n        cwd: /\n"
+     "        command: b\n",
+     7, 9, "web/app: duplicate key \"command\" (first defined at line 5)"},
+    {"duplicate variable", TASK("{command: a, env: {A: 1, A: 2}}"), 4, 37,
+     "web/app: env: duplicate variable \"A\" (first defined at line 4)"},
+    {"duplicate restart key", TASK("{command: a, restart: {delay: 1s, delay: 2s}}"), 4, 46,
+     "web/app: restart: duplicate key \"delay\" (first defined at line 4)"},
+
+    /* Types */
+    {"command as a map", TASK("{command: {a: b}}"), 4, 22,
+     "web/app: command: must be a list of strings or a string, not a map"},
+    {"env as a list", TASK("{command: a, env: [A=1]}"), 4, 30,
+     "web/app: env: must be a map of variable names to values, not a list"},
+    {"groups as a list", "groups: [a]\n", 1, 9,
+     "groups: must be a map of group names to groups, not a list"},
+    {"tasks as a string", "groups:\n  web:\n    tasks: app\n", 3, 12,
+     "group web: tasks: must be a map of task names to tasks, not a string"},
+    {"task as a string", TASK("/bin/true"), 4, 12,
+     "web/app: must be a map with \"command\", not a string"},
+    {"group as null", "groups:\n  web:\n", 2, 7,
+     "group web: must be a map with \"tasks\", not null"},
+    {"kill as a string", TASK("{command: a, kill: TERM}"), 4, 31,
+     "web/app: kill: must be a map of \"signal\" and \"timeout\", not a string"},
+    {"restart as a string", TASK("{command: a, restart: always}"), 4, 34,
+     "web/app: restart: must be a map of restart fields, not a string"},
+    {"lifecycle as a list", TASK("{command: a, lifecycle: [prestart]}"), 4, 36,
+     "web/app: lifecycle: must be a map with \"hook\", not a list"},
+    {"sidecar not a boolean", TASK("{command: a, lifecycle: {hook: prestart, sidecar: yes}}"), 4,
+     62, "web/app: lifecycle.sidecar: must be true or false, not \"yes\""},
+    {"env value null", TASK("{command: a, env: {X: ~}}"), 4, 34,
+     "web/app: env.X: must be a string, not null"},
+    {"env value a map", TASK("{command: a, env: {X: {a: b}}}"), 4, 34,
+     "web/app: env.X: must be a string, not a map"},
+    {"cwd null", TASK("{command: a, cwd: }"), 4, 30, "web/app: cwd: must be a string, not null"},
+
+    /* Commands */
+    {"empty command list", TASK("{command: []}"), 4, 22, "web/app: command: must not be empty"},
+    {"empty command string", TASK("{command: \"\"}"), 4, 22, "web/app: command: must not be empty"},
+    {"blank command string", TASK("{command: '  '}"), 4, 22, "web/app: command: must not be empty"},
+    {"null command", TASK("{command: ~}"), 4, 22, "web/app: command: must not be empty"},
+    {"missing command", TASK("{cwd: /}"), 4, 12, "web/app: missing \"command\""},
+    {"command word a list", TASK("{command: [a, [b]]}"), 4, 26,
+     "web/app: command[1]: must be a string, not a list"},
+    {"command word null", TASK("{command: [a, b, ~]}"), 4, 29,
+     "web/app: command[2]: must be a string, not null"},
+    {"empty program", TASK("{command: [\"\", x]}"), 4, 23,
+     "web/app: command[0]: the program must not be empty"},
+    {"NUL in a word", TASK("{command: [\"a\\0b\"]}"), 4, 23,
+     "web/app: command[0]: must not contain a NUL character"},
+
+    /* Names */
+    {"task name in capitals", "groups:\n  web:\n    tasks:\n      App: {command: a}\n", 4, 7,
+     "group web: invalid task name \"App\": " NAME_RULE},
+    {"group name starting with a dash", "groups:\n  -web: {tasks: {a: {command: x}}}\n", 2, 3,
+     "groups: invalid group name \"-web\": " NAME_RULE},
+    {"group name with control characters", "groups: {\"a\\tb\\\"\": {tasks: {t: {command: x}}}}\n",
+     1, 10, "groups: invalid group name \"a\\tb\\\"\": " NAME_RULE},
+    {"empty task name", "groups: {g: {tasks: {'': {command: x}}}}\n", 1, 22,
+     "group g: invalid task name \"\": must not be empty"},
+    {"task name too long",
+     "groups: {g: {tasks: "
+     "{aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: {command: x}}}}\n",
+     1, 22,
+     "group g: invalid task name "
+     "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": longer than 64 "
+     "characters"},
+    {"variable name", TASK("{command: a, env: {1X: a}}"), 4, 31,
+     "web/app: env: invalid variable name \"1X\": use letters, digits and '_', not starting "
+     "with a digit"},
+
+    /* Values */
+    {"bad duration", TASK("{command: a, restart: {delay: 5x}}"), 4, 42,
+     "web/app: restart.delay: invalid duration \"5x\": unknown unit (use ms, s, m or h)"},
+    {"bare number as a duration", TASK("{command: a, kill: {timeout: 30}}"), 4, 41,
+     "web/app: kill.timeout: invalid duration \"30\": a number needs a unit (ms, s, m or h); "
+     "only 0 goes without"},
+    {"negative shutdown timeout", "shutdown_timeout: -1s\n" VALID_GROUPS, 1, 19,
+     "shutdown_timeout: invalid duration \"-1s\": must not be negative"},
+    {"unknown signal", TASK("{command: a, kill: {signal: SIGFOO}}"), 4, 40,
+     "web/app: kill.signal: unknown signal \"SIGFOO\""},
+    {"misspelt signal", TASK("{command: a, kill: {signal: SIGTREM}}"), 4, 40,
+     "web/app: kill.signal: unknown signal \"SIGTREM\"; did you mean \"SIGTERM\"?"},
+    {"signal as a number", TASK("{command: a, kill: {signal: 9}}"), 4, 40,
+     "web/app: kill.signal: unknown signal \"9\"; write it by name: \"SIGKILL\""},
+    {"signal as a number with no name", TASK("{command: a, kill: {signal: 99}}"), 4, 40,
+     "web/app: kill.signal: unknown signal \"99\""},
+    {"interval of 0", TASK("{command: a, restart: {interval: 0}}"), 4, 45,
+     "web/app: restart.interval: must be longer than 0"},
+    {"negative attempts", TASK("{command: a, restart: {attempts: -1}}"), 4, 45,
+     "web/app: restart.attempts: must be a whole number, 0 or more, not \"-1\""},
+    {"too many attempts", TASK("{command: a, restart: {attempts: 4294967296}}"), 4, 45,
+     "web/app: restart.attempts: \"4294967296\" is too large"},
+    {"misspelt policy", TASK("{command: a, restart: {policy: alwys}}"), 4, 43,
+     "web/app: restart.policy: unknown restart policy \"alwys\"; did you mean \"always\"?"},
+    {"unknown mode", TASK("{command: a, restart: {mode: backoff}}"), 4, 41,
+     "web/app: restart.mode: unknown restart mode \"backoff\" (use fail or delay)"},
+    {"relative cwd", TASK("{command: a, cwd: app}"), 4, 30,
+     "web/app: cwd: must be an absolute path, not \"app\""},
+    {"empty user", TASK("{command: a, user: ''}"), 4, 31,
+     "web/app: user: must not be empty (write a name, a uid or uid:gid)"},
+
+    /* Restart delays */
+    {"max_delay below delay in a task", TASK("{command: a, restart: {delay: 1m, max_delay: 10s}}"),
+     4, 57, "web/app: restart.max_delay: 10s is shorter than restart.delay (1m)"},
+    {"max_delay below delay in a group, reported once",
+     "groups:\n  web:\n    restart: {delay: 1m, max_delay: 10s}\n"
+     "    tasks: {a: {command: a}, b: {command: b}}\n",
+     3, 37, "group web: restart.max_delay: 10s is shorter than restart.delay (1m)"},
+    {"max_delay of the group below the delay of a task",
+     "groups:\n  web:\n    restart: {max_delay: 10s}\n"
+     "    tasks: {app: {command: a, restart: {delay: 1m}}}\n",
+     3, 26,
+     "web/app: restart.max_delay: 10s (set in group web) is shorter than restart.delay (1m)"},
+
+    /* Lifecycle */
+    {"sidecar on poststop", TASK("{command: a, lifecycle: {hook: poststop, sidecar: true}}"), 4, 62,
+     "web/app: lifecycle.sidecar: a poststop task cannot be a sidecar (it runs after the group "
+     "stopped)"},
+    {"sidecar without hook", TASK("{command: a, lifecycle: {sidecar: true}}"), 4, 46,
+     "web/app: lifecycle: \"sidecar\" needs a \"hook\" (prestart or poststart)"},
+    {"empty lifecycle", TASK("{command: a, lifecycle: {}}"), 4, 36,
+     "web/app: lifecycle: missing \"hook\" (prestart, poststart or poststop)"},
+    {"misspelt hook", TASK("{command: a, lifecycle: {hook: prestrat}}"), 4, 43,
+     "web/app: lifecycle.hook: unknown hook \"prestrat\"; did you mean \"prestart\"?"},
+    {"unknown hook", TASK("{command: a, lifecycle: {hook: main}}"), 4, 43,
+     "web/app: lifecycle.hook: unknown hook \"main\" (use prestart, poststart or poststop)"},
+
+    /* The file as a whole */
+    {"empty file", "", 0, 0, "the file is empty; expected a map with \"groups\""},
+    {"only comments", "# nothing yet\n", 0, 0, "the file is empty; expected a map with \"groups\""},
+    {"a list at the top", "- a\n", 1, 1,
+     "must be a map with \"groups\" at the top level, not a list"},
+    {"a string at the top", "hello\n", 1, 1,
+     "must be a map with \"groups\" at the top level, not a string"},
+    {"missing groups", "shutdown_timeout: 1s\n", 1, 1,
+     "missing \"groups\" (a map of group names to groups)"},
+    {"empty groups", "groups: {}\n", 1, 9, "groups: must define at least one group"},
+    {"null groups", "groups:\n", 1, 8, "groups: must define at least one group"},
+    {"group without tasks", "groups:\n  web: {tasks: {}}\n", 2, 16,
+     "group web: tasks: must define at least one task"},
+    {"group with tasks missing", "groups:\n  web: {restart: {delay: 1s}}\n", 2, 8,
+     "group web: missing \"tasks\" (a group needs at least one task)"},
+    {"two documents", VALID_GROUPS "---\nfoo: 1\n", 2, 1,
+     "only one YAML document is allowed; this file has more"},
+    {"YAML syntax error", "groups:\n  web:\n    tasks: {app: [}\n", 3, 19,
+     "YAML syntax error: did not find expected node content (while parsing a flow node)"},
+    {"bad indentation", "groups:\n  web:\n    tasks:\n   app: {command: a}\n", 4, 4,
+     "YAML syntax error: did not find expected key (while parsing a block mapping at line 2, "
+     "column 3)"},
+    {"undefined alias", "groups: *nope\n", 1, 9, "YAML syntax error: found undefined alias"},
+    {"invalid UTF-8", "groups: \xff\n", 1, 9,
+     "YAML syntax error: invalid leading UTF-8 octet (byte 0xff)"},
+    {"tab indentation", "groups:\n\tweb: {}\n", 2, 1,
+     "YAML syntax error: found character that cannot start any token (a tab: indent with "
+     "spaces)"},
+};
+
+static void test_one_error_each(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct error_case *c = &cases[i];
+		struct config_diagnostics diagnostics;
+		struct config *config;
+
+		print_message("%s\n", c->what);
+		config = config_parse_buffer("test.yaml", c->yaml, strlen(c->yaml), &diagnostics);
+		config_diagnostics_print(&diagnostics, "test.yaml", stderr);
+		assert_null(config);
+		assert_int_equal(diagnostics.count, 1);
+		assert_string_equal(diagnostics.items[0].message, c->message);
+		assert_int_equal(diagnostics.items[0].location.line, c->line);
+		assert_int_equal(diagnostics.items[0].location.column, c->column);
+		config_diagnostics_free(&diagnostics);
+	}
+}
+
+static void test_several_errors_sorted(void **state)
+{
+	static const char yaml[] =
+	    "shutdown_timeout: 10\n"
+	    "groups:\n"
+	    "  web:\n"
+	    "    tasks:\n"
+	    "      b: {command: [], kill: {signal: NOPE}}\n"
+	    "      a: {comand: x, cwd: rel}\n"
+	    "  Bad: {tasks: {x: {command: y, restart: {policy: sometimes}}}}\n";
+	static const struct {
+		unsigned line, column;
+		const char *message;
+	} expected[] = {
+	    {1, 19,
+	     "shutdown_timeout: invalid duration \"10\": a number needs a unit (ms, s, m or h); "
+	     "only 0 goes without"},
+	    {5, 20, "web/b: command: must not be empty"},
+	    {5, 39, "web/b: kill.signal: unknown signal \"NOPE\""},
+	    {6, 11, "web/a: unknown key \"comand\"; did you mean \"command\"?"},
+	    {6, 27, "web/a: cwd: must be an absolute path, not \"rel\""},
+	    {7, 3, "groups: invalid group name \"Bad\": " NAME_RULE},
+	    {7, 51,
+	     "\"Bad\"/x: restart.policy: unknown restart policy \"sometimes\" (use always, "
+	     "on-failure or never)"},
+	};
+	struct config_diagnostics diagnostics;
+	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
+
+	config_diagnostics_print(&diagnostics, "test.yaml", stderr);
+	assert_null(config);
+	assert_int_equal(diagnostics.count, ARRAY_SIZE(expected));
+	for (size_t i = 0; i < ARRAY_SIZE(expected); i++) {
+		assert_string_equal(diagnostics.items[i].message, expected[i].message);
+		assert_int_equal(diagnostics.items[i].location.line, expected[i].line);
+		assert_int_equal(diagnostics.items[i].location.column, expected[i].column);
+	}
+	config_diagnostics_free(&diagnostics);
+}
+
+static void test_same_place_keeps_order_found(void **state)
+{
+	/* One node reached through an alias from the group and three tasks:
+	 * four errors at one place, kept in the order they were found. */
+	static const char yaml[] =
+	    "groups:\n"
+	    "  g:\n"
+	    "    restart: &r {delay: 5x}\n"
+	    "    tasks: {t1: {command: a, restart: *r}, t2: {command: a, restart: *r},"
+	    " t3: {command: a, restart: *r}}\n";
+	static const char *const owners[] = {"group g", "g/t1", "g/t2", "g/t3"};
+	struct config_diagnostics diagnostics;
+	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
+
+	config_diagnostics_print(&diagnostics, "test.yaml", stderr);
+	assert_null(config);
+	assert_int_equal(diagnostics.count, ARRAY_SIZE(owners));
+	for (size_t i = 0; i < ARRAY_SIZE(owners); i++) {
+		char expected[160];
+
+		snprintf(expected, sizeof(expected),
+			 "%s: restart.delay: invalid duration \"5x\": unknown unit (use ms, s, m "
+			 "or h)",
+			 owners[i]);
+		assert_string_equal(diagnostics.items[i].message, expected);
+		assert_int_equal(diagnostics.items[i].location.line, 3);
+		assert_int_equal(diagnostics.items[i].location.column, 25);
+	}
+	config_diagnostics_free(&diagnostics);
+}
+
+static void test_long_text_is_cut_in_messages(void **state)
+{
+	char yaml[512];
+	struct config_diagnostics diagnostics;
+	struct config *config;
+	const char *message;
+
+	snprintf(yaml, sizeof(yaml), TASK("{command: a, cwd: %0200d}"), 7);
+	config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
+	assert_null(config);
+	assert_int_equal(diagnostics.count, 1);
+	message = diagnostics.items[0].message;
+	/* One line, quoted, ending in an ellipsis inside the quotes. */
+	assert_non_null(strstr(message, "web/app: cwd: must be an absolute path, not \"000"));
+	assert_non_null(strstr(message, "...\""));
+	assert_true(strlen(message) < 160);
+	config_diagnostics_free(&diagnostics);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_one_error_each),
+	    cmocka_unit_test(test_several_errors_sorted),
+	    cmocka_unit_test(test_same_place_keeps_order_found),
+	    cmocka_unit_test(test_long_text_is_cut_in_messages),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
