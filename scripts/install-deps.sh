@@ -7,6 +7,7 @@ packages=(
 	build-essential cmake pkg-config
 	libyaml-dev libjansson-dev libcmocka-dev  # libraries (see docs/dependencies.md)
 	python3 python3-pytest                    # integration tests
+	clang                                     # libFuzzer for tests/fuzz
 	util-linux procps                         # unshare, ps: PID 1 tests
 )
 

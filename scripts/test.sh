@@ -29,6 +29,9 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_suites build-asan
 
+echo "=== fuzzing the config parser for 20 s (libFuzzer, ASan, UBSan)"
+tests/fuzz/run.sh 20
+
 echo "=== benchmark smoke run (figures are not checked)"
 build/tests/bench/bench_supervisor --quick --corral build/corral || {
 	echo "benchmark smoke run failed" >&2
