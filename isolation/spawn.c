@@ -1,10 +1,11 @@
 #include "isolation/spawn.h"
 
+#include "isolation/clone_run.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <linux/sched.h>
-#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
@@ -13,88 +14,177 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static pid_t clone3_pidfd(int *pidfd)
-{
-	struct clone_args args = {
-		.flags = CLONE_PIDFD,
-		.pidfd = (uint64_t)(uintptr_t)pidfd,
-		.exit_signal = SIGCHLD,
-	};
-	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-}
+/* Everything the child reads; it lives in corral's memory, which the child
+ * shares (CLONE_VM) while corral is suspended (CLONE_VFORK). */
+struct child_arguments {
+	const struct spawn_slots *slots;
+	const struct spawn_request *request;
+};
 
+/* The child calls the kernel directly, not through libc: it shares
+ * corral's memory, and libc's wrappers could touch state there (glibc
+ * broadcasts setuid to every thread it believes exists; sanitizers
+ * intercept sigaction). errno is set by syscall() only. */
 static void __attribute__((noreturn)) child_fail(int error_fd, enum spawn_stage stage)
 {
 	struct spawn_failure failure = {.stage = stage, .error = errno};
-	(void)!write(error_fd, &failure, sizeof(failure));
-	_exit(127);
+	syscall(SYS_write, error_fd, &failure, sizeof(failure));
+	syscall(SYS_exit, 127);
+	__builtin_unreachable();
 }
 
-/* Runs in the child, between clone and exec: async-signal-safe calls only. */
-static void __attribute__((noreturn)) child_setup_and_exec(const struct spawn_request *request,
-							    int error_fd)
+/* The kernel's struct sigaction for rt_sigaction: handler, flags, restorer,
+ * mask (one word on 64-bit). */
+struct kernel_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	unsigned long mask;
+};
+
+/* Runs in the child, between clone and exec, on its own stack. */
+static int child_setup_and_exec(void *pointer)
 {
+	const struct child_arguments *arguments = pointer;
+	const struct spawn_slots *slots = arguments->slots;
+	const struct spawn_request *request = arguments->request;
+	int error_fd = slots->error_fd;
+
+	/* First, a private fd table holding only the slots and what lies
+	 * below them: the tasks' fds above are never copied. Until this
+	 * succeeds nothing may touch an fd, as the table is corral's. */
+	if (syscall(SYS_close_range, slots->copy_limit, ~0U, CLOSE_RANGE_UNSHARE) < 0)
+		return 127; /* cannot report through a shared table */
+
 	/* corral blocks the signals it reads through signalfd and may ignore
 	 * some; the task must start with the defaults. */
+	const struct kernel_sigaction default_action = {.handler = SIG_DFL};
 	for (int signal_number = 1; signal_number < NSIG; signal_number++) {
 		if (signal_number == SIGKILL || signal_number == SIGSTOP)
 			continue;
-		struct sigaction action = {.sa_handler = SIG_DFL};
-		sigaction(signal_number, &action, NULL);
+		syscall(SYS_rt_sigaction, signal_number, &default_action, NULL,
+			sizeof(default_action.mask));
 	}
-	sigset_t empty;
-	sigemptyset(&empty);
-	if (sigprocmask(SIG_SETMASK, &empty, NULL) < 0)
+	const unsigned long no_signals = 0;
+	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &no_signals, NULL, sizeof(no_signals)) < 0)
 		child_fail(error_fd, SPAWN_STAGE_SIGNALS);
 
 	/* Its own session and process group: stopping the task can then reach
 	 * whatever it forked, and it cannot read corral's terminal. */
-	if (setsid() < 0)
+	if (syscall(SYS_setsid) < 0)
 		child_fail(error_fd, SPAWN_STAGE_SESSION);
 
-	if (dup2(request->stdin_fd, STDIN_FILENO) < 0 ||
-	    dup2(request->output_fd, STDOUT_FILENO) < 0 ||
-	    dup2(request->output_fd, STDERR_FILENO) < 0)
+	if (syscall(SYS_dup2, slots->stdin_fd, STDIN_FILENO) < 0 ||
+	    syscall(SYS_dup2, slots->output_fd, STDOUT_FILENO) < 0 ||
+	    syscall(SYS_dup2, slots->output_fd, STDERR_FILENO) < 0)
 		child_fail(error_fd, SPAWN_STAGE_STDIO);
 
-	if (request->cwd && chdir(request->cwd) < 0)
+	if (request->cwd && syscall(SYS_chdir, request->cwd) < 0)
 		child_fail(error_fd, SPAWN_STAGE_CHDIR);
 
 	if (request->change_ids) {
-		if (setgroups(request->group_count, request->groups) < 0)
+		if (syscall(SYS_setgroups, request->group_count, request->groups) < 0)
 			child_fail(error_fd, SPAWN_STAGE_SETGROUPS);
-		if (setresgid(request->gid, request->gid, request->gid) < 0)
+		if (syscall(SYS_setresgid, request->gid, request->gid, request->gid) < 0)
 			child_fail(error_fd, SPAWN_STAGE_SETGID);
-		if (setresuid(request->uid, request->uid, request->uid) < 0)
+		if (syscall(SYS_setresuid, request->uid, request->uid, request->uid) < 0)
 			child_fail(error_fd, SPAWN_STAGE_SETUID);
 	}
 
-	/* Whatever corral inherited without CLOEXEC must not reach the task;
-	 * marking rather than closing keeps the error pipe open until exec. */
+	/* Whatever corral inherited without CLOEXEC below the slots must not
+	 * reach the task; marking rather than closing keeps the error pipe
+	 * open until exec. */
 	syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 
-	execve(request->executable, request->argv, request->envp);
+	syscall(SYS_execve, request->executable, request->argv, request->envp);
 	child_fail(error_fd, SPAWN_STAGE_EXEC);
 }
 
-int spawn_process(const struct spawn_request *request, struct spawn_result *result)
+/* One child at a time runs on it: corral is suspended until it execs. */
+static char child_stack[64 * 1024] __attribute__((aligned(16)));
+
+static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
+{
+	struct clone_args args = {
+		.flags = CLONE_PIDFD | CLONE_FILES | CLONE_VFORK,
+		.pidfd = (uint64_t)(uintptr_t)pidfd,
+		.exit_signal = SIGCHLD,
+	};
+#if CLONE_RUN_SUPPORTED
+	args.flags |= CLONE_VM;
+	args.stack = (uint64_t)(uintptr_t)child_stack;
+	args.stack_size = sizeof(child_stack);
+	return clone_run(&args, child_setup_and_exec, arguments);
+#else
+	/* Elsewhere: a fork-like clone, which copies corral's page tables. */
+	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0)
+		syscall(SYS_exit, child_setup_and_exec(arguments));
+	return pid < 0 ? -errno : pid;
+#endif
+}
+
+int spawn_slots_open(struct spawn_slots *slots)
+{
+	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		*fds[i] = -1;
+	slots->devnull_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (slots->devnull_fd < 0)
+		return -errno;
+	unsigned highest = (unsigned)slots->devnull_fd;
+	for (size_t i = 1; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		*fds[i] = fcntl(slots->devnull_fd, F_DUPFD_CLOEXEC, 3);
+		if (*fds[i] < 0) {
+			int error = -errno;
+			spawn_slots_close(slots);
+			return error;
+		}
+		if ((unsigned)*fds[i] > highest)
+			highest = (unsigned)*fds[i];
+	}
+	slots->copy_limit = highest + 1;
+	return 0;
+}
+
+void spawn_slots_close(struct spawn_slots *slots)
+{
+	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int spawn_process(struct spawn_slots *slots, const struct spawn_request *request,
+		  struct spawn_result *result)
 {
 	int error_pipe[2];
 	if (pipe2(error_pipe, O_CLOEXEC) < 0)
 		return -errno;
-
-	int pidfd = -1;
-	pid_t pid = clone3_pidfd(&pidfd);
-	if (pid < 0) {
+	/* Park what the child needs in the slots (dup3 keeps them CLOEXEC). */
+	if (dup3(request->output_fd, slots->output_fd, O_CLOEXEC) < 0 ||
+	    dup3(error_pipe[1], slots->error_fd, O_CLOEXEC) < 0) {
 		int error = -errno;
 		close(error_pipe[0]);
 		close(error_pipe[1]);
 		return error;
 	}
-	if (pid == 0)
-		child_setup_and_exec(request, error_pipe[1]);
-
 	close(error_pipe[1]);
+
+	int pidfd = -1;
+	struct child_arguments arguments = {.slots = slots, .request = request};
+	pid_t pid = clone_child(&arguments, &pidfd);
+	int error = pid < 0 ? pid : 0;
+
+	/* The child has exec'd or exited: drop our copy of the error pipe's
+	 * write end, so that the pipe reports EOF or the failure. */
+	dup3(slots->devnull_fd, slots->error_fd, O_CLOEXEC);
+	if (error < 0) {
+		close(error_pipe[0]);
+		return error;
+	}
 	fcntl(error_pipe[0], F_SETFL, O_NONBLOCK);
 	result->pid = pid;
 	result->pidfd = pidfd;

@@ -25,6 +25,27 @@ enum spawn_stage {
 	SPAWN_STAGE_EXEC,
 };
 
+/* Three fd slots reserved once, below every fd the tasks make corral open.
+ *
+ * Why: a child that copies corral's whole fd table (3 fds per task) and
+ * closes it again at exec makes every spawn cost O(tasks), and starting N
+ * tasks O(N^2). Instead the child shares the table (CLONE_FILES, with
+ * CLONE_VFORK so that corral does not touch it meanwhile) and unshares only
+ * the fds below `copy_limit` (close_range CLOSE_RANGE_UNSHARE). The parent
+ * parks what the child needs in the slots just before the clone. */
+struct spawn_slots {
+	int stdin_fd;  /* /dev/null, for good */
+	int output_fd; /* the task's output pipe, refreshed per spawn */
+	int error_fd;  /* the error pipe's write end during a spawn, else /dev/null */
+	int devnull_fd;
+	unsigned copy_limit; /* first fd the child does not copy */
+};
+
+/* Opens /dev/null into three low slots. Call before opening anything that
+ * grows with the number of tasks. Returns 0 or -errno. */
+int spawn_slots_open(struct spawn_slots *slots);
+void spawn_slots_close(struct spawn_slots *slots);
+
 struct spawn_request {
 	const char *executable; /* resolved path, see spawn_resolve_executable */
 	char *const *argv;
@@ -35,8 +56,7 @@ struct spawn_request {
 	gid_t gid;
 	const gid_t *groups;
 	size_t group_count;
-	int stdin_fd;
-	int output_fd; /* becomes both stdout and stderr */
+	int output_fd; /* becomes both stdout and stderr; stdin is /dev/null */
 };
 
 struct spawn_result {
@@ -50,8 +70,10 @@ struct spawn_failure {
 	int error; /* errno in the child */
 };
 
-/* Returns 0 with *result filled, or -errno when the clone itself failed. */
-int spawn_process(const struct spawn_request *request, struct spawn_result *result);
+/* Returns 0 with *result filled, or -errno when the clone itself failed.
+ * Returns once the child has exec'd or failed (CLONE_VFORK): microseconds. */
+int spawn_process(struct spawn_slots *slots, const struct spawn_request *request,
+		  struct spawn_result *result);
 
 /* Reads the error pipe: 1 with *failure filled when setup failed, 0 when the
  * exec succeeded (EOF), -EAGAIN when the child has not got that far yet. */

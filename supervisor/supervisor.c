@@ -24,6 +24,7 @@ struct supervisor {
 	const struct config *config;
 	struct services services;
 	struct loop *loop;
+	struct spawn_slots spawn_slots;
 	struct output_sink sink;
 	struct event_log events;
 	struct loop_watch signal_watch;
@@ -151,10 +152,17 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	memset(supervisor, 0, sizeof(*supervisor));
 	supervisor->config = config;
 	supervisor->signal_watch.fd = -1;
-	supervisor->services.devnull_fd = -1;
+	supervisor->spawn_slots = (struct spawn_slots){-1, -1, -1, -1, 0};
 	raise_fd_limit();
 
-	int error = loop_create(&supervisor->loop);
+	/* First, so that the slots sit below every per-task fd. */
+	int error = spawn_slots_open(&supervisor->spawn_slots);
+	if (error < 0) {
+		log_message("cannot open /dev/null: %s", strerror(-error));
+		return -1;
+	}
+
+	error = loop_create(&supervisor->loop);
 	if (error < 0) {
 		log_message("cannot create the event loop: %s", strerror(-error));
 		return -1;
@@ -171,13 +179,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.loop = supervisor->loop,
 		.sink = &supervisor->sink,
 		.events = &supervisor->events,
-		.devnull_fd = open("/dev/null", O_RDONLY | O_CLOEXEC),
+		.spawn_slots = &supervisor->spawn_slots,
 		.task_failed_for_good = note_task_failed_for_good,
 	};
-	if (supervisor->services.devnull_fd < 0) {
-		log_message("cannot open /dev/null: %m");
-		return -1;
-	}
 	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);
 
 	int signal_fd = signals_open();
@@ -216,8 +220,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	signals_restore();
 	if (supervisor->loop)
 		output_sink_close(&supervisor->sink);
-	if (supervisor->services.devnull_fd >= 0)
-		close(supervisor->services.devnull_fd);
+	spawn_slots_close(&supervisor->spawn_slots);
 	event_log_close(&supervisor->events);
 	loop_free(supervisor->loop);
 }

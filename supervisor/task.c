@@ -43,7 +43,6 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.gid = task->plan.gid,
 		.groups = task->plan.groups,
 		.group_count = task->plan.group_count,
-		.stdin_fd = task->services->devnull_fd,
 		.output_fd = task->output.write_fd,
 	};
 }
@@ -73,7 +72,7 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 
 	task_plan_refresh_executable(&task->plan, task->config);
 	fill_spawn_request(task, &request);
-	int error = spawn_process(&request, &result);
+	int error = spawn_process(task->services->spawn_slots, &request, &result);
 	if (error < 0) {
 		snprintf(message, message_size, "clone3: %s", strerror(-error));
 		return error;
@@ -219,7 +218,10 @@ void task_reap(struct task *task)
 		task->has_setup_failure = false;
 		task->pid = 0;
 		task_output_drain(&task->output);
-		int code = task->setup_failure.error == ENOENT ? 127 : 126;
+		/* As shells do: 127 for a program not found, 126 otherwise. */
+		bool not_found = task->setup_failure.stage == SPAWN_STAGE_EXEC &&
+				 task->setup_failure.error == ENOENT;
+		int code = not_found ? 127 : 126;
 		runner_start_failed(&task->runner, message, code, now);
 		return;
 	}
