@@ -24,8 +24,13 @@ struct child_arguments {
 /* The child calls the kernel directly, not through libc: it shares
  * corral's memory, and libc's wrappers could touch state there (glibc
  * broadcasts setuid to every thread it believes exists; sanitizers
- * intercept sigaction). errno is set by syscall() only. */
-static void __attribute__((noreturn)) child_fail(int error_fd, enum spawn_stage stage)
+ * intercept sigaction). errno is set by syscall() only.
+ *
+ * For the same reason the child's code is not instrumented by sanitizers:
+ * ASan would poison its frames on child_stack in corral's shadow memory,
+ * and a child never returns to unpoison them. */
+#define CHILD_CODE __attribute__((no_sanitize("address", "undefined")))
+CHILD_CODE static void __attribute__((noreturn)) child_fail(int error_fd, enum spawn_stage stage)
 {
 	struct spawn_failure failure = {.stage = stage, .error = errno};
 	syscall(SYS_write, error_fd, &failure, sizeof(failure));
@@ -43,7 +48,7 @@ struct kernel_sigaction {
 };
 
 /* Runs in the child, between clone and exec, on its own stack. */
-static int child_setup_and_exec(void *pointer)
+CHILD_CODE static int child_setup_and_exec(void *pointer)
 {
 	const struct child_arguments *arguments = pointer;
 	const struct spawn_slots *slots = arguments->slots;

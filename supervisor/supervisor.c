@@ -153,6 +153,8 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->config = config;
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){-1, -1, -1, -1, 0};
+	/* Before anything can fail: supervisor_close() cancels it. */
+	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);
 	raise_fd_limit();
 
 	/* First, so that the slots sit below every per-task fd. */
@@ -182,8 +184,6 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.spawn_slots = &supervisor->spawn_slots,
 		.task_failed_for_good = note_task_failed_for_good,
 	};
-	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);
-
 	int signal_fd = signals_open();
 	if (signal_fd < 0) {
 		log_message("cannot set up signal handling: %s", strerror(-signal_fd));
