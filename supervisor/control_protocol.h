@@ -1,0 +1,65 @@
+/* The control protocol: newline-delimited JSON over a Unix stream socket.
+ * Documented for other clients in docs/control-protocol.md.
+ *
+ * Pure: functions over buffers, so that they can be unit-tested and
+ * fuzzed. The server (control_server.c) frames lines and runs requests; the
+ * CLI (control_client.c) encodes them. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CONTROL_PROTOCOL_VERSION 1
+/* A request line longer than this is refused (and the rest of it skipped). */
+#define CONTROL_REQUEST_MAX (64 * 1024)
+/* "group/task": two names of at most 64 characters and a slash. */
+#define CONTROL_TARGET_MAX 130
+
+enum control_command {
+	CONTROL_STATUS,
+	CONTROL_RESTART,
+	CONTROL_STOP,
+	CONTROL_START,
+	CONTROL_SIGNAL,
+	CONTROL_LOGS,
+	CONTROL_EVENTS,
+	CONTROL_SHUTDOWN,
+};
+
+enum control_restart_mode {
+	CONTROL_RESTART_TASK,    /* Restart of a running task */
+	CONTROL_RESTART_FORCE,   /* ForceRestart of a task, dead or running */
+	CONTROL_RESTART_ALL,     /* the whole group, in lifecycle order */
+	CONTROL_RESTART_RUNNING, /* every running task of the group */
+};
+
+struct control_request {
+	enum control_command command;
+	/* "", "group" or "group/task", as the command allows: status takes
+	 * any; restart (task, force), stop, start, signal and logs a task;
+	 * restart (all, running) a group; events and shutdown none. */
+	char target[CONTROL_TARGET_MAX + 1];
+	enum control_restart_mode restart_mode; /* restart only */
+	int signal_number;                      /* signal only */
+	bool follow;                            /* logs, events */
+	unsigned tail;                          /* logs, events: 0 = all kept */
+};
+
+/* Parses one request (a JSON object, without its newline):
+ *   {"version": 1, "command": "restart", "target": "web/app", "mode": "force"}
+ * Fields: version (required, 1), command (required), target, mode
+ * (task|force|all|running), signal (a name: "SIGHUP", "HUP"), follow
+ * (bool), tail (integer >= 0). Unknown fields, wrong types, a target of the
+ * wrong shape for the command, and unknown commands are errors. Returns 0,
+ * or -1 with `error` saying what is wrong, for the error reply. */
+int control_request_parse(const char *line, size_t length, struct control_request *request,
+			  char *error, size_t error_size);
+
+/* The request as one JSON line with its newline, for the CLI. The caller
+ * frees it. */
+char *control_request_encode(const struct control_request *request);
+
+/* {"ok": false, "error": MESSAGE} with its newline. The caller frees it. */
+char *control_reply_error(const char *message);
+
+const char *control_command_name(enum control_command command);
