@@ -95,5 +95,7 @@ void config_free(struct config *config)
 		group_config_free(&config->groups[i]);
 	free(config->groups);
 	free(config->path);
+	free(config->socket_path);
+	free(config->control_group);
 	free(config);
 }

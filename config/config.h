@@ -77,6 +77,8 @@ struct group_config {
 struct config {
 	char *path;
 	uint64_t shutdown_timeout_ms;
+	char *socket_path;   /* NULL: the default, see docs/control-protocol.md */
+	char *control_group; /* NULL: only root and corral's own uid may control */
 	struct group_config *groups; /* in file order */
 	size_t group_count;
 };

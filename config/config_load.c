@@ -20,7 +20,9 @@
  * would otherwise be read until memory runs out. */
 #define CONFIG_FILE_MAX_BYTES (16u << 20)
 
-static const char *const top_level_keys[] = {"shutdown_timeout", "groups", NULL};
+static const char *const top_level_keys[] = {"shutdown_timeout", "groups", "socket", "control",
+					     NULL};
+static const char *const control_keys[] = {"group", NULL};
 static const char *const group_keys[] = {"restart", "tasks", NULL};
 
 /* Group and task names end up in cgroup paths, log prefixes and the
@@ -159,6 +161,51 @@ static void parse_groups(struct load_context *context, const yaml_node_t *node,
 	map_entries_free(&groups);
 }
 
+static void parse_socket(struct load_context *context, const yaml_node_t *node,
+			 struct config *config)
+{
+	struct where where = {.owner = "", .field = "socket"};
+	const char *path = expect_string(context, node, &where);
+
+	if (!path)
+		return;
+	if (path[0] != '/') {
+		report(context, node, &where, "must be an absolute path, not %s",
+		       quote(path, node->data.scalar.length).text);
+		return;
+	}
+	/* sun_path holds 108 bytes with its NUL. */
+	if (strlen(path) > 107) {
+		report(context, node, &where, "is longer than the 107 bytes a socket path can have");
+		return;
+	}
+	config->socket_path = xstrdup(path);
+}
+
+/* control: {group: NAME}: members of NAME may use the control socket. */
+static void parse_control(struct load_context *context, const yaml_node_t *node,
+			  struct config *config)
+{
+	struct where where = {.owner = "", .field = "control"};
+	struct map_entries fields;
+	const yaml_node_t *group;
+
+	if (!expect_map(context, node, &where, "a map such as {group: NAME}"))
+		return;
+	map_collect(context, node, &where, "key", &fields);
+	map_check_keys(context, &fields, &where, control_keys);
+	if ((group = map_lookup(&fields, "group"))) {
+		struct where group_where = {.owner = "", .field = "control.group"};
+		const char *name = expect_string(context, group, &group_where);
+
+		if (name && !*name)
+			report(context, group, &group_where, "must not be empty");
+		else if (name)
+			config->control_group = xstrdup(name);
+	}
+	map_entries_free(&fields);
+}
+
 static void parse_top_level(struct load_context *context, const yaml_node_t *root,
 			    struct config *config)
 {
@@ -177,6 +224,12 @@ static void parse_top_level(struct load_context *context, const yaml_node_t *roo
 
 		expect_duration(context, shutdown_timeout, &where, &config->shutdown_timeout_ms);
 	}
+	const yaml_node_t *socket = map_lookup(&fields, "socket");
+	if (socket)
+		parse_socket(context, socket, config);
+	const yaml_node_t *control = map_lookup(&fields, "control");
+	if (control)
+		parse_control(context, control, config);
 	groups = map_lookup(&fields, "groups");
 	if (groups)
 		parse_groups(context, groups, config);
