@@ -1,0 +1,27 @@
+/* A bounded ring of recent lines with their times: a task's recent output
+ * (`corral logs`) and the recent events (`corral events`). Oldest lines are
+ * dropped to make room; memory is allocated on the first line only, so
+ * silent tasks cost nothing. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct line_ring {
+	char *bytes;    /* records: [uint64 time_ms][uint32 length][text] */
+	size_t capacity;
+	size_t head;    /* offset of the oldest record */
+	size_t used;
+	size_t count;   /* records held */
+};
+
+void line_ring_init(struct line_ring *ring, size_t capacity);
+void line_ring_free(struct line_ring *ring);
+
+/* Longer lines are cut to a quarter of the capacity. */
+void line_ring_append(struct line_ring *ring, uint64_t time_ms, const char *text, size_t length);
+
+/* Calls `visit` for the last `tail` lines (0: all), oldest first. */
+void line_ring_visit(const struct line_ring *ring, size_t tail,
+		     void (*visit)(void *context, uint64_t time_ms, const char *text, size_t length),
+		     void *context);
