@@ -1,0 +1,455 @@
+"""Fixtures and helpers for corral's integration tests.
+
+The tests run the real binary (CORRAL_BIN, default build-dev/corral) as root
+on the host, on configs written into each test's tmp_path. Assertions come
+from inside the tasks (markers and timestamps they write into tmp_path, what
+they print), from corral's event log (--events, JSON lines) and from outside
+(/proc).
+
+Configs are written as JSON, which is YAML too; tests that need exact lines
+and columns (diagnostics) write YAML text.
+
+Every corral started here gets CORRAL_TEST_ID in its environment; its tasks
+inherit it, so whatever a test leaves behind is found in /proc and killed at
+teardown (and "no process left" can be asserted).
+
+With a sanitizer build (CORRAL_BIN=build-asan/corral), any sanitizer report
+in corral's stderr or in task output fails the test; stderr is otherwise
+never required to be empty.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+sys.dont_write_bytecode = True
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# Generous: the suite also runs under ASan/UBSan on loaded machines. A test
+# that needs this long has hung.
+RUN_TIMEOUT = float(os.environ.get("CORRAL_TEST_TIMEOUT", "30"))
+
+
+def corral_binary_path():
+    binary = Path(os.environ.get("CORRAL_BIN", "build-dev/corral"))
+    return binary if binary.is_absolute() else REPO_ROOT / binary
+
+
+# What a sanitizer prints when it finds something (in corral's stderr, or in
+# a task's output when it fires in a child before exec).
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+def sanitizer_report(*texts):
+    for text in texts:
+        for line in text.splitlines():
+            if any(marker in line for marker in SANITIZER_REPORTS):
+                return line
+    return None
+
+
+def fail_on_sanitizer_report(result):
+    line = sanitizer_report(result.stderr, result.stdout)
+    if line:
+        pytest.fail(f"sanitizer report: {line}\n{result!r}")
+
+
+# ---- small helpers -------------------------------------------------------
+
+
+def wait_for(predicate, timeout=10.0, interval=0.02, what=None):
+    """Polls predicate() until it returns something true; returns it.
+    Fails the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what or predicate}")
+        time.sleep(interval)
+
+
+def sh(script, *args):
+    """A task command: /bin/sh -c SCRIPT [ARG0 ...]. An extra first arg
+    becomes $0, which shows in /proc/PID/cmdline (a tag to find it by)."""
+    return ["/bin/sh", "-c", script, *args]
+
+
+def mark(path, name):
+    """Shell that appends "NAME <realtime seconds>" to the file `path`."""
+    return f'echo "{name} $(date +%s.%N)" >> {path}'
+
+
+def read_marks(path):
+    """[(name, time)] in file order; [] when the file does not exist."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    marks = []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            marks.append((parts[0], float(parts[1])))
+    return marks
+
+
+def marks_by_name(path):
+    """{name: time of its first mark}."""
+    result = {}
+    for name, when in read_marks(path):
+        result.setdefault(name, when)
+    return result
+
+
+def count_lines(path):
+    path = Path(path)
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def read_pids(path):
+    path = Path(path)
+    if not path.exists():
+        return []
+    return [int(word) for word in path.read_text().split()]
+
+
+def proc_stat(pid):
+    """(state, ppid) of a process, or None when it does not exist (any
+    more). A zombie still has an entry, in state Z."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    # The command name is in parentheses and may hold spaces.
+    fields = text[text.rindex(")") + 2 :].split()
+    return fields[0], int(fields[1])
+
+
+def pid_exists(pid):
+    return proc_stat(pid) is not None
+
+
+def pid_alive(pid):
+    """Running (not a zombie, not gone)."""
+    stat = proc_stat(pid)
+    return stat is not None and stat[0] not in ("Z", "X")
+
+
+def children_of(pid):
+    """[(child pid, state)] of every process whose parent is `pid`."""
+    result = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        stat = proc_stat(entry.name)
+        if stat and stat[1] == pid:
+            result.append((int(entry.name), stat[0]))
+    return result
+
+
+def processes_with_env(name, value):
+    """Pids of live processes whose environment holds NAME=VALUE."""
+    needle = f"{name}={value}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and pid_alive(entry.name):
+            found.append(int(entry.name))
+    return found
+
+
+# ---- the event log -------------------------------------------------------
+
+
+class Events(list):
+    """The JSON lines of `corral run --events FILE`, in order."""
+
+    @classmethod
+    def load(cls, path):
+        path = Path(path)
+        events = cls()
+        if path.exists():
+            for line in path.read_text().splitlines():
+                if line.strip():
+                    events.append(json.loads(line))
+        return events
+
+    def of_task(self, task, event=None, group=None):
+        return [
+            e
+            for e in self
+            if e.get("task") == task
+            and (event is None or e["event"] == event)
+            and (group is None or e["group"] == group)
+        ]
+
+    def of_group(self, group, event=None):
+        return [
+            e
+            for e in self
+            if "task" not in e and e["group"] == group and (event is None or e["event"] == event)
+        ]
+
+    def lifecycle(self, group):
+        """[(from, to)] of the group's lifecycle events, in order."""
+        transitions = []
+        for e in self.of_group(group, "lifecycle"):
+            words = e["message"].split()
+            assert words[0] == "lifecycle" and words[2] == "->", e
+            transitions.append((words[1], words[3]))
+        return transitions
+
+    def index(self, predicate):
+        for i, e in enumerate(self):
+            if predicate(e):
+                return i
+        raise AssertionError("no such event")
+
+    def task_index(self, task, event, group=None):
+        return self.index(
+            lambda e: e.get("task") == task
+            and e["event"] == event
+            and (group is None or e["group"] == group)
+        )
+
+    def kinds(self, task):
+        return [e["event"] for e in self.of_task(task)]
+
+
+# ---- running corral ------------------------------------------------------
+
+
+class Result:
+    def __init__(self, returncode, stdout, stderr, events, elapsed, config_path):
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.events = events
+        self.elapsed = elapsed
+        self.config_path = config_path
+
+    def stdout_lines(self):
+        return self.stdout.splitlines()
+
+    def __repr__(self):
+        return (
+            f"<corral exit {self.returncode} after {self.elapsed:.2f}s\n"
+            f"--- stdout (tail)\n{self.stdout[-3000:]}\n--- stderr (tail)\n{self.stderr[-6000:]}>"
+        )
+
+
+class Running:
+    """A corral started in the background (its own session), stdout and
+    stderr into files, so that it never blocks on them."""
+
+    def __init__(self, popen, directory, events_path, config_path, started):
+        self.popen = popen
+        self.pid = popen.pid
+        self.directory = directory
+        self.events_path = events_path
+        self.config_path = config_path
+        self.started = started
+
+    def send(self, signal_number):
+        self.popen.send_signal(signal_number)
+
+    def alive(self):
+        return self.popen.poll() is None
+
+    def events(self):
+        return Events.load(self.events_path) if self.events_path else Events()
+
+    def stderr_text(self):
+        return (self.directory / "corral.stderr").read_text(errors="replace")
+
+    def wait(self, timeout=RUN_TIMEOUT):
+        try:
+            self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait()
+            pytest.fail(f"corral did not exit within {timeout}s:\n{self.result()!r}")
+        result = self.result()
+        fail_on_sanitizer_report(result)
+        return result
+
+    def result(self):
+        return Result(
+            self.popen.returncode,
+            (self.directory / "corral.stdout").read_text(errors="replace"),
+            (self.directory / "corral.stderr").read_text(errors="replace"),
+            self.events(),
+            time.monotonic() - self.started,
+            self.config_path,
+        )
+
+
+class Corral:
+    def __init__(self, binary, tmp_path):
+        self.binary = binary
+        self.dir = tmp_path
+        self.test_id = uuid.uuid4().hex
+        self.started = []
+        self._configs = 0
+
+    def env(self, extra=None):
+        env = dict(os.environ)
+        env["CORRAL_TEST_ID"] = self.test_id
+        # For a sanitizer build, unless the caller set its own options.
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1")
+        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        if extra:
+            env.update(extra)
+        return env
+
+    def config(self, config, name=None):
+        """Writes a config (a dict, dumped as JSON, or YAML text) and
+        returns its path."""
+        if name is None:
+            self._configs += 1
+            name = f"corral{self._configs}.yaml"
+        path = self.dir / name
+        text = config if isinstance(config, str) else json.dumps(config, indent=2)
+        path.write_text(text)
+        return path
+
+    def _command(self, config_path, events_path, wrapper):
+        command = list(wrapper or []) + [str(self.binary), "run"]
+        if events_path:
+            command += ["--events", str(events_path)]
+        return command + [str(config_path)]
+
+    def start(self, config, events=True, env=None, wrapper=None, stdin=subprocess.DEVNULL):
+        """Starts corral in the background; returns a Running."""
+        config_path = config if isinstance(config, Path) else self.config(config)
+        events_path = self.dir / "events.jsonl" if events else None
+        stdout = open(self.dir / "corral.stdout", "wb")
+        stderr = open(self.dir / "corral.stderr", "wb")
+        try:
+            popen = subprocess.Popen(
+                self._command(config_path, events_path, wrapper),
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                cwd=self.dir,
+                env=self.env(env),
+                start_new_session=True,
+            )
+        finally:
+            stdout.close()
+            stderr.close()
+        self.started.append(popen)
+        return Running(popen, self.dir, events_path, config_path, time.monotonic())
+
+    def run(self, config, timeout=RUN_TIMEOUT, **options):
+        """Runs corral to its end (failing the test after `timeout`)."""
+        return self.start(config, **options).wait(timeout)
+
+    def run_piped(self, config, timeout=RUN_TIMEOUT, events=True, env=None):
+        """Runs corral with stdout and stderr as pipes (read as fast as
+        they come)."""
+        config_path = config if isinstance(config, Path) else self.config(config)
+        events_path = self.dir / "events.jsonl" if events else None
+        started = time.monotonic()
+        popen = subprocess.Popen(
+            self._command(config_path, events_path, None),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self.dir,
+            env=self.env(env),
+            start_new_session=True,
+        )
+        self.started.append(popen)
+        try:
+            stdout, stderr = popen.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            popen.kill()
+            stdout, stderr = popen.communicate()
+            pytest.fail(f"corral did not exit within {timeout}s:\n{stderr.decode()[-4000:]}")
+        result = Result(
+            popen.returncode,
+            stdout.decode(errors="replace"),
+            stderr.decode(errors="replace"),
+            Events.load(events_path) if events_path else Events(),
+            time.monotonic() - started,
+            config_path,
+        )
+        fail_on_sanitizer_report(result)
+        return result
+
+    def check(self, config):
+        config_path = config if isinstance(config, Path) else self.config(config)
+        result = subprocess.run(
+            [str(self.binary), "check", str(config_path)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            cwd=self.dir,
+            env=self.env(),
+            timeout=RUN_TIMEOUT,
+        )
+        line = sanitizer_report(result.stderr, result.stdout)
+        if line:
+            pytest.fail(f"sanitizer report: {line}\n{result.stderr}")
+        return result
+
+    def leftovers(self):
+        """Live processes started by this test's corral (any depth)."""
+        return processes_with_env("CORRAL_TEST_ID", self.test_id)
+
+    def cleanup(self):
+        for popen in self.started:
+            if popen.poll() is None:
+                popen.kill()
+                popen.wait()
+        for _ in range(3):
+            pids = self.leftovers()
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.05)
+
+
+@pytest.fixture(scope="session")
+def corral_bin():
+    binary = corral_binary_path()
+    if not os.access(binary, os.X_OK):
+        pytest.fail(f"corral binary not found at {binary} (build it, or set CORRAL_BIN)")
+    return binary
+
+
+@pytest.fixture(scope="session", autouse=True)
+def need_root():
+    if os.geteuid() != 0:
+        pytest.skip("the integration tests run as root")
+
+
+@pytest.fixture
+def corral(corral_bin, tmp_path):
+    instance = Corral(corral_bin, tmp_path)
+    yield instance
+    instance.cleanup()
+
+
+@pytest.fixture
+def repo_root():
+    return REPO_ROOT
+

@@ -1,0 +1,167 @@
+"""`corral check` and invalid configs: FILE:LINE:COLUMN: diagnostics, exit
+code 1, and nothing started by `corral run`."""
+
+import re
+import subprocess
+
+import pytest
+
+from conftest import sanitizer_report
+
+
+def diagnostics(stderr, path):
+    """[(line, column, message)] of the FILE:LINE:COLUMN: lines for `path`."""
+    pattern = re.compile(re.escape(str(path)) + r":(\d+):(\d+): (.*)")
+    found = []
+    for text in stderr.splitlines():
+        match = pattern.match(text)
+        if match:
+            found.append((int(match[1]), int(match[2]), match[3]))
+    return found
+
+
+def test_check_accepts_the_shipped_example(corral, repo_root):
+    result = corral.check(repo_root / "examples" / "lifecycle.yaml")
+    assert result.returncode == 0, result.stderr
+
+
+def test_check_accepts_a_config_using_every_documented_key(corral, tmp_path):
+    config = """\
+shutdown_timeout: 30s
+groups:
+  web:
+    restart: {policy: on-failure, attempts: 3, interval: 1m, delay: 1s, max_delay: 30s, mode: fail}
+    tasks:
+      setup:   {command: ["/bin/sh", "-c", "true"], lifecycle: {hook: prestart}}
+      proxy:   {command: ["/bin/sleep", "1"], lifecycle: {hook: prestart, sidecar: true}}
+      app:
+        command: ["/bin/sleep", "1"]
+        env: {K: V}
+        cwd: /tmp
+        user: "1000:1000"
+        restart: {policy: always, delay: 500ms, mode: delay}
+        kill: {signal: SIGTERM, timeout: 10s}
+      announce: {command: "echo shell string", lifecycle: {hook: poststart}}
+      cleanup:  {command: ["/bin/true"], lifecycle: {hook: poststop}}
+"""
+    result = corral.check(corral.config(config))
+    assert result.returncode == 0, result.stderr
+
+
+UNKNOWN_KEY = """\
+groups:
+  web:
+    tasks:
+      app:
+        comand: ["/bin/true"]
+"""
+
+
+def test_check_refuses_an_unknown_key_with_its_location(corral, tmp_path):
+    path = corral.config(UNKNOWN_KEY, name="bad.yaml")
+    result = corral.check(path)
+    assert result.returncode == 1, result
+    found = diagnostics(result.stderr, path)
+    assert found, result.stderr
+    line, column, message = found[0]
+    assert (line, column) == (5, 9), found
+    assert "comand" in message and "web/app" in message, found
+
+
+@pytest.mark.parametrize(
+    "text, line, column, words",
+    [
+        ("shutdown_timeout: 10 parsecs\ngroups:\n  g:\n    tasks:\n"
+         "      a: {command: [/bin/true]}\n", 1, 19, ["shutdown_timeout"]),
+        ("groups:\n  g:\n    tasks:\n      a:\n        command: [/bin/true]\n"
+         "        restart: {policy: sometimes}\n", 6, None, ["sometimes"]),
+        ("groups:\n  g:\n    tasks:\n      a:\n        command: [/bin/true]\n"
+         "        kill: {signal: SIGFOO}\n", 6, None, ["SIGFOO"]),
+        ("groups:\n  g:\n    tasks:\n      a:\n        command: [/bin/true]\n"
+         "        lifecycle: {hook: sometime}\n", 6, None, ["sometime"]),
+        ("grups:\n  g: {}\n", 1, 1, ["grups"]),
+        ("groups:\n  g:\n    tasks:\n      a:\n        command: [/bin/true]\n  bad: [\n",
+         None, None, []),
+    ],
+    ids=["bad-duration", "bad-policy", "bad-signal", "bad-hook", "top-level-typo", "yaml-syntax"],
+)
+def test_check_refuses_invalid_values_with_a_location(corral, text, line, column, words):
+    path = corral.config(text, name="bad.yaml")
+    result = corral.check(path)
+    assert result.returncode == 1, result
+    found = diagnostics(result.stderr, path)
+    assert found, result.stderr
+    if line is not None:
+        assert found[0][0] == line, found
+    if column is not None:
+        assert found[0][1] == column, found
+    for word in words:
+        assert word in found[0][2], found
+
+
+def test_check_reports_every_error(corral, tmp_path):
+    text = UNKNOWN_KEY + "      db:\n        command: [/bin/true]\n        colour: blue\n"
+    path = corral.config(text, name="bad.yaml")
+    result = corral.check(path)
+    assert result.returncode == 1
+    lines = [line for line, _, _ in diagnostics(result.stderr, path)]
+    assert 5 in lines and 8 in lines, result.stderr
+
+
+def test_check_of_a_missing_file(corral, tmp_path):
+    result = corral.check(tmp_path / "missing.yaml")
+    assert result.returncode == 1
+    assert "missing.yaml" in result.stderr
+
+
+def test_run_refuses_an_invalid_config_and_starts_nothing(corral, tmp_path):
+    marker = tmp_path / "ran"
+    text = f"""\
+groups:
+  web:
+    tasks:
+      first:
+        command: ["/bin/sh", "-c", "touch {marker}"]
+        lifecycle: {{hook: prestart}}
+      app:
+        command: ["/bin/sh", "-c", "touch {marker}"]
+        restart: {{policy: never, attemps: 2}}
+"""
+    path = corral.config(text, name="bad.yaml")
+    result = corral.run(path)
+    assert result.returncode == 1, result
+    found = diagnostics(result.stderr, path)
+    assert found and found[0][0] == 9 and "attemps" in found[0][2], result
+    assert not marker.exists()
+    assert result.events == [], result.events
+    assert result.stdout == ""
+
+
+# Once crashed (SIGSEGV): supervisor_close() cancelled a timer never initialised.
+def test_run_with_an_unwritable_event_log_starts_nothing(corral, tmp_path):
+    marker = tmp_path / "ran"
+    config = corral.config({"groups": {"g": {"tasks": {"a": {
+        "command": ["/bin/sh", "-c", f"touch {marker}"], "restart": {"policy": "never"}}}}}})
+    result = subprocess.run(
+        [str(corral.binary), "run", "--events", str(tmp_path / "no-dir" / "events"), str(config)],
+        capture_output=True, text=True, timeout=30, env=corral.env(), cwd=tmp_path,
+    )
+    assert not sanitizer_report(result.stderr), result.stderr
+    assert result.returncode == 1, result
+    assert "no-dir" in result.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("args", [["run"], ["run", "a.yaml", "b.yaml"], ["frobnicate"], [],
+                                  ["check"], ["run", "--no-such-option", "a.yaml"]])
+def test_usage_errors_exit_2(corral_bin, args):
+    result = subprocess.run([str(corral_bin), *args], capture_output=True, text=True, timeout=30)
+    assert not sanitizer_report(result.stderr), result.stderr
+    assert result.returncode == 2, (args, result)
+    assert "usage" in result.stderr, result.stderr
+
+
+def test_run_of_a_missing_config_exits_1(corral, tmp_path):
+    result = corral.run(tmp_path / "missing.yaml")
+    assert result.returncode == 1, result
+    assert "missing.yaml" in result.stderr
