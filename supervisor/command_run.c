@@ -8,10 +8,12 @@
 
 static void print_run_usage(FILE *out)
 {
-	fprintf(out, "usage: corral run [--events FILE] CONFIG\n\n"
+	fprintf(out, "usage: corral run [--events FILE] [--socket PATH] CONFIG\n\n"
 		     "Runs the task groups of CONFIG until they are finished, or until SIGTERM\n"
 		     "or SIGINT asks for a graceful shutdown (a second one kills at once).\n\n"
-		     "  --events FILE  also write every event as a JSON object per line to FILE\n\n"
+		     "  --events FILE  also write every event as a JSON object per line to FILE\n"
+		     "  --socket PATH  control socket (default: $CORRAL_SOCKET, the config's\n"
+		     "                 socket:, or /run/corral/control.sock)\n\n"
 		     "Exit code: 0 when every task ended well, else the code of the first task\n"
 		     "that failed for good (128+N for signal N), 1 for corral's own errors.\n");
 }
@@ -20,6 +22,7 @@ int command_run(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"events", required_argument, NULL, 'e'},
+		{"socket", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -30,6 +33,9 @@ int command_run(int argc, char **argv)
 		switch (option) {
 		case 'e':
 			run_options.events_path = optarg;
+			break;
+		case 's':
+			run_options.socket_path = optarg;
 			break;
 		case 'h':
 			print_run_usage(stdout);

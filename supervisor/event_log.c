@@ -11,6 +11,7 @@
 int event_log_open(struct event_log *log, const char *path)
 {
 	log->file = NULL;
+	line_ring_init(&log->recent, EVENT_LOG_RECENT_BYTES);
 	if (!path)
 		return 0;
 	log->file = fopen(path, "we");
@@ -26,6 +27,7 @@ void event_log_close(struct event_log *log)
 	if (log->file)
 		fclose(log->file);
 	log->file = NULL;
+	line_ring_free(&log->recent);
 }
 
 static void write_json(struct event_log *log, json_t *object)
@@ -35,11 +37,17 @@ static void write_json(struct event_log *log, json_t *object)
 	json_object_set_new(object, "time",
 			    json_real((double)now.tv_sec + (double)now.tv_nsec / 1e9));
 	char *line = json_dumps(object, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (line) {
-		fprintf(log->file, "%s\n", line);
-		free(line);
-	}
 	json_decref(object);
+	if (!line)
+		return;
+	size_t length = strlen(line);
+	if (log->file)
+		fprintf(log->file, "%s\n", line);
+	uint64_t time_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+	line_ring_append(&log->recent, time_ms, line, length);
+	if (log->on_event)
+		log->on_event(log->on_event_context, line, length);
+	free(line);
 }
 
 void event_log_task(struct event_log *log, const char *full_name, const char *event,
@@ -49,8 +57,6 @@ void event_log_task(struct event_log *log, const char *full_name, const char *ev
 		log_message("%s: %s (pid %d)", full_name, message, (int)pid);
 	else
 		log_message("%s: %s", full_name, message);
-	if (!log->file)
-		return;
 	json_t *object = json_object();
 	const char *slash = strchr(full_name, '/');
 	json_object_set_new(object, "group",
@@ -67,8 +73,6 @@ void event_log_group(struct event_log *log, const char *group, const char *event
 		     const char *message)
 {
 	log_message("%s: %s", group, message);
-	if (!log->file)
-		return;
 	json_t *object = json_object();
 	json_object_set_new(object, "group", json_string(group));
 	json_object_set_new(object, "event", json_string(event));

@@ -6,11 +6,19 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "supervisor/line_ring.h"
+
+#define EVENT_LOG_RECENT_BYTES (256 * 1024)
+
 struct event_log {
-	FILE *file; /* NULL: stderr only */
+	FILE *file;                /* NULL: no file */
+	struct line_ring recent;   /* the last events as JSON, for `corral events` */
+	/* Called with each event's JSON (no newline), for followers. */
+	void (*on_event)(void *context, const char *json, size_t length);
+	void *on_event_context;
 };
 
-/* Opens (truncates) `path`; NULL path means stderr only. Returns 0 or -errno. */
+/* Opens (truncates) `path`; NULL path means no file. Returns 0 or -errno. */
 int event_log_open(struct event_log *log, const char *path);
 void event_log_close(struct event_log *log);
 

@@ -193,14 +193,19 @@ static bool may_start(const struct group *group, const struct task *task)
 	return false;
 }
 
+/* In lifecycle order, so that after a restart of running tasks the
+ * sidecars are spawned before the main tasks that use them. */
 static void start_ready_tasks(struct group *group, uint64_t now_ms)
 {
-	for (size_t i = 0; i < group->task_count; i++) {
-		struct task *task = &group->tasks[i];
-		if (runner_ready_to_start(&task->runner) &&
-		    coordinator_gate_open(&group->coordinator, task->config->stage) &&
-		    may_start(group, task))
-			runner_start(&task->runner, now_ms);
+	for (int stage = 0; stage < STAGE_COUNT; stage++) {
+		if (!coordinator_gate_open(&group->coordinator, (enum lifecycle_stage)stage))
+			continue;
+		for (size_t i = 0; i < group->task_count; i++) {
+			struct task *task = &group->tasks[i];
+			if (task->config->stage == (enum lifecycle_stage)stage &&
+			    runner_ready_to_start(&task->runner) && may_start(group, task))
+				runner_start(&task->runner, now_ms);
+		}
 	}
 }
 
@@ -296,6 +301,18 @@ enum runner_request_result group_force_restart_task(struct group *group, struct 
 	enum runner_request_result result = runner_force_restart(&task->runner, reachable, now_ms);
 	group_settle(group, now_ms);
 	return result;
+}
+
+void group_restart_running(struct group *group, uint64_t now_ms)
+{
+	begin_stop(group, GROUP_RESTARTING, "restart of the running tasks requested");
+	group_settle(group, now_ms);
+}
+
+void group_stop_task(struct group *group, struct task *task, uint64_t now_ms)
+{
+	runner_stop(&task->runner, RUNNER_STOP_FOR_GOOD, "stop requested", now_ms);
+	group_settle(group, now_ms);
 }
 
 bool group_has_processes(const struct group *group)

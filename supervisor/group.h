@@ -71,6 +71,14 @@ enum runner_request_result group_restart_task(struct group *group, struct task *
 enum runner_request_result group_force_restart_task(struct group *group, struct task *task,
 						    uint64_t now_ms);
 
+/* Restart of every running task: stopped in reverse lifecycle order, then
+ * started in lifecycle order; tasks that are not running are left alone. */
+void group_restart_running(struct group *group, uint64_t now_ms);
+
+/* Stop on request: the task is stopped with its kill signal and stays dead,
+ * whatever its restart policy; for the coordinator it is dead. */
+void group_stop_task(struct group *group, struct task *task, uint64_t now_ms);
+
 bool group_has_processes(const struct group *group);
 
 struct task *group_find_task_by_pid(struct group *group, pid_t pid);

@@ -186,6 +186,7 @@ static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
 {
 	enum runner_stop_intent intent = runner->stop_intent;
 	runner->stop_intent = RUNNER_STOP_NONE;
+	runner->last_exit_requested = intent != RUNNER_STOP_NONE;
 	forget_process(runner);
 
 	switch (intent) {
@@ -352,6 +353,12 @@ void runner_rearm(struct runner *runner)
 		return;
 	emit(runner, TASK_EVENT_RECEIVED, "waiting to run again with its group");
 	become_pending_now(runner);
+}
+
+bool runner_last_exit_failed(const struct runner *runner)
+{
+	return runner->has_exited && !runner->last_exit_requested &&
+	       exit_is_failure(&runner->last_exit);
 }
 
 int runner_failure_exit_code(const struct runner *runner)

@@ -75,6 +75,7 @@ struct runner {
 
 	struct task_exit last_exit;
 	bool has_exited;
+	bool last_exit_requested;    /* corral stopped it: the exit is not a failure */
 	unsigned restart_count;      /* every run after the first */
 	uint64_t started_at_ms;      /* monotonic, when the current run began */
 	uint64_t next_start_ms;      /* when delay_pending: when it runs again */
@@ -134,6 +135,9 @@ void runner_rearm(struct runner *runner);
  * the exit code, 128+signal, 127/126 for a failed start, and 1 for a task
  * that exited 0 too often for its policy. */
 int runner_failure_exit_code(const struct runner *runner);
+
+/* The last exit was a failure that counted: not one corral asked for. */
+bool runner_last_exit_failed(const struct runner *runner);
 
 /* "exited with code 3", "killed by SIGKILL", "failed to start". */
 void task_exit_describe(const struct task_exit *exit, char *buffer, size_t size);

@@ -2,6 +2,9 @@
  * explicitly rather than kept in globals. */
 #pragma once
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "isolation/spawn.h"
 #include "supervisor/event_log.h"
 #include "supervisor/loop.h"
@@ -16,4 +19,8 @@ struct services {
 	struct spawn_slots *spawn_slots; /* the low fds every spawn goes through */
 	/* Called once for each task that fails for good. */
 	void (*task_failed_for_good)(struct services *services, struct task *task);
+	/* A line of a task's output, for the clients following its logs
+	 * (called only while task->log_followers > 0). */
+	void (*task_output_line)(struct services *services, struct task *task, uint64_t time_ms,
+				 const char *text, size_t length);
 };

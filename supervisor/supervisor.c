@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include "config/units.h"
+#include "supervisor/control_commands.h"
+#include "supervisor/control_server.h"
 #include "supervisor/group.h"
 #include "supervisor/log.h"
 #include "supervisor/reaper.h"
@@ -30,6 +33,8 @@ struct supervisor {
 	struct loop_watch signal_watch;
 	struct group *groups;
 	size_t group_count;
+	struct control_server *control;
+	struct control_context control_context;
 
 	bool shutting_down;
 	bool killing;
@@ -90,6 +95,99 @@ static void begin_shutdown(struct supervisor *supervisor, const char *reason)
 		       now + supervisor->config->shutdown_timeout_ms);
 	for (size_t i = 0; i < supervisor->group_count; i++)
 		group_stop(&supervisor->groups[i], "shutdown requested", now);
+}
+
+static void shutdown_from_control(void *pointer, const char *reason)
+{
+	begin_shutdown(pointer, reason);
+}
+
+static bool is_shutting_down(void *pointer)
+{
+	struct supervisor *supervisor = pointer;
+	return supervisor->shutting_down;
+}
+
+/* ---- the control socket ---- */
+
+static void publish_event(void *pointer, const char *json, size_t length)
+{
+	struct supervisor *supervisor = pointer;
+	if (!supervisor->control)
+		return;
+	char line[length + 1];
+	memcpy(line, json, length);
+	line[length] = '\n';
+	control_server_publish(supervisor->control, CONTROL_FOLLOW_EVENTS, NULL, line,
+			       length + 1);
+}
+
+static void publish_output_line(struct services *services, struct task *task, uint64_t time_ms,
+				const char *text, size_t length)
+{
+	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(services);
+	if (!supervisor->control)
+		return;
+	json_t *line = json_object();
+	json_object_set_new(line, "time", json_real((double)time_ms / 1000.0));
+	json_object_set_new(line, "text", json_stringn(text, length));
+	char *encoded = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(line);
+	if (!encoded)
+		return;
+	size_t encoded_length = strlen(encoded);
+	encoded[encoded_length] = '\n';
+	control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS, task, encoded,
+			       encoded_length + 1);
+	free(encoded);
+}
+
+/* --socket, then CORRAL_SOCKET, then the config, then the default. */
+static const char *control_socket_path(const struct config *config,
+				       const struct run_options *options, bool *is_default)
+{
+	const char *from_environment = getenv("CORRAL_SOCKET");
+	*is_default = false;
+	if (options->socket_path)
+		return options->socket_path;
+	if (from_environment && *from_environment)
+		return from_environment;
+	if (config->socket_path)
+		return config->socket_path;
+	*is_default = true;
+	return CONTROL_SOCKET_DEFAULT;
+}
+
+static int open_control_socket(struct supervisor *supervisor, const struct run_options *options)
+{
+	supervisor->control_context = (struct control_context){
+		.groups = supervisor->groups,
+		.group_count = supervisor->group_count,
+		.events = &supervisor->events,
+		.shutdown = shutdown_from_control,
+		.shutting_down = is_shutting_down,
+		.supervisor = supervisor,
+	};
+	struct control_server_ops ops = {
+		.handle = control_commands_handle,
+		.followers_changed = control_commands_followers_changed,
+		.context = &supervisor->control_context,
+	};
+	bool is_default;
+	const char *path = control_socket_path(supervisor->config, options, &is_default);
+	char error[512];
+	int result = control_server_open(&supervisor->control, supervisor->loop, path, is_default,
+					 supervisor->config->control_group, &ops, error,
+					 sizeof(error));
+	if (result < 0) {
+		log_message("control socket: %s", error);
+		return -1;
+	}
+	if (result > 0)
+		log_message("control socket off: %s (set --socket, CORRAL_SOCKET or socket: to a "
+			    "writable path)",
+			    error);
+	return 0;
 }
 
 /* ---- signals and reaping ---- */
@@ -183,6 +281,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.events = &supervisor->events,
 		.spawn_slots = &supervisor->spawn_slots,
 		.task_failed_for_good = note_task_failed_for_good,
+		.task_output_line = publish_output_line,
 	};
 	int signal_fd = signals_open();
 	if (signal_fd < 0) {
@@ -203,11 +302,15 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 			return -1;
 		}
 	}
-	return 0;
+	supervisor->events.on_event = publish_event;
+	supervisor->events.on_event_context = supervisor;
+	return open_control_socket(supervisor, options);
 }
 
 static void supervisor_close(struct supervisor *supervisor)
 {
+	control_server_close(supervisor->control);
+	supervisor->control = NULL;
 	for (size_t i = 0; i < supervisor->group_count; i++)
 		group_free(&supervisor->groups[i]);
 	free(supervisor->groups);
@@ -267,6 +370,8 @@ int supervisor_run(const struct config *config, const struct run_options *option
 			break;
 		}
 		settle_groups(&supervisor);
+		if (supervisor.control)
+			control_server_collect(supervisor.control);
 	}
 
 	unsigned leftovers = reaper_kill_remaining_children();

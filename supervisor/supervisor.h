@@ -6,6 +6,7 @@
 
 struct run_options {
 	const char *events_path; /* JSON lines event log, or NULL */
+	const char *socket_path; /* --socket, or NULL */
 };
 
 /* Runs the config until every group is finished, or a shutdown is asked

@@ -29,6 +29,22 @@ bool task_has_process(const struct task *task)
 	return task->pid > 0;
 }
 
+int task_send_signal(struct task *task, int signal_number)
+{
+	if (task->pidfd_watch.fd < 0)
+		return -ESRCH;
+	if (pidfd_send_signal_compat(task->pidfd_watch.fd, signal_number) < 0)
+		return -errno;
+	return 0;
+}
+
+uint64_t realtime_now_ms(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+}
+
 /* ---- the request a start hands to isolation/ ---- */
 
 static void fill_spawn_request(struct task *task, struct spawn_request *request)
@@ -119,10 +135,8 @@ static void effect_cancel_timer(struct runner *runner, enum runner_timer timer)
 
 static void remember_event(struct task *task, enum task_event_type type, const char *message)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
 	struct task_event_record *record = &task->history[task->history_next];
-	record->time_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+	record->time_ms = realtime_now_ms();
 	record->type = type;
 	snprintf(record->message, sizeof(record->message), "%s", message);
 	task->history_next = (task->history_next + 1) % TASK_HISTORY_SIZE;
@@ -247,6 +261,15 @@ static void on_timer(struct loop_timer *timer)
 	runner_timer_fired(&task->runner, which, loop_now_ms());
 }
 
+static void on_output_line(void *context, const char *text, size_t length)
+{
+	struct task *task = context;
+	uint64_t now = realtime_now_ms();
+	line_ring_append(&task->logs, now, text, length);
+	if (task->log_followers)
+		task->services->task_output_line(task->services, task, now, text, length);
+}
+
 int task_init(struct task *task, const struct task_config *config, struct group *group,
 	      const char *group_name, struct services *services, char *error, size_t error_size)
 {
@@ -266,8 +289,9 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 
 	if (task_plan_build(&task->plan, config, group_name, environ, error, error_size) < 0)
 		return -1;
+	line_ring_init(&task->logs, TASK_LOG_RING_BYTES);
 	int result = task_output_open(&task->output, services->loop, services->sink,
-				      config->full_name);
+				      config->full_name, on_output_line, task);
 	if (result < 0) {
 		snprintf(error, error_size, "output pipe: %s", strerror(-result));
 		return -1;
@@ -282,5 +306,6 @@ void task_free(struct task *task)
 		loop_timer_cancel(loop, &task->timers[i]);
 	close_process_fds(task);
 	task_output_close(&task->output);
+	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);
 }

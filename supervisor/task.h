@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "isolation/spawn.h"
 #include "isolation/task_plan.h"
+#include "supervisor/line_ring.h"
 #include "supervisor/runner.h"
 #include "supervisor/services.h"
 #include "supervisor/task_output.h"
@@ -16,6 +17,7 @@
 struct group;
 
 #define TASK_HISTORY_SIZE 16
+#define TASK_LOG_RING_BYTES (16 * 1024)
 #define TASK_EVENT_MESSAGE_MAX 160
 
 struct task_event_record {
@@ -40,6 +42,8 @@ struct task {
 	bool failure_reported; /* services->task_failed_for_good was called */
 
 	struct task_output output;
+	struct line_ring logs;   /* recent output, for `corral logs` */
+	unsigned log_followers;  /* control clients following the logs */
 	struct loop_timer timers[RUNNER_TIMER_COUNT];
 
 	struct task_event_record history[TASK_HISTORY_SIZE];
@@ -57,3 +61,9 @@ void task_free(struct task *task);
 void task_reap(struct task *task);
 
 bool task_has_process(const struct task *task);
+
+/* Sends a signal to the task's main process: 0, or -ESRCH with none. */
+int task_send_signal(struct task *task, int signal_number);
+
+/* Milliseconds of CLOCK_REALTIME, as the histories and logs record time. */
+uint64_t realtime_now_ms(void);

@@ -9,6 +9,7 @@
 static void emit_line(struct task_output *output)
 {
 	output_sink_write_line(output->sink, output->name, output->line, output->line_length);
+	output->on_line(output->on_line_context, output->line, output->line_length);
 	output->line_length = 0;
 }
 
@@ -56,7 +57,8 @@ static void on_readable(struct loop_watch *watch, uint32_t events)
 }
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
-		     const char *name)
+		     const char *name, void (*on_line)(void *context, const char *text, size_t length),
+		     void *on_line_context)
 {
 	int fds[2];
 	memset(output, 0, sizeof(*output));
@@ -71,6 +73,8 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 	output->write_fd = fds[1];
 	output->name = name;
 	output->sink = sink;
+	output->on_line = on_line;
+	output->on_line_context = on_line_context;
 	output->loop = loop;
 	int error = loop_watch_add(loop, &output->watch, EPOLLIN);
 	if (error < 0) {

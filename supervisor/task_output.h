@@ -16,12 +16,16 @@ struct task_output {
 	const char *name;        /* "web/app" */
 	struct output_sink *sink;
 	struct loop *loop;
+	/* Also called with every line (no newline), for the task's log ring. */
+	void (*on_line)(void *context, const char *text, size_t length);
+	void *on_line_context;
 	size_t line_length;
 	char line[TASK_OUTPUT_LINE_MAX];
 };
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
-		     const char *name);
+		     const char *name, void (*on_line)(void *context, const char *text, size_t length),
+		     void *on_line_context);
 
 /* Reads what is in the pipe now and flushes a partial last line, so that
  * everything a run wrote is out before its exit is reported. */

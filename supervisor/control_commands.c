@@ -1,0 +1,442 @@
+#include "supervisor/control_commands.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/units.h"
+#include "supervisor/loop.h"
+
+/* ---- replies ---- */
+
+static void send_json(struct control_client *client, json_t *reply)
+{
+	char *text = json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(reply);
+	if (!text)
+		return;
+	size_t length = strlen(text);
+	text[length] = '\n';
+	control_client_send(client, text, length + 1);
+	free(text);
+}
+
+static void reply_ok(struct control_client *client, const char *format, ...)
+	__attribute__((format(printf, 2, 3)));
+static void reply_ok(struct control_client *client, const char *format, ...)
+{
+	char message[512];
+	va_list args;
+	va_start(args, format);
+	vsnprintf(message, sizeof(message), format, args);
+	va_end(args);
+	json_t *reply = json_object();
+	json_object_set_new(reply, "ok", json_true());
+	json_object_set_new(reply, "message", json_string(message));
+	send_json(client, reply);
+}
+
+static void reply_error(struct control_client *client, const char *format, ...)
+	__attribute__((format(printf, 2, 3)));
+static void reply_error(struct control_client *client, const char *format, ...)
+{
+	char message[1024];
+	va_list args;
+	va_start(args, format);
+	vsnprintf(message, sizeof(message), format, args);
+	va_end(args);
+	char *reply = control_reply_error(message);
+	control_client_send(client, reply, strlen(reply));
+	free(reply);
+}
+
+/* ---- finding what a request names ---- */
+
+static struct group *find_group(struct control_context *context, const char *name,
+				size_t length)
+{
+	for (size_t i = 0; i < context->group_count; i++) {
+		const char *candidate = context->groups[i].config->name;
+		if (strlen(candidate) == length && strncmp(candidate, name, length) == 0)
+			return &context->groups[i];
+	}
+	return NULL;
+}
+
+/* "a, b, c" of at most `limit` names, for "did you mean" style errors. */
+static void list_names(char *buffer, size_t size, const char *const *names, size_t count)
+{
+	size_t used = 0;
+	buffer[0] = '\0';
+	for (size_t i = 0; i < count && used < size; i++) {
+		if (i == 20) {
+			snprintf(buffer + used, size - used, ", ... (%zu in all)", count);
+			return;
+		}
+		used += (size_t)snprintf(buffer + used, size - used, "%s%s", i ? ", " : "",
+					 names[i]);
+	}
+}
+
+static struct group *lookup_group(struct control_context *context, struct control_client *client,
+				  const char *target)
+{
+	const char *slash = strchr(target, '/');
+	size_t length = slash ? (size_t)(slash - target) : strlen(target);
+	struct group *group = find_group(context, target, length);
+	if (group)
+		return group;
+	const char *names[context->group_count ? context->group_count : 1];
+	for (size_t i = 0; i < context->group_count; i++)
+		names[i] = context->groups[i].config->name;
+	char list[512];
+	list_names(list, sizeof(list), names, context->group_count);
+	reply_error(client, "no group \"%.*s\"; groups: %s", (int)length, target, list);
+	return NULL;
+}
+
+static struct task *lookup_task(struct control_context *context, struct control_client *client,
+				const char *target)
+{
+	struct group *group = lookup_group(context, client, target);
+	if (!group)
+		return NULL;
+	for (size_t i = 0; i < group->task_count; i++)
+		if (strcmp(group->tasks[i].config->full_name, target) == 0)
+			return &group->tasks[i];
+	const char *names[group->task_count ? group->task_count : 1];
+	for (size_t i = 0; i < group->task_count; i++)
+		names[i] = group->tasks[i].config->full_name;
+	char list[1024];
+	list_names(list, sizeof(list), names, group->task_count);
+	reply_error(client, "no task \"%s\"; tasks of group %s: %s", target, group->config->name,
+		    list);
+	return NULL;
+}
+
+/* ---- status ---- */
+
+static json_t *last_exit_json(const struct runner *runner)
+{
+	if (!runner->has_exited)
+		return json_null();
+	const struct task_exit *exit = &runner->last_exit;
+	char description[64];
+	task_exit_describe(exit, description, sizeof(description));
+	json_t *object = json_object();
+	json_object_set_new(object, "code",
+			    exit->kind == TASK_EXIT_SIGNAL ? json_null() : json_integer(exit->code));
+	json_object_set_new(object, "signal", exit->kind == TASK_EXIT_SIGNAL
+						      ? json_string(signal_name(exit->signal))
+						      : json_null());
+	json_object_set_new(object, "failed", json_boolean(runner_last_exit_failed(runner)));
+	json_object_set_new(object, "description", json_string(description));
+	return object;
+}
+
+static json_t *task_json(const struct task *task, uint64_t now_ms)
+{
+	const struct runner *runner = &task->runner;
+	bool alive = runner->state == TASK_STARTING || runner->state == TASK_RUNNING;
+	json_t *object = json_object();
+	json_object_set_new(object, "name", json_string(task->config->name));
+	json_object_set_new(object, "task", json_string(task->config->full_name));
+	json_object_set_new(object, "stage", json_string(lifecycle_stage_name(task->config->stage)));
+	json_object_set_new(object, "state", json_string(task_state_name(runner->state)));
+	json_object_set_new(object, "pid", task->pid > 0 ? json_integer(task->pid) : json_null());
+	json_object_set_new(object, "uptime_ms",
+			    alive ? json_integer((json_int_t)(now_ms - runner->started_at_ms))
+				  : json_null());
+	json_object_set_new(object, "restarts", json_integer(runner->restart_count));
+	json_object_set_new(object, "failed", json_boolean(runner->failed));
+	json_object_set_new(object, "last_exit", last_exit_json(runner));
+	json_object_set_new(object, "next_restart_in_ms",
+			    runner->delay_pending && runner->next_start_ms > now_ms
+				    ? json_integer((json_int_t)(runner->next_start_ms - now_ms))
+				    : json_null());
+	return object;
+}
+
+static json_t *group_json(const struct group *group, const struct task *only, uint64_t now_ms)
+{
+	json_t *object = json_object();
+	json_object_set_new(object, "name", json_string(group->config->name));
+	json_object_set_new(object, "state",
+			    json_string(coordinator_state_name(group->coordinator.state)));
+	json_object_set_new(object, "stopping", json_boolean(group->stop_mode == GROUP_STOPPING));
+	json_object_set_new(object, "finished", json_boolean(group->finished));
+	json_t *tasks = json_array();
+	for (size_t i = 0; i < group->task_count; i++)
+		if (!only || only == &group->tasks[i])
+			json_array_append_new(tasks, task_json(&group->tasks[i], now_ms));
+	json_object_set_new(object, "tasks", tasks);
+	return object;
+}
+
+static void run_status(struct control_context *context, struct control_client *client,
+		       const struct control_request *request)
+{
+	struct group *group = NULL;
+	struct task *task = NULL;
+	if (request->target[0]) {
+		bool names_task = strchr(request->target, '/') != NULL;
+		if (names_task ? !(task = lookup_task(context, client, request->target))
+			       : !(group = lookup_group(context, client, request->target)))
+			return;
+		if (task)
+			group = task->group;
+	}
+	uint64_t now = loop_now_ms();
+	json_t *groups = json_array();
+	for (size_t i = 0; i < context->group_count; i++)
+		if (!group || group == &context->groups[i])
+			json_array_append_new(groups, group_json(&context->groups[i], task, now));
+	json_t *reply = json_object();
+	json_object_set_new(reply, "ok", json_true());
+	json_object_set_new(reply, "groups", groups);
+	send_json(client, reply);
+}
+
+/* ---- restarts, stop, start, signal ---- */
+
+/* "dead (exited with code 1)", "pending", "dead (stopped)". */
+static void describe_state(const struct task *task, char *buffer, size_t size)
+{
+	const struct runner *runner = &task->runner;
+	if (runner->state != TASK_DEAD || !runner->has_exited) {
+		snprintf(buffer, size, "%s", task_state_name(runner->state));
+		return;
+	}
+	char exit[64];
+	task_exit_describe(&runner->last_exit, exit, sizeof(exit));
+	snprintf(buffer, size, "dead (%s%s)", exit,
+		 runner->last_exit_requested ? ", stopped by corral" : "");
+}
+
+static bool refuse_when_stopping(struct control_context *context, struct control_client *client,
+				 const struct group *group)
+{
+	if (context->shutting_down(context->supervisor)) {
+		reply_error(client, "corral is shutting down: nothing can be started any more");
+		return true;
+	}
+	if (group->stop_mode == GROUP_STOPPING) {
+		reply_error(client,
+			    "group %s is stopping (%s): use `corral restart --all %s` to run it "
+			    "again",
+			    group->config->name, group->stop_reason, group->config->name);
+		return true;
+	}
+	return false;
+}
+
+static void reply_gate_closed(struct control_client *client, const struct task *task)
+{
+	const struct group *group = task->group;
+	reply_error(client,
+		    "%s is a %s task and group %s is in state %s, where that stage cannot start "
+		    "again: use `corral restart --all %s` to run the whole group in lifecycle order",
+		    task->config->full_name, lifecycle_stage_name(task->config->stage),
+		    group->config->name, coordinator_state_name(group->coordinator.state),
+		    group->config->name);
+}
+
+static void run_restart_task(struct control_context *context, struct control_client *client,
+			     struct task *task, bool force)
+{
+	if (refuse_when_stopping(context, client, task->group))
+		return;
+	uint64_t now = loop_now_ms();
+	char state[128];
+	describe_state(task, state, sizeof(state));
+	enum runner_request_result result =
+		force ? group_force_restart_task(task->group, task, now)
+		      : group_restart_task(task->group, task, now);
+	switch (result) {
+	case RUNNER_REQUEST_DONE:
+		reply_ok(client, "%s: %s", task->config->full_name,
+			 force && strncmp(state, "dead", 4) == 0 ? "will run again"
+								 : "restarting");
+		return;
+	case RUNNER_REQUEST_NOT_RUNNING:
+		reply_error(client,
+			    "%s is %s: only a running task can be restarted; use `corral restart "
+			    "--force %s` to run it again",
+			    task->config->full_name, state, task->config->full_name);
+		return;
+	case RUNNER_REQUEST_GATE_CLOSED:
+		reply_gate_closed(client, task);
+		return;
+	case RUNNER_REQUEST_STOPPING:
+		reply_error(client, "%s is being stopped: it cannot be restarted now",
+			    task->config->full_name);
+		return;
+	}
+}
+
+static void run_restart(struct control_context *context, struct control_client *client,
+			const struct control_request *request)
+{
+	if (request->restart_mode == CONTROL_RESTART_TASK ||
+	    request->restart_mode == CONTROL_RESTART_FORCE) {
+		struct task *task = lookup_task(context, client, request->target);
+		if (task)
+			run_restart_task(context, client, task,
+					 request->restart_mode == CONTROL_RESTART_FORCE);
+		return;
+	}
+	struct group *group = lookup_group(context, client, request->target);
+	if (!group)
+		return;
+	if (context->shutting_down(context->supervisor)) {
+		reply_error(client, "corral is shutting down: nothing can be started any more");
+		return;
+	}
+	if (request->restart_mode == CONTROL_RESTART_ALL) {
+		group_restart_all(group, loop_now_ms());
+		reply_ok(client, "group %s: restarting every task in lifecycle order",
+			 group->config->name);
+		return;
+	}
+	if (refuse_when_stopping(context, client, group))
+		return;
+	group_restart_running(group, loop_now_ms());
+	reply_ok(client, "group %s: restarting the running tasks", group->config->name);
+}
+
+static void run_stop(struct control_context *context, struct control_client *client,
+		     const struct control_request *request)
+{
+	struct task *task = lookup_task(context, client, request->target);
+	if (!task)
+		return;
+	if (task->runner.state == TASK_DEAD) {
+		char state[128];
+		describe_state(task, state, sizeof(state));
+		reply_ok(client, "%s is already %s", task->config->full_name, state);
+		return;
+	}
+	group_stop_task(task->group, task, loop_now_ms());
+	reply_ok(client, "%s: stopping", task->config->full_name);
+}
+
+static void run_signal(struct control_context *context, struct control_client *client,
+		       const struct control_request *request)
+{
+	struct task *task = lookup_task(context, client, request->target);
+	if (!task)
+		return;
+	int error = task_send_signal(task, request->signal_number);
+	if (error == -ESRCH) {
+		char state[128];
+		describe_state(task, state, sizeof(state));
+		reply_error(client, "%s is %s: there is no process to signal",
+			    task->config->full_name, state);
+		return;
+	}
+	if (error < 0) {
+		reply_error(client, "%s: sending %s: %s", task->config->full_name,
+			    signal_name(request->signal_number), strerror(-error));
+		return;
+	}
+	reply_ok(client, "%s: sent %s to pid %d", task->config->full_name,
+		 signal_name(request->signal_number), (int)task->pid);
+}
+
+/* ---- logs and events ---- */
+
+struct array_builder {
+	json_t *array;
+	bool events; /* items are event JSON texts, not output lines */
+};
+
+static void add_item(void *pointer, uint64_t time_ms, const char *text, size_t length)
+{
+	struct array_builder *builder = pointer;
+	if (builder->events) {
+		json_t *event = json_loadb(text, length, 0, NULL);
+		if (event)
+			json_array_append_new(builder->array, event);
+		return;
+	}
+	json_t *line = json_object();
+	json_object_set_new(line, "time", json_real((double)time_ms / 1000.0));
+	json_object_set_new(line, "text", json_stringn(text, length));
+	json_array_append_new(builder->array, line);
+}
+
+static void run_logs(struct control_context *context, struct control_client *client,
+		     const struct control_request *request)
+{
+	struct task *task = lookup_task(context, client, request->target);
+	if (!task)
+		return;
+	struct array_builder builder = {.array = json_array()};
+	line_ring_visit(&task->logs, request->tail, add_item, &builder);
+	json_t *reply = json_object();
+	json_object_set_new(reply, "ok", json_true());
+	json_object_set_new(reply, "task", json_string(task->config->full_name));
+	json_object_set_new(reply, "lines", builder.array);
+	send_json(client, reply);
+	if (request->follow)
+		control_client_follow(client, CONTROL_FOLLOW_LOGS, task);
+}
+
+static void run_events(struct control_context *context, struct control_client *client,
+		       const struct control_request *request)
+{
+	struct array_builder builder = {.array = json_array(), .events = true};
+	line_ring_visit(&context->events->recent, request->tail, add_item, &builder);
+	json_t *reply = json_object();
+	json_object_set_new(reply, "ok", json_true());
+	json_object_set_new(reply, "events", builder.array);
+	send_json(client, reply);
+	if (request->follow)
+		control_client_follow(client, CONTROL_FOLLOW_EVENTS, NULL);
+}
+
+void control_commands_followers_changed(void *context, const void *subject, int delta)
+{
+	struct task *task = (struct task *)subject;
+	task->log_followers = (unsigned)((int)task->log_followers + delta);
+}
+
+void control_commands_handle(void *pointer, struct control_client *client,
+			     const struct control_request *request)
+{
+	struct control_context *context = pointer;
+	switch (request->command) {
+	case CONTROL_STATUS:
+		run_status(context, client, request);
+		return;
+	case CONTROL_RESTART:
+		run_restart(context, client, request);
+		return;
+	case CONTROL_STOP:
+		run_stop(context, client, request);
+		return;
+	case CONTROL_START: {
+		struct task *task = lookup_task(context, client, request->target);
+		if (task)
+			run_restart_task(context, client, task, true);
+		return;
+	}
+	case CONTROL_SIGNAL:
+		run_signal(context, client, request);
+		return;
+	case CONTROL_LOGS:
+		run_logs(context, client, request);
+		return;
+	case CONTROL_EVENTS:
+		run_events(context, client, request);
+		return;
+	case CONTROL_SHUTDOWN:
+		reply_ok(client, "shutting down gracefully");
+		context->shutdown(context->supervisor, "shutdown requested on the control socket");
+		return;
+	}
+	reply_error(client, "unknown command");
+}

@@ -1,0 +1,27 @@
+/* What each control request does to the running groups, and its reply.
+ * The socket side is control_server.c; this file knows the supervisor. */
+#pragma once
+
+#include <stddef.h>
+
+#include "supervisor/control_server.h"
+#include "supervisor/event_log.h"
+#include "supervisor/group.h"
+
+struct control_context {
+	struct group *groups;
+	size_t group_count;
+	struct event_log *events;
+	/* The same graceful shutdown as SIGTERM. */
+	void (*shutdown)(void *supervisor, const char *reason);
+	/* True once a shutdown began: nothing may be started any more. */
+	bool (*shutting_down)(void *supervisor);
+	void *supervisor;
+};
+
+/* control_server_ops.handle */
+void control_commands_handle(void *context, struct control_client *client,
+			     const struct control_request *request);
+
+/* control_server_ops.followers_changed */
+void control_commands_followers_changed(void *context, const void *task, int delta);

@@ -1,0 +1,519 @@
+#include "supervisor/control_server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "config/xmalloc.h"
+#include "supervisor/log.h"
+
+/* Enough for the status of thousands of tasks; a follower that falls this
+ * far behind is cut. */
+#define CLIENT_OUTPUT_MAX (8u * 1024 * 1024)
+#define CLIENT_INPUT_MAX (CONTROL_REQUEST_MAX + 1)
+#define CLIENTS_MAX 1024
+
+struct control_client {
+	struct loop_watch watch;
+	struct control_server *server;
+	struct control_client *previous, *next;
+
+	char *input;
+	size_t input_length;
+	bool skipping_long_line; /* discarding the rest of an oversize request */
+
+	char *output;
+	size_t output_start, output_length, output_capacity;
+	bool waiting_for_writable;
+
+	enum control_follow follow;
+	const void *follow_subject;
+	bool closed; /* freed at the end of the current callback */
+};
+
+struct control_server {
+	struct loop *loop;
+	struct loop_watch watch;
+	char *path;
+	dev_t device;
+	ino_t inode;
+	bool has_group;
+	gid_t group;
+	char *group_name;
+	struct control_server_ops ops;
+	struct control_client *clients;
+	size_t client_count;
+	struct control_client *retired; /* closed, freed after the event batch */
+};
+
+/* ---- clients ---- */
+
+/* Closing happens in two steps: retire (out of epoll and the client list,
+ * at once) and free (after the event batch, control_server_collect), so that
+ * an event of this batch never reaches freed memory. */
+static void client_retire(struct control_client *client)
+{
+	struct control_server *server = client->server;
+	client->closed = true;
+	if (client->follow == CONTROL_FOLLOW_LOGS && server->ops.followers_changed)
+		server->ops.followers_changed(server->ops.context, client->follow_subject, -1);
+	client->follow = CONTROL_FOLLOW_NONE;
+	loop_watch_remove(server->loop, &client->watch);
+	if (client->previous)
+		client->previous->next = client->next;
+	else
+		server->clients = client->next;
+	if (client->next)
+		client->next->previous = client->previous;
+	server->client_count--;
+	client->previous = NULL;
+	client->next = server->retired;
+	server->retired = client;
+}
+
+void control_server_collect(struct control_server *server)
+{
+	while (server->retired) {
+		struct control_client *client = server->retired;
+		server->retired = client->next;
+		close(client->watch.fd);
+		free(client->input);
+		free(client->output);
+		free(client);
+	}
+}
+
+static size_t pending(const struct control_client *client)
+{
+	return client->output_length - client->output_start;
+}
+
+static void update_interest(struct control_client *client)
+{
+	bool want = pending(client) > 0;
+	if (want == client->waiting_for_writable)
+		return;
+	client->waiting_for_writable = want;
+	loop_watch_modify(client->server->loop, &client->watch, EPOLLIN | (want ? EPOLLOUT : 0));
+}
+
+/* Returns false when the client is gone. */
+static bool flush(struct control_client *client)
+{
+	while (pending(client)) {
+		ssize_t written = send(client->watch.fd, client->output + client->output_start,
+				       pending(client), MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (written < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			client->closed = true;
+			return false;
+		}
+		client->output_start += (size_t)written;
+	}
+	if (pending(client) == 0)
+		client->output_start = client->output_length = 0;
+	update_interest(client);
+	return true;
+}
+
+static void cut_client(struct control_client *client)
+{
+	static const char notice[] =
+		"{\"ok\":false,\"error\":\"stream cut: the client did not read fast enough\"}\n";
+	/* Whatever it did not read is lost; the notice goes out if the
+	 * socket takes it right now, then the connection ends. */
+	send(client->watch.fd, notice, sizeof(notice) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	client->closed = true;
+}
+
+void control_client_send(struct control_client *client, const char *data, size_t length)
+{
+	if (client->closed)
+		return;
+	if (pending(client) + length > CLIENT_OUTPUT_MAX) {
+		cut_client(client);
+		return;
+	}
+	if (client->output_length + length > client->output_capacity) {
+		/* Compact first; grow only when that is not enough. */
+		memmove(client->output, client->output + client->output_start, pending(client));
+		client->output_length = pending(client);
+		client->output_start = 0;
+		if (client->output_length + length > client->output_capacity) {
+			size_t capacity = client->output_capacity ? client->output_capacity : 4096;
+			while (capacity < client->output_length + length)
+				capacity *= 2;
+			client->output = xreallocarray(client->output, capacity, 1);
+			client->output_capacity = capacity;
+		}
+	}
+	memcpy(client->output + client->output_length, data, length);
+	client->output_length += length;
+	if (!client->waiting_for_writable)
+		flush(client);
+}
+
+void control_client_follow(struct control_client *client, enum control_follow kind,
+			   const void *subject)
+{
+	client->follow = kind;
+	client->follow_subject = subject;
+	struct control_server *server = client->server;
+	if (kind == CONTROL_FOLLOW_LOGS && server->ops.followers_changed)
+		server->ops.followers_changed(server->ops.context, subject, +1);
+}
+
+void control_server_publish(struct control_server *server, enum control_follow kind,
+			    const void *subject, const char *line, size_t length)
+{
+	struct control_client *next;
+	for (struct control_client *client = server->clients; client; client = next) {
+		next = client->next;
+		if (client->follow != kind || client->follow_subject != subject)
+			continue;
+		control_client_send(client, line, length);
+		if (client->closed)
+			client_retire(client);
+	}
+}
+
+static void reply_error(struct control_client *client, const char *message)
+{
+	char *reply = control_reply_error(message);
+	control_client_send(client, reply, strlen(reply));
+	free(reply);
+}
+
+static void handle_line(struct control_client *client, const char *line, size_t length)
+{
+	struct control_request request;
+	char error[512];
+	if (control_request_parse(line, length, &request, error, sizeof(error)) < 0) {
+		reply_error(client, error);
+		return;
+	}
+	client->server->ops.handle(client->server->ops.context, client, &request);
+}
+
+/* Frames requests from the input buffer; an oversize line gets one error
+ * and is skipped up to its newline, and the connection goes on. */
+static void process_input(struct control_client *client)
+{
+	size_t start = 0;
+	while (!client->closed && client->follow == CONTROL_FOLLOW_NONE) {
+		char *newline = memchr(client->input + start, '\n', client->input_length - start);
+		if (!newline)
+			break;
+		size_t length = (size_t)(newline - (client->input + start));
+		if (client->skipping_long_line)
+			client->skipping_long_line = false;
+		else if (length > 0)
+			handle_line(client, client->input + start, length);
+		start += length + 1;
+	}
+	memmove(client->input, client->input + start, client->input_length - start);
+	client->input_length -= start;
+	if (client->input_length >= CONTROL_REQUEST_MAX) {
+		if (!client->skipping_long_line) {
+			char message[96];
+			snprintf(message, sizeof(message),
+				 "request longer than %d KiB: refused", CONTROL_REQUEST_MAX / 1024);
+			reply_error(client, message);
+		}
+		client->skipping_long_line = true;
+		client->input_length = 0;
+	}
+}
+
+static void on_client_event(struct loop_watch *watch, uint32_t events)
+{
+	struct control_client *client = watch->data;
+	if (client->closed)
+		return;
+	if (events & EPOLLOUT)
+		flush(client);
+	if (!client->closed && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+		ssize_t got = recv(watch->fd, client->input + client->input_length,
+				   CLIENT_INPUT_MAX - client->input_length, MSG_DONTWAIT);
+		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+			client->closed = true;
+		else if (got > 0) {
+			client->input_length += (size_t)got;
+			/* A follower's further input is ignored; it only ends
+			 * the stream by closing. */
+			if (client->follow == CONTROL_FOLLOW_NONE)
+				process_input(client);
+			else
+				client->input_length = 0;
+		}
+	}
+	if (client->closed)
+		client_retire(client);
+}
+
+/* ---- who may connect ---- */
+
+static bool peer_in_group(int fd, gid_t group)
+{
+	gid_t groups[256];
+	socklen_t size = sizeof(groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &size) < 0)
+		return false;
+	for (size_t i = 0; i < size / sizeof(gid_t); i++)
+		if (groups[i] == group)
+			return true;
+	return false;
+}
+
+/* NULL when allowed, else the reason, for the reply and the log. */
+static const char *refusal(struct control_server *server, int fd, struct ucred *peer)
+{
+	socklen_t size = sizeof(*peer);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, peer, &size) < 0)
+		return "cannot read the peer's credentials";
+	if (peer->uid == 0 || peer->uid == geteuid())
+		return NULL;
+	if (server->has_group && (peer->gid == server->group || peer_in_group(fd, server->group)))
+		return NULL;
+	return server->has_group ? "only root, corral's own user and members of the control "
+				   "group may use this socket"
+				 : "only root and corral's own user may use this socket (set "
+				   "control: {group: NAME} to let a group in)";
+}
+
+static void on_accept(struct loop_watch *watch, uint32_t events)
+{
+	struct control_server *server = watch->data;
+	for (;;) {
+		int fd = accept4(watch->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return; /* EAGAIN, or a client that left before we looked */
+		struct ucred peer = {0};
+		const char *why = refusal(server, fd, &peer);
+		if (!why && server->client_count >= CLIENTS_MAX)
+			why = "too many control clients connected";
+		if (why) {
+			char *reply = control_reply_error(why);
+			send(fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+			free(reply);
+			close(fd);
+			log_message("control socket: refused pid %d (uid %u): %s", (int)peer.pid,
+				    (unsigned)peer.uid, why);
+			continue;
+		}
+		struct control_client *client = xcalloc(1, sizeof(*client));
+		client->server = server;
+		client->input = xmalloc(CLIENT_INPUT_MAX);
+		client->watch = (struct loop_watch){
+			.fd = fd, .callback = on_client_event, .data = client};
+		if (loop_watch_add(server->loop, &client->watch, EPOLLIN) < 0) {
+			close(fd);
+			free(client->input);
+			free(client);
+			continue;
+		}
+		client->next = server->clients;
+		if (server->clients)
+			server->clients->previous = client;
+		server->clients = client;
+		server->client_count++;
+	}
+}
+
+/* ---- the socket file ---- */
+
+/* mkdir -p, giving the directories corral creates `mode`. */
+static int make_directories(const char *path, mode_t mode, gid_t group, bool has_group)
+{
+	char buffer[PATH_MAX];
+	snprintf(buffer, sizeof(buffer), "%s", path);
+	for (char *slash = buffer + 1;; slash++) {
+		bool last = *slash == '\0';
+		if (*slash != '/' && !last)
+			continue;
+		*slash = '\0';
+		if (mkdir(buffer, mode) == 0) {
+			if (has_group && chown(buffer, (uid_t)-1, group) < 0)
+				return -errno;
+			chmod(buffer, mode); /* not reduced by the umask */
+		} else if (errno != EEXIST) {
+			return -errno;
+		}
+		if (last)
+			return 0;
+		*slash = '/';
+	}
+}
+
+/* What is at `path` already: nothing, a stale socket (removed), or
+ * something we must not touch. */
+static int clear_stale_socket(const char *path, char *error, size_t error_size)
+{
+	struct stat status;
+	if (lstat(path, &status) < 0)
+		return errno == ENOENT ? 0 : (snprintf(error, error_size, "%s: %s", path,
+						      strerror(errno)),
+					     -1);
+	if (!S_ISSOCK(status.st_mode)) {
+		snprintf(error, error_size,
+			 "%s exists and is not a socket: refusing to replace it (remove it, or "
+			 "set socket: to another path)",
+			 path);
+		return -1;
+	}
+	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
+	int connected = connect(probe, (struct sockaddr *)&address, sizeof(address));
+	int connect_errno = errno;
+	close(probe);
+	if (connected == 0) {
+		snprintf(error, error_size,
+			 "another corral is already listening on %s: stop it, or give this one "
+			 "another socket (--socket, CORRAL_SOCKET or socket:)",
+			 path);
+		return -1;
+	}
+	if (connect_errno != ECONNREFUSED) {
+		snprintf(error, error_size, "%s: cannot tell whether it is in use: %s", path,
+			 strerror(connect_errno));
+		return -1;
+	}
+	/* Left behind by a corral that died: nobody listens. */
+	unlink(path);
+	return 0;
+}
+
+static int open_listener(struct control_server *server, const char *path, char *error,
+			 size_t error_size)
+{
+	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(address.sun_path)) {
+		snprintf(error, error_size, "%s: path too long for a socket", path);
+		return -1;
+	}
+	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		snprintf(error, error_size, "socket: %s", strerror(errno));
+		return -1;
+	}
+	/* The umask makes it 0600 from birth: no window where others could
+	 * connect before the chmod. */
+	mode_t old_umask = umask(0177);
+	int bound = bind(fd, (struct sockaddr *)&address, sizeof(address));
+	int bind_errno = errno;
+	umask(old_umask);
+	if (bound < 0) {
+		snprintf(error, error_size, "bind %s: %s", path, strerror(bind_errno));
+		close(fd);
+		errno = bind_errno;
+		return -1;
+	}
+	if (server->has_group &&
+	    (chown(path, (uid_t)-1, server->group) < 0 || chmod(path, 0660) < 0)) {
+		snprintf(error, error_size, "%s: giving it to group %s: %s", path,
+			 server->group_name, strerror(errno));
+		unlink(path);
+		close(fd);
+		return -1;
+	}
+	struct stat status;
+	if (listen(fd, SOMAXCONN) < 0 || fstat(fd, &status) < 0 || stat(path, &status) < 0) {
+		snprintf(error, error_size, "listen %s: %s", path, strerror(errno));
+		unlink(path);
+		close(fd);
+		return -1;
+	}
+	server->device = status.st_dev;
+	server->inode = status.st_ino;
+	return fd;
+}
+
+int control_server_open(struct control_server **out, struct loop *loop, const char *path,
+			bool path_is_default, const char *control_group,
+			const struct control_server_ops *ops, char *error, size_t error_size)
+{
+	*out = NULL;
+	struct control_server *server = xcalloc(1, sizeof(*server));
+	server->loop = loop;
+	server->ops = *ops;
+	server->path = xstrdup(path);
+	server->watch.fd = -1;
+	if (control_group) {
+		struct group *entry = getgrnam(control_group);
+		if (!entry) {
+			snprintf(error, error_size, "control.group \"%s\": no such group",
+				 control_group);
+			goto fatal;
+		}
+		server->has_group = true;
+		server->group = entry->gr_gid;
+		server->group_name = xstrdup(control_group);
+	}
+
+	char directory[PATH_MAX];
+	snprintf(directory, sizeof(directory), "%s", path);
+	int made = make_directories(dirname(directory), server->has_group ? 0750 : 0700,
+				    server->group, server->has_group);
+	if (made < 0) {
+		errno = -made;
+		snprintf(error, error_size, "cannot create the directory of %s: %s", path,
+			 strerror(-made));
+		goto off_or_fatal;
+	}
+	if (clear_stale_socket(path, error, error_size) < 0)
+		goto fatal;
+	int fd = open_listener(server, path, error, error_size);
+	if (fd < 0)
+		goto off_or_fatal;
+	server->watch = (struct loop_watch){.fd = fd, .callback = on_accept, .data = server};
+	loop_watch_add(loop, &server->watch, EPOLLIN);
+	*out = server;
+	return 0;
+
+off_or_fatal:
+	/* The default path is a convenience: a corral that may not write
+	 * /run still supervises, without a control socket. */
+	if (path_is_default && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+		control_server_close(server);
+		return 1;
+	}
+fatal:
+	control_server_close(server);
+	return -1;
+}
+
+void control_server_close(struct control_server *server)
+{
+	if (!server)
+		return;
+	while (server->clients)
+		client_retire(server->clients);
+	control_server_collect(server);
+	if (server->watch.fd >= 0) {
+		loop_watch_remove(server->loop, &server->watch);
+		close(server->watch.fd);
+		/* Only our own socket: another corral may have replaced it. */
+		struct stat status;
+		if (stat(server->path, &status) == 0 && status.st_dev == server->device &&
+		    status.st_ino == server->inode)
+			unlink(server->path);
+	}
+	free(server->path);
+	free(server->group_name);
+	free(server);
+}

@@ -1,0 +1,63 @@
+/* The control socket: a Unix stream socket served by the event loop.
+ *
+ * Safe creation (docs/control-protocol.md): the directory is made 0700
+ * (0750 for a control group) when corral creates it; the socket is 0600
+ * (0660 for a control group); a stale socket is replaced, anything else at
+ * the path is refused. Each connection is checked with SO_PEERCRED.
+ *
+ * Never blocks: requests are framed from a bounded input buffer, replies go
+ * out through a bounded output buffer per client, and a client that lets it
+ * fill is cut with a final notice. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "supervisor/control_protocol.h"
+#include "supervisor/loop.h"
+
+struct control_server;
+struct control_client;
+
+/* What a client streams after its reply, if anything. */
+enum control_follow {
+	CONTROL_FOLLOW_NONE,
+	CONTROL_FOLLOW_LOGS,   /* subject: the task */
+	CONTROL_FOLLOW_EVENTS, /* subject: NULL */
+};
+
+struct control_server_ops {
+	/* Runs one parsed request; replies with control_client_send. */
+	void (*handle)(void *context, struct control_client *client,
+		       const struct control_request *request);
+	/* A client following the logs of `subject` appeared or went away:
+	 * the task counts its followers so that unwatched output costs
+	 * nothing. */
+	void (*followers_changed)(void *context, const void *subject, int delta);
+	void *context;
+};
+
+#define CONTROL_SOCKET_DEFAULT "/run/corral/control.sock"
+
+/* Returns 0 when listening, 1 when the control socket is off (the default
+ * path could not be created, e.g. not root: `error` says why, as a
+ * warning), -1 on an error that must stop corral (`error` says what). */
+int control_server_open(struct control_server **out, struct loop *loop, const char *path,
+			bool path_is_default, const char *control_group,
+			const struct control_server_ops *ops, char *error, size_t error_size);
+void control_server_close(struct control_server *server);
+
+/* Frees the clients that closed during the last event batch. */
+void control_server_collect(struct control_server *server);
+
+/* Queues `length` bytes (whole lines with their newline) to the client. */
+void control_client_send(struct control_client *client, const char *data, size_t length);
+
+/* After the reply: stream what is published for `kind` and `subject`. */
+void control_client_follow(struct control_client *client, enum control_follow kind,
+			   const void *subject);
+
+/* Sends a line to every client following `kind` and `subject`. */
+void control_server_publish(struct control_server *server, enum control_follow kind,
+			    const void *subject, const char *line, size_t length);
