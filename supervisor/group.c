@@ -59,6 +59,8 @@ int group_init(struct group *group, const struct group_config *config,
 		}
 		group->task_count = i + 1;
 	}
+	for (size_t i = 0; i < group->task_count; i++)
+		runner_received(&group->tasks[i].runner);
 	group->dirty = true;
 	return 0;
 }

@@ -91,6 +91,12 @@ void runner_init(struct runner *runner, const struct task_config *config,
 	restart_tracker_init(&runner->tracker);
 }
 
+void runner_received(struct runner *runner)
+{
+	emit(runner, TASK_EVENT_RECEIVED, "received: waits for the %s gate",
+	     lifecycle_stage_name(runner->config->stage));
+}
+
 bool runner_ready_to_start(const struct runner *runner)
 {
 	return runner->state == TASK_PENDING && !runner->delay_pending;

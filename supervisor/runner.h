@@ -86,6 +86,10 @@ struct runner {
 void runner_init(struct runner *runner, const struct task_config *config,
 		 const struct runner_effects *effects, void *context);
 
+/* Announces the task (event "received"): it is known and waits for its
+ * stage gate. Called once the whole group exists. */
+void runner_received(struct runner *runner);
+
 /* Pending and not waiting out a restart delay. */
 bool runner_ready_to_start(const struct runner *runner);
 

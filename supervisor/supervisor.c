@@ -376,7 +376,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 
 	unsigned leftovers = reaper_kill_remaining_children();
 	if (leftovers)
-		log_message("killed %u process%s still running at exit", leftovers,
+		log_message("%u leftover process%s killed and reaped at exit", leftovers,
 			    leftovers == 1 ? "" : "es");
 	int exit_code = supervisor.exit_code;
 	log_message("exiting with code %d", exit_code);

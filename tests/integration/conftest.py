@@ -308,6 +308,9 @@ class Corral:
     def env(self, extra=None):
         env = dict(os.environ)
         env["CORRAL_TEST_ID"] = self.test_id
+        # Each test its own control socket: corrals of other tests (or a
+        # developer's) never collide on the default path.
+        env["CORRAL_SOCKET"] = str(self.dir / "control.sock")
         # For a sanitizer build, unless the caller set its own options.
         env.setdefault("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1")
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")

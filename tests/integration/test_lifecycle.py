@@ -342,8 +342,6 @@ def test_failed_poststop_task_gives_the_exit_code(corral, tmp_path):
     assert result.returncode == 4, result
 
 
-@pytest.mark.xfail(strict=True, reason="corral emits no 'received' event for a task's first "
-                   "run (runner_rearm is the only place that emits it)")
 def test_every_task_is_received_before_it_starts(corral, tmp_path):
     # Nomad's "Received" event: every task is known (and waits for its
     # stage gate) before anything happens to it.

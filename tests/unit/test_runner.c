@@ -131,6 +131,16 @@ static void run_to_running(struct fixture *fixture, uint64_t now)
 	assert_int_equal(fixture->runner.state, TASK_RUNNING);
 }
 
+static void test_received_names_the_gate(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	runner_received(&fixture->runner);
+	assert_true(last_event_is(fixture, TASK_EVENT_RECEIVED));
+	assert_string_equal(fixture->fake.messages[0], "received: waits for the main gate");
+	assert_int_equal(fixture->runner.state, TASK_PENDING);
+	test_free(fixture);
+}
+
 static void test_start_then_running(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
@@ -404,6 +414,7 @@ static void test_kill_now(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_received_names_the_gate),
 		cmocka_unit_test(test_start_then_running),
 		cmocka_unit_test(test_failure_restarts_after_delay),
 		cmocka_unit_test(test_backoff_then_give_up),
