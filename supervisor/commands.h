@@ -2,6 +2,7 @@
  * the command name) and returns the process exit code. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* CLI convention: 0 success, 1 refused or failed, 2 usage error. */
@@ -15,3 +16,36 @@ struct command {
 
 int command_run(int argc, char **argv);
 int command_check(int argc, char **argv);
+
+/* Clients of a running corral's control socket (control_client.h). */
+int command_status(int argc, char **argv);
+int command_restart(int argc, char **argv);
+int command_stop(int argc, char **argv);
+int command_start(int argc, char **argv);
+int command_signal(int argc, char **argv);
+int command_shutdown(int argc, char **argv);
+int command_logs(int argc, char **argv);
+int command_events(int argc, char **argv);
+
+/* For the client commands (command_common.c). A reader that goes away,
+ * as `corral events -f | head` does, ends the command quietly: SIGPIPE is
+ * ignored and EPIPE on stdout means "done". */
+void command_output_setup(void);
+/* Flushes stdout. Returns 0 when written (or the reader has gone), else 1
+ * after saying why on stderr: an exit code. */
+int command_output_flush(void);
+/* True when the reader of stdout has gone away. */
+bool command_output_closed(void);
+
+/* "corral NAME: MESSAGE", then the usage, on stderr. Returns
+ * COMMAND_USAGE_ERROR. */
+int command_usage_error(const char *name, void (*print_usage)(FILE *out), const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+struct control_request;
+/* Sets the request's target to `argument` and checks the whole request as
+ * the server would (control_request_validate), so that a target of the
+ * wrong shape is a usage error before any connection. Returns 0, or
+ * COMMAND_USAGE_ERROR after saying why. Pass "" for no target. */
+int command_set_target(const char *name, void (*print_usage)(FILE *out),
+		       struct control_request *request, const char *argument);

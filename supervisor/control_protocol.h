@@ -10,6 +10,8 @@
 #include <stddef.h>
 
 #define CONTROL_PROTOCOL_VERSION 1
+/* Where corral listens and the CLI connects unless told otherwise. */
+#define CONTROL_SOCKET_DEFAULT "/run/corral/control.sock"
 /* A request line longer than this is refused (and the rest of it skipped). */
 #define CONTROL_REQUEST_MAX (64 * 1024)
 /* "group/task": two names of at most 64 characters and a slash. */
@@ -63,3 +65,12 @@ char *control_request_encode(const struct control_request *request);
 char *control_reply_error(const char *message);
 
 const char *control_command_name(enum control_command command);
+
+/* "task", "force", "all", "running". */
+const char *control_restart_mode_name(enum control_restart_mode mode);
+
+/* The checks of control_request_parse() that concern the values rather than
+ * the JSON: the target's shape for the command (and restart mode), the
+ * signal. The CLI runs them before connecting, so that a wrong target is a
+ * usage error caught without a server. Returns 0, or -1 with `error` set. */
+int control_request_validate(const struct control_request *request, char *error, size_t error_size);

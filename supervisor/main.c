@@ -10,6 +10,14 @@
 static const struct command commands[] = {
 	{"run", "run the task groups of a config file", command_run},
 	{"check", "validate a config file without running anything", command_check},
+	{"status", "show the state of groups and tasks", command_status},
+	{"restart", "restart a task, or the tasks of a group", command_restart},
+	{"stop", "stop a task, without restarting it by policy", command_stop},
+	{"start", "run a stopped or dead task again", command_start},
+	{"signal", "send a signal to a task", command_signal},
+	{"logs", "show, or follow, a task's recent output", command_logs},
+	{"events", "show, or follow, recent task and group events", command_events},
+	{"shutdown", "shut corral down gracefully, as SIGTERM does", command_shutdown},
 };
 
 static void print_usage(FILE *out)
@@ -18,7 +26,7 @@ static void print_usage(FILE *out)
 		     "A process supervisor: task groups with a lifecycle, as PID 1 or a service.\n\n"
 		     "Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\nRun 'corral COMMAND --help' for a command's options.\n"
 		     "Other options: --help, --version\n");
 }

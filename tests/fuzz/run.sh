@@ -1,15 +1,41 @@
 #!/usr/bin/env bash
-# Builds the config fuzzer with clang (libFuzzer + ASan + UBSan) and runs it
-# for a bounded time on a seed corpus of the configs we ship and test.
-# Usage: tests/fuzz/run.sh [SECONDS]   (default 30)
+# Builds the fuzzers with clang (libFuzzer + ASan + UBSan) and runs each for
+# a bounded time, splitting the time between them: the config parser on a
+# seed corpus of the configs we ship and test, the control request parser
+# on one request of each command.
+# Usage: tests/fuzz/run.sh [SECONDS]   (default 30, in all)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-30}
+config_seconds=$(( (seconds + 1) / 2 ))
+control_seconds=$(( seconds - config_seconds > 0 ? seconds - config_seconds : 1 ))
 out=build-fuzz
-mkdir -p "$out/corpus"
-clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-D_GNU_SOURCE -I. tests/fuzz/fuzz_config.c config/*.c \
+flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -I.)
+mkdir -p "$out/corpus" "$out/control-corpus"
+
+clang "${flags[@]}" tests/fuzz/fuzz_config.c config/*.c \
 	$(pkg-config --cflags --libs yaml-0.1) -o "$out/fuzz_config"
 cp examples/*.yaml tests/unit/configs/*.yaml "$out/corpus/" 2>/dev/null || true
-"$out/fuzz_config" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
+"$out/fuzz_config" -max_total_time="$config_seconds" -max_len=4096 -print_final_stats=1 \
 	"$out/corpus" 2>&1 | tail -n 12
+
+# config/*.c for signal names and quoting; yaml only because they link it.
+clang "${flags[@]}" tests/fuzz/fuzz_control_protocol.c supervisor/control_protocol.c config/*.c \
+	$(pkg-config --cflags --libs jansson yaml-0.1) -o "$out/fuzz_control_protocol"
+seed=0
+for request in \
+	'{"version":1,"command":"status"}' \
+	'{"version":1,"command":"status","target":"web/app"}' \
+	'{"version":1,"command":"restart","target":"web/app","mode":"force"}' \
+	'{"version":1,"command":"restart","target":"web","mode":"all"}' \
+	'{"version":1,"command":"stop","target":"web/app"}' \
+	'{"version":1,"command":"start","target":"web/app"}' \
+	'{"version":1,"command":"signal","target":"web/app","signal":"SIGHUP"}' \
+	'{"version":1,"command":"logs","target":"web/app","follow":true,"tail":10}' \
+	'{"version":1,"command":"events","follow":false,"tail":0}' \
+	'{"version":1,"command":"shutdown"}'; do
+	printf '%s' "$request" >"$out/control-corpus/seed-$seed.json"
+	seed=$((seed + 1))
+done
+"$out/fuzz_control_protocol" -max_total_time="$control_seconds" -max_len=1024 \
+	-print_final_stats=1 "$out/control-corpus" 2>&1 | tail -n 12

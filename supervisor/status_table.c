@@ -1,0 +1,225 @@
+/* The status table. Every cell is computed first, then printed with
+ * widths that fit them all; the reply comes from another program, so any
+ * field may be missing or of the wrong type and still print something. */
+#include "supervisor/status_table.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/xmalloc.h"
+
+enum column {
+	COLUMN_TASK,
+	COLUMN_STAGE,
+	COLUMN_STATE,
+	COLUMN_PID,
+	COLUMN_UPTIME,
+	COLUMN_RESTARTS,
+	COLUMN_LAST_EXIT,
+	COLUMN_NEXT_RESTART,
+	COLUMN_COUNT,
+};
+
+static const char *const column_titles[COLUMN_COUNT] = {
+    "TASK", "STAGE", "STATE", "PID", "UPTIME", "RESTARTS", "LAST EXIT", "NEXT RESTART",
+};
+
+/* Rows are indented under their group's header line. */
+#define ROW_INDENT "  "
+#define UNKNOWN    "?"
+#define NONE       "-"
+
+struct row {
+	char *cells[COLUMN_COUNT];
+};
+
+void status_duration_format(uint64_t ms, char *buffer, size_t size)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ms;
+	} units[] = {{"d", 86400000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}};
+	const size_t unit_count = sizeof(units) / sizeof(units[0]);
+
+	if (ms < 1000) {
+		snprintf(buffer, size, "%" PRIu64 "ms", ms);
+		return;
+	}
+	for (size_t u = 0; u < unit_count; u++) {
+		uint64_t count = ms / units[u].ms;
+
+		if (!count)
+			continue;
+		uint64_t next = u + 1 < unit_count ? (ms % units[u].ms) / units[u + 1].ms : 0;
+
+		if (next)
+			snprintf(buffer, size, "%" PRIu64 "%s%" PRIu64 "%s", count, units[u].suffix,
+				 next, units[u + 1].suffix);
+		else
+			snprintf(buffer, size, "%" PRIu64 "%s", count, units[u].suffix);
+		return;
+	}
+}
+
+static char *string_cell(const json_t *value)
+{
+	return xstrdup(json_is_string(value) ? json_string_value(value) : UNKNOWN);
+}
+
+/* A count or a pid: null when there is none. */
+static char *integer_cell(const json_t *value)
+{
+	if (json_is_null(value))
+		return xstrdup(NONE);
+	if (!json_is_integer(value))
+		return xstrdup(UNKNOWN);
+	return xasprintf("%" JSON_INTEGER_FORMAT, json_integer_value(value));
+}
+
+static char *duration_cell(const json_t *value, const char *prefix)
+{
+	char duration[32];
+
+	if (json_is_null(value))
+		return xstrdup(NONE);
+	if (!json_is_integer(value) || json_integer_value(value) < 0)
+		return xstrdup(UNKNOWN);
+	status_duration_format((uint64_t)json_integer_value(value), duration, sizeof(duration));
+	return xasprintf("%s%s", prefix, duration);
+}
+
+/* "code 1 (failed)", "SIGKILL", "code 0": "(failed)" marks an exit that
+ * counted against the restart policy, so that an exit corral asked for
+ * (a stop, a restart) does not look like a crash. */
+static char *last_exit_cell(const json_t *last_exit)
+{
+	const json_t *code, *signal, *description;
+	const char *failed;
+
+	if (!last_exit || json_is_null(last_exit))
+		return xstrdup(NONE);
+	if (!json_is_object(last_exit))
+		return xstrdup(UNKNOWN);
+	code = json_object_get(last_exit, "code");
+	signal = json_object_get(last_exit, "signal");
+	description = json_object_get(last_exit, "description");
+	failed = json_is_true(json_object_get(last_exit, "failed")) ? " (failed)" : "";
+	if (json_is_integer(code))
+		return xasprintf("code %" JSON_INTEGER_FORMAT "%s", json_integer_value(code),
+				 failed);
+	if (json_is_string(signal))
+		return xasprintf("%s%s", json_string_value(signal), failed);
+	/* Neither: a start that failed, which its description says best. */
+	if (json_is_string(description))
+		return xstrdup(json_string_value(description));
+	return xstrdup(UNKNOWN);
+}
+
+static void fill_row(struct row *row, const json_t *task)
+{
+	const json_t *name = json_object_get(task, "name");
+
+	/* "name" is the task within its group; fall back on "group/task". */
+	if (!json_is_string(name))
+		name = json_object_get(task, "task");
+	row->cells[COLUMN_TASK] = string_cell(name);
+	row->cells[COLUMN_STAGE] = string_cell(json_object_get(task, "stage"));
+	row->cells[COLUMN_STATE] = string_cell(json_object_get(task, "state"));
+	row->cells[COLUMN_PID] = integer_cell(json_object_get(task, "pid"));
+	row->cells[COLUMN_UPTIME] = duration_cell(json_object_get(task, "uptime_ms"), "");
+	row->cells[COLUMN_RESTARTS] = integer_cell(json_object_get(task, "restarts"));
+	row->cells[COLUMN_LAST_EXIT] = last_exit_cell(json_object_get(task, "last_exit"));
+	row->cells[COLUMN_NEXT_RESTART] =
+	    duration_cell(json_object_get(task, "next_restart_in_ms"), "in ");
+}
+
+static void write_row(FILE *out, const char *const cells[COLUMN_COUNT],
+		      const size_t widths[COLUMN_COUNT])
+{
+	fputs(ROW_INDENT, out);
+	for (int c = 0; c < COLUMN_COUNT; c++) {
+		/* No padding after the last column: no trailing blanks. */
+		if (c == COLUMN_COUNT - 1)
+			fprintf(out, "%s\n", cells[c]);
+		else
+			fprintf(out, "%-*s  ", (int)widths[c], cells[c]);
+	}
+}
+
+static void write_group_header(FILE *out, const json_t *group)
+{
+	const json_t *name = json_object_get(group, "name");
+	const json_t *state = json_object_get(group, "state");
+
+	fprintf(out, "%s  state: %s", json_is_string(name) ? json_string_value(name) : UNKNOWN,
+		json_is_string(state) ? json_string_value(state) : UNKNOWN);
+	if (json_is_true(json_object_get(group, "stopping")))
+		fputs(", stopping", out);
+	if (json_is_true(json_object_get(group, "finished")))
+		fputs(", finished", out);
+	fputc('\n', out);
+}
+
+static const json_t *group_tasks(const json_t *group)
+{
+	const json_t *tasks = json_object_get(group, "tasks");
+
+	return json_is_array(tasks) ? tasks : NULL;
+}
+
+int status_table_write(FILE *out, const json_t *reply)
+{
+	const json_t *groups = json_object_get(reply, "groups");
+	const json_t *group, *task;
+	size_t widths[COLUMN_COUNT], row_count = 0, r = 0, g, t;
+	struct row *rows;
+
+	if (!json_is_array(groups))
+		return -1;
+	json_array_foreach(groups, g, group)
+	{
+		if (group_tasks(group))
+			row_count += json_array_size(group_tasks(group));
+	}
+	rows = xcalloc(row_count, sizeof(*rows));
+	for (int c = 0; c < COLUMN_COUNT; c++)
+		widths[c] = strlen(column_titles[c]);
+	json_array_foreach(groups, g, group)
+	{
+		if (!group_tasks(group))
+			continue;
+		json_array_foreach(group_tasks(group), t, task)
+		{
+			fill_row(&rows[r], task);
+			for (int c = 0; c < COLUMN_COUNT; c++)
+				if (strlen(rows[r].cells[c]) > widths[c])
+					widths[c] = strlen(rows[r].cells[c]);
+			r++;
+		}
+	}
+
+	r = 0;
+	json_array_foreach(groups, g, group)
+	{
+		size_t task_count = group_tasks(group) ? json_array_size(group_tasks(group)) : 0;
+
+		if (g > 0)
+			fputc('\n', out);
+		write_group_header(out, group);
+		if (task_count == 0) {
+			fputs(ROW_INDENT "(no tasks)\n", out);
+			continue;
+		}
+		write_row(out, column_titles, widths);
+		for (t = 0; t < task_count; t++, r++)
+			write_row(out, (const char *const *)rows[r].cells, widths);
+	}
+
+	for (r = 0; r < row_count; r++)
+		for (int c = 0; c < COLUMN_COUNT; c++)
+			free(rows[r].cells[c]);
+	free(rows);
+	return 0;
+}

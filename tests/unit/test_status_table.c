@@ -1,0 +1,189 @@
+/* The status table printed from canned status replies: layout, every kind
+ * of cell, and replies missing what they should have. */
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "supervisor/status_table.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The table for a reply given as JSON text; the caller frees it. */
+static char *table_for(const char *reply_text, int *result)
+{
+	json_error_t error;
+	json_t *reply = json_loads(reply_text, 0, &error);
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out;
+
+	if (!reply)
+		fail_msg("canned reply is not JSON: %s", error.text);
+	out = open_memstream(&text, &size);
+	assert_non_null(out);
+	*result = status_table_write(out, reply);
+	fclose(out);
+	json_decref(reply);
+	return text;
+}
+
+static void assert_table(const char *reply_text, const char *expected)
+{
+	int result;
+	char *table = table_for(reply_text, &result);
+
+	assert_int_equal(result, 0);
+	if (strcmp(table, expected) != 0)
+		fail_msg("table:\n%s\nexpected:\n%s", table, expected);
+	free(table);
+}
+
+static void test_groups_and_tasks(void **state)
+{
+	const char *reply =
+	    "{\"ok\": true, \"groups\": ["
+	    " {\"name\": \"web\", \"state\": \"main\", \"stopping\": false, \"finished\": false,"
+	    "  \"tasks\": ["
+	    "  {\"name\": \"app\", \"task\": \"web/app\", \"stage\": \"main\", \"state\": "
+	    "\"running\", \"pid\": 4242, \"uptime_ms\": 3723004, \"restarts\": 1,"
+	    "   \"last_exit\": {\"code\": 1, \"signal\": null, \"failed\": true,"
+	    "   \"description\": \"exited with code 1\"}, \"next_restart_in_ms\": null},"
+	    "  {\"name\": \"proxy\", \"task\": \"web/proxy\", \"stage\": \"prestart-sidecar\","
+	    "   \"state\": \"pending\", \"pid\": null, \"uptime_ms\": null, \"restarts\": 12,"
+	    "   \"last_exit\": {\"code\": null, \"signal\": \"SIGKILL\", \"failed\": true,"
+	    "   \"description\": \"killed by SIGKILL\"}, \"next_restart_in_ms\": 2000},"
+	    "  {\"name\": \"setup\", \"task\": \"web/setup\", \"stage\": \"prestart-ephemeral\","
+	    "   \"state\": \"dead\", \"pid\": null, \"uptime_ms\": null, \"restarts\": 0,"
+	    "   \"last_exit\": {\"code\": 0, \"signal\": null, \"failed\": false,"
+	    "   \"description\": \"exited with code 0\"}, \"next_restart_in_ms\": null}"
+	    " ]},"
+	    " {\"name\": \"db\", \"state\": \"poststop\", \"stopping\": true, \"finished\": true,"
+	    "  \"tasks\": ["
+	    "  {\"name\": \"postgres\", \"task\": \"db/postgres\", \"stage\": \"main\","
+	    "   \"state\": \"dead\", \"pid\": null, \"uptime_ms\": null, \"restarts\": 0,"
+	    "   \"last_exit\": {\"code\": null, \"signal\": \"SIGTERM\", \"failed\": false,"
+	    "   \"description\": \"killed by SIGTERM\"}, \"next_restart_in_ms\": null},"
+	    "  {\"name\": \"migrate\", \"task\": \"db/migrate\", \"stage\": \"prestart-ephemeral\","
+	    "   \"state\": \"dead\", \"pid\": null, \"uptime_ms\": null, \"restarts\": 0,"
+	    "   \"last_exit\": {\"code\": null, \"signal\": null, \"failed\": true,"
+	    "   \"description\": \"failed to start\"}, \"next_restart_in_ms\": null},"
+	    "  {\"name\": \"never\", \"task\": \"db/never\", \"stage\": \"poststop\","
+	    "   \"state\": \"starting\", \"pid\": 17, \"uptime_ms\": 250, \"restarts\": 0,"
+	    "   \"last_exit\": null, \"next_restart_in_ms\": null}"
+	    " ]}"
+	    "]}";
+	const char *expected =
+	    "web  state: main\n"
+	    "  TASK      STAGE               STATE     PID   UPTIME  RESTARTS  LAST EXIT         "
+	    "NEXT RESTART\n"
+	    "  app       main                running   4242  1h2m    1         code 1 (failed)   "
+	    "-\n"
+	    "  proxy     prestart-sidecar    pending   -     -       12        SIGKILL (failed)  "
+	    "in 2s\n"
+	    "  setup     prestart-ephemeral  dead      -     -       0         code 0            "
+	    "-\n"
+	    "\n"
+	    "db  state: poststop, stopping, finished\n"
+	    "  TASK      STAGE               STATE     PID   UPTIME  RESTARTS  LAST EXIT         "
+	    "NEXT RESTART\n"
+	    "  postgres  main                dead      -     -       0         SIGTERM           "
+	    "-\n"
+	    "  migrate   prestart-ephemeral  dead      -     -       0         failed to start   "
+	    "-\n"
+	    "  never     poststop            starting  17    250ms   0         -                 "
+	    "-\n";
+
+	assert_table(reply, expected);
+}
+
+/* A status of one task: the reply holds its group with that task only. */
+static void test_one_task(void **state)
+{
+	assert_table("{\"ok\":true,\"groups\":[{\"name\":\"web\",\"state\":\"main\",\"stopping\":"
+		     "false,\"finished\":false,\"tasks\":[{\"name\":\"app\",\"task\":\"web/app\","
+		     "\"stage\":\"main\",\"state\":\"running\",\"pid\":1,\"uptime_ms\":5000,"
+		     "\"restarts\":0,\"last_exit\":null,\"next_restart_in_ms\":null}]}]}",
+		     "web  state: main\n"
+		     "  TASK  STAGE  STATE    PID  UPTIME  RESTARTS  LAST EXIT  NEXT RESTART\n"
+		     "  app   main   running  1    5s      0         -          -\n");
+}
+
+/* From another program, anything may be missing: print "?", not crash. */
+static void test_missing_and_wrong_fields(void **state)
+{
+	assert_table("{\"ok\":true,\"groups\":[{\"tasks\":[{\"task\":\"web/app\",\"pid\":\"x\","
+		     "\"uptime_ms\":-5,\"last_exit\":7},42]},{\"name\":\"empty\",\"state\":"
+		     "\"init\",\"tasks\":[]},{\"name\":\"odd\",\"state\":\"init\"}]}",
+		     "?  state: ?\n"
+		     "  TASK     STAGE  STATE  PID  UPTIME  RESTARTS  LAST EXIT  NEXT RESTART\n"
+		     "  web/app  ?      ?      ?    ?       ?         ?          ?\n"
+		     "  ?        ?      ?      ?    ?       ?         -          ?\n"
+		     "\n"
+		     "empty  state: init\n"
+		     "  (no tasks)\n"
+		     "\n"
+		     "odd  state: init\n"
+		     "  (no tasks)\n");
+}
+
+static void test_no_groups(void **state)
+{
+	int result;
+	char *table = table_for("{\"ok\":true}", &result);
+
+	assert_int_equal(result, -1);
+	assert_string_equal(table, "");
+	free(table);
+	table = table_for("{\"ok\":true,\"groups\":[]}", &result);
+	assert_int_equal(result, 0);
+	assert_string_equal(table, "");
+	free(table);
+}
+
+static void test_durations(void **state)
+{
+	static const struct {
+		uint64_t ms;
+		const char *text;
+	} cases[] = {
+	    {0, "0ms"},
+	    {250, "250ms"},
+	    {999, "999ms"},
+	    {1000, "1s"},
+	    {5999, "5s"},
+	    {184000, "3m4s"},
+	    {180000, "3m"},
+	    {3723004, "1h2m"},
+	    {3605000, "1h"},
+	    {90000000, "1d1h"},
+	    {86400000 * 400ULL + 1, "400d"},
+	    {UINT64_MAX, "213503982334d14h"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char text[32];
+
+		status_duration_format(cases[i].ms, text, sizeof(text));
+		assert_string_equal(text, cases[i].text);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_groups_and_tasks),
+	    cmocka_unit_test(test_one_task),
+	    cmocka_unit_test(test_missing_and_wrong_fields),
+	    cmocka_unit_test(test_no_groups),
+	    cmocka_unit_test(test_durations),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
