@@ -149,9 +149,12 @@ void control_client_send(struct control_client *client, const char *data, size_t
 	}
 	if (client->output_length + length > client->output_capacity) {
 		/* Compact first; grow only when that is not enough. */
-		memmove(client->output, client->output + client->output_start, pending(client));
-		client->output_length = pending(client);
-		client->output_start = 0;
+		if (client->output_start) {
+			memmove(client->output, client->output + client->output_start,
+				pending(client));
+			client->output_length = pending(client);
+			client->output_start = 0;
+		}
 		if (client->output_length + length > client->output_capacity) {
 			size_t capacity = client->output_capacity ? client->output_capacity : 4096;
 			while (capacity < client->output_length + length)

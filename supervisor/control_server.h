@@ -38,8 +38,6 @@ struct control_server_ops {
 	void *context;
 };
 
-#define CONTROL_SOCKET_DEFAULT "/run/corral/control.sock"
-
 /* Returns 0 when listening, 1 when the control socket is off (the default
  * path could not be created, e.g. not root: `error` says why, as a
  * warning), -1 on an error that must stop corral (`error` says what). */
