@@ -13,9 +13,9 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
+#include "config/names.h"
 #include "config/xmalloc.h"
 
-#define NAME_MAX_LENGTH 64
 /* Nobody writes a config this large; /dev/zero or a log file by mistake
  * would otherwise be read until memory runs out. */
 #define CONFIG_FILE_MAX_BYTES (16u << 20)
@@ -25,25 +25,6 @@ static const char *const top_level_keys[] = {"shutdown_timeout", "groups", "sock
 static const char *const control_keys[] = {"group", NULL};
 static const char *const group_keys[] = {"restart", "tasks", NULL};
 
-/* Group and task names end up in cgroup paths, log prefixes and the
- * control protocol: keep them to a safe, predictable alphabet. Returns NULL
- * when valid, else why not. */
-static const char *name_problem(const char *name, size_t length)
-{
-	if (length == 0)
-		return "must not be empty";
-	if (length > NAME_MAX_LENGTH)
-		return "longer than 64 characters";
-	for (size_t i = 0; i < length; i++) {
-		char c = name[i];
-		bool alphanumeric = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-
-		if (!alphanumeric && (i == 0 || (c != '-' && c != '_' && c != '.')))
-			return "use lowercase letters, digits, '-', '_' and '.', starting with a "
-			       "letter or digit";
-	}
-	return NULL;
-}
 
 /* How messages name a group or task: as written when valid, quoted (and
  * escaped) when not, since then it may hold anything. */

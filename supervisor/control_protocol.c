@@ -12,14 +12,13 @@
 
 #include "config/diagnostics.h"
 #include "config/suggest.h"
+#include "config/names.h"
 #include "config/units.h"
 
 #define ARRAY_SIZE(a)   (sizeof(a) / sizeof((a)[0]))
-#define NAME_MAX_LENGTH 64
 #define COMMAND_COUNT   (CONTROL_SHUTDOWN + 1)
 #define KNOWN_COMMANDS  "status, restart, stop, start, signal, logs, events, shutdown"
 #define KNOWN_MODES     "task, force, all, running"
-#define NAME_ALPHABET   "lowercase letters, digits, '-', '_' and '.', starting with a letter or digit"
 
 /* What a command's target must be. */
 enum target_kind {
@@ -133,24 +132,6 @@ static enum target_kind target_kind_of(const struct control_request *request)
 	return commands[request->command].target;
 }
 
-/* The config's alphabet (config_load.c): a target of any other shape
- * cannot name anything, and saying why beats "no such task". Returns NULL
- * when valid. */
-static const char *name_problem(const char *name, size_t length)
-{
-	if (length == 0)
-		return "is empty";
-	if (length > NAME_MAX_LENGTH)
-		return "is longer than 64 characters";
-	for (size_t i = 0; i < length; i++) {
-		char c = name[i];
-		bool alphanumeric = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-
-		if (!alphanumeric && (i == 0 || (c != '-' && c != '_' && c != '.')))
-			return "may only use " NAME_ALPHABET;
-	}
-	return NULL;
-}
 
 /* Checks "group" or "group/task"; *is_task tells which it was. */
 static int check_target_shape(const char *target, size_t length, bool *is_task, char *error,

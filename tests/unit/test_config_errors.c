@@ -17,7 +17,7 @@
  * node at offset N of the flow map is at column 12 + N. */
 #define TASK(flow)   "groups:\n  web:\n    tasks:\n      app: " flow "\n"
 #define VALID_GROUPS "groups: {g: {tasks: {t: {command: x}}}}\n"
-#define NAME_RULE    "use lowercase letters, digits, '-', '_' and '.', starting with a letter or digit"
+#define NAME_RULE    "may only use lowercase letters, digits, '-', '_' and '.', starting with a letter or digit"
 
 struct error_case {
 	const char *what;
@@ -123,13 +123,13 @@ static const struct error_case cases[] = {
     {"group name with control characters", "groups: {\"a\\tb\\\"\": {tasks: {t: {command: x}}}}\n",
      1, 10, "groups: invalid group name \"a\\tb\\\"\": " NAME_RULE},
     {"empty task name", "groups: {g: {tasks: {'': {command: x}}}}\n", 1, 22,
-     "group g: invalid task name \"\": must not be empty"},
+     "group g: invalid task name \"\": is empty"},
     {"task name too long",
      "groups: {g: {tasks: "
      "{aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: {command: x}}}}\n",
      1, 22,
      "group g: invalid task name "
-     "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": longer than 64 "
+     "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": is longer than 64 "
      "characters"},
     {"variable name", TASK("{command: a, env: {1X: a}}"), 4, 31,
      "web/app: env: invalid variable name \"1X\": use letters, digits and '_', not starting "
