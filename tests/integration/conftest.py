@@ -21,8 +21,10 @@ never required to be empty.
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -229,6 +231,78 @@ class Events(list):
         return [e["event"] for e in self.of_task(task)]
 
 
+# ---- the control socket --------------------------------------------------
+
+
+class ControlClient:
+    """A raw client of corral's control socket (docs/control-protocol.md):
+    requests are JSON objects sent as one line each, replies JSON lines.
+    Every read fails the test after `timeout` seconds."""
+
+    def __init__(self, path, timeout=RUN_TIMEOUT):
+        self.path = str(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        try:
+            self.sock.connect(self.path)
+        except BaseException:
+            self.sock.close()
+            raise
+        self.buffer = b""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        self.sock.close()
+
+    def send_raw(self, data):
+        self.sock.sendall(data)
+
+    def send(self, request):
+        """Sends a dict as one JSON line."""
+        self.send_raw(json.dumps(request).encode() + b"\n")
+
+    def read_line(self):
+        """The next line (bytes, without its newline), or None at EOF."""
+        while b"\n" not in self.buffer:
+            try:
+                chunk = self.sock.recv(65536)
+            except socket.timeout:
+                pytest.fail(f"no reply line from {self.path} within {self.sock.gettimeout()}s")
+            if not chunk:
+                if self.buffer:
+                    line, self.buffer = self.buffer, b""
+                    return line
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def reply(self):
+        """The next reply line, parsed; fails the test at EOF."""
+        line = self.read_line()
+        if line is None:
+            pytest.fail(f"{self.path}: connection closed instead of a reply")
+        return json.loads(line)
+
+    def request(self, command, version=1, **fields):
+        """Sends {"version": 1, "command": COMMAND, **fields}; returns the
+        reply."""
+        self.send({"version": version, "command": command, **fields})
+        return self.reply()
+
+    def read_until_eof(self):
+        """Every remaining line, until the server closes the connection."""
+        lines = []
+        while (line := self.read_line()) is not None:
+            lines.append(line)
+        return lines
+
+
 # ---- running corral ------------------------------------------------------
 
 
@@ -304,13 +378,15 @@ class Corral:
         self.test_id = uuid.uuid4().hex
         self.started = []
         self._configs = 0
+        # The control socket of every corral (and CLI) this test starts.
+        self.socket_path = tmp_path / "control.sock"
 
     def env(self, extra=None):
         env = dict(os.environ)
         env["CORRAL_TEST_ID"] = self.test_id
         # Each test its own control socket: corrals of other tests (or a
         # developer's) never collide on the default path.
-        env["CORRAL_SOCKET"] = str(self.dir / "control.sock")
+        env["CORRAL_SOCKET"] = str(self.socket_path)
         # For a sanitizer build, unless the caller set its own options.
         env.setdefault("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1")
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
@@ -410,6 +486,79 @@ class Corral:
             pytest.fail(f"sanitizer report: {line}\n{result.stderr}")
         return result
 
+    # ---- the control socket and the client commands ----
+
+    def control(self, timeout=RUN_TIMEOUT, path=None):
+        """A raw protocol connection to this test's control socket."""
+        return ControlClient(path or self.socket_path, timeout)
+
+    def request(self, command, path=None, **fields):
+        """One request on a fresh connection; returns its first reply."""
+        with self.control(path=path) as client:
+            return client.request(command, **fields)
+
+    def status(self, target=None):
+        """The status reply, which must be ok."""
+        fields = {"target": target} if target else {}
+        reply = self.request("status", **fields)
+        assert reply.get("ok") is True, reply
+        return reply
+
+    def task_status(self, task):
+        """The status object of one task, "group/task"."""
+        for group in self.status()["groups"]:
+            for entry in group["tasks"]:
+                if entry["task"] == task:
+                    return entry
+        raise AssertionError(f"no task {task} in status")
+
+    def wait_control(self, running=None, path=None, timeout=RUN_TIMEOUT):
+        """Waits until the control socket answers a status request."""
+
+        def answers():
+            if running is not None and not running.alive():
+                pytest.fail(f"corral exited before its control socket answered:\n"
+                            f"{running.result()!r}")
+            try:
+                return self.request("status", path=path).get("ok")
+            except OSError:
+                return False
+
+        wait_for(answers, timeout=timeout, what="the control socket to answer")
+
+    def cli(self, *args, env=None, timeout=RUN_TIMEOUT):
+        """Runs a client command (`corral status ...`) to its end; returns
+        the CompletedProcess (text)."""
+        result = subprocess.run(
+            [str(self.binary), *map(str, args)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            cwd=self.dir,
+            env=self.env(env),
+            timeout=timeout,
+        )
+        line = sanitizer_report(result.stderr, result.stdout)
+        if line:
+            pytest.fail(f"sanitizer report from corral {' '.join(map(str, args))}: {line}\n"
+                        f"{result.stderr}")
+        return result
+
+    def cli_popen(self, *args, env=None):
+        """Starts a client command in the background, stdout a pipe (for
+        `logs -f`, `events -f`); killed at teardown."""
+        popen = subprocess.Popen(
+            [str(self.binary), *map(str, args)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self.dir,
+            env=self.env(env),
+            start_new_session=True,
+        )
+        self.started.append(popen)
+        return popen
+
     def leftovers(self):
         """Live processes started by this test's corral (any depth)."""
         return processes_with_env("CORRAL_TEST_ID", self.test_id)
@@ -450,6 +599,18 @@ def corral(corral_bin, tmp_path):
     instance = Corral(corral_bin, tmp_path)
     yield instance
     instance.cleanup()
+
+
+@pytest.fixture
+def open_dir():
+    """A directory others may traverse (tmp_path's parents are 0700), for a
+    socket that other users must reach."""
+    directory = Path(tempfile.mkdtemp(prefix="corral-control-"))
+    directory.chmod(0o755)
+    yield directory
+    for entry in directory.iterdir():
+        entry.unlink()
+    directory.rmdir()
 
 
 @pytest.fixture
