@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config/units.h"
+#include "supervisor/json_text.h"
 #include "supervisor/loop.h"
 
 /* ---- replies ---- */
@@ -35,7 +36,7 @@ static void reply_ok(struct control_client *client, const char *format, ...)
 	va_end(args);
 	json_t *reply = json_object();
 	json_object_set_new(reply, "ok", json_true());
-	json_object_set_new(reply, "message", json_string(message));
+	json_object_set_new(reply, "message", json_string_lossy(message, strlen(message)));
 	send_json(client, reply);
 }
 
@@ -364,7 +365,7 @@ static void add_item(void *pointer, uint64_t time_ms, const char *text, size_t l
 	}
 	json_t *line = json_object();
 	json_object_set_new(line, "time", json_real((double)time_ms / 1000.0));
-	json_object_set_new(line, "text", json_stringn(text, length));
+	json_object_set_new(line, "text", json_string_lossy(text, length));
 	json_array_append_new(builder->array, line);
 }
 

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -20,6 +21,8 @@
 /* Enough for the status of thousands of tasks; a follower that falls this
  * far behind is cut. */
 #define CLIENT_OUTPUT_MAX (8u * 1024 * 1024)
+/* How long a cut client has to read its notice before it is closed. */
+#define CUT_GRACE_MS 5000
 #define CLIENT_INPUT_MAX (CONTROL_REQUEST_MAX + 1)
 #define CLIENTS_MAX 1024
 
@@ -34,7 +37,11 @@ struct control_client {
 
 	char *output;
 	size_t output_start, output_length, output_capacity;
-	bool waiting_for_writable;
+	uint32_t interest; /* the epoll events asked for now */
+
+	bool input_ended; /* the client half-closed: answer, then close */
+	bool cut;         /* fell behind: only the notice is left to send */
+	struct loop_timer cut_timer;
 
 	enum control_follow follow;
 	const void *follow_subject;
@@ -58,6 +65,14 @@ struct control_server {
 
 /* ---- clients ---- */
 
+static void stop_following(struct control_client *client)
+{
+	struct control_server *server = client->server;
+	if (client->follow == CONTROL_FOLLOW_LOGS && server->ops.followers_changed)
+		server->ops.followers_changed(server->ops.context, client->follow_subject, -1);
+	client->follow = CONTROL_FOLLOW_NONE;
+}
+
 /* Closing happens in two steps: retire (out of epoll and the client list,
  * at once) and free (after the event batch, control_server_collect), so that
  * an event of this batch never reaches freed memory. */
@@ -65,9 +80,8 @@ static void client_retire(struct control_client *client)
 {
 	struct control_server *server = client->server;
 	client->closed = true;
-	if (client->follow == CONTROL_FOLLOW_LOGS && server->ops.followers_changed)
-		server->ops.followers_changed(server->ops.context, client->follow_subject, -1);
-	client->follow = CONTROL_FOLLOW_NONE;
+	stop_following(client);
+	loop_timer_cancel(server->loop, &client->cut_timer);
 	loop_watch_remove(server->loop, &client->watch);
 	if (client->previous)
 		client->previous->next = client->next;
@@ -100,15 +114,17 @@ static size_t pending(const struct control_client *client)
 
 static void update_interest(struct control_client *client)
 {
-	bool want = pending(client) > 0;
-	if (want == client->waiting_for_writable)
+	uint32_t interest = (client->input_ended || client->cut ? 0 : EPOLLIN) |
+			    (pending(client) ? EPOLLOUT : 0);
+	if (interest == client->interest)
 		return;
-	client->waiting_for_writable = want;
-	loop_watch_modify(client->server->loop, &client->watch, EPOLLIN | (want ? EPOLLOUT : 0));
+	client->interest = interest;
+	loop_watch_modify(client->server->loop, &client->watch, interest);
 }
 
-/* Returns false when the client is gone. */
-static bool flush(struct control_client *client)
+/* Sends what the socket takes now. A client that half-closed, or was cut,
+ * is closed once everything it is owed went out. */
+static void flush(struct control_client *client)
 {
 	while (pending(client)) {
 		ssize_t written = send(client->watch.fd, client->output + client->output_start,
@@ -119,34 +135,53 @@ static bool flush(struct control_client *client)
 			if (errno == EAGAIN)
 				break;
 			client->closed = true;
-			return false;
+			return;
 		}
 		client->output_start += (size_t)written;
 	}
-	if (pending(client) == 0)
+	if (pending(client) == 0) {
 		client->output_start = client->output_length = 0;
+		if (client->input_ended || client->cut) {
+			client->closed = true;
+			return;
+		}
+	}
 	update_interest(client);
-	return true;
 }
 
+static void control_client_send_unchecked(struct control_client *client, const char *data,
+					  size_t length);
+
+static void on_cut_grace_over(struct loop_timer *timer)
+{
+	struct control_client *client = timer->data;
+	client_retire(client);
+}
+
+/* A client that let its buffer fill: what it did not read is dropped (but
+ * the line being sent stays whole), and a last line tells it why. It has
+ * CUT_GRACE_MS to read that line; other clients are never held up. */
 static void cut_client(struct control_client *client)
 {
 	static const char notice[] =
 		"{\"ok\":false,\"error\":\"stream cut: the client did not read fast enough\"}\n";
-	/* Whatever it did not read is lost; the notice goes out if the
-	 * socket takes it right now, then the connection ends. */
-	send(client->watch.fd, notice, sizeof(notice) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-	client->closed = true;
+	size_t keep = client->output_start;
+	bool mid_line = keep > 0 && client->output[keep - 1] != '\n';
+	if (mid_line) {
+		char *end = memchr(client->output + keep, '\n', pending(client));
+		keep = end ? (size_t)(end - client->output) + 1 : client->output_length;
+	}
+	client->output_length = keep;
+	stop_following(client);
+	client->cut = true;
+	control_client_send_unchecked(client, notice, sizeof(notice) - 1);
+	loop_timer_arm(client->server->loop, &client->cut_timer, loop_now_ms() + CUT_GRACE_MS);
+	flush(client);
 }
 
-void control_client_send(struct control_client *client, const char *data, size_t length)
+static void control_client_send_unchecked(struct control_client *client, const char *data,
+					  size_t length)
 {
-	if (client->closed)
-		return;
-	if (pending(client) + length > CLIENT_OUTPUT_MAX) {
-		cut_client(client);
-		return;
-	}
 	if (client->output_length + length > client->output_capacity) {
 		/* Compact first; grow only when that is not enough. */
 		if (client->output_start) {
@@ -165,7 +200,18 @@ void control_client_send(struct control_client *client, const char *data, size_t
 	}
 	memcpy(client->output + client->output_length, data, length);
 	client->output_length += length;
-	if (!client->waiting_for_writable)
+}
+
+void control_client_send(struct control_client *client, const char *data, size_t length)
+{
+	if (client->closed || client->cut)
+		return;
+	if (pending(client) + length > CLIENT_OUTPUT_MAX) {
+		cut_client(client);
+		return;
+	}
+	control_client_send_unchecked(client, data, length);
+	if (!(client->interest & EPOLLOUT))
 		flush(client);
 }
 
@@ -229,7 +275,9 @@ static void process_input(struct control_client *client)
 	}
 	memmove(client->input, client->input + start, client->input_length - start);
 	client->input_length -= start;
-	if (client->input_length >= CONTROL_REQUEST_MAX) {
+	/* The buffer holds a whole request and its newline; full without a
+	 * newline means longer than allowed. */
+	if (client->input_length > CONTROL_REQUEST_MAX) {
 		if (!client->skipping_long_line) {
 			char message[96];
 			snprintf(message, sizeof(message),
@@ -241,6 +289,35 @@ static void process_input(struct control_client *client)
 	}
 }
 
+static void read_input(struct control_client *client)
+{
+	ssize_t got = recv(client->watch.fd, client->input + client->input_length,
+			   CLIENT_INPUT_MAX - client->input_length, MSG_DONTWAIT);
+	if (got < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			client->closed = true;
+		return;
+	}
+	if (got == 0) {
+		/* Half-closed: the requests already sent still get their
+		 * replies (flush closes once they are out). A follower's
+		 * stream simply ends. */
+		client->input_ended = true;
+		if (client->follow != CONTROL_FOLLOW_NONE)
+			client->closed = true;
+		else
+			flush(client);
+		return;
+	}
+	client->input_length += (size_t)got;
+	/* A follower's further input is ignored; it ends the stream by
+	 * closing. */
+	if (client->follow == CONTROL_FOLLOW_NONE)
+		process_input(client);
+	else
+		client->input_length = 0;
+}
+
 static void on_client_event(struct loop_watch *watch, uint32_t events)
 {
 	struct control_client *client = watch->data;
@@ -248,21 +325,11 @@ static void on_client_event(struct loop_watch *watch, uint32_t events)
 		return;
 	if (events & EPOLLOUT)
 		flush(client);
-	if (!client->closed && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
-		ssize_t got = recv(watch->fd, client->input + client->input_length,
-				   CLIENT_INPUT_MAX - client->input_length, MSG_DONTWAIT);
-		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
-			client->closed = true;
-		else if (got > 0) {
-			client->input_length += (size_t)got;
-			/* A follower's further input is ignored; it only ends
-			 * the stream by closing. */
-			if (client->follow == CONTROL_FOLLOW_NONE)
-				process_input(client);
-			else
-				client->input_length = 0;
-		}
-	}
+	if (!client->closed && (events & EPOLLIN))
+		read_input(client);
+	/* Hung up while we still had something to say: nobody will read it. */
+	if (!client->closed && (events & (EPOLLHUP | EPOLLERR)) && !(events & EPOLLIN))
+		client->closed = true;
 	if (client->closed)
 		client_retire(client);
 }
@@ -271,14 +338,23 @@ static void on_client_event(struct loop_watch *watch, uint32_t events)
 
 static bool peer_in_group(int fd, gid_t group)
 {
-	gid_t groups[256];
-	socklen_t size = sizeof(groups);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &size) < 0)
-		return false;
+	/* Ask with room for 64 first; ERANGE says how many there are. */
+	socklen_t size = 64 * sizeof(gid_t);
+	gid_t *groups = xmalloc(size);
+	bool member = false;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &size) < 0) {
+		if (errno != ERANGE)
+			goto out;
+		groups = xreallocarray(groups, size, 1);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &size) < 0)
+			goto out;
+	}
 	for (size_t i = 0; i < size / sizeof(gid_t); i++)
 		if (groups[i] == group)
-			return true;
-	return false;
+			member = true;
+out:
+	free(groups);
+	return member;
 }
 
 /* NULL when allowed, else the reason, for the reply and the log. */
@@ -322,6 +398,8 @@ static void on_accept(struct loop_watch *watch, uint32_t events)
 		client->input = xmalloc(CLIENT_INPUT_MAX);
 		client->watch = (struct loop_watch){
 			.fd = fd, .callback = on_client_event, .data = client};
+		client->interest = EPOLLIN;
+		loop_timer_init(&client->cut_timer, on_cut_grace_over, client);
 		if (loop_watch_add(server->loop, &client->watch, EPOLLIN) < 0) {
 			close(fd);
 			free(client->input);

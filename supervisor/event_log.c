@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "supervisor/json_text.h"
 #include "supervisor/log.h"
 
 int event_log_open(struct event_log *log, const char *path)
@@ -63,7 +64,7 @@ void event_log_task(struct event_log *log, const char *full_name, const char *ev
 			    json_stringn(full_name, slash ? (size_t)(slash - full_name) : 0));
 	json_object_set_new(object, "task", json_string(slash ? slash + 1 : full_name));
 	json_object_set_new(object, "event", json_string(event));
-	json_object_set_new(object, "message", json_string(message));
+	json_object_set_new(object, "message", json_string_lossy(message, strlen(message)));
 	if (pid > 0)
 		json_object_set_new(object, "pid", json_integer(pid));
 	write_json(log, object);
@@ -76,6 +77,6 @@ void event_log_group(struct event_log *log, const char *group, const char *event
 	json_t *object = json_object();
 	json_object_set_new(object, "group", json_string(group));
 	json_object_set_new(object, "event", json_string(event));
-	json_object_set_new(object, "message", json_string(message));
+	json_object_set_new(object, "message", json_string_lossy(message, strlen(message)));
 	write_json(log, object);
 }

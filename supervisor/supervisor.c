@@ -16,6 +16,7 @@
 #include "supervisor/control_commands.h"
 #include "supervisor/control_server.h"
 #include "supervisor/group.h"
+#include "supervisor/json_text.h"
 #include "supervisor/log.h"
 #include "supervisor/reaper.h"
 #include "supervisor/signals.h"
@@ -130,7 +131,7 @@ static void publish_output_line(struct services *services, struct task *task, ui
 		return;
 	json_t *line = json_object();
 	json_object_set_new(line, "time", json_real((double)time_ms / 1000.0));
-	json_object_set_new(line, "text", json_stringn(text, length));
+	json_object_set_new(line, "text", json_string_lossy(text, length));
 	char *encoded = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(line);
 	if (!encoded)

@@ -75,6 +75,7 @@ def wait_for(predicate, timeout=10.0, interval=0.02, what=None):
         if value:
             return value
         if time.monotonic() >= deadline:
+            what = what() if callable(what) else what
             pytest.fail(f"timed out after {timeout}s waiting for {what or predicate}")
         time.sleep(interval)
 

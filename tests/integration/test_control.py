@@ -642,9 +642,6 @@ def test_events_recent_and_follow(corral, tmp_path):
     stop_corral(running)
 
 
-@pytest.mark.xfail(strict=True, reason="corral bug: an output line that is not valid "
-                   "UTF-8 loses its text in logs (jansson's json_stringn refuses it, and the "
-                   "line object is sent as {\"time\": ...} alone); corral's stdout has it")
 def test_logs_keep_lines_that_are_not_utf8(corral, tmp_path):
     marks = tmp_path / "marks"
     config = group({"app": {"command": sh(f"echo before; printf 'caf\\351\\n'; echo after; "
@@ -927,10 +924,6 @@ def unread_by_server(sock):
     return value[0]
 
 
-@pytest.mark.xfail(strict=True, reason="corral bug: a client that half-closes (shutdown "
-                   "SHUT_WR, as `nc -N` and socat do) after its requests loses the replies "
-                   "not yet written: the server retires the connection at EOF and drops its "
-                   "pending output")
 def test_a_client_that_half_closes_still_gets_every_reply(corral, tmp_path):
     marks = tmp_path / "marks"
     running = start_and_wait(corral, group({"app": {"command": trapped(marks, "app")}}),
@@ -951,11 +944,6 @@ def test_a_client_that_half_closes_still_gets_every_reply(corral, tmp_path):
     assert all(json.loads(line)["ok"] is True for line in lines)
 
 
-@pytest.mark.xfail(strict=True, reason="corral bug: a request of exactly 64 KiB (65536 "
-                   "bytes, not over the documented limit) is refused when its newline "
-                   "arrives in a later read, and accepted when it comes in the same read "
-                   "(process_input tests input_length >= CONTROL_REQUEST_MAX before the "
-                   "newline is seen)")
 def test_a_request_of_exactly_64_kib_is_accepted_however_it_arrives(corral, tmp_path):
     marks = tmp_path / "marks"
     running = start_and_wait(corral, group({"app": {"command": trapped(marks, "app")}}),
@@ -1083,10 +1071,6 @@ def test_members_of_the_control_group_are_served(corral, tmp_path, open_dir):
     stop_corral(running)
 
 
-@pytest.mark.xfail(strict=True, reason="corral bug: SO_PEERGROUPS is read into a fixed "
-                   "array of 256 gids; for a client in more groups getsockopt fails with "
-                   "ERANGE and a member of the control group (as a supplementary group) is "
-                   "refused")
 def test_a_member_with_many_supplementary_groups_is_served(corral, tmp_path, open_dir):
     marks = tmp_path / "marks"
     path = open_dir / "control.sock"

@@ -1,0 +1,77 @@
+#include "supervisor/json_text.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/xmalloc.h"
+
+/* Length of the valid UTF-8 sequence at text[0] (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0 when invalid. */
+static size_t valid_sequence(const unsigned char *text, size_t length)
+{
+	unsigned char lead = text[0];
+	size_t size;
+	unsigned char low = 0x80, high = 0xBF; /* bounds of the second byte */
+	if (lead < 0x80)
+		return 1;
+	if (lead >= 0xC2 && lead <= 0xDF)
+		size = 2;
+	else if (lead >= 0xE0 && lead <= 0xEF) {
+		size = 3;
+		if (lead == 0xE0)
+			low = 0xA0;
+		else if (lead == 0xED)
+			high = 0x9F;
+	} else if (lead >= 0xF0 && lead <= 0xF4) {
+		size = 4;
+		if (lead == 0xF0)
+			low = 0x90;
+		else if (lead == 0xF4)
+			high = 0x8F;
+	} else
+		return 0;
+	if (length < size || text[1] < low || text[1] > high)
+		return 0;
+	for (size_t i = 2; i < size; i++)
+		if (text[i] < 0x80 || text[i] > 0xBF)
+			return 0;
+	return size;
+}
+
+bool utf8_is_valid(const char *text, size_t length)
+{
+	const unsigned char *bytes = (const unsigned char *)text;
+	for (size_t i = 0; i < length;) {
+		size_t size = valid_sequence(bytes + i, length - i);
+		if (!size)
+			return false;
+		i += size;
+	}
+	return true;
+}
+
+json_t *json_string_lossy(const char *text, size_t length)
+{
+	if (utf8_is_valid(text, length))
+		return json_stringn(text, length);
+	static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
+	const unsigned char *bytes = (const unsigned char *)text;
+	char *clean = xmalloc(length * 3 + 1);
+	size_t used = 0;
+	for (size_t i = 0; i < length;) {
+		size_t size = valid_sequence(bytes + i, length - i);
+		if (size) {
+			memcpy(clean + used, text + i, size);
+			used += size;
+			i += size;
+		} else {
+			memcpy(clean + used, replacement, 3);
+			used += 3;
+			i++;
+		}
+	}
+	json_t *string = json_stringn(clean, used);
+	free(clean);
+	return string;
+}
