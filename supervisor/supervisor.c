@@ -18,6 +18,7 @@
 #include "supervisor/group.h"
 #include "supervisor/json_text.h"
 #include "supervisor/log.h"
+#include "supervisor/machine_init.h"
 #include "supervisor/reaper.h"
 #include "supervisor/signals.h"
 #include "config/xmalloc.h"
@@ -351,13 +352,18 @@ static void settle_groups(struct supervisor *supervisor)
 int supervisor_run(const struct config *config, const struct run_options *options)
 {
 	struct supervisor supervisor;
+	bool machine_init = machine_init_prepare();
 	bool pid1 = reaper_init();
 	if (supervisor_open(&supervisor, config, options) < 0) {
 		supervisor_close(&supervisor);
+		log_message("exiting with code 1");
+		if (machine_init)
+			machine_init_power_off();
 		return 1;
 	}
 	log_message("running %zu group%s from %s%s", config->group_count,
-		    config->group_count == 1 ? "" : "s", config->path, pid1 ? " as PID 1" : "");
+		    config->group_count == 1 ? "" : "s", config->path,
+		    machine_init ? " as the machine's init" : pid1 ? " as PID 1" : "");
 
 	settle_groups(&supervisor);
 	while (!all_done(&supervisor)) {
@@ -382,5 +388,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 	int exit_code = supervisor.exit_code;
 	log_message("exiting with code %d", exit_code);
 	supervisor_close(&supervisor);
+	if (machine_init)
+		machine_init_power_off();
 	return exit_code;
 }

@@ -1,0 +1,16 @@
+/* When corral is the machine's init (PID 1 of the initial pid namespace,
+ * e.g. /init of an initramfs), not only a container's PID 1: it mounts
+ * what an init provides, and powers the machine off when it exits, where
+ * an init that exits would make the kernel panic. */
+#pragma once
+
+#include <stdbool.h>
+
+/* Mounts /proc, /sys and /dev (devtmpfs) where they are missing, when PID
+ * 1 finds no /proc (a container runtime always mounts it). Returns true
+ * when corral is the machine's init. */
+bool machine_init_prepare(void);
+
+/* Syncs and powers off. The exit code was already printed on the console
+ * ("corral: exiting with code N"), which is how a VM's host reads it. */
+void machine_init_power_off(void);
