@@ -9,6 +9,7 @@ packages=(
 	python3 python3-pytest                    # integration tests
 	clang                                     # libFuzzer for tests/fuzz
 	util-linux procps                         # unshare, ps: PID 1 tests
+	qemu-system-x86 busybox-static cpio       # tests/system/vm: corral as a VM's init
 )
 
 missing=()

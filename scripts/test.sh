@@ -21,6 +21,7 @@ echo "=== build (warnings are errors)"
 cmake -S . -B build -DCORRAL_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 run_suites build
+echo "=== system tests: corral as PID 1 in a VM" ; CORRAL_BIN="$PWD/build/corral" "$python" -m pytest -q -p no:cacheprovider tests/system/vm
 
 echo "=== build with AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCORRAL_WERROR=ON -DCORRAL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
