@@ -38,4 +38,8 @@ build/tests/bench/bench_supervisor --quick --corral build/corral || {
 	echo "benchmark smoke run failed" >&2
 	exit 1
 }
+build/tests/bench/bench_control --quick --corral build/corral || {
+	echo "benchmark smoke run failed (bench_control)" >&2
+	exit 1
+}
 echo "all tests passed"
