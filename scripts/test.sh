@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fresh Debian 12, as root: install what is missing, then build and run every
 # test: unit (cmocka, via ctest) and integration (pytest, the real binary),
-# once on a normal build with warnings as errors and once under ASan+UBSan.
+# once on a normal build with warnings as errors and once under ASan+UBSan;
+# system tests (corral as the init of a qemu VM); the fuzzers for a short
+# while; and the benchmarks in their quick mode, as a smoke test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -21,7 +23,9 @@ echo "=== build (warnings are errors)"
 cmake -S . -B build -DCORRAL_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 run_suites build
-echo "=== system tests: corral as PID 1 in a VM" ; CORRAL_BIN="$PWD/build/corral" "$python" -m pytest -q -p no:cacheprovider tests/system/vm
+
+echo "=== system tests: corral as the init of a VM (qemu, TCG)"
+CORRAL_BIN="$PWD/build/corral" "$python" -m pytest -q -p no:cacheprovider tests/system/vm
 
 echo "=== build with AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCORRAL_WERROR=ON -DCORRAL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
@@ -30,16 +34,14 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_suites build-asan
 
-echo "=== fuzzing the config parser for 20 s (libFuzzer, ASan, UBSan)"
+echo "=== fuzzing the config and control protocol parsers, 20 s in all (libFuzzer, ASan, UBSan)"
 tests/fuzz/run.sh 20
 
 echo "=== benchmark smoke run (figures are not checked)"
-build/tests/bench/bench_supervisor --quick --corral build/corral || {
-	echo "benchmark smoke run failed" >&2
-	exit 1
-}
-build/tests/bench/bench_control --quick --corral build/corral || {
-	echo "benchmark smoke run failed (bench_control)" >&2
-	exit 1
-}
+for bench in bench_supervisor bench_control; do
+	build/tests/bench/$bench --quick --corral build/corral || {
+		echo "benchmark smoke run failed: $bench" >&2
+		exit 1
+	}
+done
 echo "all tests passed"

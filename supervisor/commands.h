@@ -12,6 +12,9 @@ struct command {
 	const char *name;
 	const char *summary;
 	int (*main)(int argc, char **argv);
+	/* Ends with "corral: exiting with code N" on stderr, as a supervisor
+	 * whose exit code matters (container, VM console) should. */
+	bool reports_exit_code;
 };
 
 int command_run(int argc, char **argv);

@@ -12,6 +12,14 @@
  * (PROC_PID_INIT_INO), the same on every boot. */
 #define INITIAL_PID_NAMESPACE_INODE 0xEFFFFFFCU
 
+/* A fact about the process, found once at start: not state that changes. */
+static bool is_machine_init;
+
+bool machine_init_active(void)
+{
+	return is_machine_init;
+}
+
 static void mount_if_missing(const char *source, const char *target, const char *type,
 			     unsigned long flags, const char *probe)
 {
@@ -36,6 +44,7 @@ bool machine_init_prepare(void)
 	mount_if_missing("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			 "/sys/kernel");
 	mount_if_missing("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "/dev/null");
+	is_machine_init = true;
 	return true;
 }
 

@@ -11,6 +11,9 @@
  * when corral is the machine's init. */
 bool machine_init_prepare(void);
 
-/* Syncs and powers off. The exit code was already printed on the console
- * ("corral: exiting with code N"), which is how a VM's host reads it. */
+/* What machine_init_prepare() found, for messages. */
+bool machine_init_active(void);
+
+/* Syncs and powers off. main() printed "corral: exiting with code N" on
+ * the console just before: that is how a VM's host reads the code. */
 void machine_init_power_off(void);

@@ -1,23 +1,27 @@
 /* corral: one binary, subcommands. */
 #include <fcntl.h>
+#include <jansson.h>
+#include <sys/random.h>
+#include <time.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "supervisor/commands.h"
+#include "supervisor/machine_init.h"
 
 static const struct command commands[] = {
-	{"run", "run the task groups of a config file", command_run},
-	{"check", "validate a config file without running anything", command_check},
-	{"status", "show the state of groups and tasks", command_status},
-	{"restart", "restart a task, or the tasks of a group", command_restart},
-	{"stop", "stop a task, without restarting it by policy", command_stop},
-	{"start", "run a stopped or dead task again", command_start},
-	{"signal", "send a signal to a task", command_signal},
-	{"logs", "show, or follow, a task's recent output", command_logs},
-	{"events", "show, or follow, recent task and group events", command_events},
-	{"shutdown", "shut corral down gracefully, as SIGTERM does", command_shutdown},
+	{"run", "run the task groups of a config file", command_run, true},
+	{"check", "validate a config file without running anything", command_check, false},
+	{"status", "show the state of groups and tasks", command_status, false},
+	{"restart", "restart a task, or the tasks of a group", command_restart, false},
+	{"stop", "stop a task, without restarting it by policy", command_stop, false},
+	{"start", "run a stopped or dead task again", command_start, false},
+	{"signal", "send a signal to a task", command_signal, false},
+	{"logs", "show, or follow, a task's recent output", command_logs, false},
+	{"events", "show, or follow, recent task and group events", command_events, false},
+	{"shutdown", "shut corral down gracefully, as SIGTERM does", command_shutdown, false},
 };
 
 static void print_usage(FILE *out)
@@ -46,9 +50,9 @@ static void ensure_standard_fds(void)
 	}
 }
 
-int main(int argc, char **argv)
+/* Runs the subcommand argv[1]; *command is set when there is one. */
+static int run_command(int argc, char **argv, const struct command **command)
 {
-	ensure_standard_fds();
 	if (argc < 2) {
 		print_usage(stderr);
 		return COMMAND_USAGE_ERROR;
@@ -63,9 +67,42 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(name, commands[i].name) == 0)
+		if (strcmp(name, commands[i].name) == 0) {
+			*command = &commands[i];
 			return commands[i].main(argc - 1, argv + 1);
+		}
 	fprintf(stderr, "corral: unknown command \"%s\"\n\n", name);
 	print_usage(stderr);
 	return COMMAND_USAGE_ERROR;
+}
+
+/* jansson seeds its hash tables from /dev/urandom on first use, which
+ * blocks early in a boot until the kernel's pool is ready (about a second in
+ * a VM where corral is /init). A seed that never blocks is as good. */
+static void seed_json_hashes(void)
+{
+	size_t seed;
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed)) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		seed = (size_t)now.tv_nsec ^ ((size_t)now.tv_sec << 20) ^ (size_t)getpid();
+	}
+	json_object_seed(seed ? seed : 1);
+}
+
+int main(int argc, char **argv)
+{
+	ensure_standard_fds();
+	seed_json_hashes();
+	/* As a machine's /init, whatever happens (a bad config, bad
+	 * arguments), corral must power off rather than exit: an init that
+	 * exits makes the kernel panic. */
+	bool machine_init = machine_init_prepare();
+	const struct command *command = NULL;
+	int exit_code = run_command(argc, argv, &command);
+	if (machine_init || (command && command->reports_exit_code))
+		fprintf(stderr, "corral: exiting with code %d\n", exit_code);
+	if (machine_init)
+		machine_init_power_off();
+	return exit_code;
 }

@@ -352,13 +352,10 @@ static void settle_groups(struct supervisor *supervisor)
 int supervisor_run(const struct config *config, const struct run_options *options)
 {
 	struct supervisor supervisor;
-	bool machine_init = machine_init_prepare();
+	bool machine_init = machine_init_active();
 	bool pid1 = reaper_init();
 	if (supervisor_open(&supervisor, config, options) < 0) {
 		supervisor_close(&supervisor);
-		log_message("exiting with code 1");
-		if (machine_init)
-			machine_init_power_off();
 		return 1;
 	}
 	log_message("running %zu group%s from %s%s", config->group_count,
@@ -386,9 +383,6 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		log_message("%u leftover process%s killed and reaped at exit", leftovers,
 			    leftovers == 1 ? "" : "es");
 	int exit_code = supervisor.exit_code;
-	log_message("exiting with code %d", exit_code);
 	supervisor_close(&supervisor);
-	if (machine_init)
-		machine_init_power_off();
 	return exit_code;
 }

@@ -248,13 +248,6 @@ def test_failing_main_task_exit_code_reaches_the_host(boot):
 # ---- corral's own failure before it starts anything -----------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug: command_run() returns 1 for an invalid config before "
-    "supervisor_run() calls machine_init_prepare(), so as the machine's init "
-    "corral exits without 'exiting with code 1' and without powering off: "
-    "the kernel panics (Attempted to kill init! exitcode=0x00000100)",
-)
 def test_invalid_config_exit_code_reaches_the_host(boot):
     run = boot("invalid")
     assert run.code == 1, run
