@@ -15,13 +15,11 @@
 
 static void send_json(struct control_client *client, json_t *reply)
 {
-	char *text = json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(reply);
+	size_t length;
+	char *text = json_line_take(reply, &length);
 	if (!text)
 		return;
-	size_t length = strlen(text);
-	text[length] = '\n';
-	control_client_send(client, text, length + 1);
+	control_client_send(client, text, length);
 	free(text);
 }
 
@@ -363,10 +361,7 @@ static void add_item(void *pointer, uint64_t time_ms, const char *text, size_t l
 			json_array_append_new(builder->array, event);
 		return;
 	}
-	json_t *line = json_object();
-	json_object_set_new(line, "time", json_real((double)time_ms / 1000.0));
-	json_object_set_new(line, "text", json_string_lossy(text, length));
-	json_array_append_new(builder->array, line);
+	json_array_append_new(builder->array, output_line_json(time_ms, text, length));
 }
 
 static void run_logs(struct control_context *context, struct control_client *client,

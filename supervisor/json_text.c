@@ -75,3 +75,23 @@ json_t *json_string_lossy(const char *text, size_t length)
 	free(clean);
 	return string;
 }
+
+json_t *output_line_json(uint64_t time_ms, const char *text, size_t length)
+{
+	json_t *line = json_object();
+	json_object_set_new(line, "time", json_real((double)time_ms / 1000.0));
+	json_object_set_new(line, "text", json_string_lossy(text, length));
+	return line;
+}
+
+char *json_line_take(json_t *value, size_t *length)
+{
+	char *text = json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(value);
+	if (!text)
+		return NULL;
+	/* json_dumps' NUL becomes the newline: the length says where it ends. */
+	*length = strlen(text);
+	text[(*length)++] = '\n';
+	return text;
+}

@@ -6,8 +6,18 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 bool utf8_is_valid(const char *text, size_t length);
 
 /* A new JSON string of `text`, invalid sequences replaced. */
 json_t *json_string_lossy(const char *text, size_t length);
+
+/* {"time": SECONDS, "text": TEXT}: a line of a task's output, as `logs`
+ * replies and streams carry it. */
+json_t *output_line_json(uint64_t time_ms, const char *text, size_t length);
+
+/* `value` as one compact JSON line with its newline, for the line-based
+ * control protocol. Takes the reference to `value`. Returns NULL when
+ * encoding fails; the caller frees the text. */
+char *json_line_take(json_t *value, size_t *length);

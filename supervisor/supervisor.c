@@ -130,18 +130,12 @@ static void publish_output_line(struct services *services, struct task *task, ui
 	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(services);
 	if (!supervisor->control)
 		return;
-	json_t *line = json_object();
-	json_object_set_new(line, "time", json_real((double)time_ms / 1000.0));
-	json_object_set_new(line, "text", json_string_lossy(text, length));
-	char *encoded = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(line);
-	if (!encoded)
+	size_t line_length;
+	char *line = json_line_take(output_line_json(time_ms, text, length), &line_length);
+	if (!line)
 		return;
-	size_t encoded_length = strlen(encoded);
-	encoded[encoded_length] = '\n';
-	control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS, task, encoded,
-			       encoded_length + 1);
-	free(encoded);
+	control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS, task, line, line_length);
+	free(line);
 }
 
 /* --socket, then CORRAL_SOCKET, then the config, then the default. */

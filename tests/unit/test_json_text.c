@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -52,12 +53,23 @@ static void test_lossy_replaces_each_bad_byte(void **state)
 	json_decref(string);
 }
 
+static void test_output_line_as_one_json_line(void **state)
+{
+	size_t length;
+	char *line = json_line_take(output_line_json(1500, "hi \xFF", 4), &length);
+	assert_non_null(line);
+	assert_int_equal(length, strlen("{\"time\":1.5,\"text\":\"hi \xEF\xBF\xBD\"}\n"));
+	assert_memory_equal(line, "{\"time\":1.5,\"text\":\"hi \xEF\xBF\xBD\"}\n", length);
+	free(line);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_utf8_validation),
 		cmocka_unit_test(test_lossy_keeps_valid_text),
 		cmocka_unit_test(test_lossy_replaces_each_bad_byte),
+		cmocka_unit_test(test_output_line_as_one_json_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
