@@ -180,6 +180,23 @@ static bool advance_stop(struct group *group, uint64_t now_ms)
 	return true;
 }
 
+/* Every running task is down: start again. For a restart of the whole
+ * group, every task runs again from init, whatever ended it meanwhile. */
+static void finish_restart(struct group *group)
+{
+	group->stop_mode = GROUP_RUNNING;
+	if (group->rearm_after_stop) {
+		group->rearm_after_stop = false;
+		for (size_t i = 0; i < group->task_count; i++) {
+			group->tasks[i].failure_reported = false;
+			runner_rearm(&group->tasks[i].runner);
+		}
+		coordinator_restart(&group->coordinator);
+	}
+	event_log_group(group->services->events, group->config->name, "restarting",
+			"every task stopped: starting again");
+}
+
 static bool may_start(const struct group *group, const struct task *task)
 {
 	if (group->starts_forbidden)
@@ -246,11 +263,8 @@ void group_settle(struct group *group, uint64_t now_ms)
 		if (group->stop_mode == GROUP_RUNNING)
 			check_stop_conditions(group);
 		if (group->stop_mode != GROUP_RUNNING && advance_stop(group, now_ms) &&
-		    group->stop_mode == GROUP_RESTARTING) {
-			group->stop_mode = GROUP_RUNNING;
-			event_log_group(group->services->events, group->config->name,
-					"restarting", "every task stopped: starting again");
-		}
+		    group->stop_mode == GROUP_RESTARTING)
+			finish_restart(group);
 		update_coordinator(group);
 		start_ready_tasks(group, now_ms);
 		check_finished(group);
@@ -273,15 +287,15 @@ void group_kill(struct group *group, const char *reason)
 
 void group_restart_all(struct group *group, uint64_t now_ms)
 {
+	/* Nothing starts until every running task is down (tier by tier);
+	 * then every task is rearmed and the coordinator starts from init.
+	 * A stop for good still under way becomes part of this restart. */
 	coordinator_restart(&group->coordinator);
 	group->finished = false;
-	/* Dead tasks wait again; running ones are stopped tier by tier and
-	 * become pending as they exit. */
-	for (size_t i = 0; i < group->task_count; i++) {
-		group->tasks[i].failure_reported = false;
-		runner_rearm(&group->tasks[i].runner);
-	}
+	group->rearm_after_stop = true;
 	group->stop_mode = GROUP_RUNNING;
+	for (size_t i = 0; i < group->task_count; i++)
+		runner_redirect_stop(&group->tasks[i].runner, RUNNER_STOP_GROUP_RESTART);
 	begin_stop(group, GROUP_RESTARTING, "restart of the whole group requested");
 	group_settle(group, now_ms);
 }

@@ -36,6 +36,7 @@ struct group {
 	enum group_stop_mode stop_mode;
 	char stop_reason[128];
 	bool starts_forbidden;   /* everything is being killed: nothing starts */
+	bool rearm_after_stop;   /* restart of the whole group: all run again */
 	bool finished;
 };
 

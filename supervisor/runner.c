@@ -295,6 +295,12 @@ void runner_stop(struct runner *runner, enum runner_stop_intent intent, const ch
 				   now_ms + runner->config->kill_timeout_ms);
 }
 
+void runner_redirect_stop(struct runner *runner, enum runner_stop_intent intent)
+{
+	if (runner->stop_intent != RUNNER_STOP_NONE)
+		runner->stop_intent = intent;
+}
+
 void runner_kill_now(struct runner *runner, const char *reason)
 {
 	switch (runner->state) {

@@ -109,6 +109,10 @@ void runner_timer_fired(struct runner *runner, enum runner_timer timer, uint64_t
 void runner_stop(struct runner *runner, enum runner_stop_intent intent, const char *reason,
 		 uint64_t now_ms);
 
+/* A stop under way ends as `intent` instead: a restart of the whole group
+ * overrides a stop for good that has not finished yet. */
+void runner_redirect_stop(struct runner *runner, enum runner_stop_intent intent);
+
 /* SIGKILL now, no grace; a pending task becomes dead. */
 void runner_kill_now(struct runner *runner, const char *reason);
 

@@ -79,10 +79,10 @@ def start_and_wait(corral, config, marks, *ups):
     return running
 
 
-def stop_corral(running):
+def stop_corral(running, expected_code=0):
     running.send(signal.SIGTERM)
     result = running.wait()
-    assert result.returncode == 0, result
+    assert result.returncode == expected_code, result
     return result
 
 
@@ -414,6 +414,38 @@ def test_a_signal_that_kills_a_task_is_a_failure_for_its_policy(corral, tmp_path
     assert entry["last_exit"]["signal"] == "SIGKILL" and entry["last_exit"]["failed"] is True
     assert entry["restarts"] == 1, entry
     stop_corral(running)
+
+
+def test_restart_all_while_the_group_is_still_stopping(corral, tmp_path):
+    # The main task fails for good; its sidecar takes a while to stop. A
+    # restart of the whole group asked for meanwhile brings everything back
+    # (the stop for good under way becomes part of the restart), and the
+    # poststop task does not run in between.
+    marks = tmp_path / "marks"
+    slow_side = sh(f"trap '{mark(marks, 'side-term')}; sleep 0.5; exit 0' TERM\n"
+                   f"{mark(marks, 'side-up')}; while :; do sleep 0.02; done")
+    config = group({
+        "side": prestart(slow_side, sidecar=True),
+        "app": {"command": sh(f"{mark(marks, 'app-up')}; "
+                              f"[ -e {tmp_path}/second ] && exec sleep 1000; "
+                              f"while [ ! -e {tmp_path}/fail ]; do sleep 0.02; done; exit 3"),
+                "restart": {"policy": "never"}},
+        "cleanup": poststop(one_shot(marks, "cleanup")),
+    })
+    running = start_and_wait(corral, config, marks, "side-up", "app-up")
+    (tmp_path / "second").touch()
+    (tmp_path / "fail").touch()
+    wait_for(lambda: count(marks, "side-term") == 1, what="the sidecar to be stopping")
+    assert corral.request("restart", target="g", mode="all")["ok"] is True
+    wait_for(lambda: count(marks, "side-up") == 2 and count(marks, "app-up") == 2,
+             what="the whole group running again")
+    g = corral.status("g")["groups"][0]
+    assert g["state"] == "wait_alloc" and g["stopping"] is False, g
+    assert {t["name"]: t["state"] for t in g["tasks"]} == {
+        "side": "running", "app": "running", "cleanup": "pending"}, g
+    assert count(marks, "cleanup") == 0, read_marks(marks)
+    # The first failure for good is still corral's exit code (README).
+    stop_corral(running, expected_code=3)
 
 
 def test_restart_all_brings_back_a_group_that_failed_for_good(corral, tmp_path):
