@@ -348,13 +348,15 @@ int supervisor_run(const struct config *config, const struct run_options *option
 	struct supervisor supervisor;
 	bool machine_init = machine_init_active();
 	bool pid1 = reaper_init();
+	/* First, so that every later message (the tasks' "received" among
+	 * them) reads as part of this run. */
+	log_message("running %zu group%s from %s%s", config->group_count,
+		    config->group_count == 1 ? "" : "s", config->path,
+		    machine_init ? " as the machine's init" : pid1 ? " as PID 1" : "");
 	if (supervisor_open(&supervisor, config, options) < 0) {
 		supervisor_close(&supervisor);
 		return 1;
 	}
-	log_message("running %zu group%s from %s%s", config->group_count,
-		    config->group_count == 1 ? "" : "s", config->path,
-		    machine_init ? " as the machine's init" : pid1 ? " as PID 1" : "");
 
 	settle_groups(&supervisor);
 	while (!all_done(&supervisor)) {
