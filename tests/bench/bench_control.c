@@ -26,10 +26,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +42,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common.h"
 
 /* ---- settings ---------------------------------------------------------- */
 
@@ -67,23 +67,6 @@ struct settings {
 enum tool { TOOL_CORRAL, TOOL_SUPERVISORD, TOOL_S6, TOOL_COUNT };
 static const char *const tool_names[TOOL_COUNT] = {"corral", "supervisord", "s6-svscan"};
 static volatile pid_t tool_pids[TOOL_COUNT];
-
-static char temp_dir[64];
-static pid_t main_pid;
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec pause = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-	while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
-		;
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
 
 /* Everything below, down to cleanup(), is async-signal-safe: no stdio, no
  * malloc, only system calls, so the signal handler may use it. */
@@ -163,24 +146,6 @@ static size_t list_children(pid_t parent, pid_t *out, size_t max)
 	return count;
 }
 
-/* SIGTERM, up to `grace_ms` to exit, then SIGKILL. Returns the time the
- * process took to exit in ns, or -1 if it had to be killed. */
-static int64_t stop_process(pid_t pid, unsigned grace_ms)
-{
-	int64_t start = now_ns();
-	kill(pid, SIGTERM);
-	for (unsigned waited = 0; waited < grace_ms; waited += 5) {
-		pid_t done = waitpid(pid, NULL, WNOHANG);
-		if (done == pid || (done < 0 && errno == ECHILD))
-			return now_ns() - start;
-		sleep_ms(5);
-	}
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	return -1;
-}
-
 /* SIGKILLs every descendant still alive: as a child subreaper we inherit
  * the orphans, so "every child of ours, until there are none" reaches them
  * all. Returns how many were killed. */
@@ -205,43 +170,9 @@ static unsigned kill_leftovers(void)
 	return killed;
 }
 
-/* rm -rf, with the fds and buffers it needs on the stack. */
-static void remove_tree_at(int parent_fd, const char *name, int depth)
-{
-	if (unlinkat(parent_fd, name, 0) == 0 || errno == ENOENT)
-		return;
-	if (depth > 16)
-		return;
-	int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	/* Rescan until empty: removing while reading may skip entries. */
-	for (int pass = 0; pass < 100; pass++) {
-		bool removed_any = false;
-		char buffer[4096];
-		ssize_t got;
-		lseek(fd, 0, SEEK_SET);
-		while ((got = getdents64(fd, buffer, sizeof(buffer))) > 0) {
-			for (ssize_t offset = 0; offset < got;) {
-				struct dirent64 *entry = (struct dirent64 *)(buffer + offset);
-				offset += entry->d_reclen;
-				const char *n = entry->d_name;
-				if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])))
-					continue;
-				remove_tree_at(fd, n, depth + 1);
-				removed_any = true;
-			}
-		}
-		if (!removed_any)
-			break;
-	}
-	close(fd);
-	unlinkat(parent_fd, name, AT_REMOVEDIR);
-}
-
 /* Stops the supervisors (each stops its tasks), kills what is left of our
  * descendants, removes the temp dir. Returns how many leftovers it killed. */
-static unsigned cleanup(void)
+static unsigned stop_everything(void)
 {
 	for (int tool = 0; tool < TOOL_COUNT; tool++) {
 		pid_t pid = tool_pids[tool];
@@ -260,131 +191,24 @@ static unsigned cleanup(void)
 		sleep_ms(5);
 	}
 	unsigned leftovers = kill_leftovers();
-	if (temp_dir[0]) {
-		remove_tree_at(AT_FDCWD, temp_dir, 0);
-		temp_dir[0] = '\0';
-	}
+	remove_temp_dir();
 	return leftovers;
 }
 
-static void on_fatal_signal(int signal_number)
+/* On an error or a fatal signal: the same, with no one to tell. */
+static void cleanup(void)
 {
-	if (getpid() == main_pid)
-		cleanup();
-	_exit(128 + signal_number);
+	stop_everything();
 }
 
-static void die(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *format, ...)
-{
-	va_list args;
-	if (getpid() != main_pid)
-		_exit(1); /* a client process: the bench itself cleans up */
-	fflush(stdout);
-	fprintf(stderr, "bench_control: ");
-	va_start(args, format);
-	vfprintf(stderr, format, args);
-	va_end(args);
-	fprintf(stderr, "\n");
-	cleanup();
-	exit(1);
-}
+/* ---- figures ---------------------------------------------------------------- */
 
-/* ---- text, files, statistics ------------------------------------------- */
-
-struct text {
-	char *data;
-	size_t length, capacity;
+/* The samples of one row of part 1, and what they cost the server. */
+struct row_samples {
+	struct series times;   /* ms */
+	size_t bytes;          /* output of the last sample */
+	int64_t server_cpu_ns; /* summed over the samples; -1: no server */
 };
-
-/* Room for `more` bytes and a NUL after `length`. */
-static void text_reserve(struct text *text, size_t more)
-{
-	if (text->capacity - text->length > more)
-		return;
-	size_t capacity = text->capacity ? text->capacity : 4096;
-	while (capacity - text->length <= more)
-		capacity *= 2;
-	text->data = realloc(text->data, capacity);
-	if (!text->data)
-		die("out of memory");
-	text->capacity = capacity;
-}
-
-static void text_append(struct text *text, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
-static void text_append(struct text *text, const char *format, ...)
-{
-	va_list args;
-	va_start(args, format);
-	int needed = vsnprintf(NULL, 0, format, args);
-	va_end(args);
-	if (needed < 0)
-		die("vsnprintf failed");
-	text_reserve(text, (size_t)needed);
-	va_start(args, format);
-	vsnprintf(text->data + text->length, (size_t)needed + 1, format, args);
-	va_end(args);
-	text->length += (size_t)needed;
-}
-
-static void write_file(const char *path, const char *content, size_t length, mode_t mode)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0)
-		die("open %s: %s", path, strerror(errno));
-	while (length > 0) {
-		ssize_t written = write(fd, content, length);
-		if (written < 0) {
-			if (errno == EINTR)
-				continue;
-			die("write %s: %s", path, strerror(errno));
-		}
-		content += written;
-		length -= (size_t)written;
-	}
-	close(fd);
-}
-
-/* The whole file, NUL-terminated; NULL when it cannot be read. */
-static char *read_file(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	struct text text = {0};
-	for (;;) {
-		text_reserve(&text, 4096);
-		ssize_t got = read(fd, text.data + text.length, text.capacity - text.length - 1);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		text.length += (size_t)got;
-	}
-	close(fd);
-	text.data[text.length] = '\0';
-	return text.data;
-}
-
-/* The path of a file in the temp dir (a static buffer per call site is
- * not needed: callers copy what they keep). */
-static char *temp_path(const char *name)
-{
-	char *path = malloc(PATH_MAX);
-	if (!path)
-		die("out of memory");
-	snprintf(path, PATH_MAX, "%s/%s", temp_dir, name);
-	return path;
-}
-
-static size_t count_occurrences(const char *haystack, const char *needle)
-{
-	size_t count = 0;
-	for (const char *at = haystack; (at = strstr(at, needle)); at += strlen(needle))
-		count++;
-	return count;
-}
 
 /* µs per call, to a sensible precision; "-" without a server. */
 static const char *format_cpu(int64_t total_ns, unsigned long calls, char *buffer, size_t size)
@@ -394,58 +218,6 @@ static const char *format_cpu(int64_t total_ns, unsigned long calls, char *buffe
 	double per_call = (double)total_ns / 1e3 / (double)calls;
 	snprintf(buffer, size, per_call < 1000 ? "%.1f" : "%.0f", per_call);
 	return buffer;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Samples of one row, and what they cost the server. */
-struct series {
-	double *values; /* ms, or µs for the raw latencies */
-	size_t count, capacity;
-	size_t bytes;          /* output of the last sample */
-	int64_t server_cpu_ns; /* summed over the samples; -1: no server */
-};
-
-static void series_add(struct series *series, double value)
-{
-	if (series->count == series->capacity) {
-		series->capacity = series->capacity ? series->capacity * 2 : 64;
-		series->values = realloc(series->values, series->capacity * sizeof(double));
-		if (!series->values)
-			die("out of memory");
-	}
-	series->values[series->count++] = value;
-}
-
-/* The value at quantile q (0..1) of the sorted samples, nearest rank. */
-static double quantile(const struct series *series, double q)
-{
-	if (series->count == 0)
-		return 0;
-	size_t rank = (size_t)(q * (double)series->count + 0.999999);
-	if (rank < 1)
-		rank = 1;
-	if (rank > series->count)
-		rank = series->count;
-	return series->values[rank - 1];
-}
-
-static double median(const struct series *series)
-{
-	size_t n = series->count;
-	if (n == 0)
-		return 0;
-	return n % 2 ? series->values[n / 2]
-		     : (series->values[n / 2 - 1] + series->values[n / 2]) / 2;
-}
-
-static void series_sort(struct series *series)
-{
-	qsort(series->values, series->count, sizeof(double), compare_doubles);
 }
 
 /* ---- /proc --------------------------------------------------------------- */
@@ -468,7 +240,7 @@ static int64_t process_cpu_ns(pid_t pid)
 		char file[128];
 		snprintf(file, sizeof(file), "/proc/%d/task/%.32s/schedstat", (int)pid,
 			 entry->d_name);
-		char *content = read_file(file);
+		char *content = read_file(file, NULL);
 		if (content) {
 			total += strtoll(content, NULL, 10);
 			free(content);
@@ -483,7 +255,7 @@ static char process_state(pid_t pid)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	char *content = read_file(path);
+	char *content = read_file(path, NULL);
 	char *after = content ? strrchr(content, ')') : NULL;
 	char state = after && after[1] == ' ' && after[2] ? after[2] : '?';
 	free(content);
@@ -510,11 +282,10 @@ static long long proc_field(pid_t pid, const char *file, const char *key)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	char *content = read_file(path);
+	char *content = read_file(path, NULL);
 	if (!content)
 		return -1;
-	const char *at = strstr(content, key);
-	long long value = at ? strtoll(at + strlen(key), NULL, 10) : -1;
+	long long value = text_field(content, key);
 	free(content);
 	return value;
 }
@@ -618,14 +389,11 @@ static struct command_result run_command(char *const argv[])
 		output.length += (size_t)got;
 	}
 	close(pipe_fds[0]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid: %s", strerror(errno));
+	int status = reap_status(pid);
 	result.wall_ns = now_ns() - start;
 	output.data[output.length] = '\0';
 	result.bytes = output.length;
-	result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	result.exit_code = exit_code_of(status);
 	return result;
 }
 
@@ -646,7 +414,7 @@ static struct command_result run_checked(char *const argv[])
 {
 	struct command_result result = run_command(argv);
 	if (result.exit_code != 0) {
-		char *said = read_file(cli_stderr_path);
+		char *said = read_file(cli_stderr_path, NULL);
 		fflush(stdout);
 		fprintf(stderr,
 			"bench_control: `%s` exited with code %d; stderr:\n%s\nstdout:\n%.2000s\n",
@@ -670,9 +438,7 @@ static pid_t spawn_tool(enum tool tool, char *const argv[], const char *log)
 		/* Stopped gracefully if the bench dies, and out of the
 		 * terminal's process group: a ^C goes to the bench, which
 		 * stops the supervisors in order. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != main_pid)
-			_exit(127);
+		exit_with_parent(SIGTERM);
 		setpgid(0, 0);
 		dup2(null_fd, STDIN_FILENO);
 		dup2(log_fd, STDOUT_FILENO);
@@ -693,7 +459,7 @@ static void check_alive(enum tool tool, const char *log)
 	if (waitpid(pid, &status, WNOHANG) != pid)
 		return;
 	tool_pids[tool] = 0;
-	char *said = read_file(log);
+	char *said = read_file(log, NULL);
 	size_t length = said ? strlen(said) : 0;
 	fprintf(stderr, "bench_control: %s exited (status 0x%x); the end of its log:\n%s\n",
 		tool_names[tool], status, said ? said + (length > 3000 ? length - 3000 : 0) : "");
@@ -968,42 +734,43 @@ enum row {
 	ROW_COUNT
 };
 
-/* One timed CLI call into `series` (ms), with the server's CPU. */
-static void time_cli(struct series *series, char *const argv[], pid_t server)
+/* One timed CLI call into `row` (ms), with the server's CPU. */
+static void time_cli(struct row_samples *row, char *const argv[], pid_t server)
 {
 	int64_t cpu_before = server_cpu_ns(server);
 	struct command_result result = run_checked(argv);
 	int64_t cpu_after = server_cpu_ns(server);
-	series_add(series, (double)result.wall_ns / 1e6);
-	series->bytes = result.bytes;
+	series_add(&row->times, (double)result.wall_ns / 1e6);
+	row->bytes = result.bytes;
 	if (server > 0 && cpu_before >= 0 && cpu_after >= 0)
-		series->server_cpu_ns += cpu_after - cpu_before;
+		row->server_cpu_ns += cpu_after - cpu_before;
 	else
-		series->server_cpu_ns = -1;
+		row->server_cpu_ns = -1;
 }
 
-/* `count` requests on an open connection into `series` (ms each). */
-static void time_raw(struct series *series, int fd, const char *request, unsigned count,
+/* `count` requests on an open connection into `row` (ms each). */
+static void time_raw(struct row_samples *row, int fd, const char *request, unsigned count,
 		     struct text *reply)
 {
 	int64_t cpu_before = server_cpu_ns(tool_pids[TOOL_CORRAL]);
 	for (unsigned i = 0; i < count; i++) {
 		int64_t start = now_ns();
-		series->bytes = raw_call_checked(fd, request, reply);
-		series_add(series, (double)(now_ns() - start) / 1e6);
+		row->bytes = raw_call_checked(fd, request, reply);
+		series_add(&row->times, (double)(now_ns() - start) / 1e6);
 	}
-	series->server_cpu_ns += server_cpu_ns(tool_pids[TOOL_CORRAL]) - cpu_before;
+	row->server_cpu_ns += server_cpu_ns(tool_pids[TOOL_CORRAL]) - cpu_before;
 }
 
-static void print_row(const char *label, struct series *series)
+static void print_row(const char *label, struct row_samples *row)
 {
-	if (series->count == 0)
+	struct series *times = &row->times;
+	if (times->count == 0)
 		return;
-	series_sort(series);
+	series_sort(times);
 	char cpu[32];
-	printf("  %-50s %5zu %9.3f %9.3f %9.3f %9zu %10s\n", label, series->count, median(series),
-	       series->values[0], quantile(series, 0.9), series->bytes,
-	       format_cpu(series->server_cpu_ns, series->count, cpu, sizeof(cpu)));
+	printf("  %-50s %5zu %9.3f %9.3f %9.3f %9zu %10s\n", label, times->count,
+	       series_median(times), series_min(times), series_quantile(times, 0.9), row->bytes,
+	       format_cpu(row->server_cpu_ns, times->count, cpu, sizeof(cpu)));
 }
 
 static void bench_cli(struct bench *bench)
@@ -1029,7 +796,7 @@ static void bench_cli(struct bench *bench)
 		 "{\"version\":1,\"command\":\"status\",\"target\":\"%s\"}\n", target);
 
 	pid_t corral_pid = tool_pids[TOOL_CORRAL], supervisord_pid = tool_pids[TOOL_SUPERVISORD];
-	struct series rows[ROW_COUNT];
+	struct row_samples rows[ROW_COUNT];
 	memset(rows, 0, sizeof(rows));
 	struct text reply = {0};
 	int fd = raw_connect(socket_path);
@@ -1044,20 +811,20 @@ static void bench_cli(struct bench *bench)
 	for (unsigned round = 0; round < settings->cli_rounds; round++) {
 		for (unsigned step = 0; step < ROW_COUNT; step++) {
 			enum row row = (enum row)((step + round) % ROW_COUNT);
-			struct series *series = &rows[row];
+			struct row_samples *samples = &rows[row];
 			switch (row) {
 			case ROW_CORRAL_JSON:
-				time_cli(series, corral_json, corral_pid);
+				time_cli(samples, corral_json, corral_pid);
 				break;
 			case ROW_CORRAL_TABLE:
-				time_cli(series, corral_table, corral_pid);
+				time_cli(samples, corral_table, corral_pid);
 				break;
 			case ROW_CORRAL_RAW_ALL:
-				time_raw(series, fd, request_all, settings->raw_per_round, &reply);
+				time_raw(samples, fd, request_all, settings->raw_per_round, &reply);
 				break;
 			case ROW_SUPERVISORCTL_ALL:
 				if (bench->have_supervisord)
-					time_cli(series, ctl_all, supervisord_pid);
+					time_cli(samples, ctl_all, supervisord_pid);
 				break;
 			case ROW_S6_ALL:
 				if (bench->have_s6 && round < settings->s6_sweeps) {
@@ -1069,33 +836,34 @@ static void bench_cli(struct bench *bench)
 								  bench->s6_services[i], NULL};
 						bytes += run_checked(svstat).bytes;
 					}
-					series_add(series, (double)(now_ns() - start) / 1e6);
-					series->bytes = bytes;
-					series->server_cpu_ns = -1;
+					series_add(&samples->times,
+						   (double)(now_ns() - start) / 1e6);
+					samples->bytes = bytes;
+					samples->server_cpu_ns = -1;
 				}
 				break;
 			case ROW_CORRAL_ONE:
-				time_cli(series, corral_one, corral_pid);
+				time_cli(samples, corral_one, corral_pid);
 				break;
 			case ROW_CORRAL_ONE_JSON:
-				time_cli(series, corral_one_json, corral_pid);
+				time_cli(samples, corral_one_json, corral_pid);
 				break;
 			case ROW_CORRAL_RAW_ONE:
-				time_raw(series, fd, request_one, settings->raw_per_round, &reply);
+				time_raw(samples, fd, request_one, settings->raw_per_round, &reply);
 				break;
 			case ROW_SUPERVISORCTL_ONE:
 				if (bench->have_supervisord)
-					time_cli(series, ctl_one, supervisord_pid);
+					time_cli(samples, ctl_one, supervisord_pid);
 				break;
 			case ROW_S6_ONE:
 				if (bench->have_s6) {
 					char *svstat[] = {bench->s6_svstat, bench->s6_services[0],
 							  NULL};
-					time_cli(series, svstat, 0);
+					time_cli(samples, svstat, 0);
 				}
 				break;
 			case ROW_TRUE:
-				time_cli(series, true_argv, 0);
+				time_cli(samples, true_argv, 0);
 				break;
 			case ROW_COUNT:
 				break;
@@ -1151,7 +919,7 @@ static void bench_cli(struct bench *bench)
 				       : "not installed (apt-get install supervisor s6)");
 	printf("\n");
 	for (int row = 0; row < ROW_COUNT; row++)
-		free(rows[row].values);
+		free(rows[row].times.values);
 }
 
 /* ---- part 2: requests per second -------------------------------------------- */
@@ -1252,7 +1020,7 @@ static void client_process(const char *path, const char *request, double seconds
 {
 	struct client_result result = {0};
 	struct text reply = {0};
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	exit_with_parent(SIGKILL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
@@ -1435,10 +1203,9 @@ static void bench_rates(struct bench *bench)
 	series_sort(&all_latencies);
 	printf("  one connection, round trip: one task median %.1f us, p99 %.1f us, max %.1f us;\n"
 	       "  all tasks median %.1f us, p99 %.1f us, max %.1f us.\n",
-	       median(&latencies), quantile(&latencies, 0.99),
-	       latencies.count ? latencies.values[latencies.count - 1] : 0.0,
-	       median(&all_latencies), quantile(&all_latencies, 0.99),
-	       all_latencies.count ? all_latencies.values[all_latencies.count - 1] : 0.0);
+	       series_median(&latencies), series_quantile(&latencies, 0.99), series_max(&latencies),
+	       series_median(&all_latencies), series_quantile(&all_latencies, 0.99),
+	       series_max(&all_latencies));
 	printf("  %u connections: per connection %.0f to %.0f requests/s; seconds = the\n"
 	       "  longest client's run. Server CPU: corral's or supervisord's own CPU over the\n"
 	       "  loop, per call (client and server share the %ld CPUs).\n",
@@ -1508,6 +1275,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	bench_init("bench_control", cleanup);
 	struct settings settings = {
 	    .corral = "build-dev/corral",
 	    .tasks = 1000,
@@ -1519,45 +1287,12 @@ int main(int argc, char **argv)
 	    .clients = 50,
 	    .clients_seconds = 2.0,
 	};
-	unsigned tasks_option = 0;
-	static const struct option options[] = {
-	    {"corral", required_argument, NULL, 'c'},
-	    {"tasks", required_argument, NULL, 'n'},
-	    {"quick", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int option;
-	while ((option = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		switch (option) {
-		case 'c':
-			settings.corral = optarg;
-			break;
-		case 'n': {
-			char *end;
-			unsigned long value = strtoul(optarg, &end, 10);
-			if (*end || value < 1 || value > 9999) {
-				fprintf(stderr, "bench_control: --tasks: 1 to 9999\n");
-				return 2;
-			}
-			tasks_option = (unsigned)value;
-			break;
-		}
-		case 'q':
-			settings.quick = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		usage(stderr);
-		return 2;
-	}
+	struct bench_options options = {.corral = settings.corral};
+	int exit_code = parse_options(argc, argv, true, usage, &options);
+	if (exit_code >= 0)
+		return exit_code;
+	settings.corral = options.corral;
+	settings.quick = options.quick;
 	if (settings.quick) {
 		settings.tasks = 50;
 		settings.cli_rounds = 5;
@@ -1567,16 +1302,12 @@ int main(int argc, char **argv)
 		settings.clients = 4;
 		settings.clients_seconds = 0.3;
 	}
-	if (tasks_option)
-		settings.tasks = tasks_option;
-	if (access(settings.corral, X_OK) != 0) {
-		fprintf(stderr, "bench_control: %s: %s (build corral first, or --corral PATH)\n",
-			settings.corral, strerror(errno));
+	if (options.tasks)
+		settings.tasks = options.tasks;
+	if (!corral_runnable(settings.corral))
 		return 1;
-	}
 	/* The socket comes from the config and --socket, never from here. */
 	unsetenv("CORRAL_SOCKET");
-	main_pid = getpid();
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
 		fprintf(stderr, "bench_control: PR_SET_CHILD_SUBREAPER: %s\n", strerror(errno));
 		return 1;
@@ -1592,16 +1323,8 @@ int main(int argc, char **argv)
 		bench.have_s6 = bench.s6_svscan && bench.s6_svstat;
 	}
 
-	snprintf(temp_dir, sizeof(temp_dir), "/tmp/corral-bench-control.XXXXXX");
-	if (!mkdtemp(temp_dir)) {
-		temp_dir[0] = '\0';
-		die("mkdtemp: %s", strerror(errno));
-	}
-	struct sigaction action = {.sa_handler = on_fatal_signal};
-	sigemptyset(&action.sa_mask);
-	sigaction(SIGINT, &action, NULL);
-	sigaction(SIGTERM, &action, NULL);
-	sigaction(SIGHUP, &action, NULL);
+	make_temp_dir("/tmp/corral-bench-control.XXXXXX");
+	catch_fatal_signals();
 	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	cli_stderr_path = temp_path("cli.stderr");
 	cli_stderr_fd = open(cli_stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -1698,7 +1421,7 @@ int main(int argc, char **argv)
 	       idle_ms / 1000.0);
 	fflush(stdout);
 
-	unsigned leftovers = cleanup();
+	unsigned leftovers = stop_everything();
 	if (leftovers)
 		fprintf(stderr,
 			"bench_control: %u processes were still alive after the supervisors had "

@@ -18,22 +18,20 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common.h"
 
 /* ---- settings ---------------------------------------------------------- */
 
@@ -48,211 +46,21 @@ struct settings {
 	unsigned idle_seconds;   /* part 3: the quiet period */
 };
 
-/* ---- cleanup: temp files and the corral we started ---------------------- */
+/* ---- cleanup: the temp dir and the corral we started -------------------- */
 
-#define MAX_TEMP_FILES 16
-
-static char temp_dir[64];
-static char temp_files[MAX_TEMP_FILES][128];
-static volatile sig_atomic_t temp_file_count;
 static volatile pid_t running_corral; /* 0: none */
 static char self_exe[PATH_MAX];
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec pause = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-	while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
-		;
-}
-
-/* Async-signal-safe: SIGTERM, a few seconds' grace, then SIGKILL. corral
- * stops its tasks on SIGTERM, so nothing is left behind. */
-static void stop_running_corral(void)
-{
-	pid_t pid = running_corral;
-	if (pid <= 0)
-		return;
-	kill(pid, SIGTERM);
-	for (int i = 0; i < 500; i++) {
-		if (waitpid(pid, NULL, WNOHANG) == pid) {
-			running_corral = 0;
-			return;
-		}
-		sleep_ms(10);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	running_corral = 0;
-}
-
-/* Async-signal-safe as well. */
-static void remove_temp_files(void)
-{
-	for (int i = 0; i < temp_file_count; i++)
-		unlink(temp_files[i]);
-	temp_file_count = 0;
-	if (temp_dir[0])
-		rmdir(temp_dir);
-	temp_dir[0] = '\0';
-}
-
+/* Async-signal-safe. corral stops its tasks on SIGTERM, so nothing is left
+ * behind. */
 static void cleanup(void)
 {
-	stop_running_corral();
-	remove_temp_files();
-}
-
-static void on_fatal_signal(int signal_number)
-{
-	cleanup();
-	_exit(128 + signal_number);
-}
-
-static void die(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *format, ...)
-{
-	va_list args;
-	fflush(stdout);
-	fprintf(stderr, "bench_supervisor: ");
-	va_start(args, format);
-	vfprintf(stderr, format, args);
-	va_end(args);
-	fprintf(stderr, "\n");
-	cleanup();
-	exit(1);
-}
-
-/* A path in the temp dir, registered for removal. */
-static const char *temp_path(const char *name)
-{
-	if (temp_file_count >= MAX_TEMP_FILES)
-		die("too many temporary files");
-	char *path = temp_files[temp_file_count];
-	snprintf(path, sizeof(temp_files[0]), "%s/%.40s", temp_dir, name);
-	temp_file_count++;
-	return path;
-}
-
-/* ---- clocks, statistics ------------------------------------------------- */
-
-static int64_t now_ns(clockid_t clock)
-{
-	struct timespec now;
-	clock_gettime(clock, &now);
-	return (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-struct stats {
-	size_t count;
-	double median, p90, min, max;
-};
-
-/* Sorts `values` in place. */
-static struct stats compute_stats(double *values, size_t count)
-{
-	struct stats stats = {.count = count};
-	if (count == 0)
-		return stats;
-	qsort(values, count, sizeof(*values), compare_doubles);
-	stats.min = values[0];
-	stats.max = values[count - 1];
-	stats.median =
-	    count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
-	size_t p90_index = (count * 9 + 9) / 10; /* ceil(0.9 n), 1-based */
-	stats.p90 = values[p90_index - 1];
-	return stats;
-}
-
-/* ---- files -------------------------------------------------------------- */
-
-static void write_file(const char *path, const char *content, size_t length)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		die("open %s: %s", path, strerror(errno));
-	while (length > 0) {
-		ssize_t written = write(fd, content, length);
-		if (written < 0) {
-			if (errno == EINTR)
-				continue;
-			die("write %s: %s", path, strerror(errno));
-		}
-		content += written;
-		length -= (size_t)written;
+	pid_t pid = running_corral;
+	if (pid > 0) {
+		stop_process(pid, 5000);
+		running_corral = 0;
 	}
-	close(fd);
-}
-
-/* The whole file, NUL-terminated; NULL when it does not exist. */
-static char *read_file(const char *path, size_t *length_out)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t capacity = 4096, length = 0;
-	char *buffer = malloc(capacity);
-	if (!buffer)
-		die("out of memory");
-	for (;;) {
-		if (length + 1 >= capacity) {
-			capacity *= 2;
-			buffer = realloc(buffer, capacity);
-			if (!buffer)
-				die("out of memory");
-		}
-		ssize_t got = read(fd, buffer + length, capacity - length - 1);
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			die("read %s: %s", path, strerror(errno));
-		}
-		if (got == 0)
-			break;
-		length += (size_t)got;
-	}
-	close(fd);
-	buffer[length] = '\0';
-	if (length_out)
-		*length_out = length;
-	return buffer;
-}
-
-/* A growing text buffer for generated configs. */
-struct text {
-	char *data;
-	size_t length, capacity;
-};
-
-static void text_append(struct text *text, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
-static void text_append(struct text *text, const char *format, ...)
-{
-	for (;;) {
-		va_list args;
-		va_start(args, format);
-		size_t room = text->capacity - text->length;
-		int needed =
-		    vsnprintf(text->data ? text->data + text->length : NULL, room, format, args);
-		va_end(args);
-		if (needed < 0)
-			die("vsnprintf failed");
-		if ((size_t)needed < room) {
-			text->length += (size_t)needed;
-			return;
-		}
-		text->capacity = text->capacity ? text->capacity * 2 : 4096;
-		while (text->capacity - text->length <= (size_t)needed)
-			text->capacity *= 2;
-		text->data = realloc(text->data, text->capacity);
-		if (!text->data)
-			die("out of memory");
-	}
+	remove_temp_dir();
 }
 
 /* ---- /proc -------------------------------------------------------------- */
@@ -290,15 +98,6 @@ static int64_t process_cpu_ns(pid_t pid)
 	return result;
 }
 
-/* The value of `key` (e.g. "VmRSS:") in a /proc status file, or -1. */
-static long long status_field(const char *status, const char *key)
-{
-	const char *at = strstr(status, key);
-	if (!at)
-		return -1;
-	return strtoll(at + strlen(key), NULL, 10);
-}
-
 struct process_sample {
 	long long context_switches; /* voluntary + involuntary, every thread */
 	unsigned threads;
@@ -324,8 +123,8 @@ static struct process_sample sample_process(pid_t pid)
 		char *status = read_file(file, NULL);
 		if (!status)
 			continue;
-		sample.context_switches += status_field(status, "\nvoluntary_ctxt_switches:") +
-					   status_field(status, "\nnonvoluntary_ctxt_switches:");
+		sample.context_switches += text_field(status, "\nvoluntary_ctxt_switches:") +
+					   text_field(status, "\nnonvoluntary_ctxt_switches:");
 		free(status);
 		snprintf(file, sizeof(file), "/proc/%d/task/%.32s/schedstat", (int)pid,
 			 entry->d_name);
@@ -342,8 +141,8 @@ static struct process_sample sample_process(pid_t pid)
 	char *status = read_file(path, NULL);
 	if (!status)
 		die("cannot read %s (did corral die?)", path);
-	sample.rss_kib = status_field(status, "\nVmRSS:");
-	sample.hwm_kib = status_field(status, "\nVmHWM:");
+	sample.rss_kib = text_field(status, "\nVmRSS:");
+	sample.hwm_kib = text_field(status, "\nVmHWM:");
 	free(status);
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
@@ -373,9 +172,7 @@ static pid_t spawn_corral(const struct settings *settings, const char *const *ar
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		/* corral shuts down gracefully if the bench dies. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() == 1)
-			_exit(127);
+		exit_with_parent(SIGTERM);
 		int null_fd = open("/dev/null", O_RDWR);
 		int err_fd =
 		    stderr_path ? open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : null_fd;
@@ -412,14 +209,10 @@ static struct corral_result wait_corral(pid_t pid, int64_t start_ns)
 		if (errno != EINTR)
 			die("waitid: %s", strerror(errno));
 	}
-	result.wall_ns = now_ns(CLOCK_MONOTONIC) - start_ns;
+	result.wall_ns = now_ns() - start_ns;
 	result.cpu_ns = process_cpu_ns(pid); /* still a zombie */
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid: %s", strerror(errno));
+	result.exit_code = exit_code_of(reap_status(pid));
 	running_corral = 0;
-	result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	return result;
 }
 
@@ -429,7 +222,7 @@ static struct corral_result run_corral(const struct settings *settings, const ch
 {
 	const char *with_events[] = {"run", "--events", events, config, NULL};
 	const char *without[] = {"run", config, NULL};
-	int64_t start = now_ns(CLOCK_MONOTONIC);
+	int64_t start = now_ns();
 	pid_t pid = spawn_corral(settings, events ? with_events : without, NULL);
 	return wait_corral(pid, start);
 }
@@ -439,12 +232,13 @@ static struct corral_result run_corral(const struct settings *settings, const ch
 static void explain_corral_failure(const struct settings *settings, const char *config,
 				   int exit_code)
 {
-	const char *log = temp_path("corral-stderr.log");
+	char *log = temp_path("corral-stderr.log");
 	const char *args[] = {"run", config, NULL};
 	pid_t pid = spawn_corral(settings, args, log);
-	wait_corral(pid, now_ns(CLOCK_MONOTONIC));
+	wait_corral(pid, now_ns());
 	size_t length = 0;
 	char *text = read_file(log, &length);
+	free(log);
 	fprintf(stderr, "bench_supervisor: corral run exited with code %d; its last words:\n",
 		exit_code);
 	if (text) {
@@ -465,7 +259,7 @@ static int stamp_main(int64_t start_ns, const char *path)
 	if (fd < 0)
 		return 1;
 	char line[64];
-	int64_t end_ns = now_ns(CLOCK_MONOTONIC);
+	int64_t end_ns = now_ns();
 	int length =
 	    snprintf(line, sizeof(line), "%lld %lld\n", (long long)start_ns, (long long)end_ns);
 	ssize_t written = write(fd, line, (size_t)length);
@@ -473,19 +267,14 @@ static int stamp_main(int64_t start_ns, const char *path)
 	_exit(written == length ? 0 : 1);
 }
 
-/* Gaps end[i] -> start[i+1] in µs, from a stamp file. Returns the count. */
-static size_t stamp_gaps(const char *path, double **gaps_out, size_t *stamps_out)
+/* Adds the gaps end[i] -> start[i+1] of a stamp file to `gaps`, in µs.
+ * Returns the number of stamps (runs). */
+static size_t stamp_gaps(const char *path, struct series *gaps)
 {
 	char *content = read_file(path, NULL);
 	if (!content)
 		die("no stamps in %s", path);
-	size_t lines = 0;
-	for (const char *c = content; *c; c++)
-		lines += *c == '\n';
-	double *gaps = calloc(lines ? lines : 1, sizeof(*gaps));
-	if (!gaps)
-		die("out of memory");
-	size_t count = 0, stamps = 0;
+	size_t stamps = 0;
 	long long previous_end = -1;
 	char *cursor = content;
 	for (;;) {
@@ -495,14 +284,12 @@ static size_t stamp_gaps(const char *path, double **gaps_out, size_t *stamps_out
 			break;
 		cursor += used;
 		if (previous_end >= 0)
-			gaps[count++] = (double)(start - previous_end) / 1e3;
+			series_add(gaps, (double)(start - previous_end) / 1e3);
 		previous_end = end;
 		stamps++;
 	}
 	free(content);
-	*gaps_out = gaps;
-	*stamps_out = stamps;
-	return count;
+	return stamps;
 }
 
 /* ---- part 1: start and reap N tasks -------------------------------------- */
@@ -523,10 +310,7 @@ static pid_t fork_exec(const char *path, char *const argv[])
 
 static void reap(pid_t pid)
 {
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid %d: %s", (int)pid, strerror(errno));
+	int status = reap_status(pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		die("child %d did not exit with 0 (status 0x%x)", (int)pid, status);
 }
@@ -539,25 +323,23 @@ struct measure {
 static struct measure plain_parallel(unsigned count, pid_t *pids)
 {
 	char *argv[] = {(char *)true_path, NULL};
-	int64_t cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	int64_t start = now_ns(CLOCK_MONOTONIC);
+	int64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	int64_t start = now_ns();
 	for (unsigned i = 0; i < count; i++)
 		pids[i] = fork_exec(true_path, argv);
 	for (unsigned i = 0; i < count; i++)
 		reap(pids[i]);
-	return (struct measure){now_ns(CLOCK_MONOTONIC) - start,
-				now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu};
+	return (struct measure){now_ns() - start, clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu};
 }
 
 static struct measure plain_sequential(unsigned count)
 {
 	char *argv[] = {(char *)true_path, NULL};
-	int64_t cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	int64_t start = now_ns(CLOCK_MONOTONIC);
+	int64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	int64_t start = now_ns();
 	for (unsigned i = 0; i < count; i++)
 		reap(fork_exec(true_path, argv));
-	return (struct measure){now_ns(CLOCK_MONOTONIC) - start,
-				now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu};
+	return (struct measure){now_ns() - start, clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu};
 }
 
 static void write_true_config(const char *path, unsigned count)
@@ -567,7 +349,7 @@ static void write_true_config(const char *path, unsigned count)
 	for (unsigned i = 1; i <= count; i++)
 		text_append(&text, "      t%04u: {command: [\"%s\"], restart: {policy: never}}\n",
 			    i, true_path);
-	write_file(path, text.data, text.length);
+	write_file(path, text.data, text.length, 0644);
 	free(text.data);
 }
 
@@ -581,35 +363,37 @@ enum start_variant {
 	VARIANT_COUNT,
 };
 
-static void print_start_row(const char *label, double *wall_ms, double *cpu_ms, size_t repeats,
+static void print_start_row(const char *label, struct series *wall_ms, struct series *cpu_ms,
 			    unsigned tasks)
 {
-	struct stats wall = compute_stats(wall_ms, repeats);
-	struct stats cpu = compute_stats(cpu_ms, repeats);
-	printf("  %-44s %9.2f %9.2f", label, wall.median, wall.min);
+	series_sort(wall_ms);
+	series_sort(cpu_ms);
+	double wall = series_median(wall_ms), cpu = series_median(cpu_ms);
+	printf("  %-44s %9.2f %9.2f", label, wall, series_min(wall_ms));
 	if (tasks > 0)
-		printf(" %9.1f", wall.median * 1e3 / tasks);
+		printf(" %9.1f", wall * 1e3 / tasks);
 	else
 		printf(" %9s", "");
-	if (cpu.median >= 0 && tasks > 0)
-		printf(" %11.1f", cpu.median * 1e3 / tasks);
-	else if (cpu.median >= 0)
-		printf(" %8.2f ms", cpu.median);
+	/* Negative: corral's CPU time was unknown. */
+	if (cpu >= 0 && tasks > 0)
+		printf(" %11.1f", cpu * 1e3 / tasks);
+	else if (cpu >= 0)
+		printf(" %8.2f ms", cpu);
 	printf("\n");
 }
 
 static void bench_start(const struct settings *settings)
 {
 	unsigned count = settings->start_tasks;
-	const char *config = temp_path("start.yaml");
-	const char *config_quarter = temp_path("start-quarter.yaml");
-	const char *config_one = temp_path("start-one.yaml");
+	char *config = temp_path("start.yaml");
+	char *config_quarter = temp_path("start-quarter.yaml");
+	char *config_one = temp_path("start-one.yaml");
 	unsigned quarter = count / 4 ? count / 4 : 1;
 	write_true_config(config, count);
 	write_true_config(config_quarter, quarter);
 	write_true_config(config_one, 1);
 
-	double wall[VARIANT_COUNT][16], cpu[VARIANT_COUNT][16];
+	struct series wall[VARIANT_COUNT] = {{0}}, cpu[VARIANT_COUNT] = {{0}};
 	pid_t *pids = calloc(count, sizeof(*pids));
 	if (!pids)
 		die("out of memory");
@@ -625,36 +409,36 @@ static void bench_start(const struct settings *settings)
 		struct corral_result result = run_corral(settings, config, NULL);
 		if (result.exit_code != 0)
 			explain_corral_failure(settings, config, result.exit_code);
-		wall[VARIANT_CORRAL][round] = (double)result.wall_ns / 1e6;
-		cpu[VARIANT_CORRAL][round] = (double)result.cpu_ns / 1e6;
+		series_add(&wall[VARIANT_CORRAL], (double)result.wall_ns / 1e6);
+		series_add(&cpu[VARIANT_CORRAL], (double)result.cpu_ns / 1e6);
 
 		result = run_corral(settings, config_quarter, NULL);
 		if (result.exit_code != 0)
 			explain_corral_failure(settings, config_quarter, result.exit_code);
-		wall[VARIANT_CORRAL_QUARTER][round] = (double)result.wall_ns / 1e6;
-		cpu[VARIANT_CORRAL_QUARTER][round] = (double)result.cpu_ns / 1e6;
+		series_add(&wall[VARIANT_CORRAL_QUARTER], (double)result.wall_ns / 1e6);
+		series_add(&cpu[VARIANT_CORRAL_QUARTER], (double)result.cpu_ns / 1e6);
 
 		result = run_corral(settings, config_one, NULL);
 		if (result.exit_code != 0)
 			explain_corral_failure(settings, config_one, result.exit_code);
-		wall[VARIANT_CORRAL_ONE][round] = (double)result.wall_ns / 1e6;
-		cpu[VARIANT_CORRAL_ONE][round] = (double)result.cpu_ns / 1e6;
+		series_add(&wall[VARIANT_CORRAL_ONE], (double)result.wall_ns / 1e6);
+		series_add(&cpu[VARIANT_CORRAL_ONE], (double)result.cpu_ns / 1e6);
 
 		const char *check_args[] = {"check", config, NULL};
-		int64_t start = now_ns(CLOCK_MONOTONIC);
+		int64_t start = now_ns();
 		result = wait_corral(spawn_corral(settings, check_args, NULL), start);
 		if (result.exit_code != 0)
 			die("corral check %s exited with code %d", config, result.exit_code);
-		wall[VARIANT_CORRAL_CHECK][round] = (double)result.wall_ns / 1e6;
-		cpu[VARIANT_CORRAL_CHECK][round] = (double)result.cpu_ns / 1e6;
+		series_add(&wall[VARIANT_CORRAL_CHECK], (double)result.wall_ns / 1e6);
+		series_add(&cpu[VARIANT_CORRAL_CHECK], (double)result.cpu_ns / 1e6);
 
 		struct measure measure = plain_parallel(count, pids);
-		wall[VARIANT_PLAIN_PARALLEL][round] = (double)measure.wall_ns / 1e6;
-		cpu[VARIANT_PLAIN_PARALLEL][round] = (double)measure.cpu_ns / 1e6;
+		series_add(&wall[VARIANT_PLAIN_PARALLEL], (double)measure.wall_ns / 1e6);
+		series_add(&cpu[VARIANT_PLAIN_PARALLEL], (double)measure.cpu_ns / 1e6);
 
 		measure = plain_sequential(count);
-		wall[VARIANT_PLAIN_SEQUENTIAL][round] = (double)measure.wall_ns / 1e6;
-		cpu[VARIANT_PLAIN_SEQUENTIAL][round] = (double)measure.cpu_ns / 1e6;
+		series_add(&wall[VARIANT_PLAIN_SEQUENTIAL], (double)measure.wall_ns / 1e6);
+		series_add(&cpu[VARIANT_PLAIN_SEQUENTIAL], (double)measure.cpu_ns / 1e6);
 	}
 	free(pids);
 
@@ -664,41 +448,42 @@ static void bench_start(const struct settings *settings)
 	printf("  %-44s %9s %9s %9s %11s\n", "", "ms", "ms", "us", "us");
 	char label[96];
 	snprintf(label, sizeof(label), "corral run, %u tasks in one group", count);
-	print_start_row(label, wall[VARIANT_CORRAL], cpu[VARIANT_CORRAL], settings->repeats, count);
-	print_start_row("plain fork/exec all, then waitpid all", wall[VARIANT_PLAIN_PARALLEL],
-			cpu[VARIANT_PLAIN_PARALLEL], settings->repeats, count);
-	print_start_row("plain fork/exec/waitpid, one at a time", wall[VARIANT_PLAIN_SEQUENTIAL],
-			cpu[VARIANT_PLAIN_SEQUENTIAL], settings->repeats, count);
+	print_start_row(label, &wall[VARIANT_CORRAL], &cpu[VARIANT_CORRAL], count);
+	print_start_row("plain fork/exec all, then waitpid all", &wall[VARIANT_PLAIN_PARALLEL],
+			&cpu[VARIANT_PLAIN_PARALLEL], count);
+	print_start_row("plain fork/exec/waitpid, one at a time", &wall[VARIANT_PLAIN_SEQUENTIAL],
+			&cpu[VARIANT_PLAIN_SEQUENTIAL], count);
 	snprintf(label, sizeof(label), "corral run, %u tasks (cost per task vs N)", quarter);
-	print_start_row(label, wall[VARIANT_CORRAL_QUARTER], cpu[VARIANT_CORRAL_QUARTER],
-			settings->repeats, quarter);
+	print_start_row(label, &wall[VARIANT_CORRAL_QUARTER], &cpu[VARIANT_CORRAL_QUARTER],
+			quarter);
 	printf("  fixed costs inside the corral rows (CPU column: total):\n");
-	print_start_row("corral run, 1 task", wall[VARIANT_CORRAL_ONE], cpu[VARIANT_CORRAL_ONE],
-			settings->repeats, 0);
+	print_start_row("corral run, 1 task", &wall[VARIANT_CORRAL_ONE], &cpu[VARIANT_CORRAL_ONE],
+			0);
 	snprintf(label, sizeof(label), "corral check (load the %u-task config)", count);
-	print_start_row(label, wall[VARIANT_CORRAL_CHECK], cpu[VARIANT_CORRAL_CHECK],
-			settings->repeats, 0);
+	print_start_row(label, &wall[VARIANT_CORRAL_CHECK], &cpu[VARIANT_CORRAL_CHECK], 0);
 	printf("  wall: fork of corral (or of the first task) to the last reap. CPU: corral's\n"
 	       "  own (schedstat of the zombie), or the bench's own for the plain loops;\n"
 	       "  the tasks' CPU is not counted in either.\n\n");
+	for (int variant = 0; variant < VARIANT_COUNT; variant++) {
+		free(wall[variant].values);
+		free(cpu[variant].values);
+	}
+	free(config);
+	free(config_quarter);
+	free(config_one);
 }
 
 /* ---- part 2: restart latency --------------------------------------------- */
 
 /* From corral's event log: for each "exited" of task r, the time to the
- * next "started" (µs, CLOCK_REALTIME as written by corral). */
-static size_t event_gaps(const char *path, double **gaps_out, size_t *restarting_out)
+ * next "started" into `gaps` (µs, CLOCK_REALTIME as written by corral).
+ * Returns the number of "restarting" events. */
+static size_t event_gaps(const char *path, struct series *gaps)
 {
 	char *content = read_file(path, NULL);
 	if (!content)
 		die("corral wrote no event log at %s", path);
-	size_t lines = 1;
-	for (const char *c = content; *c; c++)
-		lines += *c == '\n';
-	double *gaps = calloc(lines, sizeof(*gaps));
-	if (!gaps)
-		die("out of memory");
-	size_t count = 0, restarting = 0;
+	size_t restarting = 0;
 	double exited_at = -1;
 	for (char *line = content; line && *line;) {
 		char *newline = strchr(line, '\n');
@@ -712,43 +497,31 @@ static size_t event_gaps(const char *path, double **gaps_out, size_t *restarting
 			} else if (strstr(line, "\"event\":\"restarting\"")) {
 				restarting++;
 			} else if (strstr(line, "\"event\":\"started\"") && exited_at >= 0) {
-				gaps[count++] = (time - exited_at) * 1e6;
+				series_add(gaps, (time - exited_at) * 1e6);
 				exited_at = -1;
 			}
 		}
 		line = newline ? newline + 1 : NULL;
 	}
 	free(content);
-	*gaps_out = gaps;
-	*restarting_out = restarting;
-	return count;
+	return restarting;
 }
 
-static void print_latency_row(const char *label, double *gaps, size_t count)
+static void print_latency_row(const char *label, struct series *gaps)
 {
-	struct stats stats = compute_stats(gaps, count);
-	printf("  %-48s %7zu %8.1f %8.1f %8.1f %8.1f\n", label, stats.count, stats.median,
-	       stats.p90, stats.min, stats.max);
-}
-
-/* Appends `count` values to a growing array. */
-static void append_values(double **all, size_t *all_count, const double *values, size_t count)
-{
-	*all = realloc(*all, (*all_count + count + 1) * sizeof(**all));
-	if (!*all)
-		die("out of memory");
-	memcpy(*all + *all_count, values, count * sizeof(*values));
-	*all_count += count;
+	series_sort(gaps);
+	printf("  %-48s %7zu %8.1f %8.1f %8.1f %8.1f\n", label, gaps->count, series_median(gaps),
+	       series_quantile(gaps, 0.9), series_min(gaps), series_max(gaps));
 }
 
 static void bench_restart(const struct settings *settings)
 {
 	unsigned rounds = settings->restart_rounds;
 	unsigned per_round = settings->restarts / rounds;
-	const char *config = temp_path("restart.yaml");
-	const char *events = temp_path("restart-events.jsonl");
-	const char *corral_stamps = temp_path("restart-corral.stamps");
-	const char *plain_stamps = temp_path("restart-plain.stamps");
+	char *config = temp_path("restart.yaml");
+	char *events = temp_path("restart-events.jsonl");
+	char *corral_stamps = temp_path("restart-corral.stamps");
+	char *plain_stamps = temp_path("restart-plain.stamps");
 
 	struct text text = {0};
 	text_append(&text,
@@ -757,11 +530,10 @@ static void bench_restart(const struct settings *settings)
 		    "        command: [\"%s\", \"--stamp\", \"%s\"]\n"
 		    "        restart: {policy: always, delay: 0, attempts: %u, interval: 1h}\n",
 		    self_exe, corral_stamps, per_round);
-	write_file(config, text.data, text.length);
+	write_file(config, text.data, text.length, 0644);
 	free(text.data);
 
-	double *corral_gaps = NULL, *plain_gaps = NULL, *event_gap_values = NULL;
-	size_t corral_count = 0, plain_count = 0, event_count = 0;
+	struct series corral_gaps = {0}, plain_gaps = {0}, corral_event_gaps = {0};
 	size_t corral_runs = 0, restarting = 0;
 	int64_t corral_cpu_ns = 0;
 	/* Rounds of corral and of the plain loop alternate, so that drift in the
@@ -778,26 +550,17 @@ static void bench_restart(const struct settings *settings)
 		corral_cpu_ns += result.cpu_ns;
 
 		/* The same program, restarted by hand as fast as a loop can. */
-		char *argv[] = {self_exe, "--stamp", (char *)plain_stamps, NULL};
+		char *argv[] = {self_exe, "--stamp", plain_stamps, NULL};
 		for (unsigned i = 0; i <= per_round; i++)
 			reap(fork_exec(self_exe, argv));
 
-		double *gaps;
-		size_t runs, count, restarting_events;
-		count = stamp_gaps(corral_stamps, &gaps, &runs);
+		size_t runs = stamp_gaps(corral_stamps, &corral_gaps);
 		if (runs != per_round + 1)
 			die("corral ran the stamp task %zu times, expected %u", runs,
 			    per_round + 1);
-		append_values(&corral_gaps, &corral_count, gaps, count);
 		corral_runs += runs;
-		free(gaps);
-		count = stamp_gaps(plain_stamps, &gaps, &runs);
-		append_values(&plain_gaps, &plain_count, gaps, count);
-		free(gaps);
-		count = event_gaps(events, &gaps, &restarting_events);
-		append_values(&event_gap_values, &event_count, gaps, count);
-		restarting += restarting_events;
-		free(gaps);
+		stamp_gaps(plain_stamps, &plain_gaps);
+		restarting += event_gaps(events, &corral_event_gaps);
 	}
 
 	printf("2. Restart latency: task exits -> restarted program runs main()\n"
@@ -806,31 +569,26 @@ static void bench_restart(const struct settings *settings)
 	       rounds, per_round);
 	printf("  %-48s %7s %8s %8s %8s %8s\n", "", "samples", "median", "p90", "min", "max");
 	printf("  %-48s %7s %8s %8s %8s %8s\n", "", "", "us", "us", "us", "us");
-	print_latency_row("corral", corral_gaps, corral_count);
-	print_latency_row("plain loop: fork/exec/waitpid", plain_gaps, plain_count);
-	print_latency_row("corral's events: \"exited\" -> \"started\"", event_gap_values,
-			  event_count);
+	print_latency_row("corral", &corral_gaps);
+	print_latency_row("plain loop: fork/exec/waitpid", &plain_gaps);
+	print_latency_row("corral's events: \"exited\" -> \"started\"", &corral_event_gaps);
 	printf("  stamp rows: CLOCK_MONOTONIC just before the task's _exit to the first line\n"
 	       "  of the next one's main() (includes exit teardown, exec and dynamic loading).\n"
 	       "  events row: corral's own view, from handling the exit to the exec confirmed.\n"
 	       "  corral: %zu task runs, %zu \"restarting\" events, %.1f us CPU per restart\n"
 	       "  (corral's own CPU, its start-up included)\n\n",
 	       corral_runs, restarting,
-	       corral_count ? (double)corral_cpu_ns / 1e3 / (double)corral_count : 0.0);
-	free(corral_gaps);
-	free(plain_gaps);
-	free(event_gap_values);
+	       corral_gaps.count ? (double)corral_cpu_ns / 1e3 / (double)corral_gaps.count : 0.0);
+	free(corral_gaps.values);
+	free(plain_gaps.values);
+	free(corral_event_gaps.values);
+	free(config);
+	free(events);
+	free(corral_stamps);
+	free(plain_stamps);
 }
 
 /* ---- part 3: an idle corral ----------------------------------------------- */
-
-static size_t count_occurrences(const char *haystack, const char *needle)
-{
-	size_t count = 0;
-	for (const char *at = haystack; (at = strstr(at, needle)); at += strlen(needle))
-		count++;
-	return count;
-}
 
 /* A corral supervising `tasks` sleeping tasks, every one of them started. */
 struct idle_corral {
@@ -844,11 +602,11 @@ static struct idle_corral start_idle_corral(const struct settings *settings, uns
 {
 	char file[64];
 	snprintf(file, sizeof(file), "%s.yaml", name);
-	const char *config = temp_path(file);
+	char *config = temp_path(file);
 	snprintf(file, sizeof(file), "%s-events.jsonl", name);
-	const char *events = temp_path(file);
+	char *events = temp_path(file);
 	snprintf(file, sizeof(file), "%s-stderr.log", name);
-	const char *log = temp_path(file);
+	char *log = temp_path(file);
 
 	struct text text = {0};
 	text_append(&text, "groups:\n  bench:\n    tasks:\n");
@@ -856,11 +614,11 @@ static struct idle_corral start_idle_corral(const struct settings *settings, uns
 		text_append(
 		    &text,
 		    "      s%03u: {command: [\"sleep\", \"1000\"], restart: {policy: never}}\n", i);
-	write_file(config, text.data, text.length);
+	write_file(config, text.data, text.length, 0644);
 	free(text.data);
 
 	const char *args[] = {"run", "--events", events, config, NULL};
-	struct idle_corral corral = {.start_ns = now_ns(CLOCK_MONOTONIC)};
+	struct idle_corral corral = {.start_ns = now_ns()};
 	corral.pid = spawn_corral(settings, args, log);
 
 	/* Poll the event log until every task has started. */
@@ -869,7 +627,7 @@ static struct idle_corral start_idle_corral(const struct settings *settings, uns
 		size_t started = content ? count_occurrences(content, "\"event\":\"started\"") : 0;
 		free(content);
 		if (started >= tasks) {
-			corral.all_started_ns = now_ns(CLOCK_MONOTONIC) - corral.start_ns;
+			corral.all_started_ns = now_ns() - corral.start_ns;
 			break;
 		}
 		if (waitpid(corral.pid, NULL, WNOHANG) == corral.pid) {
@@ -879,19 +637,22 @@ static struct idle_corral start_idle_corral(const struct settings *settings, uns
 			free(said);
 			die("corral exited before its %u tasks started (%zu did)", tasks, started);
 		}
-		if (now_ns(CLOCK_MONOTONIC) - corral.start_ns > 30LL * 1000000000LL)
+		if (now_ns() - corral.start_ns > 30LL * 1000000000LL)
 			die("only %zu of %u tasks started within 30 s", started, tasks);
 		sleep_ms(5);
 	}
 	/* Let it finish whatever follows the last start (lifecycle events). */
 	sleep_ms(500);
+	free(config);
+	free(events);
+	free(log);
 	return corral;
 }
 
 /* SIGTERM, and the time corral takes to stop its tasks and exit. */
 static struct corral_result stop_idle_corral(pid_t pid)
 {
-	int64_t start = now_ns(CLOCK_MONOTONIC);
+	int64_t start = now_ns();
 	kill(pid, SIGTERM);
 	return wait_corral(pid, start);
 }
@@ -951,9 +712,10 @@ static void print_header(const struct settings *settings)
 
 int main(int argc, char **argv)
 {
-	int64_t start_ns = now_ns(CLOCK_MONOTONIC);
+	int64_t start_ns = now_ns();
 	if (argc == 3 && strcmp(argv[1], "--stamp") == 0)
 		return stamp_main(start_ns, argv[2]);
+	bench_init("bench_supervisor", cleanup);
 
 	struct settings settings = {
 	    .corral = "build-dev/corral",
@@ -964,33 +726,12 @@ int main(int argc, char **argv)
 	    .idle_tasks = 100,
 	    .idle_seconds = 10,
 	};
-	static const struct option options[] = {
-	    {"corral", required_argument, NULL, 'c'},
-	    {"quick", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int option;
-	while ((option = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		switch (option) {
-		case 'c':
-			settings.corral = optarg;
-			break;
-		case 'q':
-			settings.quick = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		usage(stderr);
-		return 2;
-	}
+	struct bench_options options = {.corral = settings.corral};
+	int exit_code = parse_options(argc, argv, false, usage, &options);
+	if (exit_code >= 0)
+		return exit_code;
+	settings.corral = options.corral;
+	settings.quick = options.quick;
 	if (settings.quick) {
 		settings.start_tasks = 50;
 		settings.repeats = 2;
@@ -999,26 +740,15 @@ int main(int argc, char **argv)
 		settings.idle_tasks = 20;
 		settings.idle_seconds = 1;
 	}
-	if (access(settings.corral, X_OK) != 0) {
-		fprintf(stderr, "bench_supervisor: %s: %s (build corral first, or --corral PATH)\n",
-			settings.corral, strerror(errno));
+	if (!corral_runnable(settings.corral))
 		return 1;
-	}
 	ssize_t length = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	if (length <= 0)
 		die("readlink /proc/self/exe: %s", strerror(errno));
 	self_exe[length] = '\0';
 
-	snprintf(temp_dir, sizeof(temp_dir), "/tmp/corral-bench.XXXXXX");
-	if (!mkdtemp(temp_dir)) {
-		temp_dir[0] = '\0';
-		die("mkdtemp: %s", strerror(errno));
-	}
-	struct sigaction action = {.sa_handler = on_fatal_signal};
-	sigemptyset(&action.sa_mask);
-	sigaction(SIGINT, &action, NULL);
-	sigaction(SIGTERM, &action, NULL);
-	sigaction(SIGHUP, &action, NULL);
+	make_temp_dir("/tmp/corral-bench.XXXXXX");
+	catch_fatal_signals();
 
 	print_header(&settings);
 	fflush(stdout);
