@@ -7,7 +7,7 @@ packages=(
 	build-essential cmake pkg-config
 	libyaml-dev libjansson-dev libcmocka-dev  # libraries (see docs/dependencies.md)
 	python3 python3-pytest                    # integration tests
-	clang                                     # libFuzzer for tests/fuzz
+	clang libclang-rt-dev                     # libFuzzer for tests/fuzz (the runtime is only a Recommends of clang)
 	util-linux procps                         # unshare, ps: PID 1 tests
 	qemu-system-x86 busybox-static cpio       # tests/system/vm: corral as a VM's init
 )
