@@ -165,8 +165,10 @@ void spawn_slots_close(struct spawn_slots *slots)
 int spawn_process(struct spawn_slots *slots, const struct spawn_request *request,
 		  struct spawn_result *result)
 {
+	/* Non-blocking for corral's loop; the child's one small write into an
+	 * empty pipe never needs to wait either. */
 	int error_pipe[2];
-	if (pipe2(error_pipe, O_CLOEXEC) < 0)
+	if (pipe2(error_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
 	/* Park what the child needs in the slots (dup3 keeps them CLOEXEC). */
 	if (dup3(request->output_fd, slots->output_fd, O_CLOEXEC) < 0 ||
@@ -190,7 +192,6 @@ int spawn_process(struct spawn_slots *slots, const struct spawn_request *request
 		close(error_pipe[0]);
 		return error;
 	}
-	fcntl(error_pipe[0], F_SETFL, O_NONBLOCK);
 	result->pid = pid;
 	result->pidfd = pidfd;
 	result->error_fd = error_pipe[0];

@@ -1,7 +1,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "config/config_load.h"
+#include "config/config.h"
 #include "supervisor/commands.h"
 
 static void print_check_usage(FILE *out)
@@ -27,19 +27,13 @@ int command_check(int argc, char **argv)
 		print_check_usage(stderr);
 		return COMMAND_USAGE_ERROR;
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "corral check: expected one CONFIG file\n\n");
-		print_check_usage(stderr);
-		return COMMAND_USAGE_ERROR;
-	}
+	if (optind != argc - 1)
+		return command_usage_error("check", print_check_usage, "expected one CONFIG file");
 	const char *path = argv[optind];
-	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_load_file(path, &diagnostics);
+	size_t errors;
+	struct config *config = command_load_config(path, &errors);
 	if (!config) {
-		config_diagnostics_print(&diagnostics, path, stderr);
-		size_t count = diagnostics.count;
-		config_diagnostics_free(&diagnostics);
-		fprintf(stderr, "%s: %zu error%s\n", path, count, count == 1 ? "" : "s");
+		fprintf(stderr, "%s: %zu error%s\n", path, errors, errors == 1 ? "" : "s");
 		return 1;
 	}
 	size_t tasks = 0;

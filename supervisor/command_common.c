@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config/config_load.h"
 #include "supervisor/commands.h"
 #include "supervisor/control_protocol.h"
 
@@ -63,4 +64,15 @@ int command_set_target(const char *name, void (*print_usage)(FILE *out),
 	if (control_request_validate(request, error, sizeof(error)) < 0)
 		return command_usage_error(name, print_usage, "%s", error);
 	return 0;
+}
+
+struct config *command_load_config(const char *path, size_t *error_count)
+{
+	struct config_diagnostics diagnostics = {0};
+	struct config *config = config_load_file(path, &diagnostics);
+	*error_count = diagnostics.count;
+	if (!config)
+		config_diagnostics_print(&diagnostics, path, stderr);
+	config_diagnostics_free(&diagnostics);
+	return config;
 }

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config/config_load.h"
+#include "config/config.h"
 #include "supervisor/commands.h"
 #include "supervisor/supervisor.h"
 
@@ -45,19 +45,13 @@ int command_run(int argc, char **argv)
 			return COMMAND_USAGE_ERROR;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "corral run: expected one CONFIG file\n\n");
-		print_run_usage(stderr);
-		return COMMAND_USAGE_ERROR;
-	}
+	if (optind != argc - 1)
+		return command_usage_error("run", print_run_usage, "expected one CONFIG file");
 	const char *path = argv[optind];
-
-	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_load_file(path, &diagnostics);
+	size_t errors;
+	struct config *config = command_load_config(path, &errors);
 	if (!config) {
-		config_diagnostics_print(&diagnostics, path, stderr);
 		fprintf(stderr, "corral: %s is not valid: nothing was started\n", path);
-		config_diagnostics_free(&diagnostics);
 		return 1;
 	}
 	int exit_code = supervisor_run(config, &run_options);
