@@ -58,6 +58,13 @@ struct restart_policy restart_policy_default(enum lifecycle_stage stage)
 	return policy;
 }
 
+bool resources_config_has_limits(const struct resources_config *resources)
+{
+	return resources->memory || resources->memory_high || resources->has_memory_swap ||
+	       resources->cpu_millicores || resources->cpu_weight || resources->pids ||
+	       resources->cpuset || resources->io_weight;
+}
+
 static void free_string_vector(char **vector)
 {
 	if (!vector)
@@ -75,6 +82,7 @@ static void task_config_free(struct task_config *task)
 	free_string_vector(task->env);
 	free(task->cwd);
 	free(task->user);
+	free(task->resources.cpuset);
 }
 
 static void group_config_free(struct group_config *group)

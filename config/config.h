@@ -49,6 +49,24 @@ struct source_location {
 	unsigned column;
 };
 
+/* Resource limits of one task (config `resources:`, group defaults merged
+ * field by field). A field that is not set is 0 / false / NULL. */
+struct resources_config {
+	uint64_t memory;           /* bytes, memory.max */
+	uint64_t memory_high;      /* bytes, memory.high */
+	bool has_memory_swap;      /* 0 is meaningful: no swap at all */
+	uint64_t memory_swap;      /* bytes, memory.swap.max */
+	uint32_t cpu_millicores;   /* cpu: 0.5 -> 500, written as cpu.max */
+	uint32_t cpu_weight;       /* 1..10000, cpu.weight */
+	uint64_t pids;             /* pids.max */
+	char *cpuset;              /* "0-1,3", cpuset.cpus */
+	uint32_t io_weight;        /* 1..10000, io.weight */
+	bool optional;             /* a controller found nowhere: warn, not fail */
+};
+
+/* True when any limit is set (optional alone is not a limit). */
+bool resources_config_has_limits(const struct resources_config *resources);
+
 struct task_config {
 	char *name;      /* "app" */
 	char *full_name; /* "web/app": how every message names the task */
@@ -65,6 +83,7 @@ struct task_config {
 	struct restart_policy restart;
 	int kill_signal;
 	uint64_t kill_timeout_ms;
+	struct resources_config resources;
 };
 
 struct group_config {
