@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
 	build-essential cmake pkg-config
-	libyaml-dev libjansson-dev libcmocka-dev  # libraries (see docs/dependencies.md)
+	libyaml-dev libjansson-dev libcmocka-dev libcgroup-dev  # libraries (see docs/dependencies.md)
 	python3 python3-pytest                    # integration tests
 	clang libclang-rt-dev                     # libFuzzer for tests/fuzz (the runtime is only a Recommends of clang)
 	util-linux procps                         # unshare, ps: PID 1 tests
