@@ -30,12 +30,30 @@ struct child_arguments {
  * ASan would poison its frames on child_stack in corral's shadow memory,
  * and a child never returns to unpoison them. */
 #define CHILD_CODE __attribute__((no_sanitize("address", "undefined")))
-CHILD_CODE static void __attribute__((noreturn)) child_fail(int error_fd, enum spawn_stage stage)
+CHILD_CODE static void __attribute__((noreturn))
+child_fail_at(int error_fd, enum spawn_stage stage, int index)
 {
-	struct spawn_failure failure = {.stage = stage, .error = errno};
+	struct spawn_failure failure = {.stage = stage, .error = errno, .index = index};
 	syscall(SYS_write, error_fd, &failure, sizeof(failure));
 	syscall(SYS_exit, 127);
 	__builtin_unreachable();
+}
+
+CHILD_CODE static void __attribute__((noreturn)) child_fail(int error_fd, enum spawn_stage stage)
+{
+	child_fail_at(error_fd, stage, 0);
+}
+
+/* v1 has no CLONE_INTO_CGROUP: the child moves itself ("0" is the writer)
+ * before anything else, while corral waits (CLONE_VFORK). */
+CHILD_CODE static void join_v1_cgroups(int error_fd, char *const *procs_paths)
+{
+	for (int i = 0; procs_paths && procs_paths[i]; i++) {
+		long fd = syscall(SYS_openat, AT_FDCWD, procs_paths[i], O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || syscall(SYS_write, (int)fd, "0", 1) != 1)
+			child_fail_at(error_fd, SPAWN_STAGE_CGROUP_V1, i);
+		syscall(SYS_close, (int)fd);
+	}
 }
 
 /* The kernel's struct sigaction for rt_sigaction: handler, flags, restorer,
@@ -60,6 +78,8 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	 * succeeds nothing may touch an fd, as the table is corral's. */
 	if (syscall(SYS_close_range, slots->copy_limit, ~0U, CLOSE_RANGE_UNSHARE) < 0)
 		return 127; /* cannot report through a shared table */
+
+	join_v1_cgroups(error_fd, request->cgroup_v1_procs);
 
 	/* corral blocks the signals it reads through signalfd and may ignore
 	 * some; the task must start with the defaults. */
@@ -115,6 +135,10 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 		.pidfd = (uint64_t)(uintptr_t)pidfd,
 		.exit_signal = SIGCHLD,
 	};
+	if (arguments->request->into_cgroup) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)arguments->request->cgroup_fd;
+	}
 #if CLONE_RUN_SUPPORTED
 	args.flags |= CLONE_VM;
 	args.stack = (uint64_t)(uintptr_t)child_stack;
@@ -222,6 +246,11 @@ void spawn_failure_describe(const struct spawn_request *request,
 {
 	const char *reason = strerror(failure->error);
 	switch (failure->stage) {
+	case SPAWN_STAGE_CGROUP_V1:
+		snprintf(buffer, size, "join v1 cgroup %s: %s",
+			 request->cgroup_v1_procs ? request->cgroup_v1_procs[failure->index] : "?",
+			 reason);
+		break;
 	case SPAWN_STAGE_SIGNALS:
 		snprintf(buffer, size, "reset signals: %s", reason);
 		break;

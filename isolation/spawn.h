@@ -6,8 +6,8 @@
  * A setup step that fails writes (stage, errno) to a CLOEXEC error pipe and
  * exits; a successful exec closes the pipe, which the parent sees as EOF.
  * The parent watches that pipe through its event loop, so a slow child never
- * blocks it. Namespaces and CLONE_INTO_CGROUP join here later as more clone
- * flags and more setup steps. */
+ * blocks it. A task with a cgroup is cloned straight into it
+ * (CLONE_INTO_CGROUP): it never runs a single instruction outside. */
 #pragma once
 
 #include <stdbool.h>
@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 enum spawn_stage {
+	SPAWN_STAGE_CGROUP_V1,
 	SPAWN_STAGE_SIGNALS,
 	SPAWN_STAGE_SESSION,
 	SPAWN_STAGE_STDIO,
@@ -57,6 +58,11 @@ struct spawn_request {
 	const gid_t *groups;
 	size_t group_count;
 	int output_fd; /* becomes both stdout and stderr; stdin is /dev/null */
+	bool into_cgroup; /* clone into the v2 cgroup at cgroup_fd */
+	int cgroup_fd;
+	/* NULL or NULL-terminated: v1 cgroup.procs files the child joins
+	 * first thing, before any other setup step. */
+	char *const *cgroup_v1_procs;
 };
 
 struct spawn_result {
@@ -68,6 +74,7 @@ struct spawn_result {
 struct spawn_failure {
 	enum spawn_stage stage;
 	int error; /* errno in the child */
+	int index; /* SPAWN_STAGE_CGROUP_V1: which of cgroup_v1_procs */
 };
 
 /* Returns 0 with *result filled, or -errno when the clone itself failed.

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config/xmalloc.h"
 
@@ -47,6 +48,16 @@ int group_init(struct group *group, const struct group_config *config,
 	group->config = config;
 	group->services = services;
 	coordinator_init(&group->coordinator);
+	group->cgroup_fd = -1;
+	if (services->cgroups->enabled) {
+		group->cgroup_fd = cgroup_tree_make_group(services->cgroups, config->name);
+		if (group->cgroup_fd < 0) {
+			snprintf(error, error_size, "group %s: cgroup %s/%s: %s", config->name,
+				 services->cgroups->root_path, config->name,
+				 strerror(-group->cgroup_fd));
+			return -1;
+		}
+	}
 	group->tasks = xcalloc(config->task_count, sizeof(*group->tasks));
 	group->coordinator_views = xcalloc(config->task_count, sizeof(*group->coordinator_views));
 	for (size_t i = 0; i < config->task_count; i++) {
@@ -74,6 +85,11 @@ void group_free(struct group *group)
 	group->tasks = NULL;
 	group->coordinator_views = NULL;
 	group->task_count = 0;
+	if (group->cgroup_fd >= 0) {
+		close(group->cgroup_fd);
+		group->cgroup_fd = -1;
+		cgroup_tree_remove_group(group->services->cgroups, group->config->name);
+	}
 }
 
 void group_mark_dirty(struct group *group)

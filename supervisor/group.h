@@ -38,6 +38,7 @@ struct group {
 	bool starts_forbidden;   /* everything is being killed: nothing starts */
 	bool rearm_after_stop;   /* restart of the whole group: all run again */
 	bool finished;
+	int cgroup_fd; /* root/<group> of the cgroup tree; -1 without */
 };
 
 /* Errors (a user that does not exist, ...) name the task. */

@@ -1,5 +1,6 @@
 #include "supervisor/runner.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,8 +38,14 @@ const char *task_event_type_name(enum task_event_type type)
 		[TASK_EVENT_KILLED] = "killed",
 		[TASK_EVENT_RESTART_REQUESTED] = "restart_requested",
 		[TASK_EVENT_LEFTOVERS_KILLED] = "leftovers_killed",
+		[TASK_EVENT_OOM_KILLED] = "oom_killed",
 	};
 	return (unsigned)type < TASK_EVENT_TYPE_COUNT ? names[type] : "unknown";
+}
+
+bool task_exit_oom_killed(const struct task_exit *exit)
+{
+	return exit->kind == TASK_EXIT_SIGNAL && exit->signal == SIGKILL && exit->oom_kills > 0;
 }
 
 void task_exit_describe(const struct task_exit *exit, char *buffer, size_t size)
@@ -48,11 +55,20 @@ void task_exit_describe(const struct task_exit *exit, char *buffer, size_t size)
 		snprintf(buffer, size, "exited with code %d", exit->code);
 		break;
 	case TASK_EXIT_SIGNAL:
-		snprintf(buffer, size, "killed by %s", signal_name(exit->signal));
+		if (task_exit_oom_killed(exit))
+			snprintf(buffer, size, "OOM killed");
+		else
+			snprintf(buffer, size, "killed by %s", signal_name(exit->signal));
 		break;
 	case TASK_EXIT_START_FAILED:
 		snprintf(buffer, size, "failed to start");
-		break;
+		return;
+	}
+	/* The main process survived, or was not the one the OOM killer hit. */
+	if (exit->oom_kills && !task_exit_oom_killed(exit)) {
+		size_t used = strlen(buffer);
+		snprintf(buffer + used, size - used, " (%u process%s OOM killed)", exit->oom_kills,
+			 exit->oom_kills == 1 ? "" : "es");
 	}
 }
 

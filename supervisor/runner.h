@@ -44,7 +44,13 @@ struct task_exit {
 	enum { TASK_EXIT_CODE, TASK_EXIT_SIGNAL, TASK_EXIT_START_FAILED } kind;
 	int code;   /* exit code; for a failed start 127 (not found) or 126 */
 	int signal; /* TASK_EXIT_SIGNAL */
+	/* Processes of the task the OOM killer killed during this run: with
+	 * the main process killed by SIGKILL, the task was "OOM killed". */
+	unsigned oom_kills;
 };
+
+/* Killed by the OOM killer, as Kubernetes' OOMKilled means it. */
+bool task_exit_oom_killed(const struct task_exit *exit);
 
 struct runner;
 

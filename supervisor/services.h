@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "isolation/cgroup_tree.h"
 #include "isolation/spawn.h"
 #include "supervisor/event_log.h"
 #include "supervisor/loop.h"
@@ -17,6 +18,7 @@ struct services {
 	struct output_sink *sink;
 	struct event_log *events;
 	struct spawn_slots *spawn_slots; /* the low fds every spawn goes through */
+	struct cgroup_tree *cgroups;     /* enabled false: tasks get no cgroups */
 	/* Called once for each task that fails for good. */
 	void (*task_failed_for_good)(struct services *services, struct task *task);
 	/* A line of a task's output, for the clients following its logs

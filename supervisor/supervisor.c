@@ -30,6 +30,8 @@ struct supervisor {
 	struct services services;
 	struct loop *loop;
 	struct spawn_slots spawn_slots;
+	struct cgroup_tree cgroups;
+	const char **group_names; /* the cgroup tree's, for its cleanup */
 	struct output_sink sink;
 	struct event_log events;
 	struct loop_watch signal_watch;
@@ -240,6 +242,22 @@ static void raise_fd_limit(void)
 	}
 }
 
+static void open_cgroup_tree(struct supervisor *supervisor)
+{
+	const struct config *config = supervisor->config;
+	supervisor->group_names = xcalloc(config->group_count, sizeof(*supervisor->group_names));
+	for (size_t i = 0; i < config->group_count; i++)
+		supervisor->group_names[i] = config->groups[i].name;
+	cgroup_tree_open(&supervisor->cgroups, machine_init_active(), supervisor->group_names,
+			 config->group_count, log_message);
+	struct cgroup_tree *tree = &supervisor->cgroups;
+	if (!tree->enabled)
+		log_message("tasks run without cgroups of their own: %s", tree->off_reason);
+	else
+		log_message("cgroup %s: one cgroup per task; controllers: %s", tree->root_path,
+			    tree->controllers[0] ? tree->controllers : "none in cgroup v2");
+}
+
 static int supervisor_open(struct supervisor *supervisor, const struct config *config,
 			   const struct run_options *options)
 {
@@ -247,6 +265,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->config = config;
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){-1, -1, -1, -1, 0};
+	supervisor->cgroups = (struct cgroup_tree){.base_fd = -1, .root_fd = -1, .v1_suffix = ""};
 	/* Before anything can fail: supervisor_close() cancels it. */
 	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);
 	raise_fd_limit();
@@ -271,11 +290,13 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	}
 	output_sink_open(&supervisor->sink, supervisor->loop, STDOUT_FILENO,
 			 OUTPUT_SINK_CAPACITY);
+	open_cgroup_tree(supervisor);
 	supervisor->services = (struct services){
 		.loop = supervisor->loop,
 		.sink = &supervisor->sink,
 		.events = &supervisor->events,
 		.spawn_slots = &supervisor->spawn_slots,
+		.cgroups = &supervisor->cgroups,
 		.task_failed_for_good = note_task_failed_for_good,
 		.task_output_line = publish_output_line,
 	};
@@ -310,6 +331,8 @@ static void supervisor_close(struct supervisor *supervisor)
 	for (size_t i = 0; i < supervisor->group_count; i++)
 		group_free(&supervisor->groups[i]);
 	free(supervisor->groups);
+	cgroup_tree_close(&supervisor->cgroups);
+	free(supervisor->group_names);
 	if (supervisor->loop)
 		loop_timer_cancel(supervisor->loop, &supervisor->shutdown_timer);
 	if (supervisor->signal_watch.fd >= 0) {

@@ -14,6 +14,7 @@
 
 #include "config/units.h"
 #include "supervisor/group.h"
+#include "supervisor/log.h"
 #include "config/xmalloc.h"
 
 #define TASK_FROM_RUNNER(runner_pointer)                                                   \
@@ -26,7 +27,7 @@ static int pidfd_send_signal_compat(int pidfd, int signal_number)
 
 bool task_has_process(const struct task *task)
 {
-	return task->pid > 0;
+	return task->pid > 0 || task->awaiting_empty_cgroup;
 }
 
 int task_send_signal(struct task *task, int signal_number)
@@ -60,7 +61,58 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.groups = task->plan.groups,
 		.group_count = task->plan.group_count,
 		.output_fd = task->output.write_fd,
+		.into_cgroup = task_cgroup_exists(&task->cgroup),
+		.cgroup_fd = task->cgroup.dir_fd,
+		.cgroup_v1_procs = task->cgroup.v1_count ? task->cgroup.v1_procs_paths : NULL,
 	};
+}
+
+/* ---- the task's cgroup ---- */
+
+static void release_cgroup(struct task *task);
+
+/* Made before the first start, again after the task was dead for good
+ * (ForceRestart, restart --all), and after a run that ended with
+ * cgroup.kill (see task_cgroup.killed). */
+static int prepare_cgroup(struct task *task, char *message, size_t message_size)
+{
+	struct cgroup_tree *tree = task->services->cgroups;
+	if (task->cgroup.killed)
+		release_cgroup(task);
+	if (task_cgroup_exists(&task->cgroup))
+		return 0;
+	char warning[256];
+	if (task_cgroup_create(&task->cgroup, tree, task->group->cgroup_fd,
+			       task->group->config->name, task->config->name,
+			       &task->config->resources, message, message_size, warning,
+			       sizeof(warning)) < 0)
+		return -1;
+	if (warning[0])
+		log_message("%s: warning: %s", task->config->full_name, warning);
+	if (!task_cgroup_exists(&task->cgroup))
+		return 0; /* cgroups are off, and the task asks for no limit */
+	int fd = task_cgroup_open_events(&task->cgroup);
+	if (fd >= 0) {
+		task->cgroup_events_watch.fd = fd;
+		loop_watch_add(task->services->loop, &task->cgroup_events_watch, EPOLLPRI);
+	}
+	return 0;
+}
+
+static void release_cgroup(struct task *task)
+{
+	if (task->cgroup_events_watch.fd >= 0) {
+		loop_watch_remove(task->services->loop, &task->cgroup_events_watch);
+		close(task->cgroup_events_watch.fd);
+		task->cgroup_events_watch.fd = -1;
+	}
+	if (task_cgroup_exists(&task->cgroup))
+		task_cgroup_remove(&task->cgroup, task->services->cgroups);
+}
+
+void task_read_stats(const struct task *task, struct task_cgroup_stats *stats)
+{
+	task_cgroup_stats(&task->cgroup, stats);
 }
 
 /* ---- effects: what the runner asks for ---- */
@@ -86,6 +138,9 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	struct spawn_request request;
 	struct spawn_result result;
 
+	if (prepare_cgroup(task, message, message_size) < 0)
+		return -EINVAL;
+	task->cgroup.oom_kills_at_start = task_cgroup_oom_kills(&task->cgroup);
 	task_plan_refresh_executable(&task->plan, task->config);
 	fill_spawn_request(task, &request);
 	int error = spawn_process(task->services->spawn_slots, &request, &result);
@@ -112,6 +167,9 @@ static void effect_signal(struct runner *runner, int signal_number)
 static void effect_kill_all(struct runner *runner)
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
+	/* Everything in the cgroup, daemonised grandchildren included. */
+	if (task_cgroup_exists(&task->cgroup))
+		task_cgroup_kill(&task->cgroup);
 	if (task->pid <= 0)
 		return;
 	/* The task leads its own process group (setsid in the child); a
@@ -156,6 +214,9 @@ static void effect_event(struct runner *runner, enum task_event_type type, const
 static void effect_changed(struct runner *runner)
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
+	/* Dead for good (until a ForceRestart): its cgroup goes. */
+	if (runner->state == TASK_DEAD && !task->awaiting_empty_cgroup)
+		release_cgroup(task);
 	group_mark_dirty(task->group);
 }
 
@@ -195,6 +256,63 @@ static struct task_exit exit_from_siginfo(const siginfo_t *info)
 	if (info->si_code == CLD_EXITED)
 		return (struct task_exit){.kind = TASK_EXIT_CODE, .code = info->si_status};
 	return (struct task_exit){.kind = TASK_EXIT_SIGNAL, .signal = info->si_status};
+}
+
+/* The end of a run, once nothing of it is left: OOM kills are counted,
+ * then the runner hears of the exit. */
+static void finish_run(struct task *task, struct task_exit exit)
+{
+	uint64_t kills = task_cgroup_oom_kills(&task->cgroup) - task->cgroup.oom_kills_at_start;
+	exit.oom_kills = (unsigned)kills;
+	if (kills) {
+		char message[TASK_EVENT_MESSAGE_MAX];
+		snprintf(message, sizeof(message),
+			 "the OOM killer killed %u process%s of the task in %s", exit.oom_kills,
+			 kills == 1 ? "" : "es", task->cgroup.path);
+		effect_event(&task->runner, TASK_EVENT_OOM_KILLED, message);
+	}
+	task_output_drain(&task->output);
+	runner_exited(&task->runner, &exit, loop_now_ms());
+}
+
+static bool cgroup_events_populated(int fd)
+{
+	/* Reading through the watched fd also rearms its EPOLLPRI. */
+	char text[256];
+	ssize_t length = pread(fd, text, sizeof(text) - 1, 0);
+	if (length <= 0)
+		return false;
+	text[length] = '\0';
+	const char *field = strstr(text, "populated ");
+	return field && field[strlen("populated ")] != '0';
+}
+
+static void on_cgroup_events(struct loop_watch *watch, uint32_t events)
+{
+	struct task *task = watch->data;
+	if (cgroup_events_populated(watch->fd) || !task->awaiting_empty_cgroup)
+		return;
+	task->awaiting_empty_cgroup = false;
+	finish_run(task, task->pending_exit);
+}
+
+/* The main process is gone but others of the run live on in its cgroup:
+ * they are killed, and the run ends when the cgroup is empty. */
+static bool kill_cgroup_leftovers(struct task *task, const struct task_exit *exit)
+{
+	if (!task_cgroup_exists(&task->cgroup) || !task_cgroup_populated(&task->cgroup))
+		return false;
+	task_cgroup_kill(&task->cgroup);
+	char message[TASK_EVENT_MESSAGE_MAX];
+	snprintf(message, sizeof(message), "processes left behind in cgroup %s were killed",
+		 task->cgroup.path);
+	effect_event(&task->runner, TASK_EVENT_LEFTOVERS_KILLED, message);
+	task->pending_exit = *exit;
+	task->awaiting_empty_cgroup = true;
+	/* It may have emptied before the watch was rearmed. */
+	if (!task_cgroup_populated(&task->cgroup))
+		on_cgroup_events(&task->cgroup_events_watch, EPOLLPRI);
+	return true;
 }
 
 static void kill_leftovers(struct task *task)
@@ -240,11 +358,13 @@ void task_reap(struct task *task)
 		return;
 	}
 
-	kill_leftovers(task);
-	task->pid = 0;
-	task_output_drain(&task->output);
 	struct task_exit exit = exit_from_siginfo(&info);
-	runner_exited(&task->runner, &exit, now);
+	if (!task_cgroup_exists(&task->cgroup))
+		kill_leftovers(task); /* no cgroup: its process group at least */
+	task->pid = 0;
+	if (kill_cgroup_leftovers(task, &exit))
+		return;
+	finish_run(task, exit);
 }
 
 static void on_pidfd(struct loop_watch *watch, uint32_t events)
@@ -281,6 +401,9 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	task->pidfd_watch = (struct loop_watch){.fd = -1, .callback = on_pidfd, .data = task};
 	task->error_pipe_watch =
 		(struct loop_watch){.fd = -1, .callback = on_error_pipe, .data = task};
+	task->cgroup_events_watch =
+		(struct loop_watch){.fd = -1, .callback = on_cgroup_events, .data = task};
+	task_cgroup_init(&task->cgroup);
 	task->output.watch.fd = -1;
 	task->output.write_fd = -1;
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
@@ -305,6 +428,7 @@ void task_free(struct task *task)
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
 		loop_timer_cancel(loop, &task->timers[i]);
 	close_process_fds(task);
+	release_cgroup(task);
 	task_output_close(&task->output);
 	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);

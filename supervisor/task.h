@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "config/config.h"
+#include "isolation/cgroup_task.h"
 #include "isolation/spawn.h"
 #include "isolation/task_plan.h"
 #include "supervisor/line_ring.h"
@@ -41,6 +42,14 @@ struct task {
 
 	bool failure_reported; /* services->task_failed_for_good was called */
 
+	/* Its cgroup, made before its first start and kept across restarts. A
+	 * run ends when the cgroup is empty, not when the main process exits:
+	 * in between, `exit` waits in `pending_exit`. */
+	struct task_cgroup cgroup;
+	struct loop_watch cgroup_events_watch; /* cgroup.events, EPOLLPRI */
+	bool awaiting_empty_cgroup;
+	struct task_exit pending_exit;
+
 	struct task_output output;
 	struct line_ring logs;   /* recent output, for `corral logs` */
 	unsigned log_followers;  /* control clients following the logs */
@@ -61,6 +70,9 @@ void task_free(struct task *task);
 void task_reap(struct task *task);
 
 bool task_has_process(const struct task *task);
+
+/* Usage read from its cgroup now (all false without one). */
+void task_read_stats(const struct task *task, struct task_cgroup_stats *stats);
 
 /* Sends a signal to the task's main process: 0, or -ESRCH with none. */
 int task_send_signal(struct task *task, int signal_number);

@@ -15,8 +15,9 @@ enum task_event_type {
 	TASK_EVENT_KILLED,            /* dead after a stop corral asked for */
 	TASK_EVENT_RESTART_REQUESTED, /* Restart or ForceRestart */
 	TASK_EVENT_LEFTOVERS_KILLED,  /* processes left behind were killed */
+	TASK_EVENT_OOM_KILLED,        /* the OOM killer killed processes of the task */
 };
-#define TASK_EVENT_TYPE_COUNT 11
+#define TASK_EVENT_TYPE_COUNT 12
 
 /* "received", "started", "start_failed", ... (stable: the JSON log uses it) */
 const char *task_event_type_name(enum task_event_type type);

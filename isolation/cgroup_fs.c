@@ -1,0 +1,151 @@
+#include "isolation/cgroup_fs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cgroup_fs_write(int dir_fd, const char *name, const char *text)
+{
+	int fd = openat(dir_fd, name, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t length = strlen(text);
+	ssize_t written = write(fd, text, length);
+	int error = written < 0 ? -errno : (size_t)written == length ? 0 : -EIO;
+	close(fd);
+	return error;
+}
+
+long cgroup_fs_read(int dir_fd, const char *name, char *buffer, size_t size)
+{
+	int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t total = 0;
+	while (total + 1 < size) {
+		ssize_t got = read(fd, buffer + total, size - 1 - total);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int error = -errno;
+			close(fd);
+			return error;
+		}
+		if (got == 0)
+			break;
+		total += (size_t)got;
+	}
+	close(fd);
+	buffer[total] = '\0';
+	return (long)total;
+}
+
+int cgroup_fs_read_key(int dir_fd, const char *name, const char *key, uint64_t *value)
+{
+	char text[4096];
+	long length = cgroup_fs_read(dir_fd, name, text, sizeof(text));
+	if (length < 0)
+		return (int)length;
+	size_t key_length = strlen(key);
+	for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (strncmp(line, key, key_length) == 0 && line[key_length] == ' ') {
+			*value = strtoull(line + key_length + 1, NULL, 10);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int cgroup_fs_read_number(int dir_fd, const char *name, uint64_t *value)
+{
+	char text[64];
+	long length = cgroup_fs_read(dir_fd, name, text, sizeof(text));
+	if (length < 0)
+		return (int)length;
+	if (strncmp(text, "max", 3) == 0) {
+		*value = UINT64_MAX;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	*value = strtoull(text, &end, 10);
+	return errno || end == text ? -EINVAL : 0;
+}
+
+bool cgroup_fs_has_word(const char *text, const char *word)
+{
+	size_t length = strlen(word);
+	for (const char *at = text; (at = strstr(at, word)); at += length) {
+		bool starts = at == text || at[-1] == ' ';
+		bool ends = at[length] == '\0' || at[length] == ' ' || at[length] == '\n';
+		if (starts && ends)
+			return true;
+	}
+	return false;
+}
+
+static void kill_listed_processes(int dir_fd)
+{
+	char text[8192];
+	if (cgroup_fs_read(dir_fd, "cgroup.procs", text, sizeof(text)) <= 0)
+		return;
+	for (char *line = text; *line;) {
+		pid_t pid = (pid_t)strtol(line, &line, 10);
+		if (pid > 0)
+			kill(pid, SIGKILL);
+		while (*line == '\n')
+			line++;
+	}
+}
+
+static bool is_empty(int dir_fd)
+{
+	uint64_t populated = 0;
+	if (cgroup_fs_read_key(dir_fd, "cgroup.events", "populated", &populated) == 0)
+		return !populated;
+	char text[16]; /* v1: no cgroup.events */
+	return cgroup_fs_read(dir_fd, "cgroup.procs", text, sizeof(text)) <= 0;
+}
+
+/* Waits a little for a killed cgroup to empty, so that rmdir can work:
+ * processes need a moment to exit after SIGKILL. At most a second. */
+static void wait_until_empty(int dir_fd)
+{
+	for (int attempt = 0; attempt < 100 && !is_empty(dir_fd); attempt++)
+		poll(NULL, 0, 10);
+}
+
+int cgroup_fs_remove_tree(int parent_fd, const char *name)
+{
+	int dir_fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (cgroup_fs_write(dir_fd, "cgroup.kill", "1") < 0)
+		kill_listed_processes(dir_fd); /* v1, or a kernel before 5.14 */
+
+	int first_error = 0;
+	DIR *directory = fdopendir(dup(dir_fd));
+	if (directory) {
+		struct dirent *entry;
+		while ((entry = readdir(directory))) {
+			if (entry->d_type != DT_DIR || entry->d_name[0] == '.')
+				continue;
+			int error = cgroup_fs_remove_tree(dir_fd, entry->d_name);
+			if (error < 0 && !first_error)
+				first_error = error;
+		}
+		closedir(directory);
+	}
+	wait_until_empty(dir_fd);
+	close(dir_fd);
+	if (unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && !first_error)
+		first_error = -errno;
+	return first_error;
+}

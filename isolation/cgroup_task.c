@@ -1,0 +1,292 @@
+#include "isolation/cgroup_task.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config/xmalloc.h"
+#include "isolation/cgroup_fs.h"
+#include "isolation/cgroup_library.h"
+#include "isolation/cgroup_limits.h"
+
+void task_cgroup_init(struct task_cgroup *cgroup)
+{
+	memset(cgroup, 0, sizeof(*cgroup));
+	cgroup->dir_fd = -1;
+}
+
+bool task_cgroup_exists(const struct task_cgroup *cgroup)
+{
+	return cgroup->dir_fd >= 0;
+}
+
+static bool has_v2(void *context, const char *controller)
+{
+	return cgroup_tree_has_controller(context, controller);
+}
+
+static bool has_v1(void *context, const char *controller)
+{
+	const struct cgroup_tree *tree = context;
+	char *mount = cgroup_library_v1_mount(controller, tree->mount_path);
+	free(mount);
+	return mount != NULL;
+}
+
+/* The v1 group of `controller` for this task, made on first use. */
+static struct task_cgroup_v1 *v1_group(struct task_cgroup *cgroup, struct cgroup_tree *tree,
+				       const char *controller, const char *group_name,
+				       const char *task_name, char *error, size_t error_size)
+{
+	for (size_t i = 0; i < cgroup->v1_count; i++)
+		if (strcmp(cgroup->v1[i].controller, controller) == 0)
+			return &cgroup->v1[i];
+	char *mount = cgroup_library_v1_mount(controller, tree->mount_path);
+	char *own = cgroup_library_own_path(controller);
+	if (!mount || !own || cgroup->v1_count == TASK_CGROUP_V1_MAX) {
+		snprintf(error, error_size, "cannot find corral's v1 %s cgroup", controller);
+		free(mount);
+		free(own);
+		return NULL;
+	}
+	/* Beside corral's own v1 cgroup, with the same layout as in v2. */
+	char *path = xasprintf("%s%s/%s/%s", strcmp(own, "/") == 0 ? "" : own, tree->v1_suffix,
+			       group_name, task_name);
+	free(own);
+	if (cgroup_library_create(controller, path, error, error_size) < 0) {
+		free(mount);
+		free(path);
+		return NULL;
+	}
+	char *v1_root = xasprintf("%s%s", mount, path);
+	*strrchr(v1_root, '/') = '\0'; /* the group's directory */
+	*strrchr(v1_root, '/') = '\0'; /* corral's own, with its suffix */
+	cgroup_tree_note_v1_root(tree, v1_root);
+	free(v1_root);
+	struct task_cgroup_v1 *v1 = &cgroup->v1[cgroup->v1_count];
+	v1->controller = xstrdup(controller);
+	v1->path = path;
+	v1->procs_path = xasprintf("%s%s/cgroup.procs", mount, path);
+	v1->memory = strcmp(controller, "memory") == 0;
+	cgroup->v1_procs_paths[cgroup->v1_count++] = v1->procs_path;
+	free(mount);
+	return v1;
+}
+
+static int apply_settings(struct task_cgroup *cgroup, struct cgroup_tree *tree,
+			  const struct cgroup_settings *settings,
+			  const struct resources_config *resources, const char *group_name,
+			  const char *task_name, char *error, size_t error_size)
+{
+	for (size_t i = 0; i < settings->count; i++) {
+		const struct cgroup_setting *setting = &settings->items[i];
+		const char *path = cgroup->v2_relative;
+		char why[256] = "";
+		if (setting->version == CGROUP_V1) {
+			struct task_cgroup_v1 *v1 = v1_group(cgroup, tree, setting->controller,
+							     group_name, task_name, why, sizeof(why));
+			path = v1 ? v1->path : NULL;
+		}
+		if (path && cgroup_library_write(setting->controller, path, setting->file,
+						 setting->value, why, sizeof(why)) == 0)
+			continue;
+		/* cpuset is the one limit users write as text: show it. */
+		if (strcmp(setting->resource, "cpuset") == 0)
+			snprintf(error, error_size, "resources: cpuset \"%s\": %s", resources->cpuset,
+				 why);
+		else
+			snprintf(error, error_size, "resources: %s: %s", setting->resource, why);
+		return -1;
+	}
+	return 0;
+}
+
+int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int group_fd,
+		       const char *group_name, const char *task_name,
+		       const struct resources_config *resources, char *error, size_t error_size,
+		       char *warning, size_t warning_size)
+{
+	warning[0] = '\0';
+	bool limits = resources_config_has_limits(resources);
+	if (!tree->enabled) {
+		if (!limits)
+			return 0;
+		snprintf(error, error_size, "resources: cannot apply limits: %s", tree->off_reason);
+		return -1;
+	}
+	struct cgroup_settings settings;
+	struct cgroup_availability availability = {has_v2, has_v1, tree};
+	char why[512];
+	if (cgroup_limits_plan(resources, &availability, &settings, why, sizeof(why)) < 0) {
+		snprintf(error, error_size, "resources: %s", why);
+		return -1;
+	}
+	if (settings.skipped[0])
+		snprintf(warning, warning_size,
+			 "resources: no controller for %s; running without (optional: true)",
+			 settings.skipped);
+
+	if (mkdirat(group_fd, task_name, 0755) < 0 && errno != EEXIST) {
+		snprintf(error, error_size, "cgroup %s/%s/%s: %s", tree->root_path, group_name,
+			 task_name, strerror(errno));
+		return -1;
+	}
+	cgroup->dir_fd = openat(group_fd, task_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cgroup->path = xasprintf("%s/%s/%s", tree->root_path, group_name, task_name);
+	if (cgroup->dir_fd < 0) {
+		snprintf(error, error_size, "cgroup %s: %s", cgroup->path, strerror(errno));
+		task_cgroup_remove(cgroup, tree);
+		return -1;
+	}
+	cgroup->v2_relative = xstrdup(cgroup->path + strlen(tree->mount_path));
+	if (!*cgroup->v2_relative) {
+		free(cgroup->v2_relative);
+		cgroup->v2_relative = xstrdup("/");
+	}
+	cgroup->v2_memory = cgroup_tree_has_controller(tree, "memory");
+	cgroup->v2_pids = cgroup_tree_has_controller(tree, "pids");
+	if (apply_settings(cgroup, tree, &settings, resources, group_name, task_name, error,
+			   error_size) < 0) {
+		task_cgroup_remove(cgroup, tree);
+		return -1;
+	}
+	return 0;
+}
+
+int task_cgroup_kill(struct task_cgroup *cgroup)
+{
+	if (cgroup->dir_fd < 0)
+		return -ENOENT;
+	cgroup->killed = true;
+	return cgroup_fs_write(cgroup->dir_fd, "cgroup.kill", "1");
+}
+
+bool task_cgroup_populated(const struct task_cgroup *cgroup)
+{
+	uint64_t populated = 0;
+	if (cgroup->dir_fd < 0)
+		return false;
+	cgroup_fs_read_key(cgroup->dir_fd, "cgroup.events", "populated", &populated);
+	return populated != 0;
+}
+
+int task_cgroup_open_events(const struct task_cgroup *cgroup)
+{
+	int fd = openat(cgroup->dir_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static const struct task_cgroup_v1 *v1_memory(const struct task_cgroup *cgroup)
+{
+	for (size_t i = 0; i < cgroup->v1_count; i++)
+		if (cgroup->v1[i].memory)
+			return &cgroup->v1[i];
+	return NULL;
+}
+
+/* A file of a v1 group, through its absolute cgroup.procs path. */
+static int read_v1(const struct task_cgroup_v1 *v1, const char *file, const char *key,
+		   uint64_t *value)
+{
+	char directory[strlen(v1->procs_path) + 1];
+	strcpy(directory, v1->procs_path);
+	*strrchr(directory, '/') = '\0';
+	int dir_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0)
+		return -errno;
+	int result = key ? cgroup_fs_read_key(dir_fd, file, key, value)
+			 : cgroup_fs_read_number(dir_fd, file, value);
+	close(dir_fd);
+	return result;
+}
+
+uint64_t task_cgroup_oom_kills(const struct task_cgroup *cgroup)
+{
+	uint64_t kills = 0;
+	if (cgroup->dir_fd >= 0 && cgroup->v2_memory)
+		cgroup_fs_read_key(cgroup->dir_fd, "memory.events", "oom_kill", &kills);
+	const struct task_cgroup_v1 *memory = v1_memory(cgroup);
+	uint64_t v1_kills = 0;
+	if (memory && read_v1(memory, "memory.oom_control", "oom_kill", &v1_kills) == 0)
+		kills += v1_kills;
+	return kills;
+}
+
+void task_cgroup_stats(const struct task_cgroup *cgroup, struct task_cgroup_stats *stats)
+{
+	memset(stats, 0, sizeof(*stats));
+	if (cgroup->dir_fd < 0)
+		return;
+	/* cpu.stat is there in every v2 cgroup, controller or not. */
+	stats->has_cpu =
+		cgroup_fs_read_key(cgroup->dir_fd, "cpu.stat", "usage_usec", &stats->cpu_usec) == 0;
+	const struct task_cgroup_v1 *memory = v1_memory(cgroup);
+	if (cgroup->v2_memory) {
+		stats->has_memory = cgroup_fs_read_number(cgroup->dir_fd, "memory.current",
+							  &stats->memory_current) == 0;
+		stats->has_memory_peak = cgroup_fs_read_number(cgroup->dir_fd, "memory.peak",
+							       &stats->memory_peak) == 0;
+	} else if (memory) {
+		stats->has_memory = read_v1(memory, "memory.usage_in_bytes", NULL,
+					    &stats->memory_current) == 0;
+		stats->has_memory_peak = read_v1(memory, "memory.max_usage_in_bytes", NULL,
+						 &stats->memory_peak) == 0;
+	}
+	if (cgroup->v2_pids) {
+		stats->has_pids = cgroup_fs_read_number(cgroup->dir_fd, "pids.current",
+							&stats->pids_current) == 0;
+	} else {
+		for (size_t i = 0; i < cgroup->v1_count; i++)
+			if (strcmp(cgroup->v1[i].controller, "pids") == 0)
+				stats->has_pids = read_v1(&cgroup->v1[i], "pids.current", NULL,
+							  &stats->pids_current) == 0;
+	}
+}
+
+/* "/sys/fs/cgroup/memory/a/b/cgroup.procs" -> parent dir fd and "b". */
+static void remove_v1(const struct task_cgroup_v1 *v1, cgroup_log_function log)
+{
+	char directory[strlen(v1->procs_path) + 1];
+	strcpy(directory, v1->procs_path);
+	*strrchr(directory, '/') = '\0';
+	char *name = strrchr(directory, '/');
+	*name++ = '\0';
+	int parent_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (parent_fd < 0)
+		return;
+	int error = cgroup_fs_remove_tree(parent_fd, name);
+	if (error < 0)
+		log("warning: cannot remove cgroup %s/%s: %s", directory, name, strerror(-error));
+	close(parent_fd);
+}
+
+void task_cgroup_remove(struct task_cgroup *cgroup, struct cgroup_tree *tree)
+{
+	if (cgroup->dir_fd >= 0) {
+		close(cgroup->dir_fd);
+		char *slash = strrchr(cgroup->path, '/');
+		char parent[slash - cgroup->path + 1];
+		memcpy(parent, cgroup->path, (size_t)(slash - cgroup->path));
+		parent[slash - cgroup->path] = '\0';
+		int parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int error = parent_fd < 0 ? -errno : cgroup_fs_remove_tree(parent_fd, slash + 1);
+		if (error < 0)
+			tree->log("warning: cannot remove cgroup %s: %s", cgroup->path,
+				  strerror(-error));
+		if (parent_fd >= 0)
+			close(parent_fd);
+	}
+	for (size_t i = 0; i < cgroup->v1_count; i++) {
+		remove_v1(&cgroup->v1[i], tree->log);
+		free(cgroup->v1[i].controller);
+		free(cgroup->v1[i].path);
+		free(cgroup->v1[i].procs_path);
+	}
+	free(cgroup->path);
+	free(cgroup->v2_relative);
+	task_cgroup_init(cgroup);
+}

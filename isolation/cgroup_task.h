@@ -1,0 +1,78 @@
+/* One task's cgroups: its v2 leaf root/<group>/<task> (always, when the
+ * tree is on) and, on hybrid hosts, v1 groups for the limits only v1 can
+ * enforce. Made before the task's first start and kept across restarts;
+ * removed when the task is dead for good. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "isolation/cgroup_tree.h"
+
+#define TASK_CGROUP_V1_MAX 5
+
+struct task_cgroup_v1 {
+	char *controller;
+	char *path;       /* relative to the hierarchy's mount, as libcgroup takes it */
+	char *procs_path; /* absolute .../cgroup.procs, which the child joins */
+	bool memory;      /* the memory controller's group: OOM and stats */
+};
+
+struct task_cgroup {
+	int dir_fd;        /* the v2 leaf; -1 when the task has none */
+	char *path;        /* its absolute path, for messages */
+	char *v2_relative; /* relative to the v2 mount, as libcgroup takes it */
+	struct task_cgroup_v1 v1[TASK_CGROUP_V1_MAX];
+	size_t v1_count;
+	/* NULL-terminated procs_path of each v1 group, for the spawn. */
+	char *v1_procs_paths[TASK_CGROUP_V1_MAX + 1];
+	bool v2_memory; /* memory.events and memory.current are there */
+	bool v2_pids;
+	/* cgroup.kill was written. Some kernels (6.18 here) then kill every
+	 * process cloned into the cgroup with CLONE_INTO_CGROUP (its kill
+	 * counter differs from the parent's): the next run needs a fresh one. */
+	bool killed;
+	uint64_t oom_kills_at_start;
+};
+
+void task_cgroup_init(struct task_cgroup *cgroup);
+
+/* Makes the task's cgroups and writes its limits. -1 with `error`
+ * ("resources: cpuset \"0-63\": cpuset.cpus: Invalid argument") when a
+ * limit cannot be applied; nothing is left behind then. `warning` is set
+ * (else empty) when optional limits had no controller. */
+int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int group_fd,
+		       const char *group_name, const char *task_name,
+		       const struct resources_config *resources, char *error, size_t error_size,
+		       char *warning, size_t warning_size);
+
+bool task_cgroup_exists(const struct task_cgroup *cgroup);
+
+/* Kills every process in the task's cgroups (cgroup.kill). 0 or -errno. */
+int task_cgroup_kill(struct task_cgroup *cgroup);
+
+/* Whether any process is left in the v2 leaf. */
+bool task_cgroup_populated(const struct task_cgroup *cgroup);
+
+/* Opens the v2 leaf's cgroup.events for the loop to watch (EPOLLPRI on
+ * every change). -errno on failure. */
+int task_cgroup_open_events(const struct task_cgroup *cgroup);
+
+/* Processes the OOM killer killed in the task's cgroup so far (v2
+ * memory.events oom_kill, v1 memory.oom_control oom_kill). */
+uint64_t task_cgroup_oom_kills(const struct task_cgroup *cgroup);
+
+struct task_cgroup_stats {
+	bool has_cpu, has_memory, has_memory_peak, has_pids;
+	uint64_t cpu_usec;
+	uint64_t memory_current, memory_peak; /* bytes */
+	uint64_t pids_current;
+};
+
+/* Reads the task's usage now. */
+void task_cgroup_stats(const struct task_cgroup *cgroup, struct task_cgroup_stats *stats);
+
+/* Kills what is left and removes the cgroups. */
+void task_cgroup_remove(struct task_cgroup *cgroup, struct cgroup_tree *tree);

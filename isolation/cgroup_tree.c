@@ -1,0 +1,365 @@
+#include "isolation/cgroup_tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config/xmalloc.h"
+#include "isolation/cgroup_fs.h"
+
+#define SUPERVISOR_LEAF "supervisor"
+#define INSTANCE_PREFIX "corral-"
+#define HOW_TO_TURN_ON                                                                     \
+	"per-task limits, cgroup.kill, OOM reports and stats are off; to turn them on, "  \
+	"give corral a writable cgroup v2 tree (in a container: a cgroup namespace with "  \
+	"/sys/fs/cgroup mounted read-write)"
+
+/* `why` names what failed, e.g. "/sys/fs/cgroup is not writable". */
+static void turn_off(struct cgroup_tree *tree, const char *why, int error)
+{
+	snprintf(tree->off_reason, sizeof(tree->off_reason), "%.400s%s%s: %s", why,
+		 error ? ": " : "", error ? strerror(error) : "", HOW_TO_TURN_ON);
+	tree->enabled = false;
+}
+
+static void turn_off_at(struct cgroup_tree *tree, const char *what, const char *path, int error)
+{
+	char why[512];
+	snprintf(why, sizeof(why), "%s %s", what, path);
+	turn_off(tree, why, error);
+}
+
+/* The v2 hierarchy's mount point and the cgroup path its root shows
+ * (not "/" when a container runtime mounted only its own subtree). */
+static bool find_v2_mount(char **mount_point, char **mount_root)
+{
+	FILE *file = fopen("/proc/self/mountinfo", "re");
+	if (!file)
+		return false;
+	char *line = NULL;
+	size_t capacity = 0;
+	bool found = false;
+	while (!found && getline(&line, &capacity, file) > 0) {
+		char root[4096], point[4096];
+		const char *separator = strstr(line, " - ");
+		if (!separator || strncmp(separator + 3, "cgroup2 ", 8) != 0)
+			continue;
+		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2)
+			continue;
+		*mount_point = xstrdup(point);
+		*mount_root = xstrdup(root);
+		found = true;
+	}
+	free(line);
+	fclose(file);
+	return found;
+}
+
+/* corral's cgroup in the v2 hierarchy, from /proc/self/cgroup ("0::/a/b"). */
+static char *own_cgroup_path(void)
+{
+	FILE *file = fopen("/proc/self/cgroup", "re");
+	if (!file)
+		return NULL;
+	char *line = NULL, *path = NULL;
+	size_t capacity = 0;
+	while (!path && getline(&line, &capacity, file) > 0) {
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			path = xstrdup(line + 3);
+		}
+	}
+	free(line);
+	fclose(file);
+	return path;
+}
+
+/* Whether corral is the only process in the cgroup at dir_fd, which is not
+ * the hierarchy's real root (the root has no cgroup.events, and holds
+ * every process the kernel does not put elsewhere). */
+static bool alone_in(int dir_fd)
+{
+	if (faccessat(dir_fd, "cgroup.events", F_OK, 0) < 0)
+		return false;
+	char text[64];
+	long length = cgroup_fs_read(dir_fd, "cgroup.procs", text, sizeof(text));
+	char own[32];
+	snprintf(own, sizeof(own), "%d\n", (int)getpid());
+	return length > 0 && strcmp(text, own) == 0;
+}
+
+static bool is_populated(int parent_fd, const char *name)
+{
+	char path[strlen(name) + sizeof("/cgroup.events")];
+	snprintf(path, sizeof(path), "%s/cgroup.events", name);
+	uint64_t populated = 1;
+	cgroup_fs_read_key(parent_fd, path, "populated", &populated);
+	return populated != 0;
+}
+
+static void remove_stale(struct cgroup_tree *tree, const char *name, const char *why)
+{
+	tree->log("warning: cgroup %s/%s was left by an earlier corral that died (%s): "
+		  "killing what runs there and removing it",
+		  tree->base_path, name, why);
+	int error = cgroup_fs_remove_tree(tree->base_fd, name);
+	if (error < 0)
+		tree->log("warning: cannot remove cgroup %s/%s: %s", tree->base_path, name,
+			  strerror(-error));
+}
+
+/* Beside a corral that shares its cgroup: roots named corral-* whose corral
+ * is gone. A live corral always sits in its root's supervisor leaf; during
+ * its first steps it sits in the root itself. */
+static void remove_stale_instances(struct cgroup_tree *tree)
+{
+	DIR *directory = fdopendir(dup(tree->base_fd));
+	if (!directory)
+		return;
+	struct dirent *entry;
+	while ((entry = readdir(directory))) {
+		if (entry->d_type != DT_DIR ||
+		    strncmp(entry->d_name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)) != 0)
+			continue;
+		char leaf[sizeof(entry->d_name) + sizeof("/" SUPERVISOR_LEAF)];
+		snprintf(leaf, sizeof(leaf), "%s/" SUPERVISOR_LEAF, entry->d_name);
+		if (!is_populated(tree->base_fd, entry->d_name))
+			remove_stale(tree, entry->d_name, "nothing runs in it");
+		else if (faccessat(tree->base_fd, leaf, F_OK, 0) == 0 &&
+			 !is_populated(tree->base_fd, leaf))
+			remove_stale(tree, entry->d_name, "its supervisor leaf is empty");
+	}
+	closedir(directory);
+}
+
+/* An owning corral finds its groups' cgroups only if an earlier corral in
+ * the same cgroup died without removing them. */
+static void remove_stale_groups(struct cgroup_tree *tree, const char *const *group_names,
+				size_t group_count)
+{
+	for (size_t i = 0; i < group_count; i++)
+		if (faccessat(tree->base_fd, group_names[i], F_OK, 0) == 0)
+			remove_stale(tree, group_names[i], "corral is alone in its cgroup");
+}
+
+static int move_self(int dir_fd)
+{
+	return cgroup_fs_write(dir_fd, "cgroup.procs", "0");
+}
+
+/* Enables, one by one, each controller `dir_fd` may hand to its children.
+ * One at a time: a controller that cannot be enabled (EBUSY where
+ * processes live, a v1-bound one) does not keep the others off. */
+static void enable_controllers(int dir_fd)
+{
+	char available[256];
+	if (cgroup_fs_read(dir_fd, "cgroup.controllers", available, sizeof(available)) < 0)
+		return;
+	for (char *save = NULL, *word = strtok_r(available, " \n", &save); word;
+	     word = strtok_r(NULL, " \n", &save)) {
+		char change[64];
+		snprintf(change, sizeof(change), "+%s", word);
+		cgroup_fs_write(dir_fd, "cgroup.subtree_control", change);
+	}
+}
+
+static void read_enabled_controllers(struct cgroup_tree *tree)
+{
+	if (cgroup_fs_read(tree->root_fd, "cgroup.subtree_control", tree->controllers,
+			   sizeof(tree->controllers)) < 0)
+		tree->controllers[0] = '\0';
+	tree->controllers[strcspn(tree->controllers, "\n")] = '\0';
+}
+
+/* Moves corral into root/supervisor. 0 or -errno. */
+static int enter_supervisor_leaf(struct cgroup_tree *tree)
+{
+	if (mkdirat(tree->root_fd, SUPERVISOR_LEAF, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	int leaf_fd = openat(tree->root_fd, SUPERVISOR_LEAF, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (leaf_fd < 0)
+		return -errno;
+	int error = move_self(leaf_fd);
+	close(leaf_fd);
+	return error;
+}
+
+static int open_owned_root(struct cgroup_tree *tree, const char *const *group_names,
+			   size_t group_count)
+{
+	tree->root_path = xstrdup(tree->base_path);
+	tree->root_fd = fcntl(tree->base_fd, F_DUPFD_CLOEXEC, 0);
+	tree->v1_suffix = "";
+	remove_stale_groups(tree, group_names, group_count);
+	return enter_supervisor_leaf(tree);
+}
+
+/* A root of its own below a shared cgroup. corral moves into it at once:
+ * a root with a process in it is never taken for a stale one. */
+static int open_shared_root(struct cgroup_tree *tree)
+{
+	remove_stale_instances(tree);
+	for (int attempt = 0; attempt < 3; attempt++) {
+		unsigned short random_part = 0;
+		if (getrandom(&random_part, sizeof(random_part), GRND_NONBLOCK) < 0)
+			random_part = (unsigned short)attempt;
+		free(tree->instance_name);
+		tree->instance_name =
+			xasprintf(INSTANCE_PREFIX "%d-%04x", (int)getpid(), random_part);
+		if (mkdirat(tree->base_fd, tree->instance_name, 0755) < 0) {
+			if (errno == EEXIST)
+				continue;
+			return -errno;
+		}
+		tree->root_fd = openat(tree->base_fd, tree->instance_name,
+				       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (tree->root_fd < 0 || move_self(tree->root_fd) < 0) {
+			/* Taken for stale by another corral in the instant
+			 * before corral moved in: try another name. */
+			if (tree->root_fd >= 0)
+				close(tree->root_fd);
+			tree->root_fd = -1;
+			unlinkat(tree->base_fd, tree->instance_name, AT_REMOVEDIR);
+			continue;
+		}
+		tree->root_path = xasprintf("%s/%s", tree->base_path, tree->instance_name);
+		tree->v1_suffix = xasprintf("/%s", tree->instance_name);
+		/* Works at the hierarchy's root; elsewhere, what the shared
+		 * cgroup already enables is what there is. */
+		enable_controllers(tree->base_fd);
+		return enter_supervisor_leaf(tree);
+	}
+	return -EEXIST;
+}
+
+void cgroup_tree_open(struct cgroup_tree *tree, bool machine_init, const char *const *group_names,
+		      size_t group_count, cgroup_log_function log)
+{
+	memset(tree, 0, sizeof(*tree));
+	tree->base_fd = tree->root_fd = -1;
+	tree->log = log;
+	tree->v1_suffix = "";
+	tree->group_names = group_names;
+	tree->group_count = group_count;
+
+	char *mount_root = NULL;
+	char *own_path = own_cgroup_path();
+	if (!own_path || !find_v2_mount(&tree->mount_path, &mount_root)) {
+		turn_off(tree, "no cgroup v2 hierarchy is mounted", 0);
+		free(own_path);
+		return;
+	}
+	/* Where corral's cgroup is under the mount point. */
+	size_t root_length = strcmp(mount_root, "/") == 0 ? 0 : strlen(mount_root);
+	if (strncmp(own_path, mount_root, root_length) != 0) {
+		turn_off_at(tree, "the mounted cgroup tree does not hold corral's cgroup", own_path, 0);
+		free(own_path);
+		free(mount_root);
+		return;
+	}
+	const char *below = own_path + root_length;
+	tree->base_path = xasprintf("%s%s", tree->mount_path, strcmp(below, "/") == 0 ? "" : below);
+	free(own_path);
+	free(mount_root);
+
+	tree->base_fd = open(tree->base_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (tree->base_fd < 0) {
+		turn_off_at(tree, "cannot open", tree->base_path, errno);
+		return;
+	}
+	if (faccessat(tree->base_fd, "cgroup.procs", W_OK, AT_EACCESS) < 0) {
+		turn_off_at(tree, "cannot write to", tree->base_path, errno);
+		return;
+	}
+	bool owned = machine_init || alone_in(tree->base_fd);
+	int error = owned ? open_owned_root(tree, group_names, group_count)
+			  : open_shared_root(tree);
+	if (error < 0) {
+		turn_off_at(tree, "cannot set up corral's cgroup below", tree->base_path, -error);
+		return;
+	}
+	enable_controllers(tree->root_fd);
+	read_enabled_controllers(tree);
+	tree->enabled = true;
+}
+
+bool cgroup_tree_has_controller(const struct cgroup_tree *tree, const char *controller)
+{
+	return tree->enabled && cgroup_fs_has_word(tree->controllers, controller);
+}
+
+int cgroup_tree_make_group(struct cgroup_tree *tree, const char *name)
+{
+	if (mkdirat(tree->root_fd, name, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	int fd = openat(tree->root_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	enable_controllers(fd);
+	return fd;
+}
+
+void cgroup_tree_remove_group(struct cgroup_tree *tree, const char *name)
+{
+	if (!tree->enabled)
+		return;
+	int error = cgroup_fs_remove_tree(tree->root_fd, name);
+	if (error < 0)
+		tree->log("warning: cannot remove cgroup %s/%s: %s", tree->root_path, name,
+			  strerror(-error));
+}
+
+void cgroup_tree_note_v1_root(struct cgroup_tree *tree, const char *path)
+{
+	for (size_t i = 0; i < tree->v1_root_count; i++)
+		if (strcmp(tree->v1_roots[i], path) == 0)
+			return;
+	if (tree->v1_root_count < sizeof(tree->v1_roots) / sizeof(tree->v1_roots[0]))
+		tree->v1_roots[tree->v1_root_count++] = xstrdup(path);
+}
+
+static void remove_v1_root(struct cgroup_tree *tree, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (size_t i = 0; i < tree->group_count; i++)
+		cgroup_fs_remove_tree(fd, tree->group_names[i]);
+	close(fd);
+	if (tree->instance_name)
+		rmdir(path);
+}
+
+void cgroup_tree_close(struct cgroup_tree *tree)
+{
+	for (size_t i = 0; i < tree->v1_root_count; i++) {
+		remove_v1_root(tree, tree->v1_roots[i]);
+		free(tree->v1_roots[i]);
+	}
+	if (tree->enabled && tree->instance_name) {
+		/* Back where corral started, so that its own root can go. */
+		move_self(tree->base_fd);
+		int error = cgroup_fs_remove_tree(tree->base_fd, tree->instance_name);
+		if (error < 0)
+			tree->log("warning: cannot remove cgroup %s: %s", tree->root_path,
+				  strerror(-error));
+	}
+	if (tree->root_fd >= 0)
+		close(tree->root_fd);
+	if (tree->base_fd >= 0)
+		close(tree->base_fd);
+	if (*tree->v1_suffix)
+		free((char *)tree->v1_suffix);
+	free(tree->mount_path);
+	free(tree->base_path);
+	free(tree->instance_name);
+	free(tree->root_path);
+	memset(tree, 0, sizeof(*tree));
+	tree->base_fd = tree->root_fd = -1;
+}
