@@ -50,16 +50,18 @@ struct source_location {
 };
 
 /* Resource limits of one task (config `resources:`, group defaults merged
- * field by field). A field that is not set is 0 / false / NULL. */
+ * field by field). A field that is not set is 0 / false / NULL. The loader
+ * (config_resources.c) guarantees the ranges noted here; whether a
+ * controller exists is for the runtime to find out. */
 struct resources_config {
-	uint64_t memory;           /* bytes, memory.max */
-	uint64_t memory_high;      /* bytes, memory.high */
+	uint64_t memory;           /* bytes, > 0; memory.max */
+	uint64_t memory_high;      /* bytes, > 0, <= memory when both set; memory.high */
 	bool has_memory_swap;      /* 0 is meaningful: no swap at all */
 	uint64_t memory_swap;      /* bytes, memory.swap.max */
-	uint32_t cpu_millicores;   /* cpu: 0.5 -> 500, written as cpu.max */
+	uint32_t cpu_millicores;   /* cores * 1000 (0.5 -> 500), 10..1024000; cpu.max */
 	uint32_t cpu_weight;       /* 1..10000, cpu.weight */
-	uint64_t pids;             /* pids.max */
-	char *cpuset;              /* "0-1,3", cpuset.cpus */
+	uint64_t pids;             /* 1..4194304 (PID_MAX_LIMIT), pids.max */
+	char *cpuset;              /* "0-1,3": syntax checked, CPUs not; cpuset.cpus */
 	uint32_t io_weight;        /* 1..10000, io.weight */
 	bool optional;             /* a controller found nowhere: warn, not fail */
 };

@@ -23,7 +23,7 @@
 static const char *const top_level_keys[] = {"shutdown_timeout", "groups", "socket", "control",
 					     NULL};
 static const char *const control_keys[] = {"group", NULL};
-static const char *const group_keys[] = {"restart", "tasks", NULL};
+static const char *const group_keys[] = {"restart", "resources", "tasks", NULL};
 
 
 /* How messages name a group or task: as written when valid, quoted (and
@@ -48,14 +48,13 @@ static void check_name(struct load_context *context, const struct map_entry *ent
 		       quote(entry->key, entry->key_length).text, problem);
 }
 
-/* `group_name` is the group as messages show it, `group_owner` the prefix
- * of the group's own messages ("group web"). */
+/* `group_name` is the group as messages show it. */
 static void parse_tasks(struct load_context *context, const yaml_node_t *node,
-			const char *group_name, const char *group_owner,
-			const struct restart_fields *group_restart, struct group_config *group)
+			const char *group_name, const struct group_defaults *defaults,
+			struct group_config *group)
 {
-	struct where group_where = {.owner = group_owner, .field = ""};
-	struct where tasks_where = {.owner = group_owner, .field = "tasks"};
+	struct where group_where = {.owner = defaults->owner, .field = ""};
+	struct where tasks_where = {.owner = defaults->owner, .field = "tasks"};
 	struct map_entries tasks;
 
 	if (node_is_null(node) ||
@@ -79,7 +78,7 @@ static void parse_tasks(struct load_context *context, const yaml_node_t *node,
 		task->name = xstrdup(entry->key);
 		task->full_name = xasprintf("%s/%s", group->name, task->name);
 		task->location = node_location(entry->key_node);
-		task_parse(context, entry->value, owner, group_owner, group_restart, task);
+		task_parse(context, entry->value, owner, defaults, task);
 	}
 	map_entries_free(&tasks);
 }
@@ -87,12 +86,12 @@ static void parse_tasks(struct load_context *context, const yaml_node_t *node,
 static void parse_group(struct load_context *context, const struct map_entry *entry,
 			struct group_config *group)
 {
-	struct restart_fields group_restart = {0};
 	struct quoted name = display_name(entry);
 	char owner[sizeof(name.text) + 8];
+	struct group_defaults defaults = {.owner = owner};
 	struct where where = {.owner = owner, .field = ""};
 	struct map_entries fields;
-	const yaml_node_t *restart, *tasks;
+	const yaml_node_t *restart, *resources, *tasks;
 
 	snprintf(owner, sizeof(owner), "group %s", name.text);
 	group->name = xstrdup(entry->key);
@@ -106,12 +105,19 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	if (restart) {
 		struct where restart_where = {.owner = owner, .field = "restart"};
 
-		restart_fields_parse(context, restart, &restart_where, &group_restart);
-		restart_fields_check_group(context, &group_restart, &where);
+		restart_fields_parse(context, restart, &restart_where, &defaults.restart);
+		restart_fields_check_group(context, &defaults.restart, &where);
+	}
+	resources = map_lookup(&fields, "resources");
+	if (resources) {
+		struct where resources_where = {.owner = owner, .field = "resources"};
+
+		resources_fields_parse(context, resources, &resources_where, &defaults.resources);
+		resources_fields_check_group(context, &defaults.resources, &where);
 	}
 	tasks = map_lookup(&fields, "tasks");
 	if (tasks)
-		parse_tasks(context, tasks, name.text, owner, &group_restart, group);
+		parse_tasks(context, tasks, name.text, &defaults, group);
 	else if (!map_has_key_or_typo(&fields, group_keys, "tasks"))
 		report(context, entry->value, &where,
 		       "missing \"tasks\" (a group needs at least one task)");

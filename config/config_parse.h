@@ -1,6 +1,7 @@
 /* What the pieces of the loader share: config_load.c walks the file and its
- * groups, config_task.c reads one task, config_restart.c reads restart
- * fields and merges them. */
+ * groups, config_task.c reads one task, config_restart.c and
+ * config_resources.c read restart and resources fields and merge a group's
+ * defaults into each task. */
 #pragma once
 
 #include <stdbool.h>
@@ -32,8 +33,43 @@ struct restart_policy restart_policy_merge(struct load_context *context, enum li
 					   const struct restart_fields *task,
 					   const struct where *task_where);
 
-/* Reads one task of `group` into `task`, whose name, full_name and location
+/* The resources fields written in one place (a group or a task): which
+ * ones are set, so that merging goes field by field. */
+struct resources_fields {
+	bool has_memory, has_memory_high, has_memory_swap, has_cpu, has_cpu_weight, has_pids,
+	    has_cpuset, has_io_weight, has_optional;
+	struct resources_config values; /* meaningful where set; values.cpuset unused */
+	const char *cpuset;             /* the document's text: no copy until a task owns one */
+	/* For memory_high above memory, which can come from two places. */
+	const yaml_node_t *memory_node, *memory_high_node;
+};
+
+/* Reads a `resources` map; reports and skips fields that are wrong. Pure:
+ * whether a controller exists is for the runtime to find out. */
+void resources_fields_parse(struct load_context *context, const yaml_node_t *node,
+			    const struct where *where, struct resources_fields *out);
+
+/* Checks a group's own fields against each other (memory_high <= memory),
+ * so that a mistake there is reported once, not once per task. */
+void resources_fields_check_group(struct load_context *context,
+				  const struct resources_fields *group, const struct where *where);
+
+/* The group's fields, overridden by the task's. The result's cpuset is a
+ * copy the task owns. */
+struct resources_config resources_merge(struct load_context *context,
+					const struct resources_fields *group,
+					const char *group_owner,
+					const struct resources_fields *task,
+					const struct where *task_where);
+
+/* What a group hands down to each of its tasks. */
+struct group_defaults {
+	const char *owner; /* "group web": how the group's own messages start */
+	struct restart_fields restart;
+	struct resources_fields resources;
+};
+
+/* Reads one task of a group into `task`, whose name, full_name and location
  * the caller set. `owner` is how messages name it ("web/app"). */
 void task_parse(struct load_context *context, const yaml_node_t *node, const char *owner,
-		const char *group_owner, const struct restart_fields *group_restart,
-		struct task_config *task);
+		const struct group_defaults *group, struct task_config *task);

@@ -1,5 +1,5 @@
 /* One task: its command, environment, identity, lifecycle stage, restart
- * policy and how it is stopped. */
+ * policy, resource limits and how it is stopped. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +12,8 @@
 #include "config/units.h"
 #include "config/xmalloc.h"
 
-static const char *const task_keys[] = {"command",   "env",     "cwd",  "user",
-					"lifecycle", "restart", "kill", NULL};
+static const char *const task_keys[] = {"command", "env",  "cwd",       "user", "lifecycle",
+					"restart", "kill", "resources", NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -284,11 +284,11 @@ static void parse_kill(struct load_context *context, const yaml_node_t *node,
 }
 
 void task_parse(struct load_context *context, const yaml_node_t *node, const char *owner,
-		const char *group_owner, const struct restart_fields *group_restart,
-		struct task_config *task)
+		const struct group_defaults *group, struct task_config *task)
 {
 	struct where where = {.owner = owner, .field = ""};
 	struct restart_fields task_restart = {0};
+	struct resources_fields task_resources = {0};
 	struct map_entries fields;
 	const yaml_node_t *field;
 
@@ -316,10 +316,15 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	if ((field = map_lookup(&fields, "restart")))
 		restart_fields_parse(context, field, &(struct where){owner, "restart"},
 				     &task_restart);
-	task->restart = restart_policy_merge(context, task->stage, group_restart, group_owner,
+	task->restart = restart_policy_merge(context, task->stage, &group->restart, group->owner,
 					     &task_restart, &where);
 	if ((field = map_lookup(&fields, "kill")))
 		parse_kill(context, field, &(struct where){owner, "kill"}, task);
+	if ((field = map_lookup(&fields, "resources")))
+		resources_fields_parse(context, field, &(struct where){owner, "resources"},
+				       &task_resources);
+	task->resources =
+	    resources_merge(context, &group->resources, group->owner, &task_resources, &where);
 	if (!task->env) /* always a vector, so users can just walk it */
 		task->env = xcalloc(1, sizeof(*task->env));
 	map_entries_free(&fields);

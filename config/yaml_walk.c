@@ -193,6 +193,28 @@ bool expect_duration(struct load_context *context, const yaml_node_t *node,
 	return true;
 }
 
+bool expect_size(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		 uint64_t *out_bytes)
+{
+	const char *value, *why = "";
+
+	/* "must be a string" would mislead: 256M is written without quotes. */
+	if (node->type != YAML_SCALAR_NODE || node_is_null(node)) {
+		report(context, node, where, "must be a size such as 512K, 256M or 1G, not %s",
+		       node_kind(node));
+		return false;
+	}
+	value = expect_string(context, node, where);
+	if (!value)
+		return false;
+	if (parse_size_bytes(value, out_bytes, &why) < 0) {
+		report(context, node, where, "invalid size %s: %s",
+		       quote(value, node->data.scalar.length).text, why);
+		return false;
+	}
+	return true;
+}
+
 struct numbered_key {
 	const struct map_entry *entry;
 	size_t order;

@@ -1,7 +1,7 @@
 /* Walking a libyaml document against the config schema: typed access to
  * nodes that reports what was expected and what was found, mappings with
  * duplicate and unknown keys reported, and the scalar types the schema uses
- * (strings, booleans, keywords, durations).
+ * (strings, booleans, keywords, durations, sizes).
  *
  * Every helper reports its own errors and returns false/NULL, so that the
  * callers only decide what to do next. A `struct where` names what is being
@@ -63,6 +63,10 @@ int expect_keyword(struct load_context *context, const yaml_node_t *node, const 
 /* A duration (units.h); the message quotes the text and says why. */
 bool expect_duration(struct load_context *context, const yaml_node_t *node,
 		     const struct where *where, uint64_t *out_ms);
+
+/* A size in bytes (units.h), reported the way durations are. */
+bool expect_size(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		 uint64_t *out_bytes);
 
 struct map_entry {
 	const char *key; /* NUL-terminated; may hold a NUL itself: see key_length */

@@ -31,6 +31,7 @@ shutdown_timeout: 30s
 groups:
   web:
     restart: {policy: on-failure, attempts: 3, interval: 1m, delay: 1s, max_delay: 30s, mode: fail}
+    resources: {memory: 512M, cpu: 2, optional: true}
     tasks:
       setup:   {command: ["/bin/sh", "-c", "true"], lifecycle: {hook: prestart}}
       proxy:   {command: ["/bin/sleep", "1"], lifecycle: {hook: prestart, sidecar: true}}
@@ -41,6 +42,8 @@ groups:
         user: "1000:1000"
         restart: {policy: always, delay: 500ms, mode: delay}
         kill: {signal: SIGTERM, timeout: 10s}
+        resources: {memory: 256M, memory_high: 200M, memory_swap: 0, cpu: 0.5, cpu_weight: 100,
+                    pids: 128, cpuset: "0-1", io_weight: 100, optional: false}
       announce: {command: "echo shell string", lifecycle: {hook: poststart}}
       cleanup:  {command: ["/bin/true"], lifecycle: {hook: poststop}}
 """
@@ -79,11 +82,17 @@ def test_check_refuses_an_unknown_key_with_its_location(corral, tmp_path):
          "        kill: {signal: SIGFOO}\n", 6, None, ["SIGFOO"]),
         ("groups:\n  g:\n    tasks:\n      a:\n        command: [/bin/true]\n"
          "        lifecycle: {hook: sometime}\n", 6, None, ["sometime"]),
+        ("groups:\n  g:\n    tasks:\n      a:\n        command: [/bin/true]\n"
+         "        resources: {memory: 10Q}\n", 6, 29, ["a: resources.memory", "10Q", "unknown unit"]),
+        ("groups:\n  g:\n    resources: {memory: 256M, memory_high: 1G}\n    tasks:\n"
+         "      a: {command: [/bin/true]}\n", 3, 44, ["group g: resources.memory_high",
+                                                   "must not exceed"]),
         ("grups:\n  g: {}\n", 1, 1, ["grups"]),
         ("groups:\n  g:\n    tasks:\n      a:\n        command: [/bin/true]\n  bad: [\n",
          None, None, []),
     ],
-    ids=["bad-duration", "bad-policy", "bad-signal", "bad-hook", "top-level-typo", "yaml-syntax"],
+    ids=["bad-duration", "bad-policy", "bad-signal", "bad-hook", "bad-memory-unit",
+         "memory-high-above-memory", "top-level-typo", "yaml-syntax"],
 )
 def test_check_refuses_invalid_values_with_a_location(corral, text, line, column, words):
     path = corral.config(text, name="bad.yaml")

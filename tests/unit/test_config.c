@@ -1,5 +1,6 @@
 /* The config loader on valid input: the model it builds, field by field,
- * with the stage defaults and the group -> task merge of restart policies;
+ * with the stage defaults and the group -> task merge of restart policies
+ * and resources;
  * files, JSON, printing diagnostics, and inputs that must not crash it.
  * The error messages are in test_config_errors.c. */
 #include <setjmp.h>
@@ -36,6 +37,8 @@ static const char full_example[] =
     "        user: \"1000:1000\"\n"
     "        restart: {policy: always, delay: 500ms, max_delay: 30s}\n"
     "        kill: {signal: SIGTERM, timeout: 10s}\n"
+    "        resources: {memory: 256M, memory_high: 200M, memory_swap: 0, cpu: 0.5, cpu_weight: "
+    "100, pids: 128, cpuset: \"0-1\", io_weight: 100, optional: true}\n"
     "      announce: {command: \"echo hi\", lifecycle: {hook: poststart}}\n"
     "      cleanup:  {command: [/bin/rm, -f, /run/app.pid], lifecycle: {hook: poststop}}\n";
 
@@ -142,9 +145,22 @@ static void test_full_example(void **state)
 	assert_int_equal(task->kill_timeout_ms, 10000);
 	/* policy, delay and max_delay from the task; the rest from the group. */
 	assert_restart(&task->restart, RESTART_ALWAYS, 3, 60000, 500, 30000, RESTART_MODE_FAIL);
+	assert_int_equal(task->resources.memory, 256 << 20);
+	assert_int_equal(task->resources.memory_high, 200 << 20);
+	assert_true(task->resources.has_memory_swap);
+	assert_int_equal(task->resources.memory_swap, 0);
+	assert_int_equal(task->resources.cpu_millicores, 500);
+	assert_int_equal(task->resources.cpu_weight, 100);
+	assert_int_equal(task->resources.pids, 128);
+	assert_string_equal(task->resources.cpuset, "0-1");
+	assert_int_equal(task->resources.io_weight, 100);
+	assert_true(task->resources.optional);
+	assert_true(resources_config_has_limits(&task->resources));
 
 	task = find_task(config, "web/announce");
 	assert_int_equal(task->stage, STAGE_POSTSTART_EPHEMERAL);
+	assert_false(resources_config_has_limits(&task->resources));
+	assert_null(task->resources.cpuset);
 	assert_argv(task, (const char *const[]){"/bin/sh", "-c", "echo hi"}, 3);
 
 	task = find_task(config, "web/cleanup");
@@ -232,6 +248,159 @@ static void test_group_default_merges_field_by_field(void **state)
 		       RESTART_MODE_DELAY);
 	assert_restart(&find_task(config, "g/other")->restart, RESTART_ALWAYS, 5, 5000, 1000, 30000,
 		       RESTART_MODE_FAIL);
+	config_free(config);
+}
+
+static void assert_no_resources(const struct resources_config *resources)
+{
+	assert_int_equal(resources->memory, 0);
+	assert_int_equal(resources->memory_high, 0);
+	assert_false(resources->has_memory_swap);
+	assert_int_equal(resources->memory_swap, 0);
+	assert_int_equal(resources->cpu_millicores, 0);
+	assert_int_equal(resources->cpu_weight, 0);
+	assert_int_equal(resources->pids, 0);
+	assert_null(resources->cpuset);
+	assert_int_equal(resources->io_weight, 0);
+	assert_false(resources->optional);
+	assert_false(resources_config_has_limits(resources));
+}
+
+static void test_resources_values(void **state)
+{
+	/* One task per row, values as YAML text: a cpuset with commas must be
+	 * quoted in a flow map. memory_swap is the size field that takes 0. */
+	static const struct {
+		const char *cpu, *cpuset, *swap;
+		uint32_t millicores;
+		uint64_t swap_bytes;
+	} rows[] = {
+	    {"0.5", "0", "512K", 500, 512 << 10},
+	    {"2", "\"0-1,3,5-7\"", "1g", 2000, 1 << 30},
+	    {"1.25", "7-7", "1048576", 1250, 1 << 20},
+	    {"0.01", "\"3\"", "2T", 10, 2ULL << 40},
+	    {"0.29", "'0,2'", "1", 290, 1},
+	    {"1024", "\"0-1023\"", "4095M", 1024000, 4095ULL << 20},
+	    {"\"0.125\"", "10-11", "18446744073709551615", 125, UINT64_MAX},
+	    {"001.500", "'0-0,1'", "0K", 1500, 0},
+	    {"1.50000", "1", "0", 1500, 0},
+	};
+	char yaml[4096];
+	size_t used = (size_t)snprintf(yaml, sizeof(yaml), "groups:\n  g:\n    tasks:\n");
+	struct config *config;
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+		used +=
+		    (size_t)snprintf(yaml + used, sizeof(yaml) - used,
+				     "      t%zu: {command: a, resources: {cpu: %s, cpuset: %s, "
+				     "memory_swap: %s}}\n",
+				     i, rows[i].cpu, rows[i].cpuset, rows[i].swap);
+	assert_true(used < sizeof(yaml));
+	config = parse_ok(yaml);
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		const struct resources_config *resources = &config->groups[0].tasks[i].resources;
+		const char *cpuset = rows[i].cpuset;
+		size_t length = strlen(cpuset);
+
+		print_message("cpu %s, cpuset %s, memory_swap %s\n", rows[i].cpu, cpuset,
+			      rows[i].swap);
+		if (cpuset[0] == '"' || cpuset[0] == '\'') {
+			cpuset++;
+			length -= 2;
+		}
+		assert_int_equal(resources->cpu_millicores, rows[i].millicores);
+		assert_int_equal(strlen(resources->cpuset), length);
+		assert_memory_equal(resources->cpuset, cpuset, length);
+		assert_true(resources->has_memory_swap);
+		assert_int_equal(resources->memory_swap, rows[i].swap_bytes);
+	}
+	config_free(config);
+}
+
+static void test_resources_bounds(void **state)
+{
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  g:\n"
+		     "    tasks:\n"
+		     "      low: {command: a, resources: {cpu_weight: 1, io_weight: 1, pids: 1, "
+		     "memory: 1, memory_high: 1}}\n"
+		     "      high: {command: a, resources: {cpu_weight: 10000, io_weight: 10000, "
+		     "pids: 4194304, memory: 1G, memory_high: 1G}}\n"
+		     "      only-optional: {command: a, resources: {optional: true}}\n"
+		     "      empty: {command: a, resources: {}}\n"
+		     "      none: {command: a}\n");
+	const struct resources_config *low = &find_task(config, "g/low")->resources;
+	const struct resources_config *high = &find_task(config, "g/high")->resources;
+	const struct resources_config *only_optional =
+	    &find_task(config, "g/only-optional")->resources;
+
+	assert_int_equal(low->cpu_weight, 1);
+	assert_int_equal(low->io_weight, 1);
+	assert_int_equal(low->pids, 1);
+	assert_int_equal(low->memory, 1);
+	assert_int_equal(low->memory_high, 1);
+	/* memory_high may equal memory. */
+	assert_int_equal(high->cpu_weight, 10000);
+	assert_int_equal(high->io_weight, 10000);
+	assert_int_equal(high->pids, 4194304);
+	assert_int_equal(high->memory_high, high->memory);
+	assert_false(high->has_memory_swap);
+	/* optional is not a limit: a task with only that needs no cgroup. */
+	assert_true(only_optional->optional);
+	assert_false(resources_config_has_limits(only_optional));
+	assert_no_resources(&find_task(config, "g/empty")->resources);
+	assert_no_resources(&find_task(config, "g/none")->resources);
+	config_free(config);
+}
+
+static void test_resources_group_defaults_merge_field_by_field(void **state)
+{
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  g:\n"
+		     "    resources: {memory: 1G, memory_high: 900M, cpu: 1, cpuset: \"0-3\", "
+		     "optional: true, memory_swap: 0}\n"
+		     "    tasks:\n"
+		     "      inherits: {command: a}\n"
+		     "      own: {command: a, resources: {memory: 512M, memory_high: 400M, pids: "
+		     "64, optional: false, cpuset: \"1\", memory_swap: 1G}}\n"
+		     "      higher: {command: a, resources: {memory: 2G}}\n"
+		     "  other:\n"
+		     "    tasks:\n"
+		     "      alone: {command: a}\n");
+	const struct resources_config *inherits = &find_task(config, "g/inherits")->resources;
+	const struct resources_config *own = &find_task(config, "g/own")->resources;
+	const struct resources_config *higher = &find_task(config, "g/higher")->resources;
+
+	assert_int_equal(inherits->memory, 1 << 30);
+	assert_int_equal(inherits->memory_high, 900 << 20);
+	assert_int_equal(inherits->cpu_millicores, 1000);
+	assert_string_equal(inherits->cpuset, "0-3");
+	assert_true(inherits->optional);
+	assert_true(inherits->has_memory_swap);
+	assert_int_equal(inherits->memory_swap, 0);
+	assert_int_equal(inherits->pids, 0);
+
+	/* The task's fields win; the group's cpu still applies. */
+	assert_int_equal(own->memory, 512 << 20);
+	assert_int_equal(own->memory_high, 400 << 20);
+	assert_int_equal(own->cpu_millicores, 1000);
+	assert_string_equal(own->cpuset, "1");
+	assert_false(own->optional);
+	assert_true(own->has_memory_swap);
+	assert_int_equal(own->memory_swap, 1 << 30);
+	assert_int_equal(own->pids, 64);
+
+	/* The group's memory_high stays under the task's larger memory. */
+	assert_int_equal(higher->memory, 2ULL << 30);
+	assert_int_equal(higher->memory_high, 900 << 20);
+	assert_string_equal(higher->cpuset, "0-3");
+	/* Each task owns its copy: config_free frees each once. */
+	assert_ptr_not_equal(higher->cpuset, inherits->cpuset);
+
+	/* Another group's defaults do not leak. */
+	assert_no_resources(&find_task(config, "other/alone")->resources);
 	config_free(config);
 }
 
@@ -356,6 +525,11 @@ static void test_load_file_full(void **state)
 		    3);
 	/* No group default: the stage default. */
 	assert_restart(&task->restart, RESTART_ALWAYS, 3, 60000, 1000, 30000, RESTART_MODE_FAIL);
+	/* The group's resources, with the task's own memory. */
+	assert_int_equal(task->resources.memory, 512 << 20);
+	assert_int_equal(task->resources.cpu_millicores, 1500);
+	assert_int_equal(task->resources.pids, 256);
+	assert_string_equal(task->resources.cpuset, "2-3");
 	config_free(config);
 }
 
@@ -515,6 +689,9 @@ int main(void)
 	    cmocka_unit_test(test_stage_defaults),
 	    cmocka_unit_test(test_stage_names),
 	    cmocka_unit_test(test_group_default_merges_field_by_field),
+	    cmocka_unit_test(test_resources_values),
+	    cmocka_unit_test(test_resources_bounds),
+	    cmocka_unit_test(test_resources_group_defaults_merge_field_by_field),
 	    cmocka_unit_test(test_max_delay_follows_long_delay),
 	    cmocka_unit_test(test_scalars_as_strings),
 	    cmocka_unit_test(test_aliases),

@@ -31,8 +31,8 @@ static const struct error_case cases[] = {
     {"unknown task key, with a suggestion", TASK("{comand: [a]}"), 4, 13,
      "web/app: unknown key \"comand\"; did you mean \"command\"?"},
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
-     "web/app: unknown key \"foo\" (expected command, env, cwd, user, lifecycle, restart or "
-     "kill)"},
+     "web/app: unknown key \"foo\" (expected command, env, cwd, user, lifecycle, restart, "
+     "kill or resources)"},
     {"misspelt key in capitals", TASK("{Command: a}"), 4, 13,
      "web/app: unknown key \"Command\"; did you mean \"command\"?"},
     {"unknown restart key", TASK("{command: a, restart: {dealy: 1s}}"), 4, 35,
@@ -178,6 +178,118 @@ static const struct error_case cases[] = {
      "    tasks: {app: {command: a, restart: {delay: 1m}}}\n",
      3, 26,
      "web/app: restart.max_delay: 10s (set in group web) is shorter than restart.delay (1m)"},
+
+    /* Resources */
+    {"resources as a string", TASK("{command: a, resources: 1G}"), 4, 36,
+     "web/app: resources: must be a map of resource limits, not a string"},
+    {"misspelt resources key", TASK("{command: a, resources: {memroy: 1G}}"), 4, 37,
+     "web/app: resources: unknown key \"memroy\"; did you mean \"memory\"?"},
+    {"unknown resources key", TASK("{command: a, resources: {gpus: 1}}"), 4, 37,
+     "web/app: resources: unknown key \"gpus\" (expected memory, memory_high, memory_swap, cpu, "
+     "cpu_weight, pids, cpuset, io_weight or optional)"},
+    {"unknown group key lists resources",
+     "groups:\n  web:\n    limits: {}\n    tasks: {a: {command: x}}\n", 3, 5,
+     "group web: unknown key \"limits\" (expected restart, resources or tasks)"},
+    {"memory of 0", TASK("{command: a, resources: {memory: 0}}"), 4, 45,
+     "web/app: resources.memory: must be more than 0 (leave it out for no limit)"},
+    {"memory with an unknown unit", TASK("{command: a, resources: {memory: 10Q}}"), 4, 45,
+     "web/app: resources.memory: invalid size \"10Q\": unknown unit (use K, M, G or T, or a "
+     "plain number of bytes)"},
+    {"negative memory", TASK("{command: a, resources: {memory: -1M}}"), 4, 45,
+     "web/app: resources.memory: invalid size \"-1M\": must not be negative"},
+    {"memory null", TASK("{command: a, resources: {memory: ~}}"), 4, 45,
+     "web/app: resources.memory: must be a size such as 512K, 256M or 1G, not null"},
+    {"memory_swap as a list", TASK("{command: a, resources: {memory_swap: [1G]}}"), 4, 50,
+     "web/app: resources.memory_swap: must be a size such as 512K, 256M or 1G, not a list"},
+    {"memory_high of 0", TASK("{command: a, resources: {memory_high: 0}}"), 4, 50,
+     "web/app: resources.memory_high: must be more than 0 (leave it out for no limit)"},
+    {"memory_swap with a decimal", TASK("{command: a, resources: {memory_swap: 1.5G}}"), 4, 50,
+     "web/app: resources.memory_swap: invalid size \"1.5G\": use whole numbers (write e.g. "
+     "1536M, not 1.5G)"},
+    {"cpu of 0", TASK("{command: a, resources: {cpu: 0}}"), 4, 42,
+     "web/app: resources.cpu: must be at least 0.01, not \"0\" (cpu.max gives no less than 1ms "
+     "per 100ms; leave cpu out for no limit)"},
+    {"cpu under 0.01", TASK("{command: a, resources: {cpu: 0.005}}"), 4, 42,
+     "web/app: resources.cpu: must be at least 0.01, not \"0.005\" (cpu.max gives no less than "
+     "1ms per 100ms; leave cpu out for no limit)"},
+    {"cpu with 4 decimals", TASK("{command: a, resources: {cpu: 1.2345}}"), 4, 42,
+     "web/app: resources.cpu: \"1.2345\" has more than 3 decimals (the finest step is 0.001 of "
+     "a core)"},
+    {"cpu with a 4th decimal that counts", TASK("{command: a, resources: {cpu: 0.5001}}"), 4, 42,
+     "web/app: resources.cpu: \"0.5001\" has more than 3 decimals (the finest step is 0.001 of "
+     "a core)"},
+    {"negative cpu", TASK("{command: a, resources: {cpu: -1}}"), 4, 42,
+     "web/app: resources.cpu: must be a number of cores such as 0.5, 2 or 1.25, not \"-1\""},
+    {"cpu as a word", TASK("{command: a, resources: {cpu: half}}"), 4, 42,
+     "web/app: resources.cpu: must be a number of cores such as 0.5, 2 or 1.25, not \"half\""},
+    {"cpu ending in a point", TASK("{command: a, resources: {cpu: 1.}}"), 4, 42,
+     "web/app: resources.cpu: must be a number of cores such as 0.5, 2 or 1.25, not \"1.\""},
+    {"cpu in millicores", TASK("{command: a, resources: {cpu: 500m}}"), 4, 42,
+     "web/app: resources.cpu: must be a number of cores such as 0.5, 2 or 1.25, not \"500m\" "
+     "(cores, not millicores: 0.5 for 500m)"},
+    {"cpu above 1024 cores", TASK("{command: a, resources: {cpu: 1024.001}}"), 4, 42,
+     "web/app: resources.cpu: must be at most 1024 cores, not \"1024.001\""},
+    {"cpu far too large", TASK("{command: a, resources: {cpu: 99999999999999999999999}}"), 4, 42,
+     "web/app: resources.cpu: must be at most 1024 cores, not \"99999999999999999999999\""},
+    {"cpu_weight of 0", TASK("{command: a, resources: {cpu_weight: 0}}"), 4, 49,
+     "web/app: resources.cpu_weight: must be a whole number from 1 to 10000, not \"0\""},
+    {"cpu_weight above 10000", TASK("{command: a, resources: {cpu_weight: 10001}}"), 4, 49,
+     "web/app: resources.cpu_weight: must be a whole number from 1 to 10000, not \"10001\""},
+    {"io_weight with a decimal", TASK("{command: a, resources: {io_weight: 1.5}}"), 4, 48,
+     "web/app: resources.io_weight: must be a whole number from 1 to 10000, not \"1.5\""},
+    {"pids of 0", TASK("{command: a, resources: {pids: 0}}"), 4, 43,
+     "web/app: resources.pids: must be a whole number from 1 to 4194304, not \"0\""},
+    {"pids above the kernel's limit", TASK("{command: a, resources: {pids: 4194305}}"), 4, 43,
+     "web/app: resources.pids: must be a whole number from 1 to 4194304, not \"4194305\""},
+    {"negative pids", TASK("{command: a, resources: {pids: -1}}"), 4, 43,
+     "web/app: resources.pids: must be a whole number from 1 to 4194304, not \"-1\""},
+    {"cpuset with a space", TASK("{command: a, resources: {cpuset: \"0-1, 3\"}}"), 4, 45,
+     "web/app: resources.cpuset: must be a CPU list such as \"0-1,3,5-7\" (numbers and ranges, "
+     "commas, no spaces), not \"0-1, 3\""},
+    {"cpuset ending in a comma", TASK("{command: a, resources: {cpuset: \"0-1,\"}}"), 4, 45,
+     "web/app: resources.cpuset: must be a CPU list such as \"0-1,3,5-7\" (numbers and ranges, "
+     "commas, no spaces), not \"0-1,\""},
+    {"empty cpuset", TASK("{command: a, resources: {cpuset: \"\"}}"), 4, 45,
+     "web/app: resources.cpuset: must be a CPU list such as \"0-1,3,5-7\" (numbers and ranges, "
+     "commas, no spaces), not \"\""},
+    {"cpuset range backwards", TASK("{command: a, resources: {cpuset: \"0,3-1\"}}"), 4, 45,
+     "web/app: resources.cpuset: range \"3-1\" goes backwards (write \"1-3\")"},
+    {"cpuset number too large", TASK("{command: a, resources: {cpuset: \"4294967296\"}}"), 4, 45,
+     "web/app: resources.cpuset: CPU number too large in \"4294967296\""},
+    {"optional not a boolean", TASK("{command: a, resources: {optional: yes}}"), 4, 47,
+     "web/app: resources.optional: must be true or false, not \"yes\""},
+    {"group resources wrong, reported once for the group",
+     "groups:\n  web:\n    resources: {cpu: 0}\n    tasks: {a: {command: a}, b: {command: b}}\n",
+     3, 22,
+     "group web: resources.cpu: must be at least 0.01, not \"0\" (cpu.max gives no less than 1ms "
+     "per 100ms; leave cpu out for no limit)"},
+
+    /* memory_high above memory, from the task, the group, or both */
+    {"memory_high above memory in a task",
+     TASK("{command: a, resources: {memory: 256M, memory_high: 300M}}"), 4, 64,
+     "web/app: resources.memory_high: 300M must not exceed resources.memory (256M)"},
+    {"memory_high above memory in a group, reported once",
+     "groups:\n  web:\n    resources: {memory: 256M, memory_high: 300M}\n"
+     "    tasks: {a: {command: a}, b: {command: b}}\n",
+     3, 44, "group web: resources.memory_high: 300M must not exceed resources.memory (256M)"},
+    {"memory_high of a task above the memory of its group",
+     "groups:\n  web:\n    resources: {memory: 256M}\n"
+     "    tasks: {app: {command: a, resources: {memory_high: 300M}}}\n",
+     4, 56,
+     "web/app: resources.memory_high: 300M must not exceed resources.memory (256M, set in group "
+     "web)"},
+    {"memory_high of the group above the memory of a task",
+     "groups:\n  web:\n    resources: {memory_high: 300M}\n"
+     "    tasks: {app: {command: a, resources: {memory: 256M}}}\n",
+     3, 30,
+     "web/app: resources.memory_high: 300M (set in group web) must not exceed resources.memory "
+     "(256M)"},
+    {"a task's wrong memory is not also compared with the group's memory_high",
+     "groups:\n  web:\n    resources: {memory_high: 300M}\n"
+     "    tasks: {app: {command: a, resources: {memory: 10Q}}}\n",
+     4, 51,
+     "web/app: resources.memory: invalid size \"10Q\": unknown unit (use K, M, G or T, or a plain "
+     "number of bytes)"},
 
     /* Lifecycle */
     {"sidecar on poststop", TASK("{command: a, lifecycle: {hook: poststop, sidecar: true}}"), 4, 62,
