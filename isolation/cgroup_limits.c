@@ -104,8 +104,11 @@ static int add_v1(struct cgroup_settings *settings, const struct limit_route *ro
 				 "memory to be set too");
 			return -1;
 		}
-		add(settings, route, CGROUP_V1, "memory.memsw.limit_in_bytes", "%" PRIu64,
-		    resources->memory + resources->memory_swap);
+		/* Saturates: sizes near 2^64 mean "no limit" anyway. */
+		uint64_t total = resources->memory + resources->memory_swap;
+		if (total < resources->memory)
+			total = UINT64_MAX;
+		add(settings, route, CGROUP_V1, "memory.memsw.limit_in_bytes", "%" PRIu64, total);
 	} else if (strcmp(name, "cpu") == 0) {
 		add(settings, route, CGROUP_V1, "cpu.cfs_period_us", "%u", CGROUP_CPU_PERIOD_US);
 		add(settings, route, CGROUP_V1, "cpu.cfs_quota_us", "%" PRIu64,

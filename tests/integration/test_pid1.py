@@ -17,14 +17,16 @@ UNSHARE = ["unshare", "--pid", "--fork", "--mount-proc"]
 
 
 def spawn_orphans(pid_file, seconds, count=3):
-    """Shell: starts `count` processes in sessions of their own (so that
-    they escape the task's process group), each recording its pid and
-    living `seconds`, then exits at once. They become orphans."""
+    """Shell: starts `count` processes that are orphans at once (the
+    subshell that forks each one exits), each recording its pid and living
+    `seconds`. Then it writes its own pid to PID_FILE.spawner and lives a
+    second longer than they do: every process of a task dies with its main
+    process (its cgroup is killed), so orphans live only while it does."""
     return sh(
         f"for i in $(seq {count}); do "
-        f"setsid sh -c 'echo $$ >> {pid_file}; exec sleep {seconds}' & done; "
+        f"(setsid sh -c 'echo $$ >> {pid_file}; exec sleep {seconds}' &); done; "
         f"while [ \"$(cat {pid_file} 2>/dev/null | wc -l)\" -lt {count} ]; do sleep 0.01; done; "
-        f"echo $$ > {pid_file}.spawner; exit 0"
+        f"echo $$ > {pid_file}.spawner; sleep {seconds + 1}; exit 0"
     )
 
 
@@ -41,7 +43,8 @@ def test_orphans_are_reparented_to_corral_and_reaped(corral, tmp_path):
         }
     }
     running = corral.start(config)
-    wait_for(lambda: running.events().of_task("spawner", "exited"), what="the spawner to exit")
+    spawned = orphans.with_name("orphans.spawner")
+    wait_for(lambda: spawned.exists() and spawned.read_text(), what="the orphans")
     pids = read_pids(orphans)
     assert len(pids) == 3
     # While they live, corral (a child subreaper) is their parent.
@@ -222,9 +225,7 @@ def test_as_pid1_orphans_are_reaped(corral, tmp_path):
     # from /proc, i.e. to be reaped, and reports any zombie.
     checker = (
         f"while [ \"$(cat {orphans} 2>/dev/null | wc -l)\" -lt 3 ]; do sleep 0.01; done\n"
-        # Once the spawner is gone (reaped), they are orphans.
-        f"until [ -s {orphans}.spawner ] && [ ! -e /proc/$(cat {orphans}.spawner) ]; do "
-        "sleep 0.01; done\n"
+        f"until [ -s {orphans}.spawner ]; do sleep 0.01; done\n"
         f"for p in $(cat {orphans}); do\n"
         f"  if read -r line < /proc/$p/stat; then set -- ${{line##*) }}; "
         f"echo \"ppid $2\" >> {report}; fi\n"
