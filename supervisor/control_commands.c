@@ -132,7 +132,33 @@ static json_t *last_exit_json(const struct runner *runner)
 						      ? json_string(signal_name(exit->signal))
 						      : json_null());
 	json_object_set_new(object, "failed", json_boolean(runner_last_exit_failed(runner)));
+	json_object_set_new(object, "oom_killed", json_boolean(task_exit_oom_killed(exit)));
+	json_object_set_new(object, "oom_kills", json_integer(exit->oom_kills));
 	json_object_set_new(object, "description", json_string(description));
+	return object;
+}
+
+static json_t *optional_integer(bool present, uint64_t value)
+{
+	return present ? json_integer((json_int_t)value) : json_null();
+}
+
+/* Read from the task's cgroup now: null without one, and null for a
+ * figure its cgroup cannot give (no memory controller, ...). */
+static json_t *usage_json(const struct task *task)
+{
+	if (!task_cgroup_exists(&task->cgroup))
+		return json_null();
+	struct task_cgroup_stats stats;
+	task_read_stats(task, &stats);
+	json_t *object = json_object();
+	json_object_set_new(object, "cgroup", json_string(task->cgroup.path));
+	json_object_set_new(object, "cpu_usec", optional_integer(stats.has_cpu, stats.cpu_usec));
+	json_object_set_new(object, "memory_bytes",
+			    optional_integer(stats.has_memory, stats.memory_current));
+	json_object_set_new(object, "memory_peak_bytes",
+			    optional_integer(stats.has_memory_peak, stats.memory_peak));
+	json_object_set_new(object, "pids", optional_integer(stats.has_pids, stats.pids_current));
 	return object;
 }
 
@@ -152,6 +178,7 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	json_object_set_new(object, "restarts", json_integer(runner->restart_count));
 	json_object_set_new(object, "failed", json_boolean(runner->failed));
 	json_object_set_new(object, "last_exit", last_exit_json(runner));
+	json_object_set_new(object, "usage", usage_json(task));
 	json_object_set_new(object, "next_restart_in_ms",
 			    runner->delay_pending && runner->next_start_ms > now_ms
 				    ? json_integer((json_int_t)(runner->next_start_ms - now_ms))

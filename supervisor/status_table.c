@@ -16,6 +16,9 @@ enum column {
 	COLUMN_STATE,
 	COLUMN_PID,
 	COLUMN_UPTIME,
+	COLUMN_CPU,
+	COLUMN_MEMORY,
+	COLUMN_PIDS,
 	COLUMN_RESTARTS,
 	COLUMN_LAST_EXIT,
 	COLUMN_NEXT_RESTART,
@@ -23,7 +26,8 @@ enum column {
 };
 
 static const char *const column_titles[COLUMN_COUNT] = {
-    "TASK", "STAGE", "STATE", "PID", "UPTIME", "RESTARTS", "LAST EXIT", "NEXT RESTART",
+    "TASK", "STAGE", "STATE", "PID",       "UPTIME",
+    "CPU",  "MEM",   "PIDS",  "RESTARTS", "LAST EXIT", "NEXT RESTART",
 };
 
 /* Rows are indented under their group's header line. */
@@ -90,6 +94,68 @@ static char *duration_cell(const json_t *value, const char *prefix)
 	return xasprintf("%s%s", prefix, duration);
 }
 
+/* "512B", "3.2K", "12.0M", "1.5G": one decimal, powers of 1024. */
+void status_size_format(uint64_t bytes, char *buffer, size_t size)
+{
+	static const char units[] = "KMGT";
+	if (bytes < 1024) {
+		snprintf(buffer, size, "%" PRIu64 "B", bytes);
+		return;
+	}
+	double value = (double)bytes / 1024;
+	size_t unit = 0;
+	while (value >= 1024 && unit + 1 < sizeof(units) - 1) {
+		value /= 1024;
+		unit++;
+	}
+	snprintf(buffer, size, "%.1f%c", value, units[unit]);
+}
+
+/* A figure of "usage"; "-" without a cgroup or without that figure. */
+static const json_t *usage_field(const json_t *task, const char *name)
+{
+	const json_t *usage = json_object_get(task, "usage");
+	return json_is_object(usage) ? json_object_get(usage, name) : NULL;
+}
+
+static char *cpu_cell(const json_t *task)
+{
+	const json_t *usec = usage_field(task, "cpu_usec");
+	if (!usec || json_is_null(usec))
+		return xstrdup(NONE);
+	if (!json_is_integer(usec) || json_integer_value(usec) < 0)
+		return xstrdup(UNKNOWN);
+	uint64_t ms = (uint64_t)json_integer_value(usec) / 1000;
+	if (ms < 60000) /* seconds, where tenths still matter */
+		return xasprintf("%" PRIu64 ".%02" PRIu64 "s", ms / 1000, ms % 1000 / 10);
+	char duration[32];
+	status_duration_format(ms, duration, sizeof(duration));
+	return xstrdup(duration);
+}
+
+/* "12.0M/40.5M": now, and the peak of the task's cgroup. */
+static char *memory_cell(const json_t *task)
+{
+	const json_t *current = usage_field(task, "memory_bytes");
+	const json_t *peak = usage_field(task, "memory_peak_bytes");
+	if (!current || json_is_null(current))
+		return xstrdup(NONE);
+	if (!json_is_integer(current) || json_integer_value(current) < 0)
+		return xstrdup(UNKNOWN);
+	char now[32], most[32];
+	status_size_format((uint64_t)json_integer_value(current), now, sizeof(now));
+	if (!json_is_integer(peak) || json_integer_value(peak) < 0)
+		return xstrdup(now);
+	status_size_format((uint64_t)json_integer_value(peak), most, sizeof(most));
+	return xasprintf("%s/%s", now, most);
+}
+
+static char *pids_cell(const json_t *task)
+{
+	const json_t *pids = usage_field(task, "pids");
+	return pids ? integer_cell(pids) : xstrdup(NONE);
+}
+
 /* "code 1 (failed)", "SIGKILL", "code 0": "(failed)" marks an exit that
  * counted against the restart policy, so that an exit corral asked for
  * (a stop, a restart) does not look like a crash. */
@@ -106,6 +172,8 @@ static char *last_exit_cell(const json_t *last_exit)
 	signal = json_object_get(last_exit, "signal");
 	description = json_object_get(last_exit, "description");
 	failed = json_is_true(json_object_get(last_exit, "failed")) ? " (failed)" : "";
+	if (json_is_true(json_object_get(last_exit, "oom_killed")))
+		return xasprintf("OOM killed%s", failed);
 	if (json_is_integer(code))
 		return xasprintf("code %" JSON_INTEGER_FORMAT "%s", json_integer_value(code),
 				 failed);
@@ -129,6 +197,9 @@ static void fill_row(struct row *row, const json_t *task)
 	row->cells[COLUMN_STATE] = string_cell(json_object_get(task, "state"));
 	row->cells[COLUMN_PID] = integer_cell(json_object_get(task, "pid"));
 	row->cells[COLUMN_UPTIME] = duration_cell(json_object_get(task, "uptime_ms"), "");
+	row->cells[COLUMN_CPU] = cpu_cell(task);
+	row->cells[COLUMN_MEMORY] = memory_cell(task);
+	row->cells[COLUMN_PIDS] = pids_cell(task);
 	row->cells[COLUMN_RESTARTS] = integer_cell(json_object_get(task, "restarts"));
 	row->cells[COLUMN_LAST_EXIT] = last_exit_cell(json_object_get(task, "last_exit"));
 	row->cells[COLUMN_NEXT_RESTART] =

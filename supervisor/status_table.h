@@ -8,8 +8,8 @@
 #include <stdio.h>
 
 /* Writes each group of `reply` as a header line ("web  state: main") and
- * its tasks as rows: TASK, STAGE, STATE, PID, UPTIME, RESTARTS, LAST EXIT,
- * NEXT RESTART. Column widths fit the widest cell of all groups, so that
+ * its tasks as rows: TASK, STAGE, STATE, PID, UPTIME, CPU, MEM (now/peak),
+ * PIDS, RESTARTS, LAST EXIT, NEXT RESTART. Column widths fit the widest cell of all groups, so that
  * the tables line up. Fields missing from the reply show as "?". Returns
  * 0, or -1 when the reply has no "groups" array. */
 int status_table_write(FILE *out, const json_t *reply);
@@ -17,3 +17,6 @@ int status_table_write(FILE *out, const json_t *reply);
 /* A duration at a glance: its two largest units, rounded down ("1h2m",
  * "3m4s", "5s", "2d3h"), or milliseconds below a second ("250ms"). */
 void status_duration_format(uint64_t ms, char *buffer, size_t size);
+
+/* A size at a glance: "512B", "3.2K", "12.0M", "1.5G". */
+void status_size_format(uint64_t bytes, char *buffer, size_t size);

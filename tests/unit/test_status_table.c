@@ -54,11 +54,15 @@ static void test_groups_and_tasks(void **state)
 	    "  {\"name\": \"app\", \"task\": \"web/app\", \"stage\": \"main\", \"state\": "
 	    "\"running\", \"pid\": 4242, \"uptime_ms\": 3723004, \"restarts\": 1,"
 	    "   \"last_exit\": {\"code\": 1, \"signal\": null, \"failed\": true,"
-	    "   \"description\": \"exited with code 1\"}, \"next_restart_in_ms\": null},"
+	    "   \"description\": \"exited with code 1\"}, \"next_restart_in_ms\": null,"
+	    "   \"usage\": {\"cgroup\": \"/sys/fs/cgroup/web/app\", \"cpu_usec\": 1500000,"
+	    "   \"memory_bytes\": 12582912, \"memory_peak_bytes\": 41943040, \"pids\": 3}},"
 	    "  {\"name\": \"proxy\", \"task\": \"web/proxy\", \"stage\": \"prestart-sidecar\","
 	    "   \"state\": \"pending\", \"pid\": null, \"uptime_ms\": null, \"restarts\": 12,"
 	    "   \"last_exit\": {\"code\": null, \"signal\": \"SIGKILL\", \"failed\": true,"
-	    "   \"description\": \"killed by SIGKILL\"}, \"next_restart_in_ms\": 2000},"
+	    "   \"oom_killed\": true, \"description\": \"OOM killed\"},"
+	    "   \"next_restart_in_ms\": 2000, \"usage\": {\"cgroup\": \"/c\", \"cpu_usec\": 0,"
+	    "   \"memory_bytes\": 512, \"memory_peak_bytes\": null, \"pids\": null}},"
 	    "  {\"name\": \"setup\", \"task\": \"web/setup\", \"stage\": \"prestart-ephemeral\","
 	    "   \"state\": \"dead\", \"pid\": null, \"uptime_ms\": null, \"restarts\": 0,"
 	    "   \"last_exit\": {\"code\": 0, \"signal\": null, \"failed\": false,"
@@ -81,24 +85,24 @@ static void test_groups_and_tasks(void **state)
 	    "]}";
 	const char *expected =
 	    "web  state: main\n"
-	    "  TASK      STAGE               STATE     PID   UPTIME  RESTARTS  LAST EXIT         "
-	    "NEXT RESTART\n"
-	    "  app       main                running   4242  1h2m    1         code 1 (failed)   "
-	    "-\n"
-	    "  proxy     prestart-sidecar    pending   -     -       12        SIGKILL (failed)  "
-	    "in 2s\n"
-	    "  setup     prestart-ephemeral  dead      -     -       0         code 0            "
-	    "-\n"
+	    "  TASK      STAGE               STATE     PID   UPTIME  CPU    MEM          "
+	    "PIDS  RESTARTS  LAST EXIT            NEXT RESTART\n"
+	    "  app       main                running   4242  1h2m    1.50s  12.0M/40.0M  3   "
+	    "  1         code 1 (failed)      -\n"
+	    "  proxy     prestart-sidecar    pending   -     -       0.00s  512B         -   "
+	    "  12        OOM killed (failed)  in 2s\n"
+	    "  setup     prestart-ephemeral  dead      -     -       -      -            -   "
+	    "  0         code 0               -\n"
 	    "\n"
 	    "db  state: poststop, stopping, finished\n"
-	    "  TASK      STAGE               STATE     PID   UPTIME  RESTARTS  LAST EXIT         "
-	    "NEXT RESTART\n"
-	    "  postgres  main                dead      -     -       0         SIGTERM           "
-	    "-\n"
-	    "  migrate   prestart-ephemeral  dead      -     -       0         failed to start   "
-	    "-\n"
-	    "  never     poststop            starting  17    250ms   0         -                 "
-	    "-\n";
+	    "  TASK      STAGE               STATE     PID   UPTIME  CPU    MEM          "
+	    "PIDS  RESTARTS  LAST EXIT            NEXT RESTART\n"
+	    "  postgres  main                dead      -     -       -      -            -   "
+	    "  0         SIGTERM              -\n"
+	    "  migrate   prestart-ephemeral  dead      -     -       -      -            -   "
+	    "  0         failed to start      -\n"
+	    "  never     poststop            starting  17    250ms   -      -            -   "
+	    "  0         -                    -\n";
 
 	assert_table(reply, expected);
 }
@@ -111,8 +115,9 @@ static void test_one_task(void **state)
 		     "\"stage\":\"main\",\"state\":\"running\",\"pid\":1,\"uptime_ms\":5000,"
 		     "\"restarts\":0,\"last_exit\":null,\"next_restart_in_ms\":null}]}]}",
 		     "web  state: main\n"
-		     "  TASK  STAGE  STATE    PID  UPTIME  RESTARTS  LAST EXIT  NEXT RESTART\n"
-		     "  app   main   running  1    5s      0         -          -\n");
+		     "  TASK  STAGE  STATE    PID  UPTIME  CPU  MEM  PIDS  RESTARTS  LAST EXIT  "
+		     "NEXT RESTART\n"
+		     "  app   main   running  1    5s      -    -    -     0         -          -\n");
 }
 
 /* From another program, anything may be missing: print "?", not crash. */
@@ -122,9 +127,10 @@ static void test_missing_and_wrong_fields(void **state)
 		     "\"uptime_ms\":-5,\"last_exit\":7},42]},{\"name\":\"empty\",\"state\":"
 		     "\"init\",\"tasks\":[]},{\"name\":\"odd\",\"state\":\"init\"}]}",
 		     "?  state: ?\n"
-		     "  TASK     STAGE  STATE  PID  UPTIME  RESTARTS  LAST EXIT  NEXT RESTART\n"
-		     "  web/app  ?      ?      ?    ?       ?         ?          ?\n"
-		     "  ?        ?      ?      ?    ?       ?         -          ?\n"
+		     "  TASK     STAGE  STATE  PID  UPTIME  CPU  MEM  PIDS  RESTARTS  LAST EXIT  "
+		     "NEXT RESTART\n"
+		     "  web/app  ?      ?      ?    ?       -    -    -     ?         ?          ?\n"
+		     "  ?        ?      ?      ?    ?       -    -    -     ?         -          ?\n"
 		     "\n"
 		     "empty  state: init\n"
 		     "  (no tasks)\n"
@@ -175,6 +181,23 @@ static void test_durations(void **state)
 	}
 }
 
+static void test_sizes(void **state)
+{
+	static const struct {
+		uint64_t bytes;
+		const char *text;
+	} cases[] = {
+	    {0, "0B"},         {1023, "1023B"},        {1024, "1.0K"},
+	    {1536, "1.5K"},    {12582912, "12.0M"},    {1073741824, "1.0G"},
+	    {UINT64_MAX, "16777216.0T"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[32];
+		status_size_format(cases[i].bytes, text, sizeof(text));
+		assert_string_equal(text, cases[i].text);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +206,7 @@ int main(void)
 	    cmocka_unit_test(test_missing_and_wrong_fields),
 	    cmocka_unit_test(test_no_groups),
 	    cmocka_unit_test(test_durations),
+	    cmocka_unit_test(test_sizes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
