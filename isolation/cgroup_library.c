@@ -1,6 +1,7 @@
 #include "isolation/cgroup_library.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libcgroup.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,12 +9,15 @@
 #include <unistd.h>
 
 #include "config/xmalloc.h"
+#include "isolation/cgroup_fs.h"
 
 static void describe(int result, const char *what, char *error, size_t error_size)
 {
 	/* ECGOTHER: the kernel refused; its errno is the useful part. */
 	const char *reason = result == ECGOTHER ? strerror(cgroup_get_last_errno())
-						: cgroup_strerror(result);
+			     : result == ECGROUPVALUENOTEXIST
+				     ? "this kernel does not offer it (no such file)"
+				     : cgroup_strerror(result);
 	snprintf(error, error_size, "%s: %s", what, reason);
 }
 
@@ -46,8 +50,6 @@ char *cgroup_library_own_path(const char *controller)
 	return path;
 }
 
-/* One level: with the values of its parent copied for cpuset, bare for
- * the others (copying every memory.* file of a parent is not wanted). */
 static int create_level(const char *controller, const char *path, char *error,
 			size_t error_size)
 {
@@ -57,8 +59,7 @@ static int create_level(const char *controller, const char *path, char *error,
 		snprintf(error, error_size, "cgroup %s: out of memory", path);
 		return -1;
 	}
-	int result = strcmp(controller, "cpuset") == 0 ? cgroup_create_cgroup_from_parent(group, 0)
-						       : cgroup_create_cgroup(group, 0);
+	int result = cgroup_create_cgroup(group, 0);
 	cgroup_free(&group);
 	if (result != 0) {
 		char what[512];
@@ -67,6 +68,38 @@ static int create_level(const char *controller, const char *path, char *error,
 		return -1;
 	}
 	return 0;
+}
+
+/* A new v1 cpuset group has no cpus and no mems, and takes no process
+ * until it has both: it gets its parent's. (libcgroup's
+ * cgroup_create_cgroup_from_parent copies every file, read-only ones
+ * included, and fails.) */
+static int inherit_cpuset(const char *mount, const char *path, char *error, size_t error_size)
+{
+	static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
+	char parent[strlen(mount) + strlen(path) + 1];
+	snprintf(parent, sizeof(parent), "%s%s", mount, path);
+	*strrchr(parent, '/') = '\0';
+	int parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (parent_fd < 0) {
+		snprintf(error, error_size, "%s: %s", parent, strerror(errno));
+		return -1;
+	}
+	int result = 0;
+	for (size_t i = 0; i < 2 && result == 0; i++) {
+		char value[256];
+		long length = cgroup_fs_read(parent_fd, files[i], value, sizeof(value));
+		if (length < 0) {
+			snprintf(error, error_size, "%s/%s: %s", parent, files[i], strerror((int)-length));
+			result = -1;
+		} else {
+			value[strcspn(value, "\n")] = '\0';
+			result = cgroup_library_write("cpuset", path, files[i], value, error,
+						      error_size);
+		}
+	}
+	close(parent_fd);
+	return result;
 }
 
 int cgroup_library_create(const char *controller, const char *path, char *error,
@@ -78,17 +111,27 @@ int cgroup_library_create(const char *controller, const char *path, char *error,
 	}
 	if (strcmp(controller, "cpuset") != 0)
 		return create_level(controller, path, error, error_size);
+	char *mount = NULL;
+	if (cgroup_get_subsys_mount_point(controller, &mount) != 0) {
+		snprintf(error, error_size, "no v1 cpuset hierarchy");
+		return -1;
+	}
 	/* Level by level, so that every new level inherits cpus and mems. */
 	char partial[strlen(path) + 1];
-	for (const char *slash = strchr(path + 1, '/');; slash = strchr(slash + 1, '/')) {
+	int result = 0;
+	for (const char *slash = strchr(path + 1, '/'); result == 0;
+	     slash = strchr(slash + 1, '/')) {
 		size_t length = slash ? (size_t)(slash - path) : strlen(path);
 		memcpy(partial, path, length);
 		partial[length] = '\0';
-		if (create_level(controller, partial, error, error_size) < 0)
-			return -1;
+		result = create_level(controller, partial, error, error_size);
+		if (result == 0)
+			result = inherit_cpuset(mount, partial, error, error_size);
 		if (!slash)
-			return 0;
+			break;
 	}
+	free(mount);
+	return result;
 }
 
 int cgroup_library_write(const char *controller, const char *path, const char *file,

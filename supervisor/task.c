@@ -15,6 +15,7 @@
 #include "config/units.h"
 #include "supervisor/group.h"
 #include "supervisor/log.h"
+#include "supervisor/status_table.h"
 #include "config/xmalloc.h"
 
 #define TASK_FROM_RUNNER(runner_pointer)                                                   \
@@ -265,10 +266,12 @@ static void finish_run(struct task *task, struct task_exit exit)
 	uint64_t kills = task_cgroup_oom_kills(&task->cgroup) - task->cgroup.oom_kills_at_start;
 	exit.oom_kills = (unsigned)kills;
 	if (kills) {
-		char message[TASK_EVENT_MESSAGE_MAX];
-		snprintf(message, sizeof(message),
-			 "the OOM killer killed %u process%s of the task in %s", exit.oom_kills,
-			 kills == 1 ? "" : "es", task->cgroup.path);
+		char message[TASK_EVENT_MESSAGE_MAX], limit[32] = "";
+		if (task->config->resources.memory)
+			status_size_format(task->config->resources.memory, limit, sizeof(limit));
+		snprintf(message, sizeof(message), "the OOM killer killed %u process%s of the task%s%s%s",
+			 exit.oom_kills, kills == 1 ? "" : "es", limit[0] ? " (memory limit " : "",
+			 limit, limit[0] ? ")" : "");
 		effect_event(&task->runner, TASK_EVENT_OOM_KILLED, message);
 	}
 	task_output_drain(&task->output);
