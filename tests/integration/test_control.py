@@ -608,6 +608,7 @@ def test_uptime_grows_and_a_restart_delay_shows(corral, tmp_path):
                      what="a restart delay in status")
     assert 0 < entry["next_restart_in_ms"] <= 5000, entry
     assert entry["last_exit"] == {"code": 1, "signal": None, "failed": True,
+                                  "oom_killed": False, "oom_kills": 0,
                                   "description": entry["last_exit"]["description"]}, entry
     first = corral.task_status("g/keeper")["uptime_ms"]
     wait_for(lambda: corral.task_status("g/keeper")["uptime_ms"] > first, what="uptime to grow")
