@@ -180,6 +180,14 @@ int task_cgroup_open_events(const struct task_cgroup *cgroup)
 	return fd < 0 ? -errno : fd;
 }
 
+int task_cgroup_open_memory_events(const struct task_cgroup *cgroup)
+{
+	if (cgroup->dir_fd < 0 || !cgroup->v2_memory)
+		return -ENOENT;
+	int fd = openat(cgroup->dir_fd, "memory.events", O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 static const struct task_cgroup_v1 *v1_memory(const struct task_cgroup *cgroup)
 {
 	for (size_t i = 0; i < cgroup->v1_count; i++)

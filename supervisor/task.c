@@ -71,6 +71,24 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 /* ---- the task's cgroup ---- */
 
 static void release_cgroup(struct task *task);
+static void on_memory_events(struct loop_watch *watch, uint32_t events);
+
+static void watch_file(struct task *task, struct loop_watch *watch, int fd)
+{
+	if (fd < 0)
+		return;
+	watch->fd = fd;
+	loop_watch_add(task->services->loop, watch, EPOLLPRI);
+}
+
+static void unwatch_file(struct task *task, struct loop_watch *watch)
+{
+	if (watch->fd < 0)
+		return;
+	loop_watch_remove(task->services->loop, watch);
+	close(watch->fd);
+	watch->fd = -1;
+}
 
 /* Made before the first start, again after the task was dead for good
  * (ForceRestart, restart --all), and after a run that ended with
@@ -92,21 +110,16 @@ static int prepare_cgroup(struct task *task, char *message, size_t message_size)
 		log_message("%s: warning: %s", task->config->full_name, warning);
 	if (!task_cgroup_exists(&task->cgroup))
 		return 0; /* cgroups are off, and the task asks for no limit */
-	int fd = task_cgroup_open_events(&task->cgroup);
-	if (fd >= 0) {
-		task->cgroup_events_watch.fd = fd;
-		loop_watch_add(task->services->loop, &task->cgroup_events_watch, EPOLLPRI);
-	}
+	watch_file(task, &task->cgroup_events_watch, task_cgroup_open_events(&task->cgroup));
+	watch_file(task, &task->memory_events_watch,
+		   task_cgroup_open_memory_events(&task->cgroup));
 	return 0;
 }
 
 static void release_cgroup(struct task *task)
 {
-	if (task->cgroup_events_watch.fd >= 0) {
-		loop_watch_remove(task->services->loop, &task->cgroup_events_watch);
-		close(task->cgroup_events_watch.fd);
-		task->cgroup_events_watch.fd = -1;
-	}
+	unwatch_file(task, &task->cgroup_events_watch);
+	unwatch_file(task, &task->memory_events_watch);
 	if (task_cgroup_exists(&task->cgroup))
 		task_cgroup_remove(&task->cgroup, task->services->cgroups);
 }
@@ -142,6 +155,7 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	if (prepare_cgroup(task, message, message_size) < 0)
 		return -EINVAL;
 	task->cgroup.oom_kills_at_start = task_cgroup_oom_kills(&task->cgroup);
+	task->oom_kills_reported = task->cgroup.oom_kills_at_start;
 	task_plan_refresh_executable(&task->plan, task->config);
 	fill_spawn_request(task, &request);
 	int error = spawn_process(task->services->spawn_slots, &request, &result);
@@ -259,21 +273,44 @@ static struct task_exit exit_from_siginfo(const siginfo_t *info)
 	return (struct task_exit){.kind = TASK_EXIT_SIGNAL, .signal = info->si_status};
 }
 
+/* An oom_killed event for the kills not reported yet. Returns the kills of
+ * the current run. */
+static uint64_t report_oom_kills(struct task *task)
+{
+	uint64_t counter = task_cgroup_oom_kills(&task->cgroup);
+	if (counter > task->oom_kills_reported) {
+		uint64_t kills = counter - task->oom_kills_reported;
+		task->oom_kills_reported = counter;
+		char message[TASK_EVENT_MESSAGE_MAX], limit[32] = "";
+		if (task->config->resources.memory)
+			status_size_format(task->config->resources.memory, limit, sizeof(limit));
+		snprintf(message, sizeof(message),
+			 "the OOM killer killed %u process%s of the task%s%s%s", (unsigned)kills,
+			 kills == 1 ? "" : "es", limit[0] ? " (memory limit " : "", limit,
+			 limit[0] ? ")" : "");
+		effect_event(&task->runner, TASK_EVENT_OOM_KILLED, message);
+	}
+	return counter - task->cgroup.oom_kills_at_start;
+}
+
+/* memory.events changed: an OOM kill is reported as it happens, even of a
+ * process that is not the main one (v1 has no such file: its kills are
+ * counted when the run ends). */
+static void on_memory_events(struct loop_watch *watch, uint32_t events)
+{
+	struct task *task = watch->data;
+	char rearm[512]; /* reading through the watched fd rearms it */
+	if (pread(watch->fd, rearm, sizeof(rearm), 0) < 0)
+		return;
+	if (task->pid > 0 || task->awaiting_empty_cgroup)
+		report_oom_kills(task);
+}
+
 /* The end of a run, once nothing of it is left: OOM kills are counted,
  * then the runner hears of the exit. */
 static void finish_run(struct task *task, struct task_exit exit)
 {
-	uint64_t kills = task_cgroup_oom_kills(&task->cgroup) - task->cgroup.oom_kills_at_start;
-	exit.oom_kills = (unsigned)kills;
-	if (kills) {
-		char message[TASK_EVENT_MESSAGE_MAX], limit[32] = "";
-		if (task->config->resources.memory)
-			status_size_format(task->config->resources.memory, limit, sizeof(limit));
-		snprintf(message, sizeof(message), "the OOM killer killed %u process%s of the task%s%s%s",
-			 exit.oom_kills, kills == 1 ? "" : "es", limit[0] ? " (memory limit " : "",
-			 limit, limit[0] ? ")" : "");
-		effect_event(&task->runner, TASK_EVENT_OOM_KILLED, message);
-	}
+	exit.oom_kills = (unsigned)report_oom_kills(task);
 	task_output_drain(&task->output);
 	runner_exited(&task->runner, &exit, loop_now_ms());
 }
@@ -406,6 +443,8 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 		(struct loop_watch){.fd = -1, .callback = on_error_pipe, .data = task};
 	task->cgroup_events_watch =
 		(struct loop_watch){.fd = -1, .callback = on_cgroup_events, .data = task};
+	task->memory_events_watch =
+		(struct loop_watch){.fd = -1, .callback = on_memory_events, .data = task};
 	task_cgroup_init(&task->cgroup);
 	task->output.watch.fd = -1;
 	task->output.write_fd = -1;

@@ -47,6 +47,8 @@ struct task {
 	 * in between, `exit` waits in `pending_exit`. */
 	struct task_cgroup cgroup;
 	struct loop_watch cgroup_events_watch; /* cgroup.events, EPOLLPRI */
+	struct loop_watch memory_events_watch; /* memory.events (v2), EPOLLPRI */
+	uint64_t oom_kills_reported; /* the counter when last reported */
 	bool awaiting_empty_cgroup;
 	struct task_exit pending_exit;
 
