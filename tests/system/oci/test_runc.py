@@ -21,7 +21,8 @@ import shutil
 
 import pytest
 
-from conftest import CORRAL_IN_IMAGE, EXAMPLE_CONFIG, run, still_alive, wait_for
+from conftest import (CORRAL_IN_IMAGE, EXAMPLE_CONFIG, cgroup_paths, run, still_alive,
+                      wait_for)
 
 RUN_EXAMPLE = (CORRAL_IN_IMAGE, "run", EXAMPLE_CONFIG)
 
@@ -89,6 +90,10 @@ def test_example_runs_in_lifecycle_order_as_the_containers_pid_1(container):
     # PID 1 of the container's pid namespace, as the host sees it.
     corral = web.host_pid_of(1)
     assert corral and corral.pid == web.host_pid and corral.name == "corral", web.processes()
+    # In the container's own cgroup (runc names it after the id), in every
+    # hierarchy: below it once per-task cgroups move corral to a leaf.
+    paths = cgroup_paths(web.host_pid)
+    assert paths and all(web.id in path.split("/") for path in paths.values()), paths
     web.assert_log_in_order(
         "web: lifecycle init -> prestart",
         "web/migrate: started",
@@ -292,7 +297,6 @@ def test_per_task_cgroups_appear_inside_the_containers_cgroup(container):
     reply = json.loads(web.exec("corral", "status", "--json", "web/httpd").stdout)
     httpd = web.host_pid_of(reply["groups"][0]["tasks"][0]["pid"])
     assert httpd and httpd.name == "httpd", web.processes()
-    from conftest import cgroup_paths
     corral_paths = cgroup_paths(web.host_pid)
     httpd_paths = cgroup_paths(httpd.pid)
     placed = [key for key, path in httpd_paths.items()
