@@ -203,6 +203,29 @@ def test_runc_kill_term_shuts_down_in_reverse_lifecycle_order_and_exits_0(contai
     assert web.output("web/archive") == [f"archive: {len(shipped)} requests served"], web
 
 
+def test_runc_kill_term_stops_each_tier_after_the_one_before(container):
+    stack = container().start(*run_case("tiers"))
+    stack.wait_for_output("stack/watcher", "watcher up")
+    stack.kill("TERM")
+    assert stack.wait() == 0, stack
+    stack.assert_log_in_order(
+        "SIGTERM: shutting down gracefully",
+        "stack/app: sending SIGTERM",
+        "stack/app: stopped",
+        "stack/watcher: sending SIGTERM",
+        "stack/watcher: stopped",
+        "stack/proxy: sending SIGTERM",
+        "stack/proxy: stopped",
+        "stack/cleanup: started",
+        "exiting with code 0",
+    )
+    # Each tier's signal went out only once the tier before it was dead.
+    lines = [line for line in stack.stdout().splitlines()
+             if line.endswith(" stopping") or line.endswith("poststop ran")]
+    assert lines == ["stack/app | app stopping", "stack/watcher | watcher stopping",
+                     "stack/proxy | proxy stopping", "stack/cleanup | poststop ran"], stack
+
+
 def test_runc_kill_kill_leaves_no_process_behind(container):
     web = start_example(container)
     before = web.processes()
