@@ -1,16 +1,33 @@
 #!/usr/bin/env bash
 # Installs what corral needs to build and test on Debian 12, as root.
 # Only calls apt-get when something is missing, so it is cheap to re-run.
+#
+#   scripts/install-deps.sh               everything: build, tests, fuzzers
+#   scripts/install-deps.sh --build-only  what building the binary needs, no
+#                                         more (examples/Dockerfile's builder)
 set -euo pipefail
 
-packages=(
+build_packages=(
 	build-essential cmake pkg-config
-	libyaml-dev libjansson-dev libcmocka-dev libcgroup-dev  # libraries (see docs/dependencies.md)
-	python3 python3-pytest                    # integration tests
+	libyaml-dev libjansson-dev libcgroup-dev  # libraries (see docs/dependencies.md); the -dev packages hold the .a files for -DCORRAL_STATIC=ON
+)
+test_packages=(
+	libcmocka-dev                             # unit tests
+	python3 python3-pytest python3-yaml       # integration tests; python3-yaml: tests/system/oci reads the example manifests
 	clang libclang-rt-dev                     # libFuzzer for tests/fuzz (the runtime is only a Recommends of clang)
 	util-linux procps                         # unshare, ps: PID 1 tests
 	qemu-system-x86 busybox-static cpio       # tests/system/vm: corral as a VM's init
+	runc                                      # tests/system/oci: corral as PID 1 of an OCI container (busybox-static rootfs)
 )
+
+case ${1:-} in
+--build-only) packages=("${build_packages[@]}") ;;
+"") packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+*)
+	echo "usage: $0 [--build-only]" >&2
+	exit 2
+	;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do

@@ -2,8 +2,9 @@
 # Fresh Debian 12, as root: install what is missing, then build and run every
 # test: unit (cmocka, via ctest) and integration (pytest, the real binary),
 # once on a normal build with warnings as errors and once under ASan+UBSan;
-# system tests (corral as the init of a qemu VM); the fuzzers for a short
-# while; and the benchmarks in their quick mode, as a smoke test.
+# system tests (corral as the init of a qemu VM, then as PID 1 of an OCI
+# container under runc, statically linked); the fuzzers for a short while;
+# and the benchmarks in their quick mode, as a smoke test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -26,6 +27,11 @@ run_suites build
 
 echo "=== system tests: corral as the init of a VM (qemu, TCG)"
 CORRAL_BIN="$PWD/build/corral" "$python" -m pytest -q -p no:cacheprovider tests/system/vm
+
+echo "=== system tests: corral as PID 1 under runc (static binary, busybox rootfs)"
+# The same script examples/Dockerfile's builder stage runs.
+static=$(scripts/build-static.sh build-static)
+CORRAL_STATIC_BIN="$static" "$python" -m pytest -q -p no:cacheprovider tests/system/oci
 
 echo "=== build with AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCORRAL_WERROR=ON -DCORRAL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null

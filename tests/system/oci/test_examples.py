@@ -1,0 +1,236 @@
+"""The container examples are checked, not only read.
+
+- Every corral config under examples/ passes `corral check` (and
+  examples/container/corral.yaml also runs as PID 1 under runc, in
+  test_runc.py, from the same file).
+- The Kubernetes Pod and the Nomad job parse, run the image's corral on the
+  image's config, give corral more time to stop than the config's
+  shutdown_timeout, and probe it with `corral status`.
+- examples/Dockerfile builds with the commands the tests run:
+  `scripts/install-deps.sh --build-only` and `scripts/build-static.sh`, which
+  scripts/test.sh and this suite's fixture call too; it ships the binary that
+  script produces and the config at the paths the runc tests use.
+"""
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import CORRAL_IN_IMAGE, EXAMPLE_CONFIG, HERE, REPO_ROOT, run
+
+EXAMPLES = REPO_ROOT / "examples"
+CONTAINER_CONFIG = EXAMPLES / "container" / "corral.yaml"
+ORCHESTRATOR_FILES = {EXAMPLES / "kubernetes" / "pod.yaml"}
+
+
+def seconds(duration):
+    """A corral or Nomad duration ("1m30s", "20s", "500ms") in seconds."""
+    units = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
+    parts = re.findall(r"(\d+)(ms|h|m|s)", duration)
+    assert parts and "".join(n + u for n, u in parts) == duration, duration
+    return sum(int(number) * units[unit] for number, unit in parts)
+
+
+def shutdown_timeout():
+    return seconds(yaml.safe_load(CONTAINER_CONFIG.read_text())["shutdown_timeout"])
+
+
+# ---- corral configs --------------------------------------------------------
+
+
+def corral_configs():
+    return sorted(path for path in EXAMPLES.rglob("*.yaml") if path not in ORCHESTRATOR_FILES)
+
+
+def test_the_examples_hold_corral_configs():
+    assert CONTAINER_CONFIG in corral_configs()
+
+
+@pytest.mark.parametrize("config", corral_configs(), ids=lambda p: str(p.relative_to(EXAMPLES)))
+def test_example_config_passes_corral_check(static_corral, config):
+    result = run([static_corral, "check", config], check=False)
+    assert result.returncode == 0, result
+    assert result.stdout.startswith(f"{config}: ok ("), result
+
+
+# ---- Kubernetes ------------------------------------------------------------
+
+
+def test_kubernetes_pod_runs_corral_and_waits_longer_than_its_shutdown():
+    documents = list(yaml.safe_load_all((EXAMPLES / "kubernetes" / "pod.yaml").read_text()))
+    (pod,) = documents
+    assert pod["apiVersion"] == "v1" and pod["kind"] == "Pod"
+    (web,) = pod["spec"]["containers"]
+    assert web["command"] == [CORRAL_IN_IMAGE, "run", EXAMPLE_CONFIG]
+    assert pod["spec"]["terminationGracePeriodSeconds"] > shutdown_timeout()
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert web[probe]["exec"]["command"][:2] == [CORRAL_IN_IMAGE, "status"], probe
+    assert {"containerPort": 8080, "name": "http"} in web["ports"]
+
+
+# ---- Nomad (HCL) -----------------------------------------------------------
+
+
+def parse_hcl(text):
+    """The subset of HCL the job uses: blocks with string labels,
+    attributes whose values are strings, numbers, booleans or lists of
+    them, and # or // comments. A block is {"labels": [...], "body": {...}};
+    a body maps each attribute to its value and each block type to a list
+    of blocks. Anything else raises."""
+    token = re.compile(r'\s+|#[^\n]*|//[^\n]*|(?P<string>"(?:[^"\\]|\\.)*")'
+                       r'|(?P<number>-?\d+(?:\.\d+)?)|(?P<word>[A-Za-z_][\w-]*)'
+                       r'|(?P<punct>[{}\[\]=,])')
+    tokens = []
+    position = 0
+    while position < len(text):
+        match = token.match(text, position)
+        if not match:
+            raise ValueError(f"HCL: unexpected {text[position:position + 20]!r}")
+        position = match.end()
+        for kind in ("string", "number", "word", "punct"):
+            if match.group(kind) is not None:
+                tokens.append((kind, match.group(kind)))
+    tokens.append(("end", None))
+    index = 0
+
+    def take(kind=None, value=None):
+        nonlocal index
+        got_kind, got_value = tokens[index]
+        if (kind and got_kind != kind) or (value and got_value != value):
+            raise ValueError(f"HCL: expected {value or kind}, got {got_value!r}")
+        index += 1
+        return got_value
+
+    def value():
+        kind, text_value = tokens[index]
+        if kind == "string":
+            take()
+            return text_value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        if kind == "number":
+            take()
+            return float(text_value) if "." in text_value else int(text_value)
+        if kind == "word" and text_value in ("true", "false"):
+            take()
+            return text_value == "true"
+        take("punct", "[")
+        items = []
+        while tokens[index] != ("punct", "]"):
+            items.append(value())
+            if tokens[index] == ("punct", ","):
+                take()
+        take("punct", "]")
+        return items
+
+    def body(closing):
+        result = {}
+        while tokens[index] != closing:
+            name = take("word")
+            if tokens[index] == ("punct", "="):
+                take()
+                if name in result:
+                    raise ValueError(f"HCL: {name} set twice")
+                result[name] = value()
+                continue
+            labels = []
+            while tokens[index][0] == "string":
+                labels.append(take()[1:-1])
+            take("punct", "{")
+            block = {"labels": labels, "body": body(("punct", "}"))}
+            take("punct", "}")
+            result.setdefault(name, []).append(block)
+        return result
+
+    return body(("end", None))
+
+
+def only(body, block_type):
+    (block,) = body[block_type]
+    return block
+
+
+def test_nomad_job_runs_corral_with_the_docker_driver_and_waits_longer_than_its_shutdown():
+    job = only(parse_hcl((EXAMPLES / "nomad" / "corral-web.nomad.hcl").read_text()), "job")
+    assert job["labels"] == ["corral-web"]
+    group = only(job["body"], "group")
+    task = only(group["body"], "task")["body"]
+    assert task["driver"] == "docker"
+    config = only(task, "config")["body"]
+    assert config["image"] == "corral-web:latest"
+    assert [*config["entrypoint"], *config["args"]] == [CORRAL_IN_IMAGE, "run", EXAMPLE_CONFIG]
+    assert task["kill_signal"] == "SIGTERM"
+    assert seconds(task["kill_timeout"]) > shutdown_timeout()
+    service = only(task, "service")["body"]
+    check = only(service, "check")["body"]
+    assert check["type"] == "script"
+    assert [check["command"], *check["args"]] == [CORRAL_IN_IMAGE, "status"]
+
+
+def test_the_hcl_parser_refuses_what_it_does_not_understand():
+    with pytest.raises(ValueError):
+        parse_hcl('job "x" { a = }')
+    with pytest.raises(ValueError):
+        parse_hcl('job "x" { a = 1')
+    assert parse_hcl('a "b" { c = ["d", 2, true] } # e') == {
+        "a": [{"labels": ["b"], "body": {"c": ["d", 2, True]}}]}
+
+
+# ---- the Dockerfile builds with the tests' commands ------------------------
+
+
+def dockerfile_stages(text):
+    """[(FROM line, [(INSTRUCTION, arguments)])], continuation lines joined."""
+    text = re.sub(r"\\\n", " ", text)
+    stages = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        instruction, _, arguments = line.partition(" ")
+        instruction = instruction.upper()
+        if instruction == "FROM":
+            stages.append((arguments, []))
+        else:
+            stages[-1][1].append((instruction, arguments.strip()))
+    return stages
+
+
+def test_dockerfile_builds_the_static_binary_with_the_commands_the_tests_run():
+    (builder_from, builder), (runtime_from, runtime) = dockerfile_stages(
+        (EXAMPLES / "Dockerfile").read_text())
+    assert builder_from == "debian:12 AS builder"
+    assert runtime_from.startswith("busybox:")
+    runs = [shlex.split(arguments) for instruction, arguments in builder if instruction == "RUN"]
+    assert runs == [["scripts/install-deps.sh", "--build-only"],
+                    ["scripts/build-static.sh", "/build"]], runs
+
+    # The same script builds the binary for scripts/test.sh and for this
+    # suite (when CORRAL_STATIC_BIN is not given).
+    test_sh = (REPO_ROOT / "scripts" / "test.sh").read_text()
+    assert re.search(r"^[^#\n]*scripts/build-static\.sh build-static\b", test_sh, re.M), \
+        "scripts/test.sh does not build with scripts/build-static.sh"
+    assert '"build-static.sh"' in (HERE / "conftest.py").read_text()
+
+    # It ships what that script produces, where the runc tests put it.
+    copies = [arguments.split() for instruction, arguments in runtime if instruction == "COPY"]
+    assert ["--from=builder", "/build/corral.stripped", CORRAL_IN_IMAGE] in copies, copies
+    assert ["examples/container/corral.yaml", EXAMPLE_CONFIG] in copies, copies
+    entrypoint = [yaml.safe_load(arguments) for instruction, arguments in runtime
+                  if instruction in ("ENTRYPOINT", "CMD")]
+    assert [*entrypoint[0], *entrypoint[1]] == [CORRAL_IN_IMAGE, "run", EXAMPLE_CONFIG]
+
+
+def test_build_static_sh_prints_the_stripped_static_binary_the_dockerfile_copies():
+    # What the Dockerfile's COPY names is what the script makes: run it as
+    # the Dockerfile does, into a build directory of its own (incremental
+    # when scripts/test.sh already built build-static/: reuse that tree).
+    build = REPO_ROOT / "build-static"
+    built = run([REPO_ROOT / "scripts" / "build-static.sh", build], timeout=300)
+    printed = Path(built.stdout.strip().splitlines()[-1])
+    assert printed == build / "corral.stripped", built
+    assert printed.exists() and (build / "corral").exists()
+    sections = run(["readelf", "--sections", "--wide", printed]).stdout
+    assert ".debug_info" not in sections and ".symtab" not in sections, sections
+    assert run(["readelf", "--sections", "--wide", build / "corral"]).stdout.count(".symtab")
