@@ -153,18 +153,26 @@ static int move_self(int dir_fd)
 	return cgroup_fs_write(dir_fd, "cgroup.procs", "0");
 }
 
-/* Enables, one by one, each controller `dir_fd` may hand to its children.
- * One at a time: a controller that cannot be enabled (EBUSY where
- * processes live, a v1-bound one) does not keep the others off. */
+/* The controllers corral's limits and stats use. Only these are enabled:
+ * each one enabled in a cgroup keeps processes out of it, and a container
+ * runtime's `exec` joins the container's cgroup (runc falls back to the
+ * init's cgroup on pure v2 hosts, not on hybrid ones, whose v2 tree has
+ * only controllers corral has no use for, such as hugetlb). */
+static const char *const used_controllers[] = {"cpu", "cpuset", "io", "memory", "pids"};
+
+/* Enables, one by one, each used controller `dir_fd` may hand to its
+ * children. One at a time: a controller that cannot be enabled (EBUSY where
+ * processes live) does not keep the others off. */
 static void enable_controllers(int dir_fd)
 {
 	char available[256];
 	if (cgroup_fs_read(dir_fd, "cgroup.controllers", available, sizeof(available)) < 0)
 		return;
-	for (char *save = NULL, *word = strtok_r(available, " \n", &save); word;
-	     word = strtok_r(NULL, " \n", &save)) {
+	for (size_t i = 0; i < sizeof(used_controllers) / sizeof(used_controllers[0]); i++) {
+		if (!cgroup_fs_has_word(available, used_controllers[i]))
+			continue;
 		char change[64];
-		snprintf(change, sizeof(change), "+%s", word);
+		snprintf(change, sizeof(change), "+%s", used_controllers[i]);
 		cgroup_fs_write(dir_fd, "cgroup.subtree_control", change);
 	}
 }

@@ -446,6 +446,13 @@ def container(make_rootfs, runc_root, tmp_path, request):
                 for mount in spec["mounts"]:
                     if mount["destination"] == "/sys/fs/cgroup":
                         mount["options"] = [o for o in mount["options"] if o != "ro"] + ["rw"]
+                # runc mounts only the v1 hierarchies of a hybrid host; the
+                # v2 tree (the container's own part of it, thanks to the
+                # namespace) is what corral's per-task cgroups need.
+                if os.path.exists("/sys/fs/cgroup/unified/cgroup.procs"):
+                    spec["mounts"].append({"destination": "/sys/fs/cgroup/unified",
+                                           "type": "cgroup2", "source": "cgroup2",
+                                           "options": ["nosuid", "noexec", "nodev", "rw"]})
 
         made.edit_spec(change)
         containers.append(made)
