@@ -83,6 +83,8 @@ static void task_config_free(struct task_config *task)
 	free(task->cwd);
 	free(task->user);
 	free(task->resources.cpuset);
+	free_string_vector(task->readiness.probe.argv);
+	free_string_vector(task->health.probe.argv);
 }
 
 static void group_config_free(struct group_config *group)

@@ -69,6 +69,37 @@ struct resources_config {
 /* True when any limit is set (optional alone is not a limit). */
 bool resources_config_has_limits(const struct resources_config *resources);
 
+/* A command corral runs now and then to ask about a task (readiness or
+ * health probes). */
+struct probe_config {
+	char **argv; /* NULL-terminated; NULL: no probe */
+	size_t argc;
+	uint64_t interval_ms; /* between the start of one run and the next */
+	uint64_t timeout_ms;  /* a run still going after this counts as failed */
+};
+
+enum readiness_kind {
+	READINESS_NONE,           /* started means ready, as in Nomad */
+	READINESS_NOTIFY_SYSTEMD, /* sd_notify READY=1 on NOTIFY_SOCKET */
+	READINESS_NOTIFY_FD,      /* s6 style: a newline written to fd `fd` */
+	READINESS_EXEC,           /* `probe` exits 0 */
+};
+
+/* How a task says it is ready (config `readiness:`). */
+struct readiness_config {
+	enum readiness_kind kind;
+	int fd;              /* READINESS_NOTIFY_FD: the fd number in the task, >= 3 */
+	struct probe_config probe; /* READINESS_EXEC */
+	uint64_t timeout_ms; /* the start fails if not ready by then; 0: no limit */
+};
+
+/* Liveness (config `health:`): a task whose probe fails `failures` times in
+ * a row is restarted. */
+struct health_config {
+	struct probe_config probe; /* probe.argv NULL: no health check */
+	unsigned failures;
+};
+
 struct task_config {
 	char *name;      /* "app" */
 	char *full_name; /* "web/app": how every message names the task */
@@ -86,6 +117,8 @@ struct task_config {
 	int kill_signal;
 	uint64_t kill_timeout_ms;
 	struct resources_config resources;
+	struct readiness_config readiness;
+	struct health_config health;
 };
 
 struct group_config {
