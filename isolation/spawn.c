@@ -121,6 +121,19 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	 * open until exec. */
 	syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 
+	/* The readiness pipe, at the number the task expects, the one fd
+	 * above 2 that survives exec. The error pipe moves out of its way. */
+	int target = request->notify_target;
+	if (target >= 0) {
+		if (target == error_fd)
+			error_fd = (int)syscall(SYS_fcntl, error_fd, F_DUPFD_CLOEXEC, target + 1);
+		long moved = slots->notify_fd == target
+				     ? syscall(SYS_fcntl, target, F_SETFD, 0)
+				     : syscall(SYS_dup2, slots->notify_fd, target);
+		if (error_fd < 0 || moved < 0)
+			child_fail(error_fd, SPAWN_STAGE_NOTIFY_FD);
+	}
+
 	syscall(SYS_execve, request->executable, request->argv, request->envp);
 	child_fail(error_fd, SPAWN_STAGE_EXEC);
 }
@@ -155,7 +168,8 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 
 int spawn_slots_open(struct spawn_slots *slots)
 {
-	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd};
+	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
+		      &slots->notify_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		*fds[i] = -1;
 	slots->devnull_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -178,7 +192,8 @@ int spawn_slots_open(struct spawn_slots *slots)
 
 void spawn_slots_close(struct spawn_slots *slots)
 {
-	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd};
+	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
+		      &slots->notify_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -196,7 +211,9 @@ int spawn_process(struct spawn_slots *slots, const struct spawn_request *request
 		return -errno;
 	/* Park what the child needs in the slots (dup3 keeps them CLOEXEC). */
 	if (dup3(request->output_fd, slots->output_fd, O_CLOEXEC) < 0 ||
-	    dup3(error_pipe[1], slots->error_fd, O_CLOEXEC) < 0) {
+	    dup3(error_pipe[1], slots->error_fd, O_CLOEXEC) < 0 ||
+	    (request->notify_target >= 0 &&
+	     dup3(request->notify_fd, slots->notify_fd, O_CLOEXEC) < 0)) {
 		int error = -errno;
 		close(error_pipe[0]);
 		close(error_pipe[1]);
@@ -212,6 +229,8 @@ int spawn_process(struct spawn_slots *slots, const struct spawn_request *request
 	/* The child has exec'd or exited: drop our copy of the error pipe's
 	 * write end, so that the pipe reports EOF or the failure. */
 	dup3(slots->devnull_fd, slots->error_fd, O_CLOEXEC);
+	if (request->notify_target >= 0)
+		dup3(slots->devnull_fd, slots->notify_fd, O_CLOEXEC);
 	if (error < 0) {
 		close(error_pipe[0]);
 		return error;
@@ -250,6 +269,9 @@ void spawn_failure_describe(const struct spawn_request *request,
 		snprintf(buffer, size, "join v1 cgroup %s: %s",
 			 request->cgroup_v1_procs ? request->cgroup_v1_procs[failure->index] : "?",
 			 reason);
+		break;
+	case SPAWN_STAGE_NOTIFY_FD:
+		snprintf(buffer, size, "readiness fd %d: %s", request->notify_target, reason);
 		break;
 	case SPAWN_STAGE_SIGNALS:
 		snprintf(buffer, size, "reset signals: %s", reason);

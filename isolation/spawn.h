@@ -23,10 +23,11 @@ enum spawn_stage {
 	SPAWN_STAGE_SETGROUPS,
 	SPAWN_STAGE_SETGID,
 	SPAWN_STAGE_SETUID,
+	SPAWN_STAGE_NOTIFY_FD,
 	SPAWN_STAGE_EXEC,
 };
 
-/* Three fd slots reserved once, below every fd the tasks make corral open.
+/* Four fd slots reserved once, below every fd the tasks make corral open.
  *
  * Why: a child that copies corral's whole fd table (3 fds per task) and
  * closes it again at exec makes every spawn cost O(tasks), and starting N
@@ -38,6 +39,7 @@ struct spawn_slots {
 	int stdin_fd;  /* /dev/null, for good */
 	int output_fd; /* the task's output pipe, refreshed per spawn */
 	int error_fd;  /* the error pipe's write end during a spawn, else /dev/null */
+	int notify_fd; /* a readiness pipe's write end during a spawn, else /dev/null */
 	int devnull_fd;
 	unsigned copy_limit; /* first fd the child does not copy */
 };
@@ -63,6 +65,10 @@ struct spawn_request {
 	/* NULL or NULL-terminated: v1 cgroup.procs files the child joins
 	 * first thing, before any other setup step. */
 	char *const *cgroup_v1_procs;
+	/* readiness `notify: fd`: notify_fd (a pipe's write end) becomes fd
+	 * notify_target in the task, kept open across exec. -1: none. */
+	int notify_target;
+	int notify_fd;
 };
 
 struct spawn_result {

@@ -31,13 +31,19 @@ static void env_set(char **envp, size_t *count, char *assignment)
 	envp[(*count)++] = assignment;
 }
 
-static char **build_environment(const struct task_config *task, const char *group_name,
-				char *const *base_env)
+static size_t count_env(char *const *env)
 {
-	size_t base_count = 0;
-	while (base_env && base_env[base_count])
-		base_count++;
-	size_t capacity = base_count + task->env_count + 3;
+	size_t count = 0;
+	while (env && env[count])
+		count++;
+	return count;
+}
+
+static char **build_environment(const struct task_config *task, const char *group_name,
+				char *const *base_env, char *const *corral_env)
+{
+	size_t base_count = count_env(base_env);
+	size_t capacity = base_count + task->env_count + count_env(corral_env) + 3;
 	char **envp = xcalloc(capacity, sizeof(*envp));
 	size_t count = 0;
 	for (size_t i = 0; i < base_count; i++)
@@ -46,6 +52,8 @@ static char **build_environment(const struct task_config *task, const char *grou
 		env_set(envp, &count, xstrdup(task->env[i]));
 	env_set(envp, &count, xasprintf("CORRAL_GROUP=%s", group_name));
 	env_set(envp, &count, xasprintf("CORRAL_TASK=%s", task->name));
+	for (size_t i = 0; corral_env && corral_env[i]; i++)
+		env_set(envp, &count, xstrdup(corral_env[i]));
 	envp[count] = NULL;
 	return envp;
 }
@@ -142,10 +150,11 @@ void task_plan_refresh_executable(struct task_plan *plan, const struct task_conf
 }
 
 int task_plan_build(struct task_plan *plan, const struct task_config *task, const char *group_name,
-		    char *const *base_env, char *error, size_t error_size)
+		    char *const *base_env, char *const *corral_env, char *error,
+		    size_t error_size)
 {
 	memset(plan, 0, sizeof(*plan));
-	plan->envp = build_environment(task, group_name, base_env);
+	plan->envp = build_environment(task, group_name, base_env, corral_env);
 	task_plan_refresh_executable(plan, task);
 	if (task->user && resolve_user(plan, task->user, error, error_size) < 0) {
 		task_plan_free(plan);

@@ -27,11 +27,13 @@ static int stop_tier(enum lifecycle_stage stage)
 	return STOP_TIER_NONE;
 }
 
-static enum coordinator_task_state coordinator_view(enum task_state state)
+/* A running task that has not said it is ready yet holds its stage's
+ * successors as a starting one does. */
+static enum coordinator_task_state coordinator_view(const struct runner *runner)
 {
-	switch (state) {
+	switch (runner->state) {
 	case TASK_RUNNING:
-		return COORD_TASK_RUNNING;
+		return runner->ready ? COORD_TASK_RUNNING : COORD_TASK_PENDING;
 	case TASK_DEAD:
 		return COORD_TASK_DEAD;
 	case TASK_PENDING:
@@ -104,7 +106,7 @@ static void update_coordinator(struct group *group)
 		const struct runner *runner = &group->tasks[i].runner;
 		views[i] = (struct coordinator_task){
 			.stage = group->tasks[i].config->stage,
-			.state = coordinator_view(runner->state),
+			.state = coordinator_view(runner),
 			.failed = runner->failed,
 		};
 	}

@@ -39,6 +39,9 @@ const char *task_event_type_name(enum task_event_type type)
 		[TASK_EVENT_RESTART_REQUESTED] = "restart_requested",
 		[TASK_EVENT_LEFTOVERS_KILLED] = "leftovers_killed",
 		[TASK_EVENT_OOM_KILLED] = "oom_killed",
+		[TASK_EVENT_READY] = "ready",
+		[TASK_EVENT_NOT_READY] = "not_ready",
+		[TASK_EVENT_UNHEALTHY] = "unhealthy",
 	};
 	return (unsigned)type < TASK_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }
@@ -136,14 +139,37 @@ void runner_exec_succeeded(struct runner *runner, uint64_t now_ms)
 {
 	if (runner->state != TASK_STARTING)
 		return;
+	const struct readiness_config *readiness = &runner->config->readiness;
+	/* As in Nomad: without a readiness check, started means ready. */
+	runner->ready = readiness->kind == READINESS_NONE;
 	emit(runner, TASK_EVENT_STARTED, "started");
+	if (!runner->ready && readiness->timeout_ms)
+		runner->effects->arm_timer(runner, RUNNER_TIMER_READINESS,
+					   now_ms + readiness->timeout_ms);
 	set_state(runner, TASK_RUNNING);
+}
+
+void runner_ready(struct runner *runner, const char *how)
+{
+	if (runner->state != TASK_RUNNING || runner->ready)
+		return;
+	runner->ready = true;
+	runner->effects->cancel_timer(runner, RUNNER_TIMER_READINESS);
+	emit(runner, TASK_EVENT_READY, "ready (%s)", how);
+	runner->effects->changed(runner);
+}
+
+bool runner_is_ready(const struct runner *runner)
+{
+	return runner->state == TASK_RUNNING && runner->ready;
 }
 
 /* After the process is gone (or never came): stop timers. */
 static void forget_process(struct runner *runner)
 {
+	runner->ready = false;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_KILL);
+	runner->effects->cancel_timer(runner, RUNNER_TIMER_READINESS);
 }
 
 static void become_dead(struct runner *runner, bool failed)
@@ -269,6 +295,19 @@ void runner_timer_fired(struct runner *runner, enum runner_timer timer, uint64_t
 			emit(runner, TASK_EVENT_KILL_TIMEOUT,
 			     "still running %s after %s: sending SIGKILL", timeout,
 			     signal_name(runner->config->kill_signal));
+			runner->effects->kill_all(runner);
+		}
+		return;
+	case RUNNER_TIMER_READINESS:
+		/* A failed start: killed, and its exit counts against the
+		 * restart policy like any failure. */
+		if (runner->state == TASK_RUNNING && !runner->ready &&
+		    runner->stop_intent == RUNNER_STOP_NONE) {
+			char timeout[32];
+			format_duration_ms(runner->config->readiness.timeout_ms, timeout,
+					   sizeof(timeout));
+			emit(runner, TASK_EVENT_NOT_READY, "not ready within %s: killing it",
+			     timeout);
 			runner->effects->kill_all(runner);
 		}
 		return;

@@ -28,8 +28,9 @@ const char *task_state_name(enum task_state state);
 enum runner_timer {
 	RUNNER_TIMER_RESTART_DELAY,
 	RUNNER_TIMER_KILL,
+	RUNNER_TIMER_READINESS, /* readiness.timeout of the current run */
 };
-#define RUNNER_TIMER_COUNT 2
+#define RUNNER_TIMER_COUNT 3
 
 /* Why a running task is being stopped: decides what its exit means. */
 enum runner_stop_intent {
@@ -78,6 +79,9 @@ struct runner {
 	bool delay_pending;          /* pending, but a restart delay runs */
 	enum runner_stop_intent stop_intent;
 	bool failed;                 /* dead and failed for good */
+	/* Running and said it is ready (at once without `readiness:`). The
+	 * coordinator sees a running task that is not ready as pending. */
+	bool ready;
 
 	struct task_exit last_exit;
 	bool has_exited;
@@ -104,6 +108,9 @@ void runner_start(struct runner *runner, uint64_t now_ms);
 
 /* From the process side. */
 void runner_exec_succeeded(struct runner *runner, uint64_t now_ms);
+/* The task said it is ready (`how`: "READY=1", "fd 3", "probe passed"). */
+void runner_ready(struct runner *runner, const char *how);
+bool runner_is_ready(const struct runner *runner);
 void runner_start_failed(struct runner *runner, const char *message, int exit_code,
 			 uint64_t now_ms);
 void runner_exited(struct runner *runner, const struct task_exit *exit, uint64_t now_ms);

@@ -194,7 +194,11 @@ static bool reap_if_task(void *context, pid_t pid)
 {
 	struct supervisor *supervisor = context;
 	for (size_t i = 0; i < supervisor->group_count; i++) {
-		struct task *task = group_find_task_by_pid(&supervisor->groups[i], pid);
+		struct group *group = &supervisor->groups[i];
+		for (size_t t = 0; t < group->task_count; t++)
+			if (task_reap_helper(&group->tasks[t], pid))
+				return true;
+		struct task *task = group_find_task_by_pid(group, pid);
 		if (!task)
 			continue;
 		task_reap(task);
@@ -264,7 +268,8 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	memset(supervisor, 0, sizeof(*supervisor));
 	supervisor->config = config;
 	supervisor->signal_watch.fd = -1;
-	supervisor->spawn_slots = (struct spawn_slots){-1, -1, -1, -1, 0};
+	supervisor->spawn_slots = (struct spawn_slots){
+		.stdin_fd = -1, .output_fd = -1, .error_fd = -1, .notify_fd = -1, .devnull_fd = -1};
 	supervisor->cgroups = (struct cgroup_tree){.base_fd = -1, .root_fd = -1, .v1_suffix = ""};
 	/* Before anything can fail: supervisor_close() cancels it. */
 	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);

@@ -65,6 +65,7 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.into_cgroup = task_cgroup_exists(&task->cgroup),
 		.cgroup_fd = task->cgroup.dir_fd,
 		.cgroup_v1_procs = task->cgroup.v1_count ? task->cgroup.v1_procs_paths : NULL,
+		.notify_target = -1,
 	};
 }
 
@@ -158,7 +159,13 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	task->oom_kills_reported = task->cgroup.oom_kills_at_start;
 	task_plan_refresh_executable(&task->plan, task->config);
 	fill_spawn_request(task, &request);
-	int error = spawn_process(task->services->spawn_slots, &request, &result);
+	int error = task_readiness_prepare_spawn(task, &request);
+	if (error < 0) {
+		snprintf(message, message_size, "readiness: pipe: %s", strerror(-error));
+		return error;
+	}
+	error = spawn_process(task->services->spawn_slots, &request, &result);
+	task_readiness_spawned(task);
 	if (error < 0) {
 		snprintf(message, message_size, "clone3: %s", strerror(-error));
 		return error;
@@ -217,6 +224,18 @@ static void remember_event(struct task *task, enum task_event_type type, const c
 		task->history_count++;
 }
 
+void task_note_event(struct task *task, enum task_event_type type, const char *message)
+{
+	remember_event(task, type, message);
+	event_log_task(task->services->events, task->config->full_name,
+		       task_event_type_name(type), message, 0);
+}
+
+bool task_reap_helper(struct task *task, pid_t pid)
+{
+	return task_readiness_reap(task, pid);
+}
+
 static void effect_event(struct runner *runner, enum task_event_type type, const char *message)
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
@@ -226,9 +245,30 @@ static void effect_event(struct runner *runner, enum task_event_type type, const
 		       task_event_type_name(type), message, pid);
 }
 
+/* Readiness listens during a run, and the health probe runs once the run
+ * is ready. */
+static void follow_run(struct task *task)
+{
+	const struct runner *runner = &task->runner;
+	bool running = runner->state == TASK_RUNNING;
+	if (running && !task->run_seen) {
+		task->run_seen = true;
+		task_readiness_run_started(task);
+	}
+	if (running && runner->ready && !task->ready_seen) {
+		task->ready_seen = true;
+		task_readiness_now_ready(task);
+	}
+	if (!running && task->run_seen) {
+		task->run_seen = task->ready_seen = false;
+		task_readiness_run_ended(task);
+	}
+}
+
 static void effect_changed(struct runner *runner)
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
+	follow_run(task);
 	/* Dead for good (until a ForceRestart): its cgroup goes. */
 	if (runner->state == TASK_DEAD && !task->awaiting_empty_cgroup)
 		release_cgroup(task);
@@ -415,9 +455,7 @@ static void on_pidfd(struct loop_watch *watch, uint32_t events)
 static void on_timer(struct loop_timer *timer)
 {
 	struct task *task = timer->data;
-	enum runner_timer which = timer == &task->timers[RUNNER_TIMER_KILL]
-					  ? RUNNER_TIMER_KILL
-					  : RUNNER_TIMER_RESTART_DELAY;
+	enum runner_timer which = (enum runner_timer)(timer - task->timers);
 	runner_timer_fired(&task->runner, which, loop_now_ms());
 }
 
@@ -452,8 +490,13 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 		loop_timer_init(&task->timers[i], on_timer, task);
 	runner_init(&task->runner, config, &task_effects, task);
 
-	if (task_plan_build(&task->plan, config, group_name, environ, error, error_size) < 0)
+	if (task_readiness_open(task, error, error_size) < 0)
 		return -1;
+	char *corral_env[] = {task->readiness.notify_env, NULL};
+	if (task_plan_build(&task->plan, config, group_name, environ, corral_env, error,
+			    error_size) < 0)
+		return -1;
+	task_readiness_init_probes(task);
 	line_ring_init(&task->logs, TASK_LOG_RING_BYTES);
 	int result = task_output_open(&task->output, services->loop, services->sink,
 				      config->full_name, on_output_line, task);
@@ -471,6 +514,7 @@ void task_free(struct task *task)
 		loop_timer_cancel(loop, &task->timers[i]);
 	close_process_fds(task);
 	release_cgroup(task);
+	task_readiness_close(task);
 	task_output_close(&task->output);
 	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);

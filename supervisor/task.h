@@ -14,6 +14,7 @@
 #include "supervisor/runner.h"
 #include "supervisor/services.h"
 #include "supervisor/task_output.h"
+#include "supervisor/task_readiness.h"
 
 struct group;
 
@@ -52,6 +53,10 @@ struct task {
 	bool awaiting_empty_cgroup;
 	struct task_exit pending_exit;
 
+	struct task_readiness readiness;
+	bool run_seen;   /* the current run's exec was seen (readiness listens) */
+	bool ready_seen; /* and its readiness (the health probe runs) */
+
 	struct task_output output;
 	struct line_ring logs;   /* recent output, for `corral logs` */
 	unsigned log_followers;  /* control clients following the logs */
@@ -72,6 +77,14 @@ void task_free(struct task *task);
 void task_reap(struct task *task);
 
 bool task_has_process(const struct task *task);
+
+/* Records an event of the task (history, event log) outside the runner:
+ * readiness and health. */
+void task_note_event(struct task *task, enum task_event_type type, const char *message);
+
+/* The SIGCHLD sweep found `pid` exited: true when it was one of the task's
+ * probe runs, now reaped. */
+bool task_reap_helper(struct task *task, pid_t pid);
 
 /* Usage read from its cgroup now (all false without one). */
 void task_read_stats(const struct task *task, struct task_cgroup_stats *stats);

@@ -16,8 +16,11 @@ enum task_event_type {
 	TASK_EVENT_RESTART_REQUESTED, /* Restart or ForceRestart */
 	TASK_EVENT_LEFTOVERS_KILLED,  /* processes left behind were killed */
 	TASK_EVENT_OOM_KILLED,        /* the OOM killer killed processes of the task */
+	TASK_EVENT_READY,             /* said it is ready (readiness:) */
+	TASK_EVENT_NOT_READY,         /* not ready within readiness.timeout: killed */
+	TASK_EVENT_UNHEALTHY,         /* its health probe failed too often: restarted */
 };
-#define TASK_EVENT_TYPE_COUNT 12
+#define TASK_EVENT_TYPE_COUNT 15
 
 /* "received", "started", "start_failed", ... (stable: the JSON log uses it) */
 const char *task_event_type_name(enum task_event_type type);

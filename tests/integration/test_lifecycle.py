@@ -459,7 +459,7 @@ def test_event_log_and_stderr_format(corral, tmp_path):
     assert result.returncode == 0, result
     kinds = {"received", "started", "start_failed", "exited", "restarting", "not_restarting",
              "killing", "kill_timeout", "killed", "restart_requested", "leftovers_killed",
-             "oom_killed"}
+             "oom_killed", "ready", "not_ready", "unhealthy"}
     for event in result.events:
         assert isinstance(event["time"], (int, float)) and event["time"] > 1e9, event
         assert isinstance(event["message"], str) and event["message"], event

@@ -411,9 +411,87 @@ static void test_kill_now(void **state)
 	test_free(fixture);
 }
 
+/* ---- readiness ---- */
+
+static void test_without_readiness_started_is_ready(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	run_to_running(fixture, 10);
+	assert_true(runner_is_ready(&fixture->runner));
+	assert_false(fixture->fake.timer_armed[RUNNER_TIMER_READINESS]);
+	test_free(fixture);
+}
+
+static void test_ready_when_the_task_says_so(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	fixture->config.readiness.kind = READINESS_NOTIFY_SYSTEMD;
+	fixture->config.readiness.timeout_ms = 3000;
+	run_to_running(fixture, 10);
+	assert_false(runner_is_ready(&fixture->runner));
+	assert_true(fixture->fake.timer_armed[RUNNER_TIMER_READINESS]);
+	assert_int_equal(fixture->fake.timer_deadline[RUNNER_TIMER_READINESS], 3010);
+	unsigned changes = fixture->fake.changes;
+
+	runner_ready(&fixture->runner, "READY=1");
+	assert_true(runner_is_ready(&fixture->runner));
+	assert_true(last_event_is(fixture, TASK_EVENT_READY));
+	assert_string_equal(fixture->fake.messages[fixture->fake.event_count - 1],
+			    "ready (READY=1)");
+	assert_false(fixture->fake.timer_armed[RUNNER_TIMER_READINESS]);
+	/* The group hears of it: its coordinator may move on. */
+	assert_int_equal(fixture->fake.changes, changes + 1);
+	/* Said twice: once is what counts. */
+	unsigned events = fixture->fake.event_count;
+	runner_ready(&fixture->runner, "READY=1");
+	assert_int_equal(fixture->fake.event_count, events);
+
+	/* A new run must say it again. */
+	runner_exited(&fixture->runner, &exit_code_1, 500);
+	assert_false(runner_is_ready(&fixture->runner));
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 600);
+	run_to_running(fixture, 600);
+	assert_false(runner_is_ready(&fixture->runner));
+	test_free(fixture);
+}
+
+static void test_readiness_timeout_kills_and_counts_as_a_failure(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 3, 100);
+	fixture->config.readiness.kind = READINESS_EXEC;
+	fixture->config.readiness.timeout_ms = 2000;
+	run_to_running(fixture, 0);
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_READINESS, 2000);
+	assert_int_equal(fixture->fake.kills, 1);
+	assert_true(last_event_is(fixture, TASK_EVENT_NOT_READY));
+	assert_string_equal(fixture->fake.messages[fixture->fake.event_count - 1],
+			    "not ready within 2s: killing it");
+	runner_exited(&fixture->runner, &killed_by_9, 2010);
+	assert_true(runner_last_exit_failed(&fixture->runner));
+	assert_true(last_event_is(fixture, TASK_EVENT_RESTARTING));
+	test_free(fixture);
+}
+
+static void test_readiness_timeout_after_ready_does_nothing(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	fixture->config.readiness.kind = READINESS_NOTIFY_FD;
+	fixture->config.readiness.timeout_ms = 2000;
+	run_to_running(fixture, 0);
+	runner_ready(&fixture->runner, "fd 3");
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_READINESS, 2000);
+	assert_int_equal(fixture->fake.kills, 0);
+	assert_true(runner_is_ready(&fixture->runner));
+	test_free(fixture);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_without_readiness_started_is_ready),
+	    cmocka_unit_test(test_ready_when_the_task_says_so),
+	    cmocka_unit_test(test_readiness_timeout_kills_and_counts_as_a_failure),
+	    cmocka_unit_test(test_readiness_timeout_after_ready_does_nothing),
 		cmocka_unit_test(test_received_names_the_gate),
 		cmocka_unit_test(test_start_then_running),
 		cmocka_unit_test(test_failure_restarts_after_delay),

@@ -1,0 +1,192 @@
+#include "supervisor/probe.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config/units.h"
+#include "config/xmalloc.h"
+#include "isolation/spawn.h"
+
+static void on_next_run(struct loop_timer *timer);
+static void on_deadline(struct loop_timer *timer);
+static void on_run_exit(struct loop_watch *watch, uint32_t events);
+
+void probe_init(struct probe *probe, const struct probe_config *config,
+		const struct task_config *task, const struct task_plan *plan,
+		struct services *services, probe_result_function on_result, void *context)
+{
+	memset(probe, 0, sizeof(*probe));
+	probe->config = config;
+	probe->task = task;
+	probe->plan = plan;
+	probe->services = services;
+	probe->on_result = on_result;
+	probe->context = context;
+	probe->error_fd = -1;
+	probe->pidfd_watch = (struct loop_watch){.fd = -1, .callback = on_run_exit, .data = probe};
+	loop_timer_init(&probe->next_run, on_next_run, probe);
+	loop_timer_init(&probe->deadline, on_deadline, probe);
+	char buffer[PATH_MAX];
+	probe->executable = xstrdup(
+		spawn_resolve_executable(config->argv[0], plan->envp, buffer, sizeof(buffer)));
+}
+
+static void run_once(struct probe *probe)
+{
+	struct spawn_slots *slots = probe->services->spawn_slots;
+	struct spawn_request request = {
+		.executable = probe->executable,
+		.argv = probe->config->argv,
+		.envp = probe->plan->envp,
+		.cwd = probe->task->cwd,
+		.change_ids = probe->plan->change_ids,
+		.uid = probe->plan->uid,
+		.gid = probe->plan->gid,
+		.groups = probe->plan->groups,
+		.group_count = probe->plan->group_count,
+		.output_fd = slots->devnull_fd,
+		.notify_target = -1,
+	};
+	struct spawn_result result;
+	uint64_t now = loop_now_ms();
+	loop_timer_arm(probe->services->loop, &probe->next_run, now + probe->config->interval_ms);
+	int error = spawn_process(slots, &request, &result);
+	if (error < 0) {
+		char why[96];
+		snprintf(why, sizeof(why), "clone3: %s", strerror(-error));
+		probe->on_result(probe->context, false, why);
+		return;
+	}
+	probe->pid = result.pid;
+	probe->timed_out = false;
+	probe->error_fd = result.error_fd;
+	probe->pidfd_watch.fd = result.pidfd;
+	loop_watch_add(probe->services->loop, &probe->pidfd_watch, EPOLLIN);
+	loop_timer_arm(probe->services->loop, &probe->deadline, now + probe->config->timeout_ms);
+}
+
+static void on_next_run(struct loop_timer *timer)
+{
+	struct probe *probe = timer->data;
+	/* A run still going when the next is due is left to its deadline. */
+	if (probe->active && probe->pid == 0)
+		run_once(probe);
+	else if (probe->active)
+		loop_timer_arm(probe->services->loop, &probe->next_run,
+			       loop_now_ms() + probe->config->interval_ms);
+}
+
+/* Kills the run and what it started (it leads its own process group). */
+static void kill_run(struct probe *probe)
+{
+	if (probe->pid > 0) {
+		kill(-probe->pid, SIGKILL);
+		kill(probe->pid, SIGKILL);
+	}
+}
+
+static void on_deadline(struct loop_timer *timer)
+{
+	struct probe *probe = timer->data;
+	probe->timed_out = true;
+	kill_run(probe);
+}
+
+static void describe_exit(struct probe *probe, const siginfo_t *info, char *why, size_t size)
+{
+	struct spawn_failure failure;
+	if (spawn_read_failure(probe->error_fd, &failure) == 1) {
+		struct spawn_request request = {.executable = probe->executable,
+						.cwd = probe->task->cwd,
+						.uid = probe->plan->uid,
+						.gid = probe->plan->gid};
+		spawn_failure_describe(&request, &failure, why, size);
+	} else if (probe->timed_out) {
+		char timeout[32];
+		format_duration_ms(probe->config->timeout_ms, timeout, sizeof(timeout));
+		snprintf(why, size, "timed out after %s", timeout);
+	} else if (info->si_code == CLD_EXITED) {
+		snprintf(why, size, "exited with code %d", info->si_status);
+	} else {
+		snprintf(why, size, "killed by %s", signal_name(info->si_status));
+	}
+}
+
+/* The run ended: reap it, then report (if still wanted). */
+static void finish_run(struct probe *probe)
+{
+	siginfo_t info;
+	memset(&info, 0, sizeof(info));
+	int pidfd = probe->pidfd_watch.fd;
+	if (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+	    info.si_pid == 0)
+		return;
+	/* What the run left behind, while its unreaped leader still holds
+	 * the process group id; then the leader. */
+	kill(-probe->pid, SIGKILL);
+	siginfo_t reaped;
+	waitid(P_PIDFD, (id_t)pidfd, &reaped, WEXITED | WNOHANG);
+	char why[160] = "";
+	bool passed = info.si_code == CLD_EXITED && info.si_status == 0 && !probe->timed_out;
+	if (!passed)
+		describe_exit(probe, &info, why, sizeof(why));
+	loop_watch_remove(probe->services->loop, &probe->pidfd_watch);
+	close(probe->pidfd_watch.fd);
+	probe->pidfd_watch.fd = -1;
+	close(probe->error_fd);
+	probe->error_fd = -1;
+	probe->pid = 0;
+	loop_timer_cancel(probe->services->loop, &probe->deadline);
+	if (probe->active)
+		probe->on_result(probe->context, passed, why);
+}
+
+static void on_run_exit(struct loop_watch *watch, uint32_t events)
+{
+	finish_run(watch->data);
+}
+
+bool probe_reap(struct probe *probe, pid_t pid)
+{
+	if (probe->pid <= 0 || probe->pid != pid)
+		return false;
+	finish_run(probe);
+	return true;
+}
+
+void probe_start(struct probe *probe)
+{
+	probe->active = true;
+	if (probe->pid == 0)
+		run_once(probe);
+}
+
+void probe_stop(struct probe *probe)
+{
+	probe->active = false;
+	loop_timer_cancel(probe->services->loop, &probe->next_run);
+	kill_run(probe);
+}
+
+void probe_free(struct probe *probe)
+{
+	if (!probe->executable)
+		return;
+	probe_stop(probe);
+	if (probe->pid > 0) {
+		/* corral is exiting: reap the killed run here and now. */
+		siginfo_t info;
+		waitid(P_PIDFD, (id_t)probe->pidfd_watch.fd, &info, WEXITED | WNOWAIT);
+		finish_run(probe);
+	}
+	loop_timer_cancel(probe->services->loop, &probe->deadline);
+	free(probe->executable);
+	probe->executable = NULL;
+}

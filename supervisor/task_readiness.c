@@ -1,0 +1,265 @@
+#include "supervisor/task_readiness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "config/xmalloc.h"
+#include "supervisor/task.h"
+
+/* ---- notify: systemd ---- */
+
+/* The sender is the task's main process, or runs in its session (every
+ * process it starts, unless one makes a session of its own). */
+static bool sent_by_task(const struct task *task, pid_t sender)
+{
+	if (task->pid <= 0 || sender <= 0)
+		return false;
+	return sender == task->pid || getsid(sender) == task->pid;
+}
+
+/* sd_notify's format: newline-separated VARIABLE=value assignments. */
+static void take_notification(struct task *task, char *text)
+{
+	struct task_readiness *readiness = &task->readiness;
+	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (strcmp(line, "READY=1") == 0)
+			runner_ready(&task->runner, "READY=1");
+		else if (strncmp(line, "STATUS=", 7) == 0)
+			snprintf(readiness->status_text, sizeof(readiness->status_text), "%s",
+				 line + 7);
+		else if (strcmp(line, "STOPPING=1") == 0)
+			snprintf(readiness->status_text, sizeof(readiness->status_text),
+				 "stopping");
+	}
+}
+
+static void on_notify_socket(struct loop_watch *watch, uint32_t events)
+{
+	struct task *task = watch->data;
+	char text[4096];
+	union {
+		struct cmsghdr header;
+		char space[CMSG_SPACE(sizeof(struct ucred))];
+	} control;
+	for (;;) {
+		struct iovec vector = {.iov_base = text, .iov_len = sizeof(text) - 1};
+		struct msghdr message = {.msg_iov = &vector,
+					 .msg_iovlen = 1,
+					 .msg_control = &control,
+					 .msg_controllen = sizeof(control)};
+		ssize_t length = recvmsg(watch->fd, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (length < 0)
+			return; /* EAGAIN: all read */
+		text[length] = '\0';
+		const struct ucred *credentials = NULL;
+		for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header;
+		     header = CMSG_NXTHDR(&message, header))
+			if (header->cmsg_level == SOL_SOCKET &&
+			    header->cmsg_type == SCM_CREDENTIALS)
+				credentials = (const struct ucred *)CMSG_DATA(header);
+		if (credentials && sent_by_task(task, credentials->pid))
+			take_notification(task, text);
+	}
+}
+
+static int open_notify_socket(struct task *task, char *error, size_t error_size)
+{
+	struct task_readiness *readiness = &task->readiness;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int on = 1;
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0) {
+		snprintf(error, error_size, "readiness: notify socket: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	/* Abstract: nothing to clean up, and no directory to agree on. */
+	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	int length = snprintf(address.sun_path + 1, sizeof(address.sun_path) - 1,
+			      "corral/%d/%s", (int)getpid(), task->config->full_name);
+	socklen_t size = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)length);
+	if (bind(fd, (struct sockaddr *)&address, size) < 0) {
+		snprintf(error, error_size, "readiness: notify socket @%s: %s",
+			 address.sun_path + 1, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	readiness->notify_env = xasprintf("NOTIFY_SOCKET=@%s", address.sun_path + 1);
+	readiness->notify_socket.fd = fd;
+	loop_watch_add(task->services->loop, &readiness->notify_socket, EPOLLIN);
+	return 0;
+}
+
+/* ---- notify: fd ---- */
+
+static void close_notify_pipe(struct task *task)
+{
+	struct task_readiness *readiness = &task->readiness;
+	if (readiness->notify_pipe.fd >= 0) {
+		loop_watch_remove(task->services->loop, &readiness->notify_pipe);
+		close(readiness->notify_pipe.fd);
+		readiness->notify_pipe.fd = -1;
+	}
+	if (readiness->notify_pipe_write >= 0) {
+		close(readiness->notify_pipe_write);
+		readiness->notify_pipe_write = -1;
+	}
+}
+
+static void on_notify_pipe(struct loop_watch *watch, uint32_t events)
+{
+	struct task *task = watch->data;
+	char text[256];
+	ssize_t length = read(watch->fd, text, sizeof(text));
+	if (length > 0 && memchr(text, '\n', (size_t)length)) {
+		char how[32];
+		snprintf(how, sizeof(how), "newline on fd %d", task->config->readiness.fd);
+		runner_ready(&task->runner, how);
+	}
+	/* Said, or closed without saying: nothing more to hear this run. */
+	if (length == 0 || (length > 0 && runner_is_ready(&task->runner)))
+		close_notify_pipe(task);
+}
+
+int task_readiness_prepare_spawn(struct task *task, struct spawn_request *request)
+{
+	request->notify_target = -1;
+	if (task->config->readiness.kind != READINESS_NOTIFY_FD)
+		return 0;
+	close_notify_pipe(task);
+	int ends[2];
+	if (pipe2(ends, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	/* The task may block on a full pipe otherwise; its end blocks. */
+	fcntl(ends[1], F_SETFL, 0);
+	task->readiness.notify_pipe.fd = ends[0];
+	task->readiness.notify_pipe_write = ends[1];
+	loop_watch_add(task->services->loop, &task->readiness.notify_pipe, EPOLLIN);
+	request->notify_target = task->config->readiness.fd;
+	request->notify_fd = ends[1];
+	return 0;
+}
+
+void task_readiness_spawned(struct task *task)
+{
+	/* Only the task holds the write end now: EOF means it closed it. */
+	if (task->readiness.notify_pipe_write >= 0) {
+		close(task->readiness.notify_pipe_write);
+		task->readiness.notify_pipe_write = -1;
+	}
+}
+
+/* ---- probes ---- */
+
+static void on_readiness_probe(void *context, bool passed, const char *why)
+{
+	struct task *task = context;
+	if (!passed)
+		return; /* tried again at the next interval, until the timeout */
+	probe_stop(&task->readiness.readiness_probe);
+	runner_ready(&task->runner, "probe passed");
+}
+
+static void on_health_probe(void *context, bool passed, const char *why)
+{
+	struct task *task = context;
+	struct task_readiness *readiness = &task->readiness;
+	if (passed) {
+		readiness->health_failures_in_a_row = 0;
+		return;
+	}
+	unsigned failures = ++readiness->health_failures_in_a_row;
+	if (failures < task->config->health.failures)
+		return;
+	readiness->health_failures_in_a_row = 0;
+	char message[TASK_EVENT_MESSAGE_MAX];
+	snprintf(message, sizeof(message),
+		 "health check failed %u time%s in a row (last: %s): restarting", failures,
+		 failures == 1 ? "" : "s", why);
+	task_note_event(task, TASK_EVENT_UNHEALTHY, message);
+	probe_stop(&readiness->health_probe);
+	runner_restart(&task->runner, loop_now_ms());
+}
+
+void task_readiness_init_probes(struct task *task)
+{
+	const struct task_config *config = task->config;
+	if (config->readiness.kind == READINESS_EXEC)
+		probe_init(&task->readiness.readiness_probe, &config->readiness.probe, config,
+			   &task->plan, task->services, on_readiness_probe, task);
+	if (config->health.probe.argv)
+		probe_init(&task->readiness.health_probe, &config->health.probe, config,
+			   &task->plan, task->services, on_health_probe, task);
+}
+
+/* ---- a run ---- */
+
+void task_readiness_run_started(struct task *task)
+{
+	task->readiness.status_text[0] = '\0';
+	task->readiness.health_failures_in_a_row = 0;
+	if (task->config->readiness.kind == READINESS_EXEC)
+		probe_start(&task->readiness.readiness_probe);
+}
+
+void task_readiness_now_ready(struct task *task)
+{
+	if (task->config->health.probe.argv)
+		probe_start(&task->readiness.health_probe);
+}
+
+void task_readiness_run_ended(struct task *task)
+{
+	if (task->readiness.readiness_probe.executable)
+		probe_stop(&task->readiness.readiness_probe);
+	if (task->readiness.health_probe.executable)
+		probe_stop(&task->readiness.health_probe);
+	close_notify_pipe(task);
+}
+
+bool task_readiness_reap(struct task *task, pid_t pid)
+{
+	return (task->readiness.readiness_probe.executable &&
+		probe_reap(&task->readiness.readiness_probe, pid)) ||
+	       (task->readiness.health_probe.executable &&
+		probe_reap(&task->readiness.health_probe, pid));
+}
+
+/* ---- the task's life ---- */
+
+int task_readiness_open(struct task *task, char *error, size_t error_size)
+{
+	struct task_readiness *readiness = &task->readiness;
+	memset(readiness, 0, sizeof(*readiness));
+	readiness->notify_socket =
+		(struct loop_watch){.fd = -1, .callback = on_notify_socket, .data = task};
+	readiness->notify_pipe =
+		(struct loop_watch){.fd = -1, .callback = on_notify_pipe, .data = task};
+	readiness->notify_pipe_write = -1;
+	if (task->config->readiness.kind == READINESS_NOTIFY_SYSTEMD)
+		return open_notify_socket(task, error, error_size);
+	return 0;
+}
+
+void task_readiness_close(struct task *task)
+{
+	struct task_readiness *readiness = &task->readiness;
+	probe_free(&readiness->readiness_probe);
+	probe_free(&readiness->health_probe);
+	close_notify_pipe(task);
+	if (readiness->notify_socket.fd >= 0) {
+		loop_watch_remove(task->services->loop, &readiness->notify_socket);
+		close(readiness->notify_socket.fd);
+		readiness->notify_socket.fd = -1;
+	}
+	free(readiness->notify_env);
+	readiness->notify_env = NULL;
+}

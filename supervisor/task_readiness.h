@@ -1,0 +1,57 @@
+/* How a task tells corral it is ready (config `readiness:`), and whether it
+ * stays healthy (`health:`):
+ * - notify systemd: NOTIFY_SOCKET names a datagram socket of corral's own,
+ *   one per task (abstract, so nothing is left on disk); READY=1, STATUS=
+ *   and STOPPING=1 are taken from the task's processes only (the sender's
+ *   credentials: its main process or a process of its session);
+ * - notify fd: a pipe whose write end the task gets as fd N (s6 style); a
+ *   newline on it means ready;
+ * - exec: a probe run every interval until it exits 0.
+ * The runner keeps the state (runner->ready) and the readiness timeout; this
+ * file only listens. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "isolation/spawn.h"
+#include "supervisor/loop.h"
+#include "supervisor/probe.h"
+
+struct task;
+
+#define TASK_STATUS_TEXT_MAX 128
+
+struct task_readiness {
+	char *notify_env;        /* "NOTIFY_SOCKET=@corral/..." for the task */
+	struct loop_watch notify_socket; /* notify systemd */
+	struct loop_watch notify_pipe;   /* notify fd: the read end of this run */
+	int notify_pipe_write;           /* its write end, until the spawn is done */
+	struct probe readiness_probe;    /* exec */
+	struct probe health_probe;
+	unsigned health_failures_in_a_row;
+	char status_text[TASK_STATUS_TEXT_MAX]; /* the last STATUS= */
+};
+
+/* Before the task's plan is built: the notify socket (its env var). 0, or
+ * -1 with `error`. */
+int task_readiness_open(struct task *task, char *error, size_t error_size);
+
+/* After the plan is built: the probes, which run with the task's env. */
+void task_readiness_init_probes(struct task *task);
+
+/* The spawn of a run: a fresh pipe for `notify: fd`. 0 or -errno. */
+int task_readiness_prepare_spawn(struct task *task, struct spawn_request *request);
+void task_readiness_spawned(struct task *task);
+
+/* The run's exec succeeded: probes start. */
+void task_readiness_run_started(struct task *task);
+/* The run said it is ready: the health probe starts. */
+void task_readiness_now_ready(struct task *task);
+/* The run is over: listening stops until the next. */
+void task_readiness_run_ended(struct task *task);
+
+/* For the SIGCHLD sweep: reaps `pid` when it is a probe run of this task. */
+bool task_readiness_reap(struct task *task, pid_t pid);
+
+void task_readiness_close(struct task *task);
