@@ -5,15 +5,19 @@
 
 #include "supervisor/commands.h"
 #include "supervisor/control_client.h"
+#include "supervisor/status_ready.h"
 #include "supervisor/status_table.h"
 
 static void print_status_usage(FILE *out)
 {
-	fprintf(out, "usage: corral status [--json] [--socket PATH] [GROUP | GROUP/TASK]\n\n"
+	fprintf(out, "usage: corral status [--json | --ready] [--socket PATH] [GROUP | GROUP/TASK]\n\n"
 		     "Shows every group (or one group, or one task) of a running corral: the\n"
 		     "group's lifecycle state, and for each task its stage, state, pid, uptime,\n"
-		     "restarts, last exit and when it restarts next.\n\n"
+		     "CPU, memory and pids, restarts, last exit and when it restarts next.\n\n"
 		     "  --json         print the reply as corral sent it: one JSON object\n"
+		     "  --ready        exit 0 when every main task and sidecar (of GROUP, or of\n"
+		     "                 all groups) is running and ready, else 1: for\n"
+		     "                 Kubernetes exec probes and Nomad script checks\n"
 		     "  --socket PATH  corral's control socket (default: $CORRAL_SOCKET, else\n"
 		     "                 " CONTROL_SOCKET_DEFAULT ")\n");
 }
@@ -22,6 +26,7 @@ int command_status(int argc, char **argv)
 {
 	static const struct option options[] = {
 	    {"json", no_argument, NULL, 'j'},
+	    {"ready", no_argument, NULL, 'r'},
 	    {"socket", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -29,7 +34,7 @@ int command_status(int argc, char **argv)
 	struct control_request request = {.command = CONTROL_STATUS};
 	struct control_connection connection;
 	const char *socket_option = NULL, *raw;
-	bool json = false;
+	bool json = false, ready = false;
 	json_t *reply;
 	int option, exit_code;
 
@@ -38,6 +43,9 @@ int command_status(int argc, char **argv)
 		switch (option) {
 		case 'j':
 			json = true;
+			break;
+		case 'r':
+			ready = true;
 			break;
 		case 's':
 			socket_option = optarg;
@@ -50,6 +58,9 @@ int command_status(int argc, char **argv)
 			return COMMAND_USAGE_ERROR;
 		}
 	}
+	if (json && ready)
+		return command_usage_error("status", print_status_usage,
+					   "--json and --ready do not go together");
 	if (argc - optind > 1)
 		return command_usage_error("status", print_status_usage,
 					   "expected at most one GROUP or GROUP/TASK, got %s too",
@@ -63,7 +74,9 @@ int command_status(int argc, char **argv)
 				    &reply, &raw) < 0)
 		return 1;
 	exit_code = 0;
-	if (json) {
+	if (ready) {
+		exit_code = status_ready_check(stdout, reply) == 0 ? 0 : 1;
+	} else if (json) {
 		/* As received: scripts get exactly what the protocol documents. */
 		printf("%s\n", raw);
 	} else if (status_table_write(stdout, reply) < 0) {

@@ -177,6 +177,12 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 				  : json_null());
 	json_object_set_new(object, "restarts", json_integer(runner->restart_count));
 	json_object_set_new(object, "failed", json_boolean(runner->failed));
+	json_object_set_new(object, "ready", json_boolean(runner_is_ready(runner)));
+	json_object_set_new(object, "status_text",
+			    task->readiness.status_text[0]
+				    ? json_string_lossy(task->readiness.status_text,
+							strlen(task->readiness.status_text))
+				    : json_null());
 	json_object_set_new(object, "last_exit", last_exit_json(runner));
 	json_object_set_new(object, "usage", usage_json(task));
 	json_object_set_new(object, "next_restart_in_ms",

@@ -1,0 +1,86 @@
+/* `status --ready` on canned status replies: which tasks are asked, and
+ * what makes one not ready. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "supervisor/status_ready.h"
+
+static int check(const char *reply_text, char **output)
+{
+	json_error_t error;
+	json_t *reply = json_loads(reply_text, 0, &error);
+	assert_non_null(reply);
+	size_t size = 0;
+	FILE *out = open_memstream(output, &size);
+	int result = status_ready_check(out, reply);
+	fclose(out);
+	json_decref(reply);
+	return result;
+}
+
+#define TASK(name, stage, state, ready)                                                    \
+	"{\"task\":\"" name "\",\"stage\":\"" stage "\",\"state\":\"" state                  \
+	"\",\"ready\":" ready "}"
+
+static void test_all_up_and_ready(void **state)
+{
+	char *output;
+	int result = check("{\"ok\":true,\"groups\":[{\"name\":\"web\",\"tasks\":["
+			   TASK("web/setup", "prestart-ephemeral", "dead", "false") ","
+			   TASK("web/proxy", "prestart-sidecar", "running", "true") ","
+			   TASK("web/app", "main", "running", "true") ","
+			   TASK("web/report", "poststop", "pending", "false") "]}]}",
+			   &output);
+	assert_int_equal(result, 0);
+	assert_string_equal(output, "ready\n");
+	free(output);
+}
+
+static void test_each_task_that_is_not_ready_is_named(void **state)
+{
+	char *output;
+	int result = check("{\"ok\":true,\"groups\":[{\"name\":\"web\",\"tasks\":["
+			   TASK("web/proxy", "poststart-sidecar", "running", "false") ","
+			   TASK("web/app", "main", "pending", "false") "]},"
+			   "{\"name\":\"db\",\"tasks\":["
+			   TASK("db/pg", "main", "running", "true") "]}]}",
+			   &output);
+	assert_int_equal(result, 1);
+	assert_string_equal(output, "web/proxy: not ready (running, has not said it is ready)\n"
+				    "web/app: not ready (pending)\n");
+	free(output);
+}
+
+static void test_a_dead_main_task_is_not_ready(void **state)
+{
+	char *output;
+	assert_int_equal(check("{\"ok\":true,\"groups\":[{\"tasks\":["
+			       TASK("g/app", "main", "dead", "false") "]}]}", &output), 1);
+	assert_string_equal(output, "g/app: not ready (dead)\n");
+	free(output);
+}
+
+static void test_a_reply_without_groups(void **state)
+{
+	char *output;
+	assert_int_equal(check("{\"ok\":true}", &output), -1);
+	free(output);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_all_up_and_ready),
+	    cmocka_unit_test(test_each_task_that_is_not_ready_is_named),
+	    cmocka_unit_test(test_a_dead_main_task_is_not_ready),
+	    cmocka_unit_test(test_a_reply_without_groups),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
