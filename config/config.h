@@ -70,7 +70,9 @@ struct resources_config {
 bool resources_config_has_limits(const struct resources_config *resources);
 
 /* A command corral runs now and then to ask about a task (readiness or
- * health probes). */
+ * health probes). The loader (config_probes.c) guarantees, when argv is
+ * set: argc >= 1, interval_ms > 0, 0 < timeout_ms <= interval_ms, so runs
+ * of one probe never overlap. */
 struct probe_config {
 	char **argv; /* NULL-terminated; NULL: no probe */
 	size_t argc;
@@ -85,19 +87,27 @@ enum readiness_kind {
 	READINESS_EXEC,           /* `probe` exits 0 */
 };
 
-/* How a task says it is ready (config `readiness:`). */
+/* How a task says it is ready (config `readiness:`). Only main tasks and
+ * sidecars have a kind other than READINESS_NONE (the loader refuses the
+ * others). */
 struct readiness_config {
 	enum readiness_kind kind;
-	int fd;              /* READINESS_NOTIFY_FD: the fd number in the task, >= 3 */
-	struct probe_config probe; /* READINESS_EXEC */
-	uint64_t timeout_ms; /* the start fails if not ready by then; 0: no limit */
+	int fd;              /* READINESS_NOTIFY_FD: the fd number in the task, 3..1023 */
+	/* READINESS_EXEC: interval_ms from the config (default 1s), and
+	 * timeout_ms = interval_ms: each run is cut at the interval. Unset
+	 * (argv NULL, zeros) for the other kinds. */
+	struct probe_config probe;
+	/* Every kind: counted from the start of the run, the start fails if
+	 * the task is not ready by then; 0: no limit. */
+	uint64_t timeout_ms;
 };
 
 /* Liveness (config `health:`): a task whose probe fails `failures` times in
- * a row is restarted. */
+ * a row is restarted. Main tasks and sidecars only. Defaults: interval 10s,
+ * timeout 5s (or the interval when shorter), failures 3. */
 struct health_config {
 	struct probe_config probe; /* probe.argv NULL: no health check */
-	unsigned failures;
+	unsigned failures;         /* >= 1 with a probe; 0 without */
 };
 
 struct task_config {

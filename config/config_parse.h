@@ -1,7 +1,8 @@
 /* What the pieces of the loader share: config_load.c walks the file and its
  * groups, config_task.c reads one task, config_restart.c and
  * config_resources.c read restart and resources fields and merge a group's
- * defaults into each task. */
+ * defaults into each task, config_probes.c reads a task's readiness and
+ * health probes. */
 #pragma once
 
 #include <stdbool.h>
@@ -61,6 +62,22 @@ struct resources_config resources_merge(struct load_context *context,
 					const char *group_owner,
 					const struct resources_fields *task,
 					const struct where *task_where);
+
+/* A list of strings into a NULL-terminated vector, read as `command` is:
+ * not empty, each word a string, the program not empty. Only valid words
+ * are stored; each error is reported. */
+void command_list_parse(struct load_context *context, const yaml_node_t *node,
+			const struct where *where, char ***argv, size_t *argc);
+
+/* Reads a task's `readiness` map into `out`. Refused (reported) for a task
+ * of a stage that does not keep running: ephemeral and poststop tasks. */
+void readiness_parse(struct load_context *context, const yaml_node_t *node,
+		     const struct where *where, enum lifecycle_stage stage,
+		     struct readiness_config *out);
+
+/* Reads a task's `health` map into `out`, with the same stage rule. */
+void health_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		  enum lifecycle_stage stage, struct health_config *out);
 
 /* What a group hands down to each of its tasks. */
 struct group_defaults {

@@ -1,5 +1,6 @@
 /* One task: its command, environment, identity, lifecycle stage, restart
- * policy, resource limits and how it is stopped. */
+ * policy, resource limits, readiness and health probes, and how it is
+ * stopped. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +13,9 @@
 #include "config/units.h"
 #include "config/xmalloc.h"
 
-static const char *const task_keys[] = {"command", "env",  "cwd",       "user", "lifecycle",
-					"restart", "kill", "resources", NULL};
+static const char *const task_keys[] = {"command",   "env",     "cwd",  "user",
+					"lifecycle", "restart", "kill", "resources",
+					"readiness", "health",  NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -44,8 +46,8 @@ static void parse_command_string(struct load_context *context, const yaml_node_t
 	task->argc = 3;
 }
 
-static void parse_command_list(struct load_context *context, const yaml_node_t *node,
-			       const struct where *where, struct task_config *task)
+void command_list_parse(struct load_context *context, const yaml_node_t *node,
+			const struct where *where, char ***argv, size_t *argc)
 {
 	size_t count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
 
@@ -55,11 +57,11 @@ static void parse_command_list(struct load_context *context, const yaml_node_t *
 	}
 	/* Only valid words are stored, so the vector stays NULL-terminated
 	 * without gaps even when some are wrong. */
-	task->argv = xcalloc(count + 1, sizeof(*task->argv));
+	*argv = xcalloc(count + 1, sizeof(**argv));
 	for (size_t i = 0; i < count; i++) {
 		const yaml_node_t *item =
 		    yaml_document_get_node(context->document, node->data.sequence.items.start[i]);
-		char name[32];
+		char name[64];
 		struct where item_where = {.owner = where->owner, .field = name};
 		const char *word;
 
@@ -73,7 +75,7 @@ static void parse_command_list(struct load_context *context, const yaml_node_t *
 			report(context, item, &item_where, "the program must not be empty");
 			continue;
 		}
-		task->argv[task->argc++] = xstrdup(word);
+		(*argv)[(*argc)++] = xstrdup(word);
 	}
 }
 
@@ -85,7 +87,7 @@ static void parse_command(struct load_context *context, const yaml_node_t *node,
 	else if (node->type == YAML_SCALAR_NODE)
 		parse_command_string(context, node, where, task);
 	else if (node->type == YAML_SEQUENCE_NODE)
-		parse_command_list(context, node, where, task);
+		command_list_parse(context, node, where, &task->argv, &task->argc);
 	else
 		report(context, node, where, "must be a list of strings or a string, not %s",
 		       node_kind(node));
@@ -325,6 +327,13 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 				       &task_resources);
 	task->resources =
 	    resources_merge(context, &group->resources, group->owner, &task_resources, &where);
+	/* After the stage: both are refused for tasks that do not keep running. */
+	if ((field = map_lookup(&fields, "readiness")))
+		readiness_parse(context, field, &(struct where){owner, "readiness"}, task->stage,
+				&task->readiness);
+	if ((field = map_lookup(&fields, "health")))
+		health_parse(context, field, &(struct where){owner, "health"}, task->stage,
+			     &task->health);
 	if (!task->env) /* always a vector, so users can just walk it */
 		task->env = xcalloc(1, sizeof(*task->env));
 	map_entries_free(&fields);

@@ -34,7 +34,10 @@ groups:
     resources: {memory: 512M, cpu: 2, optional: true}
     tasks:
       setup:   {command: ["/bin/sh", "-c", "true"], lifecycle: {hook: prestart}}
-      proxy:   {command: ["/bin/sleep", "1"], lifecycle: {hook: prestart, sidecar: true}}
+      proxy:   {command: ["/bin/sleep", "1"], lifecycle: {hook: prestart, sidecar: true},
+                readiness: {notify: fd, fd: 3, timeout: 10s}}
+      relay:   {command: ["/bin/sleep", "1"], lifecycle: {hook: poststart, sidecar: true},
+                readiness: {notify: systemd}}
       app:
         command: ["/bin/sleep", "1"]
         env: {K: V}
@@ -44,6 +47,8 @@ groups:
         kill: {signal: SIGTERM, timeout: 10s}
         resources: {memory: 256M, memory_high: 200M, memory_swap: 0, cpu: 0.5, cpu_weight: 100,
                     pids: 128, cpuset: "0-1", io_weight: 100, optional: false}
+        readiness: {exec: ["/bin/true"], interval: 1s, timeout: 30s}
+        health: {exec: ["/bin/true"], interval: 10s, timeout: 2s, failures: 3}
       announce: {command: "echo shell string", lifecycle: {hook: poststart}}
       cleanup:  {command: ["/bin/true"], lifecycle: {hook: poststop}}
 """

@@ -1,6 +1,6 @@
 /* The config loader on valid input: the model it builds, field by field,
  * with the stage defaults and the group -> task merge of restart policies
- * and resources;
+ * and resources, readiness and health probes;
  * files, JSON, printing diagnostics, and inputs that must not crash it.
  * The error messages are in test_config_errors.c. */
 #include <setjmp.h>
@@ -29,7 +29,7 @@ static const char full_example[] =
     "      setup:   {command: [\"/bin/sh\", \"-c\", \"echo prepare\"], lifecycle: {hook: "
     "prestart}}\n"
     "      proxy:   {command: [\"/usr/bin/proxy\"], lifecycle: {hook: prestart, sidecar: "
-    "true}}\n"
+    "true}, readiness: {notify: fd, fd: 3}}\n"
     "      app:\n"
     "        command: [\"/app/server\", \"--port\", \"8080\"]\n"
     "        env: {PORT: \"8080\"}\n"
@@ -39,6 +39,8 @@ static const char full_example[] =
     "        kill: {signal: SIGTERM, timeout: 10s}\n"
     "        resources: {memory: 256M, memory_high: 200M, memory_swap: 0, cpu: 0.5, cpu_weight: "
     "100, pids: 128, cpuset: \"0-1\", io_weight: 100, optional: true}\n"
+    "        readiness: {exec: [\"pg_isready\", \"-q\"], interval: 1s, timeout: 30s}\n"
+    "        health: {exec: [\"/bin/check\"], interval: 10s, timeout: 2s, failures: 3}\n"
     "      announce: {command: \"echo hi\", lifecycle: {hook: poststart}}\n"
     "      cleanup:  {command: [/bin/rm, -f, /run/app.pid], lifecycle: {hook: poststop}}\n";
 
@@ -96,6 +98,25 @@ static void assert_restart(const struct restart_policy *actual, enum restart_pol
 	assert_int_equal(actual->mode, mode);
 }
 
+static void assert_probe(const struct probe_config *probe, const char *const expected[],
+			 size_t count, uint64_t interval_ms, uint64_t timeout_ms)
+{
+	assert_int_equal(probe->argc, count);
+	for (size_t i = 0; i < count; i++)
+		assert_string_equal(probe->argv[i], expected[i]);
+	assert_null(probe->argv[count]);
+	assert_int_equal(probe->interval_ms, interval_ms);
+	assert_int_equal(probe->timeout_ms, timeout_ms);
+}
+
+static void assert_no_probe(const struct probe_config *probe)
+{
+	assert_null(probe->argv);
+	assert_int_equal(probe->argc, 0);
+	assert_int_equal(probe->interval_ms, 0);
+	assert_int_equal(probe->timeout_ms, 0);
+}
+
 static void test_full_example(void **state)
 {
 	struct config *config = parse_ok(full_example);
@@ -132,6 +153,9 @@ static void test_full_example(void **state)
 	task = find_task(config, "web/proxy");
 	assert_int_equal(task->stage, STAGE_PRESTART_SIDECAR);
 	assert_argv(task, (const char *const[]){"/usr/bin/proxy"}, 1);
+	assert_int_equal(task->readiness.kind, READINESS_NOTIFY_FD);
+	assert_int_equal(task->readiness.fd, 3);
+	assert_null(task->health.probe.argv);
 	assert_restart(&task->restart, RESTART_ON_FAILURE, 3, 60000, 1000, 30000,
 		       RESTART_MODE_FAIL);
 
@@ -156,6 +180,12 @@ static void test_full_example(void **state)
 	assert_int_equal(task->resources.io_weight, 100);
 	assert_true(task->resources.optional);
 	assert_true(resources_config_has_limits(&task->resources));
+	assert_int_equal(task->readiness.kind, READINESS_EXEC);
+	assert_probe(&task->readiness.probe, (const char *const[]){"pg_isready", "-q"}, 2, 1000,
+		     1000);
+	assert_int_equal(task->readiness.timeout_ms, 30000);
+	assert_probe(&task->health.probe, (const char *const[]){"/bin/check"}, 1, 10000, 2000);
+	assert_int_equal(task->health.failures, 3);
 
 	task = find_task(config, "web/announce");
 	assert_int_equal(task->stage, STAGE_POSTSTART_EPHEMERAL);
@@ -401,6 +431,109 @@ static void test_resources_group_defaults_merge_field_by_field(void **state)
 
 	/* Another group's defaults do not leak. */
 	assert_no_resources(&find_task(config, "other/alone")->resources);
+	config_free(config);
+}
+
+static void test_readiness_values(void **state)
+{
+	struct config *config = parse_ok(
+	    "groups:\n"
+	    "  g:\n"
+	    "    tasks:\n"
+	    "      systemd: {command: a, readiness: {notify: systemd}}\n"
+	    "      systemd-timeout: {command: a, readiness: {notify: systemd, timeout: 1m}}\n"
+	    "      fd: {command: a, lifecycle: {hook: prestart, sidecar: true}, "
+	    "readiness: {notify: fd, fd: 3}}\n"
+	    "      fd-max: {command: a, readiness: {notify: fd, fd: 1023, timeout: 0}}\n"
+	    "      exec: {command: a, lifecycle: {hook: poststart, sidecar: true}, "
+	    "readiness: {exec: [pg_isready, -q], interval: 250ms, timeout: 30s}}\n"
+	    "      exec-defaults: {command: a, readiness: {exec: [check]}}\n"
+	    "      none: {command: a}\n");
+	const struct task_config *task;
+
+	task = find_task(config, "g/systemd");
+	assert_int_equal(task->readiness.kind, READINESS_NOTIFY_SYSTEMD);
+	assert_int_equal(task->readiness.fd, 0);
+	assert_int_equal(task->readiness.timeout_ms, 0); /* no limit */
+	assert_no_probe(&task->readiness.probe);
+
+	task = find_task(config, "g/systemd-timeout");
+	assert_int_equal(task->readiness.kind, READINESS_NOTIFY_SYSTEMD);
+	assert_int_equal(task->readiness.timeout_ms, 60000);
+
+	task = find_task(config, "g/fd");
+	assert_int_equal(task->readiness.kind, READINESS_NOTIFY_FD);
+	assert_int_equal(task->readiness.fd, 3);
+	assert_int_equal(task->readiness.timeout_ms, 0);
+	assert_no_probe(&task->readiness.probe);
+
+	task = find_task(config, "g/fd-max");
+	assert_int_equal(task->readiness.fd, 1023);
+	assert_int_equal(task->readiness.timeout_ms, 0);
+
+	/* Each run of the probe is cut at the interval. */
+	task = find_task(config, "g/exec");
+	assert_int_equal(task->readiness.kind, READINESS_EXEC);
+	assert_probe(&task->readiness.probe, (const char *const[]){"pg_isready", "-q"}, 2, 250,
+		     250);
+	assert_int_equal(task->readiness.timeout_ms, 30000);
+
+	task = find_task(config, "g/exec-defaults");
+	assert_probe(&task->readiness.probe, (const char *const[]){"check"}, 1, 1000, 1000);
+	assert_int_equal(task->readiness.timeout_ms, 0);
+
+	/* Started means ready. */
+	task = find_task(config, "g/none");
+	assert_int_equal(task->readiness.kind, READINESS_NONE);
+	assert_int_equal(task->readiness.fd, 0);
+	assert_int_equal(task->readiness.timeout_ms, 0);
+	assert_no_probe(&task->readiness.probe);
+	config_free(config);
+}
+
+static void test_health_values(void **state)
+{
+	struct config *config = parse_ok(
+	    "groups:\n"
+	    "  g:\n"
+	    "    tasks:\n"
+	    "      full: {command: a, health: {exec: [/bin/check, --quick], interval: 30s, "
+	    "timeout: 2s, failures: 5}}\n"
+	    "      defaults: {command: a, health: {exec: [check]}}\n"
+	    "      short: {command: a, health: {exec: [check], interval: 2s}}\n"
+	    "      equal: {command: a, health: {exec: [check], interval: 3s, timeout: 3s, "
+	    "failures: 1}}\n"
+	    "      sidecar: {command: a, lifecycle: {hook: prestart, sidecar: true}, "
+	    "health: {exec: [check], failures: \"4294967295\"}}\n"
+	    "      none: {command: a}\n");
+	const struct task_config *task;
+
+	task = find_task(config, "g/full");
+	assert_probe(&task->health.probe, (const char *const[]){"/bin/check", "--quick"}, 2, 30000,
+		     2000);
+	assert_int_equal(task->health.failures, 5);
+	/* health says nothing about readiness. */
+	assert_int_equal(task->readiness.kind, READINESS_NONE);
+
+	task = find_task(config, "g/defaults");
+	assert_probe(&task->health.probe, (const char *const[]){"check"}, 1, 10000, 5000);
+	assert_int_equal(task->health.failures, 3);
+
+	/* The default timeout never exceeds a short interval. */
+	task = find_task(config, "g/short");
+	assert_probe(&task->health.probe, (const char *const[]){"check"}, 1, 2000, 2000);
+
+	task = find_task(config, "g/equal");
+	assert_probe(&task->health.probe, (const char *const[]){"check"}, 1, 3000, 3000);
+	assert_int_equal(task->health.failures, 1);
+
+	task = find_task(config, "g/sidecar");
+	assert_int_equal(task->stage, STAGE_PRESTART_SIDECAR);
+	assert_int_equal(task->health.failures, 4294967295U);
+
+	task = find_task(config, "g/none");
+	assert_no_probe(&task->health.probe);
+	assert_int_equal(task->health.failures, 0);
 	config_free(config);
 }
 
@@ -692,6 +825,8 @@ int main(void)
 	    cmocka_unit_test(test_resources_values),
 	    cmocka_unit_test(test_resources_bounds),
 	    cmocka_unit_test(test_resources_group_defaults_merge_field_by_field),
+	    cmocka_unit_test(test_readiness_values),
+	    cmocka_unit_test(test_health_values),
 	    cmocka_unit_test(test_max_delay_follows_long_delay),
 	    cmocka_unit_test(test_scalars_as_strings),
 	    cmocka_unit_test(test_aliases),

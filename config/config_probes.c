@@ -1,0 +1,315 @@
+/* How a task tells it is ready (`readiness`) and how corral finds out it
+ * is still alive (`health`). Only the values are read here; the sockets,
+ * fds and probe processes are the runtime's. */
+#include <limits.h>
+#include <string.h>
+
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
+#include "config/units.h"
+
+static const char *const readiness_keys[] = {"notify", "fd", "exec", "interval", "timeout", NULL};
+static const char *const health_keys[] = {"exec", "interval", "timeout", "failures", NULL};
+/* In the order of enum notify_method. */
+static const char *const notify_names[] = {"systemd", "fd"};
+enum notify_method { NOTIFY_SYSTEMD, NOTIFY_FD };
+
+/* A probe run often enough to notice readiness soon after it happens, and
+ * a health check rare enough to cost little; its timeout leaves a slow
+ * probe time to answer. Documented in docs/config.md. */
+#define READINESS_DEFAULT_INTERVAL_MS 1000
+#define HEALTH_DEFAULT_INTERVAL_MS    10000
+#define HEALTH_DEFAULT_TIMEOUT_MS     5000
+#define HEALTH_DEFAULT_FAILURES       3
+
+/* 0-2 are the task's stdio. The top keeps the fd under the usual soft
+ * RLIMIT_NOFILE of 1024, so the runtime can place it without raising
+ * limits. */
+#define NOTIFY_FD_MIN 3
+#define NOTIFY_FD_MAX 1023
+
+/* Both keep running, so "ready" and "healthy" mean something; anything
+ * else runs once, to its exit. */
+static bool stage_keeps_running(enum lifecycle_stage stage)
+{
+	return stage == STAGE_MAIN || lifecycle_stage_is_sidecar(stage);
+}
+
+/* All digits, read into *out and saturating at `cap` + 1, so that a long
+ * number is "too large" rather than wrapped around. */
+static bool read_whole_number(const char *text, uint64_t cap, uint64_t *out)
+{
+	uint64_t value = 0;
+
+	if (!*text || strspn(text, "0123456789") != strlen(text))
+		return false;
+	for (const char *digit = text; *digit; digit++) {
+		value = value * 10 + (uint64_t)(*digit - '0');
+		if (value > cap)
+			value = cap + 1;
+	}
+	*out = value;
+	return true;
+}
+
+static bool parse_notify_fd(struct load_context *context, const yaml_node_t *node,
+			    const struct where *where, int *out)
+{
+	static const char *const stdio_names[] = {"stdin", "stdout", "stderr"};
+	const char *text = expect_string(context, node, where);
+	uint64_t value;
+
+	if (!text)
+		return false;
+	if (!read_whole_number(text, NOTIFY_FD_MAX, &value) || value > NOTIFY_FD_MAX) {
+		report(context, node, where, "must be a whole number from %d to %d, not %s",
+		       NOTIFY_FD_MIN, NOTIFY_FD_MAX, quote(text, node->data.scalar.length).text);
+		return false;
+	}
+	if (value < NOTIFY_FD_MIN) {
+		report(context, node, where, "%d is the task's %s; use %d to %d", (int)value,
+		       stdio_names[value], NOTIFY_FD_MIN, NOTIFY_FD_MAX);
+		return false;
+	}
+	*out = (int)value;
+	return true;
+}
+
+static bool parse_failures(struct load_context *context, const yaml_node_t *node,
+			   const struct where *where, unsigned *out)
+{
+	const char *text = expect_string(context, node, where);
+	uint64_t value;
+
+	if (!text)
+		return false;
+	if (!read_whole_number(text, UINT_MAX, &value) || value < 1) {
+		report(context, node, where, "must be a whole number, 1 or more, not %s",
+		       quote(text, node->data.scalar.length).text);
+		return false;
+	}
+	if (value > UINT_MAX) {
+		report(context, node, where, "%s is too large",
+		       quote(text, node->data.scalar.length).text);
+		return false;
+	}
+	*out = (unsigned)value;
+	return true;
+}
+
+/* A duration that must not be 0: a probe every 0 ms, or one that must
+ * answer in 0 ms, would be a busy loop or a certain failure. */
+static bool parse_positive_duration(struct load_context *context, const yaml_node_t *node,
+				    const struct where *where, uint64_t *out_ms)
+{
+	uint64_t value;
+
+	if (!expect_duration(context, node, where, &value))
+		return false;
+	if (value == 0) {
+		report(context, node, where, "must be longer than 0");
+		return false;
+	}
+	*out_ms = value;
+	return true;
+}
+
+/* The probe command: a list, as `command` is read. A shell line is not
+ * taken, so that `exec` never hides a /bin/sh the user did not write. */
+static void parse_probe_command(struct load_context *context, const yaml_node_t *node,
+				const struct where *where, struct probe_config *probe)
+{
+	if (node_is_null(node))
+		report(context, node, where, "must not be empty");
+	else if (node->type == YAML_SEQUENCE_NODE)
+		command_list_parse(context, node, where, &probe->argv, &probe->argc);
+	else if (node->type == YAML_SCALAR_NODE)
+		report(context, node, where,
+		       "must be a list of strings, not a string (for a shell line, write "
+		       "[\"/bin/sh\", \"-c\", \"...\"])");
+	else
+		report(context, node, where, "must be a list of strings, not %s", node_kind(node));
+}
+
+/* Which kind the map declares; -1 when that cannot be told (neither key,
+ * both, or a wrong notify method: each reported). */
+static int parse_readiness_kind(struct load_context *context, const yaml_node_t *node,
+				const struct map_entries *fields, const struct where *where,
+				struct readiness_config *out)
+{
+	const yaml_node_t *notify = map_lookup(fields, "notify"),
+			  *exec = map_lookup(fields, "exec");
+	char buffer[64];
+	struct where field_where;
+	int method;
+
+	if (notify && exec) {
+		/* At the second one: the first was a complete choice. */
+		const yaml_node_t *later =
+		    notify->start_mark.index > exec->start_mark.index ? notify : exec;
+
+		report(context, later, where,
+		       "\"notify\" and \"exec\" exclude each other; keep one");
+		return -1;
+	}
+	if (exec) {
+		field_where = where_field(where, "exec", buffer, sizeof(buffer));
+		parse_probe_command(context, exec, &field_where, &out->probe);
+		out->kind = READINESS_EXEC;
+		return READINESS_EXEC;
+	}
+	if (notify) {
+		field_where = where_field(where, "notify", buffer, sizeof(buffer));
+		method =
+		    expect_keyword(context, notify, &field_where, "notify method", notify_names, 2);
+		if (method < 0)
+			return -1;
+		out->kind = method == NOTIFY_FD ? READINESS_NOTIFY_FD : READINESS_NOTIFY_SYSTEMD;
+		return (int)out->kind;
+	}
+	if (!map_has_key_or_typo(fields, readiness_keys, "notify") &&
+	    !map_has_key_or_typo(fields, readiness_keys, "exec"))
+		report(context, node, where,
+		       "missing \"notify\" (systemd or fd) or \"exec\" (a probe command)");
+	return -1;
+}
+
+void readiness_parse(struct load_context *context, const yaml_node_t *node,
+		     const struct where *where, enum lifecycle_stage stage,
+		     struct readiness_config *out)
+{
+	struct map_entries fields;
+	const yaml_node_t *field;
+	char buffer[64];
+	struct where field_where;
+	uint64_t interval_ms = READINESS_DEFAULT_INTERVAL_MS;
+	int kind;
+
+	if (!stage_keeps_running(stage)) {
+		report(context, node, where,
+		       stage == STAGE_POSTSTOP
+			   ? "only for main tasks and sidecars; nothing waits for a poststop task"
+			   : "only for main tasks and sidecars; an ephemeral task is ready when it "
+			     "exits 0");
+		return;
+	}
+	if (!expect_map(context, node, where, "a map with \"notify\" or \"exec\""))
+		return;
+	map_collect(context, node, where, "key", &fields);
+	map_check_keys(context, &fields, where, readiness_keys);
+	kind = parse_readiness_kind(context, node, &fields, where, out);
+
+	/* fd and interval belong to one kind each; with no valid kind there
+	 * is nothing to hold them against. */
+	if ((field = map_lookup(&fields, "fd"))) {
+		field_where = where_field(where, "fd", buffer, sizeof(buffer));
+		if (kind == READINESS_NOTIFY_FD)
+			parse_notify_fd(context, field, &field_where, &out->fd);
+		else if (kind >= 0)
+			report(context, field, &field_where, "only goes with \"notify: fd\"");
+	} else if (kind == READINESS_NOTIFY_FD &&
+		   !map_has_key_or_typo(&fields, readiness_keys, "fd")) {
+		report(context, node, where,
+		       "\"notify: fd\" needs \"fd\", the fd number the task writes to (%d to %d)",
+		       NOTIFY_FD_MIN, NOTIFY_FD_MAX);
+	}
+	if ((field = map_lookup(&fields, "interval"))) {
+		field_where = where_field(where, "interval", buffer, sizeof(buffer));
+		if (kind == READINESS_EXEC)
+			parse_positive_duration(context, field, &field_where, &interval_ms);
+		else if (kind >= 0)
+			report(context, field, &field_where,
+			       "only goes with \"exec\" (a notifying task is not polled)");
+	}
+	if ((field = map_lookup(&fields, "timeout"))) {
+		field_where = where_field(where, "timeout", buffer, sizeof(buffer));
+		expect_duration(context, field, &field_where, &out->timeout_ms);
+	}
+
+	if (kind == READINESS_EXEC) {
+		/* A run is cut at the interval, so that runs never overlap and
+		 * a hung probe does not hold back the next one. */
+		out->probe.interval_ms = interval_ms;
+		out->probe.timeout_ms = interval_ms;
+	}
+	map_entries_free(&fields);
+}
+
+/* A health timeout longer than the interval would let runs overlap.
+ * `interval_set` says whether the interval was written or is the default. */
+static void check_health_timeout(struct load_context *context, const yaml_node_t *timeout_node,
+				 const struct where *where, const struct probe_config *probe,
+				 bool interval_set)
+{
+	char timeout[32], interval[32];
+
+	if (probe->timeout_ms <= probe->interval_ms)
+		return;
+	format_duration_ms(probe->timeout_ms, timeout, sizeof(timeout));
+	format_duration_ms(probe->interval_ms, interval, sizeof(interval));
+	report(context, timeout_node, where, "%s is longer than health.interval (%s%s)", timeout,
+	       interval, interval_set ? "" : ", the default");
+}
+
+void health_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		  enum lifecycle_stage stage, struct health_config *out)
+{
+	struct map_entries fields;
+	const yaml_node_t *field, *interval_node, *timeout_node;
+	char buffer[64], timeout_buffer[64];
+	struct where field_where, timeout_where;
+	struct probe_config *probe = &out->probe;
+	bool interval_valid = false, timeout_valid = false;
+
+	if (!stage_keeps_running(stage)) {
+		report(
+		    context, node, where,
+		    stage == STAGE_POSTSTOP
+			? "only for main tasks and sidecars; a poststop task runs once, to its exit"
+			: "only for main tasks and sidecars; an ephemeral task runs once, to its "
+			  "exit");
+		return;
+	}
+	if (!expect_map(context, node, where, "a map with \"exec\""))
+		return;
+	map_collect(context, node, where, "key", &fields);
+	map_check_keys(context, &fields, where, health_keys);
+
+	if ((field = map_lookup(&fields, "exec"))) {
+		field_where = where_field(where, "exec", buffer, sizeof(buffer));
+		parse_probe_command(context, field, &field_where, probe);
+	} else if (!map_has_key_or_typo(&fields, health_keys, "exec")) {
+		report(context, node, where, "missing \"exec\" (the probe command)");
+	}
+	probe->interval_ms = HEALTH_DEFAULT_INTERVAL_MS;
+	if ((interval_node = map_lookup(&fields, "interval"))) {
+		field_where = where_field(where, "interval", buffer, sizeof(buffer));
+		interval_valid = parse_positive_duration(context, interval_node, &field_where,
+							 &probe->interval_ms);
+	}
+	if ((timeout_node = map_lookup(&fields, "timeout"))) {
+		timeout_where =
+		    where_field(where, "timeout", timeout_buffer, sizeof(timeout_buffer));
+		timeout_valid = parse_positive_duration(context, timeout_node, &timeout_where,
+							&probe->timeout_ms);
+	}
+	out->failures = HEALTH_DEFAULT_FAILURES;
+	if ((field = map_lookup(&fields, "failures"))) {
+		field_where = where_field(where, "failures", buffer, sizeof(buffer));
+		parse_failures(context, field, &field_where, &out->failures);
+	}
+
+	if (!timeout_node) {
+		/* An unset timeout never exceeds the interval: 5s, or the
+		 * interval when that is shorter. */
+		probe->timeout_ms = probe->interval_ms < HEALTH_DEFAULT_TIMEOUT_MS
+					? probe->interval_ms
+					: HEALTH_DEFAULT_TIMEOUT_MS;
+	} else if (timeout_valid && (interval_valid || !interval_node)) {
+		/* A wrong interval was reported already: comparing with the
+		 * default instead would only add noise about the same line. */
+		check_health_timeout(context, timeout_node, &timeout_where, probe,
+				     interval_node != NULL);
+	}
+	map_entries_free(&fields);
+}
