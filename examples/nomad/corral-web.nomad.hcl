@@ -41,14 +41,13 @@ job "corral-web" {
         # http and tcp checks.
         provider = "consul"
 
-        # `corral status` exits 0 while corral answers on its control socket.
-        # TODO(readiness, issue 7): `corral status --ready` once readiness
-        # lands: passing only when every main and sidecar task is ready.
+        # `corral status --ready` exits 0 only when every main task and
+        # sidecar is running and ready.
         check {
-          name     = "corral status"
+          name     = "corral ready"
           type     = "script"
           command  = "/usr/local/bin/corral"
-          args     = ["status"]
+          args     = ["status", "--ready"]
           interval = "10s"
           timeout  = "3s"
         }

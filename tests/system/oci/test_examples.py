@@ -66,8 +66,8 @@ def test_kubernetes_pod_runs_corral_and_waits_longer_than_its_shutdown():
     (web,) = pod["spec"]["containers"]
     assert web["command"] == [CORRAL_IN_IMAGE, "run", EXAMPLE_CONFIG]
     assert pod["spec"]["terminationGracePeriodSeconds"] > shutdown_timeout()
-    for probe in ("readinessProbe", "livenessProbe"):
-        assert web[probe]["exec"]["command"][:2] == [CORRAL_IN_IMAGE, "status"], probe
+    assert web["readinessProbe"]["exec"]["command"] == [CORRAL_IN_IMAGE, "status", "--ready"]
+    assert web["livenessProbe"]["exec"]["command"] == [CORRAL_IN_IMAGE, "status"]
     assert {"containerPort": 8080, "name": "http"} in web["ports"]
 
 
@@ -165,7 +165,7 @@ def test_nomad_job_runs_corral_with_the_docker_driver_and_waits_longer_than_its_
     service = only(task, "service")["body"]
     check = only(service, "check")["body"]
     assert check["type"] == "script"
-    assert [check["command"], *check["args"]] == [CORRAL_IN_IMAGE, "status"]
+    assert [check["command"], *check["args"]] == [CORRAL_IN_IMAGE, "status", "--ready"]
 
 
 def test_the_hcl_parser_refuses_what_it_does_not_understand():
