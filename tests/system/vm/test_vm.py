@@ -145,6 +145,47 @@ def section(lines, start, end):
     return lines[lines.index(start) + 1 : lines.index(end)]
 
 
+EVERY_CONTROLLER = {"cpuset", "cpu", "io", "memory", "hugetlb", "pids", "rdma", "misc"}
+# What corral enables in its tree: the controllers its limits use.
+USED_CONTROLLERS = {"cpuset", "cpu", "io", "memory", "pids"}
+
+# Known bugs that keep corral's cgroups off in the VM. A case that needs
+# cgroups is an expected failure while the console shows one of them, and
+# a real test as soon as they are fixed: no marker to remove.
+KNOWN_CGROUP_BUGS = (
+    # supervisor/machine_init.c mounts /proc, /sys and /dev but not cgroup2,
+    # so corral as the machine's init finds no v2 hierarchy.
+    ("corral: tasks run without cgroups of their own: no cgroup v2 hierarchy is mounted",
+     "corral as the machine's init does not mount cgroup2 on /sys/fs/cgroup"),
+    # isolation/cgroup_library.c writes limits without cgroup_init() when
+    # no v1 lookup came first (pure v2): libcgroup refuses every write.
+    (": Cgroup not initialized",
+     "on pure cgroup v2, limits are written through libcgroup before cgroup_init()"),
+)
+
+
+def require_cgroups(run):
+    """xfails RUN's test while a known bug kept corral's cgroups off."""
+    for line in run.lines:
+        for clue, bug in KNOWN_CGROUP_BUGS:
+            if clue in line:
+                pytest.xfail(f"known bug: {bug} (console: {line!r})")
+
+
+def started_pid(run, task):
+    """The pid corral gave for TASK's (first) start."""
+    line = run.lines[run.index(f"corral: {task}: started (pid ")]
+    return int(line.rsplit("(pid ", 1)[1].rstrip(")"))
+
+
+def words_after(lines, start):
+    """The words of the first line that starts with START, after it."""
+    for line in lines:
+        if line.startswith(start):
+            return line[len(start) :].split()
+    pytest.fail(f"no line starts with {start!r} in {lines}")
+
+
 # ---- a. the lifecycle, as the machine's init, on pure cgroup v2 ----------
 
 
@@ -177,12 +218,30 @@ def test_the_vm_has_pure_cgroup_v2_with_every_controller(boot):
     assert "mount failed" not in report, run
     assert any(line.startswith("mount: ") and " cgroup2 " in line for line in report), run
     assert "v1 hierarchies: 0" in report, run
-    # Only the unified hierarchy: the one line of /proc/self/cgroup is 0::/.
-    assert [line for line in report if line.startswith("self: ")] == ["self: 0::/"], run
-    controllers = next(line for line in report if line.startswith("controllers: "))
-    controllers = set(controllers.split()[1:])
-    expected = {"cpuset", "cpu", "io", "memory", "hugetlb", "pids", "rdma", "misc"}
-    assert expected <= controllers, f"missing {expected - controllers}\n{run!r}"
+    # Only the unified hierarchy: /proc/self/cgroup has the one line 0::PATH.
+    selves = [line for line in report if line.startswith("self: ")]
+    assert len(selves) == 1 and selves[0].startswith("self: 0::/"), run
+    controllers = set(words_after(report, "controllers: "))
+    assert EVERY_CONTROLLER <= controllers, f"missing {EVERY_CONTROLLER - controllers}\n{run!r}"
+
+
+def test_corral_as_init_puts_itself_and_each_task_in_cgroups_of_their_own(boot):
+    run = boot("lifecycle")
+    require_cgroups(run)
+    # corral mounted cgroup2 itself, owns the root and enabled for its tree
+    # every controller its limits use.
+    start = "corral: cgroup /sys/fs/cgroup: one cgroup per task; controllers: "
+    assert set(words_after(run.lines, start)) == USED_CONTROLLERS, run
+    report = [line.removeprefix("cgroup: ") for line in run.output("demo/cgroup")]
+    assert "mounted before the task: yes" in report, run
+    assert "corral: 0::/supervisor" in report, run
+    assert "self: 0::/demo/cgroup" in report, run
+    assert set(words_after(report, "root subtree_control: ")) == USED_CONTROLLERS, run
+    # The group's cgroup hands them on to the task's.
+    assert set(words_after(report, "own controllers: ")) == USED_CONTROLLERS, run
+    # Every task, whatever its stage, in /<group>/<task> from its start.
+    for task in ("setup", "proxy", "app", "announce", "cleanup"):
+        assert f"in 0::/demo/{task}" in run.output(f"demo/{task}"), run
 
 
 # ---- b. orphans are reaped by the true PID 1 ------------------------------
@@ -191,9 +250,12 @@ def test_the_vm_has_pure_cgroup_v2_with_every_controller(boot):
 def test_orphans_are_reparented_to_corral_and_reaped(boot):
     run = boot("orphans")
     assert run.code == 0, run
-    orphans = [int(line.split()[1]) for line in run.output("orphans/spawner")
-               if line.startswith("orphan ")]
-    assert len(orphans) == 2, run
+    orphans = {}
+    for line in run.output("orphans/spawner"):
+        if line.startswith("orphan"):
+            name, pid = line.split()
+            orphans[name] = int(pid)
+    assert set(orphans) == {"orphan1", "orphan2", "orphan3"}, run
     inspector = run.output("orphans/inspector")
     while_alive = ps_table(section(inspector, "ps while the orphans live", "ps after they exited"))
     after = ps_table(section(inspector, "ps after they exited", "ps done"))
@@ -201,14 +263,28 @@ def test_orphans_are_reparented_to_corral_and_reaped(boot):
 
     alive = {row["pid"]: row for row in while_alive}
     assert alive[1]["comm"] == "corral", run
-    for pid in orphans:
-        assert pid in alive, f"orphan {pid} not seen alive\n{run!r}"
-        assert alive[pid]["ppid"] == 1, f"orphan {pid} not reparented to corral\n{run!r}"
+    # The orphans live while spawner does (a task's processes all die with
+    # its main process), and their parent is corral, not spawner.
+    assert started_pid(run, "orphans/spawner") in alive, run
+    for name, pid in orphans.items():
+        assert pid in alive, f"{name} ({pid}) not seen alive\n{run!r}"
+        assert alive[pid]["ppid"] == 1, f"{name} ({pid}) not reparented to corral\n{run!r}"
         assert "Z" not in alive[pid]["stat"], run
 
-    # Once they exited, corral reaped them: no zombie is left, theirs or any.
-    assert not set(orphans) & {row["pid"] for row in after}, run
+    # The two that exited by themselves were reaped: no zombie is left.
+    assert not {orphans["orphan1"], orphans["orphan2"]} & {row["pid"] for row in after}, run
     zombies = [row for row in after if "Z" in row["stat"]]
+    assert not zombies, f"zombies: {zombies}\n{run!r}"
+
+    # The third was killed with spawner's leftovers when spawner exited,
+    # and reaped by corral too.
+    assert any(line.startswith("corral: orphans/spawner: processes left behind in ")
+               for line in run.lines), run
+    reaped = run.output("orphans/reaped")
+    assert f"orphan3 {orphans['orphan3']}: reaped" in reaped, run
+    at_end = ps_table(section(reaped, "ps at the end", "ps done"))
+    assert at_end and orphans["orphan3"] not in {row["pid"] for row in at_end}, run
+    zombies = [row for row in at_end if "Z" in row["stat"]]
     assert not zombies, f"zombies: {zombies}\n{run!r}"
 
 
@@ -243,6 +319,96 @@ def test_failing_main_task_exit_code_reaches_the_host(boot):
     assert run.code == 7, run
     assert "job/work | working" in run.lines, run
     assert "corral: job/work: first task to fail for good; corral will exit with code 7" in run.lines, run
+
+
+# ---- e. cgroup limits and cgroup.kill on pure cgroup v2 --------------------
+
+
+def test_memory_max_gets_a_memory_hog_oom_killed_and_reported(boot):
+    run = boot("oom")
+    require_cgroups(run)
+    hog = run.output("mem/hog")
+    # The limits, as the task reads them from its own cgroup.
+    assert "cgroup /sys/fs/cgroup/mem/hog" in hog, run
+    assert "memory.max 33554432" in hog, run  # 32M
+    assert "memory.swap.max 0" in hog, run
+    assert "allocating 128M" in hog, run
+    assert not [line for line in hog if line.startswith("survived")], run
+    # corral reports the OOM kill, and the task's failure decides the exit
+    # code: 128 + SIGKILL.
+    assert run.code == 137, run
+    run.assert_in_order(
+        "corral: mem/hog: the OOM killer killed 1 process of the task",
+        "corral: mem/hog: OOM killed",
+        "corral: mem/hog: first task to fail for good; corral will exit with code 137",
+        "corral: exiting with code 137",
+    )
+
+
+def test_pids_max_contains_a_fork_bomb_and_the_rest_carries_on(boot):
+    run = boot("forkbomb")
+    require_cgroups(run)
+    bomb = run.output("bomb/bomb")
+    assert "pids.max 16" in bomb, run
+    # "contained: pids.current N, forks refused M"
+    words = words_after(bomb, "contained: ")
+    current, refused = int(words[1].rstrip(",")), int(words[4])
+    assert 0 < current <= 16 and refused > 0, run
+    # The bomb's task failed; what was left of the bomb was killed through
+    # its cgroup. The other group went on: its task forks after the bomb,
+    # and corral starts that group's poststop task after it.
+    assert run.code == 1, run
+    run.assert_in_order(
+        "bomb/bomb | contained: ",
+        "corral: bomb/bomb: processes left behind in cgroup /sys/fs/cgroup/bomb/bomb were killed",
+        "corral: bomb/bomb: exited with code 1",
+        "corral: bomb/bomb: first task to fail for good; corral will exit with code 1",
+        "calm/bystander | bystander after the bomb: forks work",
+        "corral: calm/bystander: exited with code 0",
+        "calm/after | corral still starts tasks",
+        "corral: exiting with code 1",
+    )
+
+
+def test_cpu_max_throttles_a_busy_loop(boot):
+    run = boot("cputhrottle")
+    require_cgroups(run)
+    assert run.code == 0, run
+    spinner = run.output("cpu/spinner")
+    assert "cgroup /sys/fs/cgroup/cpu/spinner" in spinner, run
+    assert "cpu.max 10000 100000" in spinner, run  # cpu: 0.1
+    before = int(words_after(spinner, "nr_throttled before ")[0])
+    after = int(words_after(spinner, "nr_throttled after ")[0])
+    assert after > before, run
+
+
+@pytest.mark.parametrize("task, how", [
+    ("quick/quitter", "processes left behind in cgroup /sys/fs/cgroup/quick/quitter were killed"),
+    ("stuck/holder", "still running 1s after SIGTERM: sending SIGKILL"),
+], ids=["main-exits", "kill-timeout"])
+def test_a_stopped_tasks_daemonised_grandchild_is_killed(boot, task, how):
+    run = boot("daemon")
+    require_cgroups(run)
+    assert run.code == 0, run
+    group, name = task.split("/")
+    output = run.output(task)
+    # "task PID session SID", then
+    # "daemon PID parent PPID session SID 0::CGROUP"
+    task_session = int(words_after(output, "task ")[2])
+    words = words_after(output, "daemon ")
+    daemon, parent, session, cgroup = int(words[0]), int(words[2]), int(words[4]), words[5]
+    # A daemon as daemons are: reparented to PID 1, in a session (and
+    # process group) of its own, so only its cgroup ties it to the task.
+    assert parent == 1, run
+    assert session == daemon != task_session, run
+    assert cgroup == f"0::/{group}/{name}", run
+    # The task ended (quitter by exiting, holder by the kill timeout after
+    # ignoring SIGTERM), and its cgroup was killed: the daemon with it.
+    assert f"corral: {task}: {how}" in run.lines, run
+    check = run.output(f"{group}/check")
+    state = words_after(check, f"daemon {daemon} after the stop: ")
+    assert state in (["gone"], ["Z"]), run  # dead; Z: not reaped yet
+    assert f"daemon {daemon}: reaped" in check, run
 
 
 # ---- corral's own failure before it starts anything -----------------------

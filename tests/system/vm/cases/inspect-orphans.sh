@@ -1,12 +1,15 @@
-# Lists the orphans of spawn-orphans.sh while they live, lets them exit, and
-# lists the processes again once corral reaped them (their /proc entries
-# are gone; a zombie keeps its entry) or after 10 s.
+# Lists the processes while the orphans of spawn-orphans.sh live, lets two
+# of them exit, and lists the processes again once corral reaped them
+# (their /proc entries are gone; a zombie keeps its entry) or after 20 s.
+# Kernel threads (children of kthreadd, pid 2) are left out.
+list() { ps -o pid,ppid,stat,comm | awk '$1 != 2 && $2 != 2'; }
+while [ ! -e /tmp/orphans-ready ]; do sleep 0.05; done
 echo "ps while the orphans live"
-ps -o pid,ppid,stat,comm
+list
 touch /tmp/release
 orphans="$(cat /tmp/orphan1) $(cat /tmp/orphan2)"
 tries=0
-while [ $tries -lt 200 ]; do
+while [ $tries -lt 400 ]; do
 	left=
 	for pid in $orphans; do [ -d "/proc/$pid" ] && left=1; done
 	[ -z "$left" ] && break
@@ -14,5 +17,6 @@ while [ $tries -lt 200 ]; do
 	tries=$((tries + 1))
 done
 echo "ps after they exited"
-ps -o pid,ppid,stat,comm
+list
 echo "ps done"
+touch /tmp/inspected

@@ -1,15 +1,18 @@
-# Leaves three grandchildren behind and exits (see orphans.yaml).
-# In our process group: corral kills it as a leftover when we exit.
-(sh -c 'sleep 0.3' &)
-# In sessions of their own: they outlive us, and exit by themselves once
-# inspect-orphans.sh creates /tmp/release. Each writes its pid once it has
-# left our process group; wait for that, so that corral's kill of our group
-# at exit cannot catch one on its way out.
+# Leaves three grandchildren to PID 1 while this task runs (see orphans.yaml):
+# each is forked by a subshell that exits at once, so the kernel reparents
+# it to corral. A task's processes all die with its main process (its cgroup
+# is killed), so this script stays until inspect-orphans.sh is done.
+# In our process group: lives until we exit, then is killed as a leftover.
+(sh -c 'echo $$ >/tmp/orphan3; exec sleep 1000' &)
+# In sessions of their own: they exit by themselves once inspect-orphans.sh
+# creates /tmp/release.
 for n in 1 2; do
 	(setsid sh -c "echo \$\$ > /tmp/orphan$n; while [ ! -e /tmp/release ]; do sleep 0.05; done" &)
 done
-for n in 1 2; do
+for n in 1 2 3; do
 	while [ ! -s /tmp/orphan$n ]; do sleep 0.05; done
-	echo "orphan $(cat /tmp/orphan$n)"
+	echo "orphan$n $(cat /tmp/orphan$n)"
 done
-exit 0
+touch /tmp/orphans-ready
+while [ ! -e /tmp/inspected ]; do sleep 0.05; done
+echo "spawner exits"
