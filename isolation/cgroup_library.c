@@ -137,6 +137,10 @@ int cgroup_library_create(const char *controller, const char *path, char *error,
 int cgroup_library_write(const char *controller, const char *path, const char *file,
 			 const char *value, char *error, size_t error_size)
 {
+	if (!cgroup_library_init()) {
+		snprintf(error, error_size, "%s: libcgroup found no cgroup hierarchy", file);
+		return -1;
+	}
 	struct cgroup *group = cgroup_new_cgroup(path);
 	struct cgroup_controller *values = group ? cgroup_add_controller(group, controller) : NULL;
 	int result = values ? cgroup_add_value_string(values, file, value) : ECGFAIL;

@@ -44,6 +44,9 @@ bool machine_init_prepare(void)
 	mount_if_missing("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			 "/sys/kernel");
 	mount_if_missing("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "/dev/null");
+	/* Pure cgroup v2, as systemd mounts it: each task gets its cgroup. */
+	mount_if_missing("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			 "/sys/fs/cgroup/cgroup.controllers");
 	is_machine_init = true;
 	return true;
 }

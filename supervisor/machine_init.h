@@ -6,9 +6,9 @@
 
 #include <stdbool.h>
 
-/* Mounts /proc, /sys and /dev (devtmpfs) where they are missing, when PID
- * 1 finds no /proc (a container runtime always mounts it). Returns true
- * when corral is the machine's init. */
+/* Mounts /proc, /sys, /dev (devtmpfs) and /sys/fs/cgroup (cgroup2) where
+ * they are missing, when PID 1 finds no /proc (a container runtime always
+ * mounts it). Returns true when corral is the machine's init. */
 bool machine_init_prepare(void);
 
 /* What machine_init_prepare() found, for messages. */

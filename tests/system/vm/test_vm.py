@@ -152,26 +152,6 @@ USED_CONTROLLERS = {"cpuset", "cpu", "io", "memory", "pids"}
 # Known bugs that keep corral's cgroups off in the VM. A case that needs
 # cgroups is an expected failure while the console shows one of them, and
 # a real test as soon as they are fixed: no marker to remove.
-KNOWN_CGROUP_BUGS = (
-    # supervisor/machine_init.c mounts /proc, /sys and /dev but not cgroup2,
-    # so corral as the machine's init finds no v2 hierarchy.
-    ("corral: tasks run without cgroups of their own: no cgroup v2 hierarchy is mounted",
-     "corral as the machine's init does not mount cgroup2 on /sys/fs/cgroup"),
-    # isolation/cgroup_library.c writes limits without cgroup_init() when
-    # no v1 lookup came first (pure v2): libcgroup refuses every write.
-    (": Cgroup not initialized",
-     "on pure cgroup v2, limits are written through libcgroup before cgroup_init()"),
-)
-
-
-def require_cgroups(run):
-    """xfails RUN's test while a known bug kept corral's cgroups off."""
-    for line in run.lines:
-        for clue, bug in KNOWN_CGROUP_BUGS:
-            if clue in line:
-                pytest.xfail(f"known bug: {bug} (console: {line!r})")
-
-
 def started_pid(run, task):
     """The pid corral gave for TASK's (first) start."""
     line = run.lines[run.index(f"corral: {task}: started (pid ")]
@@ -227,7 +207,6 @@ def test_the_vm_has_pure_cgroup_v2_with_every_controller(boot):
 
 def test_corral_as_init_puts_itself_and_each_task_in_cgroups_of_their_own(boot):
     run = boot("lifecycle")
-    require_cgroups(run)
     # corral mounted cgroup2 itself, owns the root and enabled for its tree
     # every controller its limits use.
     start = "corral: cgroup /sys/fs/cgroup: one cgroup per task; controllers: "
@@ -326,7 +305,6 @@ def test_failing_main_task_exit_code_reaches_the_host(boot):
 
 def test_memory_max_gets_a_memory_hog_oom_killed_and_reported(boot):
     run = boot("oom")
-    require_cgroups(run)
     hog = run.output("mem/hog")
     # The limits, as the task reads them from its own cgroup.
     assert "cgroup /sys/fs/cgroup/mem/hog" in hog, run
@@ -347,7 +325,6 @@ def test_memory_max_gets_a_memory_hog_oom_killed_and_reported(boot):
 
 def test_pids_max_contains_a_fork_bomb_and_the_rest_carries_on(boot):
     run = boot("forkbomb")
-    require_cgroups(run)
     bomb = run.output("bomb/bomb")
     assert "pids.max 16" in bomb, run
     # "contained: pids.current N, forks refused M"
@@ -372,7 +349,6 @@ def test_pids_max_contains_a_fork_bomb_and_the_rest_carries_on(boot):
 
 def test_cpu_max_throttles_a_busy_loop(boot):
     run = boot("cputhrottle")
-    require_cgroups(run)
     assert run.code == 0, run
     spinner = run.output("cpu/spinner")
     assert "cgroup /sys/fs/cgroup/cpu/spinner" in spinner, run
@@ -388,7 +364,6 @@ def test_cpu_max_throttles_a_busy_loop(boot):
 ], ids=["main-exits", "kill-timeout"])
 def test_a_stopped_tasks_daemonised_grandchild_is_killed(boot, task, how):
     run = boot("daemon")
-    require_cgroups(run)
     assert run.code == 0, run
     group, name = task.split("/")
     output = run.output(task)
