@@ -749,6 +749,11 @@ int main(int argc, char **argv)
 
 	make_temp_dir("/tmp/corral-bench.XXXXXX");
 	catch_fatal_signals();
+	/* A control socket of the bench's own: another corral may hold the
+	 * default one, and corral refuses to take a live socket. */
+	char *socket_path = temp_path("control.sock");
+	setenv("CORRAL_SOCKET", socket_path, 1);
+	free(socket_path);
 
 	print_header(&settings);
 	fflush(stdout);
