@@ -105,6 +105,16 @@ static void kill_listed_processes(int dir_fd)
 	}
 }
 
+int cgroup_fs_kill(int dir_fd)
+{
+	int error = cgroup_fs_write(dir_fd, "cgroup.kill", "1");
+	if (error == -ENOENT) {
+		kill_listed_processes(dir_fd);
+		return 0;
+	}
+	return error;
+}
+
 static bool is_empty(int dir_fd)
 {
 	uint64_t populated = 0;
@@ -127,8 +137,7 @@ int cgroup_fs_remove_tree(int parent_fd, const char *name)
 	int dir_fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (cgroup_fs_write(dir_fd, "cgroup.kill", "1") < 0)
-		kill_listed_processes(dir_fd); /* v1, or a kernel before 5.14 */
+	cgroup_fs_kill(dir_fd);
 
 	int first_error = 0;
 	DIR *directory = fdopendir(dup(dir_fd));

@@ -26,6 +26,11 @@ int cgroup_fs_read_number(int dir_fd, const char *name, uint64_t *value);
  * (cgroup.controllers, cgroup.subtree_control). */
 bool cgroup_fs_has_word(const char *text, const char *word);
 
+/* SIGKILLs every process of the cgroup at dir_fd: cgroup.kill, or on a
+ * kernel without it (before 5.14) and on v1, each pid of cgroup.procs.
+ * 0 or -errno. */
+int cgroup_fs_kill(int dir_fd);
+
 /* Kills every process of the cgroup at dir_fd and removes the directory
  * tree below it, then the directory itself (rmdir of each leaf, deepest
  * first). Uses cgroup.kill where the kernel has it, else SIGKILL to each

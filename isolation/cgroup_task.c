@@ -17,6 +17,7 @@ void task_cgroup_init(struct task_cgroup *cgroup)
 {
 	memset(cgroup, 0, sizeof(*cgroup));
 	cgroup->dir_fd = -1;
+	cgroup->parent_fd = -1;
 }
 
 bool task_cgroup_exists(const struct task_cgroup *cgroup)
@@ -135,6 +136,7 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 			 task_name, strerror(errno));
 		return -1;
 	}
+	cgroup->parent_fd = group_fd;
 	cgroup->dir_fd = openat(group_fd, task_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cgroup->path = xasprintf("%s/%s/%s", tree->root_path, group_name, task_name);
 	if (cgroup->dir_fd < 0) {
@@ -162,7 +164,7 @@ int task_cgroup_kill(struct task_cgroup *cgroup)
 	if (cgroup->dir_fd < 0)
 		return -ENOENT;
 	cgroup->killed = true;
-	return cgroup_fs_write(cgroup->dir_fd, "cgroup.kill", "1");
+	return cgroup_fs_kill(cgroup->dir_fd);
 }
 
 bool task_cgroup_populated(const struct task_cgroup *cgroup)
@@ -276,17 +278,15 @@ void task_cgroup_remove(struct task_cgroup *cgroup, struct cgroup_tree *tree)
 {
 	if (cgroup->dir_fd >= 0) {
 		close(cgroup->dir_fd);
-		char *slash = strrchr(cgroup->path, '/');
-		char parent[slash - cgroup->path + 1];
-		memcpy(parent, cgroup->path, (size_t)(slash - cgroup->path));
-		parent[slash - cgroup->path] = '\0';
-		int parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		int error = parent_fd < 0 ? -errno : cgroup_fs_remove_tree(parent_fd, slash + 1);
+		const char *name = strrchr(cgroup->path, '/') + 1;
+		/* An empty leaf, the usual case, goes with one rmdir; a tree
+		 * walk only when something is left in it. */
+		int error = unlinkat(cgroup->parent_fd, name, AT_REMOVEDIR) == 0
+				    ? 0
+				    : cgroup_fs_remove_tree(cgroup->parent_fd, name);
 		if (error < 0)
 			tree->log("warning: cannot remove cgroup %s: %s", cgroup->path,
 				  strerror(-error));
-		if (parent_fd >= 0)
-			close(parent_fd);
 	}
 	for (size_t i = 0; i < cgroup->v1_count; i++) {
 		remove_v1(&cgroup->v1[i], tree->log);

@@ -22,6 +22,7 @@ struct task_cgroup_v1 {
 
 struct task_cgroup {
 	int dir_fd;        /* the v2 leaf; -1 when the task has none */
+	int parent_fd;     /* its group's directory (not owned), for rmdir */
 	char *path;        /* its absolute path, for messages */
 	char *v2_relative; /* relative to the v2 mount, as libcgroup takes it */
 	struct task_cgroup_v1 v1[TASK_CGROUP_V1_MAX];

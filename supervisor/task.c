@@ -380,7 +380,13 @@ static void on_cgroup_events(struct loop_watch *watch, uint32_t events)
  * they are killed, and the run ends when the cgroup is empty. */
 static bool kill_cgroup_leftovers(struct task *task, const struct task_exit *exit)
 {
-	if (!task_cgroup_exists(&task->cgroup) || !task_cgroup_populated(&task->cgroup))
+	if (!task_cgroup_exists(&task->cgroup))
+		return false;
+	/* Through the watched fd: no open and close per exit. */
+	bool populated = task->cgroup_events_watch.fd >= 0
+				 ? cgroup_events_populated(task->cgroup_events_watch.fd)
+				 : task_cgroup_populated(&task->cgroup);
+	if (!populated)
 		return false;
 	task_cgroup_kill(&task->cgroup);
 	char message[TASK_EVENT_MESSAGE_MAX];
