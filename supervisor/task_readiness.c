@@ -81,18 +81,20 @@ static int open_notify_socket(struct task *task, char *error, size_t error_size)
 			close(fd);
 		return -1;
 	}
-	/* Abstract: nothing to clean up, and no directory to agree on. */
+	/* Abstract, and named by the kernel (autobind): nothing to clean up,
+	 * no directory to agree on, and no clash with another corral in the
+	 * same network namespace (the containers of a pod share one). */
 	struct sockaddr_un address = {.sun_family = AF_UNIX};
-	int length = snprintf(address.sun_path + 1, sizeof(address.sun_path) - 1,
-			      "corral/%d/%s", (int)getpid(), task->config->full_name);
-	socklen_t size = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)length);
-	if (bind(fd, (struct sockaddr *)&address, size) < 0) {
-		snprintf(error, error_size, "readiness: notify socket @%s: %s",
-			 address.sun_path + 1, strerror(errno));
+	socklen_t size = sizeof(address);
+	if (bind(fd, (struct sockaddr *)&address, sizeof(address.sun_family)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&address, &size) < 0) {
+		snprintf(error, error_size, "readiness: notify socket: %s", strerror(errno));
 		close(fd);
 		return -1;
 	}
-	readiness->notify_env = xasprintf("NOTIFY_SOCKET=@%s", address.sun_path + 1);
+	/* The name: a few hex digits after the leading NUL. */
+	int name_length = (int)(size - offsetof(struct sockaddr_un, sun_path)) - 1;
+	readiness->notify_env = xasprintf("NOTIFY_SOCKET=@%.*s", name_length, address.sun_path + 1);
 	readiness->notify_socket.fd = fd;
 	loop_watch_add(task->services->loop, &readiness->notify_socket, EPOLLIN);
 	return 0;

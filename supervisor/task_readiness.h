@@ -1,7 +1,8 @@
 /* How a task tells corral it is ready (config `readiness:`), and whether it
  * stays healthy (`health:`):
  * - notify systemd: NOTIFY_SOCKET names a datagram socket of corral's own,
- *   one per task (abstract, so nothing is left on disk); READY=1, STATUS=
+ *   one per task (abstract and named by the kernel, so nothing is left on
+ *   disk and nothing clashes); READY=1, STATUS=
  *   and STOPPING=1 are taken from the task's processes only (the sender's
  *   credentials: its main process or a process of its session);
  * - notify fd: a pipe whose write end the task gets as fd N (s6 style); a

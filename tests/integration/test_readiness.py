@@ -34,7 +34,8 @@ def gates_main(corral, marks, side_command, readiness):
     returns the marks once main started, corral stopped."""
     config = group({"side": sidecar(side_command, readiness), "app": main_task(marks)})
     running = corral.start(config)
-    wait_for(lambda: "main-start" in marks_by_name(marks), what="main to start")
+    # Generous: python3 starts slowly on a loaded machine.
+    wait_for(lambda: "main-start" in marks_by_name(marks), timeout=30, what="main to start")
     running.send(signal.SIGTERM)
     result = running.wait()
     assert result.returncode == 0, result
@@ -114,8 +115,12 @@ def test_notifications_from_other_processes_are_ignored(corral, tmp_path):
     running = corral.start(config)
     corral.wait_control(running)
     wait_for(lambda: "side-start" in marks_by_name(marks), what="the sidecar")
-    # The same socket, from a process that is not the task's.
-    address = f"\0corral/{running.pid}/g/side"
+    # The task's own socket, from a process that is not the task's.
+    side_pid = corral.task_status("g/side")["pid"]
+    environ = open(f"/proc/{side_pid}/environ", "rb").read().split(b"\0")
+    (notify,) = [v[len(b"NOTIFY_SOCKET="):] for v in environ if v.startswith(b"NOTIFY_SOCKET=")]
+    assert notify.startswith(b"@"), notify
+    address = b"\0" + notify[1:]
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as forger:
         forger.connect(address)
         forger.send(b"READY=1")
