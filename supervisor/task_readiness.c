@@ -16,12 +16,21 @@
 /* ---- notify: systemd ---- */
 
 /* The sender is the task's main process, or runs in its session (every
- * process it starts, unless one makes a session of its own). */
-static bool sent_by_task(const struct task *task, pid_t sender)
+ * process it starts, unless one makes a session of its own). A sender that
+ * is already gone (`sd_notify` from a helper that exits at once, before
+ * corral reads the message) cannot be looked up: it is taken when it ran
+ * as the task's user, which the kernel vouches for. */
+static bool sent_by_task(const struct task *task, const struct ucred *sender)
 {
-	if (task->pid <= 0 || sender <= 0)
+	if (task->pid <= 0 || sender->pid <= 0)
 		return false;
-	return sender == task->pid || getsid(sender) == task->pid;
+	if (sender->pid == task->pid)
+		return true;
+	pid_t session = getsid(sender->pid);
+	if (session >= 0)
+		return session == task->pid;
+	uid_t task_uid = task->plan.change_ids ? task->plan.uid : getuid();
+	return errno == ESRCH && sender->uid == task_uid;
 }
 
 /* sd_notify's format: newline-separated VARIABLE=value assignments. */
@@ -65,7 +74,7 @@ static void on_notify_socket(struct loop_watch *watch, uint32_t events)
 			if (header->cmsg_level == SOL_SOCKET &&
 			    header->cmsg_type == SCM_CREDENTIALS)
 				credentials = (const struct ucred *)CMSG_DATA(header);
-		if (credentials && sent_by_task(task, credentials->pid))
+		if (credentials && sent_by_task(task, credentials))
 			take_notification(task, text);
 	}
 }

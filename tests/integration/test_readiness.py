@@ -131,6 +131,31 @@ def test_notifications_from_other_processes_are_ignored(corral, tmp_path):
     assert running.wait().returncode == 0
 
 
+def test_a_notification_from_a_helper_that_already_exited_counts(corral, tmp_path):
+    """sd_notify from a short-lived helper (as systemd-notify is): by the time
+    corral reads the message, the sender is gone and cannot be looked up."""
+    marks = tmp_path / "marks"
+    go = tmp_path / "go"
+    side = sh(f"while [ ! -e {go} ]; do sleep 0.02; done; {NOTIFY} READY=1; "
+              f"{mark(marks, 'sent')}; {IDLE}")
+    config = group({"side": sidecar(side, {"notify": "systemd"}), "app": main_task(marks)})
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: corral.task_status("g/side")["state"] == "running", what="the sidecar")
+    # corral stopped: the helper sends, exits and is reaped before corral
+    # reads the message.
+    running.send(signal.SIGSTOP)
+    try:
+        go.touch()
+        wait_for(lambda: "sent" in marks_by_name(marks), timeout=30, what="the helper")
+    finally:
+        running.send(signal.SIGCONT)
+    wait_for(lambda: "main-start" in marks_by_name(marks), timeout=30, what="main to start")
+    assert running.events().of_task("side", "ready"), running.events()
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
 def test_status_ready_across_a_tasks_life(corral, tmp_path):
     marks = tmp_path / "marks"
     go = tmp_path / "go"
