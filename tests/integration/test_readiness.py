@@ -94,7 +94,7 @@ def test_a_readiness_timeout_fails_the_start(corral, tmp_path):
     marks = tmp_path / "marks"
     config = group({
         "side": sidecar(sh(f"{mark(marks, 'side-start')}; {IDLE}"),
-                        {"notify": "systemd", "timeout": "300ms"},
+                        {"notify": "systemd", "timeout": "1s"},
                         restart={"policy": "on-failure", "attempts": 1, "delay": "100ms"}),
         "app": main_task(marks),
     })
@@ -103,7 +103,7 @@ def test_a_readiness_timeout_fails_the_start(corral, tmp_path):
     # for good, and main never started.
     assert result.returncode == 128 + signal.SIGKILL, result
     not_ready = result.events.of_task("side", "not_ready")
-    assert [e["message"] for e in not_ready] == ["not ready within 300ms: killing it"] * 2
+    assert [e["message"] for e in not_ready] == ["not ready within 1s: killing it"] * 2
     assert [n for n, _ in read_marks(marks)] == ["side-start", "side-start"]
 
 
