@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config/xmalloc.h"
@@ -94,13 +95,36 @@ static bool alone_in(int dir_fd)
 	return length > 0 && strcmp(text, own) == 0;
 }
 
-static bool is_populated(int parent_fd, const char *name)
+/* Processes directly in the cgroup `path` (not in its children). */
+static bool holds_processes(int parent_fd, const char *path)
 {
-	char path[strlen(name) + sizeof("/cgroup.events")];
-	snprintf(path, sizeof(path), "%s/cgroup.events", name);
-	uint64_t populated = 1;
-	cgroup_fs_read_key(parent_fd, path, "populated", &populated);
-	return populated != 0;
+	char procs[strlen(path) + sizeof("/cgroup.procs")];
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	char text[16];
+	long length = cgroup_fs_read(parent_fd, procs, text, sizeof(text));
+	return length != 0; /* an error: assume alive, leave it alone */
+}
+
+/* How long a root without a supervisor leaf may stay empty: its corral
+ * made it and moves in next, or died in between. */
+#define YOUNG_ROOT_SECONDS 10
+
+/* A live corral is always in its root or in the root's supervisor leaf:
+ * in the root from just after mkdir, then in the leaf (made once it is in
+ * the root), moving one way only. Reading the root first and the leaf
+ * second never misses it. Before it moves in, its root is empty and has
+ * no leaf: only an old one is taken for stale. */
+static bool instance_is_alive(int base_fd, const char *name)
+{
+	char leaf[strlen(name) + sizeof("/" SUPERVISOR_LEAF)];
+	snprintf(leaf, sizeof(leaf), "%s/" SUPERVISOR_LEAF, name);
+	if (holds_processes(base_fd, name))
+		return true;
+	if (faccessat(base_fd, leaf, F_OK, 0) == 0)
+		return holds_processes(base_fd, leaf);
+	struct stat status;
+	return fstatat(base_fd, name, &status, 0) < 0 ||
+	       time(NULL) - status.st_ctime < YOUNG_ROOT_SECONDS;
 }
 
 static void remove_stale(struct cgroup_tree *tree, const char *name, const char *why)
@@ -115,8 +139,8 @@ static void remove_stale(struct cgroup_tree *tree, const char *name, const char 
 }
 
 /* Beside a corral that shares its cgroup: roots named corral-* whose corral
- * is gone. A live corral always sits in its root's supervisor leaf; during
- * its first steps it sits in the root itself. */
+ * is gone. A root made by a corral that has not moved into it yet looks
+ * the same: if it is taken, that corral tries another name. */
 static void remove_stale_instances(struct cgroup_tree *tree)
 {
 	DIR *directory = fdopendir(dup(tree->base_fd));
@@ -127,13 +151,8 @@ static void remove_stale_instances(struct cgroup_tree *tree)
 		if (entry->d_type != DT_DIR ||
 		    strncmp(entry->d_name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)) != 0)
 			continue;
-		char leaf[sizeof(entry->d_name) + sizeof("/" SUPERVISOR_LEAF)];
-		snprintf(leaf, sizeof(leaf), "%s/" SUPERVISOR_LEAF, entry->d_name);
-		if (!is_populated(tree->base_fd, entry->d_name))
-			remove_stale(tree, entry->d_name, "nothing runs in it");
-		else if (faccessat(tree->base_fd, leaf, F_OK, 0) == 0 &&
-			 !is_populated(tree->base_fd, leaf))
-			remove_stale(tree, entry->d_name, "its supervisor leaf is empty");
+		if (!instance_is_alive(tree->base_fd, entry->d_name))
+			remove_stale(tree, entry->d_name, "its corral is gone");
 	}
 	closedir(directory);
 }
