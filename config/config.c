@@ -85,6 +85,9 @@ static void task_config_free(struct task_config *task)
 	free(task->resources.cpuset);
 	free_string_vector(task->readiness.probe.argv);
 	free_string_vector(task->health.probe.argv);
+	free(task->isolation.hostname);
+	free_string_vector(task->isolation.seccomp.allow);
+	free_string_vector(task->isolation.seccomp.deny);
 }
 
 static void group_config_free(struct group_config *group)

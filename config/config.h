@@ -110,6 +110,61 @@ struct health_config {
 	unsigned failures;         /* >= 1 with a probe; 0 without */
 };
 
+/* Namespaces a task may get (config `isolation.namespaces`). */
+enum isolation_namespace {
+	ISOLATION_NS_PID = 1u << 0,
+	ISOLATION_NS_MOUNT = 1u << 1,
+	ISOLATION_NS_UTS = 1u << 2,
+	ISOLATION_NS_IPC = 1u << 3,
+	ISOLATION_NS_NET = 1u << 4, /* a new netns with only lo, up */
+	ISOLATION_NS_CGROUP = 1u << 5,
+};
+
+enum seccomp_profile_kind {
+	SECCOMP_PROFILE_DEFAULT,    /* Docker-like deny list, EPERM */
+	SECCOMP_PROFILE_UNCONFINED, /* no filter */
+	SECCOMP_PROFILE_CUSTOM,
+};
+
+enum seccomp_action_kind {
+	SECCOMP_ACTION_ALLOW,
+	SECCOMP_ACTION_ERRNO, /* fail with EPERM */
+	SECCOMP_ACTION_KILL,  /* kill the process */
+	SECCOMP_ACTION_LOG,   /* allow, and log to the kernel log */
+};
+
+struct seccomp_config {
+	enum seccomp_profile_kind kind;
+	enum seccomp_action_kind default_action; /* CUSTOM: for syscalls not listed */
+	char **allow; /* CUSTOM: NULL-terminated syscall names, or NULL */
+	char **deny;  /* CUSTOM: fail with EPERM */
+};
+
+struct rlimit_config {
+	int resource;  /* RLIMIT_NOFILE, ... */
+	uint64_t soft; /* UINT64_MAX: unlimited */
+	uint64_t hard;
+};
+
+#define ISOLATION_RLIMITS_MAX 16
+
+/* Per-task isolation (config `isolation:`). `enabled` is false without the
+ * map: the task then runs as before, with corral's capabilities and no
+ * filter. With it, the defaults are an isolated task's (docs/config.md). */
+struct isolation_config {
+	bool enabled;
+	unsigned namespaces;     /* ISOLATION_NS_* */
+	char *hostname;          /* needs the uts namespace; NULL: keep */
+	bool init;               /* pid namespace: a minimal reaper is PID 1
+				  * (default true); false: the command is */
+	uint64_t capabilities;   /* bit N: capability N kept (all sets) */
+	struct seccomp_config seccomp;
+	bool no_new_privileges;  /* default true */
+	struct rlimit_config rlimits[ISOLATION_RLIMITS_MAX];
+	size_t rlimit_count;
+	int umask;               /* -1: corral's */
+};
+
 struct task_config {
 	char *name;      /* "app" */
 	char *full_name; /* "web/app": how every message names the task */
@@ -129,6 +184,7 @@ struct task_config {
 	struct resources_config resources;
 	struct readiness_config readiness;
 	struct health_config health;
+	struct isolation_config isolation;
 };
 
 struct group_config {
