@@ -8,9 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* As in spawn.c: the child's code runs on a stack corral's sanitizers know
- * nothing of, and never returns to unpoison it. */
-#define CHILD_CODE __attribute__((no_sanitize("address", "undefined")))
+#include "isolation/child_code.h"
 
 void capability_plan_build(uint64_t keep, bool non_root_user, struct capability_plan *plan)
 {

@@ -1,5 +1,6 @@
 #include "isolation/spawn.h"
 
+#include "isolation/child_code.h"
 #include "isolation/clone_run.h"
 
 #include <errno.h>
@@ -29,7 +30,6 @@ struct child_arguments {
  * For the same reason the child's code is not instrumented by sanitizers:
  * ASan would poison its frames on child_stack in corral's shadow memory,
  * and a child never returns to unpoison them. */
-#define CHILD_CODE __attribute__((no_sanitize("address", "undefined")))
 CHILD_CODE static void __attribute__((noreturn))
 child_fail_at(int error_fd, enum spawn_stage stage, int index)
 {
@@ -104,6 +104,11 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	    syscall(SYS_dup2, slots->output_fd, STDERR_FILENO) < 0)
 		child_fail(error_fd, SPAWN_STAGE_STDIO);
 
+	const struct spawn_isolation *isolation = request->isolation;
+	int stage = 0, index = 0;
+	if (isolation && spawn_isolation_before_ids(isolation, &stage, &index) < 0)
+		child_fail_at(error_fd, (enum spawn_stage)stage, index);
+
 	if (request->cwd && syscall(SYS_chdir, request->cwd) < 0)
 		child_fail(error_fd, SPAWN_STAGE_CHDIR);
 
@@ -115,6 +120,9 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 		if (syscall(SYS_setresuid, request->uid, request->uid, request->uid) < 0)
 			child_fail(error_fd, SPAWN_STAGE_SETUID);
 	}
+
+	if (isolation && spawn_isolation_after_ids(isolation, &stage, &index) < 0)
+		child_fail_at(error_fd, (enum spawn_stage)stage, index);
 
 	/* Whatever corral inherited without CLOEXEC below the slots must not
 	 * reach the task; marking rather than closing keeps the error pipe
@@ -134,6 +142,15 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 			child_fail(error_fd, SPAWN_STAGE_NOTIFY_FD);
 	}
 
+	/* Last: after the filter, nothing but the exec. */
+	if (isolation && spawn_isolation_seccomp(isolation, &stage) < 0)
+		child_fail(error_fd, (enum spawn_stage)stage);
+
+	if (isolation && isolation->reaper_argv) {
+		syscall(SYS_execveat, slots->self_fd, "", isolation->reaper_argv, request->envp,
+			AT_EMPTY_PATH);
+		child_fail(error_fd, SPAWN_STAGE_EXEC_REAPER);
+	}
 	syscall(SYS_execve, request->executable, request->argv, request->envp);
 	child_fail(error_fd, SPAWN_STAGE_EXEC);
 }
@@ -148,6 +165,8 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 		.pidfd = (uint64_t)(uintptr_t)pidfd,
 		.exit_signal = SIGCHLD,
 	};
+	if (arguments->request->isolation)
+		args.flags |= arguments->request->isolation->clone_flags;
 	if (arguments->request->into_cgroup) {
 		args.flags |= CLONE_INTO_CGROUP;
 		args.cgroup = (uint64_t)arguments->request->cgroup_fd;
@@ -169,7 +188,7 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 int spawn_slots_open(struct spawn_slots *slots)
 {
 	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
-		      &slots->notify_fd};
+		      &slots->notify_fd, &slots->self_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		*fds[i] = -1;
 	slots->devnull_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -187,13 +206,21 @@ int spawn_slots_open(struct spawn_slots *slots)
 			highest = (unsigned)*fds[i];
 	}
 	slots->copy_limit = highest + 1;
+	/* Opened now, while /proc/self/exe is corral's binary for sure. When
+	 * it cannot be, /dev/null stays there: an isolated task's reaper then
+	 * fails to exec, and its start says so. */
+	int self = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	if (self >= 0) {
+		dup3(self, slots->self_fd, O_CLOEXEC);
+		close(self);
+	}
 	return 0;
 }
 
 void spawn_slots_close(struct spawn_slots *slots)
 {
 	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
-		      &slots->notify_fd};
+		      &slots->notify_fd, &slots->self_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -269,6 +296,42 @@ void spawn_failure_describe(const struct spawn_request *request,
 		snprintf(buffer, size, "join v1 cgroup %s: %s",
 			 request->cgroup_v1_procs ? request->cgroup_v1_procs[failure->index] : "?",
 			 reason);
+		break;
+	case SPAWN_STAGE_CGROUP_NAMESPACE:
+		snprintf(buffer, size, "cgroup namespace: %s", reason);
+		break;
+	case SPAWN_STAGE_MOUNT_PRIVATE:
+		snprintf(buffer, size, "make mounts private: %s", reason);
+		break;
+	case SPAWN_STAGE_PROC:
+		snprintf(buffer, size, "mount a new /proc: %s", reason);
+		break;
+	case SPAWN_STAGE_HOSTNAME:
+		snprintf(buffer, size, "sethostname %s: %s",
+			 request->isolation ? request->isolation->hostname : "?", reason);
+		break;
+	case SPAWN_STAGE_LOOPBACK:
+		snprintf(buffer, size, "bring lo up: %s", reason);
+		break;
+	case SPAWN_STAGE_RLIMIT:
+		snprintf(buffer, size, "rlimit #%d: %s", failure->index + 1, reason);
+		break;
+	case SPAWN_STAGE_CAPABILITY_BOUNDING:
+		snprintf(buffer, size, "drop capability %d from the bounding set: %s",
+			 failure->index, reason);
+		break;
+	case SPAWN_STAGE_CAPABILITIES:
+		snprintf(buffer, size, "set capabilities (capability %d): %s", failure->index,
+			 reason);
+		break;
+	case SPAWN_STAGE_NO_NEW_PRIVILEGES:
+		snprintf(buffer, size, "no_new_privileges: %s", reason);
+		break;
+	case SPAWN_STAGE_SECCOMP:
+		snprintf(buffer, size, "load the seccomp filter: %s", reason);
+		break;
+	case SPAWN_STAGE_EXEC_REAPER:
+		snprintf(buffer, size, "exec corral's reaper (corral's own binary): %s", reason);
 		break;
 	case SPAWN_STAGE_NOTIFY_FD:
 		snprintf(buffer, size, "readiness fd %d: %s", request->notify_target, reason);

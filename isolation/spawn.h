@@ -14,17 +14,31 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "isolation/spawn_isolation.h"
+
+/* The child's steps, in the order it takes them. */
 enum spawn_stage {
 	SPAWN_STAGE_CGROUP_V1,
 	SPAWN_STAGE_SIGNALS,
 	SPAWN_STAGE_SESSION,
 	SPAWN_STAGE_STDIO,
+	SPAWN_STAGE_CGROUP_NAMESPACE,
+	SPAWN_STAGE_MOUNT_PRIVATE,
+	SPAWN_STAGE_PROC,
+	SPAWN_STAGE_HOSTNAME,
+	SPAWN_STAGE_LOOPBACK,
+	SPAWN_STAGE_RLIMIT,
+	SPAWN_STAGE_CAPABILITY_BOUNDING,
 	SPAWN_STAGE_CHDIR,
 	SPAWN_STAGE_SETGROUPS,
 	SPAWN_STAGE_SETGID,
 	SPAWN_STAGE_SETUID,
+	SPAWN_STAGE_CAPABILITIES,
+	SPAWN_STAGE_NO_NEW_PRIVILEGES,
 	SPAWN_STAGE_NOTIFY_FD,
+	SPAWN_STAGE_SECCOMP,
 	SPAWN_STAGE_EXEC,
+	SPAWN_STAGE_EXEC_REAPER,
 };
 
 /* Four fd slots reserved once, below every fd the tasks make corral open.
@@ -40,6 +54,8 @@ struct spawn_slots {
 	int output_fd; /* the task's output pipe, refreshed per spawn */
 	int error_fd;  /* the error pipe's write end during a spawn, else /dev/null */
 	int notify_fd; /* a readiness pipe's write end during a spawn, else /dev/null */
+	int self_fd;   /* corral's own binary (O_PATH), which isolated tasks exec as
+			* their pid namespace's reaper */
 	int devnull_fd;
 	unsigned copy_limit; /* first fd the child does not copy */
 };
@@ -69,6 +85,7 @@ struct spawn_request {
 	 * notify_target in the task, kept open across exec. -1: none. */
 	int notify_target;
 	int notify_fd;
+	const struct spawn_isolation *isolation; /* NULL: none */
 };
 
 struct spawn_result {
@@ -80,7 +97,7 @@ struct spawn_result {
 struct spawn_failure {
 	enum spawn_stage stage;
 	int error; /* errno in the child */
-	int index; /* SPAWN_STAGE_CGROUP_V1: which of cgroup_v1_procs */
+	int index; /* which v1 cgroup, rlimit or capability */
 };
 
 /* Returns 0 with *result filled, or -errno when the clone itself failed.

@@ -66,6 +66,7 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.cgroup_fd = task->cgroup.dir_fd,
 		.cgroup_v1_procs = task->cgroup.v1_count ? task->cgroup.v1_procs_paths : NULL,
 		.notify_target = -1,
+		.isolation = task->isolation.enabled ? &task->isolation.spawn : NULL,
 	};
 }
 
@@ -158,6 +159,7 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	task->cgroup.oom_kills_at_start = task_cgroup_oom_kills(&task->cgroup);
 	task->oom_kills_reported = task->cgroup.oom_kills_at_start;
 	task_plan_refresh_executable(&task->plan, task->config);
+	task_isolation_refresh(&task->isolation, &task->plan);
 	fill_spawn_request(task, &request);
 	int error = task_readiness_prepare_spawn(task, &request);
 	if (error < 0) {
@@ -503,6 +505,8 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 			    error_size) < 0)
 		return -1;
 	task_readiness_init_probes(task);
+	if (task_isolation_build(&task->isolation, config, &task->plan, error, error_size) < 0)
+		return -1;
 	line_ring_init(&task->logs, TASK_LOG_RING_BYTES);
 	int result = task_output_open(&task->output, services->loop, services->sink,
 				      config->full_name, on_output_line, task);
@@ -521,6 +525,7 @@ void task_free(struct task *task)
 	close_process_fds(task);
 	release_cgroup(task);
 	task_readiness_close(task);
+	task_isolation_free(&task->isolation);
 	task_output_close(&task->output);
 	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);

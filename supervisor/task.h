@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "isolation/cgroup_task.h"
 #include "isolation/spawn.h"
+#include "isolation/task_isolation.h"
 #include "isolation/task_plan.h"
 #include "supervisor/line_ring.h"
 #include "supervisor/runner.h"
@@ -34,6 +35,7 @@ struct task {
 	struct group *group;
 	struct services *services;
 	struct task_plan plan;
+	struct task_isolation isolation; /* namespaces, capabilities, seccomp */
 
 	pid_t pid; /* 0 when no process */
 	struct loop_watch pidfd_watch;

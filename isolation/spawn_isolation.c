@@ -1,0 +1,111 @@
+#include "isolation/spawn_isolation.h"
+
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <linux/filter.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "isolation/child_code.h"
+#include "isolation/spawn.h"
+
+
+CHILD_CODE static int fail(int *stage, int which)
+{
+	*stage = which;
+	return -errno;
+}
+
+/* lo of a new network namespace is down; a task expects 127.0.0.1. */
+CHILD_CODE static int bring_loopback_up(void)
+{
+	long fd = syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	struct ifreq request = {.ifr_name = "lo"};
+	long result = syscall(SYS_ioctl, (int)fd, SIOCGIFFLAGS, &request);
+	if (result == 0) {
+		request.ifr_flags |= IFF_UP;
+		result = syscall(SYS_ioctl, (int)fd, SIOCSIFFLAGS, &request);
+	}
+	int saved = errno;
+	syscall(SYS_close, (int)fd);
+	errno = saved;
+	return result < 0 ? -1 : 0;
+}
+
+CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolation, int *stage,
+					  int *index)
+{
+	if (isolation->new_cgroup_namespace && syscall(SYS_unshare, CLONE_NEWCGROUP) < 0)
+		return fail(stage, SPAWN_STAGE_CGROUP_NAMESPACE);
+	if (isolation->clone_flags & CLONE_NEWNS) {
+		/* Nothing mounted here may reach corral's mount namespace. */
+		if (syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			return fail(stage, SPAWN_STAGE_MOUNT_PRIVATE);
+		if (isolation->fresh_proc &&
+		    syscall(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			    NULL) < 0)
+			return fail(stage, SPAWN_STAGE_PROC);
+	}
+	if (isolation->hostname &&
+	    syscall(SYS_sethostname, isolation->hostname, isolation->hostname_length) < 0)
+		return fail(stage, SPAWN_STAGE_HOSTNAME);
+	if (isolation->loopback_up && bring_loopback_up() < 0)
+		return fail(stage, SPAWN_STAGE_LOOPBACK);
+	for (size_t i = 0; i < isolation->rlimit_count; i++) {
+		const struct rlimit_config *limit = &isolation->rlimits[i];
+		struct rlimit value = {.rlim_cur = limit->soft, .rlim_max = limit->hard};
+		if (syscall(SYS_prlimit64, 0, limit->resource, &value, NULL) < 0) {
+			*index = (int)i;
+			return fail(stage, SPAWN_STAGE_RLIMIT);
+		}
+	}
+	if (isolation->umask >= 0)
+		syscall(SYS_umask, isolation->umask);
+	if (isolation->capabilities) {
+		struct capability_failure failure;
+		/* The bounding set first (dropping needs CAP_SETPCAP), then
+		 * keep-caps, so that the kept ones survive a non-root uid. */
+		if (capability_plan_apply_bounding(isolation->capabilities, &failure) < 0 ||
+		    capability_plan_apply_keepcaps(isolation->capabilities, &failure) < 0) {
+			*index = (int)failure.capability;
+			return fail(stage, SPAWN_STAGE_CAPABILITY_BOUNDING);
+		}
+	}
+	return 0;
+}
+
+CHILD_CODE int spawn_isolation_after_ids(const struct spawn_isolation *isolation, int *stage,
+					 int *index)
+{
+	struct capability_failure failure;
+	if (isolation->capabilities &&
+	    capability_plan_apply_sets(isolation->capabilities, &failure) < 0) {
+		*index = (int)failure.capability;
+		return fail(stage, SPAWN_STAGE_CAPABILITIES);
+	}
+	if (isolation->no_new_privileges &&
+	    syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return fail(stage, SPAWN_STAGE_NO_NEW_PRIVILEGES);
+	return 0;
+}
+
+CHILD_CODE int spawn_isolation_seccomp(const struct spawn_isolation *isolation, int *stage)
+{
+	const struct seccomp_program *program = isolation->seccomp;
+	if (!program || !program->length)
+		return 0;
+	struct sock_fprog filter = {.len = program->length, .filter = program->filter};
+	if (syscall(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter, 0, 0) < 0)
+		return fail(stage, SPAWN_STAGE_SECCOMP);
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* An isolated task's spawn, prepared once when corral starts (as
+ * task_plan.c does for the environment and ids): the clone flags, the
+ * capability plan and the seccomp program are worked out in corral, so
+ * that the child only applies them. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config/config.h"
+#include "isolation/capabilities.h"
+#include "isolation/seccomp_profile.h"
+#include "isolation/spawn_isolation.h"
+#include "isolation/task_plan.h"
+
+struct task_isolation {
+	bool enabled; /* the task has an `isolation:` map */
+	struct spawn_isolation spawn;
+	struct capability_plan capabilities;
+	struct seccomp_program seccomp;
+	char **reaper_argv; /* owned array; the strings are the task's */
+};
+
+/* 0, or -1 with `error` (a seccomp profile that cannot be built). */
+int task_isolation_build(struct task_isolation *isolation, const struct task_config *task,
+			 const struct task_plan *plan, char *error, size_t error_size);
+
+/* The reaper execs the command by its path: follow the plan's. */
+void task_isolation_refresh(struct task_isolation *isolation, const struct task_plan *plan);
+
+void task_isolation_free(struct task_isolation *isolation);
