@@ -23,7 +23,7 @@
 static const char *const top_level_keys[] = {"shutdown_timeout", "groups", "socket", "control",
 					     NULL};
 static const char *const control_keys[] = {"group", NULL};
-static const char *const group_keys[] = {"restart", "resources", "tasks", NULL};
+static const char *const group_keys[] = {"restart", "resources", "isolation", "tasks", NULL};
 
 
 /* How messages name a group or task: as written when valid, quoted (and
@@ -91,7 +91,7 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	struct group_defaults defaults = {.owner = owner};
 	struct where where = {.owner = owner, .field = ""};
 	struct map_entries fields;
-	const yaml_node_t *restart, *resources, *tasks;
+	const yaml_node_t *restart, *resources, *isolation, *tasks;
 
 	snprintf(owner, sizeof(owner), "group %s", name.text);
 	group->name = xstrdup(entry->key);
@@ -115,12 +115,20 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 		resources_fields_parse(context, resources, &resources_where, &defaults.resources);
 		resources_fields_check_group(context, &defaults.resources, &where);
 	}
+	isolation = map_lookup(&fields, "isolation");
+	if (isolation) {
+		struct where isolation_where = {.owner = owner, .field = "isolation"};
+
+		isolation_fields_parse(context, isolation, &isolation_where, &defaults.isolation);
+		isolation_fields_check_group(context, &defaults.isolation, &where);
+	}
 	tasks = map_lookup(&fields, "tasks");
 	if (tasks)
 		parse_tasks(context, tasks, name.text, &defaults, group);
 	else if (!map_has_key_or_typo(&fields, group_keys, "tasks"))
 		report(context, entry->value, &where,
 		       "missing \"tasks\" (a group needs at least one task)");
+	isolation_fields_free(&defaults.isolation);
 	map_entries_free(&fields);
 }
 

@@ -2,7 +2,8 @@
  * groups, config_task.c reads one task, config_restart.c and
  * config_resources.c read restart and resources fields and merge a group's
  * defaults into each task, config_probes.c reads a task's readiness and
- * health probes. */
+ * health probes, config_isolation.c reads and merges `isolation` with the
+ * help of config_capabilities.c, config_seccomp.c and config_rlimits.c. */
 #pragma once
 
 #include <stdbool.h>
@@ -79,11 +80,67 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 void health_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
 		  enum lifecycle_stage stage, struct health_config *out);
 
+/* The isolation fields written in one place (a group or a task): which
+ * ones are set, so that merging goes field by field. `values` owns its
+ * hostname and seccomp lists: isolation_fields_free() releases them. */
+struct isolation_fields {
+	bool present; /* `isolation` was written, even as {} */
+	bool has_namespaces, has_hostname, has_init, has_capabilities, has_seccomp,
+	    has_no_new_privileges, has_umask;
+	/* Meaningful where set. rlimits holds the ones written (merged one
+	 * resource at a time). */
+	struct isolation_config values;
+	/* For the checks between fields, which can come from two places;
+	 * set when written, valid or not. */
+	const yaml_node_t *namespaces_node, *hostname_node, *init_node;
+};
+
+/* Reads an `isolation` map; reports and skips fields that are wrong. Pure
+ * apart from name lookups in libseccomp. */
+void isolation_fields_parse(struct load_context *context, const yaml_node_t *node,
+			    const struct where *where, struct isolation_fields *out);
+
+/* Checks a group's own fields against each other (hostname needs uts, init:
+ * false needs pid), so that a mistake there is reported once. */
+void isolation_fields_check_group(struct load_context *context,
+				  const struct isolation_fields *group, const struct where *where);
+
+/* The defaults of an isolated task, overridden by the group's fields, then
+ * by the task's; not enabled when neither wrote `isolation`. The result
+ * owns copies of everything. */
+struct isolation_config isolation_merge(struct load_context *context,
+					const struct isolation_fields *group,
+					const char *group_owner,
+					const struct isolation_fields *task,
+					const struct where *task_where);
+
+void isolation_fields_free(struct isolation_fields *fields);
+
+/* `isolation.capabilities`: {drop: [...], add: [...]} applied to Docker's
+ * default set; the result as a mask (bit N: capability N). */
+bool capabilities_parse(struct load_context *context, const yaml_node_t *node,
+			const struct where *where, uint64_t *out);
+
+/* The capabilities an isolated task keeps when nothing is written:
+ * Docker's default set. */
+uint64_t capabilities_default(void);
+
+/* `isolation.seccomp`: default, unconfined or a custom map. The lists in
+ * `out` (the valid names only) are the caller's to free, also on failure. */
+bool seccomp_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		   struct seccomp_config *out);
+
+/* `isolation.rlimits`: a map of rlimit names to values, into `out` and
+ * `count` (at most ISOLATION_RLIMITS_MAX: one per resource). */
+void rlimits_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		   struct rlimit_config out[], size_t *count);
+
 /* What a group hands down to each of its tasks. */
 struct group_defaults {
 	const char *owner; /* "group web": how the group's own messages start */
 	struct restart_fields restart;
 	struct resources_fields resources;
+	struct isolation_fields isolation;
 };
 
 /* Reads one task of a group into `task`, whose name, full_name and location

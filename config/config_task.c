@@ -1,6 +1,6 @@
 /* One task: its command, environment, identity, lifecycle stage, restart
- * policy, resource limits, readiness and health probes, and how it is
- * stopped. */
+ * policy, resource limits, readiness and health probes, isolation, and how
+ * it is stopped. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +13,9 @@
 #include "config/units.h"
 #include "config/xmalloc.h"
 
-static const char *const task_keys[] = {"command",   "env",     "cwd",  "user",
-					"lifecycle", "restart", "kill", "resources",
-					"readiness", "health",  NULL};
+static const char *const task_keys[] = {"command",   "env",     "cwd",       "user",
+					"lifecycle", "restart", "kill",      "resources",
+					"readiness", "health",  "isolation", NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -291,6 +291,7 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	struct where where = {.owner = owner, .field = ""};
 	struct restart_fields task_restart = {0};
 	struct resources_fields task_resources = {0};
+	struct isolation_fields task_isolation = {0};
 	struct map_entries fields;
 	const yaml_node_t *field;
 
@@ -334,6 +335,12 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	if ((field = map_lookup(&fields, "health")))
 		health_parse(context, field, &(struct where){owner, "health"}, task->stage,
 			     &task->health);
+	if ((field = map_lookup(&fields, "isolation")))
+		isolation_fields_parse(context, field, &(struct where){owner, "isolation"},
+				       &task_isolation);
+	task->isolation =
+	    isolation_merge(context, &group->isolation, group->owner, &task_isolation, &where);
+	isolation_fields_free(&task_isolation);
 	if (!task->env) /* always a vector, so users can just walk it */
 		task->env = xcalloc(1, sizeof(*task->env));
 	map_entries_free(&fields);

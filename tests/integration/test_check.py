@@ -32,6 +32,7 @@ groups:
   web:
     restart: {policy: on-failure, attempts: 3, interval: 1m, delay: 1s, max_delay: 30s, mode: fail}
     resources: {memory: 512M, cpu: 2, optional: true}
+    isolation: {namespaces: [pid, mount], rlimits: {core: 0}, umask: "0022"}
     tasks:
       setup:   {command: ["/bin/sh", "-c", "true"], lifecycle: {hook: prestart}}
       proxy:   {command: ["/bin/sleep", "1"], lifecycle: {hook: prestart, sidecar: true},
@@ -49,6 +50,18 @@ groups:
                     pids: 128, cpuset: "0-1", io_weight: 100, optional: false}
         readiness: {exec: ["/bin/true"], interval: 1s, timeout: 30s}
         health: {exec: ["/bin/true"], interval: 10s, timeout: 2s, failures: 3}
+        isolation:
+          namespaces: [pid, mount, uts, ipc, net, cgroup]
+          hostname: app
+          init: true
+          capabilities: {drop: [all], add: [net_bind_service]}
+          seccomp: {default_action: errno, allow: [read, write, exit_group], deny: [mount]}
+          no_new_privileges: true
+          rlimits: {nofile: 4096, nproc: [100, 200], core: 0, stack: unlimited, as: 1G}
+          umask: "0027"
+      worker:  {command: ["/bin/true"], lifecycle: {hook: prestart},
+                isolation: {init: false, seccomp: unconfined, capabilities: {drop: [CAP_NET_RAW]}}}
+      notice:  {command: ["/bin/true"], lifecycle: {hook: poststart}, isolation: {seccomp: default}}
       announce: {command: "echo shell string", lifecycle: {hook: poststart}}
       cleanup:  {command: ["/bin/true"], lifecycle: {hook: poststop}}
 """
@@ -92,12 +105,15 @@ def test_check_refuses_an_unknown_key_with_its_location(corral, tmp_path):
         ("groups:\n  g:\n    resources: {memory: 256M, memory_high: 1G}\n    tasks:\n"
          "      a: {command: [/bin/true]}\n", 3, 44, ["group g: resources.memory_high",
                                                    "must not exceed"]),
+        ("groups:\n  g:\n    tasks:\n      a:\n        command: [/bin/true]\n"
+         "        isolation: {seccomp: {default_action: errno, deny: [mout]}}\n", 6, 61,
+         ["a: isolation.seccomp.deny[0]", "unknown syscall \"mout\"", "did you mean \"mount\""]),
         ("grups:\n  g: {}\n", 1, 1, ["grups"]),
         ("groups:\n  g:\n    tasks:\n      a:\n        command: [/bin/true]\n  bad: [\n",
          None, None, []),
     ],
     ids=["bad-duration", "bad-policy", "bad-signal", "bad-hook", "bad-memory-unit",
-         "memory-high-above-memory", "top-level-typo", "yaml-syntax"],
+         "memory-high-above-memory", "unknown-syscall", "top-level-typo", "yaml-syntax"],
 )
 def test_check_refuses_invalid_values_with_a_location(corral, text, line, column, words):
     path = corral.config(text, name="bad.yaml")

@@ -1,6 +1,7 @@
 /* The config loader on valid input: the model it builds, field by field,
  * with the stage defaults and the group -> task merge of restart policies
- * and resources, readiness and health probes;
+ * and resources, readiness and health probes (isolation is in
+ * test_config_isolation.c);
  * files, JSON, printing diagnostics, and inputs that must not crash it.
  * The error messages are in test_config_errors.c. */
 #include <setjmp.h>
@@ -41,6 +42,9 @@ static const char full_example[] =
     "100, pids: 128, cpuset: \"0-1\", io_weight: 100, optional: true}\n"
     "        readiness: {exec: [\"pg_isready\", \"-q\"], interval: 1s, timeout: 30s}\n"
     "        health: {exec: [\"/bin/check\"], interval: 10s, timeout: 2s, failures: 3}\n"
+    "        isolation: {namespaces: [pid, mount, uts], hostname: app, capabilities: {drop: "
+    "[all], add: [net_bind_service]}, seccomp: {default_action: errno, deny: [mount]}, "
+    "rlimits: {nofile: [1024, 4096]}, umask: \"0027\"}\n"
     "      announce: {command: \"echo hi\", lifecycle: {hook: poststart}}\n"
     "      cleanup:  {command: [/bin/rm, -f, /run/app.pid], lifecycle: {hook: poststop}}\n";
 
@@ -186,9 +190,16 @@ static void test_full_example(void **state)
 	assert_int_equal(task->readiness.timeout_ms, 30000);
 	assert_probe(&task->health.probe, (const char *const[]){"/bin/check"}, 1, 10000, 2000);
 	assert_int_equal(task->health.failures, 3);
+	/* Every isolation field is in test_config_isolation.c. */
+	assert_true(task->isolation.enabled);
+	assert_string_equal(task->isolation.hostname, "app");
+	assert_int_equal(task->isolation.seccomp.kind, SECCOMP_PROFILE_CUSTOM);
+	assert_string_equal(task->isolation.seccomp.deny[0], "mount");
+	assert_int_equal(task->isolation.umask, 027);
 
 	task = find_task(config, "web/announce");
 	assert_int_equal(task->stage, STAGE_POSTSTART_EPHEMERAL);
+	assert_false(task->isolation.enabled);
 	assert_false(resources_config_has_limits(&task->resources));
 	assert_null(task->resources.cpuset);
 	assert_argv(task, (const char *const[]){"/bin/sh", "-c", "echo hi"}, 3);

@@ -33,7 +33,7 @@ static const struct error_case cases[] = {
      "web/app: unknown key \"comand\"; did you mean \"command\"?"},
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
      "web/app: unknown key \"foo\" (expected command, env, cwd, user, lifecycle, restart, "
-     "kill, resources, readiness or health)"},
+     "kill, resources, readiness, health or isolation)"},
     {"misspelt key in capitals", TASK("{Command: a}"), 4, 13,
      "web/app: unknown key \"Command\"; did you mean \"command\"?"},
     {"unknown restart key", TASK("{command: a, restart: {dealy: 1s}}"), 4, 35,
@@ -192,7 +192,7 @@ static const struct error_case cases[] = {
      "cpu_weight, pids, cpuset, io_weight or optional)"},
     {"unknown group key lists resources",
      "groups:\n  web:\n    limits: {}\n    tasks: {a: {command: x}}\n", 3, 5,
-     "group web: unknown key \"limits\" (expected restart, resources or tasks)"},
+     "group web: unknown key \"limits\" (expected restart, resources, isolation or tasks)"},
     {"memory of 0", TASK("{command: a, resources: {memory: 0}}"), 4, 45,
      "web/app: resources.memory: must be more than 0 (leave it out for no limit)"},
     {"memory with an unknown unit", TASK("{command: a, resources: {memory: 10Q}}"), 4, 45,
@@ -266,6 +266,220 @@ static const struct error_case cases[] = {
      22,
      "group web: resources.cpu: must be at least 0.01, not \"0\" (cpu.max gives no less than 1ms "
      "per 100ms; leave cpu out for no limit)"},
+
+    /* Isolation */
+    {"isolation as a boolean", TASK("{command: a, isolation: true}"), 4, 36,
+     "web/app: isolation: must be a map of isolation settings, not a string"},
+    {"isolation key of a later issue", TASK("{command: a, isolation: {rootfs: /srv}}"), 4, 37,
+     "web/app: isolation: unknown key \"rootfs\" (expected namespaces, hostname, init, "
+     "capabilities, seccomp, no_new_privileges, rlimits or umask)"},
+    {"misspelt isolation key", TASK("{command: a, isolation: {namespace: [pid]}}"), 4, 37,
+     "web/app: isolation: unknown key \"namespace\"; did you mean \"namespaces\"?"},
+    {"namespaces as a string", TASK("{command: a, isolation: {namespaces: pid}}"), 4, 49,
+     "web/app: isolation.namespaces: must be a list of namespaces such as [pid, mount], not "
+     "a string"},
+    {"user namespace", TASK("{command: a, isolation: {namespaces: [pid, user]}}"), 4, 55,
+     "web/app: isolation.namespaces[1]: user namespaces are not supported yet"},
+    {"duplicate namespace", TASK("{command: a, isolation: {namespaces: [pid, mount, pid]}}"), 4, 62,
+     "web/app: isolation.namespaces[2]: duplicate namespace \"pid\""},
+    {"misspelt namespace", TASK("{command: a, isolation: {namespaces: [pdi]}}"), 4, 50,
+     "web/app: isolation.namespaces[0]: unknown namespace \"pdi\"; did you mean \"pid\"?"},
+    {"namespace by its OCI name", TASK("{command: a, isolation: {namespaces: [network]}}"), 4, 50,
+     "web/app: isolation.namespaces[0]: unknown namespace \"network\"; did you mean \"net\"?"},
+    {"unknown namespace", TASK("{command: a, isolation: {namespaces: [time]}}"), 4, 50,
+     "web/app: isolation.namespaces[0]: unknown namespace \"time\" (use pid, mount, uts, "
+     "ipc, net or cgroup)"},
+    {"namespace as a list", TASK("{command: a, isolation: {namespaces: [[pid]]}}"), 4, 50,
+     "web/app: isolation.namespaces[0]: must be a string, not a list"},
+    {"hostname without uts", TASK("{command: a, isolation: {hostname: app}}"), 4, 47,
+     "web/app: isolation.hostname: \"app\" needs the uts namespace; add uts to "
+     "isolation.namespaces"},
+    {"hostname with an underscore",
+     TASK("{command: a, isolation: {namespaces: [uts], hostname: my_app}}"), 4, 66,
+     "web/app: isolation.hostname: must be 1 to 64 letters, digits, '-' and '.', starting "
+     "and ending with a letter or digit, not \"my_app\""},
+    {"hostname starting with a dash",
+     TASK("{command: a, isolation: {namespaces: [uts], hostname: -app}}"), 4, 66,
+     "web/app: isolation.hostname: must be 1 to 64 letters, digits, '-' and '.', starting "
+     "and ending with a letter or digit, not \"-app\""},
+    {"empty hostname", TASK("{command: a, isolation: {namespaces: [uts], hostname: \"\"}}"), 4, 66,
+     "web/app: isolation.hostname: must be 1 to 64 letters, digits, '-' and '.', starting "
+     "and ending with a letter or digit, not \"\""},
+    {"hostname of 65 characters",
+     TASK("{command: a, isolation: {namespaces: [uts], "
+          "hostname: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}}"),
+     4, 66,
+     "web/app: isolation.hostname: must be 1 to 64 letters, digits, '-' and '.', starting "
+     "and ending with a letter or digit, not "
+     "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\""},
+    {"init false without pid", TASK("{command: a, isolation: {init: false}}"), 4, 43,
+     "web/app: isolation.init: init only matters with the pid namespace; add pid to "
+     "isolation.namespaces or leave init out"},
+    {"init not a boolean", TASK("{command: a, isolation: {namespaces: [pid], init: no}}"), 4, 62,
+     "web/app: isolation.init: must be true or false, not \"no\""},
+    {"capabilities as a list", TASK("{command: a, isolation: {capabilities: [net_raw]}}"), 4, 51,
+     "web/app: isolation.capabilities: must be a map such as {drop: [all], add: [net_raw]}, "
+     "not a list"},
+    {"drop as a string", TASK("{command: a, isolation: {capabilities: {drop: all}}}"), 4, 58,
+     "web/app: isolation.capabilities.drop: must be a list of capability names such as "
+     "[net_raw], not a string"},
+    {"unknown capabilities key",
+     TASK("{command: a, isolation: {capabilities: {keep: [kill]}}}"), 4, 52,
+     "web/app: isolation.capabilities: unknown key \"keep\" (expected drop or add)"},
+    {"misspelt all", TASK("{command: a, isolation: {capabilities: {drop: [al]}}}"), 4, 59,
+     "web/app: isolation.capabilities.drop[0]: unknown capability \"al\"; did you mean "
+     "\"all\"?"},
+    {"misspelt capability",
+     TASK("{command: a, isolation: {capabilities: {add: [kill, net_bind_servce]}}}"), 4, 64,
+     "web/app: isolation.capabilities.add[1]: unknown capability \"net_bind_servce\"; did "
+     "you mean \"net_bind_service\"?"},
+    {"misspelt capability with CAP_",
+     TASK("{command: a, isolation: {capabilities: {add: [CAP_NET_BIND_SERVCE]}}}"), 4, 58,
+     "web/app: isolation.capabilities.add[0]: unknown capability \"CAP_NET_BIND_SERVCE\"; "
+     "did you mean \"net_bind_service\"?"},
+    {"unknown capability",
+     TASK("{command: a, isolation: {capabilities: {add: [superpower]}}}"), 4, 58,
+     "web/app: isolation.capabilities.add[0]: unknown capability \"superpower\" (see "
+     "capabilities(7))"},
+    {"capability as a number",
+     TASK("{command: a, isolation: {capabilities: {add: [\"12\"]}}}"), 4, 58,
+     "web/app: isolation.capabilities.add[0]: unknown capability \"12\" (see "
+     "capabilities(7))"},
+    {"unknown seccomp profile", TASK("{command: a, isolation: {seccomp: strict}}"), 4, 46,
+     "web/app: isolation.seccomp: unknown seccomp profile \"strict\" (use default or "
+     "unconfined)"},
+    {"misspelt seccomp profile", TASK("{command: a, isolation: {seccomp: defualt}}"), 4, 46,
+     "web/app: isolation.seccomp: unknown seccomp profile \"defualt\"; did you mean "
+     "\"default\"?"},
+    {"seccomp as a list", TASK("{command: a, isolation: {seccomp: [mount]}}"), 4, 46,
+     "web/app: isolation.seccomp: must be default, unconfined or a map with "
+     "\"default_action\", not a list"},
+    {"seccomp null", TASK("{command: a, isolation: {seccomp: ~}}"), 4, 46,
+     "web/app: isolation.seccomp: must be default, unconfined or a map with "
+     "\"default_action\", not null"},
+    {"custom seccomp without default_action",
+     TASK("{command: a, isolation: {seccomp: {deny: [mount]}}}"), 4, 46,
+     "web/app: isolation.seccomp: missing \"default_action\" (allow, errno, kill or log), "
+     "the action for syscalls not listed"},
+    {"unknown seccomp action",
+     TASK("{command: a, isolation: {seccomp: {default_action: trap}}}"), 4, 63,
+     "web/app: isolation.seccomp.default_action: unknown action \"trap\" (use allow, errno, "
+     "kill or log)"},
+    {"misspelt syscall",
+     TASK("{command: a, isolation: {seccomp: {default_action: errno, "
+          "deny: [kexec_load, reboot, mout]}}}"),
+     4, 97,
+     "web/app: isolation.seccomp.deny[2]: unknown syscall \"mout\"; did you mean \"mount\"?"},
+    {"unknown syscall",
+     TASK("{command: a, isolation: {seccomp: {default_action: errno, "
+          "allow: [notasyscall]}}}"),
+     4, 78,
+     "web/app: isolation.seccomp.allow[0]: unknown syscall \"notasyscall\""},
+    {"syscall list as a string",
+     TASK("{command: a, isolation: {seccomp: {default_action: errno, allow: read}}}"), 4, 77,
+     "web/app: isolation.seccomp.allow: must be a list of syscall names such as [mount, "
+     "reboot], not a string"},
+    {"exit denied",
+     TASK("{command: a, isolation: {seccomp: {default_action: allow, deny: [exit]}}}"), 4, 77,
+     "web/app: isolation.seccomp.deny[0]: \"exit\" cannot be denied: execve, execveat, exit "
+     "and exit_group are how a task starts (or reports that it could not)"},
+    {"syscall allowed and denied",
+     TASK("{command: a, isolation: {seccomp: {default_action: errno, "
+          "allow: [read, mount], deny: [mount]}}}"),
+     4, 99,
+     "web/app: isolation.seccomp.deny[0]: \"mount\" is also in isolation.seccomp.allow; "
+     "keep one"},
+    {"misspelt seccomp key",
+     TASK("{command: a, isolation: {seccomp: {default_action: errno, alow: [read]}}}"), 4, 70,
+     "web/app: isolation.seccomp: unknown key \"alow\"; did you mean \"allow\"?"},
+    {"no_new_privileges as a number",
+     TASK("{command: a, isolation: {no_new_privileges: 1}}"), 4, 56,
+     "web/app: isolation.no_new_privileges: must be true or false, not \"1\""},
+    {"rlimits as a list", TASK("{command: a, isolation: {rlimits: [nofile]}}"), 4, 46,
+     "web/app: isolation.rlimits: must be a map of limits such as {nofile: 4096}, not a list"},
+    {"unknown rlimit", TASK("{command: a, isolation: {rlimits: {files: 10}}}"), 4, 47,
+     "web/app: isolation.rlimits: unknown key \"files\" (expected as, core, cpu, data, "
+     "fsize, locks, memlock, msgqueue, nice, nofile, nproc, rss, rtprio, rttime, sigpending "
+     "or stack)"},
+    {"misspelt rlimit", TASK("{command: a, isolation: {rlimits: {nofle: 10}}}"), 4, 47,
+     "web/app: isolation.rlimits: unknown key \"nofle\"; did you mean \"nofile\"?"},
+    {"negative rlimit", TASK("{command: a, isolation: {rlimits: {nofile: -1}}}"), 4, 55,
+     "web/app: isolation.rlimits.nofile: must be a whole number or \"unlimited\", not \"-1\""},
+    {"size for a count rlimit", TASK("{command: a, isolation: {rlimits: {nofile: 1K}}}"), 4, 55,
+     "web/app: isolation.rlimits.nofile: must be a whole number or \"unlimited\", not \"1K\""},
+    {"rlimit too large",
+     TASK("{command: a, isolation: {rlimits: {nofile: 99999999999999999999}}}"), 4, 55,
+     "web/app: isolation.rlimits.nofile: must be a whole number or \"unlimited\", not "
+     "\"99999999999999999999\" (too large)"},
+    {"rlimit null", TASK("{command: a, isolation: {rlimits: {nofile: ~}}}"), 4, 55,
+     "web/app: isolation.rlimits.nofile: must be a whole number, \"unlimited\" or [soft, "
+     "hard], not null"},
+    {"size rlimit with a decimal", TASK("{command: a, isolation: {rlimits: {core: 1.5G}}}"), 4, 53,
+     "web/app: isolation.rlimits.core: invalid size \"1.5G\": use whole numbers (write e.g. "
+     "1536M, not 1.5G)"},
+    {"rlimit as a map", TASK("{command: a, isolation: {rlimits: {stack: {soft: 1}}}}"), 4, 54,
+     "web/app: isolation.rlimits.stack: must be a size such as 8M, \"unlimited\" or [soft, "
+     "hard], not a map"},
+    {"soft rlimit above hard",
+     TASK("{command: a, isolation: {rlimits: {nproc: [200, 100]}}}"), 4, 54,
+     "web/app: isolation.rlimits.nproc: the soft limit (200) must not exceed the hard limit "
+     "(100)"},
+    {"unlimited soft rlimit below hard",
+     TASK("{command: a, isolation: {rlimits: {nproc: [unlimited, 100]}}}"), 4, 54,
+     "web/app: isolation.rlimits.nproc: the soft limit (unlimited) must not exceed the hard "
+     "limit (100)"},
+    {"rlimit pair of one", TASK("{command: a, isolation: {rlimits: {nproc: [100]}}}"), 4, 54,
+     "web/app: isolation.rlimits.nproc: must be [soft, hard], two values, not 1"},
+    {"rlimit pair with a word", TASK("{command: a, isolation: {rlimits: {nproc: [1, x]}}}"), 4, 58,
+     "web/app: isolation.rlimits.nproc[1]: must be a whole number or \"unlimited\", not "
+     "\"x\""},
+    {"umask without its leading 0", TASK("{command: a, isolation: {umask: 27}}"), 4, 44,
+     "web/app: isolation.umask: must be an octal mask from 0 to 0777 with its leading 0, "
+     "such as \"0027\", not \"27\""},
+    {"umask with an 8", TASK("{command: a, isolation: {umask: \"0028\"}}"), 4, 44,
+     "web/app: isolation.umask: must be an octal mask from 0 to 0777 with its leading 0, "
+     "such as \"0027\", not \"0028\""},
+    {"umask above 0777", TASK("{command: a, isolation: {umask: \"01000\"}}"), 4, 44,
+     "web/app: isolation.umask: must be an octal mask from 0 to 0777 with its leading 0, "
+     "such as \"0027\", not \"01000\""},
+    {"umask of 0o alone", TASK("{command: a, isolation: {umask: 0o}}"), 4, 44,
+     "web/app: isolation.umask: must be an octal mask from 0 to 0777 with its leading 0, "
+     "such as \"0027\", not \"0o\""},
+    {"umask as a list", TASK("{command: a, isolation: {umask: [0]}}"), 4, 44,
+     "web/app: isolation.umask: must be an octal mask such as \"0027\", not a list"},
+    {"wrong namespaces, no second message about the hostname",
+     TASK("{command: a, isolation: {namespaces: [uts, user], hostname: app}}"), 4, 55,
+     "web/app: isolation.namespaces[1]: user namespaces are not supported yet"},
+    {"wrong group namespaces, nothing more for the tasks",
+     "groups:\n  web:\n    isolation: {namespaces: uts, hostname: h}\n"
+     "    tasks: {a: {command: a}, b: {command: b}}\n",
+     3, 29, "group web: isolation.namespaces: must be a list of namespaces such as [pid, mount], "
+     "not a string"},
+    {"group isolation wrong, reported once for the group",
+     "groups:\n  web:\n    isolation: {seccomp: {default_action: errno, deny: [mout]}}\n"
+     "    tasks: {a: {command: a}, b: {command: b}}\n",
+     3, 57, "group web: isolation.seccomp.deny[0]: unknown syscall \"mout\"; did you mean "
+     "\"mount\"?"},
+    {"group hostname without the group's uts, reported once",
+     "groups:\n  web:\n    isolation: {namespaces: [pid], hostname: h}\n"
+     "    tasks: {a: {command: a}, b: {command: b}}\n",
+     3, 46, "group web: isolation.hostname: \"h\" needs the uts namespace; add uts to "
+     "isolation.namespaces"},
+    {"group hostname, task namespaces without uts",
+     "groups:\n  web:\n    isolation: {namespaces: [uts], hostname: h}\n"
+     "    tasks: {a: {command: a, isolation: {namespaces: [pid]}}}\n",
+     3, 46, "web/a: isolation.hostname: \"h\" (set in group web) needs the uts namespace; add "
+     "uts to isolation.namespaces"},
+    {"task hostname, group namespaces without uts",
+     "groups:\n  web:\n    isolation: {namespaces: [pid]}\n"
+     "    tasks: {a: {command: a, isolation: {hostname: h}}}\n",
+     4, 51, "web/a: isolation.hostname: \"h\" needs the uts namespace; add uts to "
+     "isolation.namespaces"},
+    {"group init false, task without pid",
+     "groups:\n  web:\n    isolation: {init: false}\n"
+     "    tasks: {a: {command: a, isolation: {namespaces: [net]}}}\n",
+     3, 23, "web/a: isolation.init: false (set in group web): init only matters with the pid "
+     "namespace; add pid to isolation.namespaces or leave init out"},
 
     /* memory_high above memory, from the task, the group, or both */
     {"memory_high above memory in a task",

@@ -1,0 +1,382 @@
+/* A task's isolation: the fields of an `isolation` map, the checks between
+ * them, and the merge of group <- task, field by field. Capabilities,
+ * seccomp and rlimits have files of their own (config_capabilities.c,
+ * config_seccomp.c, config_rlimits.c). What the fields do is the work of
+ * isolation/. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
+#include "config/xmalloc.h"
+
+static const char *const isolation_keys[] = {
+    "namespaces",        "hostname", "init",  "capabilities", "seccomp",
+    "no_new_privileges", "rlimits",  "umask", NULL,
+};
+
+/* In the order of the ISOLATION_NS_* bits. */
+static const char *const namespace_names[] = {"pid", "mount", "uts", "ipc", "net", "cgroup"};
+#define NAMESPACE_COUNT (sizeof(namespace_names) / sizeof(namespace_names[0]))
+
+/* What people coming from OCI runtimes and util-linux write instead. */
+static const struct {
+	const char *written, *meant;
+} namespace_aliases[] = {{"network", "net"}, {"mnt", "mount"}};
+
+/* sethostname(2) takes at most HOST_NAME_MAX (64) bytes. */
+#define HOSTNAME_MAX_LENGTH 64
+
+/* One namespace name into its bit; 0 after reporting. */
+static unsigned namespace_bit(struct load_context *context, const yaml_node_t *node,
+			      const struct where *where)
+{
+	const char *text = expect_string(context, node, where);
+	size_t length;
+
+	if (!text)
+		return 0;
+	length = node->data.scalar.length;
+	if (strcmp(text, "user") == 0) {
+		report(context, node, where, "user namespaces are not supported yet");
+		return 0;
+	}
+	for (size_t i = 0; i < NAMESPACE_COUNT; i++) {
+		if (strcmp(text, namespace_names[i]) == 0)
+			return 1u << i;
+	}
+	for (size_t i = 0; i < sizeof(namespace_aliases) / sizeof(namespace_aliases[0]); i++) {
+		if (strcmp(text, namespace_aliases[i].written) == 0) {
+			report(context, node, where, "unknown namespace %s; did you mean \"%s\"?",
+			       quote(text, length).text, namespace_aliases[i].meant);
+			return 0;
+		}
+	}
+	expect_keyword(context, node, where, "namespace", namespace_names, NAMESPACE_COUNT);
+	return 0;
+}
+
+static bool parse_namespaces(struct load_context *context, const yaml_node_t *node,
+			     const struct where *where, unsigned *out)
+{
+	size_t count;
+	bool valid = true;
+
+	*out = 0;
+	if (!expect_list(context, node, where, "a list of namespaces such as [pid, mount]"))
+		return false;
+	count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+	for (size_t i = 0; i < count; i++) {
+		const yaml_node_t *item =
+		    yaml_document_get_node(context->document, node->data.sequence.items.start[i]);
+		char field[64];
+		struct where item_where = {.owner = where->owner, .field = field};
+		unsigned bit;
+
+		if (!item)
+			continue;
+		snprintf(field, sizeof(field), "%s[%zu]", where->field, i);
+		bit = namespace_bit(context, item, &item_where);
+		if (bit && (*out & bit)) {
+			report(
+			    context, item, &item_where, "duplicate namespace %s",
+			    quote((const char *)item->data.scalar.value, item->data.scalar.length)
+				.text);
+			bit = 0;
+		}
+		if (!bit)
+			valid = false;
+		*out |= bit;
+	}
+	return valid;
+}
+
+static bool is_alphanumeric(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static bool parse_hostname(struct load_context *context, const yaml_node_t *node,
+			   const struct where *where, char **out)
+{
+	const char *text = expect_string(context, node, where);
+	size_t length;
+
+	if (!text)
+		return false;
+	length = node->data.scalar.length;
+	/* The alphabet of RFC 1123 host names, which every resolver and
+	 * shell prompt shows unchanged. */
+	if (length == 0 || length > HOSTNAME_MAX_LENGTH ||
+	    strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") !=
+		length ||
+	    !is_alphanumeric(text[0]) || !is_alphanumeric(text[length - 1])) {
+		report(context, node, where,
+		       "must be 1 to %d letters, digits, '-' and '.', starting and ending with a "
+		       "letter or digit, not %s",
+		       HOSTNAME_MAX_LENGTH, quote(text, length).text);
+		return false;
+	}
+	*out = xstrdup(text);
+	return true;
+}
+
+/* The umask is read as octal digits whatever the quoting: libyaml hands
+ * over the text as written, so `0027` and `"0027"` are the same. A leading
+ * 0 (or 0o) is required, so that nobody writes 27 or 23 and gets a
+ * different mask than they meant. */
+static bool parse_umask(struct load_context *context, const yaml_node_t *node,
+			const struct where *where, int *out)
+{
+	const char *text, *digits;
+	size_t length, digit_count;
+	long value = -1;
+
+	if (node->type != YAML_SCALAR_NODE || node_is_null(node)) {
+		report(context, node, where, "must be an octal mask such as \"0027\", not %s",
+		       node_kind(node));
+		return false;
+	}
+	text = expect_string(context, node, where);
+	if (!text)
+		return false;
+	length = node->data.scalar.length;
+	digits = strncmp(text, "0o", 2) == 0 ? text + 2 : text;
+	digit_count = length - (size_t)(digits - text);
+	if (text[0] == '0' && digit_count >= 1 && digit_count <= 4 &&
+	    strspn(digits, "01234567") == digit_count)
+		value = strtol(digits, NULL, 8);
+	if (value < 0 || value > 0777) {
+		report(context, node, where,
+		       "must be an octal mask from 0 to 0777 with its leading 0, such as \"0027\", "
+		       "not %s",
+		       quote(text, length).text);
+		return false;
+	}
+	*out = (int)value;
+	return true;
+}
+
+void isolation_fields_parse(struct load_context *context, const yaml_node_t *node,
+			    const struct where *where, struct isolation_fields *out)
+{
+	struct isolation_config *values = &out->values;
+	struct map_entries fields;
+	const yaml_node_t *field;
+	char buffer[64];
+	struct where field_where;
+
+	out->present = true;
+	if (!expect_map(context, node, where, "a map of isolation settings"))
+		return;
+	map_collect(context, node, where, "key", &fields);
+	map_check_keys(context, &fields, where, isolation_keys);
+
+	if ((field = map_lookup(&fields, "namespaces"))) {
+		field_where = where_field(where, "namespaces", buffer, sizeof(buffer));
+		out->namespaces_node = field;
+		out->has_namespaces =
+		    parse_namespaces(context, field, &field_where, &values->namespaces);
+	}
+	if ((field = map_lookup(&fields, "hostname"))) {
+		field_where = where_field(where, "hostname", buffer, sizeof(buffer));
+		out->hostname_node = field;
+		out->has_hostname = parse_hostname(context, field, &field_where, &values->hostname);
+	}
+	if ((field = map_lookup(&fields, "init"))) {
+		field_where = where_field(where, "init", buffer, sizeof(buffer));
+		out->init_node = field;
+		out->has_init = expect_bool(context, field, &field_where, &values->init);
+	}
+	if ((field = map_lookup(&fields, "capabilities"))) {
+		field_where = where_field(where, "capabilities", buffer, sizeof(buffer));
+		out->has_capabilities =
+		    capabilities_parse(context, field, &field_where, &values->capabilities);
+	}
+	if ((field = map_lookup(&fields, "seccomp"))) {
+		field_where = where_field(where, "seccomp", buffer, sizeof(buffer));
+		out->has_seccomp = seccomp_parse(context, field, &field_where, &values->seccomp);
+	}
+	if ((field = map_lookup(&fields, "no_new_privileges"))) {
+		field_where = where_field(where, "no_new_privileges", buffer, sizeof(buffer));
+		out->has_no_new_privileges =
+		    expect_bool(context, field, &field_where, &values->no_new_privileges);
+	}
+	if ((field = map_lookup(&fields, "rlimits"))) {
+		field_where = where_field(where, "rlimits", buffer, sizeof(buffer));
+		rlimits_parse(context, field, &field_where, values->rlimits, &values->rlimit_count);
+	}
+	if ((field = map_lookup(&fields, "umask"))) {
+		field_where = where_field(where, "umask", buffer, sizeof(buffer));
+		out->has_umask = parse_umask(context, field, &field_where, &values->umask);
+	}
+	map_entries_free(&fields);
+}
+
+/* The checks between fields. `from` is the fields that gave the value,
+ * `set_in` names the group when it was the group's, `namespaces` is the
+ * set the task gets. A value from the group is shown where it was written,
+ * named for the task it does not fit. */
+static void check_hostname(struct load_context *context, const char *owner,
+			   const struct isolation_fields *from, const char *set_in,
+			   unsigned namespaces)
+{
+	struct where where = {.owner = owner, .field = "isolation.hostname"};
+
+	if (!from || (namespaces & ISOLATION_NS_UTS))
+		return;
+	report(context, from->hostname_node, &where,
+	       "\"%s\"%s needs the uts namespace; add uts to isolation.namespaces",
+	       from->values.hostname, set_in);
+}
+
+static void check_init(struct load_context *context, const char *owner,
+		       const struct isolation_fields *from, const char *set_in, unsigned namespaces)
+{
+	struct where where = {.owner = owner, .field = "isolation.init"};
+
+	if (!from || from->values.init || (namespaces & ISOLATION_NS_PID))
+		return;
+	report(context, from->init_node, &where,
+	       "%s%s%sinit only matters with the pid namespace; add pid to isolation.namespaces "
+	       "or leave init out",
+	       set_in[0] ? "false" : "", set_in, set_in[0] ? ": " : "");
+}
+
+void isolation_fields_check_group(struct load_context *context,
+				  const struct isolation_fields *group, const struct where *where)
+{
+	/* Without namespaces of the group's own, each task may still add
+	 * them: only the merge can tell. */
+	if (!group->has_namespaces)
+		return;
+	check_hostname(context, where->owner, group->has_hostname ? group : NULL, "",
+		       group->values.namespaces);
+	check_init(context, where->owner, group->has_init ? group : NULL, "",
+		   group->values.namespaces);
+}
+
+/* Which of task and group set a field: the task when it did. */
+#define SOURCE(task, group, has) ((task)->has ? (task) : (group)->has ? (group) : NULL)
+
+static void check_merged(struct load_context *context, const struct isolation_fields *group,
+			 const char *group_owner, const struct isolation_fields *task,
+			 const struct where *task_where, unsigned namespaces)
+{
+	const struct isolation_fields *namespaces_from = SOURCE(task, group, has_namespaces);
+	const struct isolation_fields *hostname_from = SOURCE(task, group, has_hostname);
+	const struct isolation_fields *init_from = SOURCE(task, group, has_init);
+	char set_in[sizeof(struct quoted) + 16];
+
+	/* Namespaces written wrongly were reported; what the task would have
+	 * had instead proves nothing about hostname and init. */
+	if (task->namespaces_node ? !task->has_namespaces
+				  : group->namespaces_node && !group->has_namespaces)
+		return;
+	snprintf(set_in, sizeof(set_in), " (set in %s)", group_owner);
+	/* Both from the group: isolation_fields_check_group said it once. */
+	if (namespaces_from != group || hostname_from != group)
+		check_hostname(context, task_where->owner, hostname_from,
+			       hostname_from == group ? set_in : "", namespaces);
+	if (namespaces_from != group || init_from != group)
+		check_init(context, task_where->owner, init_from, init_from == group ? set_in : "",
+			   namespaces);
+}
+
+static char **copy_string_vector(char **vector)
+{
+	size_t count = 0;
+	char **copy;
+
+	if (!vector)
+		return NULL;
+	while (vector[count])
+		count++;
+	copy = xcalloc(count + 1, sizeof(*copy));
+	for (size_t i = 0; i < count; i++)
+		copy[i] = xstrdup(vector[i]);
+	return copy;
+}
+
+/* A resource the task limits replaces the group's limit of it. */
+static void merge_rlimits(struct isolation_config *merged, const struct isolation_config *fields)
+{
+	for (size_t i = 0; i < fields->rlimit_count; i++) {
+		size_t slot = 0;
+
+		while (slot < merged->rlimit_count &&
+		       merged->rlimits[slot].resource != fields->rlimits[i].resource)
+			slot++;
+		merged->rlimits[slot] = fields->rlimits[i];
+		if (slot == merged->rlimit_count)
+			merged->rlimit_count++;
+	}
+}
+
+/* The fields set in `fields` replace those of `merged`. Strings are only
+ * pointed to: the caller copies the ones that win. */
+static void apply_fields(struct isolation_config *merged, const struct isolation_fields *fields)
+{
+	const struct isolation_config *values = &fields->values;
+
+	if (fields->has_namespaces)
+		merged->namespaces = values->namespaces;
+	if (fields->has_hostname)
+		merged->hostname = values->hostname;
+	if (fields->has_init)
+		merged->init = values->init;
+	if (fields->has_capabilities)
+		merged->capabilities = values->capabilities;
+	if (fields->has_seccomp)
+		merged->seccomp = values->seccomp;
+	if (fields->has_no_new_privileges)
+		merged->no_new_privileges = values->no_new_privileges;
+	merge_rlimits(merged, values);
+	if (fields->has_umask)
+		merged->umask = values->umask;
+}
+
+struct isolation_config isolation_merge(struct load_context *context,
+					const struct isolation_fields *group,
+					const char *group_owner,
+					const struct isolation_fields *task,
+					const struct where *task_where)
+{
+	struct isolation_config merged = {.umask = -1};
+
+	if (!group->present && !task->present)
+		return merged;
+	merged = (struct isolation_config){
+	    .enabled = true,
+	    .init = true,
+	    .capabilities = capabilities_default(),
+	    .seccomp = {.kind = SECCOMP_PROFILE_DEFAULT},
+	    .no_new_privileges = true,
+	    .umask = -1,
+	};
+	apply_fields(&merged, group);
+	apply_fields(&merged, task);
+	merged.hostname = merged.hostname ? xstrdup(merged.hostname) : NULL;
+	merged.seccomp.allow = copy_string_vector(merged.seccomp.allow);
+	merged.seccomp.deny = copy_string_vector(merged.seccomp.deny);
+	check_merged(context, group, group_owner, task, task_where, merged.namespaces);
+	return merged;
+}
+
+static void free_string_vector(char **vector)
+{
+	if (!vector)
+		return;
+	for (char **item = vector; *item; item++)
+		free(*item);
+	free(vector);
+}
+
+void isolation_fields_free(struct isolation_fields *fields)
+{
+	free(fields->values.hostname);
+	free_string_vector(fields->values.seccomp.allow);
+	free_string_vector(fields->values.seccomp.deny);
+	*fields = (struct isolation_fields){0};
+}
