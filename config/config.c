@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "config/xmalloc.h"
+
 const char *lifecycle_stage_name(enum lifecycle_stage stage)
 {
 	switch (stage) {
@@ -65,29 +67,20 @@ bool resources_config_has_limits(const struct resources_config *resources)
 	       resources->cpuset || resources->io_weight;
 }
 
-static void free_string_vector(char **vector)
-{
-	if (!vector)
-		return;
-	for (char **item = vector; *item; item++)
-		free(*item);
-	free(vector);
-}
-
 static void task_config_free(struct task_config *task)
 {
 	free(task->name);
 	free(task->full_name);
-	free_string_vector(task->argv);
-	free_string_vector(task->env);
+	string_vector_free(task->argv);
+	string_vector_free(task->env);
 	free(task->cwd);
 	free(task->user);
 	free(task->resources.cpuset);
-	free_string_vector(task->readiness.probe.argv);
-	free_string_vector(task->health.probe.argv);
+	string_vector_free(task->readiness.probe.argv);
+	string_vector_free(task->health.probe.argv);
 	free(task->isolation.hostname);
-	free_string_vector(task->isolation.seccomp.allow);
-	free_string_vector(task->isolation.seccomp.deny);
+	string_vector_free(task->isolation.seccomp.allow);
+	string_vector_free(task->isolation.seccomp.deny);
 }
 
 static void group_config_free(struct group_config *group)

@@ -284,21 +284,6 @@ static void check_merged(struct load_context *context, const struct isolation_fi
 			   namespaces);
 }
 
-static char **copy_string_vector(char **vector)
-{
-	size_t count = 0;
-	char **copy;
-
-	if (!vector)
-		return NULL;
-	while (vector[count])
-		count++;
-	copy = xcalloc(count + 1, sizeof(*copy));
-	for (size_t i = 0; i < count; i++)
-		copy[i] = xstrdup(vector[i]);
-	return copy;
-}
-
 /* A resource the task limits replaces the group's limit of it. */
 static void merge_rlimits(struct isolation_config *merged, const struct isolation_config *fields)
 {
@@ -358,25 +343,16 @@ struct isolation_config isolation_merge(struct load_context *context,
 	apply_fields(&merged, group);
 	apply_fields(&merged, task);
 	merged.hostname = merged.hostname ? xstrdup(merged.hostname) : NULL;
-	merged.seccomp.allow = copy_string_vector(merged.seccomp.allow);
-	merged.seccomp.deny = copy_string_vector(merged.seccomp.deny);
+	merged.seccomp.allow = string_vector_copy(merged.seccomp.allow);
+	merged.seccomp.deny = string_vector_copy(merged.seccomp.deny);
 	check_merged(context, group, group_owner, task, task_where, merged.namespaces);
 	return merged;
-}
-
-static void free_string_vector(char **vector)
-{
-	if (!vector)
-		return;
-	for (char **item = vector; *item; item++)
-		free(*item);
-	free(vector);
 }
 
 void isolation_fields_free(struct isolation_fields *fields)
 {
 	free(fields->values.hostname);
-	free_string_vector(fields->values.seccomp.allow);
-	free_string_vector(fields->values.seccomp.deny);
+	string_vector_free(fields->values.seccomp.allow);
+	string_vector_free(fields->values.seccomp.deny);
 	*fields = (struct isolation_fields){0};
 }

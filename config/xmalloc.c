@@ -74,3 +74,25 @@ char *xvasprintf(const char *format, va_list arguments)
 		out_of_memory();
 	return text;
 }
+
+char **string_vector_copy(char *const *vector)
+{
+	if (!vector)
+		return NULL;
+	size_t count = 0;
+	while (vector[count])
+		count++;
+	char **copy = xcalloc(count + 1, sizeof(*copy));
+	for (size_t i = 0; i < count; i++)
+		copy[i] = xstrdup(vector[i]);
+	return copy;
+}
+
+void string_vector_free(char **vector)
+{
+	if (!vector)
+		return;
+	for (char **item = vector; *item; item++)
+		free(*item);
+	free(vector);
+}
