@@ -14,14 +14,15 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
 mkdir -p "$out/corpus" "$out/control-corpus"
 
 clang "${flags[@]}" tests/fuzz/fuzz_config.c config/*.c \
-	$(pkg-config --cflags --libs yaml-0.1) -o "$out/fuzz_config"
+	$(pkg-config --cflags --libs yaml-0.1 libseccomp libcap) -o "$out/fuzz_config"
 cp examples/*.yaml tests/unit/configs/*.yaml "$out/corpus/" 2>/dev/null || true
 "$out/fuzz_config" -max_total_time="$config_seconds" -max_len=4096 -print_final_stats=1 \
 	"$out/corpus" 2>&1 | tail -n 12
 
-# config/*.c for signal names and quoting; yaml only because they link it.
+# config/*.c for signal names and quoting; yaml, libseccomp (syscall names)
+# and libcap only because they link it.
 clang "${flags[@]}" tests/fuzz/fuzz_control_protocol.c supervisor/control_protocol.c config/*.c \
-	$(pkg-config --cflags --libs jansson yaml-0.1) -o "$out/fuzz_control_protocol"
+	$(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libcap) -o "$out/fuzz_control_protocol"
 seed=0
 for request in \
 	'{"version":1,"command":"status"}' \
