@@ -18,6 +18,7 @@ test_packages=(
 	util-linux procps                         # unshare, ps: PID 1 tests
 	qemu-system-x86 busybox-static cpio       # tests/system/vm: corral as a VM's init
 	runc                                      # tests/system/oci: corral as PID 1 of an OCI container (busybox-static rootfs)
+	bubblewrap                                # bench_isolation: the bwrap row (skipped with a note without it)
 )
 
 case ${1:-} in
