@@ -306,6 +306,14 @@ void spawn_failure_describe(const struct spawn_request *request,
 	case SPAWN_STAGE_PROC:
 		snprintf(buffer, size, "mount a new /proc: %s", reason);
 		break;
+	case SPAWN_STAGE_MASK:
+		snprintf(buffer, size, "mask %s: %s", spawn_isolation_masked_path(failure->index),
+			 reason);
+		break;
+	case SPAWN_STAGE_READ_ONLY:
+		snprintf(buffer, size, "make %s read-only: %s",
+			 spawn_isolation_read_only_path(failure->index), reason);
+		break;
 	case SPAWN_STAGE_HOSTNAME:
 		snprintf(buffer, size, "sethostname %s: %s",
 			 request->isolation ? request->isolation->hostname : "?", reason);

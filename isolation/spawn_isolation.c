@@ -7,7 +7,9 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -22,6 +24,52 @@ CHILD_CODE static int fail(int *stage, int which)
 {
 	*stage = which;
 	return -errno;
+}
+
+/* What a task with a mount namespace may read but not write, as the OCI
+ * defaults have it: the kernel's knobs and the cgroup file system (a root
+ * task without capabilities could otherwise still move itself out of its
+ * cgroup, its files being root's). Read-only recursively: /sys holds every
+ * cgroup mount below it. */
+static const char *const read_only_paths[] = {
+	"/sys", "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs",
+};
+
+/* Hidden: files get /dev/null over them, directories an empty read-only
+ * tmpfs. Only on a fresh /proc, which is the task's own. */
+static const char *const masked_paths[] = {
+	"/proc/kcore",       "/proc/keys",  "/proc/timer_list", "/proc/sched_debug",
+	"/proc/latency_stats", "/proc/acpi", "/proc/scsi",
+};
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+CHILD_CODE static bool is_missing(void)
+{
+	return errno == ENOENT;
+}
+
+/* A bind of `path` onto itself, made read-only with everything below it. */
+CHILD_CODE static int make_read_only(const char *path)
+{
+	if (syscall(SYS_mount, path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return is_missing() ? 0 : -1;
+	struct mount_attr attributes = {.attr_set = MOUNT_ATTR_RDONLY};
+	return syscall(SYS_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &attributes,
+		       sizeof(attributes)) < 0
+		       ? -1
+		       : 0;
+}
+
+CHILD_CODE static int mask(const char *path)
+{
+	struct stat status;
+	if (syscall(SYS_newfstatat, AT_FDCWD, path, &status, AT_SYMLINK_NOFOLLOW) < 0)
+		return is_missing() ? 0 : -1;
+	long result = S_ISDIR(status.st_mode)
+			      ? syscall(SYS_mount, "tmpfs", path, "tmpfs", MS_RDONLY, NULL)
+			      : syscall(SYS_mount, "/dev/null", path, NULL, MS_BIND, NULL);
+	return result < 0 ? -1 : 0;
 }
 
 /* lo of a new network namespace is down; a task expects 127.0.0.1. */
@@ -42,6 +90,16 @@ CHILD_CODE static int bring_loopback_up(void)
 	return result < 0 ? -1 : 0;
 }
 
+const char *spawn_isolation_read_only_path(int index)
+{
+	return index >= 0 && (size_t)index < COUNT(read_only_paths) ? read_only_paths[index] : "?";
+}
+
+const char *spawn_isolation_masked_path(int index)
+{
+	return index >= 0 && (size_t)index < COUNT(masked_paths) ? masked_paths[index] : "?";
+}
+
 CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolation, int *stage,
 					  int *index)
 {
@@ -55,6 +113,16 @@ CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolatio
 		    syscall(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			    NULL) < 0)
 			return fail(stage, SPAWN_STAGE_PROC);
+		for (size_t i = 0; isolation->fresh_proc && i < COUNT(masked_paths); i++)
+			if (mask(masked_paths[i]) < 0) {
+				*index = (int)i;
+				return fail(stage, SPAWN_STAGE_MASK);
+			}
+		for (size_t i = 0; i < COUNT(read_only_paths); i++)
+			if (make_read_only(read_only_paths[i]) < 0) {
+				*index = (int)i;
+				return fail(stage, SPAWN_STAGE_READ_ONLY);
+			}
 	}
 	if (isolation->hostname &&
 	    syscall(SYS_sethostname, isolation->hostname, isolation->hostname_length) < 0)

@@ -7,7 +7,9 @@
  *   1. the cgroup namespace (unshared here, once the child is in its own
  *      cgroup, so that the namespace's root is the task's cgroup);
  *   2. mount: private propagation on /, then a fresh /proc when the task
- *      also has a pid namespace;
+ *      also has a pid namespace, with the OCI default masked paths hidden,
+ *      and /sys (the cgroup file system with it) and /proc's kernel knobs
+ *      made read-only;
  *   3. hostname (uts), loopback up (net);
  *   4. rlimits, umask;
  *   5. the capability bounding set (it needs CAP_SETPCAP, so before the
@@ -48,3 +50,7 @@ struct spawn_isolation {
 int spawn_isolation_before_ids(const struct spawn_isolation *isolation, int *stage, int *index);
 int spawn_isolation_after_ids(const struct spawn_isolation *isolation, int *stage, int *index);
 int spawn_isolation_seccomp(const struct spawn_isolation *isolation, int *stage);
+
+/* For messages: the path of a failed SPAWN_STAGE_READ_ONLY / _MASK. */
+const char *spawn_isolation_read_only_path(int index);
+const char *spawn_isolation_masked_path(int index);

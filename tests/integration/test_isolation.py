@@ -185,6 +185,25 @@ def test_escape_attempts_fail(corral, tmp_path):
     assert all(not line.endswith(" 0") for line in lines), lines
 
 
+def test_kernel_files_and_cgroups_are_read_only_with_a_mount_namespace(corral, tmp_path):
+    """A root task without capabilities could still write files root owns:
+    move itself out of its cgroup, or turn the kernel's knobs."""
+    report = tmp_path / "report"
+    unified = Path("/sys/fs/cgroup/unified/cgroup.procs")
+    procs = unified if unified.exists() else Path("/sys/fs/cgroup/cgroup.procs")
+    script = (f"(echo $$ > {procs}) 2>> {report}.err; echo cgroup $? > {report}; "
+              # Its own value: harmless, were the write to go through.
+              f"v=$(cat /proc/sys/vm/overcommit_memory); "
+              f"(echo $v > /proc/sys/vm/overcommit_memory) 2>> {report}.err; "
+              f"echo sysctl $? >> {report}; "
+              f"wc -c < /proc/keys >> {report}; "
+              f"touch {tmp_path}/written; echo tmp $? >> {report}")
+    lines = run_isolated(corral, script, report, namespaces=["pid", "mount"])
+    assert lines == ["cgroup 2", "sysctl 2", "0", "tmp 0"], lines
+    errors = (tmp_path / "report.err").read_text()
+    assert errors.count("Read-only file system") == 2, errors
+
+
 def test_a_failed_isolation_step_names_the_task_and_the_step(corral, tmp_path):
     # RLIMIT_NOFILE above the kernel's nr_open cannot be set.
     config = {"groups": {"g": {"tasks": {"app": {
