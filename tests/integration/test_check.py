@@ -25,6 +25,18 @@ def test_check_accepts_the_shipped_example(corral, repo_root):
     assert result.returncode == 0, result.stderr
 
 
+def test_the_readmes_config_is_valid(corral, repo_root, tmp_path):
+    """The README shows a config; it must stay one corral accepts."""
+    readme = (repo_root / "README.md").read_text()
+    section = readme.split("## A config", 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "readme.yaml"
+    path.write_text(block)
+    result = corral.check(path)
+    assert result.returncode == 0, result
+    assert "1 group, 5 tasks" in result.stdout, result
+
+
 def test_check_accepts_a_config_using_every_documented_key(corral, tmp_path):
     config = """\
 shutdown_timeout: 30s
