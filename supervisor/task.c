@@ -14,8 +14,6 @@
 
 #include "config/units.h"
 #include "supervisor/group.h"
-#include "supervisor/log.h"
-#include "supervisor/status_table.h"
 #include "config/xmalloc.h"
 
 #define TASK_FROM_RUNNER(runner_pointer)                                                   \
@@ -70,67 +68,6 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 	};
 }
 
-/* ---- the task's cgroup ---- */
-
-static void release_cgroup(struct task *task);
-static void on_memory_events(struct loop_watch *watch, uint32_t events);
-
-static void watch_file(struct task *task, struct loop_watch *watch, int fd)
-{
-	if (fd < 0)
-		return;
-	watch->fd = fd;
-	loop_watch_add(task->services->loop, watch, EPOLLPRI);
-}
-
-static void unwatch_file(struct task *task, struct loop_watch *watch)
-{
-	if (watch->fd < 0)
-		return;
-	loop_watch_remove(task->services->loop, watch);
-	close(watch->fd);
-	watch->fd = -1;
-}
-
-/* Made before the first start, again after the task was dead for good
- * (ForceRestart, restart --all), and after a run that ended with
- * cgroup.kill (see task_cgroup.killed). */
-static int prepare_cgroup(struct task *task, char *message, size_t message_size)
-{
-	struct cgroup_tree *tree = task->services->cgroups;
-	if (task->cgroup.killed)
-		release_cgroup(task);
-	if (task_cgroup_exists(&task->cgroup))
-		return 0;
-	char warning[256];
-	if (task_cgroup_create(&task->cgroup, tree, task->group->cgroup_fd,
-			       task->group->config->name, task->config->name,
-			       &task->config->resources, message, message_size, warning,
-			       sizeof(warning)) < 0)
-		return -1;
-	if (warning[0])
-		log_message("%s: warning: %s", task->config->full_name, warning);
-	if (!task_cgroup_exists(&task->cgroup))
-		return 0; /* cgroups are off, and the task asks for no limit */
-	watch_file(task, &task->cgroup_events_watch, task_cgroup_open_events(&task->cgroup));
-	watch_file(task, &task->memory_events_watch,
-		   task_cgroup_open_memory_events(&task->cgroup));
-	return 0;
-}
-
-static void release_cgroup(struct task *task)
-{
-	unwatch_file(task, &task->cgroup_events_watch);
-	unwatch_file(task, &task->memory_events_watch);
-	if (task_cgroup_exists(&task->cgroup))
-		task_cgroup_remove(&task->cgroup, task->services->cgroups);
-}
-
-void task_read_stats(const struct task *task, struct task_cgroup_stats *stats)
-{
-	task_cgroup_stats(&task->cgroup, stats);
-}
-
 /* ---- effects: what the runner asks for ---- */
 
 static void close_process_fds(struct task *task)
@@ -154,7 +91,7 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	struct spawn_request request;
 	struct spawn_result result;
 
-	if (prepare_cgroup(task, message, message_size) < 0)
+	if (task_cgroup_run_prepare(task, message, message_size) < 0)
 		return -EINVAL;
 	task->cgroup.oom_kills_at_start = task_cgroup_oom_kills(&task->cgroup);
 	task->oom_kills_reported = task->cgroup.oom_kills_at_start;
@@ -273,7 +210,7 @@ static void effect_changed(struct runner *runner)
 	follow_run(task);
 	/* Dead for good (until a ForceRestart): its cgroup goes. */
 	if (runner->state == TASK_DEAD && !task->awaiting_empty_cgroup)
-		release_cgroup(task);
+		task_cgroup_run_release(task);
 	group_mark_dirty(task->group);
 }
 
@@ -313,94 +250,6 @@ static struct task_exit exit_from_siginfo(const siginfo_t *info)
 	if (info->si_code == CLD_EXITED)
 		return (struct task_exit){.kind = TASK_EXIT_CODE, .code = info->si_status};
 	return (struct task_exit){.kind = TASK_EXIT_SIGNAL, .signal = info->si_status};
-}
-
-/* An oom_killed event for the kills not reported yet. Returns the kills of
- * the current run. */
-static uint64_t report_oom_kills(struct task *task)
-{
-	uint64_t counter = task_cgroup_oom_kills(&task->cgroup);
-	if (counter > task->oom_kills_reported) {
-		uint64_t kills = counter - task->oom_kills_reported;
-		task->oom_kills_reported = counter;
-		char message[TASK_EVENT_MESSAGE_MAX], limit[32] = "";
-		if (task->config->resources.memory)
-			status_size_format(task->config->resources.memory, limit, sizeof(limit));
-		snprintf(message, sizeof(message),
-			 "the OOM killer killed %u process%s of the task%s%s%s", (unsigned)kills,
-			 kills == 1 ? "" : "es", limit[0] ? " (memory limit " : "", limit,
-			 limit[0] ? ")" : "");
-		effect_event(&task->runner, TASK_EVENT_OOM_KILLED, message);
-	}
-	return counter - task->cgroup.oom_kills_at_start;
-}
-
-/* memory.events changed: an OOM kill is reported as it happens, even of a
- * process that is not the main one (v1 has no such file: its kills are
- * counted when the run ends). */
-static void on_memory_events(struct loop_watch *watch, uint32_t events)
-{
-	struct task *task = watch->data;
-	char rearm[512]; /* reading through the watched fd rearms it */
-	if (pread(watch->fd, rearm, sizeof(rearm), 0) < 0)
-		return;
-	if (task->pid > 0 || task->awaiting_empty_cgroup)
-		report_oom_kills(task);
-}
-
-/* The end of a run, once nothing of it is left: OOM kills are counted,
- * then the runner hears of the exit. */
-static void finish_run(struct task *task, struct task_exit exit)
-{
-	exit.oom_kills = (unsigned)report_oom_kills(task);
-	task_output_drain(&task->output);
-	runner_exited(&task->runner, &exit, loop_now_ms());
-}
-
-static bool cgroup_events_populated(int fd)
-{
-	/* Reading through the watched fd also rearms its EPOLLPRI. */
-	char text[256];
-	ssize_t length = pread(fd, text, sizeof(text) - 1, 0);
-	if (length <= 0)
-		return false;
-	text[length] = '\0';
-	const char *field = strstr(text, "populated ");
-	return field && field[strlen("populated ")] != '0';
-}
-
-static void on_cgroup_events(struct loop_watch *watch, uint32_t events)
-{
-	struct task *task = watch->data;
-	if (cgroup_events_populated(watch->fd) || !task->awaiting_empty_cgroup)
-		return;
-	task->awaiting_empty_cgroup = false;
-	finish_run(task, task->pending_exit);
-}
-
-/* The main process is gone but others of the run live on in its cgroup:
- * they are killed, and the run ends when the cgroup is empty. */
-static bool kill_cgroup_leftovers(struct task *task, const struct task_exit *exit)
-{
-	if (!task_cgroup_exists(&task->cgroup))
-		return false;
-	/* Through the watched fd: no open and close per exit. */
-	bool populated = task->cgroup_events_watch.fd >= 0
-				 ? cgroup_events_populated(task->cgroup_events_watch.fd)
-				 : task_cgroup_populated(&task->cgroup);
-	if (!populated)
-		return false;
-	task_cgroup_kill(&task->cgroup);
-	char message[TASK_EVENT_MESSAGE_MAX];
-	snprintf(message, sizeof(message), "processes left behind in cgroup %s were killed",
-		 task->cgroup.path);
-	effect_event(&task->runner, TASK_EVENT_LEFTOVERS_KILLED, message);
-	task->pending_exit = *exit;
-	task->awaiting_empty_cgroup = true;
-	/* It may have emptied before the watch was rearmed. */
-	if (!task_cgroup_populated(&task->cgroup))
-		on_cgroup_events(&task->cgroup_events_watch, EPOLLPRI);
-	return true;
 }
 
 static void kill_leftovers(struct task *task)
@@ -450,9 +299,9 @@ void task_reap(struct task *task)
 	if (!task_cgroup_exists(&task->cgroup))
 		kill_leftovers(task); /* no cgroup: its process group at least */
 	task->pid = 0;
-	if (kill_cgroup_leftovers(task, &exit))
+	if (task_cgroup_run_end(task, &exit))
 		return;
-	finish_run(task, exit);
+	task_finish_run(task, exit);
 }
 
 static void on_pidfd(struct loop_watch *watch, uint32_t events)
@@ -487,11 +336,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	task->pidfd_watch = (struct loop_watch){.fd = -1, .callback = on_pidfd, .data = task};
 	task->error_pipe_watch =
 		(struct loop_watch){.fd = -1, .callback = on_error_pipe, .data = task};
-	task->cgroup_events_watch =
-		(struct loop_watch){.fd = -1, .callback = on_cgroup_events, .data = task};
-	task->memory_events_watch =
-		(struct loop_watch){.fd = -1, .callback = on_memory_events, .data = task};
-	task_cgroup_init(&task->cgroup);
+	task_cgroup_run_init(task);
 	task->output.watch.fd = -1;
 	task->output.write_fd = -1;
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
@@ -523,7 +368,7 @@ void task_free(struct task *task)
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
 		loop_timer_cancel(loop, &task->timers[i]);
 	close_process_fds(task);
-	release_cgroup(task);
+	task_cgroup_run_release(task);
 	task_readiness_close(task);
 	task_isolation_free(&task->isolation);
 	task_output_close(&task->output);

@@ -88,6 +88,21 @@ void task_note_event(struct task *task, enum task_event_type type, const char *m
  * probe runs, now reaped. */
 bool task_reap_helper(struct task *task, pid_t pid);
 
+/* ---- its cgroup while it runs (task_cgroup_run.c) ---- */
+
+void task_cgroup_run_init(struct task *task);
+/* Before a start: the cgroup made (once) with its limits, and watched.
+ * -1 with `message` when a limit cannot be applied. */
+int task_cgroup_run_prepare(struct task *task, char *message, size_t message_size);
+/* Dead for good, or freed: watches closed, cgroups removed. */
+void task_cgroup_run_release(struct task *task);
+/* The main process exited: true when others of the run were left in the
+ * cgroup; they are killed, and the run ends (task_finish_run) once the
+ * cgroup is empty. */
+bool task_cgroup_run_end(struct task *task, const struct task_exit *exit);
+/* The run is over: OOM kills counted, output drained, the runner told. */
+void task_finish_run(struct task *task, struct task_exit exit);
+
 /* Usage read from its cgroup now (all false without one). */
 void task_read_stats(const struct task *task, struct task_cgroup_stats *stats);
 

@@ -1,0 +1,171 @@
+/* A task's cgroup while it runs: made before a start, watched while the
+ * run lasts (cgroup.events for its end, memory.events for OOM kills), and
+ * where a run ends: once the cgroup is empty. */
+#include "supervisor/task.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "supervisor/group.h"
+#include "supervisor/log.h"
+#include "supervisor/status_table.h"
+
+static void on_memory_events(struct loop_watch *watch, uint32_t events);
+static void on_cgroup_events(struct loop_watch *watch, uint32_t events);
+
+void task_cgroup_run_init(struct task *task)
+{
+	task->cgroup_events_watch =
+		(struct loop_watch){.fd = -1, .callback = on_cgroup_events, .data = task};
+	task->memory_events_watch =
+		(struct loop_watch){.fd = -1, .callback = on_memory_events, .data = task};
+	task_cgroup_init(&task->cgroup);
+}
+
+static void watch_file(struct task *task, struct loop_watch *watch, int fd)
+{
+	if (fd < 0)
+		return;
+	watch->fd = fd;
+	loop_watch_add(task->services->loop, watch, EPOLLPRI);
+}
+
+static void unwatch_file(struct task *task, struct loop_watch *watch)
+{
+	if (watch->fd < 0)
+		return;
+	loop_watch_remove(task->services->loop, watch);
+	close(watch->fd);
+	watch->fd = -1;
+}
+
+/* Made before the first start, again after the task was dead for good
+ * (ForceRestart, restart --all), and after a run that ended with
+ * cgroup.kill (see task_cgroup.killed). */
+int task_cgroup_run_prepare(struct task *task, char *message, size_t message_size)
+{
+	struct cgroup_tree *tree = task->services->cgroups;
+	if (task->cgroup.killed)
+		task_cgroup_run_release(task);
+	if (task_cgroup_exists(&task->cgroup))
+		return 0;
+	char warning[256];
+	if (task_cgroup_create(&task->cgroup, tree, task->group->cgroup_fd,
+			       task->group->config->name, task->config->name,
+			       &task->config->resources, message, message_size, warning,
+			       sizeof(warning)) < 0)
+		return -1;
+	if (warning[0])
+		log_message("%s: warning: %s", task->config->full_name, warning);
+	if (!task_cgroup_exists(&task->cgroup))
+		return 0; /* cgroups are off, and the task asks for no limit */
+	watch_file(task, &task->cgroup_events_watch, task_cgroup_open_events(&task->cgroup));
+	watch_file(task, &task->memory_events_watch,
+		   task_cgroup_open_memory_events(&task->cgroup));
+	return 0;
+}
+
+void task_cgroup_run_release(struct task *task)
+{
+	unwatch_file(task, &task->cgroup_events_watch);
+	unwatch_file(task, &task->memory_events_watch);
+	if (task_cgroup_exists(&task->cgroup))
+		task_cgroup_remove(&task->cgroup, task->services->cgroups);
+}
+
+void task_read_stats(const struct task *task, struct task_cgroup_stats *stats)
+{
+	task_cgroup_stats(&task->cgroup, stats);
+}
+
+/* An oom_killed event for the kills not reported yet. Returns the kills of
+ * the current run. */
+static uint64_t report_oom_kills(struct task *task)
+{
+	uint64_t counter = task_cgroup_oom_kills(&task->cgroup);
+	if (counter > task->oom_kills_reported) {
+		uint64_t kills = counter - task->oom_kills_reported;
+		task->oom_kills_reported = counter;
+		char message[TASK_EVENT_MESSAGE_MAX], limit[32] = "";
+		if (task->config->resources.memory)
+			status_size_format(task->config->resources.memory, limit, sizeof(limit));
+		snprintf(message, sizeof(message),
+			 "the OOM killer killed %u process%s of the task%s%s%s", (unsigned)kills,
+			 kills == 1 ? "" : "es", limit[0] ? " (memory limit " : "", limit,
+			 limit[0] ? ")" : "");
+		task_note_event(task, TASK_EVENT_OOM_KILLED, message);
+	}
+	return counter - task->cgroup.oom_kills_at_start;
+}
+
+/* memory.events changed: an OOM kill is reported as it happens, even of a
+ * process that is not the main one (v1 has no such file: its kills are
+ * counted when the run ends). */
+static void on_memory_events(struct loop_watch *watch, uint32_t events)
+{
+	struct task *task = watch->data;
+	char rearm[512]; /* reading through the watched fd rearms it */
+	if (pread(watch->fd, rearm, sizeof(rearm), 0) < 0)
+		return;
+	if (task->pid > 0 || task->awaiting_empty_cgroup)
+		report_oom_kills(task);
+}
+
+/* The end of a run, once nothing of it is left: OOM kills are counted,
+ * then the runner hears of the exit. */
+void task_finish_run(struct task *task, struct task_exit exit)
+{
+	exit.oom_kills = (unsigned)report_oom_kills(task);
+	task_output_drain(&task->output);
+	runner_exited(&task->runner, &exit, loop_now_ms());
+}
+
+static bool cgroup_events_populated(int fd)
+{
+	/* Reading through the watched fd also rearms its EPOLLPRI. */
+	char text[256];
+	ssize_t length = pread(fd, text, sizeof(text) - 1, 0);
+	if (length <= 0)
+		return false;
+	text[length] = '\0';
+	const char *field = strstr(text, "populated ");
+	return field && field[strlen("populated ")] != '0';
+}
+
+static void on_cgroup_events(struct loop_watch *watch, uint32_t events)
+{
+	struct task *task = watch->data;
+	if (cgroup_events_populated(watch->fd) || !task->awaiting_empty_cgroup)
+		return;
+	task->awaiting_empty_cgroup = false;
+	task_finish_run(task, task->pending_exit);
+}
+
+/* The main process is gone but others of the run live on in its cgroup:
+ * they are killed, and the run ends when the cgroup is empty. */
+bool task_cgroup_run_end(struct task *task, const struct task_exit *exit)
+{
+	if (!task_cgroup_exists(&task->cgroup))
+		return false;
+	/* Through the watched fd: no open and close per exit. */
+	bool populated = task->cgroup_events_watch.fd >= 0
+				 ? cgroup_events_populated(task->cgroup_events_watch.fd)
+				 : task_cgroup_populated(&task->cgroup);
+	if (!populated)
+		return false;
+	task_cgroup_kill(&task->cgroup);
+	char message[TASK_EVENT_MESSAGE_MAX];
+	snprintf(message, sizeof(message), "processes left behind in cgroup %s were killed",
+		 task->cgroup.path);
+	task_note_event(task, TASK_EVENT_LEFTOVERS_KILLED, message);
+	task->pending_exit = *exit;
+	task->awaiting_empty_cgroup = true;
+	/* It may have emptied before the watch was rearmed. */
+	if (!task_cgroup_populated(&task->cgroup))
+		on_cgroup_events(&task->cgroup_events_watch, EPOLLPRI);
+	return true;
+}
+
