@@ -393,3 +393,113 @@ def test_invalid_config_exit_code_reaches_the_host(boot):
     run = boot("invalid")
     assert run.code == 1, run
     assert "corral: /cases/invalid.yaml is not valid: nothing was started" in run.lines, run
+
+
+# ---- f. isolated tasks, under corral's reaper ------------------------------
+# box/probe has every namespace, host name "boxed", CAP_NET_BIND_SERVICE
+# only and the default seccomp profile; box/plain is not isolated, for
+# comparison; mem/hog is isolated with a memory limit (cases/isolation.yaml).
+
+
+def probe_report(run):
+    """What box/probe saw from inside, once it reported everything."""
+    report = run.output("box/probe")
+    assert "report done" in report, run
+    assert "corral: box/probe: exited with code 0" in run.lines, run
+    return report
+
+
+def test_isolated_task_is_pid_2_under_corrals_reaper(boot):
+    run = boot("isolation")
+    report = probe_report(run)
+    assert "pid 2" in report, run
+    reaper = "corral reaper -- /bin/sh /bin/sh /cases/isolation-report.sh"
+    assert f"pid 1 cmdline {reaper}" in report, run
+    # The fresh /proc of its pid namespace: the reaper, the task, and the
+    # task's own children; no other process of the machine, no kernel thread.
+    rows = {row["pid"]: row for row in ps_table(section(report, "ps", "ps done"))}
+    assert rows[1]["ppid"] == 0 and rows[1]["comm"] == reaper, run
+    assert rows[2]["ppid"] == 1 and rows[2]["comm"] == "/bin/sh /cases/isolation-report.sh", run
+    assert all(row["ppid"] == 2 for pid, row in rows.items() if pid > 2), run
+    # The host's pid of the task is the reaper's, not 2.
+    assert started_pid(run, "box/probe") > 2, run
+
+
+def test_isolated_task_has_namespaces_and_a_hostname_of_its_own(boot):
+    run = boot("isolation")
+    report = probe_report(run)
+    plain = run.output("box/plain")
+    assert "hostname boxed" in report, run
+    assert "hostname boxed" not in plain and any(line.startswith("hostname ") for line in plain), run
+    inside = {line.split()[1].split(":")[0]: line.split()[1] for line in report if line.startswith("ns ")}
+    outside = {line.split()[1].split(":")[0]: line.split()[1] for line in plain if line.startswith("ns ")}
+    kinds = {"pid", "mnt", "uts", "ipc", "net", "cgroup"}
+    assert set(inside) == set(outside) == kinds, run
+    for kind in kinds:
+        assert inside[kind] != outside[kind], f"{kind}: the machine's namespace\n{run!r}"
+
+
+def test_isolated_tasks_cgroup_namespace_is_rooted_at_its_own_cgroup(boot):
+    run = boot("isolation")
+    # Outside, a task is in /<group>/<task>; inside its cgroup namespace,
+    # that cgroup is the root.
+    assert "cgroup 0::/box/plain" in run.output("box/plain"), run
+    assert "cgroup 0::/" in probe_report(run), run
+
+
+def test_isolated_task_keeps_net_bind_service_only_under_seccomp(boot):
+    run = boot("isolation")
+    status = {line.split()[1].rstrip(":"): line.split()[2]
+              for line in probe_report(run) if line.startswith("status ")}
+    net_bind_service = f"{1 << 10:016x}"  # CAP_NET_BIND_SERVICE is 10
+    assert net_bind_service == "0000000000000400"
+    for field in ("CapEff", "CapPrm", "CapBnd", "CapInh"):
+        assert status.get(field) == net_bind_service, f"{field}\n{run!r}"
+    assert status.get("CapAmb") == "0000000000000000", run  # root needs no ambient set
+    assert status.get("NoNewPrivs") == "1", run
+    assert status.get("Seccomp") == "2", run  # a filter
+
+
+def test_isolated_task_has_only_lo(boot):
+    run = boot("isolation")
+    assert words_after(probe_report(run), "interfaces ") == ["lo"], run
+
+
+def test_isolated_task_cannot_write_the_cgroup_tree(boot):
+    run = boot("isolation")
+    # /sys, with the cgroup file system, is read-only in its mount
+    # namespace: it cannot move itself to the root cgroup.
+    assert "cgroup.procs: Read-only file system" in probe_report(run), run
+
+
+def test_isolated_task_cannot_make_namespaces(boot):
+    run = boot("isolation")
+    assert "unshare: Operation not permitted" in probe_report(run), run
+
+
+def test_memory_hog_under_the_reaper_is_oom_killed_and_the_reaper_reports_it(boot):
+    run = boot("isolation")
+    hog = run.output("mem/hog")
+    # The task's command is pid 2, under the reaper (then execs the hog).
+    assert hog and hog[0].startswith("pid 2 under corral reaper -- /bin/sh /bin/sh -c "), run
+    assert "cgroup /sys/fs/cgroup/mem/hog" in hog, run
+    assert "memory.max 33554432" in hog, run  # 32M
+    assert "allocating 128M" in hog, run
+    assert not [line for line in hog if line.startswith("survived")], run
+    # The kernel killed the hog (awk), not the reaper (the task's main
+    # process, the pid corral started).
+    kills = [line for line in run.lines if "Memory cgroup out of memory: Killed process" in line]
+    assert len(kills) == 1 and "(awk)" in kills[0], run
+    killed = int(kills[0].split("Killed process ")[1].split()[0])
+    assert killed != started_pid(run, "mem/hog"), run
+    # The reaper exits as the hog did, 128 + SIGKILL: corral sees an exit
+    # code, with the OOM kill counted in the task's cgroup (the oom_killed
+    # event, then the exit).
+    assert run.code == 137, run
+    run.assert_in_order(
+        "corral: mem/hog: the OOM killer killed 1 process of the task (memory limit 32.0M)",
+        "corral: mem/hog: exited with code 137 (1 process OOM killed)",
+        "corral: mem/hog: first task to fail for good; corral will exit with code 137",
+        "corral: exiting with code 137",
+    )
+    assert "corral: mem/hog: OOM killed" not in run.lines, run
