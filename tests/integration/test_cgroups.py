@@ -191,7 +191,8 @@ def test_an_impossible_limit_fails_the_start_with_the_reason(corral, tmp_path):
 
 
 def test_stale_cgroups_of_a_dead_corral_are_killed_and_removed(corral, tmp_path):
-    stale = UNIFIED / "corral-999999-dead"
+    # A name no live corral has (pid 999999 and a random part).
+    stale = UNIFIED / f"corral-999999-{os.urandom(2).hex()}"
     (stale / "supervisor").mkdir(parents=True)
     (stale / "g" / "app").mkdir(parents=True)
     sleeper = subprocess.Popen(["sleep", "1000"])
@@ -199,7 +200,7 @@ def test_stale_cgroups_of_a_dead_corral_are_killed_and_removed(corral, tmp_path)
         (stale / "g" / "app" / "cgroup.procs").write_text(str(sleeper.pid))
         result = corral.run(group({"app": {"command": ["true"], "restart": NEVER}}))
         assert result.returncode == 0, result
-        assert f"cgroup {UNIFIED}/corral-999999-dead was left by an earlier corral" in result.stderr
+        assert f"cgroup {stale} was left by an earlier corral" in result.stderr
         assert sleeper.wait(timeout=5) == -signal.SIGKILL
         assert not stale.exists()
     finally:
