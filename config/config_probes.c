@@ -35,21 +35,10 @@ static bool stage_keeps_running(enum lifecycle_stage stage)
 	return stage == STAGE_MAIN || lifecycle_stage_is_sidecar(stage);
 }
 
-/* All digits, read into *out and saturating at `cap` + 1, so that a long
- * number is "too large" rather than wrapped around. */
+/* All digits, as read_capped_number reads them. */
 static bool read_whole_number(const char *text, uint64_t cap, uint64_t *out)
 {
-	uint64_t value = 0;
-
-	if (!*text || strspn(text, "0123456789") != strlen(text))
-		return false;
-	for (const char *digit = text; *digit; digit++) {
-		value = value * 10 + (uint64_t)(*digit - '0');
-		if (value > cap)
-			value = cap + 1;
-	}
-	*out = value;
-	return true;
+	return read_capped_number(&text, cap, out) && !*text;
 }
 
 static bool parse_notify_fd(struct load_context *context, const yaml_node_t *node,

@@ -8,6 +8,7 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
+#include "config/units.h"
 #include "config/xmalloc.h"
 
 static const char *const resources_keys[] = {
@@ -26,31 +27,6 @@ static const char *const resources_keys[] = {
 /* pids.max refuses more than PID_MAX_LIMIT (4M on 64-bit kernels); saying
  * so at load beats an EINVAL when the task starts. */
 #define PIDS_MAX 4194304
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* Reads the digits at *cursor into *out, saturating at `cap` + 1 so that a
- * long number is "too large" rather than wrapped around. False when there
- * is no digit. */
-static bool read_capped_number(const char **cursor, uint64_t cap, uint64_t *out)
-{
-	const char *p = *cursor;
-	uint64_t value = 0;
-
-	if (!is_digit(*p))
-		return false;
-	for (; is_digit(*p); p++) {
-		value = value * 10 + (uint64_t)(*p - '0');
-		if (value > cap)
-			value = cap + 1;
-	}
-	*cursor = p;
-	*out = value;
-	return true;
-}
 
 /* A whole number from `min` to `max`, one message for every way it is
  * wrong: the range is what the reader needs to know. */

@@ -19,22 +19,20 @@ static bool parse_attempts(struct load_context *context, const yaml_node_t *node
 			   const struct where *where, unsigned *out)
 {
 	const char *text = expect_string(context, node, where);
-	unsigned long long value = 0;
+	const char *cursor = text;
+	uint64_t value;
 
 	if (!text)
 		return false;
-	if (!*text || strspn(text, "0123456789") != strlen(text)) {
+	if (!read_capped_number(&cursor, UINT_MAX, &value) || *cursor) {
 		report(context, node, where, "must be a whole number, 0 or more, not %s",
 		       quote(text, node->data.scalar.length).text);
 		return false;
 	}
-	for (const char *digit = text; *digit; digit++) {
-		value = value * 10 + (unsigned long long)(*digit - '0');
-		if (value > UINT_MAX) {
-			report(context, node, where, "%s is too large",
-			       quote(text, node->data.scalar.length).text);
-			return false;
-		}
+	if (value > UINT_MAX) {
+		report(context, node, where, "%s is too large",
+		       quote(text, node->data.scalar.length).text);
+		return false;
 	}
 	*out = (unsigned)value;
 	return true;

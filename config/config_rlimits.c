@@ -41,17 +41,8 @@ _Static_assert(RLIMIT_KIND_COUNT <= ISOLATION_RLIMITS_MAX, "one slot per resourc
 /* All digits, without wrapping around. */
 static bool read_count(const char *text, uint64_t *out)
 {
-	uint64_t value = 0;
-
-	if (!*text || strspn(text, "0123456789") != strlen(text))
-		return false;
-	for (const char *digit = text; *digit; digit++) {
-		if (__builtin_mul_overflow(value, 10, &value) ||
-		    __builtin_add_overflow(value, (uint64_t)(*digit - '0'), &value))
-			return false;
-	}
-	*out = value;
-	return true;
+	const char *cursor = text;
+	return *text && read_number(&cursor, out) && !*cursor;
 }
 
 /* One limit: a number (a size for the byte limits) or "unlimited". */

@@ -33,9 +33,24 @@ static bool is_unit_char(char c)
 	return c && !is_digit(c) && c != ' ' && c != '\t' && c != '.' && c != ',';
 }
 
-/* Reads the decimal number at *cursor, moving past it. Returns false on
- * overflow. */
-static bool read_number(const char **cursor, uint64_t *out)
+bool read_capped_number(const char **cursor, uint64_t cap, uint64_t *out)
+{
+	const char *p = *cursor;
+	uint64_t value = 0;
+
+	if (!is_digit(*p))
+		return false;
+	for (; is_digit(*p); p++) {
+		value = value * 10 + (uint64_t)(*p - '0');
+		if (value > cap)
+			value = cap + 1;
+	}
+	*cursor = p;
+	*out = value;
+	return true;
+}
+
+bool read_number(const char **cursor, uint64_t *out)
 {
 	uint64_t value = 0;
 	const char *p = *cursor;

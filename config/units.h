@@ -6,6 +6,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Reads the digits at *cursor into *out and moves the cursor past them.
+ * False when there is no digit. A number above `cap` reads as `cap` + 1, so
+ * that callers say "too large" rather than see it wrap around; `cap` must
+ * be below UINT64_MAX. */
+bool read_capped_number(const char **cursor, uint64_t cap, uint64_t *out);
+
+/* Reads the digits at *cursor (none reads as 0) and moves past them. False
+ * when the number does not fit in 64 bits. */
+bool read_number(const char **cursor, uint64_t *out);
+
 /* "500ms", "10s", "1m30s", "2h", "0". Units: ms, s, m, h; several may follow
  * each other from largest to smallest. A bare number is refused unless it is
  * 0, because "30" could mean seconds or milliseconds. Returns 0, or -EINVAL
