@@ -125,17 +125,16 @@ static bool capability_list_mask(struct load_context *context, const yaml_node_t
 	*out = 0;
 	if (!expect_list(context, node, where, "a list of capability names such as [net_raw]"))
 		return false;
-	count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+	count = list_length(node);
 	for (size_t i = 0; i < count; i++) {
-		const yaml_node_t *item =
-		    yaml_document_get_node(context->document, node->data.sequence.items.start[i]);
 		char name[64];
-		struct where item_where = {.owner = where->owner, .field = name};
+		struct where item_where;
+		const yaml_node_t *item =
+		    list_item(context, node, i, where, name, sizeof(name), &item_where);
 		uint64_t mask;
 
 		if (!item)
 			continue;
-		snprintf(name, sizeof(name), "%s[%zu]", where->field, i);
 		mask = capability_mask(context, item, &item_where);
 		if (!mask)
 			valid = false;

@@ -66,17 +66,16 @@ static bool parse_namespaces(struct load_context *context, const yaml_node_t *no
 	*out = 0;
 	if (!expect_list(context, node, where, "a list of namespaces such as [pid, mount]"))
 		return false;
-	count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+	count = list_length(node);
 	for (size_t i = 0; i < count; i++) {
-		const yaml_node_t *item =
-		    yaml_document_get_node(context->document, node->data.sequence.items.start[i]);
 		char field[64];
-		struct where item_where = {.owner = where->owner, .field = field};
+		struct where item_where;
+		const yaml_node_t *item =
+		    list_item(context, node, i, where, field, sizeof(field), &item_where);
 		unsigned bit;
 
 		if (!item)
 			continue;
-		snprintf(field, sizeof(field), "%s[%zu]", where->field, i);
 		bit = namespace_bit(context, item, &item_where);
 		if (bit && (*out & bit)) {
 			report(

@@ -83,7 +83,7 @@ static bool parse_pair(struct load_context *context, const yaml_node_t *node,
 		       const struct where *where, const struct rlimit_kind *limit,
 		       struct rlimit_config *out)
 {
-	size_t count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+	size_t count = list_length(node);
 	const yaml_node_t *items[2];
 	uint64_t values[2];
 	bool valid = true;
@@ -94,11 +94,9 @@ static bool parse_pair(struct load_context *context, const yaml_node_t *node,
 	}
 	for (size_t i = 0; i < 2; i++) {
 		char field[64];
-		struct where item_where = {.owner = where->owner, .field = field};
+		struct where item_where;
 
-		items[i] =
-		    yaml_document_get_node(context->document, node->data.sequence.items.start[i]);
-		snprintf(field, sizeof(field), "%s[%zu]", where->field, i);
+		items[i] = list_item(context, node, i, where, field, sizeof(field), &item_where);
 		valid &= items[i] && parse_limit(context, items[i], &item_where, limit, &values[i]);
 	}
 	if (!valid)

@@ -94,18 +94,17 @@ static bool syscall_list_parse(struct load_context *context, const yaml_node_t *
 
 	if (!expect_list(context, node, where, "a list of syscall names such as [mount, reboot]"))
 		return false;
-	count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+	count = list_length(node);
 	*out = xcalloc(count + 1, sizeof(**out));
 	for (size_t i = 0; i < count; i++) {
-		const yaml_node_t *item =
-		    yaml_document_get_node(context->document, node->data.sequence.items.start[i]);
 		char field[64];
-		struct where item_where = {.owner = where->owner, .field = field};
+		struct where item_where;
+		const yaml_node_t *item =
+		    list_item(context, node, i, where, field, sizeof(field), &item_where);
 		const char *name;
 
 		if (!item)
 			continue;
-		snprintf(field, sizeof(field), "%s[%zu]", where->field, i);
 		name = expect_string(context, item, &item_where);
 		if (!name) {
 			valid = false;

@@ -49,7 +49,7 @@ static void parse_command_string(struct load_context *context, const yaml_node_t
 void command_list_parse(struct load_context *context, const yaml_node_t *node,
 			const struct where *where, char ***argv, size_t *argc)
 {
-	size_t count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+	size_t count = list_length(node);
 
 	if (count == 0) {
 		report(context, node, where, "must not be empty");
@@ -59,13 +59,12 @@ void command_list_parse(struct load_context *context, const yaml_node_t *node,
 	 * without gaps even when some are wrong. */
 	*argv = xcalloc(count + 1, sizeof(**argv));
 	for (size_t i = 0; i < count; i++) {
-		const yaml_node_t *item =
-		    yaml_document_get_node(context->document, node->data.sequence.items.start[i]);
 		char name[64];
-		struct where item_where = {.owner = where->owner, .field = name};
+		struct where item_where;
+		const yaml_node_t *item =
+		    list_item(context, node, i, where, name, sizeof(name), &item_where);
 		const char *word;
 
-		snprintf(name, sizeof(name), "%s[%zu]", where->field, i);
 		if (!item)
 			continue;
 		word = expect_string(context, item, &item_where);

@@ -19,6 +19,20 @@ struct where where_field(const struct where *parent, const char *name, char *buf
 	return (struct where){.owner = parent->owner, .field = buffer};
 }
 
+size_t list_length(const yaml_node_t *list)
+{
+	return (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+}
+
+const yaml_node_t *list_item(struct load_context *context, const yaml_node_t *list,
+			     size_t index, const struct where *where, char *buffer, size_t size,
+			     struct where *item_where)
+{
+	snprintf(buffer, size, "%s[%zu]", where->field, index);
+	*item_where = (struct where){.owner = where->owner, .field = buffer};
+	return yaml_document_get_node(context->document, list->data.sequence.items.start[index]);
+}
+
 struct source_location node_location(const yaml_node_t *node)
 {
 	/* libyaml counts from 0; editors and compilers from 1. */

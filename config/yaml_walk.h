@@ -31,6 +31,15 @@ struct where where_field(const struct where *parent, const char *name, char *buf
 
 struct source_location node_location(const yaml_node_t *node);
 
+/* How many items a list node has. */
+size_t list_length(const yaml_node_t *list);
+
+/* Item `index` of `list` (NULL when the document lacks it), with
+ * *item_where naming it FIELD[index], written into `buffer`. */
+const yaml_node_t *list_item(struct load_context *context, const yaml_node_t *list,
+			     size_t index, const struct where *where, char *buffer, size_t size,
+			     struct where *item_where);
+
 /* Adds "OWNER: FIELD: message" at the node, leaving out empty parts. */
 void report(struct load_context *context, const yaml_node_t *node, const struct where *where,
 	    const char *format, ...) __attribute__((format(printf, 4, 5)));
