@@ -148,11 +148,12 @@ static bool check_no_overlap(struct load_context *context, const yaml_node_t *de
 	sorted = xcalloc(allow_count + 1, sizeof(*sorted));
 	memcpy(sorted, allow, allow_count * sizeof(*sorted));
 	qsort(sorted, allow_count, sizeof(*sorted), compare_names);
-	for (yaml_node_item_t *item = deny_node->data.sequence.items.start;
-	     item < deny_node->data.sequence.items.top; item++) {
-		const yaml_node_t *node = yaml_document_get_node(context->document, *item);
+	const struct where deny_where = {.owner = where->owner, .field = deny_field};
+	for (size_t i = 0; i < list_length(deny_node); i++) {
 		char field[80];
-		struct where item_where = {.owner = where->owner, .field = field};
+		struct where item_where;
+		const yaml_node_t *node =
+		    list_item(context, deny_node, i, &deny_where, field, sizeof(field), &item_where);
 		const char *name;
 
 		if (!node || node->type != YAML_SCALAR_NODE)
@@ -160,8 +161,6 @@ static bool check_no_overlap(struct load_context *context, const yaml_node_t *de
 		name = (const char *)node->data.scalar.value;
 		if (!bsearch(&name, sorted, allow_count, sizeof(*sorted), compare_names))
 			continue;
-		snprintf(field, sizeof(field), "%s[%zu]", deny_field,
-			 (size_t)(item - deny_node->data.sequence.items.start));
 		report(context, node, &item_where, "%s is also in %s; keep one",
 		       quote(name, node->data.scalar.length).text, allow_field);
 		valid = false;
