@@ -35,7 +35,7 @@ struct task_cgroup {
 	 * process cloned into the cgroup with CLONE_INTO_CGROUP (its kill
 	 * counter differs from the parent's): the next run needs a fresh one. */
 	bool killed;
-	uint64_t oom_kills_at_start;
+	uint64_t oom_kills_at_start; /* the OOM counter when the current run began */
 };
 
 void task_cgroup_init(struct task_cgroup *cgroup);

@@ -356,11 +356,3 @@ bool group_has_processes(const struct group *group)
 			return true;
 	return false;
 }
-
-struct task *group_find_task_by_pid(struct group *group, pid_t pid)
-{
-	for (size_t i = 0; i < group->task_count; i++)
-		if (group->tasks[i].pid == pid)
-			return &group->tasks[i];
-	return NULL;
-}

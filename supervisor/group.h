@@ -82,5 +82,3 @@ void group_restart_running(struct group *group, uint64_t now_ms);
 void group_stop_task(struct group *group, struct task *task, uint64_t now_ms);
 
 bool group_has_processes(const struct group *group);
-
-struct task *group_find_task_by_pid(struct group *group, pid_t pid);

@@ -195,16 +195,19 @@ static bool reap_if_task(void *context, pid_t pid)
 	struct supervisor *supervisor = context;
 	for (size_t i = 0; i < supervisor->group_count; i++) {
 		struct group *group = &supervisor->groups[i];
-		for (size_t t = 0; t < group->task_count; t++)
-			if (task_reap_helper(&group->tasks[t], pid))
+		for (size_t t = 0; t < group->task_count; t++) {
+			struct task *task = &group->tasks[t];
+			if (task->pid == pid) {
+				task_reap(task);
+				/* Should waitid on the pidfd have failed, let
+				 * the reaper take the zombie rather than see
+				 * it again forever. */
+				return task->pid != pid;
+			}
+			/* Or one of its probe runs, which it reaps itself. */
+			if (task_reap_helper(task, pid))
 				return true;
-		struct task *task = group_find_task_by_pid(group, pid);
-		if (!task)
-			continue;
-		task_reap(task);
-		/* Should waitid on the pidfd have failed, let the reaper
-		 * take the zombie rather than see it again forever. */
-		return task->pid != pid;
+		}
 	}
 	return false;
 }

@@ -93,8 +93,6 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 
 	if (task_cgroup_run_prepare(task, message, message_size) < 0)
 		return -EINVAL;
-	task->cgroup.oom_kills_at_start = task_cgroup_oom_kills(&task->cgroup);
-	task->oom_kills_reported = task->cgroup.oom_kills_at_start;
 	task_plan_refresh_executable(&task->plan, task->config);
 	task_isolation_refresh(&task->isolation, &task->plan);
 	fill_spawn_request(task, &request);

@@ -62,6 +62,9 @@ int task_cgroup_run_prepare(struct task *task, char *message, size_t message_siz
 		log_message("%s: warning: %s", task->config->full_name, warning);
 	if (!task_cgroup_exists(&task->cgroup))
 		return 0; /* cgroups are off, and the task asks for no limit */
+	/* A new cgroup's OOM counters start at 0; each run's end moves the
+	 * baseline, so a spawn reads nothing. */
+	task->oom_kills_reported = 0;
 	watch_file(task, &task->cgroup_events_watch, task_cgroup_open_events(&task->cgroup));
 	watch_file(task, &task->memory_events_watch,
 		   task_cgroup_open_memory_events(&task->cgroup));
@@ -119,6 +122,7 @@ static void on_memory_events(struct loop_watch *watch, uint32_t events)
 void task_finish_run(struct task *task, struct task_exit exit)
 {
 	exit.oom_kills = (unsigned)report_oom_kills(task);
+	task->cgroup.oom_kills_at_start = task->oom_kills_reported; /* the next run's */
 	task_output_drain(&task->output);
 	runner_exited(&task->runner, &exit, loop_now_ms());
 }
