@@ -10,7 +10,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "config/units.h"
 #include "config/xmalloc.h"
+#include "supervisor/log.h"
 #include "supervisor/task.h"
 
 /* ---- notify: systemd ---- */
@@ -173,8 +175,20 @@ void task_readiness_spawned(struct task *task)
 static void on_readiness_probe(void *context, bool passed, const char *why)
 {
 	struct task *task = context;
-	if (!passed)
-		return; /* tried again at the next interval, until the timeout */
+	if (!passed) {
+		/* Tried again at the next interval, until the timeout. Said
+		 * once per run: a probe that cannot even start (a typo in its
+		 * path) would otherwise look like a task that is slow. */
+		if (!task->readiness.readiness_failure_said) {
+			char interval[32];
+			format_duration_ms(task->config->readiness.probe.interval_ms, interval,
+					   sizeof(interval));
+			log_message("%s: readiness probe failed (%s); trying again every %s",
+				    task->config->full_name, why, interval);
+			task->readiness.readiness_failure_said = true;
+		}
+		return;
+	}
 	probe_stop(&task->readiness.readiness_probe);
 	runner_ready(&task->runner, "probe passed");
 }
@@ -217,6 +231,7 @@ void task_readiness_run_started(struct task *task)
 {
 	task->readiness.status_text[0] = '\0';
 	task->readiness.health_failures_in_a_row = 0;
+	task->readiness.readiness_failure_said = false;
 	if (task->config->readiness.kind == READINESS_EXEC)
 		probe_start(&task->readiness.readiness_probe);
 }

@@ -31,6 +31,7 @@ struct task_readiness {
 	struct probe readiness_probe;    /* exec */
 	struct probe health_probe;
 	unsigned health_failures_in_a_row;
+	bool readiness_failure_said;     /* this run's first failed probe was logged */
 	char status_text[TASK_STATUS_TEXT_MAX]; /* the last STATUS= */
 };
 
