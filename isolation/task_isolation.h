@@ -17,7 +17,8 @@ struct task_isolation {
 	bool enabled; /* the task has an `isolation:` map */
 	struct spawn_isolation spawn;
 	struct capability_plan capabilities;
-	struct seccomp_program seccomp;
+	struct seccomp_program seccomp; /* a custom profile's own */
+	bool shares_default_seccomp;    /* the default profile: one for all */
 	char **reaper_argv; /* owned array; the strings are the task's */
 };
 
