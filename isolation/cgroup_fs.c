@@ -47,20 +47,40 @@ long cgroup_fs_read(int dir_fd, const char *name, char *buffer, size_t size)
 	return (long)total;
 }
 
+/* The number after `key` in "key value" lines. */
+static int find_key(const char *text, const char *key, uint64_t *value)
+{
+	size_t key_length = strlen(key);
+	for (const char *line = text; *line;) {
+		if (strncmp(line, key, key_length) == 0 && line[key_length] == ' ') {
+			*value = strtoull(line + key_length + 1, NULL, 10);
+			return 0;
+		}
+		const char *end = strchr(line, '\n');
+		if (!end)
+			break;
+		line = end + 1;
+	}
+	return -ENOENT;
+}
+
 int cgroup_fs_read_key(int dir_fd, const char *name, const char *key, uint64_t *value)
 {
 	char text[4096];
 	long length = cgroup_fs_read(dir_fd, name, text, sizeof(text));
 	if (length < 0)
 		return (int)length;
-	size_t key_length = strlen(key);
-	for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-		if (strncmp(line, key, key_length) == 0 && line[key_length] == ' ') {
-			*value = strtoull(line + key_length + 1, NULL, 10);
-			return 0;
-		}
-	}
-	return -ENOENT;
+	return find_key(text, key, value);
+}
+
+int cgroup_fs_pread_key(int fd, const char *key, uint64_t *value)
+{
+	char text[4096];
+	ssize_t length = pread(fd, text, sizeof(text) - 1, 0);
+	if (length < 0)
+		return -errno;
+	text[length] = '\0';
+	return find_key(text, key, value);
 }
 
 int cgroup_fs_read_number(int dir_fd, const char *name, uint64_t *value)

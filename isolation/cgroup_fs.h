@@ -19,6 +19,10 @@ long cgroup_fs_read(int dir_fd, const char *name, char *buffer, size_t size);
  * memory.events, memory.oom_control). 0 or -errno (-ENOENT: no such key). */
 int cgroup_fs_read_key(int dir_fd, const char *name, const char *key, uint64_t *value);
 
+/* The same, through an open file, read from its start: for a file watched
+ * with epoll, where this read also rearms EPOLLPRI. */
+int cgroup_fs_pread_key(int fd, const char *key, uint64_t *value);
+
 /* A file holding one number, or "max" (UINT64_MAX). 0 or -errno. */
 int cgroup_fs_read_number(int dir_fd, const char *name, uint64_t *value);
 

@@ -9,6 +9,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "isolation/cgroup_fs.h"
 #include "supervisor/group.h"
 #include "supervisor/log.h"
 #include "supervisor/status_table.h"
@@ -110,8 +111,8 @@ static uint64_t report_oom_kills(struct task *task)
 static void on_memory_events(struct loop_watch *watch, uint32_t events)
 {
 	struct task *task = watch->data;
-	char rearm[512]; /* reading through the watched fd rearms it */
-	if (pread(watch->fd, rearm, sizeof(rearm), 0) < 0)
+	uint64_t kills; /* read through the watched fd, which rearms it */
+	if (cgroup_fs_pread_key(watch->fd, "oom_kill", &kills) < 0)
 		return;
 	if (task->pid > 0 || task->awaiting_empty_cgroup)
 		report_oom_kills(task);
@@ -129,14 +130,8 @@ void task_finish_run(struct task *task, struct task_exit exit)
 
 static bool cgroup_events_populated(int fd)
 {
-	/* Reading through the watched fd also rearms its EPOLLPRI. */
-	char text[256];
-	ssize_t length = pread(fd, text, sizeof(text) - 1, 0);
-	if (length <= 0)
-		return false;
-	text[length] = '\0';
-	const char *field = strstr(text, "populated ");
-	return field && field[strlen("populated ")] != '0';
+	uint64_t populated = 0;
+	return cgroup_fs_pread_key(fd, "populated", &populated) == 0 && populated;
 }
 
 static void on_cgroup_events(struct loop_watch *watch, uint32_t events)
