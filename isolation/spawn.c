@@ -287,6 +287,28 @@ int spawn_read_failure(int error_fd, struct spawn_failure *failure)
 	return 1;
 }
 
+/* With the capability's name, as capabilities.c words it. */
+static void describe_capability_failure(const struct spawn_failure *failure, char *buffer,
+					size_t size)
+{
+	struct capability_failure capability = {.capability = (unsigned)failure->index};
+	switch (failure->stage) {
+	case SPAWN_STAGE_CAPABILITY_BOUNDING:
+		capability.stage = CAPABILITY_STAGE_BOUNDING;
+		break;
+	case SPAWN_STAGE_KEEP_CAPABILITIES:
+		capability.stage = CAPABILITY_STAGE_KEEPCAPS;
+		break;
+	case SPAWN_STAGE_CAPSET:
+		capability.stage = CAPABILITY_STAGE_CAPSET;
+		break;
+	default:
+		capability.stage = CAPABILITY_STAGE_AMBIENT;
+		break;
+	}
+	capability_failure_describe(&capability, failure->error, buffer, size);
+}
+
 void spawn_failure_describe(const struct spawn_request *request,
 			    const struct spawn_failure *failure, char *buffer, size_t size)
 {
@@ -325,12 +347,10 @@ void spawn_failure_describe(const struct spawn_request *request,
 		snprintf(buffer, size, "rlimit #%d: %s", failure->index + 1, reason);
 		break;
 	case SPAWN_STAGE_CAPABILITY_BOUNDING:
-		snprintf(buffer, size, "drop capability %d from the bounding set: %s",
-			 failure->index, reason);
-		break;
-	case SPAWN_STAGE_CAPABILITIES:
-		snprintf(buffer, size, "set capabilities (capability %d): %s", failure->index,
-			 reason);
+	case SPAWN_STAGE_KEEP_CAPABILITIES:
+	case SPAWN_STAGE_CAPSET:
+	case SPAWN_STAGE_AMBIENT_CAPABILITIES:
+		describe_capability_failure(failure, buffer, size);
 		break;
 	case SPAWN_STAGE_NO_NEW_PRIVILEGES:
 		snprintf(buffer, size, "no_new_privileges: %s", reason);

@@ -20,6 +20,14 @@
 #include "isolation/spawn.h"
 
 
+/* The step of the capability plan that failed, as a step of the spawn. */
+static const int capability_stages[] = {
+	[CAPABILITY_STAGE_BOUNDING] = SPAWN_STAGE_CAPABILITY_BOUNDING,
+	[CAPABILITY_STAGE_KEEPCAPS] = SPAWN_STAGE_KEEP_CAPABILITIES,
+	[CAPABILITY_STAGE_CAPSET] = SPAWN_STAGE_CAPSET,
+	[CAPABILITY_STAGE_AMBIENT] = SPAWN_STAGE_AMBIENT_CAPABILITIES,
+};
+
 CHILD_CODE static int fail(int *stage, int which)
 {
 	*stage = which;
@@ -146,7 +154,7 @@ CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolatio
 		if (capability_plan_apply_bounding(isolation->capabilities, &failure) < 0 ||
 		    capability_plan_apply_keepcaps(isolation->capabilities, &failure) < 0) {
 			*index = (int)failure.capability;
-			return fail(stage, SPAWN_STAGE_CAPABILITY_BOUNDING);
+			return fail(stage, capability_stages[failure.stage]);
 		}
 	}
 	return 0;
@@ -159,7 +167,7 @@ CHILD_CODE int spawn_isolation_after_ids(const struct spawn_isolation *isolation
 	if (isolation->capabilities &&
 	    capability_plan_apply_sets(isolation->capabilities, &failure) < 0) {
 		*index = (int)failure.capability;
-		return fail(stage, SPAWN_STAGE_CAPABILITIES);
+		return fail(stage, capability_stages[failure.stage]);
 	}
 	if (isolation->no_new_privileges &&
 	    syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
