@@ -118,6 +118,51 @@ enum isolation_namespace {
 	ISOLATION_NS_IPC = 1u << 3,
 	ISOLATION_NS_NET = 1u << 4, /* a new netns with only lo, up */
 	ISOLATION_NS_CGROUP = 1u << 5,
+	ISOLATION_NS_USER = 1u << 6, /* with isolation.user's uid/gid maps */
+};
+
+/* One mount in a task's mount namespace: from `isolation.mounts`, or
+ * returned by a prestart hook (hooks/). Both go through one path
+ * (isolation/mount_plan), so a hook's mount is exactly a configured one. */
+struct mount_config {
+	char *type;     /* NULL: a bind mount of `source`; else "tmpfs", ... */
+	char *source;   /* bind: a host path (must exist); else the fs source, NULL: type */
+	char *target;   /* absolute, resolved inside the task's root */
+	char **options; /* NULL-terminated fs data options ("size=64m"), or NULL */
+	bool readonly;
+	unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED, maybe |MS_REC;
+				    * 0: the default, rprivate */
+};
+
+enum device_permission {
+	DEVICE_READ = 1u << 0,  /* r */
+	DEVICE_WRITE = 1u << 1, /* w */
+	DEVICE_MKNOD = 1u << 2, /* m */
+};
+
+/* One device a task may use: bind-mounted at `target` and allowed by its
+ * cgroup's device policy. From `isolation.devices` or a prestart hook. */
+struct device_config {
+	char *source;         /* the host's node, e.g. /dev/fuse */
+	char *target;         /* in the task; NULL: same as source */
+	unsigned permissions; /* DEVICE_* */
+};
+
+/* One line of a uid_map or gid_map: `count` ids from `inside` map to ids
+ * from `outside`. */
+struct id_map_range {
+	uint32_t inside;
+	uint32_t outside;
+	uint32_t count;
+};
+
+#define ID_MAP_RANGES_MAX 340 /* the kernel's limit */
+
+enum network_mode {
+	NETWORK_HOST,   /* corral's network namespace */
+	NETWORK_NONE,   /* a new one with only lo, up */
+	NETWORK_BRIDGE, /* + a veth on the group's bridge, eth0 in the task */
+	NETWORK_GROUP,  /* one namespace for all tasks of the group (a pod) */
 };
 
 enum seccomp_profile_kind {
@@ -163,6 +208,28 @@ struct isolation_config {
 	struct rlimit_config rlimits[ISOLATION_RLIMITS_MAX];
 	size_t rlimit_count;
 	int umask;               /* -1: corral's */
+
+	char *rootfs;            /* NULL: the host's / (in its own mount ns) */
+	bool readonly_rootfs;
+	struct mount_config *mounts; /* in order */
+	size_t mount_count;
+	struct device_config *devices;
+	size_t device_count;
+	struct id_map_range *uid_map; /* ISOLATION_NS_USER */
+	size_t uid_map_count;
+	struct id_map_range *gid_map;
+	size_t gid_map_count;
+	enum network_mode network;
+};
+
+/* What one start of a task adds to its configuration: the prestart hooks'
+ * results (hooks/), applied by the same code as the configured values. */
+struct start_additions {
+	struct mount_config *mounts;
+	size_t mount_count;
+	struct device_config *devices;
+	size_t device_count;
+	char **env; /* NULL-terminated "NAME=VALUE", or NULL; overrides config env */
 };
 
 struct task_config {
@@ -187,8 +254,17 @@ struct task_config {
 	struct isolation_config isolation;
 };
 
+/* A group's bridge (config `network:` of a group), for tasks with
+ * network mode bridge. */
+struct group_network_config {
+	char *bridge;            /* NULL: no task of the group uses a bridge */
+	uint32_t subnet;         /* IPv4, host byte order, the network address */
+	unsigned prefix_length;  /* 8..30 */
+};
+
 struct group_config {
 	char *name;
+	struct group_network_config network;
 	struct source_location location;
 	struct task_config *tasks; /* in file order */
 	size_t task_count;

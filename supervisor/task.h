@@ -36,6 +36,10 @@ struct task {
 	struct services *services;
 	struct task_plan plan;
 	struct task_isolation isolation; /* namespaces, capabilities, seccomp */
+	/* What this start adds to the configured mounts, devices and
+	 * environment: the prestart hooks' results (hooks/), kept across
+	 * restarts until the hooks run again. Empty without hooks. */
+	struct start_additions additions;
 
 	pid_t pid; /* 0 when no process */
 	struct loop_watch pidfd_watch;
