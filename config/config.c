@@ -79,6 +79,8 @@ static void task_config_free(struct task_config *task)
 	string_vector_free(task->readiness.probe.argv);
 	string_vector_free(task->health.probe.argv);
 	free(task->isolation.hostname);
+	free(task->isolation.rootfs);
+	mount_configs_free(task->isolation.mounts, task->isolation.mount_count);
 	string_vector_free(task->isolation.seccomp.allow);
 	string_vector_free(task->isolation.seccomp.deny);
 }

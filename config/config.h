@@ -134,6 +134,8 @@ struct mount_config {
 				    * 0: the default, rprivate */
 };
 
+void mount_configs_free(struct mount_config *mounts, size_t count);
+
 enum device_permission {
 	DEVICE_READ = 1u << 0,  /* r */
 	DEVICE_WRITE = 1u << 1, /* w */

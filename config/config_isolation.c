@@ -13,7 +13,8 @@
 
 static const char *const isolation_keys[] = {
     "namespaces",        "hostname", "init",  "capabilities", "seccomp",
-    "no_new_privileges", "rlimits",  "umask", NULL,
+    "no_new_privileges", "rlimits",  "umask", "rootfs",       "readonly_rootfs",
+    "mounts",            NULL,
 };
 
 /* In the order of the ISOLATION_NS_* bits. */
@@ -210,6 +211,7 @@ void isolation_fields_parse(struct load_context *context, const yaml_node_t *nod
 		field_where = where_field(where, "umask", buffer, sizeof(buffer));
 		out->has_umask = parse_umask(context, field, &field_where, &values->umask);
 	}
+	root_fields_parse(context, &fields, where, &out->root);
 	map_entries_free(&fields);
 }
 
@@ -254,6 +256,7 @@ void isolation_fields_check_group(struct load_context *context,
 		       group->values.namespaces);
 	check_init(context, where->owner, group->has_init ? group : NULL, "",
 		   group->values.namespaces);
+	root_fields_check(context, where->owner, &group->root, "", group->values.namespaces);
 }
 
 /* Which of task and group set a field: the task when it did. */
@@ -281,6 +284,11 @@ static void check_merged(struct load_context *context, const struct isolation_fi
 	if (namespaces_from != group || init_from != group)
 		check_init(context, task_where->owner, init_from, init_from == group ? set_in : "",
 			   namespaces);
+	/* The task's own root fields, and the group's unless the group's
+	 * namespaces (already checked once) are the ones that apply. */
+	root_fields_check(context, task_where->owner, &task->root, "", namespaces);
+	if (namespaces_from != group)
+		root_fields_check(context, task_where->owner, &group->root, set_in, namespaces);
 }
 
 /* A resource the task limits replaces the group's limit of it. */
@@ -344,6 +352,7 @@ struct isolation_config isolation_merge(struct load_context *context,
 	merged.hostname = merged.hostname ? xstrdup(merged.hostname) : NULL;
 	merged.seccomp.allow = string_vector_copy(merged.seccomp.allow);
 	merged.seccomp.deny = string_vector_copy(merged.seccomp.deny);
+	root_fields_merge(&merged, &group->root, &task->root);
 	check_merged(context, group, group_owner, task, task_where, merged.namespaces);
 	return merged;
 }
@@ -353,5 +362,6 @@ void isolation_fields_free(struct isolation_fields *fields)
 	free(fields->values.hostname);
 	string_vector_free(fields->values.seccomp.allow);
 	string_vector_free(fields->values.seccomp.deny);
+	root_fields_free(&fields->root);
 	*fields = (struct isolation_fields){0};
 }

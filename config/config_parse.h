@@ -80,6 +80,37 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 void health_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
 		  enum lifecycle_stage stage, struct health_config *out);
 
+/* `rootfs`, `readonly_rootfs` and `mounts` written in one place (a group
+ * or a task), read by config_mounts.c. Owns what it holds. */
+struct root_fields {
+	bool has_rootfs, has_readonly_rootfs;
+	char *rootfs;
+	bool readonly_rootfs;
+	struct mount_config *mounts; /* the valid ones, in order */
+	size_t mount_count;
+	/* Set when written, valid or not: for "needs the mount namespace". */
+	const yaml_node_t *rootfs_node, *readonly_rootfs_node, *mounts_node;
+};
+
+/* Reads the three keys from an `isolation` map's entries. The checks that
+ * touch the file system (rootfs is a directory, a bind's source exists)
+ * are made here, at load. */
+void root_fields_parse(struct load_context *context, const struct map_entries *entries,
+		       const struct where *where, struct root_fields *out);
+
+/* Each of the three fields of `fields` set without the mount namespace,
+ * reported at its node for `owner`; `set_in` is "" or " (set in group X)". */
+void root_fields_check(struct load_context *context, const char *owner,
+		       const struct root_fields *fields, const char *set_in, unsigned namespaces);
+
+/* Into the task's model: rootfs and readonly_rootfs from the task when it
+ * wrote them, else the group's; mounts are the group's followed by the
+ * task's. Copies. */
+void root_fields_merge(struct isolation_config *merged, const struct root_fields *group,
+		       const struct root_fields *task);
+
+void root_fields_free(struct root_fields *fields);
+
 /* The isolation fields written in one place (a group or a task): which
  * ones are set, so that merging goes field by field. `values` owns its
  * hostname and seccomp lists: isolation_fields_free() releases them. */
@@ -93,6 +124,7 @@ struct isolation_fields {
 	/* For the checks between fields, which can come from two places;
 	 * set when written, valid or not. */
 	const yaml_node_t *namespaces_node, *hostname_node, *init_node;
+	struct root_fields root; /* rootfs, readonly_rootfs, mounts */
 };
 
 /* Reads an `isolation` map; reports and skips fields that are wrong. Pure
