@@ -328,6 +328,15 @@ void spawn_failure_describe(const struct spawn_request *request,
 	case SPAWN_STAGE_PROC:
 		snprintf(buffer, size, "mount a new /proc: %s", reason);
 		break;
+	case SPAWN_STAGE_ROOTFS:
+	case SPAWN_STAGE_MOUNT_TARGET:
+	case SPAWN_STAGE_MOUNT:
+	case SPAWN_STAGE_PIVOT_ROOT:
+	case SPAWN_STAGE_READONLY_ROOTFS:
+		mount_plan_describe_failure(request->isolation ? request->isolation->mounts : NULL,
+					    (int)failure->stage, failure->index, reason, buffer,
+					    size);
+		break;
 	case SPAWN_STAGE_MASK:
 		snprintf(buffer, size, "mask %s: %s", spawn_isolation_masked_path(failure->index),
 			 reason);

@@ -25,8 +25,13 @@ enum spawn_stage {
 	SPAWN_STAGE_CGROUP_NAMESPACE,
 	SPAWN_STAGE_MOUNT_PRIVATE,
 	SPAWN_STAGE_PROC,
+	SPAWN_STAGE_ROOTFS,       /* the rootfs bound onto itself, opened */
+	SPAWN_STAGE_MOUNT_TARGET, /* index: the mount plan's step */
+	SPAWN_STAGE_MOUNT,        /* index: the mount plan's step */
+	SPAWN_STAGE_PIVOT_ROOT,
 	SPAWN_STAGE_MASK,
 	SPAWN_STAGE_READ_ONLY,
+	SPAWN_STAGE_READONLY_ROOTFS,
 	SPAWN_STAGE_HOSTNAME,
 	SPAWN_STAGE_LOOPBACK,
 	SPAWN_STAGE_RLIMIT,
@@ -101,7 +106,7 @@ struct spawn_result {
 struct spawn_failure {
 	enum spawn_stage stage;
 	int error; /* errno in the child */
-	int index; /* which v1 cgroup, rlimit or capability */
+	int index; /* which v1 cgroup, rlimit, capability or mount step */
 };
 
 /* Returns 0 with *result filled, or -errno when the clone itself failed.

@@ -38,7 +38,8 @@ CHILD_CODE static int fail(int *stage, int which)
  * defaults have it: the kernel's knobs and the cgroup file system (a root
  * task without capabilities could otherwise still move itself out of its
  * cgroup, its files being root's). Read-only recursively: /sys holds every
- * cgroup mount below it. */
+ * cgroup mount below it. /sys first: with a rootfs the mount plan binds it
+ * read-only itself, and the loop starts after it. */
 static const char *const read_only_paths[] = {
 	"/sys", "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs",
 };
@@ -65,6 +66,16 @@ CHILD_CODE static int make_read_only(const char *path)
 	struct mount_attr attributes = {.attr_set = MOUNT_ATTR_RDONLY};
 	return syscall(SYS_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &attributes,
 		       sizeof(attributes)) < 0
+		       ? -1
+		       : 0;
+}
+
+/* readonly_rootfs: the root mount alone, last; what is mounted below
+ * (/proc, /dev, /tmp...) keeps its own flags. */
+CHILD_CODE static int make_root_read_only(void)
+{
+	struct mount_attr attributes = {.attr_set = MOUNT_ATTR_RDONLY};
+	return syscall(SYS_mount_setattr, AT_FDCWD, "/", 0, &attributes, sizeof(attributes)) < 0
 		       ? -1
 		       : 0;
 }
@@ -121,16 +132,23 @@ CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolatio
 		    syscall(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			    NULL) < 0)
 			return fail(stage, SPAWN_STAGE_PROC);
-		for (size_t i = 0; isolation->fresh_proc && i < COUNT(masked_paths); i++)
+		if (isolation->mounts && mount_plan_apply(isolation->mounts, stage, index) < 0)
+			return -errno;
+		for (size_t i = 0; isolation->mask_proc && i < COUNT(masked_paths); i++)
 			if (mask(masked_paths[i]) < 0) {
 				*index = (int)i;
 				return fail(stage, SPAWN_STAGE_MASK);
 			}
-		for (size_t i = 0; i < COUNT(read_only_paths); i++)
+		/* With a rootfs the plan bound /sys read-only already. */
+		bool has_rootfs = isolation->mounts && isolation->mounts->rootfs;
+		for (size_t i = has_rootfs ? 1 : 0; i < COUNT(read_only_paths); i++)
 			if (make_read_only(read_only_paths[i]) < 0) {
 				*index = (int)i;
 				return fail(stage, SPAWN_STAGE_READ_ONLY);
 			}
+		if (isolation->mounts && isolation->mounts->readonly_rootfs &&
+		    make_root_read_only() < 0)
+			return fail(stage, SPAWN_STAGE_READONLY_ROOTFS);
 	}
 	if (isolation->hostname &&
 	    syscall(SYS_sethostname, isolation->hostname, isolation->hostname_length) < 0)

@@ -7,9 +7,11 @@
  *   1. the cgroup namespace (unshared here, once the child is in its own
  *      cgroup, so that the namespace's root is the task's cgroup);
  *   2. mount: private propagation on /, then a fresh /proc when the task
- *      also has a pid namespace, with the OCI default masked paths hidden,
- *      and /sys (the cgroup file system with it) and /proc's kernel knobs
- *      made read-only;
+ *      also has a pid namespace (without a rootfs), then the mount plan
+ *      (mount_plan.h: rootfs, /proc, /sys, /dev, the mounts, the devices,
+ *      pivot_root), then the OCI default masked paths hidden, /sys (the
+ *      cgroup file system with it) and /proc's kernel knobs made
+ *      read-only, and with readonly_rootfs, / itself;
  *   3. hostname (uts), loopback up (net);
  *   4. rlimits, umask;
  *   5. the capability bounding set (it needs CAP_SETPCAP, so before the
@@ -25,12 +27,15 @@
 
 #include "config/config.h"
 #include "isolation/capabilities.h"
+#include "isolation/mount_plan.h"
 #include "isolation/seccomp_profile.h"
 
 struct spawn_isolation {
 	unsigned long clone_flags;     /* CLONE_NEWPID|NEWNS|NEWUTS|NEWIPC|NEWNET */
 	bool new_cgroup_namespace;
-	bool fresh_proc;               /* pid + mount namespaces */
+	bool fresh_proc;               /* pid + mount namespaces, no rootfs */
+	bool mask_proc;                /* the OCI masked paths: the task's own /proc */
+	const struct mount_plan *mounts; /* with a mount namespace */
 	const char *hostname;          /* NULL: keep */
 	size_t hostname_length;
 	bool loopback_up;              /* net namespace */

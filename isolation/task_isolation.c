@@ -97,7 +97,15 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 	struct spawn_isolation *spawn = &isolation->spawn;
 	spawn->clone_flags = clone_flags_of(namespaces);
 	spawn->new_cgroup_namespace = namespaces & ISOLATION_NS_CGROUP;
-	spawn->fresh_proc = (namespaces & ISOLATION_NS_PID) && (namespaces & ISOLATION_NS_MOUNT);
+	bool pid_and_mount = (namespaces & ISOLATION_NS_PID) && (namespaces & ISOLATION_NS_MOUNT);
+	/* With a rootfs, the mount plan mounts its /proc. */
+	spawn->fresh_proc = pid_and_mount && !config->rootfs;
+	spawn->mask_proc = pid_and_mount || config->rootfs;
+	if ((namespaces & ISOLATION_NS_MOUNT) &&
+	    task_isolation_refresh_mounts(isolation, task, NULL, error, error_size) < 0) {
+		task_isolation_free(isolation);
+		return -1;
+	}
 	spawn->hostname = config->hostname;
 	spawn->hostname_length = config->hostname ? strlen(config->hostname) : 0;
 	spawn->loopback_up = namespaces & ISOLATION_NS_NET;
@@ -114,6 +122,31 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 	return 0;
 }
 
+static bool has_additions(const struct start_additions *additions)
+{
+	return additions && (additions->mount_count || additions->device_count);
+}
+
+int task_isolation_refresh_mounts(struct task_isolation *isolation,
+				  const struct task_config *task,
+				  const struct start_additions *additions, char *error,
+				  size_t error_size)
+{
+	/* Without additions now or last time, the plan built at the first
+	 * start still holds: a restart allocates nothing. */
+	if (!isolation->enabled || !(task->isolation.namespaces & ISOLATION_NS_MOUNT) ||
+	    (isolation->spawn.mounts && !has_additions(additions) &&
+	     !isolation->mounts.has_additions))
+		return 0;
+	mount_plan_free(&isolation->mounts);
+	isolation->spawn.mounts = NULL;
+	if (mount_plan_build(&isolation->mounts, &task->isolation, additions, error,
+			     error_size) < 0)
+		return -1;
+	isolation->spawn.mounts = &isolation->mounts;
+	return 0;
+}
+
 void task_isolation_refresh(struct task_isolation *isolation, const struct task_plan *plan)
 {
 	if (isolation->reaper_argv)
@@ -124,5 +157,6 @@ void task_isolation_free(struct task_isolation *isolation)
 {
 	give_back_program(isolation);
 	free(isolation->reaper_argv);
+	mount_plan_free(&isolation->mounts);
 	memset(isolation, 0, sizeof(*isolation));
 }

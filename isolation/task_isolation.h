@@ -20,11 +20,21 @@ struct task_isolation {
 	struct seccomp_program seccomp; /* a custom profile's own */
 	bool shares_default_seccomp;    /* the default profile: one for all */
 	char **reaper_argv; /* owned array; the strings are the task's */
+	struct mount_plan mounts; /* with a mount namespace */
 };
 
 /* 0, or -1 with `error` (a seccomp profile that cannot be built). */
 int task_isolation_build(struct task_isolation *isolation, const struct task_config *task,
 			 const struct task_plan *plan, char *error, size_t error_size);
+
+/* Before a start: the mount plan again when this start's additions (the
+ * prestart hooks' mounts and devices) differ from the last, so that they
+ * are mounted as configured ones are. 0, or -1 with `error` (a hook's
+ * mount that cannot be made). */
+int task_isolation_refresh_mounts(struct task_isolation *isolation,
+				  const struct task_config *task,
+				  const struct start_additions *additions, char *error,
+				  size_t error_size);
 
 /* The reaper execs the command by its path: follow the plan's. */
 void task_isolation_refresh(struct task_isolation *isolation, const struct task_plan *plan);

@@ -95,6 +95,9 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 		return -EINVAL;
 	task_plan_refresh_executable(&task->plan, task->config);
 	task_isolation_refresh(&task->isolation, &task->plan);
+	if (task_isolation_refresh_mounts(&task->isolation, task->config, &task->additions,
+					  message, message_size) < 0)
+		return -EINVAL;
 	fill_spawn_request(task, &request);
 	int error = task_readiness_prepare_spawn(task, &request);
 	if (error < 0) {
