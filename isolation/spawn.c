@@ -413,6 +413,22 @@ static const char *env_lookup(char *const *envp, const char *name)
 const char *spawn_resolve_executable(const char *argv0, char *const *envp, char *buffer,
 				     size_t size)
 {
+	return spawn_resolve_executable_in(NULL, argv0, envp, buffer, size);
+}
+
+/* `candidate` as the task will see it, looked at through `root`. */
+static bool is_executable_in(const char *root, const char *candidate)
+{
+	char rooted[PATH_MAX];
+	if (!root)
+		return access(candidate, X_OK) == 0;
+	int written = snprintf(rooted, sizeof(rooted), "%s/%s", root, candidate);
+	return written > 0 && (size_t)written < sizeof(rooted) && access(rooted, X_OK) == 0;
+}
+
+const char *spawn_resolve_executable_in(const char *root, const char *argv0, char *const *envp,
+					char *buffer, size_t size)
+{
 	if (strchr(argv0, '/'))
 		return argv0;
 	const char *path = env_lookup(envp, "PATH");
@@ -425,7 +441,7 @@ const char *spawn_resolve_executable(const char *argv0, char *const *envp, char 
 		int written = dir_length ? snprintf(buffer, size, "%.*s/%s", (int)dir_length,
 						    path, argv0)
 					 : snprintf(buffer, size, "./%s", argv0);
-		if (written > 0 && (size_t)written < size && access(buffer, X_OK) == 0)
+		if (written > 0 && (size_t)written < size && is_executable_in(root, buffer))
 			return buffer;
 		path = *end ? end + 1 : end;
 	}

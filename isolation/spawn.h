@@ -128,3 +128,10 @@ void spawn_failure_describe(const struct spawn_request *request,
  * returned unchanged, so that exec fails with ENOENT and says so. */
 const char *spawn_resolve_executable(const char *argv0, char *const *envp, char *buffer,
 				     size_t size);
+
+/* The same for a task whose / will be `root` (its rootfs; NULL: the
+ * host's): the PATH directories are looked at below it, so that `sh`
+ * finds the rootfs' /bin/sh, not the host's /usr/bin/sh. A symlink there
+ * is followed on the host: a guess, which exec inside the root settles. */
+const char *spawn_resolve_executable_in(const char *root, const char *argv0, char *const *envp,
+					char *buffer, size_t size);

@@ -141,8 +141,8 @@ void task_plan_refresh_executable(struct task_plan *plan, const struct task_conf
 	if (plan->executable && strchr(plan->executable, '/'))
 		return;
 	char buffer[PATH_MAX];
-	const char *found = spawn_resolve_executable(task->argv[0], plan->envp, buffer,
-						     sizeof(buffer));
+	const char *found = spawn_resolve_executable_in(task->isolation.rootfs, task->argv[0],
+							plan->envp, buffer, sizeof(buffer));
 	if (plan->executable && strcmp(found, plan->executable) == 0)
 		return;
 	free(plan->executable);

@@ -301,3 +301,16 @@ def test_fifty_starts_leave_the_hosts_mounts_as_they_were(corral, rootfs, tmp_pa
     # Nothing made in the rootfs but the mount points themselves.
     assert sorted(os.listdir(rootfs)) == ["MARKER", "bin", "data", "dev", "etc", "evil", "proc",
                                           "sys", "tmp", "up"]
+
+
+def test_a_command_by_name_is_found_on_path_inside_the_rootfs(corral, rootfs):
+    # The host has /usr/bin/sh, which PATH finds first; the rootfs has
+    # only /bin/sh.
+    assert Path("/usr/bin/sh").exists() and not (rootfs / "usr").exists()
+    config = {"groups": {"g": {"tasks": {"app": {
+        "command": ["sh", "-c", "echo found $0"], "restart": NEVER,
+        "env": {"PATH": "/usr/local/bin:/usr/bin:/bin"},
+        "isolation": {"namespaces": ["mount"], "rootfs": str(rootfs)}}}}}}
+    result = corral.run(config)
+    assert result.returncode == 0, result
+    assert task_lines(result) == ["found sh"]
