@@ -122,6 +122,25 @@ static bool parse_host_path(struct load_context *context, const yaml_node_t *nod
 	return true;
 }
 
+/* A rootfs: a directory, and not the host's / itself (which pivot_root
+ * cannot enter, and which a task without rootfs has anyway). */
+static bool parse_rootfs(struct load_context *context, const yaml_node_t *node,
+			 const struct where *where, char **out)
+{
+	struct stat status, host_root;
+
+	if (!parse_host_path(context, node, where, true, out))
+		return false;
+	if (stat(*out, &status) == 0 && stat("/", &host_root) == 0 &&
+	    status.st_dev == host_root.st_dev && status.st_ino == host_root.st_ino) {
+		report(context, node, where, "%s is the host's / already; leave rootfs out", *out);
+		free(*out);
+		*out = NULL;
+		return false;
+	}
+	return true;
+}
+
 /* A file system type as fsopen(2) names them: "tmpfs", "proc", "mqueue". */
 static bool parse_type(struct load_context *context, const yaml_node_t *node,
 		       const struct where *where, char **out)
@@ -281,7 +300,7 @@ void root_fields_parse(struct load_context *context, const struct map_entries *e
 	if ((field = map_lookup(entries, "rootfs"))) {
 		field_where = where_field(where, "rootfs", buffer, sizeof(buffer));
 		out->rootfs_node = field;
-		out->has_rootfs = parse_host_path(context, field, &field_where, true, &out->rootfs);
+		out->has_rootfs = parse_rootfs(context, field, &field_where, &out->rootfs);
 	}
 	if ((field = map_lookup(entries, "readonly_rootfs"))) {
 		field_where = where_field(where, "readonly_rootfs", buffer, sizeof(buffer));

@@ -17,6 +17,7 @@
 
 #include "config/config_load.h"
 #include "isolation/mount_plan.h"
+#include "isolation/spawn.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -37,13 +38,13 @@ static struct config *parse_ok(const char *yaml)
 static void test_every_field(void **state)
 {
 	struct config *config = parse_ok(TASK(
-	    "{command: a, isolation: {namespaces: [mount], rootfs: /, readonly_rootfs: true, "
+	    "{command: a, isolation: {namespaces: [mount], rootfs: /etc, readonly_rootfs: true, "
 	    "mounts: [{source: /, target: /host, readonly: true, propagation: rslave}, "
 	    "{type: tmpfs, target: /tmp, options: [size=64m, mode=1777]}, "
 	    "{type: bind, source: /etc/hostname, target: /etc/hostname}]}}"));
 	const struct isolation_config *isolation = &config->groups[0].tasks[0].isolation;
 
-	assert_string_equal(isolation->rootfs, "/");
+	assert_string_equal(isolation->rootfs, "/etc");
 	assert_true(isolation->readonly_rootfs);
 	assert_int_equal(isolation->mount_count, 3);
 
@@ -96,7 +97,7 @@ static void test_group_mounts_come_first(void **state)
 	struct config *config = parse_ok(
 	    "groups:\n"
 	    "  web:\n"
-	    "    isolation: {namespaces: [mount], rootfs: /, readonly_rootfs: true,\n"
+	    "    isolation: {namespaces: [mount], rootfs: /etc, readonly_rootfs: true,\n"
 	    "                mounts: [{type: tmpfs, target: /group}]}\n"
 	    "    tasks:\n"
 	    "      app: {command: a, isolation: {mounts: [{type: tmpfs, target: /task}],\n"
@@ -108,7 +109,7 @@ static void test_group_mounts_come_first(void **state)
 	assert_int_equal(app->mount_count, 2);
 	assert_string_equal(app->mounts[0].target, "/group");
 	assert_string_equal(app->mounts[1].target, "/task");
-	assert_string_equal(app->rootfs, "/");
+	assert_string_equal(app->rootfs, "/etc");
 	assert_false(app->readonly_rootfs); /* the task's own */
 	assert_int_equal(other->mount_count, 1);
 	assert_string_equal(other->mounts[0].target, "/group");
@@ -190,13 +191,16 @@ static const struct error_case cases[] = {
     {"rootfs missing",
      TASK("{command: a, isolation: {namespaces: [mount], rootfs: /nonexistent-corral}}"), 4, 66,
      "web/app: isolation.rootfs: /nonexistent-corral: No such file or directory"},
+    {"rootfs that is the host's /",
+     TASK("{command: a, isolation: {namespaces: [mount], rootfs: /usr/..}}"), 4, 66,
+     "web/app: isolation.rootfs: /usr/.. is the host's / already; leave rootfs out"},
     {"relative rootfs", TASK("{command: a, isolation: {namespaces: [mount], rootfs: srv/root}}"),
      4, 66, "web/app: isolation.rootfs: must be an absolute path, not \"srv/root\""},
     {"readonly_rootfs not a boolean",
      TASK("{command: a, isolation: {namespaces: [mount], readonly_rootfs: yes}}"), 4, 75,
      "web/app: isolation.readonly_rootfs: must be true or false, not \"yes\""},
     {"rootfs without the mount namespace",
-     TASK("{command: a, isolation: {namespaces: [pid], rootfs: /}}"), 4, 64,
+     TASK("{command: a, isolation: {namespaces: [pid], rootfs: /etc}}"), 4, 64,
      "web/app: isolation.rootfs: needs the mount namespace; add mount to isolation.namespaces"},
     {"readonly_rootfs without the mount namespace",
      TASK("{command: a, isolation: {readonly_rootfs: true}}"), 4, 54,
@@ -243,7 +247,7 @@ static size_t find_step(const struct mount_plan *plan, const char *target)
 static void test_plan_order_with_a_rootfs_and_a_hooks_mounts(void **state)
 {
 	struct config *config = parse_ok(TASK(
-	    "{command: a, isolation: {namespaces: [pid, mount], rootfs: /, mounts: [{type: "
+	    "{command: a, isolation: {namespaces: [pid, mount], rootfs: /etc, mounts: [{type: "
 	    "tmpfs, target: /tmp, options: [size=1m, noswap]}]}}"));
 	const struct isolation_config *isolation = &config->groups[0].tasks[0].isolation;
 	struct mount_config hook_mount = {.source = "/etc", .target = "/hooked", .readonly = true};
@@ -252,7 +256,7 @@ static void test_plan_order_with_a_rootfs_and_a_hooks_mounts(void **state)
 	char error[160] = "";
 
 	assert_int_equal(mount_plan_build(&plan, isolation, &additions, error, sizeof(error)), 0);
-	assert_string_equal(plan.rootfs, "/");
+	assert_string_equal(plan.rootfs, "/etc");
 	assert_true(plan.has_additions);
 	/* The root's basics, then the configured mount, then the hook's. */
 	size_t proc = find_step(&plan, "/proc"), dev = find_step(&plan, "/dev"),
@@ -282,6 +286,12 @@ static void test_plan_order_with_a_rootfs_and_a_hooks_mounts(void **state)
 	assert_string_equal(text, "bind /etc on /hooked");
 	mount_plan_describe_step(&plan, (int)tmp, text, sizeof(text));
 	assert_string_equal(text, "mount tmpfs on /tmp");
+	mount_plan_describe_failure(&plan, SPAWN_STAGE_PIVOT_ROOT, 0, "Invalid argument", text,
+				    sizeof(text));
+	assert_string_equal(text, "pivot_root into /etc: Invalid argument");
+	mount_plan_describe_failure(&plan, SPAWN_STAGE_MOUNT_TARGET, (int)tmp, "Read-only file system",
+				    text, sizeof(text));
+	assert_string_equal(text, "mount tmpfs on /tmp: make the mount point: Read-only file system");
 	mount_plan_free(&plan);
 	config_free(config);
 }
