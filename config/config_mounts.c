@@ -151,8 +151,7 @@ static bool parse_type(struct load_context *context, const yaml_node_t *node,
 	if (!text)
 		return false;
 	length = node->data.scalar.length;
-	if (length == 0 ||
-	    strspn(text, "abcdefghijklmnopqrstuvwxyz0123456789_.-") != length) {
+	if (length == 0 || strspn(text, "abcdefghijklmnopqrstuvwxyz0123456789_.-") != length) {
 		report(context, node, where,
 		       "must be a file system type such as tmpfs (or bind), not %s",
 		       quote(text, length).text);
@@ -341,8 +340,9 @@ void root_fields_check(struct load_context *context, const char *owner,
 void root_fields_merge(struct isolation_config *merged, const struct root_fields *group,
 		       const struct root_fields *task)
 {
-	const struct root_fields *rootfs_from =
-	    task->has_rootfs ? task : group->has_rootfs ? group : NULL;
+	const struct root_fields *rootfs_from = task->has_rootfs    ? task
+						: group->has_rootfs ? group
+								    : NULL;
 	size_t count = group->mount_count + task->mount_count;
 
 	merged->rootfs = rootfs_from ? xstrdup(rootfs_from->rootfs) : NULL;

@@ -43,8 +43,7 @@ CHILD_CODE static long open_in_root(int root_fd, const char *path, int flags)
  * parents) where missing, each one resolved inside the root. `buffer`
  * (PATH_MAX) receives a copy of the path; *name points at its last part
  * there. Returns an O_PATH fd, or -1 with errno. */
-CHILD_CODE static long open_parent(int root_fd, const char *path, char *buffer,
-				   const char **name)
+CHILD_CODE static long open_parent(int root_fd, const char *path, char *buffer, const char **name)
 {
 	size_t length = 0;
 	while (path[length]) {
@@ -147,9 +146,9 @@ CHILD_CODE static long make_mount(const struct mount_step *step)
 	}
 	if (result == 0)
 		result = syscall(SYS_fsconfig, (int)context, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
-	long mount = result == 0 ? syscall(SYS_fsmount, (int)context, FSMOUNT_CLOEXEC,
-					   step->attributes)
-				 : -1;
+	long mount = result == 0
+			 ? syscall(SYS_fsmount, (int)context, FSMOUNT_CLOEXEC, step->attributes)
+			 : -1;
 	close_keeping_errno(context);
 	return mount;
 }

@@ -45,8 +45,8 @@ static void set_options(struct mount_step *step, char *const *options)
 	step->option_values = xcalloc(count + 1, sizeof(char *));
 	for (size_t i = 0; i < count; i++) {
 		const char *equals = strchr(options[i], '=');
-		step->option_keys[i] =
-		    equals ? xstrndup(options[i], (size_t)(equals - options[i])) : xstrdup(options[i]);
+		step->option_keys[i] = equals ? xstrndup(options[i], (size_t)(equals - options[i]))
+					      : xstrdup(options[i]);
 		step->option_values[i] = equals ? xstrdup(equals + 1) : NULL;
 	}
 }
@@ -61,8 +61,8 @@ static struct mount_step *add_fs(struct mount_plan *plan, const char *type, cons
 	return step;
 }
 
-static struct mount_step *add_bind(struct mount_plan *plan, const char *source,
-				   const char *target, bool recursive)
+static struct mount_step *add_bind(struct mount_plan *plan, const char *source, const char *target,
+				   bool recursive)
 {
 	struct mount_step *step = add_step(plan, MOUNT_STEP_BIND, source, target);
 	struct stat status;
@@ -136,8 +136,8 @@ static int add_mount(struct mount_plan *plan, const struct mount_config *mount, 
 		}
 	} else {
 		if (!mount->source || mount->source[0] != '/') {
-			snprintf(error, error_size, "bind on %s: the source must be an absolute path",
-				 mount->target);
+			snprintf(error, error_size,
+				 "bind on %s: the source must be an absolute path", mount->target);
 			return -1;
 		}
 		step = add_bind(plan, mount->source, mount->target, true);
@@ -209,8 +209,7 @@ void mount_plan_free(struct mount_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
-void mount_plan_describe_step(const struct mount_plan *plan, int index, char *buffer,
-			      size_t size)
+void mount_plan_describe_step(const struct mount_plan *plan, int index, char *buffer, size_t size)
 {
 	if (index < 0 || (size_t)index >= plan->step_count) {
 		snprintf(buffer, size, "mount step #%d", index + 1);

@@ -45,19 +45,19 @@ enum mount_step_kind {
 
 struct mount_step {
 	enum mount_step_kind kind;
-	bool device;   /* a bind of a device node (for messages) */
-	char *type;    /* FS: "tmpfs", "proc", ... */
-	char *source;  /* BIND: the host path; FS: fsconfig's "source", or NULL;
-			* SYMLINK: the link's text */
-	char *target;  /* absolute, resolved inside the root */
+	bool device;  /* a bind of a device node (for messages) */
+	char *type;   /* FS: "tmpfs", "proc", ... */
+	char *source; /* BIND: the host path; FS: fsconfig's "source", or NULL;
+		       * SYMLINK: the link's text */
+	char *target; /* absolute, resolved inside the root */
 	/* FS: fsconfig keys and, at the same index, values (NULL: a flag
 	 * such as "newinstance"). NULL-terminated keys, or NULL. */
 	char **option_keys;
 	char **option_values;
-	bool recursive;        /* BIND: with the mounts below source */
-	bool target_is_file;   /* a missing target is made a file, not a directory */
-	bool readonly;         /* recursively */
-	uint64_t attributes;   /* FS: MOUNT_ATTR_NOSUID, ... */
+	bool recursive;            /* BIND: with the mounts below source */
+	bool target_is_file;       /* a missing target is made a file, not a directory */
+	bool readonly;             /* recursively */
+	uint64_t attributes;       /* FS: MOUNT_ATTR_NOSUID, ... */
 	unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED [|MS_REC]; 0: keep */
 };
 
@@ -79,8 +79,7 @@ void mount_plan_free(struct mount_plan *plan);
 
 /* "bind /srv/data on /data", "mount tmpfs on /tmp", "symlink /dev/ptmx":
  * what step `index` does, for messages. */
-void mount_plan_describe_step(const struct mount_plan *plan, int index, char *buffer,
-			      size_t size);
+void mount_plan_describe_step(const struct mount_plan *plan, int index, char *buffer, size_t size);
 
 /* A failed step, as messages show it after the task's name:
  * "bind /srv/data on /data: No such file or directory",

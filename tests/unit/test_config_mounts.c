@@ -94,15 +94,15 @@ static void test_propagation_names(void **state)
 
 static void test_group_mounts_come_first(void **state)
 {
-	struct config *config = parse_ok(
-	    "groups:\n"
-	    "  web:\n"
-	    "    isolation: {namespaces: [mount], rootfs: /etc, readonly_rootfs: true,\n"
-	    "                mounts: [{type: tmpfs, target: /group}]}\n"
-	    "    tasks:\n"
-	    "      app: {command: a, isolation: {mounts: [{type: tmpfs, target: /task}],\n"
-	    "            readonly_rootfs: false}}\n"
-	    "      other: {command: a}\n");
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  web:\n"
+		     "    isolation: {namespaces: [mount], rootfs: /etc, readonly_rootfs: true,\n"
+		     "                mounts: [{type: tmpfs, target: /group}]}\n"
+		     "    tasks:\n"
+		     "      app: {command: a, isolation: {mounts: [{type: tmpfs, target: /task}],\n"
+		     "            readonly_rootfs: false}}\n"
+		     "      other: {command: a}\n");
 	const struct isolation_config *app = &config->groups[0].tasks[0].isolation;
 	const struct isolation_config *other = &config->groups[0].tasks[1].isolation;
 
@@ -131,11 +131,10 @@ static const struct error_case cases[] = {
     {"target going up",
      TASK("{command: a, isolation: {namespaces: [mount], mounts: [{type: tmpfs, target: "
 	  "/a/../etc}]}}"),
-     4, 89,
-     "web/app: isolation.mounts[0].target: must not go up with \"..\", not \"/a/../etc\""},
+     4, 89, "web/app: isolation.mounts[0].target: must not go up with \"..\", not \"/a/../etc\""},
     {"target that is /",
-     TASK("{command: a, isolation: {namespaces: [mount], mounts: [{type: tmpfs, target: /}]}}"),
-     4, 89, "web/app: isolation.mounts[0].target: must be below /, not / itself"},
+     TASK("{command: a, isolation: {namespaces: [mount], mounts: [{type: tmpfs, target: /}]}}"), 4,
+     89, "web/app: isolation.mounts[0].target: must be below /, not / itself"},
     {"missing target",
      TASK("{command: a, isolation: {namespaces: [mount], mounts: [{type: tmpfs}]}}"), 4, 67,
      "web/app: isolation.mounts[0]: needs a target, the path in the task"},
@@ -178,8 +177,8 @@ static const struct error_case cases[] = {
      TASK("{command: a, isolation: {namespaces: [mount], mounts: [{type: tmpfs, target: /t, "
 	  "read_only: true}]}}"),
      4, 93, "web/app: isolation.mounts[0]: unknown key \"read_only\"; did you mean \"readonly\"?"},
-    {"mount not a map",
-     TASK("{command: a, isolation: {namespaces: [mount], mounts: [/data]}}"), 4, 67,
+    {"mount not a map", TASK("{command: a, isolation: {namespaces: [mount], mounts: [/data]}}"), 4,
+     67,
      "web/app: isolation.mounts[0]: must be a map such as {source: /srv/data, target: /data} or "
      "{type: tmpfs, target: /tmp}, not a string"},
     {"mounts not a list",
@@ -194,8 +193,8 @@ static const struct error_case cases[] = {
     {"rootfs that is the host's /",
      TASK("{command: a, isolation: {namespaces: [mount], rootfs: /usr/..}}"), 4, 66,
      "web/app: isolation.rootfs: /usr/.. is the host's / already; leave rootfs out"},
-    {"relative rootfs", TASK("{command: a, isolation: {namespaces: [mount], rootfs: srv/root}}"),
-     4, 66, "web/app: isolation.rootfs: must be an absolute path, not \"srv/root\""},
+    {"relative rootfs", TASK("{command: a, isolation: {namespaces: [mount], rootfs: srv/root}}"), 4,
+     66, "web/app: isolation.rootfs: must be an absolute path, not \"srv/root\""},
     {"readonly_rootfs not a boolean",
      TASK("{command: a, isolation: {namespaces: [mount], readonly_rootfs: yes}}"), 4, 75,
      "web/app: isolation.readonly_rootfs: must be true or false, not \"yes\""},
@@ -246,9 +245,9 @@ static size_t find_step(const struct mount_plan *plan, const char *target)
 
 static void test_plan_order_with_a_rootfs_and_a_hooks_mounts(void **state)
 {
-	struct config *config = parse_ok(TASK(
-	    "{command: a, isolation: {namespaces: [pid, mount], rootfs: /etc, mounts: [{type: "
-	    "tmpfs, target: /tmp, options: [size=1m, noswap]}]}}"));
+	struct config *config = parse_ok(
+	    TASK("{command: a, isolation: {namespaces: [pid, mount], rootfs: /etc, mounts: [{type: "
+		 "tmpfs, target: /tmp, options: [size=1m, noswap]}]}}"));
 	const struct isolation_config *isolation = &config->groups[0].tasks[0].isolation;
 	struct mount_config hook_mount = {.source = "/etc", .target = "/hooked", .readonly = true};
 	struct start_additions additions = {.mounts = &hook_mount, .mount_count = 1};
@@ -289,9 +288,10 @@ static void test_plan_order_with_a_rootfs_and_a_hooks_mounts(void **state)
 	mount_plan_describe_failure(&plan, SPAWN_STAGE_PIVOT_ROOT, 0, "Invalid argument", text,
 				    sizeof(text));
 	assert_string_equal(text, "pivot_root into /etc: Invalid argument");
-	mount_plan_describe_failure(&plan, SPAWN_STAGE_MOUNT_TARGET, (int)tmp, "Read-only file system",
-				    text, sizeof(text));
-	assert_string_equal(text, "mount tmpfs on /tmp: make the mount point: Read-only file system");
+	mount_plan_describe_failure(&plan, SPAWN_STAGE_MOUNT_TARGET, (int)tmp,
+				    "Read-only file system", text, sizeof(text));
+	assert_string_equal(text,
+			    "mount tmpfs on /tmp: make the mount point: Read-only file system");
 	mount_plan_free(&plan);
 	config_free(config);
 }
@@ -303,8 +303,8 @@ static void test_plan_without_a_rootfs_has_only_the_mounts(void **state)
 	struct mount_plan plan;
 	char error[160] = "";
 
-	assert_int_equal(mount_plan_build(&plan, &config->groups[0].tasks[0].isolation, NULL,
-					  error, sizeof(error)),
+	assert_int_equal(mount_plan_build(&plan, &config->groups[0].tasks[0].isolation, NULL, error,
+					  sizeof(error)),
 			 0);
 	assert_null(plan.rootfs);
 	assert_false(plan.has_additions);
@@ -325,8 +325,8 @@ static void test_plan_refuses_a_hooks_bad_target(void **state)
 		struct mount_plan plan;
 		char error[160] = "";
 
-		assert_int_equal(mount_plan_build(&plan, &isolation, &additions, error, sizeof(error)),
-				 -1);
+		assert_int_equal(
+		    mount_plan_build(&plan, &isolation, &additions, error, sizeof(error)), -1);
 		assert_non_null(strstr(error, "must be an absolute path below /, without .."));
 		assert_int_equal(plan.step_count, 0);
 	}
