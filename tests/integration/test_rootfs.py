@@ -314,3 +314,16 @@ def test_a_command_by_name_is_found_on_path_inside_the_rootfs(corral, rootfs):
     result = corral.run(config)
     assert result.returncode == 0, result
     assert task_lines(result) == ["found sh"]
+
+
+def test_the_working_directory_is_inside_the_rootfs(corral, rootfs):
+    def pwd(**task):
+        config = {"groups": {"g": {"tasks": {"app": {
+            "command": ["/bin/sh", "-c", "echo cwd $(pwd) $(ls | head -1)"], "restart": NEVER,
+            "isolation": {"namespaces": ["mount"], "rootfs": str(rootfs)}, **task}}}}}
+        result = corral.run(config)
+        assert result.returncode == 0, result
+        return task_lines(result)
+
+    assert pwd() == ["cwd / MARKER"]
+    assert pwd(cwd="/bin") == ["cwd /bin busybox"]

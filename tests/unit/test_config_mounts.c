@@ -332,6 +332,36 @@ static void test_plan_refuses_a_hooks_bad_target(void **state)
 	}
 }
 
+static void test_plan_binds_devices_after_the_mounts(void **state)
+{
+	struct device_config configured = {.source = "/dev/null", .target = "/dev/sink"};
+	struct device_config hooked = {.source = "/dev/zero"}; /* target: the same path */
+	struct mount_config mount = {.type = "tmpfs", .target = "/t"};
+	struct isolation_config isolation = {
+	    .enabled = true,
+	    .namespaces = ISOLATION_NS_MOUNT,
+	    .mounts = &mount,
+	    .mount_count = 1,
+	    .devices = &configured,
+	    .device_count = 1,
+	};
+	struct start_additions additions = {.devices = &hooked, .device_count = 1};
+	struct mount_plan plan;
+	char error[160] = "", text[160];
+
+	assert_int_equal(mount_plan_build(&plan, &isolation, &additions, error, sizeof(error)), 0);
+	assert_int_equal(plan.step_count, 3);
+	assert_string_equal(plan.steps[0].target, "/t");
+	assert_string_equal(plan.steps[1].source, "/dev/null");
+	assert_string_equal(plan.steps[1].target, "/dev/sink");
+	assert_true(plan.steps[1].target_is_file);
+	assert_false(plan.steps[1].recursive);
+	assert_string_equal(plan.steps[2].target, "/dev/zero");
+	mount_plan_describe_step(&plan, 1, text, sizeof(text));
+	assert_string_equal(text, "bind device /dev/null on /dev/sink");
+	mount_plan_free(&plan);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +372,7 @@ int main(void)
 	    cmocka_unit_test(test_plan_order_with_a_rootfs_and_a_hooks_mounts),
 	    cmocka_unit_test(test_plan_without_a_rootfs_has_only_the_mounts),
 	    cmocka_unit_test(test_plan_refuses_a_hooks_bad_target),
+	    cmocka_unit_test(test_plan_binds_devices_after_the_mounts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
