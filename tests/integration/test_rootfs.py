@@ -327,3 +327,23 @@ def test_the_working_directory_is_inside_the_rootfs(corral, rootfs):
 
     assert pwd() == ["cwd / MARKER"]
     assert pwd(cwd="/bin") == ["cwd /bin busybox"]
+
+
+def test_readonly_rootfs_without_a_rootfs_makes_the_hosts_root_read_only_for_the_task(
+        corral):
+    probe = Path(f"/corral-test-{corral.test_id}")
+    config = {"groups": {"g": {"tasks": {"app": {
+        # tmp_path is on the same read-only root: the task reports on stdout.
+        "command": sh(f"touch {probe} 2>&1; echo status $?"), "restart": NEVER,
+        "isolation": {"namespaces": ["mount"], "readonly_rootfs": True}}}}}}
+    before = host_mountinfo()
+    try:
+        result = corral.run(config)
+        assert result.returncode == 0, result
+        assert not probe.exists()
+    finally:
+        if probe.exists():
+            probe.unlink()
+    lines = task_lines(result)
+    assert "Read-only file system" in lines[0] and lines[1] == "status 1", lines
+    assert host_mountinfo() == before
