@@ -16,7 +16,7 @@ test_packages=(
 	python3 python3-pytest python3-yaml       # integration tests; python3-yaml: tests/system/oci reads the example manifests
 	clang libclang-rt-dev                     # libFuzzer for tests/fuzz (the runtime is only a Recommends of clang)
 	util-linux procps                         # unshare, ps: PID 1 tests
-	qemu-system-x86 busybox-static cpio       # tests/system/vm: corral as a VM's init
+	qemu-system-x86 busybox-static cpio       # tests/system/vm: corral as a VM's init; busybox-static: test_rootfs.py's rootfs
 	runc                                      # tests/system/oci: corral as PID 1 of an OCI container (busybox-static rootfs)
 	bubblewrap                                # bench_isolation: the bwrap row (skipped with a note without it)
 )
