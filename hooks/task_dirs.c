@@ -221,7 +221,8 @@ static int unmount_under(const char *root, char *error, size_t error_size)
 	}
 	free(line);
 	fclose(mountinfo);
-	qsort(points, count, sizeof(*points), by_length_descending);
+	if (count)
+		qsort(points, count, sizeof(*points), by_length_descending);
 	for (size_t i = 0; i < count; i++) {
 		/* Detached: a task still running keeps its view until it exits. */
 		if (umount2(points[i], MNT_DETACH) < 0 && errno != EINVAL && r == 0)
