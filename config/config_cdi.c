@@ -40,8 +40,7 @@ static bool check_device_name(struct load_context *context, const yaml_node_t *i
 }
 
 static bool check_spec_dir(struct load_context *context, const yaml_node_t *item,
-			   const struct where *where, const char *path, char **vector,
-			   size_t count)
+			   const struct where *where, const char *path, char **vector, size_t count)
 {
 	if (path[0] != '/') {
 		report(context, item, where, "must be an absolute path, not %s",
@@ -102,9 +101,8 @@ void cdi_fields_parse(struct load_context *context, const yaml_node_t *node,
 			report(context, field, &field_where,
 			       "must not be empty (leave it out for /etc/cdi and /var/run/cdi)");
 		else
-			parse_string_list(context, field, &field_where,
-					  "a list of directories", check_spec_dir,
-					  &out->spec_dirs, &count);
+			parse_string_list(context, field, &field_where, "a list of directories",
+					  check_spec_dir, &out->spec_dirs, &count);
 	}
 	map_entries_free(&fields);
 }

@@ -35,8 +35,9 @@ static const char *segment_problem(const char *what, const char *text, size_t le
 		if (is_alphanumeric(c) || (c && strchr(extra, c)))
 			continue;
 		if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f)
-			snprintf(buffer, size, "the %s has the byte 0x%02x: use letters, digits and %s",
-				 what, (unsigned char)c, extra);
+			snprintf(buffer, size,
+				 "the %s has the byte 0x%02x: use letters, digits and %s", what,
+				 (unsigned char)c, extra);
 		else
 			snprintf(buffer, size,
 				 "the %s \"%.*s\" has '%c': use letters, digits and \"%s\"", what,
@@ -61,12 +62,12 @@ static const char *kind_problem(const char *kind, size_t length, char *buffer, s
 			 kind);
 		return buffer;
 	}
-	problem = segment_problem("vendor", kind, (size_t)(slash - kind), true, "_-.", buffer,
-				  size);
+	problem =
+	    segment_problem("vendor", kind, (size_t)(slash - kind), true, "_-.", buffer, size);
 	if (problem)
 		return problem;
-	return segment_problem("class", slash + 1, length - (size_t)(slash - kind) - 1, true,
-			       "_-.", buffer, size);
+	return segment_problem("class", slash + 1, length - (size_t)(slash - kind) - 1, true, "_-.",
+			       buffer, size);
 }
 
 const char *cdi_kind_problem(const char *kind, char *buffer, size_t size)
@@ -84,8 +85,9 @@ const char *cdi_qualified_name_problem(const char *qualified, char *buffer, size
 	const char *equals = strchr(qualified, '=');
 
 	if (!equals) {
-		snprintf(buffer, size, "missing \"=NAME\" (write VENDOR/CLASS=NAME, as in "
-				       "vendor.com/gpu=0)");
+		snprintf(buffer, size,
+			 "missing \"=NAME\" (write VENDOR/CLASS=NAME, as in "
+			 "vendor.com/gpu=0)");
 		return buffer;
 	}
 	if (kind_problem(qualified, (size_t)(equals - qualified), buffer, size))

@@ -216,8 +216,8 @@ static void describe_known(const struct cdi_registry *registry, const char *kind
 	}
 	if (any)
 		return;
-	used = (size_t)snprintf(buffer, size, "(no spec of kind \"%.*s\" in ", (int)kind_length,
-				kind);
+	used =
+	    (size_t)snprintf(buffer, size, "(no spec of kind \"%.*s\" in ", (int)kind_length, kind);
 	for (size_t i = 0; registry->dirs[i] && used < size; i++)
 		used += (size_t)snprintf(buffer + used, size - used, "%s%s", i ? ", " : "",
 					 registry->dirs[i]);
@@ -312,17 +312,19 @@ static int check_device_node(const char *qualified, const struct cdi_spec *spec,
 	type = S_ISCHR(status.st_mode) ? 'c' : 'b';
 	/* 'u' is an unbuffered character device: the same node as 'c'. */
 	if (node->type && (node->type == 'u' ? 'c' : node->type) != type) {
-		snprintf(error, error_size, "%s: the spec says type \"%c\", the host's node is \"%c\"",
-			 where, node->type, type);
+		snprintf(error, error_size,
+			 "%s: the spec says type \"%c\", the host's node is \"%c\"", where,
+			 node->type, type);
 		return -ENODEV;
 	}
 	if ((node->has_major && (unsigned)node->major != major(status.st_rdev)) ||
 	    (node->has_minor && (unsigned)node->minor != minor(status.st_rdev))) {
-		snprintf(error, error_size,
-			 "%s: the spec says %lld:%lld, the host's node is %u:%u", where,
-			 node->has_major ? (long long)node->major : (long long)major(status.st_rdev),
-			 node->has_minor ? (long long)node->minor : (long long)minor(status.st_rdev),
-			 major(status.st_rdev), minor(status.st_rdev));
+		snprintf(
+		    error, error_size, "%s: the spec says %lld:%lld, the host's node is %u:%u",
+		    where,
+		    node->has_major ? (long long)node->major : (long long)major(status.st_rdev),
+		    node->has_minor ? (long long)node->minor : (long long)minor(status.st_rdev),
+		    major(status.st_rdev), minor(status.st_rdev));
 		return -ENODEV;
 	}
 	return 0;
@@ -345,8 +347,8 @@ static int check_edits(const char *qualified, const struct cdi_spec *spec,
 		       const struct cdi_edits *edits, char *error, size_t error_size)
 {
 	for (size_t i = 0; i < edits->device_node_count; i++) {
-		int r = check_device_node(qualified, spec, &edits->device_nodes[i], error,
-					  error_size);
+		int r =
+		    check_device_node(qualified, spec, &edits->device_nodes[i], error, error_size);
 		if (r < 0)
 			return r;
 	}
@@ -385,8 +387,8 @@ static void note_unsupported(const char *what, const struct cdi_edits *edits, ch
 
 	if (!edits->hook_count && !edits->additional_gid_count && !edits->has_intel_rdt)
 		return;
-	used += (size_t)snprintf(buffer + used, size > used ? size - used : 0, "%s%s:",
-				 used ? "; " : "", what);
+	used += (size_t)snprintf(buffer + used, size > used ? size - used : 0,
+				 "%s%s:", used ? "; " : "", what);
 	if (edits->hook_count && used < size) {
 		used += (size_t)snprintf(buffer + used, size - used, " %zu OCI hook%s",
 					 edits->hook_count, edits->hook_count > 1 ? "s" : "");
@@ -472,8 +474,7 @@ int cdi_additions(const char *const *names, const char *const *spec_dirs,
 	r = cdi_registry_load(&registry, spec_dirs, error, error_size);
 	if (r < 0)
 		return r;
-	r = cdi_registry_resolve(&registry, names, out, warning, warning_size, error,
-				 error_size);
+	r = cdi_registry_resolve(&registry, names, out, warning, warning_size, error, error_size);
 	cdi_registry_free(&registry);
 	return r;
 }

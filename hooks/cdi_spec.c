@@ -14,14 +14,13 @@
 
 static const char *const supported_versions[] = {"0.3.0", "0.4.0", "0.5.0",
 						 "0.6.0", "0.7.0", "0.8.0"};
-static const char *const spec_keys[] = {"cdiVersion", "kind", "annotations", "devices",
-					"containerEdits", NULL};
+static const char *const spec_keys[] = {"cdiVersion", "kind",           "annotations",
+					"devices",    "containerEdits", NULL};
 static const char *const device_keys[] = {"name", "annotations", "containerEdits", NULL};
 /* additionalGids is the reference implementation's JSON tag; the spec's
  * own example writes additionalGIDs. */
-static const char *const edits_keys[] = {"env",      "deviceNodes",    "mounts",
-					 "hooks",    "additionalGids", "additionalGIDs",
-					 "intelRdt", NULL};
+static const char *const edits_keys[] = {
+    "env", "deviceNodes", "mounts", "hooks", "additionalGids", "additionalGIDs", "intelRdt", NULL};
 static const char *const node_keys[] = {"path",     "hostPath",    "type", "major", "minor",
 					"fileMode", "permissions", "uid",  "gid",   NULL};
 static const char *const mount_keys[] = {"hostPath", "containerPath", "type", "options", NULL};
@@ -172,13 +171,13 @@ static void parse_device_node(struct load_context *context, const yaml_node_t *n
 	}
 	if ((field = map_lookup(&fields, "major"))) {
 		field_where = where_field(where, "major", buffer, sizeof(buffer));
-		out->has_major = expect_integer(context, field, &field_where, 0, UINT32_MAX,
-						&out->major);
+		out->has_major =
+		    expect_integer(context, field, &field_where, 0, UINT32_MAX, &out->major);
 	}
 	if ((field = map_lookup(&fields, "minor"))) {
 		field_where = where_field(where, "minor", buffer, sizeof(buffer));
-		out->has_minor = expect_integer(context, field, &field_where, 0, UINT32_MAX,
-						&out->minor);
+		out->has_minor =
+		    expect_integer(context, field, &field_where, 0, UINT32_MAX, &out->minor);
 	}
 	if ((field = map_lookup(&fields, "fileMode"))) {
 		field_where = where_field(where, "fileMode", buffer, sizeof(buffer));
@@ -376,8 +375,9 @@ static void parse_edits(struct load_context *context, const yaml_node_t *node,
 					      sizeof(item_buffer), &item_where);
 
 				if (item)
-					parse_device_node(context, item, &item_where,
-							  &out->device_nodes[out->device_node_count++]);
+					parse_device_node(
+					    context, item, &item_where,
+					    &out->device_nodes[out->device_node_count++]);
 			}
 		}
 	}
@@ -435,9 +435,9 @@ static void parse_device(struct load_context *context, const yaml_node_t *node,
 
 		field_where = where_field(where, "name", buffer, sizeof(buffer));
 		name = expect_string(context, field, &field_where);
-		problem = name ? cdi_device_name_problem(name, problem_buffer,
-							 sizeof(problem_buffer))
-			       : NULL;
+		problem =
+		    name ? cdi_device_name_problem(name, problem_buffer, sizeof(problem_buffer))
+			 : NULL;
 		if (problem)
 			report(context, field, &field_where, "invalid device name: %s", problem);
 		else if (name)
@@ -482,7 +482,8 @@ static void parse_devices(struct load_context *context, const yaml_node_t *node,
 		parse_device(context, item, &item_where, device);
 		spec->device_count++;
 		for (size_t j = 0; device->name && j + 1 < spec->device_count; j++) {
-			if (spec->devices[j].name && strcmp(spec->devices[j].name, device->name) == 0) {
+			if (spec->devices[j].name &&
+			    strcmp(spec->devices[j].name, device->name) == 0) {
 				report(context, item, &item_where,
 				       "duplicate device \"%s\" (first defined at line %u)",
 				       device->name, spec->devices[j].location.line);
@@ -512,8 +513,7 @@ static void parse_version(struct load_context *context, const yaml_node_t *node,
 	       quote(version, node->data.scalar.length).text);
 }
 
-static void parse_kind(struct load_context *context, const yaml_node_t *node,
-		       struct cdi_spec *spec)
+static void parse_kind(struct load_context *context, const yaml_node_t *node, struct cdi_spec *spec)
 {
 	struct where where = {.owner = "", .field = "kind"};
 	const char *kind = expect_string(context, node, &where);
@@ -527,8 +527,7 @@ static void parse_kind(struct load_context *context, const yaml_node_t *node,
 		spec->kind = xstrdup(kind);
 }
 
-static void parse_spec(struct load_context *context, const yaml_node_t *root,
-		       struct cdi_spec *spec)
+static void parse_spec(struct load_context *context, const yaml_node_t *root, struct cdi_spec *spec)
 {
 	struct where top = {.owner = "", .field = ""};
 	struct map_entries fields;
@@ -559,8 +558,7 @@ static void parse_spec(struct load_context *context, const yaml_node_t *root,
 	map_entries_free(&fields);
 }
 
-static void report_syntax_error(const yaml_parser_t *parser,
-				struct config_diagnostics *diagnostics)
+static void report_syntax_error(const yaml_parser_t *parser, struct config_diagnostics *diagnostics)
 {
 	struct source_location location = {
 	    .line = (unsigned)parser->problem_mark.line + 1,

@@ -18,9 +18,9 @@
  * bind-mounts the host's node, so the node's owner and mode are the host's
  * (fileMode, uid and gid are read and checked, then not used). */
 struct cdi_device_node {
-	char *path;           /* in the task */
-	char *host_path;      /* NULL: the same as path */
-	char type;            /* 'c', 'b', 'u', 'p', or 0 when not written */
+	char *path;      /* in the task */
+	char *host_path; /* NULL: the same as path */
+	char type;       /* 'c', 'b', 'u', 'p', or 0 when not written */
 	bool has_major, has_minor;
 	int64_t major, minor; /* when written, checked against the host's node */
 	unsigned permissions; /* DEVICE_*; "rwm" when not written */

@@ -93,8 +93,8 @@ static int mount_secrets(const char *path, uid_t uid, gid_t gid, char *error, si
 
 	if (is_mount_point(path))
 		return 0; /* a restart: keep what is in it */
-	used = (size_t)snprintf(options, sizeof(options), "mode=0700,size=%s",
-				TASK_DIRS_SECRETS_SIZE);
+	used =
+	    (size_t)snprintf(options, sizeof(options), "mode=0700,size=%s", TASK_DIRS_SECRETS_SIZE);
 	if (uid != (uid_t)-1)
 		used += (size_t)snprintf(options + used, sizeof(options) - used, ",uid=%u",
 					 (unsigned)uid);
@@ -141,8 +141,7 @@ bool task_dirs_mounted_in_task(const struct task_config *task)
 	       (task->isolation.namespaces & ISOLATION_NS_MOUNT);
 }
 
-void task_dirs_additions(const struct task_dirs *dirs, bool in_task,
-			 struct start_additions *out)
+void task_dirs_additions(const struct task_dirs *dirs, bool in_task, struct start_additions *out)
 {
 	const char *const host[] = {dirs->alloc, dirs->local, dirs->secrets};
 	static const char *const inside[] = {"/alloc", "/local", "/secrets"};

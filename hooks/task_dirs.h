@@ -53,8 +53,7 @@ int task_dirs_prepare(const char *instance_root, const char *group, const char *
 bool task_dirs_mounted_in_task(const struct task_config *task);
 
 /* Appends the mounts (when `in_task`) and the three variables. */
-void task_dirs_additions(const struct task_dirs *dirs, bool in_task,
-			 struct start_additions *out);
+void task_dirs_additions(const struct task_dirs *dirs, bool in_task, struct start_additions *out);
 
 void task_dirs_free(struct task_dirs *dirs);
 

@@ -12,8 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cdi_spec spec;
 	char error[512];
 
-	if (cdi_spec_parse("fuzz.yaml", (const char *)data, size, &spec, error, sizeof(error)) ==
-	    0)
+	if (cdi_spec_parse("fuzz.yaml", (const char *)data, size, &spec, error, sizeof(error)) == 0)
 		cdi_spec_free(&spec);
 	return 0;
 }

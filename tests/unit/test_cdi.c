@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -67,21 +67,21 @@ static void write_file(const char *dir, const char *name, const char *text)
 }
 
 /* The example of docs/builtin-hooks.md: a fake device, a mount, env. */
-#define FAKE_SPEC                                                                                 \
-	"cdiVersion: 0.6.0\n"                                                                     \
-	"kind: vendor.example/fake\n"                                                             \
-	"devices:\n"                                                                              \
-	"  - name: zero0\n"                                                                       \
-	"    containerEdits:\n"                                                                   \
-	"      env: [FAKE_DEVICE=zero0]\n"                                                        \
-	"      deviceNodes:\n"                                                                    \
-	"        - {path: /dev/fake0, hostPath: /dev/zero, permissions: rw}\n"                   \
-	"  - name: one\n"                                                                         \
-	"    containerEdits:\n"                                                                   \
-	"      deviceNodes: [{path: /dev/null}]\n"                                                \
-	"containerEdits:\n"                                                                       \
-	"  env: [FAKE_DRIVER=1.0]\n"                                                              \
-	"  mounts:\n"                                                                             \
+#define FAKE_SPEC                                                                                  \
+	"cdiVersion: 0.6.0\n"                                                                      \
+	"kind: vendor.example/fake\n"                                                              \
+	"devices:\n"                                                                               \
+	"  - name: zero0\n"                                                                        \
+	"    containerEdits:\n"                                                                    \
+	"      env: [FAKE_DEVICE=zero0]\n"                                                         \
+	"      deviceNodes:\n"                                                                     \
+	"        - {path: /dev/fake0, hostPath: /dev/zero, permissions: rw}\n"                     \
+	"  - name: one\n"                                                                          \
+	"    containerEdits:\n"                                                                    \
+	"      deviceNodes: [{path: /dev/null}]\n"                                                 \
+	"containerEdits:\n"                                                                        \
+	"  env: [FAKE_DRIVER=1.0]\n"                                                               \
+	"  mounts:\n"                                                                              \
 	"    - {hostPath: /tmp, containerPath: /opt/fake, options: [ro, nosuid, rbind, rslave]}\n"
 
 static int resolve(const struct fixture *fixture, const char *const *names,
@@ -167,6 +167,24 @@ static void test_json_spec(void **state)
 	start_additions_free(&additions);
 }
 
+/* Go's json.MarshalIndent with "\t", as some generators write: tabs are
+ * white space inside YAML flow collections too. */
+static void test_json_indented_with_tabs(void **state)
+{
+	struct fixture *fixture = *state;
+	const char *names[] = {"vendor.example/tabs=x", NULL};
+	struct start_additions additions = {0};
+	char error[512] = "";
+
+	write_file(fixture->first, "tabs.json",
+		   "{\n\t\"cdiVersion\": \"0.5.0\",\n\t\"kind\": \"vendor.example/tabs\",\n"
+		   "\t\"devices\": [\n\t\t{\n\t\t\t\"name\": \"x\",\n"
+		   "\t\t\t\"containerEdits\": {\"env\": [\"T=1\"]}\n\t\t}\n\t]\n}\n");
+	assert_int_equal(resolve(fixture, names, &additions, error, sizeof(error)), 0);
+	assert_string_equal(additions.env[0], "T=1");
+	start_additions_free(&additions);
+}
+
 static void test_later_directory_overrides(void **state)
 {
 	struct fixture *fixture = *state;
@@ -203,9 +221,9 @@ static void test_unsupported_edits_warn(void **state)
 		   "{hookName: startContainer, path: /bin/true}]\n"
 		   "      additionalGids: [0, 44]\n"
 		   "      env: [H=1]\n");
-	assert_int_equal(cdi_additions(names, dirs, &additions, warning, sizeof(warning), error,
-				       sizeof(error)),
-			 0);
+	assert_int_equal(
+	    cdi_additions(names, dirs, &additions, warning, sizeof(warning), error, sizeof(error)),
+	    0);
 	assert_string_equal(warning, "cdi: left out what corral cannot apply: "
 				     "vendor.example/hooked=h: 2 OCI hooks, additionalGids");
 	assert_string_equal(additions.env[0], "H=1");
@@ -356,15 +374,18 @@ static void test_qualified_names(void **state)
 	    {"nvidia.com/gpu=0", NULL},
 	    {"vendor.example/fake=zero0", NULL},
 	    {"foo.bar.baz/foo-bar123.B_az=a:b.c_d-e", NULL},
-	    {"vendor.com/gpu", "missing \"=NAME\" (write VENDOR/CLASS=NAME, as in vendor.com/gpu=0)"},
+	    {"vendor.com/gpu",
+	     "missing \"=NAME\" (write VENDOR/CLASS=NAME, as in vendor.com/gpu=0)"},
 	    {"gpu=0", "missing \"VENDOR/\" before the class \"gpu\""},
 	    {"/gpu=0", "the vendor is empty"},
 	    {"vendor.com/=0", "the class is empty"},
 	    {"vendor.com/gpu=", "the device name is empty"},
 	    {"1vendor/gpu=0", "the vendor \"1vendor\" must start with a letter"},
-	    {"vendor.com/foo/bar=0", "the class \"foo/bar\" has '/': use letters, digits and \"_-.\""},
+	    {"vendor.com/foo/bar=0",
+	     "the class \"foo/bar\" has '/': use letters, digits and \"_-.\""},
 	    {"vendor.com/gpu-=0", "the class \"gpu-\" must end with a letter or digit"},
-	    {"vendor.com/gpu=0=1", "the device name \"0=1\" has '=': use letters, digits and \"_-.:\""},
+	    {"vendor.com/gpu=0=1",
+	     "the device name \"0=1\" has '=': use letters, digits and \"_-.:\""},
 	    {"vendor.com/gpu=a:", "the device name \"a:\" must end with a letter or digit"},
 	};
 
@@ -418,6 +439,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_two_devices_share_the_spec_edits_once, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_json_spec, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_json_indented_with_tabs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_later_directory_overrides, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unsupported_edits_warn, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_errors, setup, teardown),

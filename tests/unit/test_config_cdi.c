@@ -27,11 +27,11 @@ static struct config *parse_ok(const char *yaml)
 
 static void test_task_devices(void **state)
 {
-	struct config *config = parse_ok(
-	    "groups:\n  web:\n    tasks:\n"
-	    "      app: {command: x, " MOUNT_NS
-	    "cdi: {devices: [vendor.example/fake=zero0, nvidia.com/gpu=all]}}\n"
-	    "      plain: {command: x}\n");
+	struct config *config =
+	    parse_ok("groups:\n  web:\n    tasks:\n"
+		     "      app: {command: x, " MOUNT_NS
+		     "cdi: {devices: [vendor.example/fake=zero0, nvidia.com/gpu=all]}}\n"
+		     "      plain: {command: x}\n");
 	const struct task_config *app = &config->groups[0].tasks[0];
 	const struct task_config *plain = &config->groups[0].tasks[1];
 
@@ -49,14 +49,14 @@ static void test_task_devices(void **state)
 
 static void test_group_defaults_field_by_field(void **state)
 {
-	struct config *config = parse_ok(
-	    "groups:\n  web:\n"
-	    "    isolation: {namespaces: [mount]}\n"
-	    "    cdi: {devices: [a.b/c=0], spec_dirs: [/opt/cdi, /run/cdi]}\n"
-	    "    tasks:\n"
-	    "      inherits: {command: x}\n"
-	    "      own: {command: x, cdi: {devices: [a.b/c=1]}}\n"
-	    "      none: {command: x, cdi: {devices: []}}\n");
+	struct config *config =
+	    parse_ok("groups:\n  web:\n"
+		     "    isolation: {namespaces: [mount]}\n"
+		     "    cdi: {devices: [a.b/c=0], spec_dirs: [/opt/cdi, /run/cdi]}\n"
+		     "    tasks:\n"
+		     "      inherits: {command: x}\n"
+		     "      own: {command: x, cdi: {devices: [a.b/c=1]}}\n"
+		     "      none: {command: x, cdi: {devices: []}}\n");
 	const struct task_config *inherits = &config->groups[0].tasks[0];
 	const struct task_config *own = &config->groups[0].tasks[1];
 	const struct task_config *none = &config->groups[0].tasks[2];
@@ -126,8 +126,7 @@ static const struct error_case cases[] = {
      "web/app: cdi.devices: CDI devices need the mount namespace (their device nodes and "
      "mounts are added inside the task); add mount to isolation.namespaces"},
     {"no mount namespace, from the group",
-     "groups:\n  web:\n    cdi: {devices: [a.b/c=x]}\n    tasks:\n      app: {command: x}\n", 3,
-     20,
+     "groups:\n  web:\n    cdi: {devices: [a.b/c=x]}\n    tasks:\n      app: {command: x}\n", 3, 20,
      "web/app: cdi.devices: CDI devices (set in group web) need the mount namespace (their "
      "device nodes and mounts are added inside the task); add mount to isolation.namespaces"},
     {"group name error", "groups:\n  web:\n    cdi: {devices: [x]}\n    tasks: {a: {command: x}}\n",

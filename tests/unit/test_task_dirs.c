@@ -3,6 +3,7 @@
  * additions for a task with and without its own root, and that removal
  * leaves no directory and no mount behind. */
 #include <errno.h>
+#include <linux/magic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +15,6 @@
 #include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <unistd.h>
-#include <linux/magic.h>
 
 #include <cmocka.h>
 
