@@ -31,7 +31,8 @@ static int report_errno(char *error, size_t error_size, const char *step, const 
 
 /* A directory at `path` with exactly `mode`: made when missing (the umask
  * does not get a say), refused when something else is there. */
-static int make_directory(const char *path, mode_t mode, char *error, size_t error_size)
+static int make_directory_at(const char *path, mode_t mode, bool follow, char *error,
+			     size_t error_size)
 {
 	struct stat status;
 
@@ -42,14 +43,22 @@ static int make_directory(const char *path, mode_t mode, char *error, size_t err
 	}
 	if (errno != EEXIST)
 		return report_errno(error, error_size, "create", path);
-	if (lstat(path, &status) < 0 || !S_ISDIR(status.st_mode)) {
+	if ((follow ? stat(path, &status) : lstat(path, &status)) < 0 || !S_ISDIR(status.st_mode)) {
 		snprintf(error, error_size, "task dirs: %s exists and is not a directory", path);
 		return -ENOTDIR;
 	}
 	return 0;
 }
 
-/* mkdir -p of the configured root, mode 0755. */
+/* Inside the tree, where only corral creates directories: a link there is
+ * not ours, and is refused. */
+static int make_directory(const char *path, mode_t mode, char *error, size_t error_size)
+{
+	return make_directory_at(path, mode, false, error, error_size);
+}
+
+/* mkdir -p of the configured root, mode 0755. Its parents may be links the
+ * administrator made (/var/run -> /run). */
 static int make_parents(const char *path, char *error, size_t error_size)
 {
 	char *copy = xstrdup(path);
@@ -57,7 +66,7 @@ static int make_parents(const char *path, char *error, size_t error_size)
 
 	for (char *slash = strchr(copy + 1, '/'); slash && r == 0; slash = strchr(slash + 1, '/')) {
 		*slash = '\0';
-		r = make_directory(copy, 0755, error, error_size);
+		r = make_directory_at(copy, 0755, true, error, error_size);
 		*slash = '/';
 	}
 	if (r == 0)
@@ -274,17 +283,25 @@ static int remove_entry(int parent_fd, const char *name, dev_t device, char *err
 int task_dirs_remove(const char *instance_root, char *error, size_t error_size)
 {
 	struct stat status;
-	char *parent;
-	int r = unmount_under(instance_root, error, error_size);
+	char *real, *parent;
+	int r;
 
-	if (lstat(instance_root, &status) < 0)
-		return r ? r : errno == ENOENT ? 0 : -errno;
+	/* mountinfo has the real path: the configured root may lie behind a
+	 * link. */
+	real = realpath(instance_root, NULL);
+	if (!real)
+		return errno == ENOENT ? 0
+				       : report_errno(error, error_size, "resolve", instance_root);
+	r = unmount_under(real, error, error_size);
+	if (r == 0 && lstat(real, &status) < 0)
+		r = report_errno(error, error_size, "stat", real);
 	if (r == 0)
-		r = remove_entry(AT_FDCWD, instance_root, status.st_dev, error, error_size);
+		r = remove_entry(AT_FDCWD, real, status.st_dev, error, error_size);
 	/* The configured root, when no other corral uses it. */
-	parent = xstrdup(instance_root);
+	parent = xstrdup(real);
 	if (r == 0)
 		rmdir(dirname(parent));
 	free(parent);
+	free(real);
 	return r;
 }

@@ -253,6 +253,32 @@ static void test_prepare_fails_with_the_step(void **state)
 	free(instance);
 }
 
+/* /var/run -> /run: a configured root may lie behind a link. */
+static void test_root_behind_a_link(void **state)
+{
+	struct fixture *fixture = *state;
+	struct task_dirs dirs;
+	char error[256] = "", real[128], link[128], root[160];
+	char *instance;
+
+	snprintf(real, sizeof(real), "%s/real", fixture->configured);
+	snprintf(link, sizeof(link), "%s/link", fixture->configured);
+	snprintf(root, sizeof(root), "%s/tasks", link);
+	assert_int_equal(mkdir(real, 0755), 0);
+	assert_int_equal(symlink(real, link), 0);
+	instance = task_dirs_instance_root(root, 9);
+	assert_int_equal(task_dirs_prepare(instance, "web", "app", (uid_t)-1, (gid_t)-1, &dirs,
+					   error, sizeof(error)),
+			 0);
+	assert_directory(dirs.alloc, 0777, 0);
+	assert_int_equal(task_dirs_remove(instance, error, sizeof(error)), 0);
+	assert_int_equal(mounts_under(real), 0);
+	unlink(link);
+	rmdir(real);
+	task_dirs_free(&dirs);
+	free(instance);
+}
+
 static void test_default_root(void **state)
 {
 	char *root = task_dirs_instance_root(NULL, 7);
@@ -269,6 +295,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_owned_by_the_task_user, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_removed_without_leaks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_prepare_fails_with_the_step, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_root_behind_a_link, setup, teardown),
 	    cmocka_unit_test(test_additions),
 	    cmocka_unit_test(test_mounted_in_task),
 	    cmocka_unit_test(test_default_root),
