@@ -83,6 +83,8 @@ static void task_config_free(struct task_config *task)
 	mount_configs_free(task->isolation.mounts, task->isolation.mount_count);
 	string_vector_free(task->isolation.seccomp.allow);
 	string_vector_free(task->isolation.seccomp.deny);
+	string_vector_free(task->cdi.devices);
+	string_vector_free(task->cdi.spec_dirs);
 }
 
 static void group_config_free(struct group_config *group)
@@ -105,5 +107,6 @@ void config_free(struct config *config)
 	free(config->path);
 	free(config->socket_path);
 	free(config->control_group);
+	free(config->task_dirs_root);
 	free(config);
 }

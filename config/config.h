@@ -234,6 +234,15 @@ struct start_additions {
 	char **env; /* NULL-terminated "NAME=VALUE", or NULL; overrides config env */
 };
 
+/* CDI devices of a task (config `cdi:`, group default merged field by
+ * field). Names are checked for their syntax when loading; they are looked
+ * up in the spec files each time the task starts (hooks/cdi.h). */
+struct cdi_config {
+	char **devices;   /* NULL-terminated VENDOR/CLASS=NAME, each once; NULL: none */
+	size_t device_count;
+	char **spec_dirs; /* NULL-terminated absolute paths; NULL: /etc/cdi, /var/run/cdi */
+};
+
 struct task_config {
 	char *name;      /* "app" */
 	char *full_name; /* "web/app": how every message names the task */
@@ -254,6 +263,8 @@ struct task_config {
 	struct readiness_config readiness;
 	struct health_config health;
 	struct isolation_config isolation;
+	struct cdi_config cdi;
+	bool task_dirs; /* config `task_dirs`: alloc/, local/, secrets/ (hooks/task_dirs.h) */
 };
 
 /* A group's bridge (config `network:` of a group), for tasks with
@@ -277,6 +288,7 @@ struct config {
 	uint64_t shutdown_timeout_ms;
 	char *socket_path;   /* NULL: the default, see docs/control-protocol.md */
 	char *control_group; /* NULL: only root and corral's own uid may control */
+	char *task_dirs_root; /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
 	struct group_config *groups; /* in file order */
 	size_t group_count;
 };

@@ -21,9 +21,10 @@
 #define CONFIG_FILE_MAX_BYTES (16u << 20)
 
 static const char *const top_level_keys[] = {"shutdown_timeout", "groups", "socket", "control",
-					     NULL};
+					     "task_dirs_root", NULL};
 static const char *const control_keys[] = {"group", NULL};
-static const char *const group_keys[] = {"restart", "resources", "isolation", "tasks", NULL};
+static const char *const group_keys[] = {"restart", "resources", "isolation", "cdi",
+					 "task_dirs", "tasks",     NULL};
 
 
 /* How messages name a group or task: as written when valid, quoted (and
@@ -91,7 +92,7 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	struct group_defaults defaults = {.owner = owner};
 	struct where where = {.owner = owner, .field = ""};
 	struct map_entries fields;
-	const yaml_node_t *restart, *resources, *isolation, *tasks;
+	const yaml_node_t *restart, *resources, *isolation, *tasks, *field;
 
 	snprintf(owner, sizeof(owner), "group %s", name.text);
 	group->name = xstrdup(entry->key);
@@ -122,6 +123,11 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 		isolation_fields_parse(context, isolation, &isolation_where, &defaults.isolation);
 		isolation_fields_check_group(context, &defaults.isolation, &where);
 	}
+	if ((field = map_lookup(&fields, "cdi")))
+		cdi_fields_parse(context, field, &(struct where){owner, "cdi"}, &defaults.cdi);
+	if ((field = map_lookup(&fields, "task_dirs")))
+		expect_bool(context, field, &(struct where){owner, "task_dirs"},
+			    &defaults.task_dirs);
 	tasks = map_lookup(&fields, "tasks");
 	if (tasks)
 		parse_tasks(context, tasks, name.text, &defaults, group);
@@ -129,6 +135,7 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 		report(context, entry->value, &where,
 		       "missing \"tasks\" (a group needs at least one task)");
 	isolation_fields_free(&defaults.isolation);
+	cdi_fields_free(&defaults.cdi);
 	map_entries_free(&fields);
 }
 
@@ -201,6 +208,23 @@ static void parse_control(struct load_context *context, const yaml_node_t *node,
 	map_entries_free(&fields);
 }
 
+/* Where task directories live on the host (hooks/task_dirs.h). */
+static void parse_task_dirs_root(struct load_context *context, const yaml_node_t *node,
+				 struct config *config)
+{
+	struct where where = {.owner = "", .field = "task_dirs_root"};
+	const char *path = expect_string(context, node, &where);
+
+	if (!path)
+		return;
+	if (path[0] != '/' || strcmp(path, "/") == 0) {
+		report(context, node, &where, "must be an absolute path other than /, not %s",
+		       quote(path, node->data.scalar.length).text);
+		return;
+	}
+	config->task_dirs_root = xstrdup(path);
+}
+
 static void parse_top_level(struct load_context *context, const yaml_node_t *root,
 			    struct config *config)
 {
@@ -225,6 +249,9 @@ static void parse_top_level(struct load_context *context, const yaml_node_t *roo
 	const yaml_node_t *control = map_lookup(&fields, "control");
 	if (control)
 		parse_control(context, control, config);
+	const yaml_node_t *task_dirs_root = map_lookup(&fields, "task_dirs_root");
+	if (task_dirs_root)
+		parse_task_dirs_root(context, task_dirs_root, config);
 	groups = map_lookup(&fields, "groups");
 	if (groups)
 		parse_groups(context, groups, config);

@@ -167,12 +167,38 @@ bool seccomp_parse(struct load_context *context, const yaml_node_t *node, const 
 void rlimits_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
 		   struct rlimit_config out[], size_t *count);
 
+/* The `cdi` fields written in one place (a group or a task). The vectors
+ * hold the valid entries only and are released by cdi_fields_free(). */
+struct cdi_fields {
+	bool has_devices, has_spec_dirs;
+	char **devices;
+	size_t device_count;
+	char **spec_dirs;
+	const yaml_node_t *devices_node; /* for a merged task without a mount namespace */
+};
+
+/* Reads a `cdi` map ({devices: [...], spec_dirs: [...]}); each device name
+ * is checked against CDI's rules for VENDOR/CLASS=NAME. */
+void cdi_fields_parse(struct load_context *context, const yaml_node_t *node,
+		      const struct where *where, struct cdi_fields *out);
+
+/* The group's fields, overridden by the task's; copies the task owns.
+ * Devices need the task's mount namespace (`namespaces`, merged): they are
+ * bind-mounted inside it. */
+struct cdi_config cdi_merge(struct load_context *context, const struct cdi_fields *group,
+			    const char *group_owner, const struct cdi_fields *task,
+			    const char *task_owner, unsigned namespaces);
+
+void cdi_fields_free(struct cdi_fields *fields);
+
 /* What a group hands down to each of its tasks. */
 struct group_defaults {
 	const char *owner; /* "group web": how the group's own messages start */
 	struct restart_fields restart;
 	struct resources_fields resources;
 	struct isolation_fields isolation;
+	struct cdi_fields cdi;
+	bool task_dirs; /* false unless the group writes `task_dirs: true` */
 };
 
 /* Reads one task of a group into `task`, whose name, full_name and location

@@ -1,6 +1,6 @@
 /* One task: its command, environment, identity, lifecycle stage, restart
- * policy, resource limits, readiness and health probes, isolation, and how
- * it is stopped. */
+ * policy, resource limits, readiness and health probes, isolation, CDI
+ * devices and task directories, and how it is stopped. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +15,8 @@
 
 static const char *const task_keys[] = {"command",   "env",     "cwd",       "user",
 					"lifecycle", "restart", "kill",      "resources",
-					"readiness", "health",  "isolation", NULL};
+					"readiness", "health",  "isolation", "cdi",
+					"task_dirs", NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -291,6 +292,7 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	struct restart_fields task_restart = {0};
 	struct resources_fields task_resources = {0};
 	struct isolation_fields task_isolation = {0};
+	struct cdi_fields task_cdi = {0};
 	struct map_entries fields;
 	const yaml_node_t *field;
 
@@ -340,6 +342,15 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	task->isolation =
 	    isolation_merge(context, &group->isolation, group->owner, &task_isolation, &where);
 	isolation_fields_free(&task_isolation);
+	/* After isolation: CDI devices need the merged mount namespace. */
+	if ((field = map_lookup(&fields, "cdi")))
+		cdi_fields_parse(context, field, &(struct where){owner, "cdi"}, &task_cdi);
+	task->cdi = cdi_merge(context, &group->cdi, group->owner, &task_cdi, owner,
+			      task->isolation.namespaces);
+	cdi_fields_free(&task_cdi);
+	task->task_dirs = group->task_dirs;
+	if ((field = map_lookup(&fields, "task_dirs")))
+		expect_bool(context, field, &(struct where){owner, "task_dirs"}, &task->task_dirs);
 	if (!task->env) /* always a vector, so users can just walk it */
 		task->env = xcalloc(1, sizeof(*task->env));
 	map_entries_free(&fields);

@@ -2,18 +2,20 @@
 # Builds the fuzzers with clang (libFuzzer + ASan + UBSan) and runs each for
 # a bounded time, splitting the time between them: the config parser on a
 # seed corpus of the configs we ship and test, the control request parser
-# on one request of each command.
+# on one request of each command, the CDI spec parser on a few specs.
 # Usage: tests/fuzz/run.sh [SECONDS]   (default 30, in all)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-30}
 config_seconds=$(( (seconds + 1) / 2 ))
-control_seconds=$(( seconds - config_seconds > 0 ? seconds - config_seconds : 1 ))
+control_seconds=$(( (seconds - config_seconds) / 2 > 0 ? (seconds - config_seconds) / 2 : 1 ))
+cdi_seconds=$(( seconds - config_seconds - control_seconds > 0 ? seconds - config_seconds - control_seconds : 1 ))
 out=build-fuzz
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -I.)
-mkdir -p "$out/corpus" "$out/control-corpus"
+mkdir -p "$out/corpus" "$out/control-corpus" "$out/cdi-corpus"
 
-clang "${flags[@]}" tests/fuzz/fuzz_config.c config/*.c \
+# hooks/cdi_name.c: the config checks CDI device names.
+clang "${flags[@]}" tests/fuzz/fuzz_config.c config/*.c hooks/cdi_name.c \
 	$(pkg-config --cflags --libs yaml-0.1 libseccomp libcap) -o "$out/fuzz_config"
 cp examples/*.yaml tests/unit/configs/*.yaml "$out/corpus/" 2>/dev/null || true
 "$out/fuzz_config" -max_total_time="$config_seconds" -max_len=4096 -print_final_stats=1 \
@@ -21,7 +23,7 @@ cp examples/*.yaml tests/unit/configs/*.yaml "$out/corpus/" 2>/dev/null || true
 
 # config/*.c for signal names and quoting; yaml, libseccomp (syscall names)
 # and libcap only because they link it.
-clang "${flags[@]}" tests/fuzz/fuzz_control_protocol.c supervisor/control_protocol.c config/*.c \
+clang "${flags[@]}" tests/fuzz/fuzz_control_protocol.c supervisor/control_protocol.c config/*.c hooks/cdi_name.c \
 	$(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libcap) -o "$out/fuzz_control_protocol"
 seed=0
 for request in \
@@ -40,3 +42,12 @@ for request in \
 done
 "$out/fuzz_control_protocol" -max_total_time="$control_seconds" -max_len=1024 \
 	-print_final_stats=1 "$out/control-corpus" 2>&1 | tail -n 12
+
+clang "${flags[@]}" tests/fuzz/fuzz_cdi_spec.c hooks/cdi_spec.c hooks/cdi_name.c config/*.c \
+	$(pkg-config --cflags --libs yaml-0.1 libseccomp libcap) -o "$out/fuzz_cdi_spec"
+printf '%s' '{"cdiVersion":"0.6.0","kind":"vendor.example/fake","devices":[{"name":"zero0","containerEdits":{"env":["A=1"],"deviceNodes":[{"path":"/dev/fake0","hostPath":"/dev/zero","permissions":"rw","major":1,"minor":5}]}}],"containerEdits":{"mounts":[{"hostPath":"/tmp","containerPath":"/opt","options":["ro","rbind","rslave"]}],"hooks":[{"hookName":"createContainer","path":"/bin/true"}],"additionalGids":[44]}}' \
+	>"$out/cdi-corpus/seed-json.json"
+printf 'cdiVersion: 0.8.0\nkind: a.b/c\ndevices:\n  - name: x\n    containerEdits:\n      deviceNodes: [{path: /dev/null, type: c}]\n' \
+	>"$out/cdi-corpus/seed-yaml.yaml"
+"$out/fuzz_cdi_spec" -max_total_time="$cdi_seconds" -max_len=2048 -print_final_stats=1 \
+	"$out/cdi-corpus" 2>&1 | tail -n 12

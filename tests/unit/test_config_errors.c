@@ -33,7 +33,7 @@ static const struct error_case cases[] = {
      "web/app: unknown key \"comand\"; did you mean \"command\"?"},
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
      "web/app: unknown key \"foo\" (expected command, env, cwd, user, lifecycle, restart, "
-     "kill, resources, readiness, health or isolation)"},
+     "kill, resources, readiness, health, isolation, cdi or task_dirs)"},
     {"misspelt key in capitals", TASK("{Command: a}"), 4, 13,
      "web/app: unknown key \"Command\"; did you mean \"command\"?"},
     {"unknown restart key", TASK("{command: a, restart: {dealy: 1s}}"), 4, 35,
@@ -192,7 +192,8 @@ static const struct error_case cases[] = {
      "cpu_weight, pids, cpuset, io_weight or optional)"},
     {"unknown group key lists resources",
      "groups:\n  web:\n    limits: {}\n    tasks: {a: {command: x}}\n", 3, 5,
-     "group web: unknown key \"limits\" (expected restart, resources, isolation or tasks)"},
+     "group web: unknown key \"limits\" (expected restart, resources, isolation, cdi, "
+     "task_dirs or tasks)"},
     {"memory of 0", TASK("{command: a, resources: {memory: 0}}"), 4, 45,
      "web/app: resources.memory: must be more than 0 (leave it out for no limit)"},
     {"memory with an unknown unit", TASK("{command: a, resources: {memory: 10Q}}"), 4, 45,
