@@ -23,7 +23,8 @@
 static const char *const top_level_keys[] = {"shutdown_timeout", "groups", "socket", "control",
 					     NULL};
 static const char *const control_keys[] = {"group", NULL};
-static const char *const group_keys[] = {"restart", "resources", "isolation", "tasks", NULL};
+static const char *const group_keys[] = {"restart", "resources", "isolation", "hooks", "tasks",
+					 NULL};
 
 
 /* How messages name a group or task: as written when valid, quoted (and
@@ -122,6 +123,12 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 		isolation_fields_parse(context, isolation, &isolation_where, &defaults.isolation);
 		isolation_fields_check_group(context, &defaults.isolation, &where);
 	}
+	const yaml_node_t *hooks = map_lookup(&fields, "hooks");
+	if (hooks) {
+		struct where hooks_where = {.owner = owner, .field = "hooks"};
+
+		hooks_parse(context, hooks, &hooks_where, &defaults.hooks);
+	}
 	tasks = map_lookup(&fields, "tasks");
 	if (tasks)
 		parse_tasks(context, tasks, name.text, &defaults, group);
@@ -129,6 +136,7 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 		report(context, entry->value, &where,
 		       "missing \"tasks\" (a group needs at least one task)");
 	isolation_fields_free(&defaults.isolation);
+	hook_list_free(&defaults.hooks);
 	map_entries_free(&fields);
 }
 

@@ -135,12 +135,31 @@ bool seccomp_parse(struct load_context *context, const yaml_node_t *node, const 
 void rlimits_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
 		   struct rlimit_config out[], size_t *count);
 
+/* The hooks written in one place (a group or a task), in order. */
+struct hook_list {
+	struct hook_config *items;
+	size_t count;
+};
+
+/* Reads a `hooks` list; reports and skips hooks that are wrong, and a
+ * second hook of the same name for the same stage. */
+void hooks_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		 struct hook_list *out);
+
+/* The group's hooks, then the task's; a task hook with the name and stage
+ * of a group hook replaces it in place. The result owns copies. */
+void hooks_merge(const struct hook_list *group, const struct hook_list *task,
+		 struct hook_config **out, size_t *count);
+
+void hook_list_free(struct hook_list *list);
+
 /* What a group hands down to each of its tasks. */
 struct group_defaults {
 	const char *owner; /* "group web": how the group's own messages start */
 	struct restart_fields restart;
 	struct resources_fields resources;
 	struct isolation_fields isolation;
+	struct hook_list hooks;
 };
 
 /* Reads one task of a group into `task`, whose name, full_name and location

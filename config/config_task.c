@@ -15,7 +15,8 @@
 
 static const char *const task_keys[] = {"command",   "env",     "cwd",       "user",
 					"lifecycle", "restart", "kill",      "resources",
-					"readiness", "health",  "isolation", NULL};
+					"readiness", "health",  "isolation", "hooks",
+					NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -291,6 +292,7 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	struct restart_fields task_restart = {0};
 	struct resources_fields task_resources = {0};
 	struct isolation_fields task_isolation = {0};
+	struct hook_list task_hooks = {0};
 	struct map_entries fields;
 	const yaml_node_t *field;
 
@@ -340,6 +342,10 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	task->isolation =
 	    isolation_merge(context, &group->isolation, group->owner, &task_isolation, &where);
 	isolation_fields_free(&task_isolation);
+	if ((field = map_lookup(&fields, "hooks")))
+		hooks_parse(context, field, &(struct where){owner, "hooks"}, &task_hooks);
+	hooks_merge(&group->hooks, &task_hooks, &task->hooks, &task->hook_count);
+	hook_list_free(&task_hooks);
 	if (!task->env) /* always a vector, so users can just walk it */
 		task->env = xcalloc(1, sizeof(*task->env));
 	map_entries_free(&fields);
