@@ -206,7 +206,6 @@ int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, c
 	posix_spawn_file_actions_adddup2(&actions, input_pipe[0], STDIN_FILENO);
 	posix_spawn_file_actions_adddup2(&actions, output_pipe[1], STDOUT_FILENO);
 	posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
-	posix_spawn_file_actions_addchdir_np(&actions, "/");
 	/* Whatever corral inherited without CLOEXEC stays out of the hook. */
 	posix_spawn_file_actions_addclosefrom_np(&actions, 3);
 	posix_spawnattr_t attributes;
