@@ -249,9 +249,15 @@ static char **hook_environment(struct task_hooks *hooks, const struct task_hook 
 		count++;
 	char **envp = xcalloc(count + 5, sizeof(*envp));
 	size_t used = 0;
-	for (size_t i = 0; i < count; i++)
-		if (strncmp(environ[i], "CORRAL_", 7) != 0)
+	static const char *const ours[] = {"CORRAL_GROUP=", "CORRAL_TASK=", "CORRAL_HOOK=",
+					   "CORRAL_HOOK_STAGE="};
+	for (size_t i = 0; i < count; i++) {
+		bool replaced = false;
+		for (size_t j = 0; j < 4 && !replaced; j++)
+			replaced = strncmp(environ[i], ours[j], strlen(ours[j])) == 0;
+		if (!replaced)
 			envp[used++] = xstrdup(environ[i]);
+	}
 	envp[used++] = xasprintf("CORRAL_GROUP=%s", hooks->owner.group_name);
 	envp[used++] = xasprintf("CORRAL_TASK=%s", hooks->owner.task->name);
 	envp[used++] = xasprintf("CORRAL_HOOK=%s", hook->name);
@@ -314,8 +320,9 @@ static void on_step(struct loop_timer *timer)
 	while (hooks->next_hook < hooks->count &&
 	       !would_run(&hooks->hooks[hooks->next_hook], hooks->job.stage))
 		hooks->next_hook++;
-	if (hooks->next_hook == hooks->count) {
-		end_job(hooks, true, NULL);
+	/* Cancelled between two of its hooks: the rest do not run. */
+	if (hooks->job_cancelled || hooks->next_hook == hooks->count) {
+		end_job(hooks, !hooks->job_cancelled, NULL);
 		loop_timer_arm(hooks->owner.loop, &hooks->step, loop_now_ms());
 		return;
 	}
