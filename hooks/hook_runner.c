@@ -132,13 +132,18 @@ static void finish(struct hook_run *run)
 {
 	siginfo_t info;
 	memset(&info, 0, sizeof(info));
-	if (waitid(P_PIDFD, (id_t)run->pidfd_watch.fd, &info, WEXITED | WNOHANG) < 0 ||
+	int pidfd = run->pidfd_watch.fd;
+	if (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG | WNOWAIT) < 0 ||
 	    info.si_pid == 0)
 		return;
+	/* Killed: also what it forked just before the end, while its
+	 * unreaped pid still holds the process group id. */
+	if (run->timed_out || run->output_too_large)
+		kill(-run->pid, SIGKILL);
+	siginfo_t reaped;
+	waitid(P_PIDFD, (id_t)pidfd, &reaped, WEXITED | WNOHANG);
 	if (run->output_watch.fd >= 0 && !run->output_too_large)
 		read_output(run);
-	if (run->timed_out)
-		kill(-run->pid, SIGKILL); /* what it forked just before the end */
 	struct hook_run_result result = {
 		.timed_out = run->timed_out,
 		.output_too_large = run->output_too_large,

@@ -2,16 +2,18 @@
 # Builds the fuzzers with clang (libFuzzer + ASan + UBSan) and runs each for
 # a bounded time, splitting the time between them: the config parser on a
 # seed corpus of the configs we ship and test, the control request parser
-# on one request of each command.
+# on one request of each command, the hook response parser on a few
+# responses.
 # Usage: tests/fuzz/run.sh [SECONDS]   (default 30, in all)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-30}
-config_seconds=$(( (seconds + 1) / 2 ))
-control_seconds=$(( seconds - config_seconds > 0 ? seconds - config_seconds : 1 ))
+config_seconds=$(( (seconds + 2) / 3 ))
+control_seconds=$(( (seconds + 2) / 3 ))
+hook_seconds=$(( seconds - config_seconds - control_seconds > 0 ? seconds - config_seconds - control_seconds : 1 ))
 out=build-fuzz
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -I.)
-mkdir -p "$out/corpus" "$out/control-corpus"
+mkdir -p "$out/corpus" "$out/control-corpus" "$out/hook-corpus"
 
 clang "${flags[@]}" tests/fuzz/fuzz_config.c config/*.c \
 	$(pkg-config --cflags --libs yaml-0.1 libseccomp libcap) -o "$out/fuzz_config"
@@ -40,3 +42,18 @@ for request in \
 done
 "$out/fuzz_control_protocol" -max_total_time="$control_seconds" -max_len=1024 \
 	-print_final_stats=1 "$out/control-corpus" 2>&1 | tail -n 12
+
+clang "${flags[@]}" tests/fuzz/fuzz_hook_protocol.c hooks/hook_protocol.c hooks/start_additions.c \
+	config/*.c $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libcap) \
+	-o "$out/fuzz_hook_protocol"
+seed=0
+for response in \
+	'{"version":1,"env":{"A":"1"},"state":{"n":1},"done":true}' \
+	'{"mounts":[{"source":"/tmp","target":"/data","readonly":true,"propagation":"rslave"}]}' \
+	'{"mounts":[{"type":"tmpfs","target":"/scratch","options":["size=1m"]}]}' \
+	'{"devices":[{"source":"/dev/fuse","target":"/dev/fuse","permissions":"rwm"}]}'; do
+	printf '%s' "$response" >"$out/hook-corpus/seed-$seed.json"
+	seed=$((seed + 1))
+done
+"$out/fuzz_hook_protocol" -max_total_time="$hook_seconds" -max_len=4096 \
+	-print_final_stats=1 "$out/hook-corpus" 2>&1 | tail -n 12
