@@ -335,3 +335,36 @@ def test_missing_hook_program_fails_the_start(corral, tmp_path):
     assert (f"g/app: hook gone: exec {tmp_path / 'nope'}: No such file or directory"
             in result.stderr), result
     assert not corral.leftovers()
+
+
+def test_failed_hooks_of_other_stages_are_logged_and_change_nothing(corral, tmp_path):
+    failing = hook_script(tmp_path, "failing", "sys.exit(2)")
+    hooks = [{"name": "failing", "stage": stage, "exec": [failing]}
+             for stage in ("poststart", "exited", "stop")]
+    result = corral.run(one_task(sh("true"), hooks, restart={"policy": "never"}))
+    assert result.returncode == 0, result
+    failed = [e["message"] for e in result.events.of_task("app", "hook_failed")]
+    assert failed == [f"hook failing: exited with code 2 ({stage})"
+                      for stage in ("poststart", "exited", "stop")], result.events
+
+
+def test_shutdown_during_a_hanging_prestart_hook_kills_it(corral, tmp_path):
+    hook_pid = tmp_path / "hook.pid"
+    log = tmp_path / "log"
+    hang = hook_script(tmp_path, "hang",
+                       f'open("{hook_pid}", "w").write(str(os.getpid()))\ntime.sleep(1000)')
+    hooks = [
+        # Longer than the test may take: the stop must not wait for it.
+        {"name": "hang", "stage": "prestart", "exec": [hang], "timeout": "1h"},
+        {"name": "stop", "stage": "stop", "exec": [logging_hook(tmp_path, "stop", log)]},
+    ]
+    running = corral.start(one_task(sh("true"), hooks))
+    pid = wait_for(lambda: read_pids(hook_pid))[0]
+    running.send(signal.SIGTERM)
+    result = running.wait()
+    assert result.returncode == 0, result
+    assert not pid_alive(pid)
+    assert lines(log) == ["stop stop"], result
+    killing = result.events.of_task("app", "killing")
+    assert killing and killing[0]["message"] == "prestart hooks cancelled: shutdown requested", \
+        result.events
