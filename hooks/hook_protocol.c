@@ -45,9 +45,9 @@ static json_t *namespace_list(unsigned namespaces)
 	static const struct {
 		unsigned flag;
 		const char *name;
-	} names[] = {{ISOLATION_NS_PID, "pid"},   {ISOLATION_NS_MOUNT, "mount"},
-		     {ISOLATION_NS_UTS, "uts"},   {ISOLATION_NS_IPC, "ipc"},
-		     {ISOLATION_NS_NET, "net"},   {ISOLATION_NS_CGROUP, "cgroup"},
+	} names[] = {{ISOLATION_NS_PID, "pid"},  {ISOLATION_NS_MOUNT, "mount"},
+		     {ISOLATION_NS_UTS, "uts"},  {ISOLATION_NS_IPC, "ipc"},
+		     {ISOLATION_NS_NET, "net"},  {ISOLATION_NS_CGROUP, "cgroup"},
 		     {ISOLATION_NS_USER, "user"}};
 	json_t *list = json_array();
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -136,7 +136,7 @@ struct reader {
 };
 
 static void fail(struct reader *reader, const struct path *path, const char *format, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void fail(struct reader *reader, const struct path *path, const char *format, ...)
 {
@@ -176,15 +176,14 @@ static const char *json_kind(const json_t *value)
 static bool expect_type(struct reader *reader, const json_t *value, const struct path *path,
 			json_type type, const char *expected)
 {
-	bool matches = json_typeof(value) == type ||
-		       (type == JSON_TRUE && json_typeof(value) == JSON_FALSE);
+	bool matches =
+	    json_typeof(value) == type || (type == JSON_TRUE && json_typeof(value) == JSON_FALSE);
 	if (!matches)
 		fail(reader, path, ": must be %s, not %s", expected, json_kind(value));
 	return matches;
 }
 
-static const char *expect_text(struct reader *reader, const json_t *value,
-			       const struct path *path)
+static const char *expect_text(struct reader *reader, const json_t *value, const struct path *path)
 {
 	/* No NUL inside: json_loadb refuses \u0000 without JSON_ALLOW_NUL. */
 	if (!expect_type(reader, value, path, JSON_STRING, "a string"))
@@ -306,10 +305,10 @@ static void read_env(struct reader *reader, const json_t *value, const struct pa
 	}
 }
 
-static const char *const propagation_names[] = {"private", "rprivate", "slave",
-						"rslave",  "shared",   "rshared", NULL};
+static const char *const propagation_names[] = {"private", "rprivate", "slave", "rslave",
+						"shared",  "rshared",  NULL};
 static const unsigned long propagation_flags[] = {
-	MS_PRIVATE, MS_PRIVATE | MS_REC, MS_SLAVE, MS_SLAVE | MS_REC, MS_SHARED, MS_SHARED | MS_REC,
+    MS_PRIVATE, MS_PRIVATE | MS_REC, MS_SLAVE, MS_SLAVE | MS_REC, MS_SHARED, MS_SHARED | MS_REC,
 };
 
 static char **read_options(struct reader *reader, const json_t *value, const struct path *path)
@@ -330,7 +329,7 @@ static char **read_options(struct reader *reader, const json_t *value, const str
 static void read_mount(struct reader *reader, const json_t *value, const struct path *path,
 		       struct start_additions *additions)
 {
-	static const char *const keys[] = {"source", "target", "readonly", "propagation",
+	static const char *const keys[] = {"source", "target",  "readonly", "propagation",
 					   "type",   "options", NULL};
 	if (!expect_type(reader, value, path, JSON_OBJECT, "an object") ||
 	    !check_keys(reader, value, path, keys))
@@ -405,8 +404,10 @@ static bool read_permissions(struct reader *reader, const json_t *value, const s
 		return false;
 	unsigned permissions = 0;
 	for (const char *c = text; *c; c++) {
-		unsigned bit = *c == 'r' ? DEVICE_READ : *c == 'w' ? DEVICE_WRITE
-						: *c == 'm' ? DEVICE_MKNOD : 0;
+		unsigned bit = *c == 'r'   ? DEVICE_READ
+			       : *c == 'w' ? DEVICE_WRITE
+			       : *c == 'm' ? DEVICE_MKNOD
+					   : 0;
 		if (!bit || (permissions & bit)) {
 			fail(reader, path, " \"%s\": must be letters from r, w and m, each once",
 			     text);
@@ -471,8 +472,8 @@ static void read_list(struct reader *reader, const json_t *value, const char *na
 static void read_response(struct reader *reader, const json_t *root, enum hook_stage stage,
 			  struct hook_response *out)
 {
-	static const char *const keys[] = {"version", "env",   "mounts", "devices",
-					   "state",   "done",  NULL};
+	static const char *const keys[] = {"version", "env",  "mounts", "devices",
+					   "state",   "done", NULL};
 	static const char *const prestart_only[] = {"env", "mounts", "devices", "done", NULL};
 	if (!json_is_object(root)) {
 		fail(reader, NULL, "the response must be a JSON object, not %s", json_kind(root));
@@ -495,8 +496,9 @@ static void read_response(struct reader *reader, const json_t *root, enum hook_s
 		for (size_t i = 0; prestart_only[i]; i++) {
 			if (json_object_get(root, prestart_only[i])) {
 				struct path path = path_field(NULL, prestart_only[i]);
-				fail(reader, &path, ": only a prestart hook may return it, not a %s "
-						    "hook",
+				fail(reader, &path,
+				     ": only a prestart hook may return it, not a %s "
+				     "hook",
 				     hook_stage_name(stage));
 				return;
 			}

@@ -23,9 +23,9 @@ struct hook_request {
 	const char *hook;  /* its name */
 	const char *group; /* the group's name */
 	const struct task_config *task;
-	char *const *env;  /* the task's environment, before hook additions */
-	unsigned run;      /* 0 for the first start, then one more per restart */
-	pid_t pid;         /* poststart, prekill: the task's main process; else 0 */
+	char *const *env; /* the task's environment, before hook additions */
+	unsigned run;     /* 0 for the first start, then one more per restart */
+	pid_t pid;        /* poststart, prekill: the task's main process; else 0 */
 	/* exited: how the process ended; code -1 when killed by `signal`. */
 	bool has_exit;
 	int exit_code;

@@ -24,9 +24,10 @@ void hook_run_init(struct hook_run *run, struct loop *loop)
 	memset(run, 0, sizeof(*run));
 	run->loop = loop;
 	run->pidfd_watch = (struct loop_watch){.fd = -1, .callback = on_exit_seen, .data = run};
-	run->input_watch = (struct loop_watch){.fd = -1, .callback = on_input_writable, .data = run};
+	run->input_watch =
+	    (struct loop_watch){.fd = -1, .callback = on_input_writable, .data = run};
 	run->output_watch =
-		(struct loop_watch){.fd = -1, .callback = on_output_readable, .data = run};
+	    (struct loop_watch){.fd = -1, .callback = on_output_readable, .data = run};
 	loop_timer_init(&run->deadline, on_deadline, run);
 }
 
@@ -68,7 +69,8 @@ static bool read_output(struct hook_run *run)
 {
 	for (;;) {
 		if (run->output_capacity - run->output_length < 4096) {
-			run->output_capacity = run->output_capacity ? run->output_capacity * 2 : 8192;
+			run->output_capacity =
+			    run->output_capacity ? run->output_capacity * 2 : 8192;
 			run->output = xreallocarray(run->output, run->output_capacity, 1);
 		}
 		ssize_t got = read(run->output_watch.fd, run->output + run->output_length,
@@ -145,18 +147,18 @@ static void finish(struct hook_run *run)
 	if (run->output_watch.fd >= 0 && !run->output_too_large)
 		read_output(run);
 	struct hook_run_result result = {
-		.timed_out = run->timed_out,
-		.output_too_large = run->output_too_large,
-		.exited = info.si_code == CLD_EXITED,
-		.code = info.si_code == CLD_EXITED ? info.si_status : -1,
-		.signal = info.si_code == CLD_EXITED ? 0 : info.si_status,
-		.output = run->output ? run->output : "",
-		.output_length = run->output_length,
+	    .timed_out = run->timed_out,
+	    .output_too_large = run->output_too_large,
+	    .exited = info.si_code == CLD_EXITED,
+	    .code = info.si_code == CLD_EXITED ? info.si_status : -1,
+	    .signal = info.si_code == CLD_EXITED ? 0 : info.si_status,
+	    .output = run->output ? run->output : "",
+	    .output_length = run->output_length,
 	};
 	if (run->output)
-		run->output[run->output_length < HOOK_RESPONSE_MAX_BYTES ? run->output_length
-									: HOOK_RESPONSE_MAX_BYTES] =
-			'\0';
+		run->output[run->output_length < HOOK_RESPONSE_MAX_BYTES
+				? run->output_length
+				: HOOK_RESPONSE_MAX_BYTES] = '\0';
 	char *output = run->output;
 	run->output = NULL;
 	hook_run_done_function done = run->done;
@@ -190,7 +192,7 @@ static void set_up_attributes(posix_spawnattr_t *attributes)
 	posix_spawnattr_setsigdefault(attributes, &all);
 	posix_spawnattr_setsigmask(attributes, &none);
 	posix_spawnattr_setflags(attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
-						     POSIX_SPAWN_SETSIGMASK);
+						 POSIX_SPAWN_SETSIGMASK);
 }
 
 int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, const char *input,

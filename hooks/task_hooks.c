@@ -19,8 +19,8 @@ static struct hook_state *state_of(struct task_hooks *hooks, const char *name)
 	for (size_t i = 0; i < hooks->state_count; i++)
 		if (strcmp(hooks->states[i].name, name) == 0)
 			return &hooks->states[i];
-	hooks->states = xreallocarray(hooks->states, hooks->state_count + 1,
-				      sizeof(*hooks->states));
+	hooks->states =
+	    xreallocarray(hooks->states, hooks->state_count + 1, sizeof(*hooks->states));
 	struct hook_state *state = &hooks->states[hooks->state_count++];
 	*state = (struct hook_state){.name = xstrdup(name)};
 	return state;
@@ -42,9 +42,9 @@ void task_hooks_init(struct task_hooks *hooks, const struct task_hooks_owner *ow
 	for (size_t i = 0; i < owner->task->hook_count; i++) {
 		const struct hook_config *config = &owner->task->hooks[i];
 		add_hook(hooks, &(struct task_hook){
-					.name = config->name,
-					.stage = config->stage,
-					.exec = config,
+				    .name = config->name,
+				    .stage = config->stage,
+				    .exec = config,
 				});
 	}
 }
@@ -53,10 +53,10 @@ void task_hooks_add_builtin(struct task_hooks *hooks, const char *name, enum hoo
 			    builtin_hook_function function, void *data)
 {
 	add_hook(hooks, &(struct task_hook){
-				.name = name,
-				.stage = stage,
-				.builtin = function,
-				.builtin_data = data,
+			    .name = name,
+			    .stage = stage,
+			    .builtin = function,
+			    .builtin_data = data,
 			});
 }
 
@@ -70,8 +70,7 @@ bool task_hooks_busy(const struct task_hooks *hooks)
 	return hooks->job_active || hooks->queue_length > 0 || hook_run_active(&hooks->run);
 }
 
-bool task_hooks_run(struct task_hooks *hooks, enum hook_stage stage,
-		    const struct hook_facts *facts)
+bool task_hooks_run(struct task_hooks *hooks, enum hook_stage stage, const struct hook_facts *facts)
 {
 	bool any = false;
 	for (size_t i = 0; i < hooks->count && !any; i++)
@@ -188,8 +187,8 @@ static void take_answer(struct task_hooks *hooks, struct task_hook *hook, const 
 {
 	char error[HOOK_MESSAGE_MAX];
 	struct hook_response response;
-	int result = hook_response_parse(text, length, hook->stage, true, &response, error,
-					 sizeof(error));
+	int result =
+	    hook_response_parse(text, length, hook->stage, true, &response, error, sizeof(error));
 	if (result == 0) {
 		result = apply_response(hooks, hook, &response, error, sizeof(error));
 		hook_response_free(&response);
@@ -226,17 +225,17 @@ static void fill_request(struct task_hooks *hooks, const struct task_hook *hook,
 {
 	const struct hook_facts *facts = &hooks->job.facts;
 	*request = (struct hook_request){
-		.stage = hooks->job.stage,
-		.hook = hook->name,
-		.group = hooks->owner.group_name,
-		.task = hooks->owner.task,
-		.env = hooks->owner.env,
-		.run = facts->run,
-		.pid = facts->pid,
-		.has_exit = facts->has_exit,
-		.exit_code = facts->exit_code,
-		.exit_signal = facts->exit_signal,
-		.state = state_of(hooks, hook->name)->state,
+	    .stage = hooks->job.stage,
+	    .hook = hook->name,
+	    .group = hooks->owner.group_name,
+	    .task = hooks->owner.task,
+	    .env = hooks->owner.env,
+	    .run = facts->run,
+	    .pid = facts->pid,
+	    .has_exit = facts->has_exit,
+	    .exit_code = facts->exit_code,
+	    .exit_signal = facts->exit_signal,
+	    .state = state_of(hooks, hook->name)->state,
 	};
 }
 
@@ -249,8 +248,8 @@ static char **hook_environment(struct task_hooks *hooks, const struct task_hook 
 		count++;
 	char **envp = xcalloc(count + 5, sizeof(*envp));
 	size_t used = 0;
-	static const char *const ours[] = {"CORRAL_GROUP=", "CORRAL_TASK=", "CORRAL_HOOK=",
-					   "CORRAL_HOOK_STAGE="};
+	static const char *const ours[] = {
+	    "CORRAL_GROUP=", "CORRAL_TASK=", "CORRAL_HOOK=", "CORRAL_HOOK_STAGE="};
 	for (size_t i = 0; i < count; i++) {
 		bool replaced = false;
 		for (size_t j = 0; j < 4 && !replaced; j++)
@@ -274,8 +273,8 @@ static bool start_hook(struct task_hooks *hooks, struct task_hook *hook)
 	if (hook->builtin) {
 		char error[HOOK_MESSAGE_MAX];
 		struct hook_response response = {0};
-		int result = hook->builtin(&request, hook->builtin_data, &response, error,
-					   sizeof(error));
+		int result =
+		    hook->builtin(&request, hook->builtin_data, &response, error, sizeof(error));
 		if (result == 0)
 			result = apply_response(hooks, hook, &response, error, sizeof(error));
 		hook_response_free(&response);
@@ -285,9 +284,9 @@ static bool start_hook(struct task_hooks *hooks, struct task_hook *hook)
 	size_t length;
 	char *input = hook_request_build(&request, &length);
 	char **envp = hook_environment(hooks, hook);
-	int error = hook_run_start(&hooks->run, hook->exec->argv, envp, input, length,
-				   hooks->owner.stderr_fd, hook->exec->timeout_ms, on_run_done,
-				   hooks);
+	int error =
+	    hook_run_start(&hooks->run, hook->exec->argv, envp, input, length,
+			   hooks->owner.stderr_fd, hook->exec->timeout_ms, on_run_done, hooks);
 	string_vector_free(envp);
 	free(input);
 	if (error == 0)

@@ -85,10 +85,10 @@ struct task_hooks {
 	struct hook_job *queue;
 	size_t queue_length;
 	bool job_active;
-	bool job_cancelled;    /* the current job's result is not wanted */
-	struct hook_job job;   /* the current one */
-	size_t next_hook;      /* in `hooks`, for the current job */
-	struct hook_run run;   /* the exec hook running now */
+	bool job_cancelled;     /* the current job's result is not wanted */
+	struct hook_job job;    /* the current one */
+	size_t next_hook;       /* in `hooks`, for the current job */
+	struct hook_run run;    /* the exec hook running now */
 	struct loop_timer step; /* continues a job from the loop, never inline */
 };
 

@@ -6,8 +6,8 @@
 #include "hooks/task_hooks.h"
 #include "supervisor/task.h"
 
-#define TASK_FROM_RUNNER(runner_pointer)                                                   \
-	((struct task *)((char *)(runner_pointer) - offsetof(struct task, runner)))
+#define TASK_FROM_RUNNER(runner_pointer)                                                           \
+	((struct task *)((char *)(runner_pointer)-offsetof(struct task, runner)))
 
 static void on_hooks_finished(void *context, enum hook_stage stage, bool ok, const char *message)
 {
@@ -30,15 +30,15 @@ static void on_hook_failed(void *context, enum hook_stage stage, const char *mes
 void task_hooks_open(struct task *task, const char *group_name)
 {
 	struct task_hooks_owner owner = {
-		.loop = task->services->loop,
-		.task = task->config,
-		.group_name = group_name,
-		.env = task->plan.envp,
-		.stderr_fd = task->output.write_fd,
-		.additions = &task->additions,
-		.finished = on_hooks_finished,
-		.failed = on_hook_failed,
-		.context = task,
+	    .loop = task->services->loop,
+	    .task = task->config,
+	    .group_name = group_name,
+	    .env = task->plan.envp,
+	    .stderr_fd = task->output.write_fd,
+	    .additions = &task->additions,
+	    .finished = on_hooks_finished,
+	    .failed = on_hook_failed,
+	    .context = task,
 	};
 	task_hooks_init(&task->hooks, &owner);
 }

@@ -216,8 +216,8 @@ static void test_request(void **state)
 {
 	char *argv[] = {"/bin/app", "--flag", NULL};
 	char *env[] = {"PATH=/bin", "A=b=c", NULL};
-	struct task_config task = {.name = "app", .full_name = "web/app", .argv = argv,
-				   .argc = 2, .cwd = "/srv"};
+	struct task_config task = {
+	    .name = "app", .full_name = "web/app", .argv = argv, .argc = 2, .cwd = "/srv"};
 	task.isolation.enabled = true;
 	task.isolation.namespaces = ISOLATION_NS_MOUNT | ISOLATION_NS_PID;
 	json_t *previous = json_pack("{s:i}", "count", 2);
@@ -237,13 +237,12 @@ static void test_request(void **state)
 	char *text = hook_request_build(&request, &length);
 	assert_int_equal(text[length - 1], '\n');
 	assert_string_equal(
-	    text,
-	    "{\"version\":1,\"stage\":\"exited\",\"hook\":\"volumes\",\"group\":\"web\","
-	    "\"task\":\"app\",\"run\":3,\"command\":[\"/bin/app\",\"--flag\"],"
-	    "\"env\":{\"PATH\":\"/bin\",\"A\":\"b=c\"},"
-	    "\"directories\":{\"root\":\"/\",\"cwd\":\"/srv\"},"
-	    "\"namespaces\":[\"pid\",\"mount\"],\"exit\":{\"signal\":\"SIGKILL\"},"
-	    "\"state\":{\"count\":2}}\n");
+	    text, "{\"version\":1,\"stage\":\"exited\",\"hook\":\"volumes\",\"group\":\"web\","
+		  "\"task\":\"app\",\"run\":3,\"command\":[\"/bin/app\",\"--flag\"],"
+		  "\"env\":{\"PATH\":\"/bin\",\"A\":\"b=c\"},"
+		  "\"directories\":{\"root\":\"/\",\"cwd\":\"/srv\"},"
+		  "\"namespaces\":[\"pid\",\"mount\"],\"exit\":{\"signal\":\"SIGKILL\"},"
+		  "\"state\":{\"count\":2}}\n");
 	free(text);
 	json_decref(previous);
 }
