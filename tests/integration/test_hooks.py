@@ -368,3 +368,23 @@ def test_shutdown_during_a_hanging_prestart_hook_kills_it(corral, tmp_path):
     killing = result.events.of_task("app", "killing")
     assert killing and killing[0]["message"] == "prestart hooks cancelled: shutdown requested", \
         result.events
+
+
+def test_the_example_volumes_hook(corral, tmp_path):
+    from conftest import REPO_ROOT
+
+    volumes = str(REPO_ROOT / "examples" / "hooks" / "volumes")
+    seen = tmp_path / "seen"
+    base = tmp_path / "volumes"
+    config = {"groups": {"demo": {
+        "hooks": [{"name": "volumes", "stage": "prestart", "exec": [volumes]},
+                  {"name": "volumes", "stage": "stop", "exec": [volumes]}],
+        "tasks": {"app": {"command": sh(f'echo "$DATA_DIR" > {seen}; ls -d {base}/demo/app'),
+                          "restart": {"policy": "never"},
+                          "isolation": {"namespaces": ["mount"]}}}}}}
+    result = corral.run(config, env={"VOLUMES_DIR": str(base)})
+    assert result.returncode == 0, result
+    assert seen.read_text() == "/data\n"
+    assert f"demo/app | volumes: {base}/demo/app on /data (start 0)" in result.stdout, result
+    # The stop run removed what the prestart run made, from its state.
+    assert not (base / "demo" / "app").exists()
