@@ -240,6 +240,7 @@ def test_hanging_hook_is_killed_with_its_group_and_delays_only_its_task(corral, 
              in running.stderr_text(), timeout=10)
     running.send(signal.SIGTERM)
     running.wait()
+    assert not corral.leftovers()
 
 
 def test_hook_stderr_goes_to_the_task_log(corral, tmp_path):
@@ -388,3 +389,32 @@ def test_the_example_volumes_hook(corral, tmp_path):
     assert f"demo/app | volumes: {base}/demo/app on /data (start 0)" in result.stdout, result
     # The stop run removed what the prestart run made, from its state.
     assert not (base / "demo" / "app").exists()
+
+
+def test_hook_runs_leak_no_fds_and_no_processes(corral, tmp_path):
+    pids = tmp_path / "pids"
+    hooks = [{"name": stage, "stage": stage, "exec": [hook_script(tmp_path, stage,
+                                                                  'response["state"] = {}')]}
+             for stage in ("prestart", "poststart", "prekill", "exited")]
+    running = corral.start(one_task(sh(f"echo $$ >> {pids}; exec sleep 1000"), hooks))
+    corral.wait_control(running)
+    wait_for(lambda: count_lines(pids) == 1)
+
+    def fds():
+        return sorted(os.listdir(f"/proc/{running.pid}/fd"))
+
+    def settled(count):
+        # The run is up, and nothing else of the test's runs: its poststart
+        # hook is over.
+        others = [pid for pid in corral.leftovers() if pid != running.pid]
+        return count_lines(pids) == count and others == read_pids(pids)[-1:]
+
+    wait_for(lambda: settled(1), what=lambda: (read_pids(pids), corral.leftovers()))
+    before = fds()
+    for run in range(2, 6):
+        assert corral.cli("restart", "g/app").returncode == 0
+        wait_for(lambda: settled(run), what=lambda: (read_pids(pids), corral.leftovers()))
+    assert fds() == before
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+    assert not corral.leftovers()
