@@ -85,6 +85,7 @@ static void task_config_free(struct task_config *task)
 	string_vector_free(task->isolation.seccomp.deny);
 	string_vector_free(task->cdi.devices);
 	string_vector_free(task->cdi.spec_dirs);
+	hook_configs_free(task->hooks, task->hook_count);
 }
 
 static void group_config_free(struct group_config *group)

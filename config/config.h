@@ -243,6 +243,37 @@ struct cdi_config {
 	char **spec_dirs; /* NULL-terminated absolute paths; NULL: /etc/cdi, /var/run/cdi */
 };
 
+/* When a hook runs in a task's life (docs/hooks.md), as in Nomad's task
+ * runner. */
+enum hook_stage {
+	HOOK_STAGE_PRESTART,  /* before every start; may add env, mounts, devices */
+	HOOK_STAGE_POSTSTART, /* after the exec succeeded */
+	HOOK_STAGE_PREKILL,   /* before the kill signal of a stop or restart */
+	HOOK_STAGE_EXITED,    /* after every exit of the task's process */
+	HOOK_STAGE_STOP,      /* once the task is dead for good */
+};
+#define HOOK_STAGE_COUNT 5
+
+/* "prestart", "poststart", "prekill", "exited", "stop" */
+const char *hook_stage_name(enum hook_stage stage);
+
+/* An external hook (config `hooks:` of a task or group): a program that
+ * reads one JSON request on stdin and writes one JSON response on stdout.
+ * The loader guarantees: name valid and unique per stage within the task,
+ * argc >= 1, timeout_ms > 0. */
+struct hook_config {
+	char *name;
+	enum hook_stage stage;
+	char **argv; /* NULL-terminated */
+	size_t argc;
+	uint64_t timeout_ms;
+	struct source_location location;
+};
+
+#define CONFIG_DEFAULT_HOOK_TIMEOUT_MS 10000
+
+void hook_configs_free(struct hook_config *hooks, size_t count);
+
 struct task_config {
 	char *name;      /* "app" */
 	char *full_name; /* "web/app": how every message names the task */
@@ -265,6 +296,10 @@ struct task_config {
 	struct isolation_config isolation;
 	struct cdi_config cdi;
 	bool task_dirs; /* config `task_dirs`: alloc/, local/, secrets/ (hooks/task_dirs.h) */
+	/* The group's hooks, then the task's own; one of the task's with the
+	 * name and stage of a group hook replaces it in place. */
+	struct hook_config *hooks;
+	size_t hook_count;
 };
 
 /* A group's bridge (config `network:` of a group), for tasks with

@@ -23,8 +23,8 @@
 static const char *const top_level_keys[] = {"shutdown_timeout", "groups", "socket", "control",
 					     "task_dirs_root", NULL};
 static const char *const control_keys[] = {"group", NULL};
-static const char *const group_keys[] = {"restart", "resources", "isolation", "cdi",
-					 "task_dirs", "tasks",     NULL};
+static const char *const group_keys[] = {"restart",   "resources", "isolation", "cdi",
+					 "task_dirs", "hooks",     "tasks",     NULL};
 
 
 /* How messages name a group or task: as written when valid, quoted (and
@@ -128,6 +128,12 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	if ((field = map_lookup(&fields, "task_dirs")))
 		expect_bool(context, field, &(struct where){owner, "task_dirs"},
 			    &defaults.task_dirs);
+	const yaml_node_t *hooks = map_lookup(&fields, "hooks");
+	if (hooks) {
+		struct where hooks_where = {.owner = owner, .field = "hooks"};
+
+		hooks_parse(context, hooks, &hooks_where, &defaults.hooks);
+	}
 	tasks = map_lookup(&fields, "tasks");
 	if (tasks)
 		parse_tasks(context, tasks, name.text, &defaults, group);
@@ -136,6 +142,7 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 		       "missing \"tasks\" (a group needs at least one task)");
 	isolation_fields_free(&defaults.isolation);
 	cdi_fields_free(&defaults.cdi);
+	hook_list_free(&defaults.hooks);
 	map_entries_free(&fields);
 }
 

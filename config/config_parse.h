@@ -190,6 +190,23 @@ struct cdi_config cdi_merge(struct load_context *context, const struct cdi_field
 			    const char *task_owner, unsigned namespaces);
 
 void cdi_fields_free(struct cdi_fields *fields);
+/* The hooks written in one place (a group or a task), in order. */
+struct hook_list {
+	struct hook_config *items;
+	size_t count;
+};
+
+/* Reads a `hooks` list; reports and skips hooks that are wrong, and a
+ * second hook of the same name for the same stage. */
+void hooks_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		 struct hook_list *out);
+
+/* The group's hooks, then the task's; a task hook with the name and stage
+ * of a group hook replaces it in place. The result owns copies. */
+void hooks_merge(const struct hook_list *group, const struct hook_list *task,
+		 struct hook_config **out, size_t *count);
+
+void hook_list_free(struct hook_list *list);
 
 /* What a group hands down to each of its tasks. */
 struct group_defaults {
@@ -199,6 +216,7 @@ struct group_defaults {
 	struct isolation_fields isolation;
 	struct cdi_fields cdi;
 	bool task_dirs; /* false unless the group writes `task_dirs: true` */
+	struct hook_list hooks;
 };
 
 /* Reads one task of a group into `task`, whose name, full_name and location

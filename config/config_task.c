@@ -16,7 +16,7 @@
 static const char *const task_keys[] = {"command",   "env",     "cwd",       "user",
 					"lifecycle", "restart", "kill",      "resources",
 					"readiness", "health",  "isolation", "cdi",
-					"task_dirs", NULL};
+					"task_dirs", "hooks",   NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -293,6 +293,7 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	struct resources_fields task_resources = {0};
 	struct isolation_fields task_isolation = {0};
 	struct cdi_fields task_cdi = {0};
+	struct hook_list task_hooks = {0};
 	struct map_entries fields;
 	const yaml_node_t *field;
 
@@ -351,6 +352,10 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	task->task_dirs = group->task_dirs;
 	if ((field = map_lookup(&fields, "task_dirs")))
 		expect_bool(context, field, &(struct where){owner, "task_dirs"}, &task->task_dirs);
+	if ((field = map_lookup(&fields, "hooks")))
+		hooks_parse(context, field, &(struct where){owner, "hooks"}, &task_hooks);
+	hooks_merge(&group->hooks, &task_hooks, &task->hooks, &task->hook_count);
+	hook_list_free(&task_hooks);
 	if (!task->env) /* always a vector, so users can just walk it */
 		task->env = xcalloc(1, sizeof(*task->env));
 	map_entries_free(&fields);

@@ -163,8 +163,33 @@ int task_plan_build(struct task_plan *plan, const struct task_config *task, cons
 	return 0;
 }
 
+void task_plan_set_additions(struct task_plan *plan, char *const *env)
+{
+	string_vector_free(plan->start_envp);
+	plan->start_envp = NULL;
+	if (!env || !env[0])
+		return;
+	size_t count = count_env(plan->envp);
+	char **envp = xcalloc(count + count_env(env) + 1, sizeof(*envp));
+	for (size_t i = 0; i < count; i++)
+		envp[i] = xstrdup(plan->envp[i]);
+	/* Hooks may not set corral's own variables (hooks/hook_protocol.c),
+	 * so laying them over everything overrides only `env:` and corral's
+	 * inherited environment. */
+	for (size_t i = 0; env[i]; i++)
+		env_set(envp, &count, xstrdup(env[i]));
+	envp[count] = NULL;
+	plan->start_envp = envp;
+}
+
+char *const *task_plan_environment(const struct task_plan *plan)
+{
+	return plan->start_envp ? plan->start_envp : plan->envp;
+}
+
 void task_plan_free(struct task_plan *plan)
 {
+	string_vector_free(plan->start_envp);
 	if (plan->envp)
 		for (char **entry = plan->envp; *entry; entry++)
 			free(*entry);

@@ -12,6 +12,9 @@
 struct task_plan {
 	char *executable; /* argv[0] resolved against the task's PATH, owned */
 	char **envp;      /* NULL-terminated, owned */
+	/* envp with the prestart hooks' env laid over it, owned; NULL: none,
+	 * envp as it is. */
+	char **start_envp;
 	bool change_ids;
 	uid_t uid;
 	gid_t gid;
@@ -31,5 +34,12 @@ int task_plan_build(struct task_plan *plan, const struct task_config *task, cons
 /* When argv[0] was not found on PATH at load, looks again (the program may
  * have been installed since, by a prestart task say). Cheap when it was. */
 void task_plan_refresh_executable(struct task_plan *plan, const struct task_config *task);
+
+/* The prestart hooks' variables (NULL-terminated "NAME=VALUE", or NULL)
+ * for the next starts: they override the task's `env:`. */
+void task_plan_set_additions(struct task_plan *plan, char *const *env);
+
+/* What a start gives the task: envp, with the additions when there are. */
+char *const *task_plan_environment(const struct task_plan *plan);
 
 void task_plan_free(struct task_plan *plan);

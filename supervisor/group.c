@@ -298,8 +298,11 @@ void group_stop(struct group *group, const char *reason, uint64_t now_ms)
 void group_kill(struct group *group, const char *reason)
 {
 	group->starts_forbidden = true;
-	for (size_t i = 0; i < group->task_count; i++)
+	for (size_t i = 0; i < group->task_count; i++) {
 		runner_kill_now(&group->tasks[i].runner, reason);
+		/* No time left for hooks either, stop hooks included. */
+		task_hooks_abandon(&group->tasks[i].hooks);
+	}
 	group->dirty = true;
 }
 

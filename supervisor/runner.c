@@ -42,6 +42,7 @@ const char *task_event_type_name(enum task_event_type type)
 		[TASK_EVENT_READY] = "ready",
 		[TASK_EVENT_NOT_READY] = "not_ready",
 		[TASK_EVENT_UNHEALTHY] = "unhealthy",
+		[TASK_EVENT_HOOK_FAILED] = "hook_failed",
 	};
 	return (unsigned)type < TASK_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }
@@ -121,18 +122,45 @@ bool runner_ready_to_start(const struct runner *runner)
 	return runner->state == TASK_PENDING && !runner->delay_pending;
 }
 
+/* Asks for the task's hooks of `stage`: true when runner_hooks_finished
+ * follows. */
+static bool run_hooks(struct runner *runner, enum hook_stage stage)
+{
+	return runner->effects->run_hooks && runner->effects->run_hooks(runner, stage);
+}
+
+static void cancel_hooks(struct runner *runner, enum hook_stage stage)
+{
+	if (runner->effects->cancel_hooks)
+		runner->effects->cancel_hooks(runner, stage);
+}
+
+static void start_failed(struct runner *runner, const char *message, int exit_code,
+			 uint64_t now_ms, bool had_process);
+
+static void spawn_now(struct runner *runner, uint64_t now_ms)
+{
+	char message[MESSAGE_SIZE];
+	if (runner->effects->spawn(runner, message, sizeof(message)) < 0) {
+		start_failed(runner, message, 126, now_ms, false);
+		return;
+	}
+	if (runner->state != TASK_STARTING)
+		set_state(runner, TASK_STARTING);
+}
+
 void runner_start(struct runner *runner, uint64_t now_ms)
 {
 	if (!runner_ready_to_start(runner))
 		return;
-	char message[MESSAGE_SIZE];
 	runner->stop_intent = RUNNER_STOP_NONE;
 	runner->started_at_ms = now_ms;
-	if (runner->effects->spawn(runner, message, sizeof(message)) < 0) {
-		runner_start_failed(runner, message, 126, now_ms);
+	if (run_hooks(runner, HOOK_STAGE_PRESTART)) {
+		runner->prestart_pending = true;
+		set_state(runner, TASK_STARTING);
 		return;
 	}
-	set_state(runner, TASK_STARTING);
+	spawn_now(runner, now_ms);
 }
 
 void runner_exec_succeeded(struct runner *runner, uint64_t now_ms)
@@ -147,6 +175,8 @@ void runner_exec_succeeded(struct runner *runner, uint64_t now_ms)
 		runner->effects->arm_timer(runner, RUNNER_TIMER_READINESS,
 					   now_ms + readiness->timeout_ms);
 	set_state(runner, TASK_RUNNING);
+	/* As in Nomad: once started, not once ready; nothing waits for them. */
+	run_hooks(runner, HOOK_STAGE_POSTSTART);
 }
 
 void runner_ready(struct runner *runner, const char *how)
@@ -178,6 +208,8 @@ static void become_dead(struct runner *runner, bool failed)
 	runner->delay_pending = false;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_RESTART_DELAY);
 	set_state(runner, TASK_DEAD);
+	/* Every way into dead passes here, once per life of the task. */
+	run_hooks(runner, HOOK_STAGE_STOP);
 }
 
 static void become_pending_now(struct runner *runner)
@@ -236,6 +268,12 @@ static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
 	runner->stop_intent = RUNNER_STOP_NONE;
 	runner->last_exit_requested = intent != RUNNER_STOP_NONE;
 	forget_process(runner);
+	if (runner->prekill_pending) {
+		/* Gone before its prekill hooks were over: they have nothing
+		 * left to prepare. */
+		runner->prekill_pending = false;
+		cancel_hooks(runner, HOOK_STAGE_PREKILL);
+	}
 
 	switch (intent) {
 	case RUNNER_STOP_RESTART:
@@ -257,13 +295,21 @@ static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
 	}
 }
 
-void runner_start_failed(struct runner *runner, const char *message, int exit_code,
-			 uint64_t now_ms)
+static void start_failed(struct runner *runner, const char *message, int exit_code,
+			 uint64_t now_ms, bool had_process)
 {
 	runner->last_exit = (struct task_exit){.kind = TASK_EXIT_START_FAILED, .code = exit_code};
 	runner->has_exited = true;
 	emit(runner, TASK_EVENT_START_FAILED, "%s", message);
+	if (had_process)
+		run_hooks(runner, HOOK_STAGE_EXITED);
 	handle_end_of_run(runner, now_ms);
+}
+
+void runner_start_failed(struct runner *runner, const char *message, int exit_code,
+			 uint64_t now_ms)
+{
+	start_failed(runner, message, exit_code, now_ms, true);
 }
 
 void runner_exited(struct runner *runner, const struct task_exit *exit, uint64_t now_ms)
@@ -275,6 +321,7 @@ void runner_exited(struct runner *runner, const struct task_exit *exit, uint64_t
 	runner->has_exited = true;
 	task_exit_describe(exit, description, sizeof(description));
 	emit(runner, TASK_EVENT_EXITED, "%s", description);
+	run_hooks(runner, HOOK_STAGE_EXITED);
 	handle_end_of_run(runner, now_ms);
 }
 
@@ -319,6 +366,25 @@ static int intent_strength(enum runner_stop_intent intent)
 	return intent == RUNNER_STOP_FOR_GOOD ? 2 : intent == RUNNER_STOP_NONE ? 0 : 1;
 }
 
+static void send_kill_signal(struct runner *runner, uint64_t now_ms)
+{
+	runner->effects->signal(runner, runner->config->kill_signal);
+	runner->effects->arm_timer(runner, RUNNER_TIMER_KILL,
+				   now_ms + runner->config->kill_timeout_ms);
+}
+
+/* Stopped while its prestart hooks ran: they are cancelled, and the run
+ * ends as `intent` says without a process. */
+static void stop_before_spawn(struct runner *runner, enum runner_stop_intent intent,
+			      const char *reason, uint64_t now_ms)
+{
+	runner->prestart_pending = false;
+	cancel_hooks(runner, HOOK_STAGE_PRESTART);
+	runner->stop_intent = intent;
+	emit(runner, TASK_EVENT_KILLING, "prestart hooks cancelled: %s", reason);
+	handle_end_of_run(runner, now_ms);
+}
+
 void runner_stop(struct runner *runner, enum runner_stop_intent intent, const char *reason,
 		 uint64_t now_ms)
 {
@@ -336,18 +402,55 @@ void runner_stop(struct runner *runner, enum runner_stop_intent intent, const ch
 		break;
 	}
 
+	if (runner->prestart_pending) {
+		stop_before_spawn(runner, intent, reason, now_ms);
+		return;
+	}
 	if (runner->stop_intent != RUNNER_STOP_NONE) {
-		/* Already stopping: the signal is out and the timer armed. */
+		/* Already stopping: the signal is out (or follows the prekill
+		 * hooks) and the timer armed. */
 		if (intent_strength(intent) > intent_strength(runner->stop_intent))
 			runner->stop_intent = intent;
 		return;
 	}
 	runner->stop_intent = intent;
+	if (run_hooks(runner, HOOK_STAGE_PREKILL)) {
+		runner->prekill_pending = true;
+		emit(runner, TASK_EVENT_KILLING, "prekill hooks first, then %s: %s",
+		     signal_name(runner->config->kill_signal), reason);
+		return;
+	}
 	emit(runner, TASK_EVENT_KILLING, "sending %s: %s", signal_name(runner->config->kill_signal),
 	     reason);
-	runner->effects->signal(runner, runner->config->kill_signal);
-	runner->effects->arm_timer(runner, RUNNER_TIMER_KILL,
-				   now_ms + runner->config->kill_timeout_ms);
+	send_kill_signal(runner, now_ms);
+}
+
+void runner_hooks_finished(struct runner *runner, enum hook_stage stage, bool ok,
+			   const char *message, uint64_t now_ms)
+{
+	switch (stage) {
+	case HOOK_STAGE_PRESTART:
+		if (runner->state != TASK_STARTING || !runner->prestart_pending)
+			return;
+		runner->prestart_pending = false;
+		if (!ok)
+			start_failed(runner, message, 126, now_ms, false);
+		else
+			spawn_now(runner, now_ms);
+		return;
+	case HOOK_STAGE_PREKILL:
+		if (!runner->prekill_pending)
+			return;
+		runner->prekill_pending = false;
+		emit(runner, TASK_EVENT_KILLING, "prekill hooks done: sending %s",
+		     signal_name(runner->config->kill_signal));
+		send_kill_signal(runner, now_ms);
+		return;
+	case HOOK_STAGE_POSTSTART:
+	case HOOK_STAGE_EXITED:
+	case HOOK_STAGE_STOP:
+		return; /* nothing waits for them */
+	}
 }
 
 void runner_redirect_stop(struct runner *runner, enum runner_stop_intent intent)
@@ -367,6 +470,14 @@ void runner_kill_now(struct runner *runner, const char *reason)
 		return;
 	case TASK_STARTING:
 	case TASK_RUNNING:
+		if (runner->prestart_pending) {
+			stop_before_spawn(runner, RUNNER_STOP_FOR_GOOD, reason, 0);
+			return;
+		}
+		if (runner->prekill_pending) {
+			runner->prekill_pending = false;
+			cancel_hooks(runner, HOOK_STAGE_PREKILL);
+		}
 		runner->stop_intent = RUNNER_STOP_FOR_GOOD;
 		emit(runner, TASK_EVENT_KILLING, "sending SIGKILL: %s", reason);
 		runner->effects->kill_all(runner);

@@ -4,8 +4,13 @@
  * processes and the same code runs in corral.
  *
  * States: pending (waiting for its gate or a restart delay), starting
- * (cloned, exec not yet confirmed), running, dead. A dead task that failed
- * for good has `failed` set. */
+ * (its prestart hooks running, or cloned and exec not yet confirmed),
+ * running, dead. A dead task that failed for good has `failed` set.
+ *
+ * Hooks (docs/hooks.md): prestart hooks run before every spawn and their
+ * failure is a failed start; a stop runs the prekill hooks before the kill
+ * signal; poststart, exited and stop hooks are announced and not waited
+ * for (the task's hook queue keeps them in order with later stages). */
 #pragma once
 
 #include <stdbool.h>
@@ -68,6 +73,13 @@ struct runner_effects {
 	void (*event)(struct runner *runner, enum task_event_type type, const char *message);
 	/* The state, or readiness to start, changed: the group re-evaluates. */
 	void (*changed)(struct runner *runner);
+	/* Runs the task's hooks of `stage`. true: runner_hooks_finished
+	 * follows, from the loop, never inside this call. false: there is
+	 * nothing to wait for. NULL: a task without hooks. */
+	bool (*run_hooks)(struct runner *runner, enum hook_stage stage);
+	/* The hooks of `stage` are not wanted any more: no
+	 * runner_hooks_finished follows for them. */
+	void (*cancel_hooks)(struct runner *runner, enum hook_stage stage);
 };
 
 struct runner {
@@ -82,6 +94,10 @@ struct runner {
 	/* Running and said it is ready (at once without `readiness:`). The
 	 * coordinator sees a running task that is not ready as pending. */
 	bool ready;
+	/* Starting, and its prestart hooks run: no process yet. */
+	bool prestart_pending;
+	/* Being stopped, and its prekill hooks run: no signal sent yet. */
+	bool prekill_pending;
 
 	struct task_exit last_exit;
 	bool has_exited;
@@ -116,9 +132,18 @@ void runner_start_failed(struct runner *runner, const char *message, int exit_co
 void runner_exited(struct runner *runner, const struct task_exit *exit, uint64_t now_ms);
 void runner_timer_fired(struct runner *runner, enum runner_timer timer, uint64_t now_ms);
 
+/* The hooks of `stage` asked for by run_hooks are over. Prestart: `ok`
+ * spawns the task, else the start failed with `message` ("hook volumes:
+ * exited with code 1"), which counts against the restart policy. Prekill:
+ * the kill signal goes out (whatever the hooks did). */
+void runner_hooks_finished(struct runner *runner, enum hook_stage stage, bool ok,
+			   const char *message, uint64_t now_ms);
+
 /* Stops a starting or running task with its kill signal, SIGKILL after its
- * kill timeout. A pending task stopped for good becomes dead at once. A
- * stronger intent (for good) overrides a weaker one already under way. */
+ * kill timeout; its prekill hooks run first. A task whose prestart hooks
+ * run has them cancelled and ends without a process. A pending task
+ * stopped for good becomes dead at once. A stronger intent (for good)
+ * overrides a weaker one already under way. */
 void runner_stop(struct runner *runner, enum runner_stop_intent intent, const char *reason,
 		 uint64_t now_ms);
 

@@ -26,7 +26,7 @@ static int pidfd_send_signal_compat(int pidfd, int signal_number)
 
 bool task_has_process(const struct task *task)
 {
-	return task->pid > 0 || task->awaiting_empty_cgroup;
+	return task->pid > 0 || task->awaiting_empty_cgroup || task_hooks_busy(&task->hooks);
 }
 
 int task_send_signal(struct task *task, int signal_number)
@@ -52,7 +52,7 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 	*request = (struct spawn_request){
 		.executable = task->plan.executable,
 		.argv = task->config->argv,
-		.envp = task->plan.envp,
+		.envp = task_plan_environment(&task->plan),
 		.cwd = task->config->cwd,
 		.change_ids = task->plan.change_ids,
 		.uid = task->plan.uid,
@@ -173,7 +173,7 @@ void task_note_event(struct task *task, enum task_event_type type, const char *m
 
 bool task_reap_helper(struct task *task, pid_t pid)
 {
-	return task_readiness_reap(task, pid);
+	return task_readiness_reap(task, pid) || task_hooks_reap(&task->hooks, pid);
 }
 
 static void effect_event(struct runner *runner, enum task_event_type type, const char *message)
@@ -223,6 +223,8 @@ static const struct runner_effects task_effects = {
 	.cancel_timer = effect_cancel_timer,
 	.event = effect_event,
 	.changed = effect_changed,
+	.run_hooks = task_effect_run_hooks,
+	.cancel_hooks = task_effect_cancel_hooks,
 };
 
 /* ---- process events ---- */
@@ -360,6 +362,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 		snprintf(error, error_size, "output pipe: %s", strerror(-result));
 		return -1;
 	}
+	task_hooks_open(task, group_name);
 	return 0;
 }
 
@@ -369,6 +372,7 @@ void task_free(struct task *task)
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
 		loop_timer_cancel(loop, &task->timers[i]);
 	close_process_fds(task);
+	task_hooks_close(task);
 	task_cgroup_run_release(task);
 	task_readiness_close(task);
 	task_isolation_free(&task->isolation);

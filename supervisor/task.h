@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "config/config.h"
+#include "hooks/task_hooks.h"
 #include "isolation/cgroup_task.h"
 #include "isolation/spawn.h"
 #include "isolation/task_isolation.h"
@@ -40,6 +41,7 @@ struct task {
 	 * environment: the prestart hooks' results (hooks/), kept across
 	 * restarts until the hooks run again. Empty without hooks. */
 	struct start_additions additions;
+	struct task_hooks hooks; /* its hooks, their queue and their state */
 
 	pid_t pid; /* 0 when no process */
 	struct loop_watch pidfd_watch;
@@ -112,6 +114,15 @@ void task_read_stats(const struct task *task, struct task_cgroup_stats *stats);
 
 /* Sends a signal to the task's main process: 0, or -ESRCH with none. */
 int task_send_signal(struct task *task, int signal_number);
+
+/* ---- its hooks (task_hooks_run.c) ---- */
+
+/* After its plan and output exist. */
+void task_hooks_open(struct task *task, const char *group_name);
+void task_hooks_close(struct task *task);
+/* The runner's run_hooks and cancel_hooks effects. */
+bool task_effect_run_hooks(struct runner *runner, enum hook_stage stage);
+void task_effect_cancel_hooks(struct runner *runner, enum hook_stage stage);
 
 /* Milliseconds of CLOCK_REALTIME, as the histories and logs record time. */
 uint64_t realtime_now_ms(void);

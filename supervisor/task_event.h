@@ -19,8 +19,9 @@ enum task_event_type {
 	TASK_EVENT_READY,             /* said it is ready (readiness:) */
 	TASK_EVENT_NOT_READY,         /* not ready within readiness.timeout: killed */
 	TASK_EVENT_UNHEALTHY,         /* its health probe failed too often: restarted */
+	TASK_EVENT_HOOK_FAILED,       /* a poststart, prekill, exited or stop hook failed */
 };
-#define TASK_EVENT_TYPE_COUNT 15
+#define TASK_EVENT_TYPE_COUNT 16
 
 /* "received", "started", "start_failed", ... (stable: the JSON log uses it) */
 const char *task_event_type_name(enum task_event_type type);

@@ -2,17 +2,20 @@
 # Builds the fuzzers with clang (libFuzzer + ASan + UBSan) and runs each for
 # a bounded time, splitting the time between them: the config parser on a
 # seed corpus of the configs we ship and test, the control request parser
-# on one request of each command, the CDI spec parser on a few specs.
+# on one request of each command, the CDI spec parser on a few specs, the
+# hook response parser on a few responses.
 # Usage: tests/fuzz/run.sh [SECONDS]   (default 30, in all)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-30}
 config_seconds=$(( (seconds + 1) / 2 ))
-control_seconds=$(( (seconds - config_seconds) / 2 > 0 ? (seconds - config_seconds) / 2 : 1 ))
-cdi_seconds=$(( seconds - config_seconds - control_seconds > 0 ? seconds - config_seconds - control_seconds : 1 ))
+rest=$(( seconds - config_seconds ))
+control_seconds=$(( rest / 3 > 0 ? rest / 3 : 1 ))
+cdi_seconds=$(( rest / 3 > 0 ? rest / 3 : 1 ))
+hook_seconds=$(( rest - control_seconds - cdi_seconds > 0 ? rest - control_seconds - cdi_seconds : 1 ))
 out=build-fuzz
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -I.)
-mkdir -p "$out/corpus" "$out/control-corpus" "$out/cdi-corpus"
+mkdir -p "$out/corpus" "$out/control-corpus" "$out/cdi-corpus" "$out/hook-corpus"
 
 # hooks/cdi_name.c: the config checks CDI device names.
 clang "${flags[@]}" tests/fuzz/fuzz_config.c config/*.c hooks/cdi_name.c \
@@ -51,3 +54,18 @@ printf 'cdiVersion: 0.8.0\nkind: a.b/c\ndevices:\n  - name: x\n    containerEdit
 	>"$out/cdi-corpus/seed-yaml.yaml"
 "$out/fuzz_cdi_spec" -max_total_time="$cdi_seconds" -max_len=2048 -print_final_stats=1 \
 	"$out/cdi-corpus" 2>&1 | tail -n 12
+
+clang "${flags[@]}" tests/fuzz/fuzz_hook_protocol.c hooks/hook_protocol.c hooks/start_additions.c \
+	config/*.c hooks/cdi_name.c $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libcap) \
+	-o "$out/fuzz_hook_protocol"
+seed=0
+for response in \
+	'{"version":1,"env":{"A":"1"},"state":{"n":1},"done":true}' \
+	'{"mounts":[{"source":"/tmp","target":"/data","readonly":true,"propagation":"rslave"}]}' \
+	'{"mounts":[{"type":"tmpfs","target":"/scratch","options":["size=1m"]}]}' \
+	'{"devices":[{"source":"/dev/fuse","target":"/dev/fuse","permissions":"rwm"}]}'; do
+	printf '%s' "$response" >"$out/hook-corpus/seed-$seed.json"
+	seed=$((seed + 1))
+done
+"$out/fuzz_hook_protocol" -max_total_time="$hook_seconds" -max_len=4096 \
+	-print_final_stats=1 "$out/hook-corpus" 2>&1 | tail -n 12

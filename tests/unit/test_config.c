@@ -292,6 +292,40 @@ static void test_group_default_merges_field_by_field(void **state)
 	config_free(config);
 }
 
+static void test_hooks_group_then_task_replacing_in_place(void **state)
+{
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  g:\n"
+		     "    hooks:\n"
+		     "      - {name: vol, stage: prestart, exec: [/g/vol]}\n"
+		     "      - {name: vol, stage: stop, exec: [/g/vol, stop], timeout: 2s}\n"
+		     "    tasks:\n"
+		     "      plain: {command: a}\n"
+		     "      own:\n"
+		     "        command: a\n"
+		     "        hooks:\n"
+		     "          - {name: vol, stage: prestart, exec: [/t/vol]}\n"
+		     "          - {name: lb, stage: prekill, exec: [lb, out]}\n");
+	const struct task_config *plain = find_task(config, "g/plain");
+	assert_int_equal(plain->hook_count, 2);
+	assert_string_equal(plain->hooks[0].argv[0], "/g/vol");
+	assert_int_equal(plain->hooks[0].timeout_ms, CONFIG_DEFAULT_HOOK_TIMEOUT_MS);
+	assert_int_equal(plain->hooks[1].stage, HOOK_STAGE_STOP);
+	assert_int_equal(plain->hooks[1].timeout_ms, 2000);
+	const struct task_config *own = find_task(config, "g/own");
+	assert_int_equal(own->hook_count, 3);
+	/* The task's prestart "vol" took the group's place; "lb" came after. */
+	assert_string_equal(own->hooks[0].argv[0], "/t/vol");
+	assert_int_equal(own->hooks[0].stage, HOOK_STAGE_PRESTART);
+	assert_string_equal(own->hooks[1].argv[1], "stop");
+	assert_string_equal(own->hooks[2].name, "lb");
+	assert_int_equal(own->hooks[2].stage, HOOK_STAGE_PREKILL);
+	assert_int_equal(own->hooks[2].argc, 2);
+	assert_null(own->hooks[2].argv[2]);
+	config_free(config);
+}
+
 static void assert_no_resources(const struct resources_config *resources)
 {
 	assert_int_equal(resources->memory, 0);
@@ -833,6 +867,7 @@ int main(void)
 	    cmocka_unit_test(test_stage_defaults),
 	    cmocka_unit_test(test_stage_names),
 	    cmocka_unit_test(test_group_default_merges_field_by_field),
+	    cmocka_unit_test(test_hooks_group_then_task_replacing_in_place),
 	    cmocka_unit_test(test_resources_values),
 	    cmocka_unit_test(test_resources_bounds),
 	    cmocka_unit_test(test_resources_group_defaults_merge_field_by_field),

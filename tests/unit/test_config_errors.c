@@ -33,7 +33,7 @@ static const struct error_case cases[] = {
      "web/app: unknown key \"comand\"; did you mean \"command\"?"},
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
      "web/app: unknown key \"foo\" (expected command, env, cwd, user, lifecycle, restart, "
-     "kill, resources, readiness, health, isolation, cdi or task_dirs)"},
+     "kill, resources, readiness, health, isolation, cdi, task_dirs or hooks)"},
     {"misspelt key in capitals", TASK("{Command: a}"), 4, 13,
      "web/app: unknown key \"Command\"; did you mean \"command\"?"},
     {"unknown restart key", TASK("{command: a, restart: {dealy: 1s}}"), 4, 35,
@@ -57,6 +57,26 @@ static const struct error_case cases[] = {
      "control.group: must not be empty"},
     {"key that is a list", "groups: {g: {tasks: {[a]: {command: x}}}}\n", 1, 22,
      "group g: keys must be strings, not a list"},
+
+    /* Hooks */
+    {"hooks not a list", TASK("{command: a, hooks: {name: x}}"), 4, 32,
+     "web/app: hooks: must be a list of hooks, not a map"},
+    {"hook without exec", TASK("{command: a, hooks: [{name: v, stage: prestart}]}"), 4, 33,
+     "web/app: hooks[0]: missing \"exec\""},
+    {"hook with an unknown stage", TASK("{command: a, hooks: [{name: v, stage: prestrat, exec: [x]}]}"),
+     4, 50, "web/app: hooks[0].stage: unknown stage \"prestrat\"; did you mean \"prestart\"?"},
+    {"hook with a bad name", TASK("{command: a, hooks: [{name: V!, stage: stop, exec: [x]}]}"), 4, 40,
+     "web/app: hooks[0].name: the name \"V!\" " NAME_RULE},
+    {"hook with a zero timeout",
+     TASK("{command: a, hooks: [{name: v, stage: stop, exec: [x], timeout: 0s}]}"), 4, 76,
+     "web/app: hooks[0].timeout: must be longer than 0s"},
+    {"hook exec empty", TASK("{command: a, hooks: [{name: v, stage: stop, exec: []}]}"), 4, 62,
+     "web/app: hooks[0].exec: must not be empty"},
+    {"duplicate hook for a stage",
+     TASK("{command: a, hooks: [{name: v, stage: stop, exec: [x]}, {name: v, stage: stop, exec: [y]}]}"),
+     4, 68, "web/app: hooks[1]: duplicate hook \"v\" for stage stop (first defined at line 4)"},
+    {"unknown hook key", TASK("{command: a, hooks: [{name: v, stage: stop, exec: [x], tmeout: 1s}]}"),
+     4, 67, "web/app: hooks[0]: unknown key \"tmeout\"; did you mean \"timeout\"?"},
 
     /* Duplicates */
     {"duplicate task",
@@ -193,7 +213,7 @@ static const struct error_case cases[] = {
     {"unknown group key lists resources",
      "groups:\n  web:\n    limits: {}\n    tasks: {a: {command: x}}\n", 3, 5,
      "group web: unknown key \"limits\" (expected restart, resources, isolation, cdi, "
-     "task_dirs or tasks)"},
+     "task_dirs, hooks or tasks)"},
     {"memory of 0", TASK("{command: a, resources: {memory: 0}}"), 4, 45,
      "web/app: resources.memory: must be more than 0 (leave it out for no limit)"},
     {"memory with an unknown unit", TASK("{command: a, resources: {memory: 10Q}}"), 4, 45,

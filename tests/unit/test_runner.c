@@ -25,6 +25,11 @@ struct fake {
 	char messages[MAX_EVENTS][160];
 	unsigned event_count;
 	unsigned changes;
+	bool hooks_wait[HOOK_STAGE_COUNT]; /* run_hooks answers true */
+	unsigned hook_runs[HOOK_STAGE_COUNT];
+	unsigned hook_cancels[HOOK_STAGE_COUNT];
+	enum hook_stage hook_order[MAX_EVENTS];
+	unsigned hook_order_count;
 };
 
 static struct fake *fake_of(struct runner *runner)
@@ -76,6 +81,20 @@ static void fake_changed(struct runner *runner)
 	fake_of(runner)->changes++;
 }
 
+static bool fake_run_hooks(struct runner *runner, enum hook_stage stage)
+{
+	struct fake *fake = fake_of(runner);
+	fake->hook_runs[stage]++;
+	assert_true(fake->hook_order_count < MAX_EVENTS);
+	fake->hook_order[fake->hook_order_count++] = stage;
+	return fake->hooks_wait[stage];
+}
+
+static void fake_cancel_hooks(struct runner *runner, enum hook_stage stage)
+{
+	fake_of(runner)->hook_cancels[stage]++;
+}
+
 static const struct runner_effects fake_effects = {
 	.spawn = fake_spawn,
 	.signal = fake_signal,
@@ -84,6 +103,8 @@ static const struct runner_effects fake_effects = {
 	.cancel_timer = fake_cancel,
 	.event = fake_event,
 	.changed = fake_changed,
+	.run_hooks = fake_run_hooks,
+	.cancel_hooks = fake_cancel_hooks,
 };
 
 struct fixture {
@@ -485,6 +506,182 @@ static void test_readiness_timeout_after_ready_does_nothing(void **state)
 	test_free(fixture);
 }
 
+/* ---- hooks ---- */
+
+static void test_prestart_hooks_come_before_the_spawn(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	struct fake *fake = &fixture->fake;
+	fake->hooks_wait[HOOK_STAGE_PRESTART] = true;
+	runner_start(&fixture->runner, 0);
+	assert_int_equal(fixture->runner.state, TASK_STARTING);
+	assert_true(fixture->runner.prestart_pending);
+	assert_int_equal(fake->spawns, 0);
+	/* Answers for other stages change nothing. */
+	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PREKILL, true, NULL, 5);
+	assert_int_equal(fake->spawns, 0);
+	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PRESTART, true, NULL, 10);
+	assert_int_equal(fake->spawns, 1);
+	assert_false(fixture->runner.prestart_pending);
+	assert_int_equal(fixture->runner.state, TASK_STARTING);
+	runner_exec_succeeded(&fixture->runner, 20);
+	assert_int_equal(fixture->runner.state, TASK_RUNNING);
+	assert_int_equal(fake->hook_runs[HOOK_STAGE_POSTSTART], 1);
+	test_free(fixture);
+}
+
+static void test_prestart_failure_is_a_failed_start_that_counts(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 1, 100);
+	struct fake *fake = &fixture->fake;
+	fake->hooks_wait[HOOK_STAGE_PRESTART] = true;
+	runner_start(&fixture->runner, 0);
+	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PRESTART, false,
+			      "hook volumes: exited with code 1", 10);
+	assert_int_equal(fake->spawns, 0);
+	assert_int_equal(fake->events[fake->event_count - 2], TASK_EVENT_START_FAILED);
+	assert_string_equal(fake->messages[fake->event_count - 2],
+			    "hook volumes: exited with code 1");
+	assert_int_equal(fixture->runner.state, TASK_PENDING);
+	assert_true(fixture->runner.delay_pending);
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 200);
+	runner_start(&fixture->runner, 200);
+	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PRESTART, false, "hook volumes: x",
+			      210);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_true(fixture->runner.failed);
+	assert_int_equal(runner_failure_exit_code(&fixture->runner), 126);
+	/* No process ever ran: no exited hooks; the stop hooks once. */
+	assert_int_equal(fake->hook_runs[HOOK_STAGE_EXITED], 0);
+	assert_int_equal(fake->hook_runs[HOOK_STAGE_STOP], 1);
+	test_free(fixture);
+}
+
+static void test_stop_during_prestart_cancels_the_hooks(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	struct fake *fake = &fixture->fake;
+	fake->hooks_wait[HOOK_STAGE_PRESTART] = true;
+	runner_start(&fixture->runner, 0);
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "shutdown", 5);
+	assert_int_equal(fake->hook_cancels[HOOK_STAGE_PRESTART], 1);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_false(fixture->runner.failed);
+	assert_int_equal(fake->signals, 0);
+	assert_int_equal(fake->hook_runs[HOOK_STAGE_PREKILL], 0);
+	assert_int_equal(fake->hook_runs[HOOK_STAGE_STOP], 1);
+	/* A late answer starts nothing. */
+	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PRESTART, true, NULL, 10);
+	assert_int_equal(fake->spawns, 0);
+	test_free(fixture);
+}
+
+static void test_restart_during_prestart_runs_them_again(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	struct fake *fake = &fixture->fake;
+	fake->hooks_wait[HOOK_STAGE_PRESTART] = true;
+	runner_start(&fixture->runner, 0);
+	assert_int_equal(runner_restart(&fixture->runner, 5), RUNNER_REQUEST_DONE);
+	assert_int_equal(fake->hook_cancels[HOOK_STAGE_PRESTART], 1);
+	assert_int_equal(fixture->runner.state, TASK_PENDING);
+	runner_start(&fixture->runner, 6);
+	assert_int_equal(fake->hook_runs[HOOK_STAGE_PRESTART], 2);
+	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PRESTART, true, NULL, 10);
+	assert_int_equal(fake->spawns, 1);
+	test_free(fixture);
+}
+
+static void test_prekill_hooks_come_before_the_signal(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	struct fake *fake = &fixture->fake;
+	fake->hooks_wait[HOOK_STAGE_PREKILL] = true;
+	run_to_running(fixture, 0);
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "shutdown", 100);
+	assert_true(fixture->runner.prekill_pending);
+	assert_int_equal(fake->signals, 0);
+	assert_false(fake->timer_armed[RUNNER_TIMER_KILL]);
+	/* A second stop neither reruns them nor signals. */
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "again", 150);
+	assert_int_equal(fake->hook_runs[HOOK_STAGE_PREKILL], 1);
+	assert_int_equal(fake->signals, 0);
+	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PREKILL, true, NULL, 300);
+	assert_int_equal(fake->signals, 1);
+	assert_int_equal(fake->last_signal, 15);
+	/* The kill timeout counts from the signal. */
+	assert_true(fake->timer_armed[RUNNER_TIMER_KILL]);
+	assert_int_equal(fake->timer_deadline[RUNNER_TIMER_KILL], 5300);
+	runner_exited(&fixture->runner, &exit_code_0, 400);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	test_free(fixture);
+}
+
+static void test_exit_during_prekill_cancels_them(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	struct fake *fake = &fixture->fake;
+	fake->hooks_wait[HOOK_STAGE_PREKILL] = true;
+	run_to_running(fixture, 0);
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "shutdown", 100);
+	runner_exited(&fixture->runner, &exit_code_0, 200);
+	assert_int_equal(fake->hook_cancels[HOOK_STAGE_PREKILL], 1);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PREKILL, true, NULL, 300);
+	assert_int_equal(fake->signals, 0);
+	test_free(fixture);
+}
+
+static void test_kill_now_during_prekill_kills(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	struct fake *fake = &fixture->fake;
+	fake->hooks_wait[HOOK_STAGE_PREKILL] = true;
+	run_to_running(fixture, 0);
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "shutdown", 100);
+	runner_kill_now(&fixture->runner, "shutdown_timeout passed");
+	assert_int_equal(fake->kills, 1);
+	assert_int_equal(fake->hook_cancels[HOOK_STAGE_PREKILL], 1);
+	assert_false(fixture->runner.prekill_pending);
+	test_free(fixture);
+}
+
+static void test_exited_after_every_exit_stop_once_at_the_end(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 1, 0);
+	struct fake *fake = &fixture->fake;
+	run_to_running(fixture, 0);
+	runner_exited(&fixture->runner, &exit_code_1, 10);
+	assert_int_equal(fixture->runner.state, TASK_PENDING);
+	run_to_running(fixture, 20);
+	runner_exited(&fixture->runner, &killed_by_9, 30);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	enum hook_stage expected[] = {HOOK_STAGE_PRESTART, HOOK_STAGE_POSTSTART, HOOK_STAGE_EXITED,
+				      HOOK_STAGE_PRESTART, HOOK_STAGE_POSTSTART, HOOK_STAGE_EXITED,
+				      HOOK_STAGE_STOP};
+	assert_int_equal(fake->hook_order_count, sizeof(expected) / sizeof(expected[0]));
+	for (size_t i = 0; i < fake->hook_order_count; i++)
+		assert_int_equal(fake->hook_order[i], expected[i]);
+	/* Revived by ForceRestart, it ends with its stop hooks again. */
+	runner_force_restart(&fixture->runner, true, 40);
+	run_to_running(fixture, 50);
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "stop requested", 60);
+	runner_exited(&fixture->runner, &exit_code_0, 70);
+	assert_int_equal(fake->hook_runs[HOOK_STAGE_STOP], 2);
+	assert_int_equal(fake->hook_runs[HOOK_STAGE_PREKILL], 1);
+	test_free(fixture);
+}
+
+static void test_exec_failure_runs_exited_hooks(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_NEVER, 0, 0);
+	runner_start(&fixture->runner, 0);
+	runner_start_failed(&fixture->runner, "exec /nope: No such file or directory", 127, 5);
+	assert_int_equal(fixture->fake.hook_runs[HOOK_STAGE_EXITED], 1);
+	assert_int_equal(fixture->fake.hook_runs[HOOK_STAGE_STOP], 1);
+	test_free(fixture);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +708,15 @@ int main(void)
 		cmocka_unit_test(test_synchronous_spawn_failure),
 		cmocka_unit_test(test_exec_failure_counts_as_failed_start),
 		cmocka_unit_test(test_kill_now),
+		cmocka_unit_test(test_prestart_hooks_come_before_the_spawn),
+		cmocka_unit_test(test_prestart_failure_is_a_failed_start_that_counts),
+		cmocka_unit_test(test_stop_during_prestart_cancels_the_hooks),
+		cmocka_unit_test(test_restart_during_prestart_runs_them_again),
+		cmocka_unit_test(test_prekill_hooks_come_before_the_signal),
+		cmocka_unit_test(test_exit_during_prekill_cancels_them),
+		cmocka_unit_test(test_kill_now_during_prekill_kills),
+		cmocka_unit_test(test_exited_after_every_exit_stop_once_at_the_end),
+		cmocka_unit_test(test_exec_failure_runs_exited_hooks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

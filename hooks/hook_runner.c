@@ -1,0 +1,266 @@
+#include "hooks/hook_runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config/xmalloc.h"
+#include "hooks/hook_protocol.h"
+
+static void on_exit_seen(struct loop_watch *watch, uint32_t events);
+static void on_input_writable(struct loop_watch *watch, uint32_t events);
+static void on_output_readable(struct loop_watch *watch, uint32_t events);
+static void on_deadline(struct loop_timer *timer);
+
+void hook_run_init(struct hook_run *run, struct loop *loop)
+{
+	memset(run, 0, sizeof(*run));
+	run->loop = loop;
+	run->pidfd_watch = (struct loop_watch){.fd = -1, .callback = on_exit_seen, .data = run};
+	run->input_watch =
+	    (struct loop_watch){.fd = -1, .callback = on_input_writable, .data = run};
+	run->output_watch =
+	    (struct loop_watch){.fd = -1, .callback = on_output_readable, .data = run};
+	loop_timer_init(&run->deadline, on_deadline, run);
+}
+
+bool hook_run_active(const struct hook_run *run)
+{
+	return run->pid > 0;
+}
+
+static void close_watch(struct hook_run *run, struct loop_watch *watch)
+{
+	if (watch->fd < 0)
+		return;
+	if (watch->registered)
+		loop_watch_remove(run->loop, watch);
+	close(watch->fd);
+	watch->fd = -1;
+}
+
+static void on_input_writable(struct loop_watch *watch, uint32_t events)
+{
+	struct hook_run *run = watch->data;
+	while (run->input_written < run->input_length) {
+		ssize_t wrote = write(watch->fd, run->input + run->input_written,
+				      run->input_length - run->input_written);
+		if (wrote < 0 && errno == EINTR)
+			continue;
+		if (wrote < 0 && errno == EAGAIN)
+			return; /* the pipe is full: the loop calls again */
+		if (wrote < 0)
+			break; /* EPIPE: the hook does not read its request */
+		run->input_written += (size_t)wrote;
+	}
+	/* All written (or no reader): EOF tells the hook the request ends. */
+	close_watch(run, watch);
+}
+
+/* Reads what is there; false at EOF. */
+static bool read_output(struct hook_run *run)
+{
+	for (;;) {
+		if (run->output_capacity - run->output_length < 4096) {
+			run->output_capacity =
+			    run->output_capacity ? run->output_capacity * 2 : 8192;
+			run->output = xreallocarray(run->output, run->output_capacity, 1);
+		}
+		ssize_t got = read(run->output_watch.fd, run->output + run->output_length,
+				   run->output_capacity - run->output_length - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return errno == EAGAIN;
+		if (got == 0)
+			return false;
+		run->output_length += (size_t)got;
+		if (run->output_length > HOOK_RESPONSE_MAX_BYTES) {
+			run->output_too_large = true;
+			hook_run_kill(run);
+			return false;
+		}
+	}
+}
+
+static void on_output_readable(struct loop_watch *watch, uint32_t events)
+{
+	struct hook_run *run = watch->data;
+	if (!read_output(run))
+		close_watch(run, watch);
+}
+
+static void on_deadline(struct loop_timer *timer)
+{
+	struct hook_run *run = timer->data;
+	run->timed_out = true;
+	hook_run_kill(run);
+}
+
+void hook_run_kill(struct hook_run *run)
+{
+	if (run->pid <= 0)
+		return;
+	/* The group first (the hook leads it, and its unreaped pid keeps the
+	 * group id from being reused), then the hook itself. */
+	kill(-run->pid, SIGKILL);
+	kill(run->pid, SIGKILL);
+}
+
+static void release(struct hook_run *run)
+{
+	close_watch(run, &run->pidfd_watch);
+	close_watch(run, &run->input_watch);
+	close_watch(run, &run->output_watch);
+	loop_timer_cancel(run->loop, &run->deadline);
+	free(run->input);
+	free(run->output);
+	run->input = run->output = NULL;
+	run->input_length = run->input_written = 0;
+	run->output_length = run->output_capacity = 0;
+	run->pid = 0;
+}
+
+/* The hook exited: what it wrote before is in the pipe, whoever else
+ * still holds its stdout. */
+static void finish(struct hook_run *run)
+{
+	siginfo_t info;
+	memset(&info, 0, sizeof(info));
+	int pidfd = run->pidfd_watch.fd;
+	if (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+	    info.si_pid == 0)
+		return;
+	/* Killed: also what it forked just before the end, while its
+	 * unreaped pid still holds the process group id. */
+	if (run->timed_out || run->output_too_large)
+		kill(-run->pid, SIGKILL);
+	siginfo_t reaped;
+	waitid(P_PIDFD, (id_t)pidfd, &reaped, WEXITED | WNOHANG);
+	if (run->output_watch.fd >= 0 && !run->output_too_large)
+		read_output(run);
+	struct hook_run_result result = {
+	    .timed_out = run->timed_out,
+	    .output_too_large = run->output_too_large,
+	    .exited = info.si_code == CLD_EXITED,
+	    .code = info.si_code == CLD_EXITED ? info.si_status : -1,
+	    .signal = info.si_code == CLD_EXITED ? 0 : info.si_status,
+	    .output = run->output ? run->output : "",
+	    .output_length = run->output_length,
+	};
+	if (run->output)
+		run->output[run->output_length < HOOK_RESPONSE_MAX_BYTES
+				? run->output_length
+				: HOOK_RESPONSE_MAX_BYTES] = '\0';
+	char *output = run->output;
+	run->output = NULL;
+	hook_run_done_function done = run->done;
+	void *context = run->context;
+	release(run);
+	done(context, &result);
+	free(output);
+}
+
+static void on_exit_seen(struct loop_watch *watch, uint32_t events)
+{
+	finish(watch->data);
+}
+
+bool hook_run_reap(struct hook_run *run, pid_t pid)
+{
+	if (run->pid <= 0 || run->pid != pid)
+		return false;
+	finish(run);
+	return true;
+}
+
+/* The child starts with default signal dispositions and an empty mask:
+ * corral blocks the signals it reads through signalfd. */
+static void set_up_attributes(posix_spawnattr_t *attributes)
+{
+	sigset_t all, none;
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawnattr_init(attributes);
+	posix_spawnattr_setsigdefault(attributes, &all);
+	posix_spawnattr_setsigmask(attributes, &none);
+	posix_spawnattr_setflags(attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
+						 POSIX_SPAWN_SETSIGMASK);
+}
+
+int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, const char *input,
+		   size_t input_length, int stderr_fd, uint64_t timeout_ms,
+		   hook_run_done_function done, void *context)
+{
+	int input_pipe[2], output_pipe[2];
+	if (pipe2(input_pipe, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(output_pipe, O_CLOEXEC) < 0) {
+		int error = -errno;
+		close(input_pipe[0]);
+		close(input_pipe[1]);
+		return error;
+	}
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, input_pipe[0], STDIN_FILENO);
+	posix_spawn_file_actions_adddup2(&actions, output_pipe[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
+	/* Whatever corral inherited without CLOEXEC stays out of the hook. */
+	posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+	posix_spawnattr_t attributes;
+	set_up_attributes(&attributes);
+
+	pid_t pid;
+	int error = posix_spawnp(&pid, argv[0], &actions, &attributes, argv, envp);
+	posix_spawn_file_actions_destroy(&actions);
+	posix_spawnattr_destroy(&attributes);
+	close(input_pipe[0]);
+	close(output_pipe[1]);
+	int pidfd = error ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
+	if (!error && pidfd < 0) {
+		error = errno;
+		kill(-pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (error) {
+		close(input_pipe[1]);
+		close(output_pipe[0]);
+		return -error;
+	}
+	fcntl(input_pipe[1], F_SETFL, O_NONBLOCK);
+	fcntl(output_pipe[0], F_SETFL, O_NONBLOCK);
+	run->pid = pid;
+	run->done = done;
+	run->context = context;
+	run->timed_out = run->output_too_large = false;
+	run->input = xmalloc(input_length ? input_length : 1);
+	memcpy(run->input, input, input_length);
+	run->input_length = input_length;
+	run->input_written = 0;
+	run->pidfd_watch.fd = pidfd; /* CLOEXEC by nature */
+	run->input_watch.fd = input_pipe[1];
+	run->output_watch.fd = output_pipe[0];
+	loop_watch_add(run->loop, &run->pidfd_watch, EPOLLIN);
+	loop_watch_add(run->loop, &run->input_watch, EPOLLOUT);
+	loop_watch_add(run->loop, &run->output_watch, EPOLLIN);
+	loop_timer_arm(run->loop, &run->deadline, loop_now_ms() + timeout_ms);
+	return 0;
+}
+
+void hook_run_free(struct hook_run *run)
+{
+	if (run->pid <= 0)
+		return;
+	hook_run_kill(run);
+	siginfo_t info;
+	waitid(P_PIDFD, (id_t)run->pidfd_watch.fd, &info, WEXITED);
+	release(run);
+}
