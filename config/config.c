@@ -81,6 +81,9 @@ static void task_config_free(struct task_config *task)
 	free(task->isolation.hostname);
 	string_vector_free(task->isolation.seccomp.allow);
 	string_vector_free(task->isolation.seccomp.deny);
+	free(task->isolation.uid_map);
+	free(task->isolation.gid_map);
+	string_vector_free(task->groups);
 }
 
 static void group_config_free(struct group_config *group)
