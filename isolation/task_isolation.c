@@ -1,8 +1,12 @@
 #include "isolation/task_isolation.h"
 
 #include <linux/capability.h>
+#include <errno.h>
 #include <sched.h>
 #include <stdint.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,15 +97,35 @@ static int check_mapped_ids(const struct isolation_config *config, const struct 
 	return 0;
 }
 
-static int write_maps(void *context, pid_t pid, int pidfd, char *message, size_t size)
+/* A child in a user namespace has capabilities in it only: it could not
+ * raise a hard limit above corral's (that takes CAP_SYS_RESOURCE in the
+ * host's namespace). corral sets its limits instead, as prlimit(1) would. */
+static int set_rlimits(const struct task_isolation *isolation, pid_t pid, char *message,
+		       size_t size)
+{
+	for (size_t i = 0; i < isolation->parent_rlimit_count; i++) {
+		const struct rlimit_config *limit = &isolation->parent_rlimits[i];
+		struct rlimit value = {.rlim_cur = limit->soft, .rlim_max = limit->hard};
+		if (syscall(SYS_prlimit64, pid, limit->resource, &value, NULL) < 0) {
+			int error = -errno;
+			snprintf(message, size, "rlimit #%zu: %s", i + 1, strerror(errno));
+			return error;
+		}
+	}
+	return 0;
+}
+
+static int prepare_user_namespace(void *context, pid_t pid, int pidfd, char *message,
+				  size_t size)
 {
 	const struct task_isolation *isolation = context;
-	return user_namespace_write_maps(&isolation->user_maps, pid, message, size);
+	int error = user_namespace_write_maps(&isolation->user_maps, pid, message, size);
+	return error < 0 ? error : set_rlimits(isolation, pid, message, size);
 }
 
 spawn_between_fn *task_isolation_between(const struct task_isolation *isolation)
 {
-	return isolation->user_namespace ? write_maps : NULL;
+	return isolation->user_namespace ? prepare_user_namespace : NULL;
 }
 
 int task_isolation_build(struct task_isolation *isolation, const struct task_config *task,
@@ -150,6 +174,9 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 	if (namespaces & ISOLATION_NS_USER) {
 		isolation->user_namespace = true;
 		user_namespace_maps_build(&isolation->user_maps, config);
+		isolation->parent_rlimits = spawn->rlimits;
+		isolation->parent_rlimit_count = spawn->rlimit_count;
+		spawn->rlimit_count = 0;
 	}
 	if ((namespaces & ISOLATION_NS_PID) && config->init) {
 		isolation->reaper_argv = make_reaper_argv(task, plan);

@@ -24,6 +24,9 @@ struct task_isolation {
 	char **reaper_argv; /* owned array; the strings are the task's */
 	bool user_namespace;
 	struct user_namespace_maps user_maps;
+	/* In a user namespace corral sets the rlimits, not the child. */
+	const struct rlimit_config *parent_rlimits;
+	size_t parent_rlimit_count;
 };
 
 /* 0, or -1 with `error` (a seccomp profile that cannot be built). */

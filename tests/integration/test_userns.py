@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import processes_with_env, sh, wait_for
+from conftest import children_of, processes_with_env, sh, wait_for
 
 NEVER = {"policy": "never"}
 BASE = 100000  # the host ids the tests map the namespace's 0..65535 to
@@ -120,8 +120,11 @@ def test_no_privilege_outside_its_namespace(corral, mapped_dir):
 def test_user_and_groups_are_ids_inside(corral, mapped_dir):
     report = mapped_dir / "report"
     script = (f"id -u > {report}; id -g >> {report}; grep Groups /proc/self/status >> {report};"
-              f" echo END >> {report}; exec sleep 30")
-    config = task_config(sh(script), {"namespaces": ["mount", "user"], "user": MAPS},
+              f" ulimit -n >> {report}; ulimit -Hn >> {report}; echo END >> {report}; "
+              "exec sleep 30")
+    # rlimits too: corral sets them for a task in a user namespace.
+    config = task_config(sh(script), {"namespaces": ["mount", "user"], "user": MAPS,
+                                      "rlimits": {"nofile": [256, 512]}},
                          user="4321:4321", groups=[44, "2000"])
     # The task writes as 4321 inside (BASE + 4321 outside). A uid without a
     # passwd entry: no groups of its own.
@@ -131,6 +134,7 @@ def test_user_and_groups_are_ids_inside(corral, mapped_dir):
     lines = report.read_text().splitlines()
     assert lines[0:2] == ["4321", "4321"], lines
     assert lines[2].split()[1:] == ["44", "2000"], lines
+    assert lines[3:5] == ["256", "512"], lines
     started = running.events().of_task("app", "started")[0]["pid"]
     outside = status_ids(started)
     assert outside["Uid"] == [str(BASE + 4321)] * 4, outside
@@ -206,6 +210,50 @@ def test_a_map_the_kernel_refuses_names_the_task_and_leaves_nothing(corral, mapp
     assert "g/app: write uid_map: Operation not permitted" in result.stderr, result.stderr
     assert not marker.exists()
     assert not result.events.of_task("app", "started")
+
+
+def test_a_failed_step_of_corral_names_the_task_and_the_step(corral, mapped_dir):
+    """The rlimits of a task in a user namespace are set by corral in the
+    sync window: one the kernel refuses (above fs.nr_open) fails the start
+    there, before the child ran a single step."""
+    marker = mapped_dir / "ran"
+    config = task_config(sh(f"touch {marker}"), {"namespaces": ["pid", "user"], "user": MAPS,
+                                                 "rlimits": {"nofile": 2 ** 40}})
+    result = corral.run(config)
+    assert result.returncode == 126, result
+    failed = result.events.of_task("app", "start_failed")
+    assert [e["message"] for e in failed] == ["rlimit #1: Operation not permitted"], failed
+    assert not marker.exists()
+
+
+def test_failed_steps_of_corral_leave_nothing_behind(corral):
+    """The killed children are reaped, their fds closed: corral holds as
+    many fds after 20 failed starts as after 1."""
+    def fds_after(failures):
+        # mode delay: once the attempts are spent, the task waits for the
+        # interval's end, and corral sits still.
+        config = {"groups": {"g": {"tasks": {"app": {
+            "command": ["true"],
+            "restart": {"policy": "always", "attempts": failures - 1, "interval": "1h",
+                        "delay": "0s", "mode": "delay"},
+            "isolation": {"namespaces": ["pid", "user"], "user": MAPS,
+                          "rlimits": {"nofile": 2 ** 40}}}}}}}
+        (corral.dir / "events.jsonl").unlink(missing_ok=True)
+        running = corral.start(config)
+
+        def waiting():
+            events = running.events().of_task("app")
+            return (len([e for e in events if e["event"] == "start_failed"]) == failures
+                    and events[-1]["event"] == "restarting")
+        wait_for(waiting, what=f"{failures} failed starts")
+        fds = os.listdir(f"/proc/{running.pid}/fd")
+        children = children_of(running.pid)
+        running.send(signal.SIGTERM)
+        running.wait()
+        assert not children, children  # every child reaped
+        return len(fds)
+
+    assert fds_after(20) == fds_after(1)
 
 
 def test_many_starts_leave_nothing_behind(corral, mapped_dir):
