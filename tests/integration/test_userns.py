@@ -212,6 +212,27 @@ def test_a_map_the_kernel_refuses_names_the_task_and_leaves_nothing(corral, mapp
     assert not result.events.of_task("app", "started")
 
 
+def test_a_failed_step_of_the_child_and_a_readiness_fd(corral, mapped_dir):
+    """After the window, the child's own failures come back as usual, and
+    the readiness fd parked for it reaches the task."""
+    config = task_config(["/nonexistent/program"], {"namespaces": ["pid", "user"], "init": False,
+                                                    "user": MAPS})
+    result = corral.run(config)
+    assert result.returncode == 127, result
+    failed = result.events.of_task("app", "start_failed")
+    assert [e["message"] for e in failed] == [
+        "exec /nonexistent/program: No such file or directory"], failed
+
+    (corral.dir / "events.jsonl").unlink()
+    config = task_config(sh("echo >&5; exec sleep 30"),
+                         {"namespaces": ["pid", "mount", "user"], "user": MAPS},
+                         readiness={"notify": "fd", "fd": 5})
+    running = corral.start(config)
+    wait_for(lambda: running.events().of_task("app", "ready"), what="readiness")
+    running.send(signal.SIGTERM)
+    running.wait()
+
+
 def test_a_failed_step_of_corral_names_the_task_and_the_step(corral, mapped_dir):
     """The rlimits of a task in a user namespace are set by corral in the
     sync window: one the kernel refuses (above fs.nr_open) fails the start
