@@ -275,67 +275,6 @@ static void release_slots(struct spawn_slots *slots, const struct spawn_request 
 		dup3(slots->devnull_fd, slots->sync_fd, O_CLOEXEC);
 }
 
-/* Blocks until `fd` has something for `events`; false when `pidfd` says
- * the child exited first. */
-static bool wait_for(int fd, short events, int pidfd)
-{
-	struct pollfd fds[] = {{.fd = fd, .events = events}, {.fd = pidfd, .events = POLLIN}};
-	for (;;) {
-		if (poll(fds, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return false;
-		}
-		if (fds[0].revents)
-			return true;
-		if (fds[1].revents)
-			return false;
-	}
-}
-
-/* The window of a spawn with a parent step, once the clone returned. The
- * child shares corral's memory and runs on child_stack: until it has
- * exec'd or exited nothing here may return. Nor may corral make a libc
- * call that fails meanwhile: the child shares its errno (same thread
- * pointer), which it reads after its own failed syscalls. So corral only
- * blocks in poll and read, whose successes leave errno alone. */
-static int run_between(struct spawn_slots *slots, const struct spawn_request *request, pid_t pid,
-		       int pidfd, int sync_fd, int error_read_fd, struct spawn_result *result)
-{
-	char byte;
-	/* "r": the child has unshared its fd table; before that, corral's
-	 * slots are its slots. A child that exits first (its unshare failed)
-	 * leaves nothing to do. */
-	bool ready = wait_for(sync_fd, POLLIN, pidfd) && read(sync_fd, &byte, 1) == 1;
-	release_slots(slots, request);
-	if (!ready)
-		return 0;
-	int error = request->between(request->between_context, pid, pidfd, result->message,
-				     sizeof(result->message));
-	byte = 'g';
-	if (error == 0 && write(sync_fd, &byte, 1) != 1)
-		error = fail_with(result, "wake the child", -errno);
-	if (error < 0) {
-		/* The child is blocked on its read: it never runs a step. */
-		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-		siginfo_t info;
-		while (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED) < 0 && errno == EINTR)
-			;
-		return error;
-	}
-	/* EOF: exec'd. A failure record: the child exits right after writing
-	 * it, still on child_stack; wait for that exit too (it stays a zombie
-	 * for the loop to reap). */
-	wait_for(error_read_fd, POLLIN, pidfd);
-	int pending = 0;
-	if (ioctl(error_read_fd, FIONREAD, &pending) == 0 && pending > 0) {
-		struct pollfd exited = {.fd = pidfd, .events = POLLIN};
-		while (poll(&exited, 1, -1) < 0 && errno == EINTR)
-			;
-	}
-	return 0;
-}
-
 /* Parks what the child needs in the slots (dup3 keeps them CLOEXEC). */
 static int park_slots(struct spawn_slots *slots, const struct spawn_request *request,
 		      int error_write_fd, int sync_child_fd)
@@ -346,6 +285,79 @@ static int park_slots(struct spawn_slots *slots, const struct spawn_request *req
 	     dup3(request->notify_fd, slots->notify_fd, O_CLOEXEC) < 0) ||
 	    (request->between && dup3(sync_child_fd, slots->sync_fd, O_CLOEXEC) < 0))
 		return -errno;
+	return 0;
+}
+
+/* Blocks until `fd` is readable (1) or the child has exited (0, from its
+ * pidfd; fd -1: wait for the exit only), or poll fails (-errno). */
+static int wait_for(int fd, int pidfd)
+{
+	struct pollfd fds[] = {{.fd = pidfd, .events = POLLIN}, {.fd = fd, .events = POLLIN}};
+	for (;;) {
+		if (poll(fds, fd < 0 ? 1 : 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (fd >= 0 && fds[1].revents)
+			return 1;
+		if (fds[0].revents)
+			return 0;
+	}
+}
+
+/* For a child that must not go on: it dies, and is reaped here. */
+static void kill_and_reap(int pidfd)
+{
+	syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	siginfo_t info;
+	while (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED) < 0 && errno == EINTR)
+		;
+}
+
+/* The window of a spawn with a parent step, once the clone returned. The
+ * child shares corral's memory and runs on child_stack: until it has
+ * exec'd or exited nothing here may return, except after killing and
+ * reaping it. Nor may corral make a libc call that fails meanwhile: the
+ * child shares its errno (same thread pointer), which it reads after its
+ * own failed syscalls. So corral only blocks in poll and read, whose
+ * successes leave errno alone. */
+static int run_between(struct spawn_slots *slots, const struct spawn_request *request, pid_t pid,
+		       int pidfd, int sync_fd, int error_read_fd, struct spawn_result *result)
+{
+	char byte;
+	/* "r": the child has unshared its fd table; before that, corral's
+	 * slots are its slots. A child that exits first (its unshare failed)
+	 * leaves nothing to do but reap it, in the loop. */
+	int ready = wait_for(sync_fd, pidfd);
+	if (ready > 0 && read(sync_fd, &byte, 1) != 1)
+		ready = -EPROTO;
+	if (ready < 0)
+		kill_and_reap(pidfd);
+	release_slots(slots, request);
+	if (ready <= 0)
+		return ready < 0 ? fail_with(result, "wait for the child", ready) : 0;
+
+	int error = request->between(request->between_context, pid, pidfd, result->message,
+				     sizeof(result->message));
+	byte = 'g';
+	if (error == 0 && write(sync_fd, &byte, 1) != 1)
+		error = fail_with(result, "wake the child", -errno);
+	if (error < 0) {
+		kill_and_reap(pidfd); /* blocked on its read: it never ran a step */
+		return error;
+	}
+	/* EOF: exec'd. A failure record: the child exits right after writing
+	 * it, still on child_stack; wait for that exit too (it stays a zombie
+	 * for the loop to reap). */
+	int done = wait_for(error_read_fd, pidfd);
+	int pending = 0;
+	if (done > 0 && ioctl(error_read_fd, FIONREAD, &pending) == 0 && pending > 0)
+		done = wait_for(-1, pidfd);
+	if (done < 0) {
+		kill_and_reap(pidfd);
+		return fail_with(result, "wait for the child's exec", done);
+	}
 	return 0;
 }
 
