@@ -51,7 +51,8 @@ enum spawn_stage {
  * Why: a child that copies corral's whole fd table (3 fds per task) and
  * closes it again at exec makes every spawn cost O(tasks), and starting N
  * tasks O(N^2). Instead the child shares the table (CLONE_FILES, with
- * CLONE_VFORK so that corral does not touch it meanwhile) and unshares only
+ * CLONE_VFORK so that corral does not touch it meanwhile, or, in a spawn
+ * with a parent step, corral waiting for the child's "ready") and unshares only
  * the fds below `copy_limit` (close_range CLOSE_RANGE_UNSHARE). The parent
  * parks what the child needs in the slots just before the clone. */
 struct spawn_slots {
