@@ -86,6 +86,9 @@ static void task_config_free(struct task_config *task)
 	string_vector_free(task->cdi.devices);
 	string_vector_free(task->cdi.spec_dirs);
 	hook_configs_free(task->hooks, task->hook_count);
+	free(task->isolation.uid_map);
+	free(task->isolation.gid_map);
+	string_vector_free(task->groups);
 }
 
 static void group_config_free(struct group_config *group)

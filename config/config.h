@@ -285,6 +285,10 @@ struct task_config {
 	size_t env_count;
 	char *cwd;       /* NULL: corral's working directory */
 	char *user;      /* NULL: corral's user; else "uid[:gid]" or a name */
+	/* NULL-terminated names or gids ("44"), added to the user's groups;
+	 * NULL: none written */
+	char **groups;
+	size_t group_count;
 
 	enum lifecycle_stage stage;
 	struct restart_policy restart;

@@ -14,11 +14,12 @@
 static const char *const isolation_keys[] = {
     "namespaces",        "hostname", "init",  "capabilities", "seccomp",
     "no_new_privileges", "rlimits",  "umask", "rootfs",       "readonly_rootfs",
-    "mounts",            NULL,
+    "mounts",            "user",     NULL,
 };
 
 /* In the order of the ISOLATION_NS_* bits. */
-static const char *const namespace_names[] = {"pid", "mount", "uts", "ipc", "net", "cgroup"};
+static const char *const namespace_names[] = {"pid", "mount", "uts", "ipc",
+					      "net", "cgroup", "user"};
 #define NAMESPACE_COUNT (sizeof(namespace_names) / sizeof(namespace_names[0]))
 
 /* What people coming from OCI runtimes and util-linux write instead. */
@@ -39,10 +40,6 @@ static unsigned namespace_bit(struct load_context *context, const yaml_node_t *n
 	if (!text)
 		return 0;
 	length = node->data.scalar.length;
-	if (strcmp(text, "user") == 0) {
-		report(context, node, where, "user namespaces are not supported yet");
-		return 0;
-	}
 	for (size_t i = 0; i < NAMESPACE_COUNT; i++) {
 		if (strcmp(text, namespace_names[i]) == 0)
 			return 1u << i;
@@ -59,7 +56,8 @@ static unsigned namespace_bit(struct load_context *context, const yaml_node_t *n
 }
 
 static bool parse_namespaces(struct load_context *context, const yaml_node_t *node,
-			     const struct where *where, unsigned *out)
+			     const struct where *where, unsigned *out,
+			     const yaml_node_t **user_item)
 {
 	size_t count;
 	bool valid = true;
@@ -87,6 +85,8 @@ static bool parse_namespaces(struct load_context *context, const yaml_node_t *no
 		}
 		if (!bit)
 			valid = false;
+		if (bit == ISOLATION_NS_USER)
+			*user_item = item;
 		*out |= bit;
 	}
 	return valid;
@@ -177,7 +177,8 @@ void isolation_fields_parse(struct load_context *context, const yaml_node_t *nod
 		field_where = where_field(where, "namespaces", buffer, sizeof(buffer));
 		out->namespaces_node = field;
 		out->has_namespaces =
-		    parse_namespaces(context, field, &field_where, &values->namespaces);
+		    parse_namespaces(context, field, &field_where, &values->namespaces,
+				     &out->user_namespace_node);
 	}
 	if ((field = map_lookup(&fields, "hostname"))) {
 		field_where = where_field(where, "hostname", buffer, sizeof(buffer));
@@ -212,6 +213,11 @@ void isolation_fields_parse(struct load_context *context, const yaml_node_t *nod
 		out->has_umask = parse_umask(context, field, &field_where, &values->umask);
 	}
 	root_fields_parse(context, &fields, where, &out->root);
+	if ((field = map_lookup(&fields, "user"))) {
+		field_where = where_field(where, "user", buffer, sizeof(buffer));
+		out->user_node = field;
+		out->has_user = user_namespace_parse(context, field, &field_where, values);
+	}
 	map_entries_free(&fields);
 }
 
@@ -245,6 +251,31 @@ static void check_init(struct load_context *context, const char *owner,
 	       set_in[0] ? "false" : "", set_in, set_in[0] ? ": " : "");
 }
 
+/* The user namespace and its maps go together: corral does not pick host
+ * ids for a task (which range is free is the host's business), and maps
+ * without the namespace would do nothing. `user_from` wrote `user` (valid
+ * or not), `namespaces_from` the namespaces. */
+static void check_user(struct load_context *context, const char *owner,
+		       const struct isolation_fields *user_from,
+		       const struct isolation_fields *namespaces_from, const char *set_in,
+		       unsigned namespaces)
+{
+	if (user_from && !(namespaces & ISOLATION_NS_USER)) {
+		struct where where = {.owner = owner, .field = "isolation.user"};
+
+		report(context, user_from->user_node, &where,
+		       "the maps%s need the user namespace; add user to isolation.namespaces",
+		       set_in);
+	} else if (!user_from && (namespaces & ISOLATION_NS_USER) && namespaces_from) {
+		struct where where = {.owner = owner, .field = "isolation.namespaces"};
+
+		report(context, namespaces_from->user_namespace_node, &where,
+		       "\"user\"%s needs isolation.user, the uid and gid maps, such as user: "
+		       "{uid_map: \"0 100000 65536\", gid_map: \"0 100000 65536\"}",
+		       set_in);
+	}
+}
+
 void isolation_fields_check_group(struct load_context *context,
 				  const struct isolation_fields *group, const struct where *where)
 {
@@ -257,6 +288,10 @@ void isolation_fields_check_group(struct load_context *context,
 	check_init(context, where->owner, group->has_init ? group : NULL, "",
 		   group->values.namespaces);
 	root_fields_check(context, where->owner, &group->root, "", group->values.namespaces);
+	/* Only maps without the namespace: a group that gives the namespace
+	 * may leave each task its own maps. */
+	check_user(context, where->owner, group->user_node ? group : NULL, NULL, "",
+		   group->values.namespaces);
 }
 
 /* Which of task and group set a field: the task when it did. */
@@ -269,6 +304,8 @@ static void check_merged(struct load_context *context, const struct isolation_fi
 	const struct isolation_fields *namespaces_from = SOURCE(task, group, has_namespaces);
 	const struct isolation_fields *hostname_from = SOURCE(task, group, has_hostname);
 	const struct isolation_fields *init_from = SOURCE(task, group, has_init);
+	const struct isolation_fields *user_from =
+	    task->user_node ? task : group->user_node ? group : NULL;
 	char set_in[sizeof(struct quoted) + 16];
 
 	/* Namespaces written wrongly were reported; what the task would have
@@ -289,6 +326,10 @@ static void check_merged(struct load_context *context, const struct isolation_fi
 	root_fields_check(context, task_where->owner, &task->root, "", namespaces);
 	if (namespaces_from != group)
 		root_fields_check(context, task_where->owner, &group->root, set_in, namespaces);
+	if (!user_from || namespaces_from != group || user_from != group)
+		check_user(context, task_where->owner, user_from, namespaces_from,
+			   (user_from ? user_from : namespaces_from) == group ? set_in : "",
+			   namespaces);
 }
 
 /* A resource the task limits replaces the group's limit of it. */
@@ -327,6 +368,22 @@ static void apply_fields(struct isolation_config *merged, const struct isolation
 	merge_rlimits(merged, values);
 	if (fields->has_umask)
 		merged->umask = values->umask;
+	/* The maps go together: a task's replace both of the group's. */
+	if (fields->has_user) {
+		merged->uid_map = values->uid_map;
+		merged->uid_map_count = values->uid_map_count;
+		merged->gid_map = values->gid_map;
+		merged->gid_map_count = values->gid_map_count;
+	}
+}
+
+static struct id_map_range *copy_ranges(const struct id_map_range *ranges, size_t count)
+{
+	struct id_map_range *copy = count ? xcalloc(count, sizeof(*copy)) : NULL;
+
+	if (count)
+		memcpy(copy, ranges, count * sizeof(*copy));
+	return copy;
 }
 
 struct isolation_config isolation_merge(struct load_context *context,
@@ -353,6 +410,8 @@ struct isolation_config isolation_merge(struct load_context *context,
 	merged.seccomp.allow = string_vector_copy(merged.seccomp.allow);
 	merged.seccomp.deny = string_vector_copy(merged.seccomp.deny);
 	root_fields_merge(&merged, &group->root, &task->root);
+	merged.uid_map = copy_ranges(merged.uid_map, merged.uid_map_count);
+	merged.gid_map = copy_ranges(merged.gid_map, merged.gid_map_count);
 	check_merged(context, group, group_owner, task, task_where, merged.namespaces);
 	return merged;
 }
@@ -363,5 +422,7 @@ void isolation_fields_free(struct isolation_fields *fields)
 	string_vector_free(fields->values.seccomp.allow);
 	string_vector_free(fields->values.seccomp.deny);
 	root_fields_free(&fields->root);
+	free(fields->values.uid_map);
+	free(fields->values.gid_map);
 	*fields = (struct isolation_fields){0};
 }

@@ -117,7 +117,7 @@ void root_fields_free(struct root_fields *fields);
 struct isolation_fields {
 	bool present; /* `isolation` was written, even as {} */
 	bool has_namespaces, has_hostname, has_init, has_capabilities, has_seccomp,
-	    has_no_new_privileges, has_umask;
+	    has_no_new_privileges, has_umask, has_user;
 	/* Meaningful where set. rlimits holds the ones written (merged one
 	 * resource at a time). */
 	struct isolation_config values;
@@ -125,6 +125,8 @@ struct isolation_fields {
 	 * set when written, valid or not. */
 	const yaml_node_t *namespaces_node, *hostname_node, *init_node;
 	struct root_fields root; /* rootfs, readonly_rootfs, mounts */
+	/* `user` in namespaces, and the `user` map (its uid/gid maps). */
+	const yaml_node_t *user_namespace_node, *user_node;
 };
 
 /* Reads an `isolation` map; reports and skips fields that are wrong. Pure
@@ -207,6 +209,11 @@ void hooks_merge(const struct hook_list *group, const struct hook_list *task,
 		 struct hook_config **out, size_t *count);
 
 void hook_list_free(struct hook_list *list);
+/* `isolation.user`: {uid_map, gid_map}, each lines of INSIDE OUTSIDE
+ * COUNT, into out->uid_map and out->gid_map (allocated; the caller frees
+ * them, also on failure). True when both are valid. */
+bool user_namespace_parse(struct load_context *context, const yaml_node_t *node,
+			  const struct where *where, struct isolation_config *out);
 
 /* What a group hands down to each of its tasks. */
 struct group_defaults {

@@ -13,10 +13,10 @@
 #include "config/units.h"
 #include "config/xmalloc.h"
 
-static const char *const task_keys[] = {"command",   "env",     "cwd",       "user",
-					"lifecycle", "restart", "kill",      "resources",
-					"readiness", "health",  "isolation", "cdi",
-					"task_dirs", "hooks",   NULL};
+static const char *const task_keys[] = {"command",   "env",       "cwd",     "user",
+					"groups",    "lifecycle", "restart", "kill",
+					"resources", "readiness", "health",  "isolation",
+					"cdi",       "task_dirs", "hooks",   NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -166,6 +166,51 @@ static void parse_user(struct load_context *context, const yaml_node_t *node,
 	/* Names are looked up when the task starts, not here: the loader
 	 * stays free of NSS and of the state of /etc/passwd. */
 	task->user = xstrdup(user);
+}
+
+/* Supplementary groups by name or gid. A gid is checked here; a name is
+ * looked up when corral starts, as `user` is. */
+static void parse_groups(struct load_context *context, const yaml_node_t *node,
+			 const struct where *where, struct task_config *task)
+{
+	size_t count;
+
+	if (!expect_list(context, node, where, "a list of group names or gids such as [video, 44]"))
+		return;
+	count = list_length(node);
+	task->groups = xcalloc(count + 1, sizeof(*task->groups));
+	for (size_t i = 0; i < count; i++) {
+		char name[64];
+		struct where item_where;
+		const yaml_node_t *item =
+		    list_item(context, node, i, where, name, sizeof(name), &item_where);
+		const char *group = item ? expect_string(context, item, &item_where) : NULL;
+		const char *cursor = group;
+		uint64_t gid;
+
+		if (!group)
+			continue;
+		if (!*group) {
+			report(context, item, &item_where, "must not be empty (write a name or a gid)");
+			continue;
+		}
+		if (*group >= '0' && *group <= '9' &&
+		    (!read_number(&cursor, &gid) || *cursor || gid >= UINT32_MAX)) {
+			report(context, item, &item_where,
+			       "%s is not a gid (a whole number below 4294967295) nor a group name",
+			       quote(group, item->data.scalar.length).text);
+			continue;
+		}
+		for (size_t j = 0; j < task->group_count; j++)
+			if (strcmp(task->groups[j], group) == 0) {
+				report(context, item, &item_where, "duplicate group %s",
+				       quote(group, item->data.scalar.length).text);
+				group = NULL;
+				break;
+			}
+		if (group)
+			task->groups[task->group_count++] = xstrdup(group);
+	}
 }
 
 static void parse_lifecycle(struct load_context *context, const yaml_node_t *node,
@@ -318,6 +363,8 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 		parse_cwd(context, field, &(struct where){owner, "cwd"}, task);
 	if ((field = map_lookup(&fields, "user")))
 		parse_user(context, field, &(struct where){owner, "user"}, task);
+	if ((field = map_lookup(&fields, "groups")))
+		parse_groups(context, field, &(struct where){owner, "groups"}, task);
 	if ((field = map_lookup(&fields, "restart")))
 		restart_fields_parse(context, field, &(struct where){owner, "restart"},
 				     &task_restart);

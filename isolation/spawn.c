@@ -8,15 +8,20 @@
 #include <linux/close_range.h>
 #include <linux/sched.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Everything the child reads; it lives in corral's memory, which the child
- * shares (CLONE_VM) while corral is suspended (CLONE_VFORK). */
+ * shares (CLONE_VM) while corral is suspended (CLONE_VFORK) or waits for it
+ * (a spawn with a parent step). */
 struct child_arguments {
 	const struct spawn_slots *slots;
 	const struct spawn_request *request;
@@ -42,6 +47,25 @@ child_fail_at(int error_fd, enum spawn_stage stage, int index)
 CHILD_CODE static void __attribute__((noreturn)) child_fail(int error_fd, enum spawn_stage stage)
 {
 	child_fail_at(error_fd, stage, 0);
+}
+
+/* A spawn with a parent step: say "my fd table is my own" (corral may then
+ * change its slots), and wait for corral's go. Any other answer (EOF: corral
+ * gave up) ends the child. */
+CHILD_CODE static void wait_for_parent(int error_fd, int sync_fd)
+{
+	char byte = 'r';
+	long got;
+	if (syscall(SYS_write, sync_fd, &byte, 1) != 1)
+		child_fail(error_fd, SPAWN_STAGE_SYNC);
+	do
+		got = syscall(SYS_read, sync_fd, &byte, 1);
+	while (got < 0 && errno == EINTR);
+	if (got != 1) {
+		if (got == 0)
+			errno = ECONNRESET;
+		child_fail(error_fd, SPAWN_STAGE_SYNC);
+	}
 }
 
 /* v1 has no CLONE_INTO_CGROUP: the child moves itself ("0" is the writer)
@@ -78,6 +102,9 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	 * succeeds nothing may touch an fd, as the table is corral's. */
 	if (syscall(SYS_close_range, slots->copy_limit, ~0U, CLOSE_RANGE_UNSHARE) < 0)
 		return 127; /* cannot report through a shared table */
+
+	if (request->between)
+		wait_for_parent(error_fd, slots->sync_fd);
 
 	join_v1_cgroups(error_fd, request->cgroup_v1_procs);
 
@@ -155,13 +182,16 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	child_fail(error_fd, SPAWN_STAGE_EXEC);
 }
 
-/* One child at a time runs on it: corral is suspended until it execs. */
+/* One child at a time runs on it: corral waits until it execs or exits. */
 static char child_stack[64 * 1024] __attribute__((aligned(16)));
 
 static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 {
+	/* With a parent step corral must run while the child waits: no
+	 * vfork, spawn_process waits for the exec itself. */
 	struct clone_args args = {
-		.flags = CLONE_PIDFD | CLONE_FILES | CLONE_VFORK,
+		.flags = CLONE_PIDFD | CLONE_FILES |
+			 (arguments->request->between ? 0 : CLONE_VFORK),
 		.pidfd = (uint64_t)(uintptr_t)pidfd,
 		.exit_signal = SIGCHLD,
 	};
@@ -188,7 +218,7 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 int spawn_slots_open(struct spawn_slots *slots)
 {
 	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
-		      &slots->notify_fd, &slots->self_fd};
+		      &slots->notify_fd, &slots->sync_fd, &slots->self_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		*fds[i] = -1;
 	slots->devnull_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -220,7 +250,7 @@ int spawn_slots_open(struct spawn_slots *slots)
 void spawn_slots_close(struct spawn_slots *slots)
 {
 	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
-		      &slots->notify_fd, &slots->self_fd};
+		      &slots->notify_fd, &slots->sync_fd, &slots->self_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -228,37 +258,151 @@ void spawn_slots_close(struct spawn_slots *slots)
 	}
 }
 
+static int fail_with(struct spawn_result *result, const char *what, int error)
+{
+	snprintf(result->message, sizeof(result->message), "%s: %s", what, strerror(-error));
+	return error;
+}
+
+/* The child is done with corral's memory and fd table: drop corral's copies
+ * of what was parked for it, so that the error pipe can report EOF. */
+static void release_slots(struct spawn_slots *slots, const struct spawn_request *request)
+{
+	dup3(slots->devnull_fd, slots->error_fd, O_CLOEXEC);
+	if (request->notify_target >= 0)
+		dup3(slots->devnull_fd, slots->notify_fd, O_CLOEXEC);
+	if (request->between)
+		dup3(slots->devnull_fd, slots->sync_fd, O_CLOEXEC);
+}
+
+/* Parks what the child needs in the slots (dup3 keeps them CLOEXEC). */
+static int park_slots(struct spawn_slots *slots, const struct spawn_request *request,
+		      int error_write_fd, int sync_child_fd)
+{
+	if (dup3(request->output_fd, slots->output_fd, O_CLOEXEC) < 0 ||
+	    dup3(error_write_fd, slots->error_fd, O_CLOEXEC) < 0 ||
+	    (request->notify_target >= 0 &&
+	     dup3(request->notify_fd, slots->notify_fd, O_CLOEXEC) < 0) ||
+	    (request->between && dup3(sync_child_fd, slots->sync_fd, O_CLOEXEC) < 0))
+		return -errno;
+	return 0;
+}
+
+/* Blocks until `fd` is readable (1) or the child has exited (0, from its
+ * pidfd; fd -1: wait for the exit only), or poll fails (-errno). */
+static int wait_for(int fd, int pidfd)
+{
+	struct pollfd fds[] = {{.fd = pidfd, .events = POLLIN}, {.fd = fd, .events = POLLIN}};
+	for (;;) {
+		if (poll(fds, fd < 0 ? 1 : 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (fd >= 0 && fds[1].revents)
+			return 1;
+		if (fds[0].revents)
+			return 0;
+	}
+}
+
+/* For a child that must not go on: it dies, and is reaped here. */
+static void kill_and_reap(int pidfd)
+{
+	syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	siginfo_t info;
+	while (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED) < 0 && errno == EINTR)
+		;
+}
+
+/* The window of a spawn with a parent step, once the clone returned. The
+ * child shares corral's memory and runs on child_stack: until it has
+ * exec'd or exited nothing here may return, except after killing and
+ * reaping it. Nor may corral make a libc call that fails meanwhile: the
+ * child shares its errno (same thread pointer), which it reads after its
+ * own failed syscalls. So corral only blocks in poll and read, whose
+ * successes leave errno alone. */
+static int run_between(struct spawn_slots *slots, const struct spawn_request *request, pid_t pid,
+		       int pidfd, int sync_fd, int error_read_fd, struct spawn_result *result)
+{
+	char byte;
+	/* "r": the child has unshared its fd table; before that, corral's
+	 * slots are its slots. A child that exits first (its unshare failed)
+	 * leaves nothing to do but reap it, in the loop. */
+	int ready = wait_for(sync_fd, pidfd);
+	if (ready > 0 && read(sync_fd, &byte, 1) != 1)
+		ready = -EPROTO;
+	if (ready < 0)
+		kill_and_reap(pidfd);
+	release_slots(slots, request);
+	if (ready <= 0)
+		return ready < 0 ? fail_with(result, "wait for the child", ready) : 0;
+
+	int error = request->between(request->between_context, pid, pidfd, result->message,
+				     sizeof(result->message));
+	byte = 'g';
+	if (error == 0 && write(sync_fd, &byte, 1) != 1)
+		error = fail_with(result, "wake the child", -errno);
+	if (error < 0) {
+		kill_and_reap(pidfd); /* blocked on its read: it never ran a step */
+		return error;
+	}
+	/* EOF: exec'd. A failure record: the child exits right after writing
+	 * it, still on child_stack; wait for that exit too (it stays a zombie
+	 * for the loop to reap). */
+	int done = wait_for(error_read_fd, pidfd);
+	int pending = 0;
+	if (done > 0 && ioctl(error_read_fd, FIONREAD, &pending) == 0 && pending > 0)
+		done = wait_for(-1, pidfd);
+	if (done < 0) {
+		kill_and_reap(pidfd);
+		return fail_with(result, "wait for the child's exec", done);
+	}
+	return 0;
+}
+
 int spawn_process(struct spawn_slots *slots, const struct spawn_request *request,
 		  struct spawn_result *result)
 {
+	result->message[0] = '\0';
 	/* Non-blocking for corral's loop; the child's one small write into an
 	 * empty pipe never needs to wait either. */
 	int error_pipe[2];
 	if (pipe2(error_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		return -errno;
-	/* Park what the child needs in the slots (dup3 keeps them CLOEXEC). */
-	if (dup3(request->output_fd, slots->output_fd, O_CLOEXEC) < 0 ||
-	    dup3(error_pipe[1], slots->error_fd, O_CLOEXEC) < 0 ||
-	    (request->notify_target >= 0 &&
-	     dup3(request->notify_fd, slots->notify_fd, O_CLOEXEC) < 0)) {
+		return fail_with(result, "error pipe", -errno);
+	/* A socket rather than a pipe: one fd each way for "ready" and "go". */
+	int sync[2] = {-1, -1};
+	if (request->between && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) < 0) {
 		int error = -errno;
 		close(error_pipe[0]);
 		close(error_pipe[1]);
-		return error;
+		return fail_with(result, "sync socket", error);
 	}
+	int error = park_slots(slots, request, error_pipe[1], sync[1]);
 	close(error_pipe[1]);
+	if (sync[1] >= 0)
+		close(sync[1]);
 
 	int pidfd = -1;
+	pid_t pid = 0;
 	struct child_arguments arguments = {.slots = slots, .request = request};
-	pid_t pid = clone_child(&arguments, &pidfd);
-	int error = pid < 0 ? pid : 0;
-
-	/* The child has exec'd or exited: drop our copy of the error pipe's
-	 * write end, so that the pipe reports EOF or the failure. */
-	dup3(slots->devnull_fd, slots->error_fd, O_CLOEXEC);
-	if (request->notify_target >= 0)
-		dup3(slots->devnull_fd, slots->notify_fd, O_CLOEXEC);
 	if (error < 0) {
+		release_slots(slots, request);
+		fail_with(result, "give the child its fds", error);
+	} else if ((pid = clone_child(&arguments, &pidfd)) < 0) {
+		release_slots(slots, request);
+		error = fail_with(result, "clone3", pid);
+	} else if (request->between) {
+		error = run_between(slots, request, pid, pidfd, sync[0], error_pipe[0], result);
+	} else {
+		/* CLONE_VFORK: the child has exec'd or exited. */
+		release_slots(slots, request);
+	}
+	if (sync[0] >= 0)
+		close(sync[0]);
+	if (error < 0) {
+		if (pid > 0)
+			close(pidfd);
 		close(error_pipe[0]);
 		return error;
 	}
@@ -314,6 +458,9 @@ void spawn_failure_describe(const struct spawn_request *request,
 {
 	const char *reason = strerror(failure->error);
 	switch (failure->stage) {
+	case SPAWN_STAGE_SYNC:
+		snprintf(buffer, size, "wait for corral's step before the setup: %s", reason);
+		break;
 	case SPAWN_STAGE_CGROUP_V1:
 		snprintf(buffer, size, "join v1 cgroup %s: %s",
 			 request->cgroup_v1_procs ? request->cgroup_v1_procs[failure->index] : "?",

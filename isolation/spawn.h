@@ -18,6 +18,7 @@
 
 /* The child's steps, in the order it takes them. */
 enum spawn_stage {
+	SPAWN_STAGE_SYNC, /* waiting for corral's step (spawn_request.between) */
 	SPAWN_STAGE_CGROUP_V1,
 	SPAWN_STAGE_SIGNALS,
 	SPAWN_STAGE_SESSION,
@@ -50,12 +51,13 @@ enum spawn_stage {
 	SPAWN_STAGE_EXEC_REAPER,
 };
 
-/* Four fd slots reserved once, below every fd the tasks make corral open.
+/* Fd slots reserved once, below every fd the tasks make corral open.
  *
  * Why: a child that copies corral's whole fd table (3 fds per task) and
  * closes it again at exec makes every spawn cost O(tasks), and starting N
  * tasks O(N^2). Instead the child shares the table (CLONE_FILES, with
- * CLONE_VFORK so that corral does not touch it meanwhile) and unshares only
+ * CLONE_VFORK so that corral does not touch it meanwhile, or, in a spawn
+ * with a parent step, corral waiting for the child's "ready") and unshares only
  * the fds below `copy_limit` (close_range CLOSE_RANGE_UNSHARE). The parent
  * parks what the child needs in the slots just before the clone. */
 struct spawn_slots {
@@ -63,6 +65,8 @@ struct spawn_slots {
 	int output_fd; /* the task's output pipe, refreshed per spawn */
 	int error_fd;  /* the error pipe's write end during a spawn, else /dev/null */
 	int notify_fd; /* a readiness pipe's write end during a spawn, else /dev/null */
+	int sync_fd;   /* the child's end of the sync socket during a spawn with a
+			* parent step (spawn_request.between), else /dev/null */
 	int self_fd;   /* corral's own binary (O_PATH), which isolated tasks exec as
 			* their pid namespace's reaper */
 	int devnull_fd;
@@ -73,6 +77,12 @@ struct spawn_slots {
  * grows with the number of tasks. Returns 0 or -errno. */
 int spawn_slots_open(struct spawn_slots *slots);
 void spawn_slots_close(struct spawn_slots *slots);
+
+/* Work corral does for a child after the clone and before the child's first
+ * setup step, while the child waits: a user namespace's uid/gid maps, links
+ * moved into its network namespace. Returns 0, or -errno with `message`
+ * saying which step failed and why ("write uid_map: Invalid argument"). */
+typedef int spawn_between_fn(void *context, pid_t pid, int pidfd, char *message, size_t size);
 
 struct spawn_request {
 	const char *executable; /* resolved path, see spawn_resolve_executable */
@@ -95,12 +105,20 @@ struct spawn_request {
 	int notify_target;
 	int notify_fd;
 	const struct spawn_isolation *isolation; /* NULL: none */
+	/* NULL: the fast path, CLONE_VFORK. Else the clone is not a vfork:
+	 * the child waits on the sync socket until `between` returned (and
+	 * is killed and reaped when it fails), then corral waits until it
+	 * has exec'd or failed. See docs/architecture.md, "Isolation". */
+	spawn_between_fn *between;
+	void *between_context;
 };
 
 struct spawn_result {
 	pid_t pid;
 	int pidfd;    /* CLOEXEC */
 	int error_fd; /* read end of the error pipe, CLOEXEC and non-blocking */
+	char message[160]; /* when spawn_process failed: "clone3: ...", or why
+			    * `between` did */
 };
 
 struct spawn_failure {
@@ -109,8 +127,9 @@ struct spawn_failure {
 	int index; /* which v1 cgroup, rlimit, capability or mount step */
 };
 
-/* Returns 0 with *result filled, or -errno when the clone itself failed.
- * Returns once the child has exec'd or failed (CLONE_VFORK): microseconds. */
+/* Returns 0 with *result filled, or -errno when the clone itself or the
+ * request's `between` step failed (result->message says which and why).
+ * Returns once the child has exec'd or failed: microseconds. */
 int spawn_process(struct spawn_slots *slots, const struct spawn_request *request,
 		  struct spawn_result *result);
 

@@ -1,8 +1,12 @@
 #include "isolation/task_isolation.h"
 
 #include <linux/capability.h>
+#include <errno.h>
 #include <sched.h>
 #include <stdint.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +26,9 @@ static unsigned long clone_flags_of(unsigned namespaces)
 		flags |= CLONE_NEWIPC;
 	if (namespaces & ISOLATION_NS_NET)
 		flags |= CLONE_NEWNET;
+	/* The kernel makes it first: the others belong to it. */
+	if (namespaces & ISOLATION_NS_USER)
+		flags |= CLONE_NEWUSER;
 	/* Not the cgroup namespace: at clone time its root would be corral's
 	 * cgroup; the child unshares it once in its own. */
 	return flags;
@@ -69,6 +76,58 @@ static void give_back_program(struct task_isolation *isolation)
 	seccomp_program_free(&isolation->seccomp);
 }
 
+/* In a user namespace the task's ids are ids inside it: each must be one
+ * the maps give, or the child's setresuid fails with a bare EINVAL. */
+static int check_mapped_ids(const struct isolation_config *config, const struct task_plan *plan,
+			    char *error, size_t error_size)
+{
+	if (!user_namespace_maps_id(config->uid_map, config->uid_map_count, plan->uid)) {
+		snprintf(error, error_size, "user: uid %u is not in isolation.user.uid_map",
+			 (unsigned)plan->uid);
+		return -1;
+	}
+	for (size_t i = 0; i <= plan->group_count; i++) {
+		gid_t gid = i ? plan->groups[i - 1] : plan->gid;
+		if (!user_namespace_maps_id(config->gid_map, config->gid_map_count, gid)) {
+			snprintf(error, error_size, "%s: gid %u is not in isolation.user.gid_map",
+				 i ? "groups" : "user", (unsigned)gid);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A child in a user namespace has capabilities in it only: it could not
+ * raise a hard limit above corral's (that takes CAP_SYS_RESOURCE in the
+ * host's namespace). corral sets its limits instead, as prlimit(1) would. */
+static int set_rlimits(const struct task_isolation *isolation, pid_t pid, char *message,
+		       size_t size)
+{
+	for (size_t i = 0; i < isolation->parent_rlimit_count; i++) {
+		const struct rlimit_config *limit = &isolation->parent_rlimits[i];
+		struct rlimit value = {.rlim_cur = limit->soft, .rlim_max = limit->hard};
+		if (syscall(SYS_prlimit64, pid, limit->resource, &value, NULL) < 0) {
+			int error = -errno;
+			snprintf(message, size, "rlimit #%zu: %s", i + 1, strerror(errno));
+			return error;
+		}
+	}
+	return 0;
+}
+
+static int prepare_user_namespace(void *context, pid_t pid, int pidfd, char *message,
+				  size_t size)
+{
+	const struct task_isolation *isolation = context;
+	int error = user_namespace_write_maps(&isolation->user_maps, pid, message, size);
+	return error < 0 ? error : set_rlimits(isolation, pid, message, size);
+}
+
+spawn_between_fn *task_isolation_between(const struct task_isolation *isolation)
+{
+	return isolation->user_namespace ? prepare_user_namespace : NULL;
+}
+
 int task_isolation_build(struct task_isolation *isolation, const struct task_config *task,
 			 const struct task_plan *plan, char *error, size_t error_size)
 {
@@ -87,6 +146,11 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 		snprintf(error, error_size,
 			 "isolation: a seccomp filter needs no_new_privileges: true, or "
 			 "sys_admin among the capabilities");
+		task_isolation_free(isolation);
+		return -1;
+	}
+	if ((config->namespaces & ISOLATION_NS_USER) &&
+	    check_mapped_ids(config, plan, error, error_size) < 0) {
 		task_isolation_free(isolation);
 		return -1;
 	}
@@ -115,6 +179,13 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 	spawn->capabilities = &isolation->capabilities;
 	spawn->no_new_privileges = config->no_new_privileges;
 	spawn->seccomp = program;
+	if (namespaces & ISOLATION_NS_USER) {
+		isolation->user_namespace = true;
+		user_namespace_maps_build(&isolation->user_maps, config);
+		isolation->parent_rlimits = spawn->rlimits;
+		isolation->parent_rlimit_count = spawn->rlimit_count;
+		spawn->rlimit_count = 0;
+	}
 	if ((namespaces & ISOLATION_NS_PID) && config->init) {
 		isolation->reaper_argv = make_reaper_argv(task, plan);
 		spawn->reaper_argv = isolation->reaper_argv;
@@ -158,5 +229,6 @@ void task_isolation_free(struct task_isolation *isolation)
 	give_back_program(isolation);
 	free(isolation->reaper_argv);
 	mount_plan_free(&isolation->mounts);
+	user_namespace_maps_free(&isolation->user_maps);
 	memset(isolation, 0, sizeof(*isolation));
 }

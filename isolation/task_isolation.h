@@ -10,8 +10,10 @@
 #include "config/config.h"
 #include "isolation/capabilities.h"
 #include "isolation/seccomp_profile.h"
+#include "isolation/spawn.h"
 #include "isolation/spawn_isolation.h"
 #include "isolation/task_plan.h"
+#include "isolation/user_namespace.h"
 
 struct task_isolation {
 	bool enabled; /* the task has an `isolation:` map */
@@ -21,6 +23,11 @@ struct task_isolation {
 	bool shares_default_seccomp;    /* the default profile: one for all */
 	char **reaper_argv; /* owned array; the strings are the task's */
 	struct mount_plan mounts; /* with a mount namespace */
+	bool user_namespace;
+	struct user_namespace_maps user_maps;
+	/* In a user namespace corral sets the rlimits, not the child. */
+	const struct rlimit_config *parent_rlimits;
+	size_t parent_rlimit_count;
 };
 
 /* 0, or -1 with `error` (a seccomp profile that cannot be built). */
@@ -35,6 +42,10 @@ int task_isolation_refresh_mounts(struct task_isolation *isolation,
 				  const struct task_config *task,
 				  const struct start_additions *additions, char *error,
 				  size_t error_size);
+/* corral's work between the clone and the child's setup, for
+ * spawn_request.between (context: the struct task_isolation); NULL when the
+ * task needs none and takes the vfork fast path. */
+spawn_between_fn *task_isolation_between(const struct task_isolation *isolation);
 
 /* The reaper execs the command by its path: follow the plan's. */
 void task_isolation_refresh(struct task_isolation *isolation, const struct task_plan *plan);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "isolation/spawn.h"
 #include "config/xmalloc.h"
@@ -136,6 +137,33 @@ out:
 	return result;
 }
 
+static void add_group(struct task_plan *plan, gid_t gid)
+{
+	for (size_t i = 0; i < plan->group_count; i++)
+		if (plan->groups[i] == gid)
+			return;
+	plan->groups = xreallocarray(plan->groups, plan->group_count + 1, sizeof(gid_t));
+	plan->groups[plan->group_count++] = gid;
+}
+
+/* The ids a task runs as when `user` does not say: corral's own, except in
+ * a user namespace, where corral's ids mean nothing (they may not even be
+ * mapped) and the task is root of its namespace, 0:0, without corral's
+ * supplementary groups. */
+static void default_ids(struct task_plan *plan, const struct task_config *task)
+{
+	if (task->isolation.enabled && (task->isolation.namespaces & ISOLATION_NS_USER)) {
+		plan->change_ids = true;
+		return; /* 0:0, no groups */
+	}
+	/* `groups` alone: corral's ids, these supplementary groups. */
+	if (task->groups) {
+		plan->change_ids = true;
+		plan->uid = getuid();
+		plan->gid = getgid();
+	}
+}
+
 void task_plan_refresh_executable(struct task_plan *plan, const struct task_config *task)
 {
 	if (plan->executable && strchr(plan->executable, '/'))
@@ -156,11 +184,23 @@ int task_plan_build(struct task_plan *plan, const struct task_config *task, cons
 	memset(plan, 0, sizeof(*plan));
 	plan->envp = build_environment(task, group_name, base_env, corral_env);
 	task_plan_refresh_executable(plan, task);
-	if (task->user && resolve_user(plan, task->user, error, error_size) < 0) {
-		task_plan_free(plan);
-		return -1;
+	if (task->user && resolve_user(plan, task->user, error, error_size) < 0)
+		goto fail;
+	if (!task->user)
+		default_ids(plan, task);
+	for (size_t i = 0; i < task->group_count; i++) {
+		gid_t gid;
+		char why[160];
+		if (resolve_group(task->groups[i], &gid, why, sizeof(why)) < 0) {
+			snprintf(error, error_size, "groups: %s", why);
+			goto fail;
+		}
+		add_group(plan, gid);
 	}
 	return 0;
+fail:
+	task_plan_free(plan);
+	return -1;
 }
 
 void task_plan_set_additions(struct task_plan *plan, char *const *env)

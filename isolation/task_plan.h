@@ -18,14 +18,15 @@ struct task_plan {
 	bool change_ids;
 	uid_t uid;
 	gid_t gid;
-	gid_t *groups; /* supplementary groups, owned */
+	gid_t *groups; /* supplementary groups (the user's, then `groups`), owned */
 	size_t group_count;
 };
 
 /* The environment is `base_env` (corral's own) with the task's `env:` laid
  * over it, plus CORRAL_GROUP and CORRAL_TASK, and `corral_env` (NULL, or
- * NULL-terminated assignments corral gives the task, e.g. NOTIFY_SOCKET). `user` is resolved through
- * the passwd and group databases. Returns 0, or -1 with `error` saying what
+ * NULL-terminated assignments corral gives the task, e.g. NOTIFY_SOCKET). `user` and `groups`
+ * are resolved through the passwd and group databases; in a user namespace
+ * they are ids inside it, and the task runs as 0:0 when `user` is not set. Returns 0, or -1 with `error` saying what
  * is wrong (e.g. `user "bob": no such user`). */
 int task_plan_build(struct task_plan *plan, const struct task_config *task, const char *group_name,
 		    char *const *base_env, char *const *corral_env, char *error,

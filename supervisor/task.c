@@ -65,6 +65,8 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.cgroup_v1_procs = task->cgroup.v1_count ? task->cgroup.v1_procs_paths : NULL,
 		.notify_target = -1,
 		.isolation = task->isolation.enabled ? &task->isolation.spawn : NULL,
+		.between = task_isolation_between(&task->isolation),
+		.between_context = &task->isolation,
 	};
 }
 
@@ -107,7 +109,7 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	error = spawn_process(task->services->spawn_slots, &request, &result);
 	task_readiness_spawned(task);
 	if (error < 0) {
-		snprintf(message, message_size, "clone3: %s", strerror(-error));
+		snprintf(message, message_size, "%s", result.message);
 		return error;
 	}
 	task->pid = result.pid;

@@ -8,7 +8,9 @@
  *     delay 0). Per run: each "started" event to the next in corral's event
  *     log (spawn, exec, exit, reap, restart), and the whole `corral run`
  *     divided by its runs, corral's fixed start-up (a run of 1) subtracted.
- *     The same task without isolation, for context.
+ *     The same task with a user namespace too (uid/gid maps 0 100000
+ *     65536, written by corral in the sync window), and without isolation,
+ *     for context.
  *   - unshare --pid --mount --uts --ipc --net --fork /bin/true (util-linux);
  *   - bwrap --unshare-all --die-with-parent --ro-bind / / /bin/true;
  *   - runc run of a bundle: busybox-static as a read-only rootfs, the spec of
@@ -368,6 +370,9 @@ static const char *const isolated_yaml =
     "{namespaces: [pid, mount, uts, ipc, net], capabilities: {drop: [all]}}";
 static const char *const no_init_yaml =
     "{namespaces: [pid, mount, uts, ipc, net], capabilities: {drop: [all]}, init: false}";
+static const char *const userns_yaml =
+    "{namespaces: [pid, mount, uts, ipc, net, user], capabilities: {drop: [all]}, "
+    "user: {uid_map: \"0 100000 65536\", gid_map: \"0 100000 65536\"}}";
 
 static void write_corral_config(const char *path, const char *isolation, unsigned runs)
 {
@@ -609,6 +614,7 @@ static bool make_runc_bundle(const char *bundle, char *note, size_t note_size)
 enum row_id {
 	ROW_CORRAL_ISOLATED,
 	ROW_CORRAL_NO_INIT,
+	ROW_CORRAL_USERNS,
 	ROW_CORRAL_PLAIN,
 	ROW_UNSHARE,
 	ROW_BWRAP,
@@ -635,6 +641,7 @@ struct row {
 static struct row rows[ROW_COUNT] = {
     [ROW_CORRAL_ISOLATED] = {.label = "corral, isolated"},
     [ROW_CORRAL_NO_INIT] = {.label = "corral, isolated, init: false (context)"},
+    [ROW_CORRAL_USERNS] = {.label = "corral, isolated + user namespace (context)"},
     [ROW_CORRAL_PLAIN] = {.label = "corral, no isolation (context)"},
     [ROW_UNSHARE] = {.label = "unshare --pid --mount --uts --ipc --net --fork"},
     [ROW_BWRAP] = {.label = "bwrap --unshare-all --ro-bind / /"},
@@ -717,6 +724,7 @@ static void setup_rows(unsigned runs_per_round)
 {
 	rows[ROW_CORRAL_ISOLATED].isolation = isolated_yaml;
 	rows[ROW_CORRAL_NO_INIT].isolation = no_init_yaml;
+	rows[ROW_CORRAL_USERNS].isolation = userns_yaml;
 	for (int id = ROW_CORRAL_ISOLATED; is_corral_row(id); id++) {
 		struct row *row = &rows[id];
 		char name[64];

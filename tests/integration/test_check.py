@@ -56,6 +56,7 @@ groups:
         env: {K: V}
         cwd: /tmp
         user: "1000:1000"
+        groups: [video, 44]
         restart: {policy: always, delay: 500ms, mode: delay}
         kill: {signal: SIGTERM, timeout: 10s}
         resources: {memory: 256M, memory_high: 200M, memory_swap: 0, cpu: 0.5, cpu_weight: 100,
@@ -75,6 +76,9 @@ groups:
                 isolation: {init: false, seccomp: unconfined, capabilities: {drop: [CAP_NET_RAW]}}}
       notice:  {command: ["/bin/true"], lifecycle: {hook: poststart}, isolation: {seccomp: default}}
       announce: {command: "echo shell string", lifecycle: {hook: poststart}}
+      mapped:  {command: ["/bin/true"], lifecycle: {hook: poststart},
+                isolation: {namespaces: [user], user: {uid_map: "0 100000 65536",
+                                                       gid_map: ["0 100000 65536"]}}}
       cleanup:  {command: ["/bin/true"], lifecycle: {hook: poststop}}
 """
     result = corral.check(corral.config(config))

@@ -32,8 +32,8 @@ static const struct error_case cases[] = {
     {"unknown task key, with a suggestion", TASK("{comand: [a]}"), 4, 13,
      "web/app: unknown key \"comand\"; did you mean \"command\"?"},
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
-     "web/app: unknown key \"foo\" (expected command, env, cwd, user, lifecycle, restart, "
-     "kill, resources, readiness, health, isolation, cdi, task_dirs or hooks)"},
+     "web/app: unknown key \"foo\" (expected command, env, cwd, user, groups, lifecycle, "
+     "restart, kill, resources, readiness, health, isolation, cdi, task_dirs or hooks)"},
     {"misspelt key in capitals", TASK("{Command: a}"), 4, 13,
      "web/app: unknown key \"Command\"; did you mean \"command\"?"},
     {"unknown restart key", TASK("{command: a, restart: {dealy: 1s}}"), 4, 35,
@@ -294,15 +294,13 @@ static const struct error_case cases[] = {
     {"unknown isolation key, nothing close", TASK("{command: a, isolation: {colour: red}}"), 4,
      37,
      "web/app: isolation: unknown key \"colour\" (expected namespaces, hostname, init, "
-     "capabilities, seccomp, no_new_privileges, rlimits, umask, rootfs, readonly_rootfs or "
-     "mounts)"},
+     "capabilities, seccomp, no_new_privileges, rlimits, umask, rootfs, readonly_rootfs, "
+     "mounts or user)"},
     {"misspelt isolation key", TASK("{command: a, isolation: {namespace: [pid]}}"), 4, 37,
      "web/app: isolation: unknown key \"namespace\"; did you mean \"namespaces\"?"},
     {"namespaces as a string", TASK("{command: a, isolation: {namespaces: pid}}"), 4, 49,
      "web/app: isolation.namespaces: must be a list of namespaces such as [pid, mount], not "
      "a string"},
-    {"user namespace", TASK("{command: a, isolation: {namespaces: [pid, user]}}"), 4, 55,
-     "web/app: isolation.namespaces[1]: user namespaces are not supported yet"},
     {"duplicate namespace", TASK("{command: a, isolation: {namespaces: [pid, mount, pid]}}"), 4, 62,
      "web/app: isolation.namespaces[2]: duplicate namespace \"pid\""},
     {"misspelt namespace", TASK("{command: a, isolation: {namespaces: [pdi]}}"), 4, 50,
@@ -311,7 +309,7 @@ static const struct error_case cases[] = {
      "web/app: isolation.namespaces[0]: unknown namespace \"network\"; did you mean \"net\"?"},
     {"unknown namespace", TASK("{command: a, isolation: {namespaces: [time]}}"), 4, 50,
      "web/app: isolation.namespaces[0]: unknown namespace \"time\" (use pid, mount, uts, "
-     "ipc, net or cgroup)"},
+     "ipc, net, cgroup or user)"},
     {"namespace as a list", TASK("{command: a, isolation: {namespaces: [[pid]]}}"), 4, 50,
      "web/app: isolation.namespaces[0]: must be a string, not a list"},
     {"hostname without uts", TASK("{command: a, isolation: {hostname: app}}"), 4, 47,
@@ -471,8 +469,8 @@ static const struct error_case cases[] = {
     {"umask as a list", TASK("{command: a, isolation: {umask: [0]}}"), 4, 44,
      "web/app: isolation.umask: must be an octal mask such as \"0027\", not a list"},
     {"wrong namespaces, no second message about the hostname",
-     TASK("{command: a, isolation: {namespaces: [uts, user], hostname: app}}"), 4, 55,
-     "web/app: isolation.namespaces[1]: user namespaces are not supported yet"},
+     TASK("{command: a, isolation: {namespaces: [uts, usr], hostname: app}}"), 4, 55,
+     "web/app: isolation.namespaces[1]: unknown namespace \"usr\"; did you mean \"user\"?"},
     {"wrong group namespaces, nothing more for the tasks",
      "groups:\n  web:\n    isolation: {namespaces: uts, hostname: h}\n"
      "    tasks: {a: {command: a}, b: {command: b}}\n",
