@@ -81,6 +81,7 @@ static void task_config_free(struct task_config *task)
 	free(task->isolation.hostname);
 	string_vector_free(task->isolation.seccomp.allow);
 	string_vector_free(task->isolation.seccomp.deny);
+	device_configs_free(task->isolation.devices, task->isolation.device_count);
 }
 
 static void group_config_free(struct group_config *group)

@@ -1,7 +1,8 @@
 /* A task's isolation: the fields of an `isolation` map, the checks between
  * them, and the merge of group <- task, field by field. Capabilities,
- * seccomp and rlimits have files of their own (config_capabilities.c,
- * config_seccomp.c, config_rlimits.c). What the fields do is the work of
+ * seccomp, rlimits and devices have files of their own
+ * (config_capabilities.c, config_seccomp.c, config_rlimits.c,
+ * config_devices.c). What the fields do is the work of
  * isolation/. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 
 static const char *const isolation_keys[] = {
     "namespaces",        "hostname", "init",  "capabilities", "seccomp",
-    "no_new_privileges", "rlimits",  "umask", NULL,
+    "no_new_privileges", "rlimits",  "umask", "devices", NULL,
 };
 
 /* In the order of the ISOLATION_NS_* bits. */
@@ -210,6 +211,11 @@ void isolation_fields_parse(struct load_context *context, const yaml_node_t *nod
 		field_where = where_field(where, "umask", buffer, sizeof(buffer));
 		out->has_umask = parse_umask(context, field, &field_where, &values->umask);
 	}
+	if ((field = map_lookup(&fields, "devices"))) {
+		field_where = where_field(where, "devices", buffer, sizeof(buffer));
+		devices_parse(context, field, &field_where, &values->devices,
+			      &values->device_count);
+	}
 	map_entries_free(&fields);
 }
 
@@ -344,6 +350,7 @@ struct isolation_config isolation_merge(struct load_context *context,
 	merged.hostname = merged.hostname ? xstrdup(merged.hostname) : NULL;
 	merged.seccomp.allow = string_vector_copy(merged.seccomp.allow);
 	merged.seccomp.deny = string_vector_copy(merged.seccomp.deny);
+	devices_merge(&merged, &group->values, &task->values);
 	check_merged(context, group, group_owner, task, task_where, merged.namespaces);
 	return merged;
 }
@@ -353,5 +360,6 @@ void isolation_fields_free(struct isolation_fields *fields)
 	free(fields->values.hostname);
 	string_vector_free(fields->values.seccomp.allow);
 	string_vector_free(fields->values.seccomp.deny);
+	device_configs_free(fields->values.devices, fields->values.device_count);
 	*fields = (struct isolation_fields){0};
 }

@@ -3,7 +3,8 @@
  * config_resources.c read restart and resources fields and merge a group's
  * defaults into each task, config_probes.c reads a task's readiness and
  * health probes, config_isolation.c reads and merges `isolation` with the
- * help of config_capabilities.c, config_seccomp.c and config_rlimits.c. */
+ * help of config_capabilities.c, config_seccomp.c, config_rlimits.c and
+ * config_devices.c. */
 #pragma once
 
 #include <stdbool.h>
@@ -82,7 +83,8 @@ void health_parse(struct load_context *context, const yaml_node_t *node, const s
 
 /* The isolation fields written in one place (a group or a task): which
  * ones are set, so that merging goes field by field. `values` owns its
- * hostname and seccomp lists: isolation_fields_free() releases them. */
+ * hostname, seccomp lists and devices: isolation_fields_free() releases
+ * them. */
 struct isolation_fields {
 	bool present; /* `isolation` was written, even as {} */
 	bool has_namespaces, has_hostname, has_init, has_capabilities, has_seccomp,
@@ -134,6 +136,17 @@ bool seccomp_parse(struct load_context *context, const yaml_node_t *node, const 
  * `count` (at most ISOLATION_RLIMITS_MAX: one per resource). */
 void rlimits_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
 		   struct rlimit_config out[], size_t *count);
+
+/* `isolation.devices`: a list of {path, target, permissions} (or a path
+ * alone), each path a device node of this machine (stat at load). `out`
+ * and `count` are the valid entries, the caller's to free. */
+void devices_parse(struct load_context *context, const yaml_node_t *node,
+		   const struct where *where, struct device_config **out, size_t *count);
+
+/* The group's devices then the task's into `merged` (copies it owns); a
+ * task's entry replaces the group's at the same target. */
+void devices_merge(struct isolation_config *merged, const struct isolation_config *group,
+		   const struct isolation_config *task);
 
 /* What a group hands down to each of its tasks. */
 struct group_defaults {

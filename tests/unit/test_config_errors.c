@@ -272,7 +272,7 @@ static const struct error_case cases[] = {
      "web/app: isolation: must be a map of isolation settings, not a string"},
     {"isolation key of a later issue", TASK("{command: a, isolation: {rootfs: /srv}}"), 4, 37,
      "web/app: isolation: unknown key \"rootfs\" (expected namespaces, hostname, init, "
-     "capabilities, seccomp, no_new_privileges, rlimits or umask)"},
+     "capabilities, seccomp, no_new_privileges, rlimits, umask or devices)"},
     {"misspelt isolation key", TASK("{command: a, isolation: {namespace: [pid]}}"), 4, 37,
      "web/app: isolation: unknown key \"namespace\"; did you mean \"namespaces\"?"},
     {"namespaces as a string", TASK("{command: a, isolation: {namespaces: pid}}"), 4, 49,
