@@ -1,6 +1,7 @@
 #include "isolation/device_policy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,15 +13,34 @@
 #include "config/xmalloc.h"
 #include "isolation/cgroup_library.h"
 
+/* Most isolated tasks have the default rules alone: they share one loaded
+ * program (the verifier runs once; one program in the kernel, attached to
+ * each of their cgroups), as they share the default seccomp program. */
+static int default_program_fd = -1;
+static unsigned default_program_users;
+
 void device_policy_init(struct device_policy *policy)
 {
 	*policy = (struct device_policy){.program_fd = -1};
 }
 
+static void give_back_program(struct device_policy *policy)
+{
+	if (policy->shares_default_program) {
+		if (--default_program_users == 0) {
+			close(default_program_fd);
+			default_program_fd = -1;
+		}
+	} else if (policy->program_fd >= 0) {
+		close(policy->program_fd);
+	}
+	policy->program_fd = -1;
+	policy->shares_default_program = false;
+}
+
 void device_policy_release(struct device_policy *policy)
 {
-	if (policy->program_fd >= 0)
-		close(policy->program_fd);
+	give_back_program(policy);
 	free(policy->rules);
 	device_policy_init(policy);
 }
@@ -97,23 +117,35 @@ static int attach_program(int cgroup_fd, int program_fd, int old_fd)
 static int apply_v2(struct device_policy *policy, const struct task_cgroup *cgroup,
 		    const struct device_rule *rules, size_t count, char *error, size_t error_size)
 {
-	int program_fd = load_program(rules, count);
+	/* The defaults come first: no more rules, no other rule. */
+	bool shared = count == device_rules_default_count;
+	int program_fd = shared ? default_program_fd : -1;
+	if (program_fd < 0)
+		program_fd = load_program(rules, count);
 	if (program_fd < 0) {
 		snprintf(error, error_size, "device policy: load BPF program: %s",
 			 strerror(-program_fd));
 		return -1;
 	}
+	if (shared)
+		default_program_fd = program_fd;
 	int result = attach_program(cgroup->dir_fd, program_fd, policy->program_fd);
 	if (result < 0) {
 		snprintf(error, error_size, "device policy: attach BPF program to %s: %s",
 			 cgroup->path, strerror(-result));
-		close(program_fd);
+		if (!shared || !default_program_users) {
+			close(program_fd);
+			if (shared)
+				default_program_fd = -1;
+		}
 		return -1;
 	}
-	/* The old one was detached by the replace: closing frees it. */
-	if (policy->program_fd >= 0)
-		close(policy->program_fd);
+	/* Taken before the old one is given back: they may be the same. */
+	if (shared)
+		default_program_users++;
+	give_back_program(policy); /* detached by the replace: closing frees it */
 	policy->program_fd = program_fd;
+	policy->shares_default_program = shared;
 	return 0;
 }
 
@@ -124,6 +156,25 @@ static bool has_v1_devices(const struct cgroup_tree *tree)
 	char *mount = cgroup_library_v1_mount("devices", tree->mount_path);
 	free(mount);
 	return mount != NULL;
+}
+
+/* Writes each line with a write(2) of its own: the kernel takes one rule
+ * per write, which libcgroup (one value per file) cannot say. */
+static int write_lines(int dir_fd, const char *file, const char *const *lines, size_t count,
+		       const char **failed)
+{
+	int fd = openat(dir_fd, file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int error = 0;
+	for (size_t i = 0; i < count && !error; i++) {
+		size_t length = strlen(lines[i]);
+		*failed = lines[i];
+		ssize_t written = write(fd, lines[i], length);
+		error = written < 0 ? -errno : (size_t)written == length ? 0 : -EIO;
+	}
+	close(fd);
+	return error;
 }
 
 static int apply_v1(struct task_cgroup *cgroup, struct cgroup_tree *tree, const char *group_name,
@@ -137,22 +188,36 @@ static int apply_v1(struct task_cgroup *cgroup, struct cgroup_tree *tree, const 
 		snprintf(error, error_size, "device policy: %s", why);
 		return -1;
 	}
-	/* "a" clears the group's list and denies everything; then each rule
-	 * is one exception. The group is empty between runs. */
-	if (cgroup_library_write("devices", v1->path, "devices.deny", "a", why, sizeof(why)) < 0) {
-		snprintf(error, error_size, "device policy: %s (writing \"a\")", why);
+	char directory[strlen(v1->procs_path) + 1];
+	strcpy(directory, v1->procs_path);
+	*strrchr(directory, '/') = '\0';
+	int dir_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0) {
+		snprintf(error, error_size, "device policy: %s: %s", directory, strerror(errno));
 		return -1;
 	}
+	char (*lines)[32] = xcalloc(count, sizeof(*lines));
+	const char **pointers = xcalloc(count, sizeof(*pointers));
 	for (size_t i = 0; i < count; i++) {
-		char line[64];
-		device_rule_v1_line(&rules[i], line, sizeof(line));
-		if (cgroup_library_write("devices", v1->path, "devices.allow", line, why,
-					 sizeof(why)) < 0) {
-			snprintf(error, error_size, "device policy: %s (writing \"%s\")", why, line);
-			return -1;
-		}
+		device_rule_v1_line(&rules[i], lines[i], sizeof(lines[i]));
+		pointers[i] = lines[i];
 	}
-	return 0;
+	/* "a" empties the group's list and denies everything; then each rule
+	 * is one exception. The group has no process between runs. */
+	const char *deny_all = "a", *failed = deny_all;
+	const char *file = "devices.deny";
+	int result = write_lines(dir_fd, file, &deny_all, 1, &failed);
+	if (result == 0) {
+		file = "devices.allow";
+		result = write_lines(dir_fd, file, pointers, count, &failed);
+	}
+	if (result < 0)
+		snprintf(error, error_size, "device policy: %s/%s \"%s\": %s", directory, file,
+			 failed, strerror(-result));
+	close(dir_fd);
+	free(lines);
+	free(pointers);
+	return result < 0 ? -1 : 0;
 }
 
 int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup,

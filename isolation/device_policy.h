@@ -12,6 +12,7 @@
  * a start whose rules are those in force changes nothing. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "config/config.h"
@@ -21,6 +22,7 @@
 
 struct device_policy {
 	int program_fd;            /* attached to the task's v2 leaf; -1: none */
+	bool shares_default_program; /* program_fd is the one of the default rules */
 	struct device_rule *rules; /* in force; NULL: nothing applied yet */
 	size_t rule_count;
 };

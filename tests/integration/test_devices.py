@@ -263,19 +263,48 @@ def test_the_policy_follows_the_node_across_restarts_and_nothing_leaks(corral, t
         assert "c 1:3 rwm" in devices_list and "a *:* rwm" not in devices_list, devices_list
 
 
-def test_no_program_on_a_task_without_isolation(corral, tmp_path):
+def test_one_program_per_isolated_task_none_without_isolation(corral, tmp_path):
+    node = tmp_path / "node"
+    make_node(node, *TUN[1:])
     config = {"groups": {"g": {"tasks": {
         "app": {"command": sh("exec sleep 1000")},
         "isolated": {"command": sh("exec sleep 1000"), "isolation": ISOLATED},
+        "also": {"command": sh("exec sleep 1000"), "isolation": ISOLATED},
+        "more": {"command": sh("exec sleep 1000"),
+                 "isolation": dict(ISOLATED, devices=[str(node)])},
     }}}}
     running = corral.start(config)
-    wait_for(lambda: len(running.events().of_task("app", "started")) == 1 and
-             len(running.events().of_task("isolated", "started")) == 1, what="both started")
-    assert attached_device_programs(task_cgroup(running, "g/app")) == []
-    assert len(attached_device_programs(task_cgroup(running, "g/isolated"))) == 1
+    wait_for(lambda: all(running.events().of_task(task, "started")
+                         for task in ("app", "isolated", "also", "more")), what="every start")
+    programs = {task: attached_device_programs(task_cgroup(running, f"g/{task}"))
+                for task in ("app", "isolated", "also", "more")}
+    assert programs["app"] == [], programs
+    assert all(len(programs[task]) == 1 for task in ("isolated", "also", "more")), programs
+    # The default rules' program is loaded once, for every task that has
+    # no other rule.
+    assert programs["isolated"] == programs["also"] != programs["more"], programs
     assert v1_devices_list(running, "g/app") is None
-    isolated_list = v1_devices_list(running, "g/isolated")
     if Path("/sys/fs/cgroup/devices/devices.list").exists():
-        assert isolated_list and "c *:* m" in isolated_list, isolated_list
+        assert "c *:* m" in v1_devices_list(running, "g/isolated")
+        assert "c 10:200 rw" in v1_devices_list(running, "g/more")
     running.send(signal.SIGTERM)
     running.wait()
+
+
+def test_a_fresh_cgroup_after_leftovers_were_killed_gets_the_policy_again(corral, tmp_path):
+    # Each run leaves a process behind: corral kills it with cgroup.kill,
+    # and the next run gets a new cgroup (see task_cgroup.killed).
+    count = tmp_path / "count"
+    script = (f"run=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $run > {count}; "
+              f"echo \"run $run: $({' '.join(probe_command(tmp_path, [NULL, TUN]))} | sort | "
+              f"tr '\\n' ' ')\"; sleep 1000 & exit $(( run < 3 ))")
+    config = {"groups": {"g": {"tasks": {"app": {
+        "command": sh(script),
+        "restart": {"policy": "on-failure", "attempts": 3, "interval": "1h", "delay": "0s"},
+        "isolation": ISOLATED,
+    }}}}}
+    result = corral.run(config)
+    assert result.returncode == 0, result
+    reports = [line for line in result.stdout_lines() if line.startswith("g/app | run ")]
+    assert reports == [f"g/app | run {run}: null ok tun EPERM " for run in (1, 2, 3)], result
+    assert len(result.events.of_task("app", "leftovers_killed")) == 3, result
