@@ -199,8 +199,11 @@ def test_a_device_gone_before_the_start_fails_it_naming_the_task(corral, tmp_pat
 
 
 def test_without_the_privilege_to_load_bpf_the_start_fails_with_the_step(corral, tmp_path):
-    # corral without CAP_BPF and CAP_SYS_ADMIN (bounding set, then exec).
-    wrapper = ["capsh", "--drop=cap_bpf,cap_sys_admin", "--", "-c", 'exec "$@"', "capsh"]
+    # corral without CAP_SYS_ADMIN (21) and CAP_BPF (39): dropped from the
+    # bounding set (PR_CAPBSET_DROP, 24), which root's exec then gives.
+    drop = ("import ctypes, os, sys; prctl = ctypes.CDLL(None).prctl; "
+            "[prctl(24, cap, 0, 0, 0) for cap in (21, 39)]; os.execv(sys.argv[1], sys.argv[1:])")
+    wrapper = ["/usr/bin/python3", "-c", drop]
     config = {"groups": {"g": {"tasks": {"app": {
         "command": ["true"], "restart": NEVER, "isolation": {"namespaces": []}}}}}}
     running = corral.start(config, wrapper=wrapper)
