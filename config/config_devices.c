@@ -95,7 +95,7 @@ static bool parse_permissions(struct load_context *context, const yaml_node_t *n
 	if (!text)
 		return false;
 	for (const char *letter = text; *letter; letter++) {
-		unsigned bit = *letter == 'r'	? DEVICE_READ
+		unsigned bit = *letter == 'r'   ? DEVICE_READ
 			       : *letter == 'w' ? DEVICE_WRITE
 			       : *letter == 'm' ? DEVICE_MKNOD
 						: 0;
@@ -171,8 +171,8 @@ const char *device_config_target(const struct device_config *device)
 	return device->target ? device->target : device->source;
 }
 
-void devices_parse(struct load_context *context, const yaml_node_t *node,
-		   const struct where *where, struct device_config **out, size_t *count)
+void devices_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		   struct device_config **out, size_t *count)
 {
 	size_t length;
 	const yaml_node_t **nodes;
@@ -202,7 +202,8 @@ void devices_parse(struct load_context *context, const yaml_node_t *node,
 		if (earlier < *count) {
 			report(context, item, &item_where,
 			       "%s is listed twice (first at line %u); list each device once",
-			       quote(device_config_target(device), strlen(device_config_target(device)))
+			       quote(device_config_target(device),
+				     strlen(device_config_target(device)))
 				   .text,
 			       node_location(nodes[earlier]).line);
 			free(device->source);

@@ -87,7 +87,7 @@ static int load_program(const struct device_rule *rules, size_t count)
 	attributes.insn_cnt = (uint32_t)device_rules_program(rules, count, program);
 	/* The syscall wants a license; it only matters to programs that call
 	 * GPL-only helpers, which this one (no call at all) does not. */
-	attributes.license = (uint64_t)(uintptr_t)"GPL";
+	attributes.license = (uint64_t)(uintptr_t) "GPL";
 	/* What bpftool prog shows. */
 	snprintf(attributes.prog_name, sizeof(attributes.prog_name), "corral_devices");
 	int fd = bpf_call(BPF_PROG_LOAD, &attributes); /* O_CLOEXEC */
@@ -183,7 +183,7 @@ static int apply_v1(struct task_cgroup *cgroup, struct cgroup_tree *tree, const 
 {
 	char why[256];
 	const struct task_cgroup_v1 *v1 =
-		task_cgroup_v1_group(cgroup, tree, "devices", group_name, task_name, why, sizeof(why));
+	    task_cgroup_v1_group(cgroup, tree, "devices", group_name, task_name, why, sizeof(why));
 	if (!v1) {
 		snprintf(error, error_size, "device policy: %s", why);
 		return -1;
@@ -196,11 +196,13 @@ static int apply_v1(struct task_cgroup *cgroup, struct cgroup_tree *tree, const 
 		snprintf(error, error_size, "device policy: %s: %s", directory, strerror(errno));
 		return -1;
 	}
-	char (*lines)[32] = xcalloc(count, sizeof(*lines));
+	struct {
+		char text[32]; /* "c 4294967294:4294967294 rwm" at most */
+	} *lines = xcalloc(count, sizeof(*lines));
 	const char **pointers = xcalloc(count, sizeof(*pointers));
 	for (size_t i = 0; i < count; i++) {
-		device_rule_v1_line(&rules[i], lines[i], sizeof(lines[i]));
-		pointers[i] = lines[i];
+		device_rule_v1_line(&rules[i], lines[i].text, sizeof(lines[i].text));
+		pointers[i] = lines[i].text;
 	}
 	/* "a" empties the group's list and denies everything; then each rule
 	 * is one exception. The group has no process between runs. */
@@ -245,8 +247,8 @@ int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup
 	policy->rules = NULL;
 	if ((task_cgroup_exists(cgroup) &&
 	     apply_v2(policy, cgroup, rules, count, error, error_size) < 0) ||
-	    (has_v1_devices(tree) && apply_v1(cgroup, tree, group_name, task_name, rules, count,
-					      error, error_size) < 0)) {
+	    (has_v1_devices(tree) &&
+	     apply_v1(cgroup, tree, group_name, task_name, rules, count, error, error_size) < 0)) {
 		free(rules);
 		return -1;
 	}

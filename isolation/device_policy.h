@@ -21,9 +21,9 @@
 #include "isolation/device_rules.h"
 
 struct device_policy {
-	int program_fd;            /* attached to the task's v2 leaf; -1: none */
+	int program_fd;              /* attached to the task's v2 leaf; -1: none */
 	bool shares_default_program; /* program_fd is the one of the default rules */
-	struct device_rule *rules; /* in force; NULL: nothing applied yet */
+	struct device_rule *rules;   /* in force; NULL: nothing applied yet */
 	size_t rule_count;
 };
 

@@ -10,13 +10,13 @@
 const struct device_rule device_rules_default[] = {
     {'c', DEVICE_RULE_ANY, DEVICE_RULE_ANY, DEVICE_MKNOD},
     {'b', DEVICE_RULE_ANY, DEVICE_RULE_ANY, DEVICE_MKNOD},
-    {'c', 1, 3, RWM},               /* /dev/null */
-    {'c', 1, 5, RWM},               /* /dev/zero */
-    {'c', 1, 7, RWM},               /* /dev/full */
-    {'c', 1, 8, RWM},               /* /dev/random */
-    {'c', 1, 9, RWM},               /* /dev/urandom */
-    {'c', 5, 0, RWM},               /* /dev/tty */
-    {'c', 5, 2, RWM},               /* /dev/ptmx */
+    {'c', 1, 3, RWM},                 /* /dev/null */
+    {'c', 1, 5, RWM},                 /* /dev/zero */
+    {'c', 1, 7, RWM},                 /* /dev/full */
+    {'c', 1, 8, RWM},                 /* /dev/random */
+    {'c', 1, 9, RWM},                 /* /dev/urandom */
+    {'c', 5, 0, RWM},                 /* /dev/tty */
+    {'c', 5, 2, RWM},                 /* /dev/ptmx */
     {'c', 136, DEVICE_RULE_ANY, RWM}, /* /dev/pts/N */
 };
 const size_t device_rules_default_count =
@@ -122,8 +122,8 @@ static size_t rule_block(const struct device_rule *rule, struct bpf_insn *out)
 	if ((rule->access & RWM) != RWM) {
 		/* Nothing asked for beyond the rule's: (asked & ~allowed) == 0. */
 		out[n++] = move_register(REGISTER_SCRATCH, REGISTER_ACCESS);
-		out[n++] = alu_immediate(BPF_AND, REGISTER_SCRATCH,
-					 bpf_access(~rule->access & RWM));
+		out[n++] =
+		    alu_immediate(BPF_AND, REGISTER_SCRATCH, bpf_access(~rule->access & RWM));
 		out[n++] = skip_unless_equal(REGISTER_SCRATCH, 0);
 	}
 	if (rule->major != DEVICE_RULE_ANY)
@@ -140,8 +140,7 @@ static size_t rule_block(const struct device_rule *rule, struct bpf_insn *out)
 	return n;
 }
 
-size_t device_rules_program(const struct device_rule *rules, size_t count,
-			    struct bpf_insn *program)
+size_t device_rules_program(const struct device_rule *rules, size_t count, struct bpf_insn *program)
 {
 	size_t n = 0;
 

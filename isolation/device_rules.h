@@ -18,9 +18,9 @@
 #define DEVICE_RULE_ANY UINT32_MAX /* a major or minor: every number */
 
 struct device_rule {
-	char type;      /* 'c' (character) or 'b' (block) */
-	uint32_t major; /* or DEVICE_RULE_ANY */
-	uint32_t minor; /* or DEVICE_RULE_ANY */
+	char type;       /* 'c' (character) or 'b' (block) */
+	uint32_t major;  /* or DEVICE_RULE_ANY */
+	uint32_t minor;  /* or DEVICE_RULE_ANY */
 	unsigned access; /* DEVICE_READ | DEVICE_WRITE | DEVICE_MKNOD */
 };
 

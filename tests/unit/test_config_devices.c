@@ -152,16 +152,16 @@ static const struct error_case cases[] = {
      "web/app: isolation.devices[0]: missing \"path\" (the host's device node)"},
     {"misspelt path", TASK("{command: a, isolation: {devices: [{pth: /dev/null}]}}"), 4, 48,
      "web/app: isolation.devices[0]: unknown key \"pth\"; did you mean \"path\"?"},
-    {"unknown key", TASK("{command: a, isolation: {devices: [{path: /dev/null, mode: rw}]}}"),
-     4, 65,
+    {"unknown key", TASK("{command: a, isolation: {devices: [{path: /dev/null, mode: rw}]}}"), 4,
+     65,
      "web/app: isolation.devices[0]: unknown key \"mode\" (expected path, target or "
      "permissions)"},
     {"bad letter", TASK("{command: a, isolation: {devices: [{path: /dev/null, permissions: rx}]}}"),
      4, 78,
      "web/app: isolation.devices[0].permissions: must be letters from r (read), w (write) and "
      "m (mknod), each once, such as \"rw\", not \"rx\""},
-    {"letter twice", TASK("{command: a, isolation: {devices: [{path: /dev/null, permissions: rwr}]}}"),
-     4, 78,
+    {"letter twice",
+     TASK("{command: a, isolation: {devices: [{path: /dev/null, permissions: rwr}]}}"), 4, 78,
      "web/app: isolation.devices[0].permissions: must be letters from r (read), w (write) and "
      "m (mknod), each once, such as \"rw\", not \"rwr\""},
     {"no letter", TASK("{command: a, isolation: {devices: [{path: /dev/null, permissions: ''}]}}"),

@@ -24,12 +24,11 @@ static struct bpf_cgroup_dev_ctx context_of(char type, uint32_t major, uint32_t 
 {
 	uint32_t bits = 0;
 	for (const char *letter = access; *letter; letter++)
-		bits |= *letter == 'r'	 ? BPF_DEVCG_ACC_READ
+		bits |= *letter == 'r'   ? BPF_DEVCG_ACC_READ
 			: *letter == 'w' ? BPF_DEVCG_ACC_WRITE
 					 : BPF_DEVCG_ACC_MKNOD;
 	return (struct bpf_cgroup_dev_ctx){
-	    .access_type =
-		bits << 16 | (type == 'b' ? BPF_DEVCG_DEV_BLOCK : BPF_DEVCG_DEV_CHAR),
+	    .access_type = bits << 16 | (type == 'b' ? BPF_DEVCG_DEV_BLOCK : BPF_DEVCG_DEV_CHAR),
 	    .major = major,
 	    .minor = minor,
 	};
@@ -53,8 +52,7 @@ static uint64_t run(const struct bpf_insn *program, size_t length,
 		case BPF_LDX | BPF_W | BPF_MEM: {
 			uint32_t word;
 			assert_int_equal(insn->src_reg, BPF_REG_1); /* the context */
-			assert_true(insn->off >= 0 &&
-				    (size_t)insn->off + 4 <= sizeof(*context));
+			assert_true(insn->off >= 0 && (size_t)insn->off + 4 <= sizeof(*context));
 			memcpy(&word, (const char *)context + insn->off, 4);
 			*destination = word;
 			break;
@@ -103,7 +101,8 @@ static void check_cases(const struct device_rule *rules, size_t count,
 	assert_true(length <= capacity);
 	for (size_t i = 0; i < case_count; i++) {
 		const struct access_case *c = &cases[i];
-		struct bpf_cgroup_dev_ctx context = context_of(c->type, c->major, c->minor, c->access);
+		struct bpf_cgroup_dev_ctx context =
+		    context_of(c->type, c->major, c->minor, c->access);
 		uint64_t result = run(program, length, &context);
 		if (result != (c->allowed ? 1u : 0u))
 			fail_msg("%c %u:%u %s: %s, expected %s", c->type, c->major, c->minor,
@@ -116,22 +115,22 @@ static void check_cases(const struct device_rule *rules, size_t count,
 static void test_default_rules(void **state)
 {
 	static const struct access_case cases[] = {
-	    {'c', 1, 3, "r", true},	 /* /dev/null */
+	    {'c', 1, 3, "r", true}, /* /dev/null */
 	    {'c', 1, 3, "rw", true},
 	    {'c', 1, 3, "m", true},
-	    {'c', 1, 9, "rw", true},	 /* /dev/urandom */
-	    {'c', 5, 0, "rw", true},	 /* /dev/tty */
-	    {'c', 5, 2, "rw", true},	 /* /dev/ptmx */
-	    {'c', 136, 0, "rw", true},	 /* /dev/pts/0 */
+	    {'c', 1, 9, "rw", true},     /* /dev/urandom */
+	    {'c', 5, 0, "rw", true},     /* /dev/tty */
+	    {'c', 5, 2, "rw", true},     /* /dev/ptmx */
+	    {'c', 136, 0, "rw", true},   /* /dev/pts/0 */
 	    {'c', 136, 4242, "r", true}, /* /dev/pts/4242 */
-	    {'c', 1, 1, "r", false},	 /* /dev/mem */
-	    {'c', 1, 1, "m", true},	 /* made, not opened */
-	    {'c', 1, 11, "w", false},	 /* /dev/kmsg */
-	    {'c', 5, 1, "rw", false},	 /* /dev/console */
+	    {'c', 1, 1, "r", false},     /* /dev/mem */
+	    {'c', 1, 1, "m", true},      /* made, not opened */
+	    {'c', 1, 11, "w", false},    /* /dev/kmsg */
+	    {'c', 5, 1, "rw", false},    /* /dev/console */
 	    {'c', 10, 229, "rw", false}, /* /dev/fuse */
 	    {'c', 137, 0, "r", false},
-	    {'b', 1, 3, "r", false},	 /* the numbers of null, but a block device */
-	    {'b', 8, 0, "r", false},	 /* /dev/sda */
+	    {'b', 1, 3, "r", false}, /* the numbers of null, but a block device */
+	    {'b', 8, 0, "r", false}, /* /dev/sda */
 	    {'b', 8, 0, "m", true},
 	    {'b', 8, 0, "rm", false},
 	};
@@ -146,19 +145,13 @@ static void test_a_rule_allows_no_more_than_its_access(void **state)
 	    {'c', 4, DEVICE_RULE_ANY, DEVICE_WRITE | DEVICE_MKNOD},
 	};
 	static const struct access_case cases[] = {
-	    {'c', 10, 229, "r", true},
-	    {'c', 10, 229, "w", false},
+	    {'c', 10, 229, "r", true},   {'c', 10, 229, "w", false},
 	    {'c', 10, 229, "rw", false}, /* both at once need both */
-	    {'c', 10, 229, "m", false},
-	    {'c', 10, 228, "r", false},
-	    {'b', 7, 0, "rw", true},
-	    {'b', 7, 0, "w", true},
-	    {'b', 7, 0, "m", false},
-	    {'b', 7, 1, "r", false},
-	    {'c', 7, 0, "r", false},
-	    {'c', 4, 0, "w", true},
-	    {'c', 4, 63, "wm", true},
-	    {'c', 4, 63, "r", false},
+	    {'c', 10, 229, "m", false},  {'c', 10, 228, "r", false},
+	    {'b', 7, 0, "rw", true},     {'b', 7, 0, "w", true},
+	    {'b', 7, 0, "m", false},     {'b', 7, 1, "r", false},
+	    {'c', 7, 0, "r", false},     {'c', 4, 0, "w", true},
+	    {'c', 4, 63, "wm", true},    {'c', 4, 63, "r", false},
 	    {'c', 5, 63, "w", false},
 	};
 	check_cases(rules, ARRAY_SIZE(rules), cases, ARRAY_SIZE(cases));
@@ -175,8 +168,8 @@ static void test_no_rules_deny_everything(void **state)
 
 static void test_the_program_is_as_long_as_its_rules(void **state)
 {
-	static const struct device_rule rwm = {'c', 1, 3, DEVICE_READ | DEVICE_WRITE |
-							      DEVICE_MKNOD};
+	static const struct device_rule rwm = {'c', 1, 3,
+					       DEVICE_READ | DEVICE_WRITE | DEVICE_MKNOD};
 	static const struct device_rule some = {'c', 1, 3, DEVICE_READ};
 	static const struct device_rule any = {'c', DEVICE_RULE_ANY, DEVICE_RULE_ANY,
 					       DEVICE_READ | DEVICE_WRITE | DEVICE_MKNOD};
@@ -198,7 +191,7 @@ static void test_the_program_is_as_long_as_its_rules(void **state)
 static void test_v1_lines(void **state)
 {
 	static const char *const expected[] = {
-	    "c *:* m",	 "b *:* m",   "c 1:3 rwm", "c 1:5 rwm", "c 1:7 rwm",
+	    "c *:* m",   "b *:* m",   "c 1:3 rwm", "c 1:5 rwm", "c 1:7 rwm",
 	    "c 1:8 rwm", "c 1:9 rwm", "c 5:0 rwm", "c 5:2 rwm", "c 136:* rwm",
 	};
 	char line[32];
