@@ -98,7 +98,7 @@ struct isolation_fields {
 };
 
 /* Reads an `isolation` map; reports and skips fields that are wrong. Pure
- * apart from name lookups in libseccomp. */
+ * apart from name lookups in libseccomp and a stat(2) of each device. */
 void isolation_fields_parse(struct load_context *context, const yaml_node_t *node,
 			    const struct where *where, struct isolation_fields *out);
 
