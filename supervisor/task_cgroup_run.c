@@ -28,9 +28,9 @@ void task_cgroup_run_init(struct task *task)
 	device_policy_init(&task->devices);
 	struct cgroup_tree *tree = task->services->cgroups;
 	if (task->config->isolation.enabled && !tree->enabled)
-		log_message("%s: warning: device policy: not applied without a cgroup of its own "
-			    "(%s)",
-			    task->config->full_name, tree->off_reason);
+		log_message("%s: warning: isolated without a device policy: it needs a cgroup of "
+			    "the task's own (see above)",
+			    task->config->full_name);
 }
 
 static void watch_file(struct task *task, struct loop_watch *watch, int fd)

@@ -311,3 +311,21 @@ def test_a_fresh_cgroup_after_leftovers_were_killed_gets_the_policy_again(corral
     reports = [line for line in result.stdout_lines() if line.startswith("g/app | run ")]
     assert reports == [f"g/app | run {run}: null ok tun EPERM " for run in (1, 2, 3)], result
     assert len(result.events.of_task("app", "leftovers_killed")) == 3, result
+
+
+READONLY_CGROUPS = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                    "mount -o remount,bind,ro /sys/fs/cgroup/unified && exec \"$@\"", "sh"]
+
+
+@pytest.mark.skipif(not Path("/sys/fs/cgroup/unified").is_dir(), reason="needs a hybrid host")
+def test_without_cgroups_an_isolated_task_runs_without_a_policy_and_corral_says_so(corral, tmp_path):
+    config = {"groups": {"g": {"tasks": {"app": {
+        "command": probe_command(tmp_path, [NULL, TUN]), "restart": NEVER,
+        "isolation": ISOLATED}}}}}
+    result = corral.run(config, wrapper=READONLY_CGROUPS)
+    assert result.returncode == 0, result
+    assert sorted(line for line in result.stdout_lines() if line.startswith("g/app | ")) == [
+        "g/app | null ok", "g/app | tun ok"], result
+    said = [line for line in result.stderr.splitlines() if "device policy" in line]
+    assert said == ["corral: g/app: warning: isolated without a device policy: it needs a "
+                    "cgroup of the task's own (see above)"], result.stderr
