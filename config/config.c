@@ -89,6 +89,7 @@ static void task_config_free(struct task_config *task)
 	free(task->isolation.uid_map);
 	free(task->isolation.gid_map);
 	string_vector_free(task->groups);
+	device_configs_free(task->isolation.devices, task->isolation.device_count);
 }
 
 static void group_config_free(struct group_config *group)

@@ -150,6 +150,10 @@ struct device_config {
 	unsigned permissions; /* DEVICE_* */
 };
 
+/* Where the device is in the task: target, or source when none. */
+const char *device_config_target(const struct device_config *device);
+void device_configs_free(struct device_config *devices, size_t count);
+
 /* One line of a uid_map or gid_map: `count` ids from `inside` map to ids
  * from `outside`. */
 struct id_map_range {

@@ -1,7 +1,8 @@
 /* A task's isolation: the fields of an `isolation` map, the checks between
  * them, and the merge of group <- task, field by field. Capabilities,
- * seccomp and rlimits have files of their own (config_capabilities.c,
- * config_seccomp.c, config_rlimits.c). What the fields do is the work of
+ * seccomp, rlimits and devices have files of their own
+ * (config_capabilities.c, config_seccomp.c, config_rlimits.c,
+ * config_devices.c). What the fields do is the work of
  * isolation/. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +14,8 @@
 
 static const char *const isolation_keys[] = {
     "namespaces",        "hostname", "init",  "capabilities", "seccomp",
-    "no_new_privileges", "rlimits",  "umask", "rootfs",       "readonly_rootfs",
-    "mounts",            "user",     NULL,
+    "no_new_privileges", "rlimits",  "umask", "devices",      "rootfs",
+    "readonly_rootfs",   "mounts",   "user",  NULL,
 };
 
 /* In the order of the ISOLATION_NS_* bits. */
@@ -218,6 +219,11 @@ void isolation_fields_parse(struct load_context *context, const yaml_node_t *nod
 		out->user_node = field;
 		out->has_user = user_namespace_parse(context, field, &field_where, values);
 	}
+	if ((field = map_lookup(&fields, "devices"))) {
+		field_where = where_field(where, "devices", buffer, sizeof(buffer));
+		devices_parse(context, field, &field_where, &values->devices,
+			      &values->device_count);
+	}
 	map_entries_free(&fields);
 }
 
@@ -412,6 +418,7 @@ struct isolation_config isolation_merge(struct load_context *context,
 	root_fields_merge(&merged, &group->root, &task->root);
 	merged.uid_map = copy_ranges(merged.uid_map, merged.uid_map_count);
 	merged.gid_map = copy_ranges(merged.gid_map, merged.gid_map_count);
+	devices_merge(&merged, &group->values, &task->values);
 	check_merged(context, group, group_owner, task, task_where, merged.namespaces);
 	return merged;
 }
@@ -424,5 +431,6 @@ void isolation_fields_free(struct isolation_fields *fields)
 	root_fields_free(&fields->root);
 	free(fields->values.uid_map);
 	free(fields->values.gid_map);
+	device_configs_free(fields->values.devices, fields->values.device_count);
 	*fields = (struct isolation_fields){0};
 }

@@ -1,6 +1,7 @@
 /* YAML file -> validated struct config, with every error located.
  *
- * Pure: the only syscalls are the ones that read the file. */
+ * Pure: the only syscalls are the ones that read the file, and a stat(2)
+ * of each device node in `isolation.devices` (config_devices.c says why). */
 #pragma once
 
 #include <stddef.h>

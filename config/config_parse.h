@@ -3,7 +3,8 @@
  * config_resources.c read restart and resources fields and merge a group's
  * defaults into each task, config_probes.c reads a task's readiness and
  * health probes, config_isolation.c reads and merges `isolation` with the
- * help of config_capabilities.c, config_seccomp.c and config_rlimits.c. */
+ * help of config_capabilities.c, config_seccomp.c, config_rlimits.c and
+ * config_devices.c. */
 #pragma once
 
 #include <stdbool.h>
@@ -113,7 +114,8 @@ void root_fields_free(struct root_fields *fields);
 
 /* The isolation fields written in one place (a group or a task): which
  * ones are set, so that merging goes field by field. `values` owns its
- * hostname and seccomp lists: isolation_fields_free() releases them. */
+ * hostname, seccomp lists and devices: isolation_fields_free() releases
+ * them. */
 struct isolation_fields {
 	bool present; /* `isolation` was written, even as {} */
 	bool has_namespaces, has_hostname, has_init, has_capabilities, has_seccomp,
@@ -130,7 +132,7 @@ struct isolation_fields {
 };
 
 /* Reads an `isolation` map; reports and skips fields that are wrong. Pure
- * apart from name lookups in libseccomp. */
+ * apart from name lookups in libseccomp and a stat(2) of each device. */
 void isolation_fields_parse(struct load_context *context, const yaml_node_t *node,
 			    const struct where *where, struct isolation_fields *out);
 
@@ -214,6 +216,16 @@ void hook_list_free(struct hook_list *list);
  * them, also on failure). True when both are valid. */
 bool user_namespace_parse(struct load_context *context, const yaml_node_t *node,
 			  const struct where *where, struct isolation_config *out);
+/* `isolation.devices`: a list of {path, target, permissions} (or a path
+ * alone), each path a device node of this machine (stat at load). `out`
+ * and `count` are the valid entries, the caller's to free. */
+void devices_parse(struct load_context *context, const yaml_node_t *node,
+		   const struct where *where, struct device_config **out, size_t *count);
+
+/* The group's devices then the task's into `merged` (copies it owns); a
+ * task's entry replaces the group's at the same target. */
+void devices_merge(struct isolation_config *merged, const struct isolation_config *group,
+		   const struct isolation_config *task);
 
 /* What a group hands down to each of its tasks. */
 struct group_defaults {

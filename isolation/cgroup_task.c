@@ -38,8 +38,7 @@ static bool has_v1(void *context, const char *controller)
 	return mount != NULL;
 }
 
-/* The v1 group of `controller` for this task, made on first use. */
-static struct task_cgroup_v1 *v1_group(struct task_cgroup *cgroup, struct cgroup_tree *tree,
+struct task_cgroup_v1 *task_cgroup_v1_group(struct task_cgroup *cgroup, struct cgroup_tree *tree,
 				       const char *controller, const char *group_name,
 				       const char *task_name, char *error, size_t error_size)
 {
@@ -88,8 +87,9 @@ static int apply_settings(struct task_cgroup *cgroup, struct cgroup_tree *tree,
 		const char *path = cgroup->v2_relative;
 		char why[256] = "";
 		if (setting->version == CGROUP_V1) {
-			struct task_cgroup_v1 *v1 = v1_group(cgroup, tree, setting->controller,
-							     group_name, task_name, why, sizeof(why));
+			struct task_cgroup_v1 *v1 =
+				task_cgroup_v1_group(cgroup, tree, setting->controller, group_name,
+						     task_name, why, sizeof(why));
 			path = v1 ? v1->path : NULL;
 		}
 		if (path && cgroup_library_write(setting->controller, path, setting->file,

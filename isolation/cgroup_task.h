@@ -11,7 +11,7 @@
 #include "config/config.h"
 #include "isolation/cgroup_tree.h"
 
-#define TASK_CGROUP_V1_MAX 5
+#define TASK_CGROUP_V1_MAX 6 /* the limits' (cgroup_limits.c) and devices */
 
 struct task_cgroup_v1 {
 	char *controller;
@@ -50,6 +50,12 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 		       char *warning, size_t warning_size);
 
 bool task_cgroup_exists(const struct task_cgroup *cgroup);
+
+/* The task's v1 group of `controller` (mounted on a v1 hierarchy), made on
+ * first use; the child joins it at the next spawn. NULL with `error`. */
+struct task_cgroup_v1 *task_cgroup_v1_group(struct task_cgroup *cgroup, struct cgroup_tree *tree,
+					    const char *controller, const char *group_name,
+					    const char *task_name, char *error, size_t error_size);
 
 /* Kills every process in the task's cgroups (cgroup.kill). 0 or -errno. */
 int task_cgroup_kill(struct task_cgroup *cgroup);

@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "hooks/task_hooks.h"
 #include "isolation/cgroup_task.h"
+#include "isolation/device_policy.h"
 #include "isolation/spawn.h"
 #include "isolation/task_isolation.h"
 #include "isolation/task_plan.h"
@@ -57,6 +58,7 @@ struct task {
 	struct task_cgroup cgroup;
 	struct loop_watch cgroup_events_watch; /* cgroup.events, EPOLLPRI */
 	struct loop_watch memory_events_watch; /* memory.events (v2), EPOLLPRI */
+	struct device_policy devices; /* an isolated task's, on its cgroup */
 	uint64_t oom_kills_reported; /* the counter when last reported */
 	bool awaiting_empty_cgroup;
 	struct task_exit pending_exit;
@@ -97,8 +99,9 @@ bool task_reap_helper(struct task *task, pid_t pid);
 /* ---- its cgroup while it runs (task_cgroup_run.c) ---- */
 
 void task_cgroup_run_init(struct task *task);
-/* Before a start: the cgroup made (once) with its limits, and watched.
- * -1 with `message` when a limit cannot be applied. */
+/* Before a start: the cgroup made (once) with its limits, and watched;
+ * an isolated task's device policy put on it. -1 with `message` when a
+ * limit or the policy cannot be applied. */
 int task_cgroup_run_prepare(struct task *task, char *message, size_t message_size);
 /* Dead for good, or freed: watches closed, cgroups removed. */
 void task_cgroup_run_release(struct task *task);

@@ -1,6 +1,7 @@
-/* A task's cgroup while it runs: made before a start, watched while the
- * run lasts (cgroup.events for its end, memory.events for OOM kills), and
- * where a run ends: once the cgroup is empty. */
+/* A task's cgroup while it runs: made before a start (with an isolated
+ * task's device policy), watched while the run lasts (cgroup.events for
+ * its end, memory.events for OOM kills), and where a run ends: once the
+ * cgroup is empty. */
 #include "supervisor/task.h"
 
 #include <errno.h>
@@ -24,6 +25,12 @@ void task_cgroup_run_init(struct task *task)
 	task->memory_events_watch =
 		(struct loop_watch){.fd = -1, .callback = on_memory_events, .data = task};
 	task_cgroup_init(&task->cgroup);
+	device_policy_init(&task->devices);
+	struct cgroup_tree *tree = task->services->cgroups;
+	if (task->config->isolation.enabled && !tree->enabled)
+		log_message("%s: warning: isolated without a device policy: it needs a cgroup of "
+			    "the task's own (see above)",
+			    task->config->full_name);
 }
 
 static void watch_file(struct task *task, struct loop_watch *watch, int fd)
@@ -46,13 +53,9 @@ static void unwatch_file(struct task *task, struct loop_watch *watch)
 /* Made before the first start, again after the task was dead for good
  * (ForceRestart, restart --all), and after a run that ended with
  * cgroup.kill (see task_cgroup.killed). */
-int task_cgroup_run_prepare(struct task *task, char *message, size_t message_size)
+static int create_cgroup(struct task *task, char *message, size_t message_size)
 {
 	struct cgroup_tree *tree = task->services->cgroups;
-	if (task->cgroup.killed)
-		task_cgroup_run_release(task);
-	if (task_cgroup_exists(&task->cgroup))
-		return 0;
 	char warning[256];
 	if (task_cgroup_create(&task->cgroup, tree, task->group->cgroup_fd,
 			       task->group->config->name, task->config->name,
@@ -72,10 +75,34 @@ int task_cgroup_run_prepare(struct task *task, char *message, size_t message_siz
 	return 0;
 }
 
+/* Before every start: the configured devices and this start's additions
+ * (prestart hooks) may differ from the last start's. */
+static int apply_device_policy(struct task *task, char *message, size_t message_size)
+{
+	const struct isolation_config *isolation = &task->config->isolation;
+	if (!isolation->enabled || !task_cgroup_exists(&task->cgroup))
+		return 0;
+	return device_policy_apply(&task->devices, &task->cgroup, task->services->cgroups,
+				   task->group->config->name, task->config->name,
+				   isolation->devices, isolation->device_count,
+				   task->additions.devices, task->additions.device_count, message,
+				   message_size);
+}
+
+int task_cgroup_run_prepare(struct task *task, char *message, size_t message_size)
+{
+	if (task->cgroup.killed)
+		task_cgroup_run_release(task);
+	if (!task_cgroup_exists(&task->cgroup) && create_cgroup(task, message, message_size) < 0)
+		return -1;
+	return apply_device_policy(task, message, message_size);
+}
+
 void task_cgroup_run_release(struct task *task)
 {
 	unwatch_file(task, &task->cgroup_events_watch);
 	unwatch_file(task, &task->memory_events_watch);
+	device_policy_release(&task->devices);
 	if (task_cgroup_exists(&task->cgroup))
 		task_cgroup_remove(&task->cgroup, task->services->cgroups);
 }

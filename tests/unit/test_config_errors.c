@@ -294,8 +294,8 @@ static const struct error_case cases[] = {
     {"unknown isolation key, nothing close", TASK("{command: a, isolation: {colour: red}}"), 4,
      37,
      "web/app: isolation: unknown key \"colour\" (expected namespaces, hostname, init, "
-     "capabilities, seccomp, no_new_privileges, rlimits, umask, rootfs, readonly_rootfs, "
-     "mounts or user)"},
+     "capabilities, seccomp, no_new_privileges, rlimits, umask, devices, rootfs, "
+     "readonly_rootfs, mounts or user)"},
     {"misspelt isolation key", TASK("{command: a, isolation: {namespace: [pid]}}"), 4, 37,
      "web/app: isolation: unknown key \"namespace\"; did you mean \"namespaces\"?"},
     {"namespaces as a string", TASK("{command: a, isolation: {namespaces: pid}}"), 4, 49,

@@ -1,0 +1,258 @@
+#include "isolation/device_policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "config/xmalloc.h"
+#include "isolation/cgroup_library.h"
+
+/* Most isolated tasks have the default rules alone: they share one loaded
+ * program (the verifier runs once; one program in the kernel, attached to
+ * each of their cgroups), as they share the default seccomp program. */
+static int default_program_fd = -1;
+static unsigned default_program_users;
+
+void device_policy_init(struct device_policy *policy)
+{
+	*policy = (struct device_policy){.program_fd = -1};
+}
+
+static void give_back_program(struct device_policy *policy)
+{
+	if (policy->shares_default_program) {
+		if (--default_program_users == 0) {
+			close(default_program_fd);
+			default_program_fd = -1;
+		}
+	} else if (policy->program_fd >= 0) {
+		close(policy->program_fd);
+	}
+	policy->program_fd = -1;
+	policy->shares_default_program = false;
+}
+
+void device_policy_release(struct device_policy *policy)
+{
+	give_back_program(policy);
+	free(policy->rules);
+	device_policy_init(policy);
+}
+
+/* Appends the rule of each device, as its node is now. */
+static int add_device_rules(struct device_rule *rules, size_t *count,
+			    const struct device_config *devices, size_t device_count, char *error,
+			    size_t error_size)
+{
+	for (size_t i = 0; i < device_count; i++) {
+		struct stat status;
+		if (stat(devices[i].source, &status) < 0) {
+			snprintf(error, error_size, "device policy: %s: %s", devices[i].source,
+				 strerror(errno));
+			return -1;
+		}
+		if (!device_rule_for_node(status.st_mode, status.st_rdev, devices[i].permissions,
+					  &rules[*count])) {
+			snprintf(error, error_size,
+				 "device policy: %s is not a character or block device",
+				 devices[i].source);
+			return -1;
+		}
+		(*count)++;
+	}
+	return 0;
+}
+
+/* ---- cgroup v2: the BPF program ---- */
+
+static int bpf_call(int command, union bpf_attr *attributes)
+{
+	return (int)syscall(SYS_bpf, command, attributes, sizeof(*attributes));
+}
+
+static int load_program(const struct device_rule *rules, size_t count)
+{
+	struct bpf_insn *program = xcalloc(device_rules_program_size(count), sizeof(*program));
+	union bpf_attr attributes;
+
+	memset(&attributes, 0, sizeof(attributes));
+	attributes.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+	attributes.insns = (uint64_t)(uintptr_t)program;
+	attributes.insn_cnt = (uint32_t)device_rules_program(rules, count, program);
+	/* The syscall wants a license; it only matters to programs that call
+	 * GPL-only helpers, which this one (no call at all) does not. */
+	attributes.license = (uint64_t)(uintptr_t) "GPL";
+	/* What bpftool prog shows. */
+	snprintf(attributes.prog_name, sizeof(attributes.prog_name), "corral_devices");
+	int fd = bpf_call(BPF_PROG_LOAD, &attributes); /* O_CLOEXEC */
+	int saved = errno;
+	free(program);
+	return fd < 0 ? -saved : fd;
+}
+
+/* Attaches `program_fd`, in place of `old_fd` when that is attached. */
+static int attach_program(int cgroup_fd, int program_fd, int old_fd)
+{
+	union bpf_attr attributes;
+
+	memset(&attributes, 0, sizeof(attributes));
+	attributes.target_fd = (uint32_t)cgroup_fd;
+	attributes.attach_bpf_fd = (uint32_t)program_fd;
+	attributes.attach_type = BPF_CGROUP_DEVICE;
+	attributes.attach_flags = BPF_F_ALLOW_MULTI;
+	if (old_fd >= 0) {
+		/* In one step: no moment with both or neither. */
+		attributes.attach_flags |= BPF_F_REPLACE;
+		attributes.replace_bpf_fd = (uint32_t)old_fd;
+	}
+	return bpf_call(BPF_PROG_ATTACH, &attributes) < 0 ? -errno : 0;
+}
+
+static int apply_v2(struct device_policy *policy, const struct task_cgroup *cgroup,
+		    const struct device_rule *rules, size_t count, char *error, size_t error_size)
+{
+	/* The defaults come first: no more rules, no other rule. */
+	bool shared = count == device_rules_default_count;
+	int program_fd = shared ? default_program_fd : -1;
+	if (program_fd < 0)
+		program_fd = load_program(rules, count);
+	if (program_fd < 0) {
+		snprintf(error, error_size, "device policy: load BPF program: %s",
+			 strerror(-program_fd));
+		return -1;
+	}
+	if (shared)
+		default_program_fd = program_fd;
+	int result = attach_program(cgroup->dir_fd, program_fd, policy->program_fd);
+	if (result < 0) {
+		snprintf(error, error_size, "device policy: attach BPF program to %s: %s",
+			 cgroup->path, strerror(-result));
+		if (!shared || !default_program_users) {
+			close(program_fd);
+			if (shared)
+				default_program_fd = -1;
+		}
+		return -1;
+	}
+	/* Taken before the old one is given back: they may be the same. */
+	if (shared)
+		default_program_users++;
+	give_back_program(policy); /* detached by the replace: closing frees it */
+	policy->program_fd = program_fd;
+	policy->shares_default_program = shared;
+	return 0;
+}
+
+/* ---- cgroup v1: the devices controller ---- */
+
+static bool has_v1_devices(const struct cgroup_tree *tree)
+{
+	char *mount = cgroup_library_v1_mount("devices", tree->mount_path);
+	free(mount);
+	return mount != NULL;
+}
+
+/* Writes each line with a write(2) of its own: the kernel takes one rule
+ * per write, which libcgroup (one value per file) cannot say. */
+static int write_lines(int dir_fd, const char *file, const char *const *lines, size_t count,
+		       const char **failed)
+{
+	int fd = openat(dir_fd, file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int error = 0;
+	for (size_t i = 0; i < count && !error; i++) {
+		size_t length = strlen(lines[i]);
+		*failed = lines[i];
+		ssize_t written = write(fd, lines[i], length);
+		error = written < 0 ? -errno : (size_t)written == length ? 0 : -EIO;
+	}
+	close(fd);
+	return error;
+}
+
+static int apply_v1(struct task_cgroup *cgroup, struct cgroup_tree *tree, const char *group_name,
+		    const char *task_name, const struct device_rule *rules, size_t count,
+		    char *error, size_t error_size)
+{
+	char why[256];
+	const struct task_cgroup_v1 *v1 =
+	    task_cgroup_v1_group(cgroup, tree, "devices", group_name, task_name, why, sizeof(why));
+	if (!v1) {
+		snprintf(error, error_size, "device policy: %s", why);
+		return -1;
+	}
+	char directory[strlen(v1->procs_path) + 1];
+	strcpy(directory, v1->procs_path);
+	*strrchr(directory, '/') = '\0';
+	int dir_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0) {
+		snprintf(error, error_size, "device policy: %s: %s", directory, strerror(errno));
+		return -1;
+	}
+	struct {
+		char text[32]; /* "c 4294967294:4294967294 rwm" at most */
+	} *lines = xcalloc(count, sizeof(*lines));
+	const char **pointers = xcalloc(count, sizeof(*pointers));
+	for (size_t i = 0; i < count; i++) {
+		device_rule_v1_line(&rules[i], lines[i].text, sizeof(lines[i].text));
+		pointers[i] = lines[i].text;
+	}
+	/* "a" empties the group's list and denies everything; then each rule
+	 * is one exception. The group has no process between runs. */
+	const char *deny_all = "a", *failed = deny_all;
+	const char *file = "devices.deny";
+	int result = write_lines(dir_fd, file, &deny_all, 1, &failed);
+	if (result == 0) {
+		file = "devices.allow";
+		result = write_lines(dir_fd, file, pointers, count, &failed);
+	}
+	if (result < 0)
+		snprintf(error, error_size, "device policy: %s/%s \"%s\": %s", directory, file,
+			 failed, strerror(-result));
+	close(dir_fd);
+	free(lines);
+	free(pointers);
+	return result < 0 ? -1 : 0;
+}
+
+int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup,
+			struct cgroup_tree *tree, const char *group_name, const char *task_name,
+			const struct device_config *configured, size_t configured_count,
+			const struct device_config *added, size_t added_count, char *error,
+			size_t error_size)
+{
+	size_t capacity = device_rules_default_count + configured_count + added_count;
+	struct device_rule *rules = xcalloc(capacity, sizeof(*rules));
+	size_t count = device_rules_default_count;
+
+	memcpy(rules, device_rules_default, count * sizeof(*rules));
+	if (add_device_rules(rules, &count, configured, configured_count, error, error_size) < 0 ||
+	    add_device_rules(rules, &count, added, added_count, error, error_size) < 0) {
+		free(rules);
+		return -1;
+	}
+	if (policy->rules && device_rules_equal(policy->rules, policy->rule_count, rules, count)) {
+		free(rules);
+		return 0;
+	}
+	/* Unknown until both are through. */
+	free(policy->rules);
+	policy->rules = NULL;
+	if ((task_cgroup_exists(cgroup) &&
+	     apply_v2(policy, cgroup, rules, count, error, error_size) < 0) ||
+	    (has_v1_devices(tree) &&
+	     apply_v1(cgroup, tree, group_name, task_name, rules, count, error, error_size) < 0)) {
+		free(rules);
+		return -1;
+	}
+	policy->rules = rules;
+	policy->rule_count = count;
+	return 0;
+}
