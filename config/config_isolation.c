@@ -7,13 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config_network.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "config/xmalloc.h"
 
 static const char *const isolation_keys[] = {
     "namespaces",        "hostname", "init",  "capabilities", "seccomp",
-    "no_new_privileges", "rlimits",  "umask", NULL,
+    "no_new_privileges", "rlimits",  "umask", "network", NULL,
 };
 
 /* In the order of the ISOLATION_NS_* bits. */
@@ -209,6 +210,11 @@ void isolation_fields_parse(struct load_context *context, const yaml_node_t *nod
 	if ((field = map_lookup(&fields, "umask"))) {
 		field_where = where_field(where, "umask", buffer, sizeof(buffer));
 		out->has_umask = parse_umask(context, field, &field_where, &values->umask);
+	}
+	if ((field = map_lookup(&fields, "network"))) {
+		field_where = where_field(where, "network", buffer, sizeof(buffer));
+		out->has_network = isolation_network_parse(context, field, &field_where,
+							   &values->network, &out->network_node);
 	}
 	map_entries_free(&fields);
 }

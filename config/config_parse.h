@@ -86,13 +86,14 @@ void health_parse(struct load_context *context, const yaml_node_t *node, const s
 struct isolation_fields {
 	bool present; /* `isolation` was written, even as {} */
 	bool has_namespaces, has_hostname, has_init, has_capabilities, has_seccomp,
-	    has_no_new_privileges, has_umask;
+	    has_no_new_privileges, has_umask, has_network;
 	/* Meaningful where set. rlimits holds the ones written (merged one
 	 * resource at a time). */
 	struct isolation_config values;
 	/* For the checks between fields, which can come from two places;
 	 * set when written, valid or not. */
 	const yaml_node_t *namespaces_node, *hostname_node, *init_node;
+	const yaml_node_t *network_node; /* isolation.network.mode (config_network.c) */
 };
 
 /* Reads an `isolation` map; reports and skips fields that are wrong. Pure
@@ -141,6 +142,7 @@ struct group_defaults {
 	struct restart_fields restart;
 	struct resources_fields resources;
 	struct isolation_fields isolation;
+	const struct group_network_config *network; /* the group's bridge, if any */
 };
 
 /* Reads one task of a group into `task`, whose name, full_name and location

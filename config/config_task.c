@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config/config_network.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "config/suggest.h"
@@ -339,6 +340,8 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 				       &task_isolation);
 	task->isolation =
 	    isolation_merge(context, &group->isolation, group->owner, &task_isolation, &where);
+	isolation_network_merge(context, &group->isolation, group->owner, &task_isolation, &where,
+				group->network, &task->isolation);
 	isolation_fields_free(&task_isolation);
 	if (!task->env) /* always a vector, so users can just walk it */
 		task->env = xcalloc(1, sizeof(*task->env));

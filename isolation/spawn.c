@@ -81,6 +81,12 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 
 	join_v1_cgroups(error_fd, request->cgroup_v1_procs);
 
+	/* A namespace corral prepared (bridge, group mode), joined while the
+	 * child still has every capability. */
+	if (request->isolation && request->isolation->join_network_namespace &&
+	    syscall(SYS_setns, slots->netns_fd, CLONE_NEWNET) < 0)
+		child_fail(error_fd, SPAWN_STAGE_NETWORK_NAMESPACE);
+
 	/* corral blocks the signals it reads through signalfd and may ignore
 	 * some; the task must start with the defaults. */
 	const struct kernel_sigaction default_action = {.handler = SIG_DFL};
@@ -188,7 +194,7 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 int spawn_slots_open(struct spawn_slots *slots)
 {
 	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
-		      &slots->notify_fd, &slots->self_fd};
+		      &slots->notify_fd, &slots->netns_fd, &slots->self_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		*fds[i] = -1;
 	slots->devnull_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -220,7 +226,7 @@ int spawn_slots_open(struct spawn_slots *slots)
 void spawn_slots_close(struct spawn_slots *slots)
 {
 	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
-		      &slots->notify_fd, &slots->self_fd};
+		      &slots->notify_fd, &slots->netns_fd, &slots->self_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -237,11 +243,14 @@ int spawn_process(struct spawn_slots *slots, const struct spawn_request *request
 	if (pipe2(error_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
 	/* Park what the child needs in the slots (dup3 keeps them CLOEXEC). */
+	bool joins_netns = request->isolation && request->isolation->join_network_namespace;
 	if (dup3(request->output_fd, slots->output_fd, O_CLOEXEC) < 0 ||
 	    dup3(error_pipe[1], slots->error_fd, O_CLOEXEC) < 0 ||
 	    (request->notify_target >= 0 &&
-	     dup3(request->notify_fd, slots->notify_fd, O_CLOEXEC) < 0)) {
+	     dup3(request->notify_fd, slots->notify_fd, O_CLOEXEC) < 0) ||
+	    (joins_netns && dup3(request->netns_fd, slots->netns_fd, O_CLOEXEC) < 0)) {
 		int error = -errno;
+		dup3(slots->devnull_fd, slots->netns_fd, O_CLOEXEC);
 		close(error_pipe[0]);
 		close(error_pipe[1]);
 		return error;
@@ -258,6 +267,8 @@ int spawn_process(struct spawn_slots *slots, const struct spawn_request *request
 	dup3(slots->devnull_fd, slots->error_fd, O_CLOEXEC);
 	if (request->notify_target >= 0)
 		dup3(slots->devnull_fd, slots->notify_fd, O_CLOEXEC);
+	if (joins_netns) /* the namespace lives on in the child, not in a slot */
+		dup3(slots->devnull_fd, slots->netns_fd, O_CLOEXEC);
 	if (error < 0) {
 		close(error_pipe[0]);
 		return error;
@@ -318,6 +329,9 @@ void spawn_failure_describe(const struct spawn_request *request,
 		snprintf(buffer, size, "join v1 cgroup %s: %s",
 			 request->cgroup_v1_procs ? request->cgroup_v1_procs[failure->index] : "?",
 			 reason);
+		break;
+	case SPAWN_STAGE_NETWORK_NAMESPACE:
+		snprintf(buffer, size, "join network namespace: %s", reason);
 		break;
 	case SPAWN_STAGE_CGROUP_NAMESPACE:
 		snprintf(buffer, size, "cgroup namespace: %s", reason);

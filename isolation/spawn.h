@@ -19,6 +19,7 @@
 /* The child's steps, in the order it takes them. */
 enum spawn_stage {
 	SPAWN_STAGE_CGROUP_V1,
+	SPAWN_STAGE_NETWORK_NAMESPACE,
 	SPAWN_STAGE_SIGNALS,
 	SPAWN_STAGE_SESSION,
 	SPAWN_STAGE_STDIO,
@@ -58,6 +59,7 @@ struct spawn_slots {
 	int output_fd; /* the task's output pipe, refreshed per spawn */
 	int error_fd;  /* the error pipe's write end during a spawn, else /dev/null */
 	int notify_fd; /* a readiness pipe's write end during a spawn, else /dev/null */
+	int netns_fd;  /* the network namespace a task joins during a spawn, else /dev/null */
 	int self_fd;   /* corral's own binary (O_PATH), which isolated tasks exec as
 			* their pid namespace's reaper */
 	int devnull_fd;
@@ -90,6 +92,9 @@ struct spawn_request {
 	int notify_target;
 	int notify_fd;
 	const struct spawn_isolation *isolation; /* NULL: none */
+	/* isolation->join_network_namespace: the namespace (an fd of corral's)
+	 * the child joins with setns, prepared by corral (network.h). */
+	int netns_fd;
 };
 
 struct spawn_result {

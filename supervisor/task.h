@@ -15,6 +15,7 @@
 #include "supervisor/runner.h"
 #include "supervisor/services.h"
 #include "supervisor/task_output.h"
+#include "supervisor/task_network.h"
 #include "supervisor/task_readiness.h"
 
 struct group;
@@ -40,6 +41,7 @@ struct task {
 	 * environment: the prestart hooks' results (hooks/), kept across
 	 * restarts until the hooks run again. Empty without hooks. */
 	struct start_additions additions;
+	struct task_network network; /* modes bridge and group (task_network.c) */
 
 	pid_t pid; /* 0 when no process */
 	struct loop_watch pidfd_watch;
