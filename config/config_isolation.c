@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config_network.h"
+#include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "config/xmalloc.h"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "config/config_network.h"
+#include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "config/names.h"

@@ -3,6 +3,7 @@
  * group's bridge; mode host contradicts `net` in namespaces; the subnet
  * holds every bridge task), and the address each bridge task gets. */
 #include "config/config_network.h"
+#include "config/config_network_parse.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -139,10 +140,9 @@ void isolation_network_merge(struct load_context *context, const struct isolatio
 			     const struct group_network_config *network,
 			     struct isolation_config *merged)
 {
-	const struct isolation_fields *network_from =
-	    task->has_network ? task : group->has_network ? group : NULL;
-	const struct isolation_fields *namespaces_from =
-	    task->has_namespaces ? task : group->has_namespaces ? group : NULL;
+	/* Which of task and group set each field: the task when it did. */
+	const struct isolation_fields *network_from = task->has_network ? task : group;
+	const struct isolation_fields *namespaces_from = task->has_namespaces ? task : group;
 	bool has_net = merged->namespaces & ISOLATION_NS_NET;
 	enum network_mode mode = has_net ? NETWORK_NONE : NETWORK_HOST;
 	char set_in[sizeof(struct quoted) + 16];
@@ -150,15 +150,14 @@ void isolation_network_merge(struct load_context *context, const struct isolatio
 	if (!merged->enabled)
 		return;
 	snprintf(set_in, sizeof(set_in), " (set in %s)", group_owner);
-	if (network_from) {
+	if (network_from->has_network) {
 		const char *shown_set_in = network_from == group ? set_in : "";
 
 		mode = network_from->values.network;
 		/* Both from the group: isolation_network_check_group said it. */
 		if (mode == NETWORK_HOST && has_net &&
 		    (network_from != group || namespaces_from != group))
-			check_host_with_net(context, task_where->owner, network_from,
-					    shown_set_in);
+			check_host_with_net(context, task_where->owner, network_from, shown_set_in);
 		if (mode == NETWORK_BRIDGE && !network && network_from != group)
 			check_bridge_without_bridge(context, task_where->owner, network_from,
 						    shown_set_in);
@@ -253,10 +252,11 @@ static void parse_subnet(struct load_context *context, const yaml_node_t *node,
 		return;
 	}
 	if (prefix_length < PREFIX_MIN || prefix_length > PREFIX_MAX) {
-		report(context, node, where,
-		       "prefix /%u is out of range: %d to %d (a /30 has room for the bridge and one "
-		       "task)",
-		       prefix_length, PREFIX_MIN, PREFIX_MAX);
+		report(
+		    context, node, where,
+		    "prefix /%u is out of range: %d to %d (a /30 has room for the bridge and one "
+		    "task)",
+		    prefix_length, PREFIX_MIN, PREFIX_MAX);
 		return;
 	}
 	mask = prefix_mask(prefix_length);
@@ -295,7 +295,8 @@ void group_network_parse(struct load_context *context, const yaml_node_t *node,
 	char buffer[64];
 	struct where field_where;
 
-	if (!expect_map(context, node, where, "a map such as {bridge: corral0, subnet: 10.88.0.0/24}"))
+	if (!expect_map(context, node, where,
+			"a map such as {bridge: corral0, subnet: 10.88.0.0/24}"))
 		return;
 	map_collect(context, node, where, "key", &fields);
 	map_check_keys(context, &fields, where, group_network_keys);

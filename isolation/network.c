@@ -60,7 +60,7 @@ static int errno_of(int nl_error)
 }
 
 static int fail(struct network_failure *failure, int error, const char *format, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Records the step that failed; returns -error (an errno). */
 static int fail(struct network_failure *failure, int error, const char *format, ...)

@@ -34,7 +34,10 @@ struct network_host {
 	struct nl_sock *socket;
 };
 
-#define NETWORK_HOST_INIT {.home_fd = -1, .socket = NULL}
+#define NETWORK_HOST_INIT                                                                          \
+	{                                                                                          \
+		.home_fd = -1, .socket = NULL                                                      \
+	}
 
 void network_host_close(struct network_host *host);
 

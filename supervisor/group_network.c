@@ -10,11 +10,11 @@
 #include "supervisor/group.h"
 #include "supervisor/log.h"
 
-static int describe(const struct group *group, const struct network_failure *failure,
-		    char *error, size_t error_size)
+static int describe(const struct group *group, const struct network_failure *failure, char *error,
+		    size_t error_size)
 {
-	snprintf(error, error_size, "group %s: network: %s: %s", group->config->name,
-		 failure->step, strerror(failure->error));
+	snprintf(error, error_size, "group %s: network: %s: %s", group->config->name, failure->step,
+		 strerror(failure->error));
 	return -1;
 }
 
@@ -53,7 +53,7 @@ void group_network_close(struct group *group)
 	    network_bridge_close(group->services->network, config->bridge,
 				 group_network_gateway(config), config->prefix_length,
 				 network->bridge_created, network->address_added, &failure) < 0)
-		log_message("group %s: warning: network: %s: %s", group->config->name,
-			    failure.step, strerror(failure.error));
+		log_message("group %s: warning: network: %s: %s", group->config->name, failure.step,
+			    strerror(failure.error));
 	network->bridge_ifindex = 0;
 }

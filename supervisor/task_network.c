@@ -25,8 +25,7 @@ void task_network_init(struct task *task, size_t index_in_group)
 	const struct group_config *group = task->group->config;
 
 	*network = (struct task_network){.netns_fd = -1};
-	if (!task->config->isolation.enabled ||
-	    task->config->isolation.network != NETWORK_BRIDGE)
+	if (!task->config->isolation.enabled || task->config->isolation.network != NETWORK_BRIDGE)
 		return;
 	network->address = group_network_task_address(group, index_in_group);
 	/* "cr" and 8 hex digits: within IFNAMSIZ, and unique per task and
@@ -39,8 +38,7 @@ void task_network_init(struct task *task, size_t index_in_group)
 
 static int describe(const struct network_failure *failure, char *message, size_t message_size)
 {
-	snprintf(message, message_size, "network: %s: %s", failure->step,
-		 strerror(failure->error));
+	snprintf(message, message_size, "network: %s: %s", failure->step, strerror(failure->error));
 	return -1;
 }
 
@@ -55,9 +53,9 @@ static int prepare_bridge(struct task *task, char *message, size_t message_size)
 	if (network_namespace_create(host, &netns_fd, &failure) < 0)
 		return describe(&failure, message, message_size);
 	struct network_interface eth0 = {
-		.address = network->address,
-		.prefix_length = config->prefix_length,
-		.gateway = group_network_gateway(config),
+	    .address = network->address,
+	    .prefix_length = config->prefix_length,
+	    .gateway = group_network_gateway(config),
 	};
 	if (network_veth_add(host, network->veth_name, task->group->network.bridge_ifindex,
 			     netns_fd, &failure) < 0) {

@@ -20,7 +20,7 @@ struct task_network {
 	uint32_t address;            /* bridge: eth0's, host byte order; else 0 */
 	char veth_name[IF_NAMESIZE]; /* bridge: the host end's name */
 	bool veth_exists;
-	int netns_fd; /* during a start: the namespace the child joins; -1 */
+	int netns_fd;       /* during a start: the namespace the child joins; -1 */
 	bool owns_netns_fd; /* bridge: this start's own, closed after the spawn */
 };
 
