@@ -36,12 +36,14 @@ def need_tools():
             pytest.skip(f"{tool} is needed")
 
 
-def in_own_netns(tmp_path):
-    """A wrapper: corral in a new network namespace, and the links left in
-    it written to tmp_path/links-after once corral has exited."""
+def in_own_netns(tmp_path, before=":"):
+    """A wrapper: corral in a new network namespace (after the shell
+    commands `before`), and the links and addresses left in it written to
+    tmp_path/links-after and addresses-after once corral has exited."""
     after = tmp_path / "links-after"
     return ["unshare", "--net", "--", "/bin/sh", "-c",
-            f'"$@"; status=$?; ip -o link > {after}; exit $status', "sh"]
+            f'{before}; "$@"; status=$?; ip -o link > {after}; '
+            f'ip -o -4 addr > {tmp_path}/addresses-after; exit $status', "sh"]
 
 
 def links_after(tmp_path):
@@ -217,3 +219,40 @@ def test_a_bridge_that_is_not_one_stops_corral_naming_the_group(corral, tmp_path
     assert result.returncode == 1, result
     assert ("group web: network: use lo as the bridge (it is not one): File exists"
             in result.stderr), result
+
+
+def test_a_bridge_that_was_there_stays_without_corral_s_address(corral, tmp_path):
+    config = {"groups": {"g": {"network": BRIDGE, "tasks": {
+        "app": task(f"{PYTHON} -c \"{PRINT_ADDRESS}\" > {tmp_path}/address", "bridge")}}}}
+    result = corral.run(config, wrapper=in_own_netns(
+        tmp_path, before="ip link add corral0 type bridge"))
+    assert result.returncode == 0, result
+    assert (tmp_path / "address").read_text().strip() == "10.88.0.2"
+    # The bridge is the test's: it stays, without the address corral gave it.
+    assert links_after(tmp_path) == ["lo", "corral0"]
+    assert "10.88.0.1" not in (tmp_path / "addresses-after").read_text()
+
+
+def test_a_veth_name_taken_fails_the_start_naming_task_and_step(corral, tmp_path):
+    # A prestart task in corral's namespace (no isolation) takes the name
+    # corral gives g/app's veth: "cr" and FNV-1a of "<corral's pid>/g/app".
+    take_name = (
+        f"exec {PYTHON} -c 'import os, subprocess\n"
+        f"h = 2166136261\n"
+        f"for byte in (str(os.getppid()) + \"/g/app\").encode():\n"
+        f"    h = ((h ^ byte) * 16777619) & 0xffffffff\n"
+        f"name = \"cr%08x\" % h\n"
+        f"open(\"{tmp_path}/taken\", \"w\").write(name)\n"
+        f"subprocess.run([\"ip\", \"link\", \"add\", name, \"type\", \"bridge\"], check=True)'")
+    config = {"groups": {"g": {"network": BRIDGE, "tasks": {
+        "taker": {"command": ["/bin/sh", "-c", take_name], "restart": NEVER,
+                  "lifecycle": {"hook": "prestart"}},
+        "app": task("true", "bridge"),
+    }}}}
+    result = corral.run(config, wrapper=in_own_netns(tmp_path))
+    taken = (tmp_path / "taken").read_text()
+    assert result.returncode != 0, result
+    message = f"g/app: network: create veth {taken}: File exists"
+    assert message in result.stderr, result
+    # Only the test's link is left: corral removed its bridge.
+    assert links_after(tmp_path) == ["lo", taken]
