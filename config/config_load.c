@@ -140,11 +140,11 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	tasks = map_lookup(&fields, "tasks");
 	if (tasks)
 		parse_tasks(context, tasks, name.text, &defaults, group);
-	if (network)
-		group_network_check_capacity(context, network, &where, group);
 	else if (!map_has_key_or_typo(&fields, group_keys, "tasks"))
 		report(context, entry->value, &where,
 		       "missing \"tasks\" (a group needs at least one task)");
+	if (network)
+		group_network_check_capacity(context, network, &where, group);
 	isolation_fields_free(&defaults.isolation);
 	map_entries_free(&fields);
 }

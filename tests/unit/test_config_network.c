@@ -215,6 +215,9 @@ static const struct error_case cases[] = {
      3, 34,
      "group web: network.subnet: 10.0.0.0/30 has room for 1 task besides the bridge, but "
      "the group has 3 tasks with network mode bridge"},
+    {"a group with a network still needs tasks",
+     "groups:\n  web: {network: {bridge: b, subnet: 10.0.0.0/24}}\n", 2, 8,
+     "group web: missing \"tasks\" (a group needs at least one task)"},
     {"two groups on one bridge",
      "groups:\n  web: {network: {bridge: b, subnet: 10.0.0.0/24}, tasks: {a: {command: a}}}\n"
      "  api: {network: {bridge: b, subnet: 10.0.1.0/24}, tasks: {a: {command: a}}}\n",
