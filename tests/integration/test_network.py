@@ -256,3 +256,13 @@ def test_a_veth_name_taken_fails_the_start_naming_task_and_step(corral, tmp_path
     assert message in result.stderr, result
     # Only the test's link is left: corral removed its bridge.
     assert links_after(tmp_path) == ["lo", taken]
+
+
+def test_the_network_example_runs_to_its_end(corral, tmp_path, repo_root):
+    result = run(corral, tmp_path, repo_root / "examples" / "network.yaml")
+    assert result.returncode == 0, result
+    lines = result.stdout_lines()
+    for expected in ("web/client | client got HTTP 200 from 10.88.0.2",
+                     "web/offline | offline: Network is unreachable",
+                     "pod/listener | listener got hello over the pod loopback"):
+        assert expected in lines, result
