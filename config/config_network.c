@@ -51,6 +51,17 @@ uint32_t group_network_task_address(const struct group_config *group, size_t tas
 	return next;
 }
 
+uint32_t group_network_shared_address(const struct group_config *group)
+{
+	const struct group_network_config *network = &group->network;
+
+	if (!network->bridge || !network->prefix_length ||
+	    !group_has_network_mode(group, NETWORK_GROUP))
+		return 0;
+	/* The broadcast address, less one. */
+	return (network->subnet | ~prefix_mask(network->prefix_length)) - 1;
+}
+
 bool group_has_network_mode(const struct group_config *group, enum network_mode mode)
 {
 	for (size_t i = 0; i < group->task_count; i++)
@@ -340,6 +351,7 @@ void group_network_check_capacity(struct load_context *context, const yaml_node_
 	const struct group_network_config *network = &group->network;
 	struct where subnet_where = {.owner = where->owner, .field = "network.subnet"};
 	uint64_t room, tasks = 0;
+	bool shared = group_network_shared_address(group) != 0;
 	char shown[16];
 
 	if (!network->prefix_length)
@@ -349,12 +361,13 @@ void group_network_check_capacity(struct load_context *context, const yaml_node_
 			tasks++;
 	/* Less the network and broadcast addresses, and the bridge's. */
 	room = (UINT64_C(1) << (32 - network->prefix_length)) - 3;
-	if (tasks <= room)
+	if (tasks + shared <= room)
 		return;
 	network_address_format(network->subnet, shown);
 	report(context, map_value(context, network_node, "subnet"), &subnet_where,
-	       "%s/%u has room for %u task%s besides the bridge, but the group has %u tasks with "
-	       "network mode bridge",
-	       shown, network->prefix_length, (unsigned)room, room == 1 ? "" : "s",
-	       (unsigned)tasks);
+	       "%s/%u has room for %u address%s besides the bridge's, but the group needs %u: "
+	       "%u for tasks with network mode bridge%s",
+	       shown, network->prefix_length, (unsigned)room, room == 1 ? "" : "es",
+	       (unsigned)(tasks + shared), (unsigned)tasks,
+	       shared ? " and 1 for its shared namespace (mode group)" : "");
 }

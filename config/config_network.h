@@ -20,6 +20,12 @@ uint32_t group_network_gateway(const struct group_network_config *network);
  * subnet holds them all. */
 uint32_t group_network_task_address(const struct group_config *group, size_t task_index);
 
+/* The eth0 address of the group's shared namespace (mode group) when the
+ * group has a bridge: the subnet's last host, out of the way of the
+ * tasks' addresses counted up from the start. 0 without a bridge or
+ * without a task of mode group. */
+uint32_t group_network_shared_address(const struct group_config *group);
+
 /* Whether some task of the group has network mode `mode`. */
 bool group_has_network_mode(const struct group_config *group, enum network_mode mode);
 

@@ -378,6 +378,14 @@ int network_veth_add(struct network_host *host, const char *host_name, int bridg
 	return 0;
 }
 
+uint32_t network_name_hash(const char *text)
+{
+	uint32_t hash = 2166136261u;
+	for (; *text; text++)
+		hash = (hash ^ (unsigned char)*text) * 16777619u;
+	return hash;
+}
+
 int network_link_delete(struct network_host *host, const char *name,
 			struct network_failure *failure)
 {

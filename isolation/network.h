@@ -76,6 +76,10 @@ int network_bridge_close(struct network_host *host, const char *name, uint32_t g
 int network_veth_add(struct network_host *host, const char *host_name, int bridge_ifindex,
 		     int netns_fd, struct network_failure *failure);
 
+/* FNV-1a of `text`: veth names are "cr" and its 8 hex digits, short enough
+ * for IFNAMSIZ and, with corral's pid in the text, unique per corral. */
+uint32_t network_name_hash(const char *text);
+
 /* Deletes a link of corral's namespace (a veth's host end takes its peer
  * with it). A link already gone is not an error: the kernel deletes a
  * veth pair itself when the namespace of its other end dies. */

@@ -32,11 +32,31 @@ int group_network_open(struct group *group, char *error, size_t error_size)
 				config->network.prefix_length, &network->bridge_created,
 				&network->address_added, &network->bridge_ifindex, &failure) < 0)
 		return describe(group, &failure, error, error_size);
-	if (group_has_network_mode(config, NETWORK_GROUP)) {
-		if (network_namespace_create(host, &network->netns_fd, &failure) < 0 ||
-		    network_namespace_configure(host, network->netns_fd, NULL, &failure) < 0)
+	if (!group_has_network_mode(config, NETWORK_GROUP))
+		return 0;
+	if (network_namespace_create(host, &network->netns_fd, &failure) < 0)
+		return describe(group, &failure, error, error_size);
+	uint32_t address = group_network_shared_address(config);
+	struct network_interface eth0 = {
+		.address = address,
+		.prefix_length = config->network.prefix_length,
+		.gateway = group_network_gateway(&config->network),
+	};
+	if (address) {
+		/* "cr" and 8 hex digits as a task's veth; a group's name has no
+		 * '/', so it never hashes the text of a task's "group/task". */
+		char key[96];
+		snprintf(key, sizeof(key), "%d/%s", (int)getpid(), config->name);
+		snprintf(network->veth_name, sizeof(network->veth_name), "cr%08x",
+			 network_name_hash(key));
+		if (network_veth_add(host, network->veth_name, network->bridge_ifindex,
+				     network->netns_fd, &failure) < 0)
 			return describe(group, &failure, error, error_size);
+		network->veth_exists = true;
 	}
+	if (network_namespace_configure(host, network->netns_fd, address ? &eth0 : NULL,
+					&failure) < 0)
+		return describe(group, &failure, error, error_size);
 	return 0;
 }
 
@@ -46,6 +66,11 @@ void group_network_close(struct group *group)
 	struct group_network *network = &group->network;
 	struct network_failure failure;
 
+	if (network->veth_exists &&
+	    network_link_delete(group->services->network, network->veth_name, &failure) < 0)
+		log_message("group %s: warning: network: %s: %s", group->config->name,
+			    failure.step, strerror(failure.error));
+	network->veth_exists = false;
 	if (network->netns_fd >= 0)
 		close(network->netns_fd);
 	network->netns_fd = -1;

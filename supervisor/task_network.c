@@ -11,14 +11,6 @@
 #include "supervisor/log.h"
 #include "supervisor/task.h"
 
-/* FNV-1a: a short, stable mix of corral's pid and the task's name. */
-static uint32_t name_hash(const char *text, uint32_t hash)
-{
-	for (; *text; text++)
-		hash = (hash ^ (unsigned char)*text) * 16777619u;
-	return hash;
-}
-
 void task_network_init(struct task *task, size_t index_in_group)
 {
 	struct task_network *network = &task->network;
@@ -28,12 +20,12 @@ void task_network_init(struct task *task, size_t index_in_group)
 	if (!task->config->isolation.enabled || task->config->isolation.network != NETWORK_BRIDGE)
 		return;
 	network->address = group_network_task_address(group, index_in_group);
-	/* "cr" and 8 hex digits: within IFNAMSIZ, and unique per task and
-	 * per corral, so that two corrals in one namespace do not collide. */
-	char pid[16];
-	snprintf(pid, sizeof(pid), "%d/", (int)getpid());
+	/* Unique per task and per corral, so that two corrals in one
+	 * namespace do not collide. */
+	char key[160];
+	snprintf(key, sizeof(key), "%d/%s", (int)getpid(), task->config->full_name);
 	snprintf(network->veth_name, sizeof(network->veth_name), "cr%08x",
-		 name_hash(task->config->full_name, name_hash(pid, 2166136261u)));
+		 network_name_hash(key));
 }
 
 static int describe(const struct network_failure *failure, char *message, size_t message_size)

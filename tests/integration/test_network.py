@@ -170,6 +170,29 @@ def test_group_tasks_share_one_namespace(corral, tmp_path):
     assert interfaces(tmp_path / "a.dev") == ["lo"]
 
 
+def test_a_group_namespace_on_a_bridge_is_reachable_at_the_last_address(corral, tmp_path):
+    # A pod pair: one serves on eth0, the other sees the same eth0; a
+    # bridge task of the group reaches the server at the subnet's last host.
+    server = (f"exec {PYTHON} -c 'import socket; s = socket.socket(); "
+              f"s.bind((\"0.0.0.0\", 8080)); s.listen(); "
+              f"open(\"{tmp_path}/listening\", \"w\").close(); "
+              f"c, peer = s.accept(); "
+              f"open(\"{tmp_path}/received\", \"w\").write(c.recv(64).decode() + \" from \" + peer[0])'")
+    client = (f"while [ ! -e {tmp_path}/listening ]; do sleep 0.02; done; "
+              f"exec {PYTHON} -c 'import socket; "
+              f"socket.create_connection((\"10.88.0.254\", 8080)).sendall(b\"hi pod\")'")
+    looker = f"{PYTHON} -c \"{PRINT_ADDRESS}\" > {tmp_path}/pod-address"
+    config = {"groups": {"g": {"network": BRIDGE, "tasks": {
+        "server": task(server, "group"),
+        "looker": task(looker, "group"),
+        "client": task(client, "bridge"),
+    }}}}
+    result = run(corral, tmp_path, config)
+    assert result.returncode == 0, result
+    assert (tmp_path / "pod-address").read_text().strip() == "10.88.0.254"
+    assert (tmp_path / "received").read_text() == "hi pod from 10.88.0.2"
+
+
 def link_names(pid):
     """Links of the network namespace of process `pid`."""
     output = subprocess.run(["nsenter", f"--net=/proc/{pid}/ns/net", "ip", "-o", "link"],

@@ -109,6 +109,9 @@ static void test_addresses_in_file_order(void **state)
 	assert_int_equal(group_network_task_address(api, 3), IP(10, 1, 0, 3));
 	assert_true(group_has_network_mode(api, NETWORK_GROUP));
 	assert_false(group_has_network_mode(web, NETWORK_GROUP));
+	/* The shared namespace takes the last host, out of the tasks' way. */
+	assert_int_equal(group_network_shared_address(api), IP(10, 1, 255, 254));
+	assert_int_equal(group_network_shared_address(web), 0);
 	network_address_format(IP(10, 1, 0, 3), text);
 	assert_string_equal(text, "10.1.0.3");
 	config_free(config);
@@ -213,8 +216,21 @@ static const struct error_case cases[] = {
      "    isolation: {network: {mode: bridge}}\n"
      "    tasks: {a: {command: a}, b: {command: b}, c: {command: c}}\n",
      3, 34,
-     "group web: network.subnet: 10.0.0.0/30 has room for 1 task besides the bridge, but "
-     "the group has 3 tasks with network mode bridge"},
+     "group web: network.subnet: 10.0.0.0/30 has room for 1 address besides the bridge's, "
+     "but the group needs 3: 3 for tasks with network mode bridge"},
+    {"subnet too small for the tasks and the shared namespace",
+     "groups:\n  web:\n    network: {bridge: b, subnet: 10.0.0.0/29}\n"
+     "    tasks:\n"
+     "      a: {command: a, isolation: {network: {mode: bridge}}}\n"
+     "      b: {command: a, isolation: {network: {mode: bridge}}}\n"
+     "      c: {command: a, isolation: {network: {mode: bridge}}}\n"
+     "      d: {command: a, isolation: {network: {mode: bridge}}}\n"
+     "      e: {command: a, isolation: {network: {mode: bridge}}}\n"
+     "      f: {command: a, isolation: {network: {mode: group}}}\n",
+     3, 34,
+     "group web: network.subnet: 10.0.0.0/29 has room for 5 addresses besides the bridge's, "
+     "but the group needs 6: 5 for tasks with network mode bridge and 1 for its shared "
+     "namespace (mode group)"},
     {"a group with a network still needs tasks",
      "groups:\n  web: {network: {bridge: b, subnet: 10.0.0.0/24}}\n", 2, 8,
      "group web: missing \"tasks\" (a group needs at least one task)"},
