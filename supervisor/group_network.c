@@ -38,13 +38,13 @@ int group_network_open(struct group *group, char *error, size_t error_size)
 		return describe(group, &failure, error, error_size);
 	uint32_t address = group_network_shared_address(config);
 	struct network_interface eth0 = {
-		.address = address,
-		.prefix_length = config->network.prefix_length,
-		.gateway = group_network_gateway(&config->network),
+	    .address = address,
+	    .prefix_length = config->network.prefix_length,
+	    .gateway = group_network_gateway(&config->network),
 	};
 	if (address) {
-		/* "cr" and 8 hex digits as a task's veth; a group's name has no
-		 * '/', so it never hashes the text of a task's "group/task". */
+		/* Named as a task's veth is; a group's name has no '/', so its
+		 * text is never a task's "group/task". */
 		char key[96];
 		snprintf(key, sizeof(key), "%d/%s", (int)getpid(), config->name);
 		snprintf(network->veth_name, sizeof(network->veth_name), "cr%08x",
@@ -54,8 +54,8 @@ int group_network_open(struct group *group, char *error, size_t error_size)
 			return describe(group, &failure, error, error_size);
 		network->veth_exists = true;
 	}
-	if (network_namespace_configure(host, network->netns_fd, address ? &eth0 : NULL,
-					&failure) < 0)
+	const struct network_interface *interface = address ? &eth0 : NULL;
+	if (network_namespace_configure(host, network->netns_fd, interface, &failure) < 0)
 		return describe(group, &failure, error, error_size);
 	return 0;
 }
@@ -68,8 +68,8 @@ void group_network_close(struct group *group)
 
 	if (network->veth_exists &&
 	    network_link_delete(group->services->network, network->veth_name, &failure) < 0)
-		log_message("group %s: warning: network: %s: %s", group->config->name,
-			    failure.step, strerror(failure.error));
+		log_message("group %s: warning: network: %s: %s", group->config->name, failure.step,
+			    strerror(failure.error));
 	network->veth_exists = false;
 	if (network->netns_fd >= 0)
 		close(network->netns_fd);

@@ -15,8 +15,8 @@ struct group;
 struct group_network {
 	int bridge_ifindex; /* 0: the group has no bridge */
 	bool bridge_created;
-	bool address_added; /* to a bridge that was there already */
-	int netns_fd;       /* mode group: the shared namespace, lo up; -1: none */
+	bool address_added;          /* to a bridge that was there already */
+	int netns_fd;                /* mode group: the shared namespace, lo up; -1: none */
 	char veth_name[IF_NAMESIZE]; /* its veth's host end, with a bridge */
 	bool veth_exists;
 };

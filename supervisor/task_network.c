@@ -24,8 +24,7 @@ void task_network_init(struct task *task, size_t index_in_group)
 	 * namespace do not collide. */
 	char key[160];
 	snprintf(key, sizeof(key), "%d/%s", (int)getpid(), task->config->full_name);
-	snprintf(network->veth_name, sizeof(network->veth_name), "cr%08x",
-		 network_name_hash(key));
+	snprintf(network->veth_name, sizeof(network->veth_name), "cr%08x", network_name_hash(key));
 }
 
 static int describe(const struct network_failure *failure, char *message, size_t message_size)
