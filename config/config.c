@@ -95,6 +95,7 @@ static void task_config_free(struct task_config *task)
 static void group_config_free(struct group_config *group)
 {
 	free(group->name);
+	free(group->network.bridge);
 	for (size_t i = 0; i < group->task_count; i++)
 		task_config_free(&group->tasks[i]);
 	free(group->tasks);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "config/xmalloc.h"
@@ -15,7 +16,7 @@
 static const char *const isolation_keys[] = {
     "namespaces",        "hostname", "init",  "capabilities", "seccomp",
     "no_new_privileges", "rlimits",  "umask", "devices",      "rootfs",
-    "readonly_rootfs",   "mounts",   "user",  NULL,
+    "readonly_rootfs",   "mounts",   "user",  "network",      NULL,
 };
 
 /* In the order of the ISOLATION_NS_* bits. */
@@ -223,6 +224,11 @@ void isolation_fields_parse(struct load_context *context, const yaml_node_t *nod
 		field_where = where_field(where, "devices", buffer, sizeof(buffer));
 		devices_parse(context, field, &field_where, &values->devices,
 			      &values->device_count);
+	}
+	if ((field = map_lookup(&fields, "network"))) {
+		field_where = where_field(where, "network", buffer, sizeof(buffer));
+		out->has_network = isolation_network_parse(context, field, &field_where,
+							   &values->network, &out->network_node);
 	}
 	map_entries_free(&fields);
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "config/names.h"
@@ -23,8 +24,8 @@
 static const char *const top_level_keys[] = {"shutdown_timeout", "groups", "socket", "control",
 					     "task_dirs_root", NULL};
 static const char *const control_keys[] = {"group", NULL};
-static const char *const group_keys[] = {"restart",   "resources", "isolation", "cdi",
-					 "task_dirs", "hooks",     "tasks",     NULL};
+static const char *const group_keys[] = {"restart",   "resources", "isolation", "network",
+					 "cdi",       "task_dirs", "hooks",     "tasks",     NULL};
 
 
 /* How messages name a group or task: as written when valid, quoted (and
@@ -84,7 +85,9 @@ static void parse_tasks(struct load_context *context, const yaml_node_t *node,
 	map_entries_free(&tasks);
 }
 
+/* `earlier` are the groups read before this one. */
 static void parse_group(struct load_context *context, const struct map_entry *entry,
+			const struct group_config *earlier, size_t earlier_count,
 			struct group_config *group)
 {
 	struct quoted name = display_name(entry);
@@ -92,7 +95,7 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	struct group_defaults defaults = {.owner = owner};
 	struct where where = {.owner = owner, .field = ""};
 	struct map_entries fields;
-	const yaml_node_t *restart, *resources, *isolation, *tasks, *field;
+	const yaml_node_t *restart, *resources, *isolation, *network, *tasks, *field;
 
 	snprintf(owner, sizeof(owner), "group %s", name.text);
 	group->name = xstrdup(entry->key);
@@ -116,12 +119,23 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 		resources_fields_parse(context, resources, &resources_where, &defaults.resources);
 		resources_fields_check_group(context, &defaults.resources, &where);
 	}
+	/* Before the tasks, whose network modes need to know its bridge. */
+	network = map_lookup(&fields, "network");
+	if (network) {
+		struct where network_where = {.owner = owner, .field = "network"};
+
+		group_network_parse(context, network, &network_where, earlier, earlier_count,
+				    &group->network);
+		defaults.network = &group->network;
+	}
 	isolation = map_lookup(&fields, "isolation");
 	if (isolation) {
 		struct where isolation_where = {.owner = owner, .field = "isolation"};
 
 		isolation_fields_parse(context, isolation, &isolation_where, &defaults.isolation);
 		isolation_fields_check_group(context, &defaults.isolation, &where);
+		isolation_network_check_group(context, &defaults.isolation, &where,
+					      defaults.network);
 	}
 	if ((field = map_lookup(&fields, "cdi")))
 		cdi_fields_parse(context, field, &(struct where){owner, "cdi"}, &defaults.cdi);
@@ -140,6 +154,8 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	else if (!map_has_key_or_typo(&fields, group_keys, "tasks"))
 		report(context, entry->value, &where,
 		       "missing \"tasks\" (a group needs at least one task)");
+	if (network)
+		group_network_check_capacity(context, network, &where, group);
 	isolation_fields_free(&defaults.isolation);
 	cdi_fields_free(&defaults.cdi);
 	hook_list_free(&defaults.hooks);
@@ -165,7 +181,9 @@ static void parse_groups(struct load_context *context, const yaml_node_t *node,
 	config->groups = xcalloc(groups.count, sizeof(*config->groups));
 	for (size_t i = 0; i < groups.count; i++) {
 		check_name(context, &groups.items[i], &where, "group");
-		parse_group(context, &groups.items[i], &config->groups[config->group_count++]);
+		parse_group(context, &groups.items[i], config->groups, config->group_count,
+			    &config->groups[config->group_count]);
+		config->group_count++;
 	}
 	map_entries_free(&groups);
 }

@@ -119,7 +119,7 @@ void root_fields_free(struct root_fields *fields);
 struct isolation_fields {
 	bool present; /* `isolation` was written, even as {} */
 	bool has_namespaces, has_hostname, has_init, has_capabilities, has_seccomp,
-	    has_no_new_privileges, has_umask, has_user;
+	    has_no_new_privileges, has_umask, has_user, has_network;
 	/* Meaningful where set. rlimits holds the ones written (merged one
 	 * resource at a time). */
 	struct isolation_config values;
@@ -129,6 +129,7 @@ struct isolation_fields {
 	struct root_fields root; /* rootfs, readonly_rootfs, mounts */
 	/* `user` in namespaces, and the `user` map (its uid/gid maps). */
 	const yaml_node_t *user_namespace_node, *user_node;
+	const yaml_node_t *network_node; /* isolation.network.mode (config_network.c) */
 };
 
 /* Reads an `isolation` map; reports and skips fields that are wrong. Pure
@@ -236,6 +237,7 @@ struct group_defaults {
 	struct cdi_fields cdi;
 	bool task_dirs; /* false unless the group writes `task_dirs: true` */
 	struct hook_list hooks;
+	const struct group_network_config *network; /* the group's bridge, if any */
 };
 
 /* Reads one task of a group into `task`, whose name, full_name and location

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "config/suggest.h"
@@ -389,6 +390,8 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 				       &task_isolation);
 	task->isolation =
 	    isolation_merge(context, &group->isolation, group->owner, &task_isolation, &where);
+	isolation_network_merge(context, &group->isolation, group->owner, &task_isolation, &where,
+				group->network, &task->isolation);
 	isolation_fields_free(&task_isolation);
 	/* After isolation: CDI devices need the merged mount namespace. */
 	if ((field = map_lookup(&fields, "cdi")))

@@ -108,6 +108,12 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 
 	join_v1_cgroups(error_fd, request->cgroup_v1_procs);
 
+	/* A namespace corral prepared (bridge, group mode), joined while the
+	 * child still has every capability. */
+	if (request->isolation && request->isolation->join_network_namespace &&
+	    syscall(SYS_setns, slots->netns_fd, CLONE_NEWNET) < 0)
+		child_fail(error_fd, SPAWN_STAGE_NETWORK_NAMESPACE);
+
 	/* corral blocks the signals it reads through signalfd and may ignore
 	 * some; the task must start with the defaults. */
 	const struct kernel_sigaction default_action = {.handler = SIG_DFL};
@@ -218,7 +224,8 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 int spawn_slots_open(struct spawn_slots *slots)
 {
 	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
-		      &slots->notify_fd, &slots->sync_fd, &slots->self_fd};
+		      &slots->notify_fd, &slots->sync_fd, &slots->netns_fd,
+		      &slots->self_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		*fds[i] = -1;
 	slots->devnull_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -250,7 +257,8 @@ int spawn_slots_open(struct spawn_slots *slots)
 void spawn_slots_close(struct spawn_slots *slots)
 {
 	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
-		      &slots->notify_fd, &slots->sync_fd, &slots->self_fd};
+		      &slots->notify_fd, &slots->sync_fd, &slots->netns_fd,
+		      &slots->self_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -266,6 +274,11 @@ static int fail_with(struct spawn_result *result, const char *what, int error)
 
 /* The child is done with corral's memory and fd table: drop corral's copies
  * of what was parked for it, so that the error pipe can report EOF. */
+static bool joins_network_namespace(const struct spawn_request *request)
+{
+	return request->isolation && request->isolation->join_network_namespace;
+}
+
 static void release_slots(struct spawn_slots *slots, const struct spawn_request *request)
 {
 	dup3(slots->devnull_fd, slots->error_fd, O_CLOEXEC);
@@ -273,6 +286,8 @@ static void release_slots(struct spawn_slots *slots, const struct spawn_request 
 		dup3(slots->devnull_fd, slots->notify_fd, O_CLOEXEC);
 	if (request->between)
 		dup3(slots->devnull_fd, slots->sync_fd, O_CLOEXEC);
+	if (joins_network_namespace(request)) /* it lives on in the child */
+		dup3(slots->devnull_fd, slots->netns_fd, O_CLOEXEC);
 }
 
 /* Parks what the child needs in the slots (dup3 keeps them CLOEXEC). */
@@ -283,7 +298,9 @@ static int park_slots(struct spawn_slots *slots, const struct spawn_request *req
 	    dup3(error_write_fd, slots->error_fd, O_CLOEXEC) < 0 ||
 	    (request->notify_target >= 0 &&
 	     dup3(request->notify_fd, slots->notify_fd, O_CLOEXEC) < 0) ||
-	    (request->between && dup3(sync_child_fd, slots->sync_fd, O_CLOEXEC) < 0))
+	    (request->between && dup3(sync_child_fd, slots->sync_fd, O_CLOEXEC) < 0) ||
+	    (joins_network_namespace(request) &&
+	     dup3(request->netns_fd, slots->netns_fd, O_CLOEXEC) < 0))
 		return -errno;
 	return 0;
 }
@@ -465,6 +482,9 @@ void spawn_failure_describe(const struct spawn_request *request,
 		snprintf(buffer, size, "join v1 cgroup %s: %s",
 			 request->cgroup_v1_procs ? request->cgroup_v1_procs[failure->index] : "?",
 			 reason);
+		break;
+	case SPAWN_STAGE_NETWORK_NAMESPACE:
+		snprintf(buffer, size, "join network namespace: %s", reason);
 		break;
 	case SPAWN_STAGE_CGROUP_NAMESPACE:
 		snprintf(buffer, size, "cgroup namespace: %s", reason);

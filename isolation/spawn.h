@@ -20,6 +20,7 @@
 enum spawn_stage {
 	SPAWN_STAGE_SYNC, /* waiting for corral's step (spawn_request.between) */
 	SPAWN_STAGE_CGROUP_V1,
+	SPAWN_STAGE_NETWORK_NAMESPACE,
 	SPAWN_STAGE_SIGNALS,
 	SPAWN_STAGE_SESSION,
 	SPAWN_STAGE_STDIO,
@@ -67,6 +68,7 @@ struct spawn_slots {
 	int notify_fd; /* a readiness pipe's write end during a spawn, else /dev/null */
 	int sync_fd;   /* the child's end of the sync socket during a spawn with a
 			* parent step (spawn_request.between), else /dev/null */
+	int netns_fd;  /* the network namespace a task joins during a spawn, else /dev/null */
 	int self_fd;   /* corral's own binary (O_PATH), which isolated tasks exec as
 			* their pid namespace's reaper */
 	int devnull_fd;
@@ -111,6 +113,9 @@ struct spawn_request {
 	 * has exec'd or failed. See docs/architecture.md, "Isolation". */
 	spawn_between_fn *between;
 	void *between_context;
+	/* isolation->join_network_namespace: the namespace (an fd of corral's)
+	 * the child joins with setns, prepared by corral (network.h). */
+	int netns_fd;
 };
 
 struct spawn_result {

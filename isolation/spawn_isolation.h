@@ -39,6 +39,8 @@ struct spawn_isolation {
 	const char *hostname;          /* NULL: keep */
 	size_t hostname_length;
 	bool loopback_up;              /* net namespace */
+	bool join_network_namespace;   /* network bridge, group: setns to the
+					* request's netns_fd, first thing */
 	const struct rlimit_config *rlimits;
 	size_t rlimit_count;
 	int umask;                     /* -1: keep */

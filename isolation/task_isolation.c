@@ -173,6 +173,10 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 	spawn->hostname = config->hostname;
 	spawn->hostname_length = config->hostname ? strlen(config->hostname) : 0;
 	spawn->loopback_up = namespaces & ISOLATION_NS_NET;
+	/* corral makes and configures these namespaces (supervisor/
+	 * task_network.c); the child only joins. */
+	spawn->join_network_namespace =
+		config->network == NETWORK_BRIDGE || config->network == NETWORK_GROUP;
 	spawn->rlimits = config->rlimits;
 	spawn->rlimit_count = config->rlimit_count;
 	spawn->umask = config->umask;

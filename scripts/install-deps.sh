@@ -9,13 +9,14 @@ set -euo pipefail
 
 build_packages=(
 	build-essential cmake pkg-config
-	libyaml-dev libjansson-dev libcgroup-dev libseccomp-dev libcap-dev  # libraries (see docs/dependencies.md); the -dev packages hold the .a files for -DCORRAL_STATIC=ON
+	libyaml-dev libjansson-dev libcgroup-dev libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev  # libraries (see docs/dependencies.md); the -dev packages hold the .a files for -DCORRAL_STATIC=ON
 )
 test_packages=(
 	libcmocka-dev                             # unit tests
 	python3 python3-pytest python3-yaml       # integration tests; python3-yaml: tests/system/oci reads the example manifests
 	clang libclang-rt-dev                     # libFuzzer for tests/fuzz (the runtime is only a Recommends of clang)
-	util-linux procps                         # unshare, ps: PID 1 tests
+	util-linux procps                         # unshare, ps: PID 1 tests; unshare --net around corral in test_network
+	iproute2                                  # test_network only: `ip -o link` inspects the test's own namespace (corral never runs ip)
 	qemu-system-x86 busybox-static cpio       # tests/system/vm: corral as a VM's init; busybox-static: test_rootfs.py's rootfs
 	runc                                      # tests/system/oci: corral as PID 1 of an OCI container (busybox-static rootfs)
 	bubblewrap                                # bench_isolation: the bwrap row (skipped with a note without it)

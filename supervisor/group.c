@@ -51,6 +51,7 @@ int group_init(struct group *group, const struct group_config *config,
 	group->services = services;
 	coordinator_init(&group->coordinator);
 	group->cgroup_fd = -1;
+	group->network.netns_fd = -1;
 	if (services->cgroups->enabled) {
 		group->cgroup_fd = cgroup_tree_make_group(services->cgroups, config->name);
 		if (group->cgroup_fd < 0) {
@@ -60,6 +61,8 @@ int group_init(struct group *group, const struct group_config *config,
 			return -1;
 		}
 	}
+	if (group_network_open(group, error, error_size) < 0)
+		return -1;
 	group->tasks = xcalloc(config->task_count, sizeof(*group->tasks));
 	group->coordinator_views = xcalloc(config->task_count, sizeof(*group->coordinator_views));
 	for (size_t i = 0; i < config->task_count; i++) {
@@ -87,6 +90,7 @@ void group_free(struct group *group)
 	group->tasks = NULL;
 	group->coordinator_views = NULL;
 	group->task_count = 0;
+	group_network_close(group);
 	if (group->cgroup_fd >= 0) {
 		close(group->cgroup_fd);
 		group->cgroup_fd = -1;

@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "supervisor/coordinator.h"
+#include "supervisor/group_network.h"
 #include "supervisor/services.h"
 #include "supervisor/task.h"
 
@@ -39,6 +40,7 @@ struct group {
 	bool rearm_after_stop;   /* restart of the whole group: all run again */
 	bool finished;
 	int cgroup_fd; /* root/<group> of the cgroup tree; -1 without */
+	struct group_network network; /* its bridge, its shared namespace */
 };
 
 /* Errors (a user that does not exist, ...) name the task. */

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "isolation/cgroup_tree.h"
+#include "isolation/network.h"
 #include "isolation/spawn.h"
 #include "supervisor/event_log.h"
 #include "supervisor/loop.h"
@@ -19,6 +20,7 @@ struct services {
 	struct event_log *events;
 	struct spawn_slots *spawn_slots; /* the low fds every spawn goes through */
 	struct cgroup_tree *cgroups;     /* enabled false: tasks get no cgroups */
+	struct network_host *network;    /* corral's network namespace (libnl) */
 	/* Called once for each task that fails for good. */
 	void (*task_failed_for_good)(struct services *services, struct task *task);
 	/* A line of a task's output, for the clients following its logs

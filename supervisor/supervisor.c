@@ -31,6 +31,7 @@ struct supervisor {
 	struct loop *loop;
 	struct spawn_slots spawn_slots;
 	struct cgroup_tree cgroups;
+	struct network_host network;
 	const char **group_names; /* the cgroup tree's, for its cleanup */
 	struct output_sink sink;
 	struct event_log events;
@@ -272,9 +273,11 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->config = config;
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){
-		.stdin_fd = -1, .output_fd = -1, .error_fd = -1, .notify_fd = -1, .self_fd = -1,
+		.stdin_fd = -1, .output_fd = -1, .error_fd = -1, .notify_fd = -1, .netns_fd = -1,
+		.self_fd = -1,
 		.devnull_fd = -1};
 	supervisor->cgroups = (struct cgroup_tree){.base_fd = -1, .root_fd = -1, .v1_suffix = ""};
+	supervisor->network = (struct network_host)NETWORK_HOST_INIT;
 	/* Before anything can fail: supervisor_close() cancels it. */
 	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);
 	raise_fd_limit();
@@ -306,6 +309,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.events = &supervisor->events,
 		.spawn_slots = &supervisor->spawn_slots,
 		.cgroups = &supervisor->cgroups,
+		.network = &supervisor->network,
 		.task_failed_for_good = note_task_failed_for_good,
 		.task_output_line = publish_output_line,
 	};
@@ -340,6 +344,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	for (size_t i = 0; i < supervisor->group_count; i++)
 		group_free(&supervisor->groups[i]);
 	free(supervisor->groups);
+	network_host_close(&supervisor->network);
 	cgroup_tree_close(&supervisor->cgroups);
 	free(supervisor->group_names);
 	if (supervisor->loop)

@@ -67,6 +67,7 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.isolation = task->isolation.enabled ? &task->isolation.spawn : NULL,
 		.between = task_isolation_between(&task->isolation),
 		.between_context = &task->isolation,
+		.netns_fd = task->network.netns_fd,
 	};
 }
 
@@ -100,15 +101,20 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	if (task_isolation_refresh_mounts(&task->isolation, task->config, &task->additions,
 					  message, message_size) < 0)
 		return -EINVAL;
+	if (task_network_prepare_start(task, message, message_size) < 0)
+		return -EINVAL;
 	fill_spawn_request(task, &request);
 	int error = task_readiness_prepare_spawn(task, &request);
 	if (error < 0) {
+		task_network_run_ended(task);
 		snprintf(message, message_size, "readiness: pipe: %s", strerror(-error));
 		return error;
 	}
 	error = spawn_process(task->services->spawn_slots, &request, &result);
 	task_readiness_spawned(task);
+	task_network_spawned(task);
 	if (error < 0) {
+		task_network_run_ended(task);
 		snprintf(message, message_size, "%s", result.message);
 		return error;
 	}
@@ -291,6 +297,7 @@ void task_reap(struct task *task)
 		spawn_failure_describe(&request, &task->setup_failure, message, sizeof(message));
 		task->has_setup_failure = false;
 		task->pid = 0;
+		task_network_run_ended(task);
 		task_output_drain(&task->output);
 		/* As shells do: 127 for a program not found, 126 otherwise. */
 		bool not_found = task->setup_failure.stage == SPAWN_STAGE_EXEC &&
@@ -342,6 +349,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	task->error_pipe_watch =
 		(struct loop_watch){.fd = -1, .callback = on_error_pipe, .data = task};
 	task_cgroup_run_init(task);
+	task_network_init(task, (size_t)(config - group->config->tasks));
 	task->output.watch.fd = -1;
 	task->output.write_fd = -1;
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
@@ -376,6 +384,7 @@ void task_free(struct task *task)
 	close_process_fds(task);
 	task_hooks_close(task);
 	task_cgroup_run_release(task);
+	task_network_run_ended(task);
 	task_readiness_close(task);
 	task_isolation_free(&task->isolation);
 	task_output_close(&task->output);

@@ -17,6 +17,7 @@
 #include "supervisor/runner.h"
 #include "supervisor/services.h"
 #include "supervisor/task_output.h"
+#include "supervisor/task_network.h"
 #include "supervisor/task_readiness.h"
 
 struct group;
@@ -43,6 +44,7 @@ struct task {
 	 * restarts until the hooks run again. Empty without hooks. */
 	struct start_additions additions;
 	struct task_hooks hooks; /* its hooks, their queue and their state */
+	struct task_network network; /* modes bridge and group (task_network.c) */
 
 	pid_t pid; /* 0 when no process */
 	struct loop_watch pidfd_watch;

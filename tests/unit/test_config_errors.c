@@ -212,8 +212,8 @@ static const struct error_case cases[] = {
      "cpu_weight, pids, cpuset, io_weight or optional)"},
     {"unknown group key lists resources",
      "groups:\n  web:\n    limits: {}\n    tasks: {a: {command: x}}\n", 3, 5,
-     "group web: unknown key \"limits\" (expected restart, resources, isolation, cdi, "
-     "task_dirs, hooks or tasks)"},
+     "group web: unknown key \"limits\" (expected restart, resources, isolation, network, "
+     "cdi, task_dirs, hooks or tasks)"},
     {"memory of 0", TASK("{command: a, resources: {memory: 0}}"), 4, 45,
      "web/app: resources.memory: must be more than 0 (leave it out for no limit)"},
     {"memory with an unknown unit", TASK("{command: a, resources: {memory: 10Q}}"), 4, 45,
@@ -295,7 +295,7 @@ static const struct error_case cases[] = {
      37,
      "web/app: isolation: unknown key \"colour\" (expected namespaces, hostname, init, "
      "capabilities, seccomp, no_new_privileges, rlimits, umask, devices, rootfs, "
-     "readonly_rootfs, mounts or user)"},
+     "readonly_rootfs, mounts, user or network)"},
     {"misspelt isolation key", TASK("{command: a, isolation: {namespace: [pid]}}"), 4, 37,
      "web/app: isolation: unknown key \"namespace\"; did you mean \"namespaces\"?"},
     {"namespaces as a string", TASK("{command: a, isolation: {namespaces: pid}}"), 4, 49,

@@ -1,0 +1,404 @@
+#include "isolation/network.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <netlink/errno.h>
+#include <netlink/netlink.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/bridge.h>
+#include <netlink/route/link/veth.h>
+#include <netlink/route/route.h>
+
+/* libnl turns the kernel's errno into its own codes; turn them back, so
+ * that messages read as every other of corral's ("File exists"). */
+static int errno_of(int nl_error)
+{
+	switch (nl_error < 0 ? -nl_error : nl_error) {
+	case NLE_INTR:
+		return EINTR;
+	case NLE_AGAIN:
+		return EAGAIN;
+	case NLE_NOMEM:
+		return ENOMEM;
+	case NLE_EXIST:
+		return EEXIST;
+	case NLE_INVAL:
+		return EINVAL;
+	case NLE_RANGE:
+		return ERANGE;
+	case NLE_MSGSIZE:
+		return EMSGSIZE;
+	case NLE_OPNOTSUPP:
+		return EOPNOTSUPP;
+	case NLE_AF_NOSUPPORT:
+		return EAFNOSUPPORT;
+	case NLE_OBJ_NOTFOUND:
+		return ENOENT;
+	case NLE_NOADDR:
+		return EADDRNOTAVAIL;
+	case NLE_BUSY:
+		return EBUSY;
+	case NLE_NOACCESS:
+		return EACCES;
+	case NLE_PERM:
+		return EPERM;
+	case NLE_NODEV:
+		return ENODEV;
+	default:
+		return EIO;
+	}
+}
+
+static int fail(struct network_failure *failure, int error, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Records the step that failed; returns -error (an errno). */
+static int fail(struct network_failure *failure, int error, const char *format, ...)
+{
+	va_list arguments;
+	va_start(arguments, format);
+	vsnprintf(failure->step, sizeof(failure->step), format, arguments);
+	va_end(arguments);
+	failure->error = error;
+	return -error;
+}
+
+static void address_text(uint32_t address, char buffer[INET_ADDRSTRLEN])
+{
+	uint32_t network_order = htonl(address);
+	inet_ntop(AF_INET, &network_order, buffer, INET_ADDRSTRLEN);
+}
+
+/* A route netlink socket in the calling thread's current namespace. */
+static int open_socket(struct nl_sock **out)
+{
+	struct nl_sock *socket = nl_socket_alloc();
+	if (!socket)
+		return -ENOMEM;
+	int result = nl_connect(socket, NETLINK_ROUTE);
+	if (result < 0) {
+		nl_socket_free(socket);
+		return -errno_of(result);
+	}
+	*out = socket;
+	return 0;
+}
+
+static int host_open(struct network_host *host, struct network_failure *failure)
+{
+	if (host->socket)
+		return 0;
+	host->home_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (host->home_fd < 0)
+		return fail(failure, errno, "open /proc/self/ns/net");
+	int result = open_socket(&host->socket);
+	if (result < 0) {
+		close(host->home_fd);
+		host->home_fd = -1;
+		return fail(failure, -result, "open a route netlink socket");
+	}
+	return 0;
+}
+
+void network_host_close(struct network_host *host)
+{
+	if (host->socket)
+		nl_socket_free(host->socket);
+	if (host->home_fd >= 0)
+		close(host->home_fd);
+	*host = (struct network_host)NETWORK_HOST_INIT;
+}
+
+/* Back to corral's namespace. It cannot fail (corral was just there, with
+ * the capability it needs); if it ever did, corral would go on in a
+ * task's namespace, which is worse than stopping. */
+static void go_home(struct network_host *host)
+{
+	if (setns(host->home_fd, CLONE_NEWNET) < 0) {
+		fprintf(stderr, "corral: cannot return to its own network namespace: %s\n",
+			strerror(errno));
+		abort();
+	}
+}
+
+int network_namespace_create(struct network_host *host, int *netns_fd,
+			     struct network_failure *failure)
+{
+	int result = host_open(host, failure);
+	if (result < 0)
+		return result;
+	if (unshare(CLONE_NEWNET) < 0)
+		return fail(failure, errno, "create a network namespace");
+	int fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	int error = errno;
+	go_home(host);
+	if (fd < 0)
+		return fail(failure, error, "open the new network namespace");
+	*netns_fd = fd;
+	return 0;
+}
+
+/* The link `name` of the socket's namespace, or -errno. */
+static int find_link(struct nl_sock *socket, const char *name, struct rtnl_link **link)
+{
+	int result = rtnl_link_get_kernel(socket, 0, name, link);
+	return result < 0 ? -errno_of(result) : 0;
+}
+
+static int set_up(struct nl_sock *socket, struct rtnl_link *link)
+{
+	struct rtnl_link *change = rtnl_link_alloc();
+	if (!change)
+		return -ENOMEM;
+	rtnl_link_set_flags(change, IFF_UP);
+	int result = rtnl_link_change(socket, link, change, 0);
+	rtnl_link_put(change);
+	return result < 0 ? -errno_of(result) : 0;
+}
+
+static struct nl_addr *ipv4_address(uint32_t address, unsigned prefix_length)
+{
+	uint32_t network_order = htonl(address);
+	struct nl_addr *built = nl_addr_build(AF_INET, &network_order, sizeof(network_order));
+	if (built)
+		nl_addr_set_prefixlen(built, (int)prefix_length);
+	return built;
+}
+
+/* `address/prefix_length` on link `ifindex`: adds it, or deletes it. */
+static int change_address(struct nl_sock *socket, int ifindex, uint32_t address,
+			  unsigned prefix_length, bool add)
+{
+	struct rtnl_addr *request = rtnl_addr_alloc();
+	struct nl_addr *local = ipv4_address(address, prefix_length);
+	int result = -NLE_NOMEM;
+	if (request && local) {
+		rtnl_addr_set_ifindex(request, ifindex);
+		rtnl_addr_set_family(request, AF_INET);
+		rtnl_addr_set_prefixlen(request, (int)prefix_length);
+		result = rtnl_addr_set_local(request, local);
+		if (result >= 0)
+			result = add ? rtnl_addr_add(socket, request, 0)
+				     : rtnl_addr_delete(socket, request, 0);
+	}
+	nl_addr_put(local);
+	rtnl_addr_put(request);
+	return result < 0 ? -errno_of(result) : 0;
+}
+
+static int add_default_route(struct nl_sock *socket, int ifindex, uint32_t gateway)
+{
+	struct rtnl_route *route = rtnl_route_alloc();
+	struct rtnl_nexthop *hop = rtnl_route_nh_alloc();
+	struct nl_addr *destination = ipv4_address(0, 0);
+	struct nl_addr *via = ipv4_address(gateway, 32);
+	int result = -NLE_NOMEM;
+	if (route && hop && destination && via) {
+		rtnl_route_set_family(route, AF_INET);
+		rtnl_route_set_table(route, RT_TABLE_MAIN);
+		result = rtnl_route_set_dst(route, destination);
+		rtnl_route_nh_set_ifindex(hop, ifindex);
+		rtnl_route_nh_set_gateway(hop, via);
+		rtnl_route_add_nexthop(route, hop);
+		hop = NULL; /* the route's now */
+		if (result >= 0)
+			result = rtnl_route_add(socket, route, NLM_F_CREATE | NLM_F_EXCL);
+	}
+	if (hop)
+		rtnl_route_nh_free(hop);
+	nl_addr_put(via);
+	nl_addr_put(destination);
+	rtnl_route_put(route);
+	return result < 0 ? -errno_of(result) : 0;
+}
+
+/* With a socket of the namespace: lo up; eth0 addressed, up, routed. */
+static int configure_inside(struct nl_sock *socket, const struct network_interface *eth0,
+			    struct network_failure *failure)
+{
+	struct rtnl_link *link = NULL;
+	int result = find_link(socket, "lo", &link);
+	if (result == 0)
+		result = set_up(socket, link);
+	rtnl_link_put(link);
+	if (result < 0)
+		return fail(failure, -result, "bring lo up");
+	if (!eth0)
+		return 0;
+
+	char shown[INET_ADDRSTRLEN];
+	link = NULL;
+	result = find_link(socket, "eth0", &link);
+	if (result < 0)
+		return fail(failure, -result, "find eth0 in the task's namespace");
+	int ifindex = rtnl_link_get_ifindex(link);
+	address_text(eth0->address, shown);
+	result = change_address(socket, ifindex, eth0->address, eth0->prefix_length, true);
+	if (result < 0) {
+		rtnl_link_put(link);
+		return fail(failure, -result, "add address %s/%u to eth0", shown,
+			    eth0->prefix_length);
+	}
+	result = set_up(socket, link);
+	rtnl_link_put(link);
+	if (result < 0)
+		return fail(failure, -result, "bring eth0 up");
+	result = add_default_route(socket, ifindex, eth0->gateway);
+	if (result < 0) {
+		address_text(eth0->gateway, shown);
+		return fail(failure, -result, "add the default route via %s", shown);
+	}
+	return 0;
+}
+
+int network_namespace_configure(struct network_host *host, int netns_fd,
+				const struct network_interface *eth0,
+				struct network_failure *failure)
+{
+	int result = host_open(host, failure);
+	if (result < 0)
+		return result;
+	/* In and out again: the socket stays the namespace's. */
+	if (setns(netns_fd, CLONE_NEWNET) < 0)
+		return fail(failure, errno, "enter the network namespace");
+	struct nl_sock *socket = NULL;
+	result = open_socket(&socket);
+	go_home(host);
+	if (result < 0)
+		return fail(failure, -result, "open a route netlink socket in the namespace");
+	result = configure_inside(socket, eth0, failure);
+	nl_socket_free(socket);
+	return result;
+}
+
+static int create_bridge(struct nl_sock *socket, const char *name)
+{
+	struct rtnl_link *bridge = rtnl_link_bridge_alloc();
+	if (!bridge)
+		return -ENOMEM;
+	rtnl_link_set_name(bridge, name);
+	int result = rtnl_link_add(socket, bridge, NLM_F_CREATE | NLM_F_EXCL);
+	rtnl_link_put(bridge);
+	return result < 0 ? -errno_of(result) : 0;
+}
+
+int network_bridge_open(struct network_host *host, const char *name, uint32_t gateway,
+			unsigned prefix_length, bool *created, bool *address_added, int *ifindex,
+			struct network_failure *failure)
+{
+	*created = *address_added = false;
+	int result = host_open(host, failure);
+	if (result < 0)
+		return result;
+	struct rtnl_link *link = NULL;
+	result = find_link(host->socket, name, &link);
+	if (result == -ENODEV || result == -ENOENT) {
+		result = create_bridge(host->socket, name);
+		if (result < 0)
+			return fail(failure, -result, "create bridge %s", name);
+		*created = true;
+		result = find_link(host->socket, name, &link);
+	}
+	if (result < 0)
+		return fail(failure, -result, "find bridge %s", name);
+	if (!*created && !rtnl_link_is_bridge(link)) {
+		rtnl_link_put(link);
+		return fail(failure, EEXIST, "use %s as the bridge (it is not one)", name);
+	}
+	*ifindex = rtnl_link_get_ifindex(link);
+	result = set_up(host->socket, link);
+	rtnl_link_put(link);
+	if (result < 0)
+		return fail(failure, -result, "bring bridge %s up", name);
+	result = change_address(host->socket, *ifindex, gateway, prefix_length, true);
+	if (result == -EEXIST && !*created)
+		return 0; /* a bridge that was there with our address */
+	if (result < 0) {
+		char shown[INET_ADDRSTRLEN];
+		address_text(gateway, shown);
+		return fail(failure, -result, "add address %s/%u to bridge %s", shown,
+			    prefix_length, name);
+	}
+	*address_added = !*created;
+	return 0;
+}
+
+int network_bridge_close(struct network_host *host, const char *name, uint32_t gateway,
+			 unsigned prefix_length, bool created, bool address_added,
+			 struct network_failure *failure)
+{
+	if (created)
+		return network_link_delete(host, name, failure);
+	if (!address_added)
+		return 0;
+	struct rtnl_link *link = NULL;
+	int result = find_link(host->socket, name, &link);
+	if (result == 0)
+		result = change_address(host->socket, rtnl_link_get_ifindex(link), gateway,
+					prefix_length, false);
+	rtnl_link_put(link);
+	if (result < 0 && result != -ENODEV && result != -EADDRNOTAVAIL)
+		return fail(failure, -result, "remove corral's address from bridge %s", name);
+	return 0;
+}
+
+int network_veth_add(struct network_host *host, const char *host_name, int bridge_ifindex,
+		     int netns_fd, struct network_failure *failure)
+{
+	int result = host_open(host, failure);
+	if (result < 0)
+		return result;
+	struct rtnl_link *veth = rtnl_link_veth_alloc();
+	if (!veth)
+		return fail(failure, ENOMEM, "create veth %s", host_name);
+	/* One request: the host end named, on the bridge and up; the peer
+	 * made in the task's namespace, where eth0 is free whatever the
+	 * host has. */
+	rtnl_link_set_name(veth, host_name);
+	rtnl_link_set_master(veth, bridge_ifindex);
+	rtnl_link_set_flags(veth, IFF_UP);
+	struct rtnl_link *peer = rtnl_link_veth_get_peer(veth);
+	rtnl_link_set_name(peer, "eth0");
+	rtnl_link_set_ns_fd(peer, netns_fd);
+	rtnl_link_put(peer);
+	result = rtnl_link_add(host->socket, veth, NLM_F_CREATE | NLM_F_EXCL);
+	rtnl_link_veth_release(veth);
+	if (result < 0)
+		return fail(failure, errno_of(result), "create veth %s", host_name);
+	return 0;
+}
+
+uint32_t network_name_hash(const char *text)
+{
+	uint32_t hash = 2166136261u;
+	for (; *text; text++)
+		hash = (hash ^ (unsigned char)*text) * 16777619u;
+	return hash;
+}
+
+int network_link_delete(struct network_host *host, const char *name,
+			struct network_failure *failure)
+{
+	int result = host_open(host, failure);
+	if (result < 0)
+		return result;
+	struct rtnl_link *link = rtnl_link_alloc();
+	if (!link)
+		return fail(failure, ENOMEM, "delete %s", name);
+	rtnl_link_set_name(link, name);
+	result = rtnl_link_delete(host->socket, link);
+	rtnl_link_put(link);
+	if (result < 0 && errno_of(result) != ENODEV && errno_of(result) != ENOENT)
+		return fail(failure, errno_of(result), "delete %s", name);
+	return 0;
+}

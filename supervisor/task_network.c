@@ -1,0 +1,106 @@
+/* A task's network around each start: see task_network.h. */
+#include "supervisor/task_network.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/config_network.h"
+#include "isolation/network.h"
+#include "supervisor/group.h"
+#include "supervisor/log.h"
+#include "supervisor/task.h"
+
+void task_network_init(struct task *task, size_t index_in_group)
+{
+	struct task_network *network = &task->network;
+	const struct group_config *group = task->group->config;
+
+	*network = (struct task_network){.netns_fd = -1};
+	if (!task->config->isolation.enabled || task->config->isolation.network != NETWORK_BRIDGE)
+		return;
+	network->address = group_network_task_address(group, index_in_group);
+	/* Unique per task and per corral, so that two corrals in one
+	 * namespace do not collide. */
+	char key[160];
+	snprintf(key, sizeof(key), "%d/%s", (int)getpid(), task->config->full_name);
+	snprintf(network->veth_name, sizeof(network->veth_name), "cr%08x", network_name_hash(key));
+}
+
+static int describe(const struct network_failure *failure, char *message, size_t message_size)
+{
+	snprintf(message, message_size, "network: %s: %s", failure->step, strerror(failure->error));
+	return -1;
+}
+
+static int prepare_bridge(struct task *task, char *message, size_t message_size)
+{
+	struct task_network *network = &task->network;
+	const struct group_network_config *config = &task->group->config->network;
+	struct network_host *host = task->services->network;
+	struct network_failure failure;
+	int netns_fd;
+
+	if (network_namespace_create(host, &netns_fd, &failure) < 0)
+		return describe(&failure, message, message_size);
+	struct network_interface eth0 = {
+	    .address = network->address,
+	    .prefix_length = config->prefix_length,
+	    .gateway = group_network_gateway(config),
+	};
+	if (network_veth_add(host, network->veth_name, task->group->network.bridge_ifindex,
+			     netns_fd, &failure) < 0) {
+		close(netns_fd);
+		return describe(&failure, message, message_size);
+	}
+	network->veth_exists = true;
+	if (network_namespace_configure(host, netns_fd, &eth0, &failure) < 0) {
+		close(netns_fd);
+		task_network_run_ended(task);
+		return describe(&failure, message, message_size);
+	}
+	network->netns_fd = netns_fd;
+	network->owns_netns_fd = true;
+	return 0;
+}
+
+int task_network_prepare_start(struct task *task, char *message, size_t message_size)
+{
+	if (!task->config->isolation.enabled)
+		return 0;
+	switch (task->config->isolation.network) {
+	case NETWORK_BRIDGE:
+		return prepare_bridge(task, message, message_size);
+	case NETWORK_GROUP:
+		task->network.netns_fd = task->group->network.netns_fd;
+		task->network.owns_netns_fd = false;
+		return 0;
+	case NETWORK_HOST:
+	case NETWORK_NONE:
+		break;
+	}
+	return 0;
+}
+
+void task_network_spawned(struct task *task)
+{
+	struct task_network *network = &task->network;
+	if (network->owns_netns_fd && network->netns_fd >= 0)
+		close(network->netns_fd);
+	network->netns_fd = -1;
+	network->owns_netns_fd = false;
+}
+
+void task_network_run_ended(struct task *task)
+{
+	struct task_network *network = &task->network;
+	struct network_failure failure;
+
+	task_network_spawned(task); /* a start that failed before the spawn */
+	if (!network->veth_exists)
+		return;
+	network->veth_exists = false;
+	if (network_link_delete(task->services->network, network->veth_name, &failure) < 0)
+		log_message("%s: warning: network: %s: %s", task->config->full_name, failure.step,
+			    strerror(failure.error));
+}

@@ -1,0 +1,40 @@
+/* A task's network around each start (modes bridge and group; none and
+ * host need nothing from corral's side):
+ * - bridge: a fresh namespace per start, a veth pair whose host end
+ *   (crXXXXXXXX) sits on the group's bridge and whose peer is eth0 inside,
+ *   with the task's address (the same on every start), lo up and the
+ *   default route via the bridge. The veth goes when the run ends; the
+ *   namespace dies with the run's last process.
+ * - group: the group's namespace, joined as it is.
+ * The child joins the namespace with setns (spawn.c). */
+#pragma once
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct task;
+
+struct task_network {
+	uint32_t address;            /* bridge: eth0's, host byte order; else 0 */
+	char veth_name[IF_NAMESIZE]; /* bridge: the host end's name */
+	bool veth_exists;
+	int netns_fd;       /* during a start: the namespace the child joins; -1 */
+	bool owns_netns_fd; /* bridge: this start's own, closed after the spawn */
+};
+
+/* Once, in task_init: the address and the veth's name. */
+void task_network_init(struct task *task, size_t index_in_group);
+
+/* Before a spawn: the namespace ready in task->network.netns_fd. -1 with
+ * `message` ("network: create veth cr1a2b3c4d: File exists"). */
+int task_network_prepare_start(struct task *task, char *message, size_t message_size);
+
+/* After the spawn: the child joined (or failed); corral's fd of a
+ * bridge task's namespace is closed. */
+void task_network_spawned(struct task *task);
+
+/* The run is over, or the start failed: the veth is deleted. Safe to
+ * call more than once. */
+void task_network_run_ended(struct task *task);
