@@ -256,3 +256,22 @@ int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup
 	policy->rule_count = count;
 	return 0;
 }
+
+bool device_policy_possible(void)
+{
+	static int possible = -1;
+	if (possible < 0) {
+		/* The initial user namespace maps every id onto itself. */
+		char map[64] = "";
+		FILE *file = fopen("/proc/self/uid_map", "re");
+		if (file) {
+			if (!fgets(map, sizeof(map), file))
+				map[0] = '\0';
+			fclose(file);
+		}
+		unsigned inside, outside, count;
+		possible = !file || (sscanf(map, "%u %u %u", &inside, &outside, &count) == 3 &&
+				     inside == 0 && outside == 0 && count == 4294967295u);
+	}
+	return possible;
+}

@@ -43,3 +43,10 @@ int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup
 /* Closes the program (it stays attached until its cgroup is removed) and
  * forgets the rules: for when the task's cgroups go. */
 void device_policy_release(struct device_policy *policy);
+
+/* Whether corral may set device policies at all: only from the initial
+ * user namespace (the kernel loads cgroup device programs for CAP_BPF or
+ * CAP_SYS_ADMIN there, and v1's devices files are root's). Inside a user
+ * namespace (a rootless container) the runtime's own policy applies, as
+ * runc's rootless mode leaves it. Read once. */
+bool device_policy_possible(void);

@@ -31,6 +31,11 @@ void task_cgroup_run_init(struct task *task)
 		log_message("%s: warning: isolated without a device policy: it needs a cgroup of "
 			    "the task's own (see above)",
 			    task->config->full_name);
+	else if (task->config->isolation.enabled && !device_policy_possible())
+		log_message("%s: warning: isolated without a device policy: corral runs in a user "
+			    "namespace, where the kernel lets no one set one; the container's "
+			    "own policy applies",
+			    task->config->full_name);
 }
 
 static void watch_file(struct task *task, struct loop_watch *watch, int fd)
@@ -80,7 +85,7 @@ static int create_cgroup(struct task *task, char *message, size_t message_size)
 static int apply_device_policy(struct task *task, char *message, size_t message_size)
 {
 	const struct isolation_config *isolation = &task->config->isolation;
-	if (!isolation->enabled || !task_cgroup_exists(&task->cgroup))
+	if (!isolation->enabled || !task_cgroup_exists(&task->cgroup) || !device_policy_possible())
 		return 0;
 	return device_policy_apply(&task->devices, &task->cgroup, task->services->cgroups,
 				   task->group->config->name, task->config->name,

@@ -212,6 +212,9 @@ def test_a_map_the_kernel_refuses_names_the_task_and_leaves_nothing(corral, mapp
     failed = result.events.of_task("app", "start_failed")
     assert [e["message"] for e in failed] == ["write uid_map: Operation not permitted"], failed
     assert "g/app: write uid_map: Operation not permitted" in result.stderr, result.stderr
+    # No device policy can be set from a user namespace; corral says so.
+    assert "g/app: warning: isolated without a device policy: corral runs in a user " \
+        "namespace" in result.stderr, result.stderr
     assert not marker.exists()
     assert not result.events.of_task("app", "started")
 
