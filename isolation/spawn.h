@@ -58,8 +58,8 @@ struct spawn_slots {
 	int output_fd; /* the task's output pipe, refreshed per spawn */
 	int error_fd;  /* the error pipe's write end during a spawn, else /dev/null */
 	int notify_fd; /* a readiness pipe's write end during a spawn, else /dev/null */
-	int self_fd;   /* corral's own binary (O_PATH), which isolated tasks exec as
-			* their pid namespace's reaper */
+	int reaper_fd; /* corral's reaper program (a sealed memfd), which isolated
+			* tasks exec as their pid namespace's PID 1 */
 	int devnull_fd;
 	unsigned copy_limit; /* first fd the child does not copy */
 };
