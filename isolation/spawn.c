@@ -148,6 +148,10 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 		child_fail(error_fd, (enum spawn_stage)stage);
 
 	if (isolation && isolation->reaper_argv) {
+		if (slots->reaper_error) {
+			errno = slots->reaper_error;
+			child_fail(error_fd, SPAWN_STAGE_REAPER_MEMFD);
+		}
 		syscall(SYS_execveat, slots->reaper_fd, "", isolation->reaper_argv, request->envp,
 			AT_EMPTY_PATH);
 		child_fail(error_fd, SPAWN_STAGE_EXEC_REAPER);
@@ -208,9 +212,10 @@ int spawn_slots_open(struct spawn_slots *slots)
 	}
 	slots->copy_limit = highest + 1;
 	/* The reaper's sealed memfd, once for every task. When it cannot be
-	 * made, /dev/null stays there: an isolated task's reaper then fails
-	 * to exec, and its start says so. */
+	 * made (vm.memfd_noexec = 2 refuses executable memfds), only the
+	 * tasks that need it fail to start, and they say why. */
 	int reaper = reaper_image_memfd();
+	slots->reaper_error = reaper < 0 ? -reaper : 0;
 	if (reaper >= 0) {
 		dup3(reaper, slots->reaper_fd, O_CLOEXEC);
 		close(reaper);
@@ -361,6 +366,13 @@ void spawn_failure_describe(const struct spawn_request *request,
 		break;
 	case SPAWN_STAGE_EXEC_REAPER:
 		snprintf(buffer, size, "exec corral's reaper (from its memfd): %s", reason);
+		break;
+	case SPAWN_STAGE_REAPER_MEMFD:
+		/* Made once at start; described at each start that needs it. */
+		snprintf(buffer, size, "make the memfd of corral's reaper: %s%s", reason,
+			 failure->error == EACCES ? " (vm.memfd_noexec = 2 forbids an executable "
+						    "memfd; with init: false no reaper is needed)"
+						  : "");
 		break;
 	case SPAWN_STAGE_NOTIFY_FD:
 		snprintf(buffer, size, "readiness fd %d: %s", request->notify_target, reason);

@@ -43,6 +43,7 @@ enum spawn_stage {
 	SPAWN_STAGE_SECCOMP,
 	SPAWN_STAGE_EXEC,
 	SPAWN_STAGE_EXEC_REAPER,
+	SPAWN_STAGE_REAPER_MEMFD, /* corral could not make it at start */
 };
 
 /* Four fd slots reserved once, below every fd the tasks make corral open.
@@ -60,6 +61,7 @@ struct spawn_slots {
 	int notify_fd; /* a readiness pipe's write end during a spawn, else /dev/null */
 	int reaper_fd; /* corral's reaper program (a sealed memfd), which isolated
 			* tasks exec as their pid namespace's PID 1 */
+	int reaper_error; /* 0, or the errno that kept that memfd from being made */
 	int devnull_fd;
 	unsigned copy_limit; /* first fd the child does not copy */
 };

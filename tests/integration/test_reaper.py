@@ -174,3 +174,31 @@ def test_the_reaper_runs_from_a_memfd_in_a_root_without_libc(reaper_bin, tmp_pat
     assert [row[2] for row in rows] == ["corral-reaper", "sh", "ps"], process
     assert rows[0][0] == "1", process
     assert not [row for row in rows if row[1].startswith("Z")], process
+
+
+# Where executable memfds are forbidden (vm.memfd_noexec = 2, a sysctl of
+# each pid namespace, set here in a new one for corral alone), the reaper
+# cannot be made: the tasks that need it fail to start and say why; the
+# others run.
+NO_EXECUTABLE_MEMFDS = ["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c",
+                        'echo 2 > /proc/sys/vm/memfd_noexec && exec "$@"', "sh"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/sys/vm/memfd_noexec"),
+                    reason="vm.memfd_noexec is Linux 6.3 and later")
+def test_without_executable_memfds_a_task_that_needs_the_reaper_says_why(corral, tmp_path):
+    marks = tmp_path / "marks"
+    config = {"groups": {
+        "g": {"tasks": {"boxed": {"command": ["/bin/true"], "restart": {"policy": "never"},
+                                  "isolation": {"namespaces": ["pid"]}}}},
+        "h": {"tasks": {
+            "alone": {"command": ["/bin/sh", "-c", f"echo alone > {marks}"],
+                      "restart": {"policy": "never"},
+                      "isolation": {"namespaces": ["pid"], "init": False}}}},
+    }}
+    result = corral.run(config, wrapper=NO_EXECUTABLE_MEMFDS)
+    assert result.returncode == 126, result
+    message = result.events.of_task("boxed", "start_failed")[0]["message"]
+    assert message == ("make the memfd of corral's reaper: Permission denied (vm.memfd_noexec = 2 "
+                       "forbids an executable memfd; with init: false no reaper is needed)"), message
+    assert marks.read_text() == "alone\n"
