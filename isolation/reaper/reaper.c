@@ -109,7 +109,8 @@ static const char *error_text(long error)
 /* "corral reaper: STEP WHAT: REASON" on stderr, the task's output. */
 static void report(const char *step, const char *what, long error)
 {
-	struct text text = {.length = 0};
+	struct text text;
+	text.length = 0; /* not `= {0}`: a compiler may call memset for that */
 	append(&text, "corral reaper: ");
 	append(&text, step);
 	if (what) {
