@@ -327,6 +327,13 @@ static int configure(scmp_filter_ctx context, const struct seccomp_config *confi
 	int result = seccomp_attr_set(context, SCMP_FLTATR_CTL_NNP, 0);
 	if (result == 0)
 		result = seccomp_attr_set(context, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	/* A binary tree of syscall numbers rather than a list: the kernel
+	 * walks the filter for every syscall number and ABI when it loads
+	 * it (to cache the plain allows), and that walk is most of what
+	 * loading costs each isolated start: about 150 us instead of 300 us
+	 * for the default profile. */
+	if (result == 0)
+		result = seccomp_attr_set(context, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	if (result < 0)
 		return fail(error, error_size, "seccomp: filter attributes: %s", strerror(-result));
 	if (add_compat_architectures(context, error, error_size) < 0)

@@ -2,6 +2,7 @@
 
 #include "isolation/child_code.h"
 #include "isolation/clone_run.h"
+#include "isolation/reaper_image.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -180,7 +181,11 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 		child_fail(error_fd, (enum spawn_stage)stage);
 
 	if (isolation && isolation->reaper_argv) {
-		syscall(SYS_execveat, slots->self_fd, "", isolation->reaper_argv, request->envp,
+		if (slots->reaper_error) {
+			errno = slots->reaper_error;
+			child_fail(error_fd, SPAWN_STAGE_REAPER_MEMFD);
+		}
+		syscall(SYS_execveat, slots->reaper_fd, "", isolation->reaper_argv, request->envp,
 			AT_EMPTY_PATH);
 		child_fail(error_fd, SPAWN_STAGE_EXEC_REAPER);
 	}
@@ -225,7 +230,7 @@ int spawn_slots_open(struct spawn_slots *slots)
 {
 	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
 		      &slots->notify_fd, &slots->sync_fd, &slots->netns_fd,
-		      &slots->self_fd};
+		      &slots->reaper_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		*fds[i] = -1;
 	slots->devnull_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -243,13 +248,14 @@ int spawn_slots_open(struct spawn_slots *slots)
 			highest = (unsigned)*fds[i];
 	}
 	slots->copy_limit = highest + 1;
-	/* Opened now, while /proc/self/exe is corral's binary for sure. When
-	 * it cannot be, /dev/null stays there: an isolated task's reaper then
-	 * fails to exec, and its start says so. */
-	int self = open("/proc/self/exe", O_PATH | O_CLOEXEC);
-	if (self >= 0) {
-		dup3(self, slots->self_fd, O_CLOEXEC);
-		close(self);
+	/* The reaper's sealed memfd, once for every task. When it cannot be
+	 * made (vm.memfd_noexec = 2 refuses executable memfds), only the
+	 * tasks that need it fail to start, and they say why. */
+	int reaper = reaper_image_memfd();
+	slots->reaper_error = reaper < 0 ? -reaper : 0;
+	if (reaper >= 0) {
+		dup3(reaper, slots->reaper_fd, O_CLOEXEC);
+		close(reaper);
 	}
 	return 0;
 }
@@ -258,7 +264,7 @@ void spawn_slots_close(struct spawn_slots *slots)
 {
 	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
 		      &slots->notify_fd, &slots->sync_fd, &slots->netns_fd,
-		      &slots->self_fd};
+		      &slots->reaper_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -535,7 +541,14 @@ void spawn_failure_describe(const struct spawn_request *request,
 		snprintf(buffer, size, "load the seccomp filter: %s", reason);
 		break;
 	case SPAWN_STAGE_EXEC_REAPER:
-		snprintf(buffer, size, "exec corral's reaper (corral's own binary): %s", reason);
+		snprintf(buffer, size, "exec corral's reaper (from its memfd): %s", reason);
+		break;
+	case SPAWN_STAGE_REAPER_MEMFD:
+		/* Made once at start; described at each start that needs it. */
+		snprintf(buffer, size, "make the memfd of corral's reaper: %s%s", reason,
+			 failure->error == EACCES ? " (vm.memfd_noexec = 2 forbids an executable "
+						    "memfd; with init: false no reaper is needed)"
+						  : "");
 		break;
 	case SPAWN_STAGE_NOTIFY_FD:
 		snprintf(buffer, size, "readiness fd %d: %s", request->notify_target, reason);

@@ -50,6 +50,7 @@ enum spawn_stage {
 	SPAWN_STAGE_SECCOMP,
 	SPAWN_STAGE_EXEC,
 	SPAWN_STAGE_EXEC_REAPER,
+	SPAWN_STAGE_REAPER_MEMFD, /* corral could not make it at start */
 };
 
 /* Fd slots reserved once, below every fd the tasks make corral open.
@@ -69,8 +70,9 @@ struct spawn_slots {
 	int sync_fd;   /* the child's end of the sync socket during a spawn with a
 			* parent step (spawn_request.between), else /dev/null */
 	int netns_fd;  /* the network namespace a task joins during a spawn, else /dev/null */
-	int self_fd;   /* corral's own binary (O_PATH), which isolated tasks exec as
-			* their pid namespace's reaper */
+	int reaper_fd; /* corral's reaper program (a sealed memfd), which isolated
+			* tasks exec as their pid namespace's PID 1 */
+	int reaper_error; /* 0, or the errno that kept that memfd from being made */
 	int devnull_fd;
 	unsigned copy_limit; /* first fd the child does not copy */
 };

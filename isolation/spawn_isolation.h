@@ -48,7 +48,7 @@ struct spawn_isolation {
 	bool no_new_privileges;
 	const struct seccomp_program *seccomp;      /* NULL or empty: none */
 	/* Non-NULL: the pid namespace's PID 1 is corral's reaper, exec'd from
-	 * corral's own binary with this argv; the command runs under it. */
+	 * its memfd (spawn_slots) with this argv; the command runs under it. */
 	char *const *reaper_argv;
 };
 

@@ -34,16 +34,14 @@ static unsigned long clone_flags_of(unsigned namespaces)
 	return flags;
 }
 
-/* ["corral", "reaper", "--", PATH, ARGV0, ARGS..., NULL] */
+/* ["corral-reaper", PATH, ARGV0, ARGS..., NULL] (isolation/reaper/). */
 static char **make_reaper_argv(const struct task_config *task, const struct task_plan *plan)
 {
-	char **argv = xcalloc(task->argc + 5, sizeof(*argv));
-	argv[0] = "corral";
-	argv[1] = "reaper";
-	argv[2] = "--";
-	argv[3] = plan->executable;
+	char **argv = xcalloc(task->argc + 3, sizeof(*argv));
+	argv[0] = "corral-reaper";
+	argv[1] = plan->executable;
 	for (size_t i = 0; i < task->argc; i++)
-		argv[4 + i] = task->argv[i];
+		argv[2 + i] = task->argv[i];
 	return argv;
 }
 
@@ -225,7 +223,7 @@ int task_isolation_refresh_mounts(struct task_isolation *isolation,
 void task_isolation_refresh(struct task_isolation *isolation, const struct task_plan *plan)
 {
 	if (isolation->reaper_argv)
-		isolation->reaper_argv[3] = plan->executable;
+		isolation->reaper_argv[1] = plan->executable;
 }
 
 void task_isolation_free(struct task_isolation *isolation)

@@ -29,8 +29,6 @@ int command_signal(int argc, char **argv);
 int command_shutdown(int argc, char **argv);
 int command_logs(int argc, char **argv);
 int command_events(int argc, char **argv);
-/* Internal: the PID 1 of an isolated task's pid namespace. */
-int command_reaper(int argc, char **argv);
 
 /* For the client commands (command_common.c). A reader that goes away,
  * as `corral events -f | head` does, ends the command quietly: SIGPIPE is

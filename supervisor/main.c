@@ -92,10 +92,6 @@ static void seed_json_hashes(void)
 
 int main(int argc, char **argv)
 {
-	/* First, before anything that could take PID 1 for a machine's
-	 * init: the reaper is PID 1 of a task's pid namespace. */
-	if (argc > 1 && strcmp(argv[1], "reaper") == 0)
-		return command_reaper(argc - 1, argv + 1);
 	ensure_standard_fds();
 	seed_json_hashes();
 	/* As a machine's /init, whatever happens (a bad config, bad

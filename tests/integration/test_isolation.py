@@ -43,7 +43,21 @@ def test_the_reaper_is_pid_1_and_proc_shows_only_the_task(corral, tmp_path):
     assert lines[0] == "self 2", lines
     processes = [line.split() for line in lines[1:]]
     # corral's reaper (PID 1), the shell and ps: nothing of the host.
-    assert processes == [["1", "corral"], ["2", "sh"], [processes[2][0], "ps"]], processes
+    assert processes == [["1", "corral-reaper"], ["2", "sh"], [processes[2][0], "ps"]], processes
+
+
+def test_the_reaper_is_corrals_embedded_program_run_from_a_memfd(corral, corral_bin, tmp_path):
+    report, image = tmp_path / "report", tmp_path / "image"
+    script = (f"readlink /proc/1/exe > {report}; tr '\\0' ' ' < /proc/1/cmdline >> {report}; "
+              f"echo >> {report}; ls /proc/1/fd >> {report}; cat /proc/1/exe > {image}")
+    lines = run_isolated(corral, script, report, namespaces=["pid", "mount"])
+    # Not a file of the host: the sealed memfd corral made at start.
+    assert lines[0] == "/memfd:corral-reaper (deleted)", lines
+    assert lines[1] == f"corral-reaper /bin/sh /bin/sh -c {script} ", lines
+    # The memfd stays in corral: the reaper has the task's stdio only.
+    assert lines[2:] == ["0", "1", "2"], lines
+    # The program the build made (a static one, see test_reaper.py).
+    assert image.read_bytes() == (corral_bin.parent / "corral-reaper").read_bytes()
 
 
 def test_orphans_inside_are_reaped_by_the_reaper(corral, tmp_path):

@@ -413,7 +413,7 @@ def test_isolated_task_is_pid_2_under_corrals_reaper(boot):
     run = boot("isolation")
     report = probe_report(run)
     assert "pid 2" in report, run
-    reaper = "corral reaper -- /bin/sh /bin/sh /cases/isolation-report.sh"
+    reaper = "corral-reaper /bin/sh /bin/sh /cases/isolation-report.sh"
     assert f"pid 1 cmdline {reaper}" in report, run
     # The fresh /proc of its pid namespace: the reaper, the task, and the
     # task's own children; no other process of the machine, no kernel thread.
@@ -481,7 +481,7 @@ def test_memory_hog_under_the_reaper_is_oom_killed_and_the_reaper_reports_it(boo
     run = boot("isolation")
     hog = run.output("mem/hog")
     # The task's command is pid 2, under the reaper (then execs the hog).
-    assert hog and hog[0].startswith("pid 2 under corral reaper -- /bin/sh /bin/sh -c "), run
+    assert hog and hog[0].startswith("pid 2 under corral-reaper /bin/sh /bin/sh -c "), run
     assert "cgroup /sys/fs/cgroup/mem/hog" in hog, run
     assert "memory.max 33554432" in hog, run  # 32M
     assert "allocating 128M" in hog, run
