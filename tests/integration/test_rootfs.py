@@ -6,9 +6,8 @@ pointing out of it stays inside; a mount that cannot be made is named in
 the error; and the host's mount table never changes.
 
 The rootfs is built from busybox-static (a static binary runs in any
-root). Tasks with a pid namespace use `init: false`: corral's reaper is
-corral's own (dynamic) binary, which cannot run inside a foreign rootfs
-(see docs/architecture.md, "Isolation")."""
+root). Tasks with a pid namespace get corral's reaper as PID 1, a static
+program corral carries in memory, so it runs in the rootfs too."""
 
 import os
 import shutil
@@ -60,7 +59,6 @@ def task_lines(result, task="g/app"):
 def run_in_root(corral, script, **isolation):
     """Runs `script` in the rootfs to its end; returns its output lines."""
     isolation.setdefault("namespaces", ["pid", "mount", "ipc"])
-    isolation.setdefault("init", False)
     config = {"groups": {"g": {"tasks": {"app": {
         "command": sh(script), "restart": NEVER, "isolation": isolation}}}}}
     before = host_mountinfo()
@@ -155,7 +153,7 @@ def test_proc_is_the_tasks_and_sys_is_read_only(corral, rootfs):
               "| sed 's/^/sys /'; "
               "mkdir /sys/fs/cgroup/pids/escape 2>&1 | sed 's/^/cgroup /'; "
               "echo keys $(wc -c < /proc/keys); ls /proc/acpi | wc -l | sed 's/^/acpi /'")
-    lines = run_in_root(corral, script, rootfs=str(rootfs))
+    lines = run_in_root(corral, script, rootfs=str(rootfs), init=False)
     assert field(lines, "self") == "1"
     pids = field(lines, "pids").split()
     # The shell (PID 1) and its pipeline, numbered from 1 in the task's
@@ -347,3 +345,14 @@ def test_readonly_rootfs_without_a_rootfs_makes_the_hosts_root_read_only_for_the
     lines = task_lines(result)
     assert "Read-only file system" in lines[0] and lines[1] == "status 1", lines
     assert host_mountinfo() == before
+
+
+def test_the_reaper_is_pid_1_in_the_rootfs_and_reaps_orphans(corral, rootfs):
+    """The reaper needs no loader or library: PID 1 of a busybox rootfs,
+    with the command under it and an orphan of the command reaped."""
+    lines = run_in_root(corral, "(sleep 0.2 &) ; sleep 0.5; "
+                        "echo pid1 $(cat /proc/1/comm); echo me $$; "
+                        "echo zombies $(grep -l '^State:.*Z' /proc/[0-9]*/status | wc -l)")
+    assert field(lines, "pid1") == "corral-reaper", lines
+    assert field(lines, "me") == "2", lines
+    assert field(lines, "zombies") == "0", lines
