@@ -132,6 +132,27 @@ static void check_bridge_without_bridge(struct load_context *context, const char
 	       set_in);
 }
 
+/* A bridge or group task joins a network namespace corral made in its own
+ * user namespace; the kernel refuses setns into it from the task's new user
+ * namespace (joining needs CAP_SYS_ADMIN over the namespace's owner). */
+static void check_joined_with_user(struct load_context *context, const char *owner,
+				   const struct isolation_fields *from, const char *set_in)
+{
+	struct where where = {.owner = owner, .field = "isolation.network.mode"};
+	const char *mode = from->values.network == NETWORK_BRIDGE ? "bridge" : "group";
+
+	report(context, from->network_node, &where,
+	       "%s%s joins a network namespace that corral makes in its own user namespace, "
+	       "which a task with user in isolation.namespaces may not join; leave user out, "
+	       "or use mode none or host",
+	       mode, set_in);
+}
+
+static bool joins_network(enum network_mode mode)
+{
+	return mode == NETWORK_BRIDGE || mode == NETWORK_GROUP;
+}
+
 void isolation_network_check_group(struct load_context *context,
 				   const struct isolation_fields *group, const struct where *where,
 				   const struct group_network_config *network)
@@ -143,6 +164,9 @@ void isolation_network_check_group(struct load_context *context,
 		check_host_with_net(context, where->owner, group, "");
 	if (group->values.network == NETWORK_BRIDGE && !network)
 		check_bridge_without_bridge(context, where->owner, group, "");
+	if (joins_network(group->values.network) && group->has_namespaces &&
+	    (group->values.namespaces & ISOLATION_NS_USER))
+		check_joined_with_user(context, where->owner, group, "");
 }
 
 void isolation_network_merge(struct load_context *context, const struct isolation_fields *group,
@@ -172,6 +196,10 @@ void isolation_network_merge(struct load_context *context, const struct isolatio
 		if (mode == NETWORK_BRIDGE && !network && network_from != group)
 			check_bridge_without_bridge(context, task_where->owner, network_from,
 						    shown_set_in);
+		if (joins_network(mode) && (merged->namespaces & ISOLATION_NS_USER) &&
+		    (network_from != group || namespaces_from != group))
+			check_joined_with_user(context, task_where->owner, network_from,
+					       shown_set_in);
 	}
 	/* One model for `net` and mode none; bridge and group tasks join a
 	 * namespace corral prepares instead of cloning a new one. */

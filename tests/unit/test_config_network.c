@@ -168,6 +168,22 @@ static const struct error_case cases[] = {
      3, 33,
      "group web: isolation.network.mode: bridge needs a bridge of the group: add `network: "
      "{bridge: corral0, subnet: 10.88.0.0/24}` to the group"},
+    {"bridge with a user namespace",
+     BRIDGED_TASK("{command: a, isolation: {namespaces: [user], "
+		  "user: {uid_map: \"0 100000 1\", gid_map: \"0 100000 1\"}, network: {mode: bridge}}}"),
+     5, 127,
+     "web/app: isolation.network.mode: bridge joins a network namespace that corral makes in "
+     "its own user namespace, which a task with user in isolation.namespaces may not join; "
+     "leave user out, or use mode none or host"},
+    {"group mode from the group, user namespace from the task",
+     "groups:\n  web:\n    network: {bridge: corral0, subnet: 10.88.0.0/24}\n"
+     "    isolation: {network: {mode: group}}\n"
+     "    tasks: {app: {command: a, isolation: {namespaces: [user], user: "
+     "{uid_map: \"0 100000 1\", gid_map: \"0 100000 1\"}}}}\n",
+     4, 33,
+     "web/app: isolation.network.mode: group (set in group web) joins a network namespace that "
+     "corral makes in its own user namespace, which a task with user in isolation.namespaces "
+     "may not join; leave user out, or use mode none or host"},
     {"group network not a map", GROUP_NETWORK("corral0"), 3, 14,
      "group web: network: must be a map such as {bridge: corral0, subnet: 10.88.0.0/24}, not "
      "a string"},
