@@ -8,9 +8,10 @@ no process of an old run is left, zombie or not.
 The task has every isolation feature that goes together: pid, mount, uts,
 ipc and cgroup namespaces, network mode bridge, a busybox-static rootfs,
 read-only, with a bind mount and a tmpfs, a device, capabilities dropped
-and the default seccomp filter. (No user namespace: it does not go with
-mode bridge, see docs/config.md.) Each run prints what it saw inside, and
-exits 1 to be restarted; the last one stays.
+and the default seccomp filter; once without a user namespace, once with
+one. Each run
+prints what it saw inside, and exits 1 to be restarted; the last one
+stays.
 
 corral runs in a network namespace of the test's own (unshare --net, which
 execs corral: the process is corral itself), so its links are the test's
@@ -20,6 +21,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,6 +34,8 @@ RUNS = 200
 BUSYBOX = Path("/bin/busybox")
 APPLETS = ["sh", "cat", "echo", "touch", "ip", "grep", "sed", "sleep", "hostname", "ls", "tr"]
 TUN = (10, 200)
+BASE = 100000  # the host ids of a user namespace's 0..65535
+MAPS = {"uid_map": f"0 {BASE} 65536", "gid_map": f"0 {BASE} 65536"}
 
 
 @pytest.fixture(autouse=True)
@@ -43,8 +47,22 @@ def need_tools():
         pytest.fail("busybox-static is needed (scripts/install-deps.sh)")
 
 
+@pytest.fixture
+def open_tmp():
+    """A directory under /tmp whose parents anyone may traverse (tmp_path's
+    may not): a user namespace's root, uid 100000 outside, must reach the
+    rootfs and the bound directory."""
+    directory = Path(tempfile.mkdtemp(prefix="corral-cycles-"))
+    directory.chmod(0o755)
+    yield directory
+    shutil.rmtree(directory)
+
+
 def make_rootfs(root):
-    for directory in ("bin", "data", "tmp", "etc"):
+    # Every mount point there already: in a user namespace the task's root
+    # may not make one in a directory of the host's root, whose owner is not
+    # mapped.
+    for directory in ("bin", "data", "tmp", "etc", "proc", "sys", "dev"):
         (root / directory).mkdir(parents=True)
     shutil.copy(BUSYBOX, root / "bin" / "busybox")
     for applet in APPLETS:
@@ -122,12 +140,15 @@ def descendants(pid):
     return found
 
 
-def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, tmp_path):
-    root = tmp_path / "rootfs"
+@pytest.mark.parametrize("userns", [False, True], ids=["plain", "userns"])
+def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, open_tmp, userns):
+    root = open_tmp / "rootfs"
     make_rootfs(root)
-    shared = tmp_path / "shared"
+    shared = open_tmp / "shared"
     shared.mkdir()
-    node = tmp_path / "tun"
+    if userns:
+        os.chown(shared, BASE, BASE)
+    node = open_tmp / "tun"
     make_node(node, *TUN)
     count = shared / "count"
     go = shared / "go"
@@ -164,13 +185,15 @@ def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, tmp_path):
                 "devices": [{"path": str(node), "target": "/dev/net/tun"}],
                 "capabilities": {"drop": ["all"]},
                 "seccomp": "default",
+                **({"namespaces": ["pid", "mount", "uts", "ipc", "cgroup", "user"],
+                    "user": MAPS} if userns else {}),
             },
         }},
     }}}
     mounts_before = host_mounts()
     started = time.monotonic()
     running = corral.start(config, wrapper=["unshare", "--net", "--"])
-    wait_for(lambda: count.exists(), what="the first run")
+    wait_for(lambda: count.exists(), what=lambda: f"the first run: {running.stderr_text()}")
     first = {
         "fds": sorted(os.listdir(f"/proc/{running.pid}/fd"), key=int),
         "mounts": host_mounts(),
@@ -213,7 +236,8 @@ def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, tmp_path):
     assert {"v2:g", "v2:g/app", "v2:supervisor"} <= set(last["cgroups"]), last["cgroups"]
     assert not tree.exists(), tree  # and the whole tree went with corral
     assert host_mounts() == mounts_before
-    assert len(first["programs"]) == 1 and len(last["programs"]) == 1, (first, last)
+    assert len(first["programs"]) == 1 and len(last["programs"]) == 1, (
+        first["programs"], last["programs"])
     # No zombie ever; at the end the last run's one process, sleep.
     assert all(state != "Z" for _, state in first["processes"]), first["processes"]
     assert len(last["processes"]) == 1 and last["processes"][0][1] != "Z", last["processes"]
