@@ -69,17 +69,23 @@ def make_rootfs(root):
         (root / "bin" / applet).symlink_to("busybox")
 
 
-def host_mounts():
-    """The host's mount table, as (mount point, source, options) lines: the
-    ids change with unrelated (auto)mounts coming and going, and tracefs
-    and the like mount themselves on first use."""
+def host_mounts(own_dirs):
+    """The host's mount table, as (mount point, type, source) lines: the
+    ids change with unrelated (auto)mounts coming and going, tracefs and
+    the like mount themselves on first use, and other tests (of other
+    checkouts, at the same time) mount below /tmp; under /tmp only what is
+    below this test's own directories counts."""
     lines = []
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         fields = line.split()
         separator = fields.index("-")
+        point = fields[4]
         if fields[separator + 1] in ("tracefs", "debugfs", "autofs", "binfmt_misc"):
             continue
-        lines.append((fields[4], fields[separator + 1], fields[separator + 2]))
+        if point.startswith("/tmp/") and not any(point.startswith(f"{own}/") or point == str(own)
+                                                 for own in own_dirs):
+            continue
+        lines.append((point, fields[separator + 1], fields[separator + 2]))
     return sorted(lines)
 
 
@@ -141,7 +147,8 @@ def descendants(pid):
 
 
 @pytest.mark.parametrize("userns", [False, True], ids=["plain", "userns"])
-def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, open_tmp, userns):
+def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, open_tmp, tmp_path, userns):
+    own_dirs = (open_tmp, tmp_path)
     root = open_tmp / "rootfs"
     make_rootfs(root)
     shared = open_tmp / "shared"
@@ -190,13 +197,14 @@ def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, open_tmp, u
             },
         }},
     }}}
-    mounts_before = host_mounts()
+    mounts_before = host_mounts(own_dirs)
     started = time.monotonic()
     running = corral.start(config, wrapper=["unshare", "--net", "--"])
-    wait_for(lambda: count.exists(), what=lambda: f"the first run: {running.stderr_text()}")
+    wait_for(lambda: count.exists(), timeout=30,
+             what=lambda: f"the first run: {running.stderr_text()[-2000:]}")
     first = {
         "fds": sorted(os.listdir(f"/proc/{running.pid}/fd"), key=int),
-        "mounts": host_mounts(),
+        "mounts": host_mounts(own_dirs),
         "links": links(running.pid),
         "cgroups": cgroup_dirs(running.pid),
         "programs": attached_device_programs(task_cgroup(running.pid)),
@@ -209,7 +217,7 @@ def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, open_tmp, u
     elapsed = time.monotonic() - started
     last = {
         "fds": sorted(os.listdir(f"/proc/{running.pid}/fd"), key=int),
-        "mounts": host_mounts(),
+        "mounts": host_mounts(own_dirs),
         "links": links(running.pid),
         "cgroups": cgroup_dirs(running.pid),
         "programs": attached_device_programs(task_cgroup(running.pid)),
@@ -235,7 +243,7 @@ def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, open_tmp, u
     assert last["cgroups"] == first["cgroups"], (first["cgroups"], last["cgroups"])
     assert {"v2:g", "v2:g/app", "v2:supervisor"} <= set(last["cgroups"]), last["cgroups"]
     assert not tree.exists(), tree  # and the whole tree went with corral
-    assert host_mounts() == mounts_before
+    assert host_mounts(own_dirs) == mounts_before
     assert len(first["programs"]) == 1 and len(last["programs"]) == 1, (
         first["programs"], last["programs"])
     # No zombie ever; at the end the last run's one process, sleep.
