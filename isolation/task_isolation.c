@@ -178,8 +178,8 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 	 * namespace clones its own (`net` is in its namespaces), which corral
 	 * configures between clone and exec. */
 	spawn->join_network_namespace =
-		config->network == NETWORK_GROUP ||
-		(config->network == NETWORK_BRIDGE && !(namespaces & ISOLATION_NS_USER));
+	    config->network == NETWORK_GROUP ||
+	    (config->network == NETWORK_BRIDGE && !(namespaces & ISOLATION_NS_USER));
 	spawn->rlimits = config->rlimits;
 	spawn->rlimit_count = config->rlimit_count;
 	spawn->umask = config->umask;
