@@ -132,6 +132,24 @@ static void check_bridge_without_bridge(struct load_context *context, const char
 	       set_in);
 }
 
+/* A group task joins the group's namespace, which corral made in its own
+ * user namespace; the kernel refuses setns into it from the task's new
+ * user namespace (joining needs CAP_SYS_ADMIN over the namespace's owner),
+ * and one namespace cannot belong to the user namespaces of several tasks.
+ * (A bridge task in a user namespace clones its network namespace with it:
+ * supervisor/task_network.c.) */
+static void check_group_with_user(struct load_context *context, const char *owner,
+				  const struct isolation_fields *from, const char *set_in)
+{
+	struct where where = {.owner = owner, .field = "isolation.network.mode"};
+
+	report(context, from->network_node, &where,
+	       "group%s shares a network namespace that corral makes in its own user namespace, "
+	       "which a task with user in isolation.namespaces may not join; leave user out, "
+	       "or use mode bridge, none or host",
+	       set_in);
+}
+
 void isolation_network_check_group(struct load_context *context,
 				   const struct isolation_fields *group, const struct where *where,
 				   const struct group_network_config *network)
@@ -143,6 +161,9 @@ void isolation_network_check_group(struct load_context *context,
 		check_host_with_net(context, where->owner, group, "");
 	if (group->values.network == NETWORK_BRIDGE && !network)
 		check_bridge_without_bridge(context, where->owner, group, "");
+	if (group->values.network == NETWORK_GROUP && group->has_namespaces &&
+	    (group->values.namespaces & ISOLATION_NS_USER))
+		check_group_with_user(context, where->owner, group, "");
 }
 
 void isolation_network_merge(struct load_context *context, const struct isolation_fields *group,
@@ -172,10 +193,18 @@ void isolation_network_merge(struct load_context *context, const struct isolatio
 		if (mode == NETWORK_BRIDGE && !network && network_from != group)
 			check_bridge_without_bridge(context, task_where->owner, network_from,
 						    shown_set_in);
+		if (mode == NETWORK_GROUP && (merged->namespaces & ISOLATION_NS_USER) &&
+		    (network_from != group || namespaces_from != group))
+			check_group_with_user(context, task_where->owner, network_from,
+					      shown_set_in);
 	}
 	/* One model for `net` and mode none; bridge and group tasks join a
-	 * namespace corral prepares instead of cloning a new one. */
-	if (mode == NETWORK_NONE)
+	 * namespace corral prepares instead of cloning a new one, except a
+	 * bridge task in a user namespace: its network namespace must belong
+	 * to that user namespace, so it is cloned with it and corral sets it
+	 * up between clone and exec. */
+	if (mode == NETWORK_NONE ||
+	    (mode == NETWORK_BRIDGE && (merged->namespaces & ISOLATION_NS_USER)))
 		merged->namespaces |= ISOLATION_NS_NET;
 	else
 		merged->namespaces &= ~(unsigned)ISOLATION_NS_NET;

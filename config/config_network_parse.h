@@ -30,8 +30,9 @@ void isolation_network_check_group(struct load_context *context,
 
 /* After isolation_merge: the task's mode from the task or the group (or
  * none for `net` in namespaces alone), the same checks for what the task
- * set, and the model made one: mode none has ISOLATION_NS_NET, the other
- * modes do not (bridge and group join a namespace corral prepares). */
+ * set, and the model made one: mode none has ISOLATION_NS_NET, and so has
+ * mode bridge with a user namespace (cloned with it); the others do not
+ * (bridge and group join a namespace corral prepares). */
 void isolation_network_merge(struct load_context *context, const struct isolation_fields *group,
 			     const char *group_owner, const struct isolation_fields *task,
 			     const struct where *task_where,

@@ -114,6 +114,17 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	if (request->isolation && request->isolation->join_network_namespace &&
 	    syscall(SYS_setns, slots->netns_fd, CLONE_NEWNET) < 0)
 		child_fail(error_fd, SPAWN_STAGE_NETWORK_NAMESPACE);
+	/* In a new user namespace the child keeps corral's ids, which the maps
+	 * do not hold: a file it makes during setup (a mount point on a tmpfs
+	 * mounted in the namespace, such as a rootfs' /dev) would have no
+	 * owner there, and the kernel refuses it (EOVERFLOW). It makes them as
+	 * the task's ids, which the maps hold; setresuid sets them again.
+	 * (After joining the v1 cgroups: their files are host root's.) */
+	if (request->isolation && (request->isolation->clone_flags & CLONE_NEWUSER) &&
+	    request->change_ids) {
+		syscall(SYS_setfsgid, request->gid);
+		syscall(SYS_setfsuid, request->uid);
+	}
 
 	/* corral blocks the signals it reads through signalfd and may ignore
 	 * some; the task must start with the defaults. */

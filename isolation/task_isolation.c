@@ -172,9 +172,12 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 	spawn->hostname_length = config->hostname ? strlen(config->hostname) : 0;
 	spawn->loopback_up = namespaces & ISOLATION_NS_NET;
 	/* corral makes and configures these namespaces (supervisor/
-	 * task_network.c); the child only joins. */
+	 * task_network.c); the child only joins. A bridge task in a user
+	 * namespace clones its own (`net` is in its namespaces), which corral
+	 * configures between clone and exec. */
 	spawn->join_network_namespace =
-		config->network == NETWORK_BRIDGE || config->network == NETWORK_GROUP;
+	    config->network == NETWORK_GROUP ||
+	    (config->network == NETWORK_BRIDGE && !(namespaces & ISOLATION_NS_USER));
 	spawn->rlimits = config->rlimits;
 	spawn->rlimit_count = config->rlimit_count;
 	spawn->umask = config->umask;

@@ -47,6 +47,19 @@ uint64_t realtime_now_ms(void)
 
 /* ---- the request a start hands to isolation/ ---- */
 
+/* The sync window of a task in a user namespace: the maps and rlimits
+ * (isolation/), then a bridge task's network. */
+static int task_between(void *context, pid_t pid, int pidfd, char *message, size_t size)
+{
+	struct task *task = context;
+	int error = task_isolation_between(&task->isolation)(&task->isolation, pid, pidfd, message,
+							      size);
+
+	if (error < 0 || !task_network_needs_between(task))
+		return error;
+	return task_network_between(task, pid, message, size);
+}
+
 static void fill_spawn_request(struct task *task, struct spawn_request *request)
 {
 	*request = (struct spawn_request){
@@ -65,8 +78,8 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.cgroup_v1_procs = task->cgroup.v1_count ? task->cgroup.v1_procs_paths : NULL,
 		.notify_target = -1,
 		.isolation = task->isolation.enabled ? &task->isolation.spawn : NULL,
-		.between = task_isolation_between(&task->isolation),
-		.between_context = &task->isolation,
+		.between = task_isolation_between(&task->isolation) ? task_between : NULL,
+		.between_context = task,
 		.netns_fd = task->network.netns_fd,
 	};
 }

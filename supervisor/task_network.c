@@ -1,6 +1,8 @@
 /* A task's network around each start: see task_network.h. */
 #include "supervisor/task_network.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,35 +35,77 @@ static int describe(const struct network_failure *failure, char *message, size_t
 	return -1;
 }
 
-static int prepare_bridge(struct task *task, char *message, size_t message_size)
+/* The veth into `netns_fd` and eth0, lo and the route configured in it.
+ * On failure the veth is deleted again; `netns_fd` stays the caller's. */
+static int connect_to_bridge(struct task *task, int netns_fd, char *message, size_t message_size)
 {
 	struct task_network *network = &task->network;
 	const struct group_network_config *config = &task->group->config->network;
 	struct network_host *host = task->services->network;
 	struct network_failure failure;
-	int netns_fd;
-
-	if (network_namespace_create(host, &netns_fd, &failure) < 0)
-		return describe(&failure, message, message_size);
 	struct network_interface eth0 = {
 	    .address = network->address,
 	    .prefix_length = config->prefix_length,
 	    .gateway = group_network_gateway(config),
 	};
+
 	if (network_veth_add(host, network->veth_name, task->group->network.bridge_ifindex,
-			     netns_fd, &failure) < 0) {
-		close(netns_fd);
+			     netns_fd, &failure) < 0)
 		return describe(&failure, message, message_size);
-	}
 	network->veth_exists = true;
 	if (network_namespace_configure(host, netns_fd, &eth0, &failure) < 0) {
-		close(netns_fd);
 		task_network_run_ended(task);
 		return describe(&failure, message, message_size);
 	}
-	network->netns_fd = netns_fd;
-	network->owns_netns_fd = true;
 	return 0;
+}
+
+static int prepare_bridge(struct task *task, char *message, size_t message_size)
+{
+	struct network_failure failure;
+	int netns_fd;
+
+	/* In a user namespace the child clones its own network namespace:
+	 * task_network_between connects it. */
+	if (task->config->isolation.namespaces & ISOLATION_NS_USER)
+		return 0;
+	if (network_namespace_create(task->services->network, &netns_fd, &failure) < 0)
+		return describe(&failure, message, message_size);
+	if (connect_to_bridge(task, netns_fd, message, message_size) < 0) {
+		close(netns_fd);
+		return -1;
+	}
+	task->network.netns_fd = netns_fd;
+	task->network.owns_netns_fd = true;
+	return 0;
+}
+
+bool task_network_needs_between(const struct task *task)
+{
+	const struct isolation_config *isolation = &task->config->isolation;
+
+	return isolation->enabled && isolation->network == NETWORK_BRIDGE &&
+	       (isolation->namespaces & ISOLATION_NS_USER);
+}
+
+int task_network_between(struct task *task, pid_t pid, char *message, size_t message_size)
+{
+	char path[64];
+	int netns_fd, result;
+
+	/* The child is alive (blocked on the sync socket) and ours to reap:
+	 * its pid names it. corral, root in the user namespace's parent, may
+	 * enter and change a network namespace the child's user namespace
+	 * owns. */
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	netns_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (netns_fd < 0) {
+		snprintf(message, message_size, "network: open %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	result = connect_to_bridge(task, netns_fd, message, message_size);
+	close(netns_fd);
+	return result < 0 ? -EINVAL : 0;
 }
 
 int task_network_prepare_start(struct task *task, char *message, size_t message_size)

@@ -91,6 +91,40 @@ def test_none_has_only_loopback_and_is_the_same_as_net(corral, tmp_path):
     assert interfaces(tmp_path / "bridged") == ["eth0", "lo"]
 
 
+def test_a_bridge_task_in_a_user_namespace_has_eth0_and_reaches_a_plain_one(corral, tmp_path):
+    """Its network namespace is cloned with its user namespace (it may join
+    none of corral's) and connected between clone and exec."""
+    server = (f"{PYTHON} -c 'import socket; s = socket.socket(); "
+              f"s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+              f"s.bind((\"0.0.0.0\", 8080)); s.listen(); "
+              f"c, peer = s.accept(); "
+              f"print(c.recv(64).decode() + \" from \" + peer[0])'")
+    # The task's root is uid 100000 outside: it reports on stdout, and
+    # tries until the server listens.
+    client = (f"{PYTHON} -c \"{PRINT_ADDRESS}\"; cat /proc/self/uid_map; "
+              f"{PYTHON} -c 'import socket, time\n"
+              f"for attempt in range(500):\n"
+              f"    try:\n"
+              f"        socket.create_connection((\"10.88.0.2\", 8080), timeout=5).sendall(b\"hi\")\n"
+              f"        print(\"connected\")\n"
+              f"        break\n"
+              f"    except ConnectionRefusedError:\n"
+              f"        time.sleep(0.02)'")
+    userns = {"namespaces": ["pid", "mount", "user"],
+              "user": {"uid_map": "0 100000 65536", "gid_map": "0 100000 65536"}}
+    config = {"groups": {"g": {"network": BRIDGE, "tasks": {
+        "server": task(server, "bridge"),
+        "client": task(client, "bridge", isolation=userns),
+    }}}}
+    result = run(corral, tmp_path, config)
+    assert result.returncode == 0, result
+    lines = [line.split(" | ", 1)[1].split() for line in result.stdout_lines() if " | " in line]
+    assert ["10.88.0.3"] in lines, result
+    assert ["0", "100000", "65536"] in lines, result
+    assert ["connected"] in lines, result
+    assert ["hi", "from", "10.88.0.3"] in lines, result
+
+
 def test_bridge_tasks_reach_each_other_and_a_none_task_reaches_nobody(corral, tmp_path):
     server = (f"{PYTHON} -c 'import socket; s = socket.socket(); "
               f"s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "

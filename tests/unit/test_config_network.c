@@ -43,6 +43,8 @@ static void test_modes_and_their_model(void **state)
 	    "      pod: {command: a, isolation: {network: {mode: group}}}\n"
 	    "      plain: {command: a, isolation: {namespaces: []}}\n"
 	    "      bare: {command: a}\n"
+	    "      userns: {command: a, isolation: {namespaces: [user], user: {uid_map: \"0 1000 1\", "
+	    "gid_map: \"0 1000 1\"}}}\n"
 	    "  solo:\n"
 	    "    tasks: {net: {command: a, isolation: {namespaces: [net]}}}\n");
 	const struct group_config *group = &config->groups[0];
@@ -63,6 +65,9 @@ static void test_modes_and_their_model(void **state)
 	    /* The group's mode, bridge, still: namespaces are another field. */
 	    {NETWORK_BRIDGE, 0},
 	    {NETWORK_BRIDGE, ISOLATION_NS_PID},
+	    /* A bridge task in a user namespace clones its network namespace
+	     * with it: corral connects it between clone and exec. */
+	    {NETWORK_BRIDGE, ISOLATION_NS_USER | ISOLATION_NS_NET},
 	};
 
 	assert_string_equal(group->network.bridge, "corral0");
@@ -168,6 +173,15 @@ static const struct error_case cases[] = {
      3, 33,
      "group web: isolation.network.mode: bridge needs a bridge of the group: add `network: "
      "{bridge: corral0, subnet: 10.88.0.0/24}` to the group"},
+    {"group mode from the group, user namespace from the task",
+     "groups:\n  web:\n    network: {bridge: corral0, subnet: 10.88.0.0/24}\n"
+     "    isolation: {network: {mode: group}}\n"
+     "    tasks: {app: {command: a, isolation: {namespaces: [user], user: "
+     "{uid_map: \"0 100000 1\", gid_map: \"0 100000 1\"}}}}\n",
+     4, 33,
+     "web/app: isolation.network.mode: group (set in group web) shares a network namespace "
+     "that corral makes in its own user namespace, which a task with user in "
+     "isolation.namespaces may not join; leave user out, or use mode bridge, none or host"},
     {"group network not a map", GROUP_NETWORK("corral0"), 3, 14,
      "group web: network: must be a map such as {bridge: corral0, subnet: 10.88.0.0/24}, not "
      "a string"},
