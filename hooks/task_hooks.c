@@ -9,7 +9,8 @@
 #include "config/xmalloc.h"
 #include "hooks/start_additions.h"
 
-#define HOOK_MESSAGE_MAX 256
+/* Room for a CDI message: a spec path, its line and column, the field. */
+#define HOOK_MESSAGE_MAX 1024
 
 static void on_step(struct loop_timer *timer);
 static void on_run_done(void *context, const struct hook_run_result *result);
