@@ -246,6 +246,18 @@ def test_cdi_device_mount_and_env_inside(corral, tmp_path, rootfs):
     assert "zero0 1.0" in lines, lines
 
 
+def test_exec_hooks_run_after_the_built_ins_and_win(corral, tmp_path, rootfs):
+    specs = cdi_dir(tmp_path, FAKE_SPEC.format(share=tmp_path))
+    hook = hook_script(tmp_path, "later", 'response["env"] = {"FAKE_DRIVER": "from the hook"}')
+    config = cdi_task(sh('echo "$FAKE_DEVICE/$FAKE_DRIVER"'), specs,
+                      "vendor.example/fake=zero0", in_root(rootfs))
+    config["groups"]["g"]["tasks"]["app"]["hooks"] = [
+        {"name": "later", "stage": "prestart", "exec": [hook]}]
+    result = corral.run(config)
+    assert result.returncode == 0, result
+    assert task_lines(result) == ["zero0/from the hook"], result
+
+
 def test_cdi_unknown_device_fails_the_start(corral, tmp_path, rootfs):
     specs = cdi_dir(tmp_path, FAKE_SPEC.format(share=tmp_path))
     result = corral.run(cdi_task(sh("true"), specs, "vendor.example/fake=zero9",
