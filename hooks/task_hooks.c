@@ -46,11 +46,12 @@ void task_hooks_init(struct task_hooks *hooks, const struct task_hooks_owner *ow
 	loop_timer_init(&hooks->step, on_step, hooks);
 	for (size_t i = 0; i < owner->task->hook_count; i++) {
 		const struct hook_config *config = &owner->task->hooks[i];
-		add_hook(hooks, hooks->count, &(struct task_hook){
-				    .name = config->name,
-				    .stage = config->stage,
-				    .exec = config,
-				});
+		add_hook(hooks, hooks->count,
+			 &(struct task_hook){
+			     .name = config->name,
+			     .stage = config->stage,
+			     .exec = config,
+			 });
 	}
 }
 
@@ -61,12 +62,13 @@ void task_hooks_add_builtin(struct task_hooks *hooks, const char *name, enum hoo
 	size_t position = 0;
 	while (position < hooks->count && hooks->hooks[position].builtin)
 		position++;
-	add_hook(hooks, position, &(struct task_hook){
-			    .name = name,
-			    .stage = stage,
-			    .builtin = function,
-			    .builtin_data = data,
-			});
+	add_hook(hooks, position,
+		 &(struct task_hook){
+		     .name = name,
+		     .stage = stage,
+		     .builtin = function,
+		     .builtin_data = data,
+		 });
 }
 
 static bool would_run(const struct task_hook *hook, enum hook_stage stage)

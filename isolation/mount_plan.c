@@ -126,8 +126,12 @@ static const struct {
 	const char *name;
 	uint64_t attribute; /* 0: the default, nothing to set */
 } attribute_options[] = {
-    {"nosuid", MOUNT_ATTR_NOSUID}, {"nodev", MOUNT_ATTR_NODEV}, {"noexec", MOUNT_ATTR_NOEXEC},
-    {"suid", 0},		   {"dev", 0},			{"exec", 0},
+    {"nosuid", MOUNT_ATTR_NOSUID},
+    {"nodev", MOUNT_ATTR_NODEV},
+    {"noexec", MOUNT_ATTR_NOEXEC},
+    {"suid", 0},
+    {"dev", 0},
+    {"exec", 0},
 };
 
 static bool take_attribute(struct mount_step *step, const char *option)
