@@ -9,7 +9,8 @@
 #include "config/xmalloc.h"
 #include "hooks/start_additions.h"
 
-#define HOOK_MESSAGE_MAX 256
+/* Room for a CDI message: a spec path, its line and column, the field. */
+#define HOOK_MESSAGE_MAX 1024
 
 static void on_step(struct loop_timer *timer);
 static void on_run_done(void *context, const struct hook_run_result *result);
@@ -26,10 +27,14 @@ static struct hook_state *state_of(struct task_hooks *hooks, const char *name)
 	return state;
 }
 
-static void add_hook(struct task_hooks *hooks, const struct task_hook *hook)
+/* At `position`, moving the ones from there down. */
+static void add_hook(struct task_hooks *hooks, size_t position, const struct task_hook *hook)
 {
 	hooks->hooks = xreallocarray(hooks->hooks, hooks->count + 1, sizeof(*hooks->hooks));
-	hooks->hooks[hooks->count++] = *hook;
+	memmove(hooks->hooks + position + 1, hooks->hooks + position,
+		(hooks->count - position) * sizeof(*hooks->hooks));
+	hooks->hooks[position] = *hook;
+	hooks->count++;
 	state_of(hooks, hook->name);
 }
 
@@ -41,23 +46,29 @@ void task_hooks_init(struct task_hooks *hooks, const struct task_hooks_owner *ow
 	loop_timer_init(&hooks->step, on_step, hooks);
 	for (size_t i = 0; i < owner->task->hook_count; i++) {
 		const struct hook_config *config = &owner->task->hooks[i];
-		add_hook(hooks, &(struct task_hook){
-				    .name = config->name,
-				    .stage = config->stage,
-				    .exec = config,
-				});
+		add_hook(hooks, hooks->count,
+			 &(struct task_hook){
+			     .name = config->name,
+			     .stage = config->stage,
+			     .exec = config,
+			 });
 	}
 }
 
 void task_hooks_add_builtin(struct task_hooks *hooks, const char *name, enum hook_stage stage,
 			    builtin_hook_function function, void *data)
 {
-	add_hook(hooks, &(struct task_hook){
-			    .name = name,
-			    .stage = stage,
-			    .builtin = function,
-			    .builtin_data = data,
-			});
+	/* After the built-ins already there, before every exec hook. */
+	size_t position = 0;
+	while (position < hooks->count && hooks->hooks[position].builtin)
+		position++;
+	add_hook(hooks, position,
+		 &(struct task_hook){
+		     .name = name,
+		     .stage = stage,
+		     .builtin = function,
+		     .builtin_data = data,
+		 });
 }
 
 static bool would_run(const struct task_hook *hook, enum hook_stage stage)

@@ -95,7 +95,8 @@ struct task_hooks {
 /* The task's configured exec hooks, in order. */
 void task_hooks_init(struct task_hooks *hooks, const struct task_hooks_owner *owner);
 
-/* Appends a built-in hook (CDI, task directories) to the list. */
+/* Adds a built-in hook (CDI, task directories) after the built-ins added
+ * before it and ahead of every exec hook: built-ins run first. */
 void task_hooks_add_builtin(struct task_hooks *hooks, const char *name, enum hook_stage stage,
 			    builtin_hook_function function, void *data);
 

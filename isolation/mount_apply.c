@@ -155,8 +155,10 @@ CHILD_CODE static long make_mount(const struct mount_step *step)
 
 CHILD_CODE static int set_attributes(long mount, const struct mount_step *step)
 {
-	if (step->readonly) {
-		struct mount_attr attributes = {.attr_set = MOUNT_ATTR_RDONLY};
+	uint64_t set = (step->readonly ? MOUNT_ATTR_RDONLY : 0) |
+		       (step->kind == MOUNT_STEP_BIND ? step->attributes : 0);
+	if (set) {
+		struct mount_attr attributes = {.attr_set = set};
 		if (syscall(SYS_mount_setattr, (int)mount, "", AT_EMPTY_PATH | AT_RECURSIVE,
 			    &attributes, sizeof(attributes)) < 0)
 			return -1;

@@ -118,6 +118,66 @@ static bool target_is_valid(const char *target)
 	return true;
 }
 
+/* Mount flags, not file system data: fsconfig refuses them, and a bind
+ * has no file system data at all. The loader takes them only as
+ * `readonly`; CDI specs and hooks write them among the options, as OCI
+ * does. */
+static const struct {
+	const char *name;
+	uint64_t attribute; /* 0: the default, nothing to set */
+} attribute_options[] = {
+    {"nosuid", MOUNT_ATTR_NOSUID},
+    {"nodev", MOUNT_ATTR_NODEV},
+    {"noexec", MOUNT_ATTR_NOEXEC},
+    {"suid", 0},
+    {"dev", 0},
+    {"exec", 0},
+};
+
+static bool take_attribute(struct mount_step *step, const char *option)
+{
+	if (strcmp(option, "ro") == 0 || strcmp(option, "rw") == 0) {
+		step->readonly = option[1] == 'o';
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(attribute_options) / sizeof(*attribute_options); i++)
+		if (strcmp(option, attribute_options[i].name) == 0) {
+			step->attributes |= attribute_options[i].attribute;
+			return true;
+		}
+	return false;
+}
+
+/* The mount's options: flags become the step's attributes; for a file
+ * system the rest are its data, for a bind anything else is an error. */
+static int take_options(struct mount_step *step, const struct mount_config *mount, char *error,
+			size_t error_size)
+{
+	size_t count = 0;
+	while (mount->options && mount->options[count])
+		count++;
+	char **data = xcalloc(count + 1, sizeof(*data));
+	size_t kept = 0;
+	int result = 0;
+	for (size_t i = 0; i < count && result == 0; i++) {
+		if (take_attribute(step, mount->options[i]))
+			continue;
+		if (step->kind == MOUNT_STEP_FS) {
+			data[kept++] = mount->options[i];
+			continue;
+		}
+		snprintf(error, error_size,
+			 "bind %s on %s: unknown option \"%s\" (a bind takes nosuid, nodev, "
+			 "noexec, suid, dev, exec, ro and rw)",
+			 mount->source, mount->target, mount->options[i]);
+		result = -1;
+	}
+	if (result == 0)
+		set_options(step, data);
+	free(data);
+	return result;
+}
+
 static int add_mount(struct mount_plan *plan, const struct mount_config *mount, char *error,
 		     size_t error_size)
 {
@@ -129,7 +189,7 @@ static int add_mount(struct mount_plan *plan, const struct mount_config *mount, 
 	}
 	struct mount_step *step;
 	if (mount->type) {
-		step = add_fs(plan, mount->type, mount->target, FS_ATTRIBUTES, mount->options);
+		step = add_fs(plan, mount->type, mount->target, FS_ATTRIBUTES, NULL);
 		if (mount->source) {
 			free(step->source);
 			step->source = xstrdup(mount->source);
@@ -144,7 +204,7 @@ static int add_mount(struct mount_plan *plan, const struct mount_config *mount, 
 	}
 	step->readonly = mount->readonly;
 	step->propagation = mount->propagation;
-	return 0;
+	return take_options(step, mount, error, error_size);
 }
 
 static int add_device(struct mount_plan *plan, const struct device_config *device, char *error,

@@ -57,7 +57,9 @@ struct mount_step {
 	bool recursive;            /* BIND: with the mounts below source */
 	bool target_is_file;       /* a missing target is made a file, not a directory */
 	bool readonly;             /* recursively */
-	uint64_t attributes;       /* FS: MOUNT_ATTR_NOSUID, ... */
+	/* MOUNT_ATTR_NOSUID, ...: FS, given to fsmount; BIND, set on the
+	 * bound tree (recursively) once it is attached. */
+	uint64_t attributes;
 	unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED [|MS_REC]; 0: keep */
 };
 

@@ -7,7 +7,8 @@
 
 #include "config/units.h"
 
-#define MESSAGE_SIZE 160
+/* Room for a path or two: a hook's or a spawn's failure names its files. */
+#define MESSAGE_SIZE 512
 
 const char *task_state_name(enum task_state state)
 {

@@ -21,6 +21,9 @@ struct services {
 	struct spawn_slots *spawn_slots; /* the low fds every spawn goes through */
 	struct cgroup_tree *cgroups;     /* enabled false: tasks get no cgroups */
 	struct network_host *network;    /* corral's network namespace (libnl) */
+	/* ROOT/PID of the task directories (hooks/task_dirs.h) when a task
+	 * has task_dirs, else NULL; removed when corral exits. */
+	const char *task_dirs_root;
 	/* Called once for each task that fails for good. */
 	void (*task_failed_for_good)(struct services *services, struct task *task);
 	/* A line of a task's output, for the clients following its logs

@@ -22,6 +22,7 @@
 #include "supervisor/reaper.h"
 #include "supervisor/signals.h"
 #include "config/xmalloc.h"
+#include "hooks/task_dirs.h"
 
 #define OUTPUT_SINK_CAPACITY (256 * 1024)
 
@@ -33,6 +34,7 @@ struct supervisor {
 	struct cgroup_tree cgroups;
 	struct network_host network;
 	const char **group_names; /* the cgroup tree's, for its cleanup */
+	char *task_dirs_root;     /* ROOT/PID, or NULL: no task has task_dirs */
 	struct output_sink sink;
 	struct event_log events;
 	struct loop_watch signal_watch;
@@ -266,6 +268,15 @@ static void open_cgroup_tree(struct supervisor *supervisor)
 			    tree->controllers[0] ? tree->controllers : "none in cgroup v2");
 }
 
+static bool any_task_dirs(const struct config *config)
+{
+	for (size_t i = 0; i < config->group_count; i++)
+		for (size_t j = 0; j < config->groups[i].task_count; j++)
+			if (config->groups[i].tasks[j].task_dirs)
+				return true;
+	return false;
+}
+
 static int supervisor_open(struct supervisor *supervisor, const struct config *config,
 			   const struct run_options *options)
 {
@@ -303,6 +314,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	output_sink_open(&supervisor->sink, supervisor->loop, STDOUT_FILENO,
 			 OUTPUT_SINK_CAPACITY);
 	open_cgroup_tree(supervisor);
+	if (any_task_dirs(config))
+		supervisor->task_dirs_root =
+			task_dirs_instance_root(config->task_dirs_root, getpid());
 	supervisor->services = (struct services){
 		.loop = supervisor->loop,
 		.sink = &supervisor->sink,
@@ -310,6 +324,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.spawn_slots = &supervisor->spawn_slots,
 		.cgroups = &supervisor->cgroups,
 		.network = &supervisor->network,
+		.task_dirs_root = supervisor->task_dirs_root,
 		.task_failed_for_good = note_task_failed_for_good,
 		.task_output_line = publish_output_line,
 	};
@@ -337,6 +352,18 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	return open_control_socket(supervisor, options);
 }
 
+/* After every task is gone: nothing holds the directories any more. */
+static void remove_task_dirs(struct supervisor *supervisor)
+{
+	if (!supervisor->task_dirs_root)
+		return;
+	char why[512];
+	if (task_dirs_remove(supervisor->task_dirs_root, why, sizeof(why)) < 0)
+		log_message("%s", why);
+	free(supervisor->task_dirs_root);
+	supervisor->task_dirs_root = NULL;
+}
+
 static void supervisor_close(struct supervisor *supervisor)
 {
 	control_server_close(supervisor->control);
@@ -344,6 +371,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	for (size_t i = 0; i < supervisor->group_count; i++)
 		group_free(&supervisor->groups[i]);
 	free(supervisor->groups);
+	remove_task_dirs(supervisor);
 	network_host_close(&supervisor->network);
 	cgroup_tree_close(&supervisor->cgroups);
 	free(supervisor->group_names);

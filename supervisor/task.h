@@ -125,6 +125,8 @@ int task_send_signal(struct task *task, int signal_number);
 /* After its plan and output exist. */
 void task_hooks_open(struct task *task, const char *group_name);
 void task_hooks_close(struct task *task);
+/* Its built-in prestart hooks, ahead of the exec ones (task_builtin_hooks.c). */
+void task_builtin_hooks_add(struct task *task);
 /* The runner's run_hooks and cancel_hooks effects. */
 bool task_effect_run_hooks(struct runner *runner, enum hook_stage stage);
 void task_effect_cancel_hooks(struct runner *runner, enum hook_stage stage);

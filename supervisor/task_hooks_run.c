@@ -41,6 +41,7 @@ void task_hooks_open(struct task *task, const char *group_name)
 	    .context = task,
 	};
 	task_hooks_init(&task->hooks, &owner);
+	task_builtin_hooks_add(task);
 }
 
 bool task_effect_run_hooks(struct runner *runner, enum hook_stage stage)

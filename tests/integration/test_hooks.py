@@ -374,19 +374,20 @@ def test_shutdown_during_a_hanging_prestart_hook_kills_it(corral, tmp_path):
 def test_the_example_volumes_hook(corral, tmp_path):
     from conftest import REPO_ROOT
 
-    volumes = str(REPO_ROOT / "examples" / "hooks" / "volumes")
-    seen = tmp_path / "seen"
+    example = REPO_ROOT / "examples" / "hooks"
+    # examples/hooks/corral.yaml as written, its hook found from here.
+    config = (example / "corral.yaml").read_text().replace(
+        "examples/hooks/volumes", str(example / "volumes"))
     base = tmp_path / "volumes"
-    config = {"groups": {"demo": {
-        "hooks": [{"name": "volumes", "stage": "prestart", "exec": [volumes]},
-                  {"name": "volumes", "stage": "stop", "exec": [volumes]}],
-        "tasks": {"app": {"command": sh(f'echo "$DATA_DIR" > {seen}; ls -d {base}/demo/app'),
-                          "restart": {"policy": "never"},
-                          "isolation": {"namespaces": ["mount"]}}}}}}
     result = corral.run(config, env={"VOLUMES_DIR": str(base)})
     assert result.returncode == 0, result
-    assert seen.read_text() == "/data\n"
-    assert f"demo/app | volumes: {base}/demo/app on /data (start 0)" in result.stdout, result
+    seen = [line[len("demo/app | "):] for line in result.stdout_lines()
+            if line.startswith("demo/app | ")]
+    assert seen[0] == f"volumes: {base}/demo/app on /data (start 0)", result
+    assert seen[1] == "DATA_DIR=/data", result
+    # The task's /data is a mount of its own, holding what the task wrote.
+    assert seen[2].split()[1] == "/data", result
+    assert seen[3:] == ["hello"], result
     # The stop run removed what the prestart run made, from its state.
     assert not (base / "demo" / "app").exists()
 
