@@ -416,8 +416,9 @@ def test_hook_runs_leak_no_fds_and_no_processes(corral, tmp_path):
         assert corral.cli("restart", "g/app").returncode == 0
         wait_for(lambda: settled(run), what=lambda: (read_pids(pids), corral.leftovers()))
     # A hook that has just exited may not have been read to its end by
-    # corral yet: its pipes close when corral handles its exit.
-    wait_for(lambda: fds() == before, what=lambda: (before, fds()))
+    # corral yet: its pipes close when corral handles its exit, at either
+    # snapshot. A leak grows with the 16 hook runs; those pipes do not.
+    wait_for(lambda: len(fds()) <= len(before), what=lambda: (before, fds()))
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
     assert not corral.leftovers()
