@@ -331,6 +331,24 @@ static void parse_kill(struct load_context *context, const yaml_node_t *node,
 	map_entries_free(&fields);
 }
 
+/* NOTIFY_SOCKET is an abstract socket, which belongs to corral's network
+ * namespace: a task with a namespace of its own cannot reach it. */
+static void check_notify_reachable(struct load_context *context, const yaml_node_t *readiness,
+				   const char *owner, const struct task_config *task)
+{
+	const struct isolation_config *isolation = &task->isolation;
+	bool own_network = isolation->enabled && ((isolation->namespaces & ISOLATION_NS_NET) ||
+						  isolation->network != NETWORK_HOST);
+	if (!readiness || task->readiness.kind != READINESS_NOTIFY_SYSTEMD || !own_network)
+		return;
+	report(context, readiness, &(struct where){owner, "readiness.notify"},
+	       "systemd: NOTIFY_SOCKET is in corral's network namespace, which this task (network "
+	       "mode %s) cannot reach; take notify: fd, or an exec probe",
+	       isolation->network == NETWORK_BRIDGE  ? "bridge"
+	       : isolation->network == NETWORK_GROUP ? "group"
+						     : "none");
+}
+
 void task_parse(struct load_context *context, const yaml_node_t *node, const char *owner,
 		const struct group_defaults *group, struct task_config *task)
 {
@@ -393,6 +411,7 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	isolation_network_merge(context, &group->isolation, group->owner, &task_isolation, &where,
 				group->network, &task->isolation);
 	isolation_fields_free(&task_isolation);
+	check_notify_reachable(context, map_lookup(&fields, "readiness"), owner, task);
 	/* After isolation: CDI devices need the merged mount namespace. */
 	if ((field = map_lookup(&fields, "cdi")))
 		cdi_fields_parse(context, field, &(struct where){owner, "cdi"}, &task_cdi);
