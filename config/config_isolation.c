@@ -4,6 +4,8 @@
  * (config_capabilities.c, config_seccomp.c, config_rlimits.c,
  * config_devices.c). What the fields do is the work of
  * isolation/. */
+#include <linux/capability.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +205,7 @@ void isolation_fields_parse(struct load_context *context, const yaml_node_t *nod
 	}
 	if ((field = map_lookup(&fields, "no_new_privileges"))) {
 		field_where = where_field(where, "no_new_privileges", buffer, sizeof(buffer));
+		out->no_new_privileges_node = field;
 		out->has_no_new_privileges =
 		    expect_bool(context, field, &field_where, &values->no_new_privileges);
 	}
@@ -344,6 +347,30 @@ static void check_merged(struct load_context *context, const struct isolation_fi
 			   namespaces);
 }
 
+/* The kernel loads a seccomp filter only with no_new_privs or CAP_SYS_ADMIN:
+ * `no_new_privileges: false` needs sys_admin kept, or no filter. Reported
+ * where false was written. */
+static void check_seccomp_privileges(struct load_context *context,
+				     const struct isolation_fields *group, const char *group_owner,
+				     const struct isolation_fields *task,
+				     const struct where *task_where,
+				     const struct isolation_config *merged)
+{
+	const struct isolation_fields *from = SOURCE(task, group, has_no_new_privileges);
+	if (!from || merged->no_new_privileges || merged->seccomp.kind == SECCOMP_PROFILE_UNCONFINED ||
+	    (merged->capabilities & (UINT64_C(1) << CAP_SYS_ADMIN)))
+		return;
+	char set_in[sizeof(struct quoted) + 16] = "";
+	if (from == group)
+		snprintf(set_in, sizeof(set_in), " (set in %s)", group_owner);
+	report(context, from->no_new_privileges_node,
+	       &(struct where){task_where->owner, "isolation.no_new_privileges"},
+	       "false%s: the kernel loads the seccomp filter only with no_new_privileges or "
+	       "sys_admin among the capabilities; keep it true, add sys_admin, or take "
+	       "seccomp: unconfined",
+	       set_in);
+}
+
 /* A resource the task limits replaces the group's limit of it. */
 static void merge_rlimits(struct isolation_config *merged, const struct isolation_config *fields)
 {
@@ -426,6 +453,7 @@ struct isolation_config isolation_merge(struct load_context *context,
 	merged.gid_map = copy_ranges(merged.gid_map, merged.gid_map_count);
 	devices_merge(&merged, &group->values, &task->values);
 	check_merged(context, group, group_owner, task, task_where, merged.namespaces);
+	check_seccomp_privileges(context, group, group_owner, task, task_where, &merged);
 	return merged;
 }
 

@@ -125,7 +125,7 @@ struct isolation_fields {
 	struct isolation_config values;
 	/* For the checks between fields, which can come from two places;
 	 * set when written, valid or not. */
-	const yaml_node_t *namespaces_node, *hostname_node, *init_node;
+	const yaml_node_t *namespaces_node, *hostname_node, *init_node, *no_new_privileges_node;
 	struct root_fields root; /* rootfs, readonly_rootfs, mounts */
 	/* `user` in namespaces, and the `user` map (its uid/gid maps). */
 	const yaml_node_t *user_namespace_node, *user_node;

@@ -138,15 +138,8 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 		take_program(isolation, &config->seccomp, error, error_size);
 	if (!program)
 		return -1;
-	/* The kernel loads a filter only with no_new_privs or CAP_SYS_ADMIN. */
-	if (program->length && !config->no_new_privileges &&
-	    !(config->capabilities & (UINT64_C(1) << CAP_SYS_ADMIN))) {
-		snprintf(error, error_size,
-			 "isolation: a seccomp filter needs no_new_privileges: true, or "
-			 "sys_admin among the capabilities");
-		task_isolation_free(isolation);
-		return -1;
-	}
+	/* The loader made sure the kernel will load the filter: with
+	 * no_new_privs, or CAP_SYS_ADMIN kept. */
 	if ((config->namespaces & ISOLATION_NS_USER) &&
 	    check_mapped_ids(config, plan, error, error_size) < 0) {
 		task_isolation_free(isolation);

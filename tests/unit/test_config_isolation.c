@@ -88,7 +88,7 @@ static void test_every_field(void **state)
 		     "          namespaces: [pid, mount, uts, ipc, net, cgroup]\n"
 		     "          hostname: app-1.example\n"
 		     "          init: false\n"
-		     "          capabilities: {drop: [all], add: [net_bind_service, CAP_KILL]}\n"
+		     "          capabilities: {drop: [all], add: [net_bind_service, CAP_KILL, sys_admin]}\n"
 		     "          seccomp: {default_action: kill, allow: [read, write, exit_group], "
 		     "deny: [mount]}\n"
 		     "          no_new_privileges: false\n"
@@ -103,7 +103,8 @@ static void test_every_field(void **state)
 						    ISOLATION_NS_NET | ISOLATION_NS_CGROUP);
 	assert_string_equal(isolation->hostname, "app-1.example");
 	assert_false(isolation->init);
-	assert_int_equal(isolation->capabilities, BIT(CAP_NET_BIND_SERVICE) | BIT(CAP_KILL));
+	assert_int_equal(isolation->capabilities,
+			 BIT(CAP_NET_BIND_SERVICE) | BIT(CAP_KILL) | BIT(CAP_SYS_ADMIN));
 	assert_int_equal(isolation->seccomp.kind, SECCOMP_PROFILE_CUSTOM);
 	assert_int_equal(isolation->seccomp.default_action, SECCOMP_ACTION_KILL);
 	assert_strings(isolation->seccomp.allow,
