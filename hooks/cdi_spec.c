@@ -396,9 +396,9 @@ static void parse_edits(struct load_context *context, const yaml_node_t *node,
 	}
 	if ((field = map_lookup(&fields, "deviceNodes"))) {
 		field_where = where_field(where, "deviceNodes", buffer, sizeof(buffer));
-		out->device_nodes =
-		    parse_list(context, field, &field_where, "a list of device nodes",
-			       sizeof(*out->device_nodes), parse_device_node, &out->device_node_count);
+		out->device_nodes = parse_list(context, field, &field_where,
+					       "a list of device nodes", sizeof(*out->device_nodes),
+					       parse_device_node, &out->device_node_count);
 	}
 	if ((field = map_lookup(&fields, "mounts"))) {
 		field_where = where_field(where, "mounts", buffer, sizeof(buffer));

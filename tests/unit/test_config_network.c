@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "config/config_load.h"
-#include "config_cases.h"
 #include "config/config_network.h"
+#include "config_cases.h"
 
 #define ARRAY_SIZE(a)  (sizeof(a) / sizeof((a)[0]))
 #define IP(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (d))
