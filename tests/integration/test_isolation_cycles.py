@@ -27,11 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import sh, wait_for
+from conftest import BUSYBOX, busybox_root, sh, wait_for
 from test_devices import attached_device_programs, make_node
 
 RUNS = 200
-BUSYBOX = Path("/bin/busybox")
 APPLETS = ["sh", "cat", "echo", "touch", "ip", "grep", "sed", "sleep", "hostname", "ls", "tr"]
 TUN = (10, 200)
 BASE = 100000  # the host ids of a user namespace's 0..65535
@@ -62,11 +61,7 @@ def make_rootfs(root):
     # Every mount point there already: in a user namespace the task's root
     # may not make one in a directory of the host's root, whose owner is not
     # mapped.
-    for directory in ("bin", "data", "tmp", "etc", "proc", "sys", "dev"):
-        (root / directory).mkdir(parents=True)
-    shutil.copy(BUSYBOX, root / "bin" / "busybox")
-    for applet in APPLETS:
-        (root / "bin" / applet).symlink_to("busybox")
+    busybox_root(root, APPLETS, ("bin", "data", "tmp", "etc", "proc", "sys", "dev"))
 
 
 def host_mounts(own_dirs):
