@@ -141,6 +141,19 @@ def descendants(pid):
     return found
 
 
+def what_may_leak(pid, own_dirs):
+    """What corral (pid) holds and the host has of the tasks' runs: compared
+    after the first run and after the last."""
+    return {
+        "fds": sorted(os.listdir(f"/proc/{pid}/fd"), key=int),
+        "mounts": host_mounts(own_dirs),
+        "links": links(pid),
+        "cgroups": cgroup_dirs(pid),
+        "programs": attached_device_programs(task_cgroup(pid)),
+        "processes": descendants(pid),
+    }
+
+
 @pytest.mark.parametrize("userns", [False, True], ids=["plain", "userns"])
 def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, open_tmp, tmp_path, userns):
     own_dirs = (open_tmp, tmp_path)
@@ -197,27 +210,13 @@ def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, open_tmp, t
     running = corral.start(config, wrapper=["unshare", "--net", "--"])
     wait_for(lambda: count.exists(), timeout=30,
              what=lambda: f"the first run: {running.stderr_text()[-2000:]}")
-    first = {
-        "fds": sorted(os.listdir(f"/proc/{running.pid}/fd"), key=int),
-        "mounts": host_mounts(own_dirs),
-        "links": links(running.pid),
-        "cgroups": cgroup_dirs(running.pid),
-        "programs": attached_device_programs(task_cgroup(running.pid)),
-        "processes": descendants(running.pid),
-    }
+    first = what_may_leak(running.pid, own_dirs)
     go.touch()
     wait_for(lambda: count.read_text().strip() == str(RUNS), timeout=120, what="the last run")
     wait_for(lambda: (running.directory / "corral.stdout").read_text().count("g/app | run ")
              == RUNS, what="every run's report")
     elapsed = time.monotonic() - started
-    last = {
-        "fds": sorted(os.listdir(f"/proc/{running.pid}/fd"), key=int),
-        "mounts": host_mounts(own_dirs),
-        "links": links(running.pid),
-        "cgroups": cgroup_dirs(running.pid),
-        "programs": attached_device_programs(task_cgroup(running.pid)),
-        "processes": descendants(running.pid),
-    }
+    last = what_may_leak(running.pid, own_dirs)
     tree = task_cgroup(running.pid).resolve().parent.parent
     running.send(signal.SIGTERM)
     result = running.wait()
