@@ -130,9 +130,11 @@ static bool parse_permissions(struct load_context *context, const yaml_node_t *n
 	return true;
 }
 
+/* `item_out` is a struct cdi_device_node (see parse_list). */
 static void parse_device_node(struct load_context *context, const yaml_node_t *node,
-			      const struct where *where, struct cdi_device_node *out)
+			      const struct where *where, void *item_out)
 {
+	struct cdi_device_node *out = item_out;
 	static const char *const types[] = {"c", "b", "u", "p"};
 	struct map_entries fields;
 	const yaml_node_t *field;
@@ -258,9 +260,11 @@ static bool parse_mount_options(struct load_context *context, const yaml_node_t 
 	return bind;
 }
 
+/* `item_out` is a struct cdi_mount (see parse_list). */
 static void parse_mount(struct load_context *context, const yaml_node_t *node,
-			const struct where *where, struct cdi_mount *out)
+			const struct where *where, void *item_out)
 {
+	struct cdi_mount *out = item_out;
 	struct map_entries fields;
 	const yaml_node_t *field;
 	char buffer[224];
@@ -345,6 +349,35 @@ static size_t count_nonzero_gids(struct load_context *context, const yaml_node_t
 	return count;
 }
 
+/* A new array of `size`-byte elements, one for each item of the list
+ * `node` that is there, each filled in by `parse` (which reports its own
+ * mistakes); *count says how many. NULL, after a report, when `node` is
+ * not a list. */
+static void *parse_list(struct load_context *context, const yaml_node_t *node,
+			const struct where *where, const char *expected, size_t size,
+			void (*parse)(struct load_context *, const yaml_node_t *,
+				      const struct where *, void *),
+			size_t *count)
+{
+	size_t length;
+	char *items;
+
+	if (!expect_list(context, node, where, expected))
+		return NULL;
+	length = list_length(node);
+	items = xcalloc(length, size);
+	for (size_t i = 0; i < length; i++) {
+		char buffer[224];
+		struct where item_where;
+		const yaml_node_t *item =
+		    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
+
+		if (item)
+			parse(context, item, &item_where, items + (*count)++ * size);
+	}
+	return items;
+}
+
 static void parse_edits(struct load_context *context, const yaml_node_t *node,
 			const struct where *where, struct cdi_edits *out)
 {
@@ -363,42 +396,14 @@ static void parse_edits(struct load_context *context, const yaml_node_t *node,
 	}
 	if ((field = map_lookup(&fields, "deviceNodes"))) {
 		field_where = where_field(where, "deviceNodes", buffer, sizeof(buffer));
-		if (expect_list(context, field, &field_where, "a list of device nodes")) {
-			size_t count = list_length(field);
-
-			out->device_nodes = xcalloc(count, sizeof(*out->device_nodes));
-			for (size_t i = 0; i < count; i++) {
-				char item_buffer[224];
-				struct where item_where;
-				const yaml_node_t *item =
-				    list_item(context, field, i, &field_where, item_buffer,
-					      sizeof(item_buffer), &item_where);
-
-				if (item)
-					parse_device_node(
-					    context, item, &item_where,
-					    &out->device_nodes[out->device_node_count++]);
-			}
-		}
+		out->device_nodes = parse_list(context, field, &field_where,
+					       "a list of device nodes", sizeof(*out->device_nodes),
+					       parse_device_node, &out->device_node_count);
 	}
 	if ((field = map_lookup(&fields, "mounts"))) {
 		field_where = where_field(where, "mounts", buffer, sizeof(buffer));
-		if (expect_list(context, field, &field_where, "a list of mounts")) {
-			size_t count = list_length(field);
-
-			out->mounts = xcalloc(count, sizeof(*out->mounts));
-			for (size_t i = 0; i < count; i++) {
-				char item_buffer[224];
-				struct where item_where;
-				const yaml_node_t *item =
-				    list_item(context, field, i, &field_where, item_buffer,
-					      sizeof(item_buffer), &item_where);
-
-				if (item)
-					parse_mount(context, item, &item_where,
-						    &out->mounts[out->mount_count++]);
-			}
-		}
+		out->mounts = parse_list(context, field, &field_where, "a list of mounts",
+					 sizeof(*out->mounts), parse_mount, &out->mount_count);
 	}
 	if ((field = map_lookup(&fields, "hooks"))) {
 		field_where = where_field(where, "hooks", buffer, sizeof(buffer));

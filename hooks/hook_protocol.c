@@ -11,6 +11,7 @@
 #include "config/units.h"
 #include "config/xmalloc.h"
 #include "hooks/start_additions.h"
+#include "supervisor/json_text.h"
 
 /* ---- the request ---- */
 
@@ -150,27 +151,6 @@ static void fail(struct reader *reader, const struct path *path, const char *for
 	va_start(args, format);
 	vsnprintf(reader->error + used, reader->error_size - (size_t)used, format, args);
 	va_end(args);
-}
-
-static const char *json_kind(const json_t *value)
-{
-	switch (json_typeof(value)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "unknown";
 }
 
 static bool expect_type(struct reader *reader, const json_t *value, const struct path *path,

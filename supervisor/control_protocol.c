@@ -14,6 +14,7 @@
 #include "config/suggest.h"
 #include "config/names.h"
 #include "config/units.h"
+#include "supervisor/json_text.h"
 
 #define ARRAY_SIZE(a)   (sizeof(a) / sizeof((a)[0]))
 #define COMMAND_COUNT   (CONTROL_SHUTDOWN + 1)
@@ -217,27 +218,6 @@ int control_request_validate(const struct control_request *request, char *error,
 
 /* Reading the JSON object. */
 
-static const char *json_type_phrase(const json_t *value)
-{
-	switch (json_typeof(value)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "something else";
-}
-
 static bool is_blank(const char *text, size_t length)
 {
 	for (size_t i = 0; i < length; i++)
@@ -255,7 +235,7 @@ static int read_version(const json_t *object, char *error, size_t error_size)
 			      CONTROL_PROTOCOL_VERSION);
 	if (!json_is_integer(version))
 		return refuse(error, error_size, "\"version\" must be an integer, not %s",
-			      json_type_phrase(version));
+			      json_kind(version));
 	if (json_integer_value(version) != CONTROL_PROTOCOL_VERSION)
 		return refuse(error, error_size,
 			      "unsupported protocol version %" JSON_INTEGER_FORMAT
@@ -273,7 +253,7 @@ static int read_command(const json_t *object, enum control_command *command, cha
 		return refuse(error, error_size, "missing \"command\"; known: " KNOWN_COMMANDS);
 	if (!json_is_string(value))
 		return refuse(error, error_size, "\"command\" must be a string, not %s",
-			      json_type_phrase(value));
+			      json_kind(value));
 	for (unsigned i = 0; i < COMMAND_COUNT; i++) {
 		if (strcmp(json_string_value(value), commands[i].name) == 0 &&
 		    json_string_length(value) == strlen(commands[i].name)) {
@@ -333,7 +313,7 @@ static int read_target(const json_t *object, struct control_request *request, ch
 		return 0;
 	if (!json_is_string(value))
 		return refuse(error, error_size, "\"target\" must be a string, not %s",
-			      json_type_phrase(value));
+			      json_kind(value));
 	/* The shape first: it also bounds the length to what fits. */
 	if (check_target_shape(json_string_value(value), json_string_length(value), &is_task, error,
 			       error_size) < 0)
@@ -351,7 +331,7 @@ static int read_mode(const json_t *object, struct control_request *request, char
 		return 0;
 	if (!json_is_string(value))
 		return refuse(error, error_size, "\"mode\" must be a string, not %s",
-			      json_type_phrase(value));
+			      json_kind(value));
 	for (size_t i = 0; i < ARRAY_SIZE(restart_mode_names); i++) {
 		if (strcmp(json_string_value(value), restart_mode_names[i]) == 0 &&
 		    json_string_length(value) == strlen(restart_mode_names[i])) {
@@ -379,7 +359,7 @@ static int read_signal(const json_t *object, struct control_request *request, ch
 		    error, error_size,
 		    "\"signal\" must be a string (a name, such as \"SIGHUP\" or \"HUP\"), "
 		    "not %s",
-		    json_type_phrase(value));
+		    json_kind(value));
 	/* jansson refuses \u0000 in strings, so the name is all of the value. */
 	number = parse_signal_name(json_string_value(value));
 	if (number <= 0)
@@ -398,7 +378,7 @@ static int read_follow_and_tail(const json_t *object, struct control_request *re
 	if (follow) {
 		if (!json_is_boolean(follow))
 			return refuse(error, error_size, "\"follow\" must be a boolean, not %s",
-				      json_type_phrase(follow));
+				      json_kind(follow));
 		request->follow = json_is_true(follow);
 	}
 	if (tail) {
@@ -449,7 +429,7 @@ int control_request_parse(const char *line, size_t length, struct control_reques
 	}
 	if (!json_is_object(object)) {
 		result = refuse(error, error_size, "request must be a JSON object, not %s",
-				json_type_phrase(object));
+				json_kind(object));
 	} else {
 		result = read_request(object, request, error, error_size);
 	}

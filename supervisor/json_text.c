@@ -95,3 +95,24 @@ char *json_line_take(json_t *value, size_t *length)
 	text[(*length)++] = '\n';
 	return text;
 }
+
+const char *json_kind(const json_t *value)
+{
+	switch (json_typeof(value)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		return "null";
+	}
+	return "something else";
+}

@@ -21,3 +21,7 @@ json_t *output_line_json(uint64_t time_ms, const char *text, size_t length);
  * control protocol. Takes the reference to `value`. Returns NULL when
  * encoding fails; the caller frees the text. */
 char *json_line_take(json_t *value, size_t *length);
+
+/* For "must be X, not <kind>": "an object", "an array", "a string",
+ * "a number", "a boolean" or "null". */
+const char *json_kind(const json_t *value);

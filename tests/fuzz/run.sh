@@ -26,7 +26,7 @@ cp examples/*.yaml tests/unit/configs/*.yaml "$out/corpus/" 2>/dev/null || true
 
 # config/*.c for signal names and quoting; yaml, libseccomp (syscall names)
 # and libcap only because they link it.
-clang "${flags[@]}" tests/fuzz/fuzz_control_protocol.c supervisor/control_protocol.c config/*.c hooks/cdi_name.c \
+clang "${flags[@]}" tests/fuzz/fuzz_control_protocol.c supervisor/control_protocol.c supervisor/json_text.c config/*.c hooks/cdi_name.c \
 	$(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libcap) -o "$out/fuzz_control_protocol"
 seed=0
 for request in \
@@ -55,7 +55,7 @@ printf 'cdiVersion: 0.8.0\nkind: a.b/c\ndevices:\n  - name: x\n    containerEdit
 "$out/fuzz_cdi_spec" -max_total_time="$cdi_seconds" -max_len=2048 -print_final_stats=1 \
 	"$out/cdi-corpus" 2>&1 | tail -n 12
 
-clang "${flags[@]}" tests/fuzz/fuzz_hook_protocol.c hooks/hook_protocol.c hooks/start_additions.c \
+clang "${flags[@]}" tests/fuzz/fuzz_hook_protocol.c hooks/hook_protocol.c hooks/start_additions.c supervisor/json_text.c \
 	config/*.c hooks/cdi_name.c $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libcap) \
 	-o "$out/fuzz_hook_protocol"
 seed=0

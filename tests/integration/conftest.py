@@ -20,6 +20,7 @@ never required to be empty.
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -37,6 +38,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # Generous: the suite also runs under ASan/UBSan on loaded machines. A test
 # that needs this long has hung.
 RUN_TIMEOUT = float(os.environ.get("CORRAL_TEST_TIMEOUT", "30"))
+# A static binary, so it runs in any root file system.
+BUSYBOX = Path("/bin/busybox")
 
 
 def corral_binary_path():
@@ -78,6 +81,20 @@ def wait_for(predicate, timeout=10.0, interval=0.02, what=None):
             what = what() if callable(what) else what
             pytest.fail(f"timed out after {timeout}s waiting for {what or predicate}")
         time.sleep(interval)
+
+
+def busybox_root(root, applets, directories=("bin", "etc")):
+    """A root file system at `root` from busybox-static: `directories`
+    made (bin among them), busybox in /bin and each of `applets` a link to
+    it."""
+    if not BUSYBOX.exists():
+        pytest.fail("busybox-static is needed (scripts/install-deps.sh)")
+    for directory in directories:
+        (root / directory).mkdir(parents=True)
+    shutil.copy(BUSYBOX, root / "bin" / "busybox")
+    for applet in applets:
+        (root / "bin" / applet).symlink_to("busybox")
+    return root
 
 
 def sh(script, *args):

@@ -9,16 +9,14 @@ and the task directories are gone when corral exits.
 Rootfs cases use a busybox-static root as test_rootfs.py does, with
 `init: false` (corral's reaper is a dynamic binary)."""
 
-import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from conftest import sh
+from conftest import busybox_root, sh
 
 PYTHON = "/usr/bin/python3"
-BUSYBOX = Path("/bin/busybox")
 NEVER = {"policy": "never"}
 APPLETS = ["sh", "cat", "ls", "touch", "echo", "grep", "wc", "mkdir", "head", "tr", "mknod",
            "sleep", "stat", "env"]
@@ -30,14 +28,7 @@ def host_mountinfo():
 
 @pytest.fixture
 def rootfs(tmp_path):
-    if not BUSYBOX.exists():
-        pytest.fail("busybox-static is needed (scripts/install-deps.sh)")
-    root = tmp_path / "rootfs"
-    (root / "bin").mkdir(parents=True)
-    (root / "etc").mkdir()
-    shutil.copy(BUSYBOX, root / "bin" / "busybox")
-    for applet in APPLETS:
-        (root / "bin" / applet).symlink_to("busybox")
+    root = busybox_root(tmp_path / "rootfs", APPLETS)
     # Leads to the host's /etc if followed outside the rootfs.
     (root / "evil").symlink_to("/etc")
     return root

@@ -27,11 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import sh, wait_for
+from conftest import BUSYBOX, busybox_root, sh, wait_for
 from test_devices import attached_device_programs, make_node
 
 RUNS = 200
-BUSYBOX = Path("/bin/busybox")
 APPLETS = ["sh", "cat", "echo", "touch", "ip", "grep", "sed", "sleep", "hostname", "ls", "tr"]
 TUN = (10, 200)
 BASE = 100000  # the host ids of a user namespace's 0..65535
@@ -62,11 +61,7 @@ def make_rootfs(root):
     # Every mount point there already: in a user namespace the task's root
     # may not make one in a directory of the host's root, whose owner is not
     # mapped.
-    for directory in ("bin", "data", "tmp", "etc", "proc", "sys", "dev"):
-        (root / directory).mkdir(parents=True)
-    shutil.copy(BUSYBOX, root / "bin" / "busybox")
-    for applet in APPLETS:
-        (root / "bin" / applet).symlink_to("busybox")
+    busybox_root(root, APPLETS, ("bin", "data", "tmp", "etc", "proc", "sys", "dev"))
 
 
 def host_mounts(own_dirs):
@@ -146,6 +141,19 @@ def descendants(pid):
     return found
 
 
+def what_may_leak(pid, own_dirs):
+    """What corral (pid) holds and the host has of the tasks' runs: compared
+    after the first run and after the last."""
+    return {
+        "fds": sorted(os.listdir(f"/proc/{pid}/fd"), key=int),
+        "mounts": host_mounts(own_dirs),
+        "links": links(pid),
+        "cgroups": cgroup_dirs(pid),
+        "programs": attached_device_programs(task_cgroup(pid)),
+        "processes": descendants(pid),
+    }
+
+
 @pytest.mark.parametrize("userns", [False, True], ids=["plain", "userns"])
 def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, open_tmp, tmp_path, userns):
     own_dirs = (open_tmp, tmp_path)
@@ -202,27 +210,13 @@ def test_200_cycles_of_an_isolated_task_leave_nothing_behind(corral, open_tmp, t
     running = corral.start(config, wrapper=["unshare", "--net", "--"])
     wait_for(lambda: count.exists(), timeout=30,
              what=lambda: f"the first run: {running.stderr_text()[-2000:]}")
-    first = {
-        "fds": sorted(os.listdir(f"/proc/{running.pid}/fd"), key=int),
-        "mounts": host_mounts(own_dirs),
-        "links": links(running.pid),
-        "cgroups": cgroup_dirs(running.pid),
-        "programs": attached_device_programs(task_cgroup(running.pid)),
-        "processes": descendants(running.pid),
-    }
+    first = what_may_leak(running.pid, own_dirs)
     go.touch()
     wait_for(lambda: count.read_text().strip() == str(RUNS), timeout=120, what="the last run")
     wait_for(lambda: (running.directory / "corral.stdout").read_text().count("g/app | run ")
              == RUNS, what="every run's report")
     elapsed = time.monotonic() - started
-    last = {
-        "fds": sorted(os.listdir(f"/proc/{running.pid}/fd"), key=int),
-        "mounts": host_mounts(own_dirs),
-        "links": links(running.pid),
-        "cgroups": cgroup_dirs(running.pid),
-        "programs": attached_device_programs(task_cgroup(running.pid)),
-        "processes": descendants(running.pid),
-    }
+    last = what_may_leak(running.pid, own_dirs)
     tree = task_cgroup(running.pid).resolve().parent.parent
     running.send(signal.SIGTERM)
     result = running.wait()

@@ -10,14 +10,12 @@ root). Tasks with a pid namespace get corral's reaper as PID 1, a static
 program corral carries in memory, so it runs in the rootfs too."""
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import sh
+from conftest import busybox_root, sh
 
-BUSYBOX = Path("/bin/busybox")
 NEVER = {"policy": "never"}
 APPLETS = ["sh", "cat", "ls", "touch", "echo", "stat", "grep", "wc", "mkdir", "ps", "sed",
            "readlink", "sleep", "tr", "sort", "head"]
@@ -34,14 +32,7 @@ def host_mountinfo():
 
 @pytest.fixture
 def rootfs(tmp_path):
-    if not BUSYBOX.exists():
-        pytest.fail("busybox-static is needed (scripts/install-deps.sh)")
-    root = tmp_path / "rootfs"
-    (root / "bin").mkdir(parents=True)
-    (root / "etc").mkdir()
-    shutil.copy(BUSYBOX, root / "bin" / "busybox")
-    for applet in APPLETS:
-        (root / "bin" / applet).symlink_to("busybox")
+    root = busybox_root(tmp_path / "rootfs", APPLETS)
     (root / "MARKER").write_text("the rootfs\n")
     # Symlinks that lead out of the rootfs if followed on the host.
     (root / "evil").symlink_to("/etc")

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "config/config_load.h"
+#include "config_cases.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -47,19 +48,6 @@ static const char full_example[] =
     "rlimits: {nofile: [1024, 4096]}, umask: \"0027\"}\n"
     "      announce: {command: \"echo hi\", lifecycle: {hook: poststart}}\n"
     "      cleanup:  {command: [/bin/rm, -f, /run/app.pid], lifecycle: {hook: poststop}}\n";
-
-static struct config *parse_ok(const char *yaml)
-{
-	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
-
-	/* Show what went wrong before failing. */
-	config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-	assert_int_equal(diagnostics.count, 0);
-	assert_null(diagnostics.items);
-	assert_non_null(config);
-	return config;
-}
 
 static const struct task_config *find_task(const struct config *config, const char *full_name)
 {

@@ -10,20 +10,10 @@
 #include <cmocka.h>
 
 #include "config/config_load.h"
+#include "config_cases.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MOUNT_NS      "isolation: {namespaces: [mount]}, "
-
-static struct config *parse_ok(const char *yaml)
-{
-	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
-
-	config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-	assert_int_equal(diagnostics.count, 0);
-	assert_non_null(config);
-	return config;
-}
 
 static void test_task_devices(void **state)
 {
@@ -90,13 +80,6 @@ static void test_task_dirs(void **state)
 	config_free(config);
 }
 
-struct error_case {
-	const char *what;
-	const char *yaml;
-	unsigned line, column;
-	const char *message;
-};
-
 #define TASK(flow) "groups:\n  web:\n    tasks:\n      app: " flow "\n"
 
 static const struct error_case cases[] = {
@@ -146,20 +129,7 @@ static const struct error_case cases[] = {
 
 static void test_errors(void **state)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct config_diagnostics diagnostics = {0};
-		struct config *config = config_parse_buffer("test.yaml", cases[i].yaml,
-							    strlen(cases[i].yaml), &diagnostics);
-
-		print_message("case: %s\n", cases[i].what);
-		config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-		assert_null(config);
-		assert_int_equal(diagnostics.count, 1);
-		assert_string_equal(diagnostics.items[0].message, cases[i].message);
-		assert_int_equal(diagnostics.items[0].location.line, cases[i].line);
-		assert_int_equal(diagnostics.items[0].location.column, cases[i].column);
-		config_diagnostics_free(&diagnostics);
-	}
+	assert_error_cases(cases, ARRAY_SIZE(cases));
 }
 
 int main(void)

@@ -11,35 +11,12 @@
 #include <cmocka.h>
 
 #include "config/config_load.h"
+#include "config_cases.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* A task "app" in group "web": its value starts at line 4, column 12. */
 #define TASK(flow) "groups:\n  web:\n    tasks:\n      app: " flow "\n"
-
-static struct config *parse_ok(const char *yaml)
-{
-	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
-
-	config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-	assert_int_equal(diagnostics.count, 0);
-	assert_non_null(config);
-	return config;
-}
-
-static const struct isolation_config *isolation_of(const struct config *config,
-						   const char *full_name)
-{
-	for (size_t g = 0; g < config->group_count; g++) {
-		for (size_t t = 0; t < config->groups[g].task_count; t++) {
-			if (strcmp(config->groups[g].tasks[t].full_name, full_name) == 0)
-				return &config->groups[g].tasks[t].isolation;
-		}
-	}
-	fail_msg("no task %s", full_name);
-	return NULL;
-}
 
 static void assert_device(const struct device_config *device, const char *source,
 			  const char *target, unsigned permissions)
@@ -121,13 +98,6 @@ static void test_group_devices_then_the_tasks(void **state)
 	config_free(config);
 }
 
-struct error_case {
-	const char *what;
-	const char *yaml;
-	unsigned line, column;
-	const char *message;
-};
-
 static const struct error_case cases[] = {
     {"devices as a map", TASK("{command: a, isolation: {devices: {path: /dev/null}}}"), 4, 46,
      "web/app: isolation.devices: must be a list of devices such as [{path: /dev/fuse, "
@@ -184,21 +154,7 @@ static const struct error_case cases[] = {
 
 static void test_errors(void **state)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		const struct error_case *c = &cases[i];
-		struct config_diagnostics diagnostics;
-		struct config *config;
-
-		print_message("%s\n", c->what);
-		config = config_parse_buffer("test.yaml", c->yaml, strlen(c->yaml), &diagnostics);
-		config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-		assert_null(config);
-		assert_int_equal(diagnostics.count, 1);
-		assert_string_equal(diagnostics.items[0].message, c->message);
-		assert_int_equal(diagnostics.items[0].location.line, c->line);
-		assert_int_equal(diagnostics.items[0].location.column, c->column);
-		config_diagnostics_free(&diagnostics);
-	}
+	assert_error_cases(cases, ARRAY_SIZE(cases));
 }
 
 int main(void)

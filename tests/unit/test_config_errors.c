@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "config/config_load.h"
+#include "config_cases.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -19,13 +20,6 @@
 #define TASK(flow)   "groups:\n  web:\n    tasks:\n      app: " flow "\n"
 #define VALID_GROUPS "groups: {g: {tasks: {t: {command: x}}}}\n"
 #define NAME_RULE    "may only use lowercase letters, digits, '-', '_' and '.', starting with a letter or digit"
-
-struct error_case {
-	const char *what;
-	const char *yaml;
-	unsigned line, column;
-	const char *message;
-};
 
 static const struct error_case cases[] = {
     /* Keys */
@@ -688,21 +682,7 @@ static const struct error_case cases[] = {
 
 static void test_one_error_each(void **state)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		const struct error_case *c = &cases[i];
-		struct config_diagnostics diagnostics;
-		struct config *config;
-
-		print_message("%s\n", c->what);
-		config = config_parse_buffer("test.yaml", c->yaml, strlen(c->yaml), &diagnostics);
-		config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-		assert_null(config);
-		assert_int_equal(diagnostics.count, 1);
-		assert_string_equal(diagnostics.items[0].message, c->message);
-		assert_int_equal(diagnostics.items[0].location.line, c->line);
-		assert_int_equal(diagnostics.items[0].location.column, c->column);
-		config_diagnostics_free(&diagnostics);
-	}
+	assert_error_cases(cases, ARRAY_SIZE(cases));
 }
 
 static void test_several_errors_sorted(void **state)

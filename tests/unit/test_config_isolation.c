@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "config/config_load.h"
+#include "config_cases.h"
 
 #define ARRAY_SIZE(a)   (sizeof(a) / sizeof((a)[0]))
 #define BIT(capability) (UINT64_C(1) << (capability))
@@ -23,30 +24,6 @@ static const uint64_t docker_default_capabilities =
     BIT(CAP_CHOWN) | BIT(CAP_DAC_OVERRIDE) | BIT(CAP_FSETID) | BIT(CAP_FOWNER) | BIT(CAP_MKNOD) |
     BIT(CAP_NET_RAW) | BIT(CAP_SETGID) | BIT(CAP_SETUID) | BIT(CAP_SETFCAP) | BIT(CAP_SETPCAP) |
     BIT(CAP_NET_BIND_SERVICE) | BIT(CAP_SYS_CHROOT) | BIT(CAP_KILL) | BIT(CAP_AUDIT_WRITE);
-
-static struct config *parse_ok(const char *yaml)
-{
-	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
-
-	config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-	assert_int_equal(diagnostics.count, 0);
-	assert_non_null(config);
-	return config;
-}
-
-static const struct isolation_config *isolation_of(const struct config *config,
-						   const char *full_name)
-{
-	for (size_t g = 0; g < config->group_count; g++) {
-		for (size_t t = 0; t < config->groups[g].task_count; t++) {
-			if (strcmp(config->groups[g].tasks[t].full_name, full_name) == 0)
-				return &config->groups[g].tasks[t].isolation;
-		}
-	}
-	fail_msg("no task %s", full_name);
-	return NULL;
-}
 
 static void assert_strings(char **actual, const char *const expected[], size_t count)
 {

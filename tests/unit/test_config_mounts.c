@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "config/config_load.h"
+#include "config_cases.h"
 #include "isolation/mount_plan.h"
 #include "isolation/spawn.h"
 
@@ -23,17 +24,6 @@
 
 /* A task "app" in group "web": its value starts at line 4, column 12. */
 #define TASK(flow) "groups:\n  web:\n    tasks:\n      app: " flow "\n"
-
-static struct config *parse_ok(const char *yaml)
-{
-	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
-
-	config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-	assert_int_equal(diagnostics.count, 0);
-	assert_non_null(config);
-	return config;
-}
 
 static void test_every_field(void **state)
 {
@@ -116,13 +106,6 @@ static void test_group_mounts_come_first(void **state)
 	assert_true(other->readonly_rootfs);
 	config_free(config);
 }
-
-struct error_case {
-	const char *what;
-	const char *yaml;
-	unsigned line, column;
-	const char *message;
-};
 
 static const struct error_case cases[] = {
     {"relative target",
@@ -217,21 +200,7 @@ static const struct error_case cases[] = {
 
 static void test_one_error_each(void **state)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		const struct error_case *c = &cases[i];
-		struct config_diagnostics diagnostics;
-		struct config *config;
-
-		print_message("%s\n", c->what);
-		config = config_parse_buffer("test.yaml", c->yaml, strlen(c->yaml), &diagnostics);
-		config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-		assert_null(config);
-		assert_int_equal(diagnostics.count, 1);
-		assert_string_equal(diagnostics.items[0].message, c->message);
-		assert_int_equal(diagnostics.items[0].location.line, c->line);
-		assert_int_equal(diagnostics.items[0].location.column, c->column);
-		config_diagnostics_free(&diagnostics);
-	}
+	assert_error_cases(cases, ARRAY_SIZE(cases));
 }
 
 static size_t find_step(const struct mount_plan *plan, const char *target)

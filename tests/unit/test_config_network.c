@@ -13,20 +13,10 @@
 
 #include "config/config_load.h"
 #include "config/config_network.h"
+#include "config_cases.h"
 
 #define ARRAY_SIZE(a)  (sizeof(a) / sizeof((a)[0]))
 #define IP(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (d))
-
-static struct config *parse_ok(const char *yaml)
-{
-	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
-
-	config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-	assert_int_equal(diagnostics.count, 0);
-	assert_non_null(config);
-	return config;
-}
 
 static void test_modes_and_their_model(void **state)
 {
@@ -121,13 +111,6 @@ static void test_addresses_in_file_order(void **state)
 	assert_string_equal(text, "10.1.0.3");
 	config_free(config);
 }
-
-struct error_case {
-	const char *what;
-	const char *yaml;
-	unsigned line, column;
-	const char *message;
-};
 
 /* A task "app" in group "web" with a bridge: the task's value starts at
  * line 5, column 12. */
@@ -262,21 +245,7 @@ static const struct error_case cases[] = {
 
 static void test_one_error_each(void **state)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		const struct error_case *c = &cases[i];
-		struct config_diagnostics diagnostics;
-		struct config *config;
-
-		print_message("%s\n", c->what);
-		config = config_parse_buffer("test.yaml", c->yaml, strlen(c->yaml), &diagnostics);
-		config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-		assert_null(config);
-		assert_int_equal(diagnostics.count, 1);
-		assert_string_equal(diagnostics.items[0].message, c->message);
-		assert_int_equal(diagnostics.items[0].location.line, c->line);
-		assert_int_equal(diagnostics.items[0].location.column, c->column);
-		config_diagnostics_free(&diagnostics);
-	}
+	assert_error_cases(cases, ARRAY_SIZE(cases));
 }
 
 int main(void)

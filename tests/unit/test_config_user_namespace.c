@@ -13,23 +13,13 @@
 #include <cmocka.h>
 
 #include "config/config_load.h"
+#include "config_cases.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define TASK(flow) "groups:\n  web:\n    tasks:\n      app: " flow "\n"
 #define USER_NS    "namespaces: [pid, user]"
 #define MAPS       "user: {uid_map: \"0 100000 65536\", gid_map: \"0 100000 65536\"}"
-
-static struct config *parse_ok(const char *yaml)
-{
-	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
-
-	config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-	assert_int_equal(diagnostics.count, 0);
-	assert_non_null(config);
-	return config;
-}
 
 static void assert_range(const struct id_map_range *range, uint32_t inside, uint32_t outside,
 			 uint32_t count)
@@ -152,7 +142,7 @@ static void test_groups_field(void **state)
 	config_free(config);
 }
 
-struct error_case {
+struct error_at_case {
 	const char *what;
 	const char *yaml;
 	unsigned line;
@@ -160,7 +150,7 @@ struct error_case {
 	const char *message;
 };
 
-static const struct error_case cases[] = {
+static const struct error_at_case cases[] = {
     {"user namespace without maps", TASK("{command: a, isolation: {" USER_NS "}}"), 4, "user]",
      "web/app: isolation.namespaces: \"user\" needs isolation.user, the uid and gid maps, "
      "such as user: {uid_map: \"0 100000 65536\", gid_map: \"0 100000 65536\"}"},
@@ -312,20 +302,10 @@ static unsigned column_of(const char *yaml, unsigned line, const char *at)
 static void test_one_error_each(void **state)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		const struct error_case *c = &cases[i];
-		struct config_diagnostics diagnostics;
-		struct config *config;
+		const struct error_at_case *c = &cases[i];
 
-		print_message("%s\n", c->what);
-		config = config_parse_buffer("test.yaml", c->yaml, strlen(c->yaml), &diagnostics);
-		config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-		assert_null(config);
-		assert_int_equal(diagnostics.count, 1);
-		assert_string_equal(diagnostics.items[0].message, c->message);
-		assert_int_equal(diagnostics.items[0].location.line, c->line);
-		assert_int_equal(diagnostics.items[0].location.column,
-				 column_of(c->yaml, c->line, c->at));
-		config_diagnostics_free(&diagnostics);
+		assert_one_error(c->what, c->yaml, c->line, column_of(c->yaml, c->line, c->at),
+				 c->message);
 	}
 }
 
