@@ -47,29 +47,13 @@ static const char *file_kind(mode_t mode)
 	return "not a device";
 }
 
-static bool parse_absolute(struct load_context *context, const yaml_node_t *node,
-			   const struct where *where, const char **out)
-{
-	const char *text = expect_string(context, node, where);
-
-	if (!text)
-		return false;
-	if (text[0] != '/') {
-		report(context, node, where, "must be an absolute path, not %s",
-		       quote(text, node->data.scalar.length).text);
-		return false;
-	}
-	*out = text;
-	return true;
-}
-
 /* An absolute path to a character or block device of this machine. */
 static bool parse_device_path(struct load_context *context, const yaml_node_t *node,
 			      const struct where *where, const char **out)
 {
 	struct stat status;
 
-	if (!parse_absolute(context, node, where, out))
+	if (!(*out = expect_absolute(context, node, where)))
 		return false;
 	if (stat(*out, &status) < 0) {
 		report(context, node, where, "%s: %s", quote(*out, node->data.scalar.length).text,
@@ -148,7 +132,7 @@ static bool parse_device(struct load_context *context, const yaml_node_t *node,
 	}
 	if ((field = map_lookup(&fields, "target"))) {
 		field_where = where_field(where, "target", buffer, sizeof(buffer));
-		valid &= parse_absolute(context, field, &field_where, &target);
+		valid &= (target = expect_absolute(context, field, &field_where)) != NULL;
 	}
 	if ((field = map_lookup(&fields, "permissions"))) {
 		field_where = where_field(where, "permissions", buffer, sizeof(buffer));

@@ -192,15 +192,10 @@ static void parse_socket(struct load_context *context, const yaml_node_t *node,
 			 struct config *config)
 {
 	struct where where = {.owner = "", .field = "socket"};
-	const char *path = expect_string(context, node, &where);
+	const char *path = expect_absolute(context, node, &where);
 
 	if (!path)
 		return;
-	if (path[0] != '/') {
-		report(context, node, &where, "must be an absolute path, not %s",
-		       quote(path, node->data.scalar.length).text);
-		return;
-	}
 	/* sun_path holds 108 bytes with its NUL. */
 	if (strlen(path) > 107) {
 		report(context, node, &where, "is longer than the 107 bytes a socket path can have");

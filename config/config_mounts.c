@@ -52,22 +52,6 @@ static void mount_config_copy(struct mount_config *to, const struct mount_config
 	to->options = string_vector_copy(from->options);
 }
 
-/* An absolute path; "" when it is not one (reported). */
-static const char *expect_absolute_path(struct load_context *context, const yaml_node_t *node,
-					const struct where *where)
-{
-	const char *text = expect_string(context, node, where);
-
-	if (!text)
-		return NULL;
-	if (text[0] != '/') {
-		report(context, node, where, "must be an absolute path, not %s",
-		       quote(text, node->data.scalar.length).text);
-		return NULL;
-	}
-	return text;
-}
-
 static bool has_parent_component(const char *path)
 {
 	for (const char *part = path; *part; part += strcspn(part, "/")) {
@@ -84,7 +68,7 @@ static bool has_parent_component(const char *path)
 static bool parse_target(struct load_context *context, const yaml_node_t *node,
 			 const struct where *where, char **out)
 {
-	const char *text = expect_absolute_path(context, node, where);
+	const char *text = expect_absolute(context, node, where);
 
 	if (!text)
 		return false;
@@ -105,7 +89,7 @@ static bool parse_target(struct load_context *context, const yaml_node_t *node,
 static bool parse_host_path(struct load_context *context, const yaml_node_t *node,
 			    const struct where *where, bool directory, char **out)
 {
-	const char *text = expect_absolute_path(context, node, where);
+	const char *text = expect_absolute(context, node, where);
 	struct stat status;
 
 	if (!text)

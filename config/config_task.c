@@ -141,16 +141,10 @@ static void parse_env(struct load_context *context, const yaml_node_t *node,
 static void parse_cwd(struct load_context *context, const yaml_node_t *node,
 		      const struct where *where, struct task_config *task)
 {
-	const char *path = expect_string(context, node, where);
+	const char *path = expect_absolute(context, node, where);
 
-	if (!path)
-		return;
-	if (path[0] != '/') {
-		report(context, node, where, "must be an absolute path, not %s",
-		       quote(path, node->data.scalar.length).text);
-		return;
-	}
-	task->cwd = xstrdup(path);
+	if (path)
+		task->cwd = xstrdup(path);
 }
 
 static void parse_user(struct load_context *context, const yaml_node_t *node,

@@ -122,6 +122,19 @@ const char *expect_string(struct load_context *context, const yaml_node_t *node,
 	return (const char *)node->data.scalar.value;
 }
 
+const char *expect_absolute(struct load_context *context, const yaml_node_t *node,
+			    const struct where *where)
+{
+	const char *text = expect_string(context, node, where);
+
+	if (text && text[0] != '/') {
+		report(context, node, where, "must be an absolute path, not %s",
+		       quote(text, node->data.scalar.length).text);
+		return NULL;
+	}
+	return text;
+}
+
 bool expect_bool(struct load_context *context, const yaml_node_t *node, const struct where *where,
 		 bool *out)
 {

@@ -60,6 +60,11 @@ bool expect_list(struct load_context *context, const yaml_node_t *node, const st
 const char *expect_string(struct load_context *context, const yaml_node_t *node,
 			  const struct where *where);
 
+/* A string starting with '/': "must be an absolute path, not ..." when
+ * it does not. */
+const char *expect_absolute(struct load_context *context, const yaml_node_t *node,
+			    const struct where *where);
+
 /* true/false in YAML 1.2's spellings (True, FALSE...). */
 bool expect_bool(struct load_context *context, const yaml_node_t *node, const struct where *where,
 		 bool *out);
