@@ -3,8 +3,10 @@
  * config_resources.c read restart and resources fields and merge a group's
  * defaults into each task, config_probes.c reads a task's readiness and
  * health probes, config_isolation.c reads and merges `isolation` with the
- * help of config_capabilities.c, config_seccomp.c, config_rlimits.c and
- * config_devices.c. */
+ * help of config_capabilities.c, config_seccomp.c, config_rlimits.c,
+ * config_mounts.c, config_user_namespace.c and config_devices.c (and
+ * config_network_parse.h), config_cdi.c reads `cdi` and config_hooks.c
+ * `hooks`. */
 #pragma once
 
 #include <stdbool.h>
@@ -195,6 +197,7 @@ struct cdi_config cdi_merge(struct load_context *context, const struct cdi_field
 			    const char *task_owner, unsigned namespaces);
 
 void cdi_fields_free(struct cdi_fields *fields);
+
 /* The hooks written in one place (a group or a task), in order. */
 struct hook_list {
 	struct hook_config *items;
@@ -212,11 +215,13 @@ void hooks_merge(const struct hook_list *group, const struct hook_list *task,
 		 struct hook_config **out, size_t *count);
 
 void hook_list_free(struct hook_list *list);
+
 /* `isolation.user`: {uid_map, gid_map}, each lines of INSIDE OUTSIDE
  * COUNT, into out->uid_map and out->gid_map (allocated; the caller frees
  * them, also on failure). True when both are valid. */
 bool user_namespace_parse(struct load_context *context, const yaml_node_t *node,
 			  const struct where *where, struct isolation_config *out);
+
 /* `isolation.devices`: a list of {path, target, permissions} (or a path
  * alone), each path a device node of this machine (stat at load). `out`
  * and `count` are the valid entries, the caller's to free. */
