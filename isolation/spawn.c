@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -237,26 +238,39 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 #endif
 }
 
+/* Every slot that holds an fd, /dev/null first: the others are made from
+ * it. */
+static const size_t slot_offsets[] = {
+	offsetof(struct spawn_slots, devnull_fd), offsetof(struct spawn_slots, stdin_fd),
+	offsetof(struct spawn_slots, output_fd),  offsetof(struct spawn_slots, error_fd),
+	offsetof(struct spawn_slots, notify_fd),  offsetof(struct spawn_slots, sync_fd),
+	offsetof(struct spawn_slots, netns_fd),   offsetof(struct spawn_slots, reaper_fd),
+};
+#define SLOT_COUNT (sizeof(slot_offsets) / sizeof(slot_offsets[0]))
+
+static int *slot_fd(struct spawn_slots *slots, size_t i)
+{
+	return (int *)((char *)slots + slot_offsets[i]);
+}
+
 int spawn_slots_open(struct spawn_slots *slots)
 {
-	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
-		      &slots->notify_fd, &slots->sync_fd, &slots->netns_fd,
-		      &slots->reaper_fd};
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-		*fds[i] = -1;
+	for (size_t i = 0; i < SLOT_COUNT; i++)
+		*slot_fd(slots, i) = -1;
 	slots->devnull_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (slots->devnull_fd < 0)
 		return -errno;
 	unsigned highest = (unsigned)slots->devnull_fd;
-	for (size_t i = 1; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		*fds[i] = fcntl(slots->devnull_fd, F_DUPFD_CLOEXEC, 3);
-		if (*fds[i] < 0) {
+	for (size_t i = 1; i < SLOT_COUNT; i++) {
+		int *fd = slot_fd(slots, i);
+		*fd = fcntl(slots->devnull_fd, F_DUPFD_CLOEXEC, 3);
+		if (*fd < 0) {
 			int error = -errno;
 			spawn_slots_close(slots);
 			return error;
 		}
-		if ((unsigned)*fds[i] > highest)
-			highest = (unsigned)*fds[i];
+		if ((unsigned)*fd > highest)
+			highest = (unsigned)*fd;
 	}
 	slots->copy_limit = highest + 1;
 	/* The reaper's sealed memfd, once for every task. When it cannot be
@@ -265,7 +279,10 @@ int spawn_slots_open(struct spawn_slots *slots)
 	int reaper = reaper_image_memfd();
 	slots->reaper_error = reaper < 0 ? -reaper : 0;
 	if (reaper >= 0) {
-		dup3(reaper, slots->reaper_fd, O_CLOEXEC);
+		/* Else the slot would hold /dev/null, and the exec fail with a
+		 * reason that names the wrong cause. */
+		if (dup3(reaper, slots->reaper_fd, O_CLOEXEC) < 0)
+			slots->reaper_error = errno;
 		close(reaper);
 	}
 	return 0;
@@ -273,13 +290,11 @@ int spawn_slots_open(struct spawn_slots *slots)
 
 void spawn_slots_close(struct spawn_slots *slots)
 {
-	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
-		      &slots->notify_fd, &slots->sync_fd, &slots->netns_fd,
-		      &slots->reaper_fd};
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
+	for (size_t i = 0; i < SLOT_COUNT; i++) {
+		int *fd = slot_fd(slots, i);
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
 	}
 }
 
@@ -289,13 +304,13 @@ static int fail_with(struct spawn_result *result, const char *what, int error)
 	return error;
 }
 
-/* The child is done with corral's memory and fd table: drop corral's copies
- * of what was parked for it, so that the error pipe can report EOF. */
 static bool joins_network_namespace(const struct spawn_request *request)
 {
 	return request->isolation && request->isolation->join_network_namespace;
 }
 
+/* The child is done with corral's memory and fd table: drop corral's copies
+ * of what was parked for it, so that the error pipe can report EOF. */
 static void release_slots(struct spawn_slots *slots, const struct spawn_request *request)
 {
 	dup3(slots->devnull_fd, slots->error_fd, O_CLOEXEC);
