@@ -502,30 +502,37 @@ static void describe_capability_failure(const struct spawn_failure *failure, cha
 	capability_failure_describe(&capability, failure->error, buffer, size);
 }
 
+/* The steps whose description is their name alone. */
+static const char *const plain_steps[] = {
+	[SPAWN_STAGE_SYNC] = "wait for corral's step before the setup",
+	[SPAWN_STAGE_NETWORK_NAMESPACE] = "join network namespace",
+	[SPAWN_STAGE_CGROUP_NAMESPACE] = "unshare the cgroup namespace",
+	[SPAWN_STAGE_MOUNT_PRIVATE] = "make mounts private",
+	[SPAWN_STAGE_PROC] = "mount a new /proc",
+	[SPAWN_STAGE_LOOPBACK] = "bring lo up",
+	[SPAWN_STAGE_NO_NEW_PRIVILEGES] = "no_new_privileges",
+	[SPAWN_STAGE_SECCOMP] = "load the seccomp filter",
+	[SPAWN_STAGE_EXEC_REAPER] = "exec corral's reaper (from its memfd)",
+	[SPAWN_STAGE_SIGNALS] = "reset signals",
+	[SPAWN_STAGE_SESSION] = "setsid",
+	[SPAWN_STAGE_STDIO] = "set up stdin/stdout/stderr",
+	[SPAWN_STAGE_SETGROUPS] = "setgroups",
+};
+
 void spawn_failure_describe(const struct spawn_request *request,
 			    const struct spawn_failure *failure, char *buffer, size_t size)
 {
 	const char *reason = strerror(failure->error);
+	if ((size_t)failure->stage < sizeof(plain_steps) / sizeof(plain_steps[0]) &&
+	    plain_steps[failure->stage]) {
+		snprintf(buffer, size, "%s: %s", plain_steps[failure->stage], reason);
+		return;
+	}
 	switch (failure->stage) {
-	case SPAWN_STAGE_SYNC:
-		snprintf(buffer, size, "wait for corral's step before the setup: %s", reason);
-		break;
 	case SPAWN_STAGE_CGROUP_V1:
 		snprintf(buffer, size, "join v1 cgroup %s: %s",
 			 request->cgroup_v1_procs ? request->cgroup_v1_procs[failure->index] : "?",
 			 reason);
-		break;
-	case SPAWN_STAGE_NETWORK_NAMESPACE:
-		snprintf(buffer, size, "join network namespace: %s", reason);
-		break;
-	case SPAWN_STAGE_CGROUP_NAMESPACE:
-		snprintf(buffer, size, "cgroup namespace: %s", reason);
-		break;
-	case SPAWN_STAGE_MOUNT_PRIVATE:
-		snprintf(buffer, size, "make mounts private: %s", reason);
-		break;
-	case SPAWN_STAGE_PROC:
-		snprintf(buffer, size, "mount a new /proc: %s", reason);
 		break;
 	case SPAWN_STAGE_ROOTFS:
 	case SPAWN_STAGE_MOUNT_TARGET:
@@ -548,9 +555,6 @@ void spawn_failure_describe(const struct spawn_request *request,
 		snprintf(buffer, size, "sethostname %s: %s",
 			 request->isolation ? request->isolation->hostname : "?", reason);
 		break;
-	case SPAWN_STAGE_LOOPBACK:
-		snprintf(buffer, size, "bring lo up: %s", reason);
-		break;
 	case SPAWN_STAGE_RLIMIT:
 		snprintf(buffer, size, "rlimit #%d: %s", failure->index + 1, reason);
 		break;
@@ -559,15 +563,6 @@ void spawn_failure_describe(const struct spawn_request *request,
 	case SPAWN_STAGE_CAPSET:
 	case SPAWN_STAGE_AMBIENT_CAPABILITIES:
 		describe_capability_failure(failure, buffer, size);
-		break;
-	case SPAWN_STAGE_NO_NEW_PRIVILEGES:
-		snprintf(buffer, size, "no_new_privileges: %s", reason);
-		break;
-	case SPAWN_STAGE_SECCOMP:
-		snprintf(buffer, size, "load the seccomp filter: %s", reason);
-		break;
-	case SPAWN_STAGE_EXEC_REAPER:
-		snprintf(buffer, size, "exec corral's reaper (from its memfd): %s", reason);
 		break;
 	case SPAWN_STAGE_REAPER_MEMFD:
 		/* Made once at start; described at each start that needs it. */
@@ -579,20 +574,8 @@ void spawn_failure_describe(const struct spawn_request *request,
 	case SPAWN_STAGE_NOTIFY_FD:
 		snprintf(buffer, size, "readiness fd %d: %s", request->notify_target, reason);
 		break;
-	case SPAWN_STAGE_SIGNALS:
-		snprintf(buffer, size, "reset signals: %s", reason);
-		break;
-	case SPAWN_STAGE_SESSION:
-		snprintf(buffer, size, "setsid: %s", reason);
-		break;
-	case SPAWN_STAGE_STDIO:
-		snprintf(buffer, size, "set up stdin/stdout/stderr: %s", reason);
-		break;
 	case SPAWN_STAGE_CHDIR:
 		snprintf(buffer, size, "chdir %s: %s", request->cwd, reason);
-		break;
-	case SPAWN_STAGE_SETGROUPS:
-		snprintf(buffer, size, "setgroups: %s", reason);
 		break;
 	case SPAWN_STAGE_SETGID:
 		snprintf(buffer, size, "setgid %u: %s", (unsigned)request->gid, reason);
