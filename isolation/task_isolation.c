@@ -1,9 +1,7 @@
 #include "isolation/task_isolation.h"
 
-#include <linux/capability.h>
 #include <errno.h>
 #include <sched.h>
-#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
