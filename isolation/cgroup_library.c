@@ -41,6 +41,13 @@ char *cgroup_library_v1_mount(const char *controller, const char *v2_mount)
 	return mount;
 }
 
+bool cgroup_library_has_v1(const char *controller, const char *v2_mount)
+{
+	char *mount = cgroup_library_v1_mount(controller, v2_mount);
+	free(mount);
+	return mount != NULL;
+}
+
 char *cgroup_library_own_path(const char *controller)
 {
 	char *path = NULL;

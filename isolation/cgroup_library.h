@@ -13,6 +13,9 @@ bool cgroup_library_init(void);
  * tree at `v2_mount`). NULL when it is not. Caller frees. */
 char *cgroup_library_v1_mount(const char *controller, const char *v2_mount);
 
+/* Whether `controller` is on a v1 hierarchy (cgroup_library_v1_mount). */
+bool cgroup_library_has_v1(const char *controller, const char *v2_mount);
+
 /* corral's own cgroup in the v1 hierarchy of `controller`, "/" or "/a/b".
  * Caller frees; NULL on failure. */
 char *cgroup_library_own_path(const char *controller);

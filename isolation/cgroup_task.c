@@ -33,9 +33,7 @@ static bool has_v2(void *context, const char *controller)
 static bool has_v1(void *context, const char *controller)
 {
 	const struct cgroup_tree *tree = context;
-	char *mount = cgroup_library_v1_mount(controller, tree->mount_path);
-	free(mount);
-	return mount != NULL;
+	return cgroup_library_has_v1(controller, tree->mount_path);
 }
 
 struct task_cgroup_v1 *task_cgroup_v1_group(struct task_cgroup *cgroup, struct cgroup_tree *tree,

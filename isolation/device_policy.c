@@ -151,13 +151,6 @@ static int apply_v2(struct device_policy *policy, const struct task_cgroup *cgro
 
 /* ---- cgroup v1: the devices controller ---- */
 
-static bool has_v1_devices(const struct cgroup_tree *tree)
-{
-	char *mount = cgroup_library_v1_mount("devices", tree->mount_path);
-	free(mount);
-	return mount != NULL;
-}
-
 /* Writes each line with a write(2) of its own: the kernel takes one rule
  * per write, which libcgroup (one value per file) cannot say. */
 static int write_lines(int dir_fd, const char *file, const char *const *lines, size_t count,
@@ -247,7 +240,7 @@ int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup
 	policy->rules = NULL;
 	if ((task_cgroup_exists(cgroup) &&
 	     apply_v2(policy, cgroup, rules, count, error, error_size) < 0) ||
-	    (has_v1_devices(tree) &&
+	    (cgroup_library_has_v1("devices", tree->mount_path) &&
 	     apply_v1(cgroup, tree, group_name, task_name, rules, count, error, error_size) < 0)) {
 		free(rules);
 		return -1;

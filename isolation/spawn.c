@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -237,26 +238,39 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 #endif
 }
 
+/* Every slot that holds an fd, /dev/null first: the others are made from
+ * it. */
+static const size_t slot_offsets[] = {
+	offsetof(struct spawn_slots, devnull_fd), offsetof(struct spawn_slots, stdin_fd),
+	offsetof(struct spawn_slots, output_fd),  offsetof(struct spawn_slots, error_fd),
+	offsetof(struct spawn_slots, notify_fd),  offsetof(struct spawn_slots, sync_fd),
+	offsetof(struct spawn_slots, netns_fd),   offsetof(struct spawn_slots, reaper_fd),
+};
+#define SLOT_COUNT (sizeof(slot_offsets) / sizeof(slot_offsets[0]))
+
+static int *slot_fd(struct spawn_slots *slots, size_t i)
+{
+	return (int *)((char *)slots + slot_offsets[i]);
+}
+
 int spawn_slots_open(struct spawn_slots *slots)
 {
-	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
-		      &slots->notify_fd, &slots->sync_fd, &slots->netns_fd,
-		      &slots->reaper_fd};
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-		*fds[i] = -1;
+	for (size_t i = 0; i < SLOT_COUNT; i++)
+		*slot_fd(slots, i) = -1;
 	slots->devnull_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (slots->devnull_fd < 0)
 		return -errno;
 	unsigned highest = (unsigned)slots->devnull_fd;
-	for (size_t i = 1; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		*fds[i] = fcntl(slots->devnull_fd, F_DUPFD_CLOEXEC, 3);
-		if (*fds[i] < 0) {
+	for (size_t i = 1; i < SLOT_COUNT; i++) {
+		int *fd = slot_fd(slots, i);
+		*fd = fcntl(slots->devnull_fd, F_DUPFD_CLOEXEC, 3);
+		if (*fd < 0) {
 			int error = -errno;
 			spawn_slots_close(slots);
 			return error;
 		}
-		if ((unsigned)*fds[i] > highest)
-			highest = (unsigned)*fds[i];
+		if ((unsigned)*fd > highest)
+			highest = (unsigned)*fd;
 	}
 	slots->copy_limit = highest + 1;
 	/* The reaper's sealed memfd, once for every task. When it cannot be
@@ -265,7 +279,10 @@ int spawn_slots_open(struct spawn_slots *slots)
 	int reaper = reaper_image_memfd();
 	slots->reaper_error = reaper < 0 ? -reaper : 0;
 	if (reaper >= 0) {
-		dup3(reaper, slots->reaper_fd, O_CLOEXEC);
+		/* Else the slot would hold /dev/null, and the exec fail with a
+		 * reason that names the wrong cause. */
+		if (dup3(reaper, slots->reaper_fd, O_CLOEXEC) < 0)
+			slots->reaper_error = errno;
 		close(reaper);
 	}
 	return 0;
@@ -273,13 +290,11 @@ int spawn_slots_open(struct spawn_slots *slots)
 
 void spawn_slots_close(struct spawn_slots *slots)
 {
-	int *fds[] = {&slots->devnull_fd, &slots->stdin_fd, &slots->output_fd, &slots->error_fd,
-		      &slots->notify_fd, &slots->sync_fd, &slots->netns_fd,
-		      &slots->reaper_fd};
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
+	for (size_t i = 0; i < SLOT_COUNT; i++) {
+		int *fd = slot_fd(slots, i);
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
 	}
 }
 
@@ -289,13 +304,13 @@ static int fail_with(struct spawn_result *result, const char *what, int error)
 	return error;
 }
 
-/* The child is done with corral's memory and fd table: drop corral's copies
- * of what was parked for it, so that the error pipe can report EOF. */
 static bool joins_network_namespace(const struct spawn_request *request)
 {
 	return request->isolation && request->isolation->join_network_namespace;
 }
 
+/* The child is done with corral's memory and fd table: drop corral's copies
+ * of what was parked for it, so that the error pipe can report EOF. */
 static void release_slots(struct spawn_slots *slots, const struct spawn_request *request)
 {
 	dup3(slots->devnull_fd, slots->error_fd, O_CLOEXEC);
@@ -487,30 +502,37 @@ static void describe_capability_failure(const struct spawn_failure *failure, cha
 	capability_failure_describe(&capability, failure->error, buffer, size);
 }
 
+/* The steps whose description is their name alone. */
+static const char *const plain_steps[] = {
+	[SPAWN_STAGE_SYNC] = "wait for corral's step before the setup",
+	[SPAWN_STAGE_NETWORK_NAMESPACE] = "join network namespace",
+	[SPAWN_STAGE_CGROUP_NAMESPACE] = "unshare the cgroup namespace",
+	[SPAWN_STAGE_MOUNT_PRIVATE] = "make mounts private",
+	[SPAWN_STAGE_PROC] = "mount a new /proc",
+	[SPAWN_STAGE_LOOPBACK] = "bring lo up",
+	[SPAWN_STAGE_NO_NEW_PRIVILEGES] = "no_new_privileges",
+	[SPAWN_STAGE_SECCOMP] = "load the seccomp filter",
+	[SPAWN_STAGE_EXEC_REAPER] = "exec corral's reaper (from its memfd)",
+	[SPAWN_STAGE_SIGNALS] = "reset signals",
+	[SPAWN_STAGE_SESSION] = "setsid",
+	[SPAWN_STAGE_STDIO] = "set up stdin/stdout/stderr",
+	[SPAWN_STAGE_SETGROUPS] = "setgroups",
+};
+
 void spawn_failure_describe(const struct spawn_request *request,
 			    const struct spawn_failure *failure, char *buffer, size_t size)
 {
 	const char *reason = strerror(failure->error);
+	if ((size_t)failure->stage < sizeof(plain_steps) / sizeof(plain_steps[0]) &&
+	    plain_steps[failure->stage]) {
+		snprintf(buffer, size, "%s: %s", plain_steps[failure->stage], reason);
+		return;
+	}
 	switch (failure->stage) {
-	case SPAWN_STAGE_SYNC:
-		snprintf(buffer, size, "wait for corral's step before the setup: %s", reason);
-		break;
 	case SPAWN_STAGE_CGROUP_V1:
 		snprintf(buffer, size, "join v1 cgroup %s: %s",
 			 request->cgroup_v1_procs ? request->cgroup_v1_procs[failure->index] : "?",
 			 reason);
-		break;
-	case SPAWN_STAGE_NETWORK_NAMESPACE:
-		snprintf(buffer, size, "join network namespace: %s", reason);
-		break;
-	case SPAWN_STAGE_CGROUP_NAMESPACE:
-		snprintf(buffer, size, "cgroup namespace: %s", reason);
-		break;
-	case SPAWN_STAGE_MOUNT_PRIVATE:
-		snprintf(buffer, size, "make mounts private: %s", reason);
-		break;
-	case SPAWN_STAGE_PROC:
-		snprintf(buffer, size, "mount a new /proc: %s", reason);
 		break;
 	case SPAWN_STAGE_ROOTFS:
 	case SPAWN_STAGE_MOUNT_TARGET:
@@ -533,9 +555,6 @@ void spawn_failure_describe(const struct spawn_request *request,
 		snprintf(buffer, size, "sethostname %s: %s",
 			 request->isolation ? request->isolation->hostname : "?", reason);
 		break;
-	case SPAWN_STAGE_LOOPBACK:
-		snprintf(buffer, size, "bring lo up: %s", reason);
-		break;
 	case SPAWN_STAGE_RLIMIT:
 		snprintf(buffer, size, "rlimit #%d: %s", failure->index + 1, reason);
 		break;
@@ -544,15 +563,6 @@ void spawn_failure_describe(const struct spawn_request *request,
 	case SPAWN_STAGE_CAPSET:
 	case SPAWN_STAGE_AMBIENT_CAPABILITIES:
 		describe_capability_failure(failure, buffer, size);
-		break;
-	case SPAWN_STAGE_NO_NEW_PRIVILEGES:
-		snprintf(buffer, size, "no_new_privileges: %s", reason);
-		break;
-	case SPAWN_STAGE_SECCOMP:
-		snprintf(buffer, size, "load the seccomp filter: %s", reason);
-		break;
-	case SPAWN_STAGE_EXEC_REAPER:
-		snprintf(buffer, size, "exec corral's reaper (from its memfd): %s", reason);
 		break;
 	case SPAWN_STAGE_REAPER_MEMFD:
 		/* Made once at start; described at each start that needs it. */
@@ -564,20 +574,8 @@ void spawn_failure_describe(const struct spawn_request *request,
 	case SPAWN_STAGE_NOTIFY_FD:
 		snprintf(buffer, size, "readiness fd %d: %s", request->notify_target, reason);
 		break;
-	case SPAWN_STAGE_SIGNALS:
-		snprintf(buffer, size, "reset signals: %s", reason);
-		break;
-	case SPAWN_STAGE_SESSION:
-		snprintf(buffer, size, "setsid: %s", reason);
-		break;
-	case SPAWN_STAGE_STDIO:
-		snprintf(buffer, size, "set up stdin/stdout/stderr: %s", reason);
-		break;
 	case SPAWN_STAGE_CHDIR:
 		snprintf(buffer, size, "chdir %s: %s", request->cwd, reason);
-		break;
-	case SPAWN_STAGE_SETGROUPS:
-		snprintf(buffer, size, "setgroups: %s", reason);
 		break;
 	case SPAWN_STAGE_SETGID:
 		snprintf(buffer, size, "setgid %u: %s", (unsigned)request->gid, reason);

@@ -77,8 +77,9 @@ struct spawn_slots {
 	unsigned copy_limit; /* first fd the child does not copy */
 };
 
-/* Opens /dev/null into three low slots. Call before opening anything that
- * grows with the number of tasks. Returns 0 or -errno. */
+/* Opens /dev/null into the low slots, and the reaper's memfd into its
+ * slot. Call before opening anything that grows with the number of tasks.
+ * Returns 0 or -errno. */
 int spawn_slots_open(struct spawn_slots *slots);
 void spawn_slots_close(struct spawn_slots *slots);
 

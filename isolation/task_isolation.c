@@ -1,9 +1,7 @@
 #include "isolation/task_isolation.h"
 
-#include <linux/capability.h>
 #include <errno.h>
 #include <sched.h>
-#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -123,7 +121,7 @@ static int prepare_user_namespace(void *context, pid_t pid, int pidfd, char *mes
 
 spawn_between_fn *task_isolation_between(const struct task_isolation *isolation)
 {
-	return isolation->user_namespace ? prepare_user_namespace : NULL;
+	return isolation->spawn.clone_flags & CLONE_NEWUSER ? prepare_user_namespace : NULL;
 }
 
 int task_isolation_build(struct task_isolation *isolation, const struct task_config *task,
@@ -178,7 +176,6 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 	spawn->no_new_privileges = config->no_new_privileges;
 	spawn->seccomp = program;
 	if (namespaces & ISOLATION_NS_USER) {
-		isolation->user_namespace = true;
 		user_namespace_maps_build(&isolation->user_maps, config);
 		isolation->parent_rlimits = spawn->rlimits;
 		isolation->parent_rlimit_count = spawn->rlimit_count;

@@ -23,7 +23,6 @@ struct task_isolation {
 	bool shares_default_seccomp;    /* the default profile: one for all */
 	char **reaper_argv; /* owned array; the strings are the task's */
 	struct mount_plan mounts; /* with a mount namespace */
-	bool user_namespace;
 	struct user_namespace_maps user_maps;
 	/* In a user namespace corral sets the rlimits, not the child. */
 	const struct rlimit_config *parent_rlimits;
