@@ -311,8 +311,11 @@ def test_failed_poststart_task_stops_the_group(corral, tmp_path):
         "groups": {
             "g": {
                 "tasks": {
+                    # Ready once its trap is set: poststart waits for that,
+                    # so the stop's TERM never comes before the trap.
                     "app": {"command": sh(f"trap '{mark(order, 'app-term')}; exit 0' TERM; "
-                                          "while :; do sleep 0.02; done")},
+                                          "echo >&3; while :; do sleep 0.02; done"),
+                            "readiness": {"notify": "fd", "fd": 3}},
                     "announce": {"command": sh("exit 2"), "lifecycle": {"hook": "poststart"},
                                  "restart": {"policy": "never"}},
                     "cleanup": {"command": sh(mark(order, "cleanup")),
