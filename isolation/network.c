@@ -19,6 +19,8 @@
 #include <netlink/route/link/veth.h>
 #include <netlink/route/route.h>
 
+#include "config/config_network.h"
+
 /* libnl turns the kernel's errno into its own codes; turn them back, so
  * that messages read as every other of corral's ("File exists"). */
 static int errno_of(int nl_error)
@@ -71,12 +73,6 @@ static int fail(struct network_failure *failure, int error, const char *format, 
 	va_end(arguments);
 	failure->error = error;
 	return -error;
-}
-
-static void address_text(uint32_t address, char buffer[INET_ADDRSTRLEN])
-{
-	uint32_t network_order = htonl(address);
-	inet_ntop(AF_INET, &network_order, buffer, INET_ADDRSTRLEN);
 }
 
 /* A route netlink socket in the calling thread's current namespace. */
@@ -236,13 +232,13 @@ static int configure_inside(struct nl_sock *socket, const struct network_interfa
 	if (!eth0)
 		return 0;
 
-	char shown[INET_ADDRSTRLEN];
+	char shown[16];
 	link = NULL;
 	result = find_link(socket, "eth0", &link);
 	if (result < 0)
 		return fail(failure, -result, "find eth0 in the task's namespace");
 	int ifindex = rtnl_link_get_ifindex(link);
-	address_text(eth0->address, shown);
+	network_address_format(eth0->address, shown);
 	result = change_address(socket, ifindex, eth0->address, eth0->prefix_length, true);
 	if (result < 0) {
 		rtnl_link_put(link);
@@ -255,7 +251,7 @@ static int configure_inside(struct nl_sock *socket, const struct network_interfa
 		return fail(failure, -result, "bring eth0 up");
 	result = add_default_route(socket, ifindex, eth0->gateway);
 	if (result < 0) {
-		address_text(eth0->gateway, shown);
+		network_address_format(eth0->gateway, shown);
 		return fail(failure, -result, "add the default route via %s", shown);
 	}
 	return 0;
@@ -324,8 +320,8 @@ int network_bridge_open(struct network_host *host, const char *name, uint32_t ga
 	if (result == -EEXIST && !*created)
 		return 0; /* a bridge that was there with our address */
 	if (result < 0) {
-		char shown[INET_ADDRSTRLEN];
-		address_text(gateway, shown);
+		char shown[16];
+		network_address_format(gateway, shown);
 		return fail(failure, -result, "add address %s/%u to bridge %s", shown,
 			    prefix_length, name);
 	}
