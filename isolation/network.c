@@ -374,12 +374,15 @@ int network_veth_add(struct network_host *host, const char *host_name, int bridg
 	return 0;
 }
 
-uint32_t network_name_hash(const char *text)
+void network_veth_name(char name[IF_NAMESIZE], const char *owner)
 {
+	char key[160];
 	uint32_t hash = 2166136261u;
-	for (; *text; text++)
+
+	snprintf(key, sizeof(key), "%d/%s", (int)getpid(), owner);
+	for (const char *text = key; *text; text++)
 		hash = (hash ^ (unsigned char)*text) * 16777619u;
-	return hash;
+	snprintf(name, IF_NAMESIZE, "cr%08x", hash);
 }
 
 int network_link_delete(struct network_host *host, const char *name,

@@ -16,6 +16,7 @@
  * microseconds. */
 #pragma once
 
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -76,9 +77,12 @@ int network_bridge_close(struct network_host *host, const char *name, uint32_t g
 int network_veth_add(struct network_host *host, const char *host_name, int bridge_ifindex,
 		     int netns_fd, struct network_failure *failure);
 
-/* FNV-1a of `text`: veth names are "cr" and its 8 hex digits, short enough
- * for IFNAMSIZ and, with corral's pid in the text, unique per corral. */
-uint32_t network_name_hash(const char *text);
+/* The host end's name of the veth of `owner` (a task's "group/task" or a
+ * group's name, which has no '/', so never a task's): "cr" and 8 hex
+ * digits of FNV-1a over corral's pid and `owner`, short enough for
+ * IFNAMSIZ and unique per corral, so that two corrals in one namespace do
+ * not collide. */
+void network_veth_name(char name[IF_NAMESIZE], const char *owner);
 
 /* Deletes a link of corral's namespace (a veth's host end takes its peer
  * with it). A link already gone is not an error: the kernel deletes a

@@ -43,12 +43,7 @@ int group_network_open(struct group *group, char *error, size_t error_size)
 	    .gateway = group_network_gateway(&config->network),
 	};
 	if (address) {
-		/* Named as a task's veth is; a group's name has no '/', so its
-		 * text is never a task's "group/task". */
-		char key[96];
-		snprintf(key, sizeof(key), "%d/%s", (int)getpid(), config->name);
-		snprintf(network->veth_name, sizeof(network->veth_name), "cr%08x",
-			 network_name_hash(key));
+		network_veth_name(network->veth_name, config->name);
 		if (network_veth_add(host, network->veth_name, network->bridge_ifindex,
 				     network->netns_fd, &failure) < 0)
 			return describe(group, &failure, error, error_size);

@@ -22,11 +22,7 @@ void task_network_init(struct task *task, size_t index_in_group)
 	if (!task->config->isolation.enabled || task->config->isolation.network != NETWORK_BRIDGE)
 		return;
 	network->address = group_network_task_address(group, index_in_group);
-	/* Unique per task and per corral, so that two corrals in one
-	 * namespace do not collide. */
-	char key[160];
-	snprintf(key, sizeof(key), "%d/%s", (int)getpid(), task->config->full_name);
-	snprintf(network->veth_name, sizeof(network->veth_name), "cr%08x", network_name_hash(key));
+	network_veth_name(network->veth_name, task->config->full_name);
 }
 
 static int describe(const struct network_failure *failure, char *message, size_t message_size)
