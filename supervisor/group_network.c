@@ -55,6 +55,13 @@ int group_network_open(struct group *group, char *error, size_t error_size)
 	return 0;
 }
 
+/* Teardown goes on past a failure: it is logged, not returned. */
+static void warn(const struct group *group, const struct network_failure *failure)
+{
+	log_message("group %s: warning: network: %s: %s", group->config->name, failure->step,
+		    strerror(failure->error));
+}
+
 void group_network_close(struct group *group)
 {
 	const struct group_network_config *config = &group->config->network;
@@ -63,8 +70,7 @@ void group_network_close(struct group *group)
 
 	if (network->veth_exists &&
 	    network_link_delete(group->services->network, network->veth_name, &failure) < 0)
-		log_message("group %s: warning: network: %s: %s", group->config->name, failure.step,
-			    strerror(failure.error));
+		warn(group, &failure);
 	network->veth_exists = false;
 	if (network->netns_fd >= 0)
 		close(network->netns_fd);
@@ -73,7 +79,6 @@ void group_network_close(struct group *group)
 	    network_bridge_close(group->services->network, config->bridge,
 				 group_network_gateway(config), config->prefix_length,
 				 network->bridge_created, network->address_added, &failure) < 0)
-		log_message("group %s: warning: network: %s: %s", group->config->name, failure.step,
-			    strerror(failure.error));
+		warn(group, &failure);
 	network->bridge_ifindex = 0;
 }
