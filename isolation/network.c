@@ -257,9 +257,11 @@ static int configure_inside(struct nl_sock *socket, const struct network_interfa
 	return 0;
 }
 
-int network_namespace_configure(struct network_host *host, int netns_fd,
-				const struct network_interface *eth0,
-				struct network_failure *failure)
+/* Inside the namespace: lo up; with `eth0`, also the address, eth0 up
+ * and the default route (eth0 must be there: veth_add). */
+static int namespace_configure(struct network_host *host, int netns_fd,
+			       const struct network_interface *eth0,
+			       struct network_failure *failure)
 {
 	int result = host_open(host, failure);
 	if (result < 0)
@@ -348,8 +350,10 @@ int network_bridge_close(struct network_host *host, const char *name, uint32_t g
 	return 0;
 }
 
-int network_veth_add(struct network_host *host, const char *host_name, int bridge_ifindex,
-		     int netns_fd, struct network_failure *failure)
+/* A veth pair: `host_name` in corral's namespace, up, on the bridge
+ * `bridge_ifindex`; its peer made straight into `netns_fd` as eth0. */
+static int veth_add(struct network_host *host, const char *host_name, int bridge_ifindex,
+		    int netns_fd, struct network_failure *failure)
 {
 	int result = host_open(host, failure);
 	if (result < 0)
@@ -372,6 +376,19 @@ int network_veth_add(struct network_host *host, const char *host_name, int bridg
 	if (result < 0)
 		return fail(failure, errno_of(result), "create veth %s", host_name);
 	return 0;
+}
+
+int network_namespace_connect(struct network_host *host, int netns_fd, const char *veth_name,
+			      int bridge_ifindex, const struct network_interface *eth0,
+			      bool *veth_exists, struct network_failure *failure)
+{
+	if (eth0) {
+		int result = veth_add(host, veth_name, bridge_ifindex, netns_fd, failure);
+		if (result < 0)
+			return result;
+		*veth_exists = true;
+	}
+	return namespace_configure(host, netns_fd, eth0, failure);
 }
 
 void network_veth_name(char name[IF_NAMESIZE], const char *owner)

@@ -42,15 +42,10 @@ int group_network_open(struct group *group, char *error, size_t error_size)
 	    .prefix_length = config->network.prefix_length,
 	    .gateway = group_network_gateway(&config->network),
 	};
-	if (address) {
-		network_veth_name(network->veth_name, config->name);
-		if (network_veth_add(host, network->veth_name, network->bridge_ifindex,
-				     network->netns_fd, &failure) < 0)
-			return describe(group, &failure, error, error_size);
-		network->veth_exists = true;
-	}
-	const struct network_interface *interface = address ? &eth0 : NULL;
-	if (network_namespace_configure(host, network->netns_fd, interface, &failure) < 0)
+	network_veth_name(network->veth_name, config->name); /* used only with an address */
+	if (network_namespace_connect(host, network->netns_fd, network->veth_name,
+				      network->bridge_ifindex, address ? &eth0 : NULL,
+				      &network->veth_exists, &failure) < 0)
 		return describe(group, &failure, error, error_size);
 	return 0;
 }

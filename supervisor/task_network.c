@@ -40,14 +40,11 @@ static int describe(const struct network_failure *failure, char *message, size_t
 static int connect_to_bridge(struct task *task, int netns_fd, char *message, size_t message_size)
 {
 	struct task_network *network = &task->network;
-	struct network_host *host = task->services->network;
 	struct network_failure failure;
 
-	if (network_veth_add(host, network->veth_name, task->group->network.bridge_ifindex,
-			     netns_fd, &failure) < 0)
-		return describe(&failure, message, message_size);
-	network->veth_exists = true;
-	if (network_namespace_configure(host, netns_fd, &network->eth0, &failure) < 0) {
+	if (network_namespace_connect(task->services->network, netns_fd, network->veth_name,
+				      task->group->network.bridge_ifindex, &network->eth0,
+				      &network->veth_exists, &failure) < 0) {
 		task_network_run_ended(task);
 		return describe(&failure, message, message_size);
 	}
