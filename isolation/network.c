@@ -19,6 +19,8 @@
 #include <netlink/route/link/veth.h>
 #include <netlink/route/route.h>
 
+#include "config/config_network.h"
+
 /* libnl turns the kernel's errno into its own codes; turn them back, so
  * that messages read as every other of corral's ("File exists"). */
 static int errno_of(int nl_error)
@@ -71,12 +73,6 @@ static int fail(struct network_failure *failure, int error, const char *format, 
 	va_end(arguments);
 	failure->error = error;
 	return -error;
-}
-
-static void address_text(uint32_t address, char buffer[INET_ADDRSTRLEN])
-{
-	uint32_t network_order = htonl(address);
-	inet_ntop(AF_INET, &network_order, buffer, INET_ADDRSTRLEN);
 }
 
 /* A route netlink socket in the calling thread's current namespace. */
@@ -236,13 +232,13 @@ static int configure_inside(struct nl_sock *socket, const struct network_interfa
 	if (!eth0)
 		return 0;
 
-	char shown[INET_ADDRSTRLEN];
+	char shown[16];
 	link = NULL;
 	result = find_link(socket, "eth0", &link);
 	if (result < 0)
 		return fail(failure, -result, "find eth0 in the task's namespace");
 	int ifindex = rtnl_link_get_ifindex(link);
-	address_text(eth0->address, shown);
+	network_address_format(eth0->address, shown);
 	result = change_address(socket, ifindex, eth0->address, eth0->prefix_length, true);
 	if (result < 0) {
 		rtnl_link_put(link);
@@ -255,15 +251,17 @@ static int configure_inside(struct nl_sock *socket, const struct network_interfa
 		return fail(failure, -result, "bring eth0 up");
 	result = add_default_route(socket, ifindex, eth0->gateway);
 	if (result < 0) {
-		address_text(eth0->gateway, shown);
+		network_address_format(eth0->gateway, shown);
 		return fail(failure, -result, "add the default route via %s", shown);
 	}
 	return 0;
 }
 
-int network_namespace_configure(struct network_host *host, int netns_fd,
-				const struct network_interface *eth0,
-				struct network_failure *failure)
+/* Inside the namespace: lo up; with `eth0`, also the address, eth0 up
+ * and the default route (eth0 must be there: veth_add). */
+static int namespace_configure(struct network_host *host, int netns_fd,
+			       const struct network_interface *eth0,
+			       struct network_failure *failure)
 {
 	int result = host_open(host, failure);
 	if (result < 0)
@@ -324,8 +322,8 @@ int network_bridge_open(struct network_host *host, const char *name, uint32_t ga
 	if (result == -EEXIST && !*created)
 		return 0; /* a bridge that was there with our address */
 	if (result < 0) {
-		char shown[INET_ADDRSTRLEN];
-		address_text(gateway, shown);
+		char shown[16];
+		network_address_format(gateway, shown);
 		return fail(failure, -result, "add address %s/%u to bridge %s", shown,
 			    prefix_length, name);
 	}
@@ -352,8 +350,10 @@ int network_bridge_close(struct network_host *host, const char *name, uint32_t g
 	return 0;
 }
 
-int network_veth_add(struct network_host *host, const char *host_name, int bridge_ifindex,
-		     int netns_fd, struct network_failure *failure)
+/* A veth pair: `host_name` in corral's namespace, up, on the bridge
+ * `bridge_ifindex`; its peer made straight into `netns_fd` as eth0. */
+static int veth_add(struct network_host *host, const char *host_name, int bridge_ifindex,
+		    int netns_fd, struct network_failure *failure)
 {
 	int result = host_open(host, failure);
 	if (result < 0)
@@ -378,12 +378,28 @@ int network_veth_add(struct network_host *host, const char *host_name, int bridg
 	return 0;
 }
 
-uint32_t network_name_hash(const char *text)
+int network_namespace_connect(struct network_host *host, int netns_fd, const char *veth_name,
+			      int bridge_ifindex, const struct network_interface *eth0,
+			      bool *veth_exists, struct network_failure *failure)
 {
+	if (eth0) {
+		int result = veth_add(host, veth_name, bridge_ifindex, netns_fd, failure);
+		if (result < 0)
+			return result;
+		*veth_exists = true;
+	}
+	return namespace_configure(host, netns_fd, eth0, failure);
+}
+
+void network_veth_name(char name[IF_NAMESIZE], const char *owner)
+{
+	char key[160];
 	uint32_t hash = 2166136261u;
-	for (; *text; text++)
+
+	snprintf(key, sizeof(key), "%d/%s", (int)getpid(), owner);
+	for (const char *text = key; *text; text++)
 		hash = (hash ^ (unsigned char)*text) * 16777619u;
-	return hash;
+	snprintf(name, IF_NAMESIZE, "cr%08x", hash);
 }
 
 int network_link_delete(struct network_host *host, const char *name,

@@ -16,6 +16,7 @@
  * microseconds. */
 #pragma once
 
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -52,12 +53,6 @@ struct network_interface {
 	uint32_t gateway; /* the default route's */
 };
 
-/* Inside the namespace: lo up; with `eth0`, also the address, eth0 up
- * and the default route (eth0 must be there: network_veth_add). */
-int network_namespace_configure(struct network_host *host, int netns_fd,
-				const struct network_interface *eth0,
-				struct network_failure *failure);
-
 /* The bridge `name`, up, with `gateway/prefix_length`: made when missing
  * (*created), taken as it is when there (the address added unless it has
  * it: *address_added). *ifindex is its index. */
@@ -71,14 +66,22 @@ int network_bridge_close(struct network_host *host, const char *name, uint32_t g
 			 unsigned prefix_length, bool created, bool address_added,
 			 struct network_failure *failure);
 
-/* A veth pair: `host_name` in corral's namespace, up, on the bridge
- * `bridge_ifindex`; its peer made straight into `netns_fd` as eth0. */
-int network_veth_add(struct network_host *host, const char *host_name, int bridge_ifindex,
-		     int netns_fd, struct network_failure *failure);
+/* The host end's name of the veth of `owner` (a task's "group/task" or a
+ * group's name, which has no '/', so never a task's): "cr" and 8 hex
+ * digits of FNV-1a over corral's pid and `owner`, short enough for
+ * IFNAMSIZ and unique per corral, so that two corrals in one namespace do
+ * not collide. */
+void network_veth_name(char name[IF_NAMESIZE], const char *owner);
 
-/* FNV-1a of `text`: veth names are "cr" and its 8 hex digits, short enough
- * for IFNAMSIZ and, with corral's pid in the text, unique per corral. */
-uint32_t network_name_hash(const char *text);
+/* A namespace made ready, as a bridge task (before its spawn or in the
+ * sync window) and a group's shared namespace need it: with `eth0`, a veth
+ * pair whose host end `veth_name` is up on the bridge `bridge_ifindex`
+ * and whose peer is made straight into `netns_fd` as eth0 (*veth_exists
+ * set once it is there, for the caller to delete), then inside: lo up,
+ * eth0's address, eth0 up and the default route. Without `eth0`: lo up. */
+int network_namespace_connect(struct network_host *host, int netns_fd, const char *veth_name,
+			      int bridge_ifindex, const struct network_interface *eth0,
+			      bool *veth_exists, struct network_failure *failure);
 
 /* Deletes a link of corral's namespace (a veth's host end takes its peer
  * with it). A link already gone is not an error: the kernel deletes a

@@ -42,22 +42,19 @@ int group_network_open(struct group *group, char *error, size_t error_size)
 	    .prefix_length = config->network.prefix_length,
 	    .gateway = group_network_gateway(&config->network),
 	};
-	if (address) {
-		/* Named as a task's veth is; a group's name has no '/', so its
-		 * text is never a task's "group/task". */
-		char key[96];
-		snprintf(key, sizeof(key), "%d/%s", (int)getpid(), config->name);
-		snprintf(network->veth_name, sizeof(network->veth_name), "cr%08x",
-			 network_name_hash(key));
-		if (network_veth_add(host, network->veth_name, network->bridge_ifindex,
-				     network->netns_fd, &failure) < 0)
-			return describe(group, &failure, error, error_size);
-		network->veth_exists = true;
-	}
-	const struct network_interface *interface = address ? &eth0 : NULL;
-	if (network_namespace_configure(host, network->netns_fd, interface, &failure) < 0)
+	network_veth_name(network->veth_name, config->name); /* used only with an address */
+	if (network_namespace_connect(host, network->netns_fd, network->veth_name,
+				      network->bridge_ifindex, address ? &eth0 : NULL,
+				      &network->veth_exists, &failure) < 0)
 		return describe(group, &failure, error, error_size);
 	return 0;
+}
+
+/* Teardown goes on past a failure: it is logged, not returned. */
+static void warn(const struct group *group, const struct network_failure *failure)
+{
+	log_message("group %s: warning: network: %s: %s", group->config->name, failure->step,
+		    strerror(failure->error));
 }
 
 void group_network_close(struct group *group)
@@ -68,8 +65,7 @@ void group_network_close(struct group *group)
 
 	if (network->veth_exists &&
 	    network_link_delete(group->services->network, network->veth_name, &failure) < 0)
-		log_message("group %s: warning: network: %s: %s", group->config->name, failure.step,
-			    strerror(failure.error));
+		warn(group, &failure);
 	network->veth_exists = false;
 	if (network->netns_fd >= 0)
 		close(network->netns_fd);
@@ -78,7 +74,6 @@ void group_network_close(struct group *group)
 	    network_bridge_close(group->services->network, config->bridge,
 				 group_network_gateway(config), config->prefix_length,
 				 network->bridge_created, network->address_added, &failure) < 0)
-		log_message("group %s: warning: network: %s: %s", group->config->name, failure.step,
-			    strerror(failure.error));
+		warn(group, &failure);
 	network->bridge_ifindex = 0;
 }

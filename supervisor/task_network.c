@@ -21,12 +21,12 @@ void task_network_init(struct task *task, size_t index_in_group)
 	*network = (struct task_network){.netns_fd = -1};
 	if (!task->config->isolation.enabled || task->config->isolation.network != NETWORK_BRIDGE)
 		return;
-	network->address = group_network_task_address(group, index_in_group);
-	/* Unique per task and per corral, so that two corrals in one
-	 * namespace do not collide. */
-	char key[160];
-	snprintf(key, sizeof(key), "%d/%s", (int)getpid(), task->config->full_name);
-	snprintf(network->veth_name, sizeof(network->veth_name), "cr%08x", network_name_hash(key));
+	network->eth0 = (struct network_interface){
+	    .address = group_network_task_address(group, index_in_group),
+	    .prefix_length = group->network.prefix_length,
+	    .gateway = group_network_gateway(&group->network),
+	};
+	network_veth_name(network->veth_name, task->config->full_name);
 }
 
 static int describe(const struct network_failure *failure, char *message, size_t message_size)
@@ -40,20 +40,11 @@ static int describe(const struct network_failure *failure, char *message, size_t
 static int connect_to_bridge(struct task *task, int netns_fd, char *message, size_t message_size)
 {
 	struct task_network *network = &task->network;
-	const struct group_network_config *config = &task->group->config->network;
-	struct network_host *host = task->services->network;
 	struct network_failure failure;
-	struct network_interface eth0 = {
-	    .address = network->address,
-	    .prefix_length = config->prefix_length,
-	    .gateway = group_network_gateway(config),
-	};
 
-	if (network_veth_add(host, network->veth_name, task->group->network.bridge_ifindex,
-			     netns_fd, &failure) < 0)
-		return describe(&failure, message, message_size);
-	network->veth_exists = true;
-	if (network_namespace_configure(host, netns_fd, &eth0, &failure) < 0) {
+	if (network_namespace_connect(task->services->network, netns_fd, network->veth_name,
+				      task->group->network.bridge_ifindex, &network->eth0,
+				      &network->veth_exists, &failure) < 0) {
 		task_network_run_ended(task);
 		return describe(&failure, message, message_size);
 	}

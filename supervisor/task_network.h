@@ -14,20 +14,21 @@
 #include <net/if.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <sys/types.h>
+
+#include "isolation/network.h"
 
 struct task;
 
 struct task_network {
-	uint32_t address;            /* bridge: eth0's, host byte order; else 0 */
-	char veth_name[IF_NAMESIZE]; /* bridge: the host end's name */
+	struct network_interface eth0; /* bridge: the same on every start */
+	char veth_name[IF_NAMESIZE];   /* bridge: the host end's name */
 	bool veth_exists;
 	int netns_fd;       /* during a start: the namespace the child joins; -1 */
 	bool owns_netns_fd; /* bridge: this start's own, closed after the spawn */
 };
 
-/* Once, in task_init: the address and the veth's name. */
+/* Once, in task_init: eth0 (address, prefix, gateway) and the veth's name. */
 void task_network_init(struct task *task, size_t index_in_group);
 
 /* Before a spawn: the namespace ready in task->network.netns_fd. -1 with

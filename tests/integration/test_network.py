@@ -46,12 +46,14 @@ def in_own_netns(tmp_path, before=":"):
             f'ip -o -4 addr > {tmp_path}/addresses-after; exit $status', "sh"]
 
 
+def names_of_links(ip_o_link):
+    """Link names of an `ip -o link` output, in its order ("eth0@if7" is eth0)."""
+    return [line.split(":")[1].strip().split("@")[0] for line in ip_o_link.splitlines()]
+
+
 def links_after(tmp_path):
     """Link names left in the test's namespace after corral exited."""
-    names = []
-    for line in (tmp_path / "links-after").read_text().splitlines():
-        names.append(line.split(":")[1].strip().split("@")[0])
-    return names
+    return names_of_links((tmp_path / "links-after").read_text())
 
 
 def run(corral, tmp_path, config):
@@ -231,7 +233,7 @@ def link_names(pid):
     """Links of the network namespace of process `pid`."""
     output = subprocess.run(["nsenter", f"--net=/proc/{pid}/ns/net", "ip", "-o", "link"],
                             capture_output=True, text=True, check=True).stdout
-    return sorted(line.split(":")[1].strip().split("@")[0] for line in output.splitlines())
+    return sorted(names_of_links(output))
 
 
 def fd_count(pid):
