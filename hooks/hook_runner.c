@@ -184,17 +184,21 @@ static void set_up_attributes(posix_spawnattr_t *attributes)
 						 POSIX_SPAWN_SETSIGMASK);
 }
 
-int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, const char *input,
+int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, char *input,
 		   size_t input_length, int stderr_fd, uint64_t timeout_ms,
 		   hook_run_done_function done, void *context)
 {
 	int input_pipe[2], output_pipe[2];
-	if (pipe2(input_pipe, O_CLOEXEC) < 0)
-		return -errno;
+	if (pipe2(input_pipe, O_CLOEXEC) < 0) {
+		int error = -errno;
+		free(input);
+		return error;
+	}
 	if (pipe2(output_pipe, O_CLOEXEC) < 0) {
 		int error = -errno;
 		close(input_pipe[0]);
 		close(input_pipe[1]);
+		free(input);
 		return error;
 	}
 	posix_spawn_file_actions_t actions;
@@ -222,6 +226,7 @@ int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, c
 	if (error) {
 		close(input_pipe[1]);
 		close(output_pipe[0]);
+		free(input);
 		return -error;
 	}
 	fcntl(input_pipe[1], F_SETFL, O_NONBLOCK);
@@ -230,8 +235,7 @@ int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, c
 	run->done = done;
 	run->context = context;
 	run->timed_out = run->output_too_large = false;
-	run->input = xmalloc(input_length ? input_length : 1);
-	memcpy(run->input, input, input_length);
+	run->input = input;
 	run->input_length = input_length;
 	run->input_written = 0;
 	run->pidfd_watch.fd = pidfd; /* CLOEXEC by nature */

@@ -299,7 +299,6 @@ static bool start_hook(struct task_hooks *hooks, struct task_hook *hook)
 	    hook_run_start(&hooks->run, hook->exec->argv, envp, input, length,
 			   hooks->owner.stderr_fd, hook->exec->timeout_ms, on_run_done, hooks);
 	string_vector_free(envp);
-	free(input);
 	if (error == 0)
 		return true;
 	char why[HOOK_MESSAGE_MAX];
