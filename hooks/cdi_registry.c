@@ -177,19 +177,13 @@ static void registry_free(struct cdi_registry *registry)
 static int registry_load(struct cdi_registry *registry, const char *const *spec_dirs, char *error,
 			 size_t error_size)
 {
-	size_t dir_count = 0;
-
 	*registry = (struct cdi_registry){0};
 	if (!spec_dirs)
 		spec_dirs = cdi_default_spec_dirs;
-	while (spec_dirs[dir_count])
-		dir_count++;
-	registry->dirs = xcalloc(dir_count + 1, sizeof(*registry->dirs));
-	for (size_t i = 0; i < dir_count; i++) {
-		int r;
+	registry->dirs = string_vector_copy((char *const *)spec_dirs);
+	for (size_t i = 0; spec_dirs[i]; i++) {
+		int r = load_directory(registry, spec_dirs[i], (unsigned)i, error, error_size);
 
-		registry->dirs[i] = xstrdup(spec_dirs[i]);
-		r = load_directory(registry, spec_dirs[i], (unsigned)i, error, error_size);
 		if (r < 0) {
 			registry_free(registry);
 			return r;
