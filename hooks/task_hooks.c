@@ -277,9 +277,9 @@ static void fill_request(struct task_hooks *hooks, const struct task_hook *hook,
 	};
 }
 
-/* Starts the hook; false when it is already over (a built-in, or an exec
- * hook that could not start). */
-static bool start_hook(struct task_hooks *hooks, struct task_hook *hook)
+/* Starts the hook; a built-in, or an exec hook that could not start, is
+ * over at once (hook_finished), an exec hook that runs ends in on_run_done. */
+static void start_hook(struct task_hooks *hooks, struct task_hook *hook)
 {
 	struct hook_request request;
 	fill_request(hooks, hook, &request);
@@ -292,7 +292,7 @@ static bool start_hook(struct task_hooks *hooks, struct task_hook *hook)
 			result = apply_response(hooks, hook, &response, error, sizeof(error));
 		hook_response_free(&response);
 		hook_finished(hooks, hook, result == 0 ? NULL : error);
-		return false;
+		return;
 	}
 	size_t length;
 	char *input = hook_request_build(&request, &length);
@@ -300,11 +300,10 @@ static bool start_hook(struct task_hooks *hooks, struct task_hook *hook)
 	    hook_run_start(&hooks->run, hook->exec->argv, hook->envp, input, length,
 			   hooks->owner.stderr_fd, hook->exec->timeout_ms, on_run_done, hooks);
 	if (error == 0)
-		return true;
+		return;
 	char why[HOOK_MESSAGE_MAX];
 	snprintf(why, sizeof(why), "exec %s: %s", hook->exec->argv[0], strerror(-error));
 	hook_finished(hooks, hook, why);
-	return false;
 }
 
 /* Runs the next hook of the current job, or the next job. Always from the
