@@ -151,9 +151,7 @@ static void copy_hook(struct hook_config *to, const struct hook_config *from)
 {
 	*to = *from;
 	to->name = xstrdup(from->name);
-	to->argv = xcalloc(from->argc + 1, sizeof(*to->argv));
-	for (size_t i = 0; i < from->argc; i++)
-		to->argv[i] = xstrdup(from->argv[i]);
+	to->argv = string_vector_copy(from->argv);
 }
 
 void hooks_merge(const struct hook_list *group, const struct hook_list *task,

@@ -16,9 +16,19 @@
 #include <unistd.h>
 
 #include "config/xmalloc.h"
+#include "hooks/cdi_spec.h"
 #include "hooks/start_additions.h"
 
 const char *const cdi_default_spec_dirs[] = {"/etc/cdi", "/var/run/cdi", NULL};
+
+/* Every spec of some directories, each with the priority of its directory
+ * (its index in the list). */
+struct cdi_registry {
+	struct cdi_spec *specs;
+	unsigned *priorities;
+	size_t spec_count;
+	char **dirs; /* the directories read, for messages */
+};
 
 /* Real specs are a few KiB; a huge file is a mistake, not a spec. */
 #define CDI_SPEC_MAX_BYTES (4u << 20)
@@ -151,31 +161,7 @@ static int load_directory(struct cdi_registry *registry, const char *dir, unsign
 	return r;
 }
 
-int cdi_registry_load(struct cdi_registry *registry, const char *const *spec_dirs, char *error,
-		      size_t error_size)
-{
-	size_t dir_count = 0;
-
-	*registry = (struct cdi_registry){0};
-	if (!spec_dirs)
-		spec_dirs = cdi_default_spec_dirs;
-	while (spec_dirs[dir_count])
-		dir_count++;
-	registry->dirs = xcalloc(dir_count + 1, sizeof(*registry->dirs));
-	for (size_t i = 0; i < dir_count; i++) {
-		int r;
-
-		registry->dirs[i] = xstrdup(spec_dirs[i]);
-		r = load_directory(registry, spec_dirs[i], (unsigned)i, error, error_size);
-		if (r < 0) {
-			cdi_registry_free(registry);
-			return r;
-		}
-	}
-	return 0;
-}
-
-void cdi_registry_free(struct cdi_registry *registry)
+static void registry_free(struct cdi_registry *registry)
 {
 	for (size_t i = 0; i < registry->spec_count; i++)
 		cdi_spec_free(&registry->specs[i]);
@@ -183,6 +169,27 @@ void cdi_registry_free(struct cdi_registry *registry)
 	free(registry->priorities);
 	string_vector_free(registry->dirs);
 	*registry = (struct cdi_registry){0};
+}
+
+/* Every spec file of `spec_dirs` (NULL: the defaults), each directory in
+ * name order; a directory that does not exist is skipped. On failure a
+ * negative errno with `error` written and `registry` empty. */
+static int registry_load(struct cdi_registry *registry, const char *const *spec_dirs, char *error,
+			 size_t error_size)
+{
+	*registry = (struct cdi_registry){0};
+	if (!spec_dirs)
+		spec_dirs = cdi_default_spec_dirs;
+	registry->dirs = string_vector_copy((char *const *)spec_dirs);
+	for (size_t i = 0; spec_dirs[i]; i++) {
+		int r = load_directory(registry, spec_dirs[i], (unsigned)i, error, error_size);
+
+		if (r < 0) {
+			registry_free(registry);
+			return r;
+		}
+	}
+	return 0;
 }
 
 /* A device found in a spec. */
@@ -403,9 +410,13 @@ static void note_unsupported(const char *what, const struct cdi_edits *edits, ch
 		snprintf(buffer + used, size - used, "%s intelRdt", any ? "," : "");
 }
 
-int cdi_registry_resolve(const struct cdi_registry *registry, const char *const *names,
-			 struct start_additions *out, char *warning, size_t warning_size,
-			 char *error, size_t error_size)
+/* Appends to `out` what the devices `names` need: each device's edits,
+ * then once the edits of each spec that one of them came from. Device
+ * nodes and bind-mount sources must exist on the host now. On failure
+ * `error` is written and nothing is added to `out`. */
+static int registry_resolve(const struct cdi_registry *registry, const char *const *names,
+			    struct start_additions *out, char *warning, size_t warning_size,
+			    char *error, size_t error_size)
 {
 	struct start_additions result = {0};
 	size_t count = 0;
@@ -471,10 +482,10 @@ int cdi_additions(const char *const *names, const char *const *spec_dirs,
 	int r;
 
 	warning[0] = '\0';
-	r = cdi_registry_load(&registry, spec_dirs, error, error_size);
+	r = registry_load(&registry, spec_dirs, error, error_size);
 	if (r < 0)
 		return r;
-	r = cdi_registry_resolve(&registry, names, out, warning, warning_size, error, error_size);
-	cdi_registry_free(&registry);
+	r = registry_resolve(&registry, names, out, warning, warning_size, error, error_size);
+	registry_free(&registry);
 	return r;
 }

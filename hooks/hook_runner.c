@@ -13,6 +13,7 @@
 
 #include "config/xmalloc.h"
 #include "hooks/hook_protocol.h"
+#include "supervisor/process_group.h"
 
 static void on_exit_seen(struct loop_watch *watch, uint32_t events);
 static void on_input_writable(struct loop_watch *watch, uint32_t events);
@@ -106,12 +107,7 @@ static void on_deadline(struct loop_timer *timer)
 
 void hook_run_kill(struct hook_run *run)
 {
-	if (run->pid <= 0)
-		return;
-	/* The group first (the hook leads it, and its unreaped pid keeps the
-	 * group id from being reused), then the hook itself. */
-	kill(-run->pid, SIGKILL);
-	kill(run->pid, SIGKILL);
+	process_group_kill(run->pid);
 }
 
 static void release(struct hook_run *run)
@@ -133,17 +129,10 @@ static void release(struct hook_run *run)
 static void finish(struct hook_run *run)
 {
 	siginfo_t info;
-	memset(&info, 0, sizeof(info));
-	int pidfd = run->pidfd_watch.fd;
-	if (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG | WNOWAIT) < 0 ||
-	    info.si_pid == 0)
+	/* Killed: also what it forked just before the end. */
+	if (!process_group_reap(run->pidfd_watch.fd, run->pid,
+				run->timed_out || run->output_too_large, &info))
 		return;
-	/* Killed: also what it forked just before the end, while its
-	 * unreaped pid still holds the process group id. */
-	if (run->timed_out || run->output_too_large)
-		kill(-run->pid, SIGKILL);
-	siginfo_t reaped;
-	waitid(P_PIDFD, (id_t)pidfd, &reaped, WEXITED | WNOHANG);
 	if (run->output_watch.fd >= 0 && !run->output_too_large)
 		read_output(run);
 	struct hook_run_result result = {
@@ -195,17 +184,21 @@ static void set_up_attributes(posix_spawnattr_t *attributes)
 						 POSIX_SPAWN_SETSIGMASK);
 }
 
-int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, const char *input,
+int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, char *input,
 		   size_t input_length, int stderr_fd, uint64_t timeout_ms,
 		   hook_run_done_function done, void *context)
 {
 	int input_pipe[2], output_pipe[2];
-	if (pipe2(input_pipe, O_CLOEXEC) < 0)
-		return -errno;
+	if (pipe2(input_pipe, O_CLOEXEC) < 0) {
+		int error = -errno;
+		free(input);
+		return error;
+	}
 	if (pipe2(output_pipe, O_CLOEXEC) < 0) {
 		int error = -errno;
 		close(input_pipe[0]);
 		close(input_pipe[1]);
+		free(input);
 		return error;
 	}
 	posix_spawn_file_actions_t actions;
@@ -233,6 +226,7 @@ int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, c
 	if (error) {
 		close(input_pipe[1]);
 		close(output_pipe[0]);
+		free(input);
 		return -error;
 	}
 	fcntl(input_pipe[1], F_SETFL, O_NONBLOCK);
@@ -241,8 +235,7 @@ int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, c
 	run->done = done;
 	run->context = context;
 	run->timed_out = run->output_too_large = false;
-	run->input = xmalloc(input_length ? input_length : 1);
-	memcpy(run->input, input, input_length);
+	run->input = input;
 	run->input_length = input_length;
 	run->input_written = 0;
 	run->pidfd_watch.fd = pidfd; /* CLOEXEC by nature */

@@ -46,8 +46,8 @@ void hook_run_init(struct hook_run *run, struct loop *loop);
  * leads its own process group, with `envp`, `input` on stdin, stdout
  * collected and stderr on `stderr_fd`. 0, then `done` follows once it has
  * exited; or -errno when it could not be started (exec failed included).
- * The run copies `input`. */
-int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, const char *input,
+ * The run takes `input` (malloc'd) and frees it, also when it fails. */
+int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, char *input,
 		   size_t input_length, int stderr_fd, uint64_t timeout_ms,
 		   hook_run_done_function done, void *context);
 

@@ -38,6 +38,32 @@ static void add_hook(struct task_hooks *hooks, size_t position, const struct tas
 	state_of(hooks, hook->name);
 }
 
+/* corral's own environment, and who is asking. */
+static char **hook_environment(const struct task_hooks_owner *owner, const char *name,
+			       enum hook_stage stage)
+{
+	extern char **environ;
+	size_t count = 0;
+	while (environ[count])
+		count++;
+	char **envp = xcalloc(count + 5, sizeof(*envp));
+	size_t used = 0;
+	static const char *const ours[] = {
+	    "CORRAL_GROUP=", "CORRAL_TASK=", "CORRAL_HOOK=", "CORRAL_HOOK_STAGE="};
+	for (size_t i = 0; i < count; i++) {
+		bool replaced = false;
+		for (size_t j = 0; j < 4 && !replaced; j++)
+			replaced = strncmp(environ[i], ours[j], strlen(ours[j])) == 0;
+		if (!replaced)
+			envp[used++] = xstrdup(environ[i]);
+	}
+	envp[used++] = xasprintf("CORRAL_GROUP=%s", owner->group_name);
+	envp[used++] = xasprintf("CORRAL_TASK=%s", owner->task->name);
+	envp[used++] = xasprintf("CORRAL_HOOK=%s", name);
+	envp[used++] = xasprintf("CORRAL_HOOK_STAGE=%s", hook_stage_name(stage));
+	return envp;
+}
+
 void task_hooks_init(struct task_hooks *hooks, const struct task_hooks_owner *owner)
 {
 	memset(hooks, 0, sizeof(*hooks));
@@ -51,6 +77,7 @@ void task_hooks_init(struct task_hooks *hooks, const struct task_hooks_owner *ow
 			     .name = config->name,
 			     .stage = config->stage,
 			     .exec = config,
+			     .envp = hook_environment(owner, config->name, config->stage),
 			 });
 	}
 }
@@ -250,34 +277,9 @@ static void fill_request(struct task_hooks *hooks, const struct task_hook *hook,
 	};
 }
 
-/* corral's own environment, and who is asking. */
-static char **hook_environment(struct task_hooks *hooks, const struct task_hook *hook)
-{
-	extern char **environ;
-	size_t count = 0;
-	while (environ[count])
-		count++;
-	char **envp = xcalloc(count + 5, sizeof(*envp));
-	size_t used = 0;
-	static const char *const ours[] = {
-	    "CORRAL_GROUP=", "CORRAL_TASK=", "CORRAL_HOOK=", "CORRAL_HOOK_STAGE="};
-	for (size_t i = 0; i < count; i++) {
-		bool replaced = false;
-		for (size_t j = 0; j < 4 && !replaced; j++)
-			replaced = strncmp(environ[i], ours[j], strlen(ours[j])) == 0;
-		if (!replaced)
-			envp[used++] = xstrdup(environ[i]);
-	}
-	envp[used++] = xasprintf("CORRAL_GROUP=%s", hooks->owner.group_name);
-	envp[used++] = xasprintf("CORRAL_TASK=%s", hooks->owner.task->name);
-	envp[used++] = xasprintf("CORRAL_HOOK=%s", hook->name);
-	envp[used++] = xasprintf("CORRAL_HOOK_STAGE=%s", hook_stage_name(hook->stage));
-	return envp;
-}
-
-/* Starts the hook; false when it is already over (a built-in, or an exec
- * hook that could not start). */
-static bool start_hook(struct task_hooks *hooks, struct task_hook *hook)
+/* Starts the hook; a built-in, or an exec hook that could not start, is
+ * over at once (hook_finished), an exec hook that runs ends in on_run_done. */
+static void start_hook(struct task_hooks *hooks, struct task_hook *hook)
 {
 	struct hook_request request;
 	fill_request(hooks, hook, &request);
@@ -290,22 +292,18 @@ static bool start_hook(struct task_hooks *hooks, struct task_hook *hook)
 			result = apply_response(hooks, hook, &response, error, sizeof(error));
 		hook_response_free(&response);
 		hook_finished(hooks, hook, result == 0 ? NULL : error);
-		return false;
+		return;
 	}
 	size_t length;
 	char *input = hook_request_build(&request, &length);
-	char **envp = hook_environment(hooks, hook);
 	int error =
-	    hook_run_start(&hooks->run, hook->exec->argv, envp, input, length,
+	    hook_run_start(&hooks->run, hook->exec->argv, hook->envp, input, length,
 			   hooks->owner.stderr_fd, hook->exec->timeout_ms, on_run_done, hooks);
-	string_vector_free(envp);
-	free(input);
 	if (error == 0)
-		return true;
+		return;
 	char why[HOOK_MESSAGE_MAX];
 	snprintf(why, sizeof(why), "exec %s: %s", hook->exec->argv[0], strerror(-error));
 	hook_finished(hooks, hook, why);
-	return false;
 }
 
 /* Runs the next hook of the current job, or the next job. Always from the
@@ -345,8 +343,10 @@ void task_hooks_free(struct task_hooks *hooks)
 		return;
 	hook_run_free(&hooks->run);
 	loop_timer_cancel(hooks->owner.loop, &hooks->step);
-	for (size_t i = 0; i < hooks->count; i++)
+	for (size_t i = 0; i < hooks->count; i++) {
 		start_additions_free(&hooks->hooks[i].last);
+		string_vector_free(hooks->hooks[i].envp);
+	}
 	free(hooks->hooks);
 	for (size_t i = 0; i < hooks->state_count; i++) {
 		free(hooks->states[i].name);

@@ -33,6 +33,7 @@ struct task_hook {
 	const char *name;
 	enum hook_stage stage;
 	const struct hook_config *exec; /* NULL: built-in */
+	char **envp; /* exec: its environment, built once (corral's, and who asks) */
 	builtin_hook_function builtin;
 	void *builtin_data;
 	bool done;                   /* prestart: not run again */

@@ -13,6 +13,7 @@
 #include "config/units.h"
 #include "config/xmalloc.h"
 #include "isolation/spawn.h"
+#include "supervisor/process_group.h"
 
 static void on_next_run(struct loop_timer *timer);
 static void on_deadline(struct loop_timer *timer);
@@ -83,20 +84,11 @@ static void on_next_run(struct loop_timer *timer)
 			       loop_now_ms() + probe->config->interval_ms);
 }
 
-/* Kills the run and what it started (it leads its own process group). */
-static void kill_run(struct probe *probe)
-{
-	if (probe->pid > 0) {
-		kill(-probe->pid, SIGKILL);
-		kill(probe->pid, SIGKILL);
-	}
-}
-
 static void on_deadline(struct loop_timer *timer)
 {
 	struct probe *probe = timer->data;
 	probe->timed_out = true;
-	kill_run(probe);
+	process_group_kill(probe->pid);
 }
 
 static void describe_exit(struct probe *probe, const siginfo_t *info, char *why, size_t size)
@@ -123,16 +115,9 @@ static void describe_exit(struct probe *probe, const siginfo_t *info, char *why,
 static void finish_run(struct probe *probe)
 {
 	siginfo_t info;
-	memset(&info, 0, sizeof(info));
-	int pidfd = probe->pidfd_watch.fd;
-	if (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG | WNOWAIT) < 0 ||
-	    info.si_pid == 0)
+	/* What the run left behind goes with it. */
+	if (!process_group_reap(probe->pidfd_watch.fd, probe->pid, true, &info))
 		return;
-	/* What the run left behind, while its unreaped leader still holds
-	 * the process group id; then the leader. */
-	kill(-probe->pid, SIGKILL);
-	siginfo_t reaped;
-	waitid(P_PIDFD, (id_t)pidfd, &reaped, WEXITED | WNOHANG);
 	char why[160] = "";
 	bool passed = info.si_code == CLD_EXITED && info.si_status == 0 && !probe->timed_out;
 	if (!passed)
@@ -172,7 +157,7 @@ void probe_stop(struct probe *probe)
 {
 	probe->active = false;
 	loop_timer_cancel(probe->services->loop, &probe->next_run);
-	kill_run(probe);
+	process_group_kill(probe->pid);
 }
 
 void probe_free(struct probe *probe)
