@@ -62,19 +62,6 @@ static bool expect_integer(struct load_context *context, const yaml_node_t *node
 	return true;
 }
 
-static const char *expect_absolute_path(struct load_context *context, const yaml_node_t *node,
-					const struct where *where)
-{
-	const char *path = expect_string(context, node, where);
-
-	if (path && path[0] != '/') {
-		report(context, node, where, "must be an absolute path, not %s",
-		       quote(path, node->data.scalar.length).text);
-		return NULL;
-	}
-	return path;
-}
-
 /* Each list item that is a string, checked by the caller. */
 static void parse_env(struct load_context *context, const yaml_node_t *node,
 		      const struct where *where, struct cdi_edits *edits)
@@ -150,7 +137,7 @@ static void parse_device_node(struct load_context *context, const yaml_node_t *n
 	map_check_keys(context, &fields, where, node_keys);
 	if ((field = map_lookup(&fields, "path"))) {
 		field_where = where_field(where, "path", buffer, sizeof(buffer));
-		const char *path = expect_absolute_path(context, field, &field_where);
+		const char *path = expect_absolute(context, field, &field_where);
 
 		if (path)
 			out->path = xstrdup(path);
@@ -159,7 +146,7 @@ static void parse_device_node(struct load_context *context, const yaml_node_t *n
 	}
 	if ((field = map_lookup(&fields, "hostPath"))) {
 		field_where = where_field(where, "hostPath", buffer, sizeof(buffer));
-		const char *path = expect_absolute_path(context, field, &field_where);
+		const char *path = expect_absolute(context, field, &field_where);
 
 		if (path)
 			out->host_path = xstrdup(path);
@@ -288,7 +275,7 @@ static void parse_mount(struct load_context *context, const yaml_node_t *node,
 	}
 	if ((field = map_lookup(&fields, "containerPath"))) {
 		field_where = where_field(where, "containerPath", buffer, sizeof(buffer));
-		const char *path = expect_absolute_path(context, field, &field_where);
+		const char *path = expect_absolute(context, field, &field_where);
 
 		if (path)
 			out->mount.target = xstrdup(path);
