@@ -13,6 +13,7 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
+#include "config/paths.h"
 #include "config/xmalloc.h"
 
 static const char *const mount_keys[] = {
@@ -52,16 +53,6 @@ static void mount_config_copy(struct mount_config *to, const struct mount_config
 	to->options = string_vector_copy(from->options);
 }
 
-static bool has_parent_component(const char *path)
-{
-	for (const char *part = path; *part; part += strcspn(part, "/")) {
-		part += strspn(part, "/");
-		if (strncmp(part, "..", 2) == 0 && (part[2] == '/' || part[2] == '\0'))
-			return true;
-	}
-	return false;
-}
-
 /* A place inside the task's root: absolute, below /, never going up. The
  * runtime resolves it inside the root anyway; refusing ".." here says
  * what the writer meant is not what they get. */
@@ -72,7 +63,7 @@ static bool parse_target(struct load_context *context, const yaml_node_t *node,
 
 	if (!text)
 		return false;
-	if (has_parent_component(text)) {
+	if (path_has_parent_component(text)) {
 		report(context, node, where, "must not go up with \"..\", not %s",
 		       quote(text, node->data.scalar.length).text);
 		return false;

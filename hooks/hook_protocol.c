@@ -8,6 +8,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "config/paths.h"
 #include "config/units.h"
 #include "config/xmalloc.h"
 #include "hooks/start_additions.h"
@@ -195,17 +196,7 @@ static bool check_keys(struct reader *reader, const json_t *object, const struct
  * cannot climb out of it. */
 static bool is_path_inside_task(const char *path)
 {
-	if (path[0] != '/')
-		return false;
-	for (const char *part = path; *part;) {
-		while (*part == '/')
-			part++;
-		size_t length = strcspn(part, "/");
-		if (length == 2 && part[0] == '.' && part[1] == '.')
-			return false;
-		part += length;
-	}
-	return true;
+	return path[0] == '/' && !path_has_parent_component(path);
 }
 
 static char *read_target(struct reader *reader, const json_t *value, const struct path *path)

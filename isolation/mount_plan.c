@@ -9,6 +9,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "config/paths.h"
 #include "config/xmalloc.h"
 #include "isolation/spawn.h"
 
@@ -108,14 +109,8 @@ static void add_root_basics(struct mount_plan *plan, const struct isolation_conf
 /* The loader checks configured targets; a hook's are checked here. */
 static bool target_is_valid(const char *target)
 {
-	if (!target || target[0] != '/' || target[strspn(target, "/")] == '\0')
-		return false;
-	for (const char *part = target; *part; part += strcspn(part, "/")) {
-		part += strspn(part, "/");
-		if (strncmp(part, "..", 2) == 0 && (part[2] == '/' || part[2] == '\0'))
-			return false;
-	}
-	return true;
+	return target && target[0] == '/' && target[strspn(target, "/")] != '\0' &&
+	       !path_has_parent_component(target);
 }
 
 /* Mount flags, not file system data: fsconfig refuses them, and a bind
