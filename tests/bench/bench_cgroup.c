@@ -505,13 +505,9 @@ static void show_corral_log(const char *log)
 static int64_t corral_round(const struct settings *settings, bool hide_cgroups, const char *config,
 			    const char *name)
 {
-	char file[64];
-	snprintf(file, sizeof(file), "%s-events.jsonl", name);
-	char *events = temp_path(file);
-	snprintf(file, sizeof(file), "%s-stderr.log", name);
-	char *log = temp_path(file);
-	snprintf(file, sizeof(file), "%s.sock", name);
-	char *socket = temp_path(file);
+	char *events = temp_path("%s-events.jsonl", name);
+	char *log = temp_path("%s-stderr.log", name);
+	char *socket = temp_path("%s.sock", name);
 	int cgroup_fd = make_cgroup(scratch_fd, name);
 
 	int64_t start = now_ns();
@@ -568,9 +564,7 @@ static void bench_corral(const struct settings *settings)
 	};
 	size_t row_count = sizeof(rows) / sizeof(rows[0]);
 	for (size_t i = 0; i < row_count; i++) {
-		char file[32];
-		snprintf(file, sizeof(file), "corral-%zu.yaml", i);
-		rows[i].config = temp_path(file);
+		rows[i].config = temp_path("corral-%zu.yaml", i);
 		write_sleep_config(rows[i].config, settings->tasks, rows[i].resources);
 	}
 	for (unsigned round = 0; round < settings->rounds; round++) {

@@ -727,15 +727,10 @@ static void setup_rows(unsigned runs_per_round)
 	rows[ROW_CORRAL_USERNS].isolation = userns_yaml;
 	for (int id = ROW_CORRAL_ISOLATED; is_corral_row(id); id++) {
 		struct row *row = &rows[id];
-		char name[64];
-		snprintf(name, sizeof(name), "corral-%d.yaml", id);
-		row->config = temp_path(name);
-		snprintf(name, sizeof(name), "corral-%d-one.yaml", id);
-		row->config_one = temp_path(name);
-		snprintf(name, sizeof(name), "corral-%d-extra.yaml", id);
-		row->config_extra = temp_path(name);
-		snprintf(name, sizeof(name), "corral-%d.jsonl", id);
-		row->events = temp_path(name);
+		row->config = temp_path("corral-%d.yaml", id);
+		row->config_one = temp_path("corral-%d-one.yaml", id);
+		row->config_extra = temp_path("corral-%d-extra.yaml", id);
+		row->events = temp_path("corral-%d.jsonl", id);
 		write_corral_config(row->config, row->isolation, runs_per_round);
 		write_corral_config(row->config_one, row->isolation, 1);
 		/* For the rounds with a run more, when N is not a multiple of

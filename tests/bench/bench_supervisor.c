@@ -600,13 +600,9 @@ struct idle_corral {
 static struct idle_corral start_idle_corral(const struct settings *settings, unsigned tasks,
 					    const char *name)
 {
-	char file[64];
-	snprintf(file, sizeof(file), "%s.yaml", name);
-	char *config = temp_path(file);
-	snprintf(file, sizeof(file), "%s-events.jsonl", name);
-	char *events = temp_path(file);
-	snprintf(file, sizeof(file), "%s-stderr.log", name);
-	char *log = temp_path(file);
+	char *config = temp_path("%s.yaml", name);
+	char *events = temp_path("%s-events.jsonl", name);
+	char *log = temp_path("%s-stderr.log", name);
 
 	struct text text = {0};
 	text_append(&text, "groups:\n  bench:\n    tasks:\n");

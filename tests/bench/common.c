@@ -113,12 +113,16 @@ void remove_temp_dir(void)
 	}
 }
 
-char *temp_path(const char *name)
+char *temp_path(const char *format, ...)
 {
 	char *path = malloc(PATH_MAX);
 	if (!path)
 		die("out of memory");
-	snprintf(path, PATH_MAX, "%s/%s", temp_dir, name);
+	int length = snprintf(path, PATH_MAX, "%s/", temp_dir);
+	va_list args;
+	va_start(args, format);
+	vsnprintf(path + length, PATH_MAX - (size_t)length, format, args);
+	va_end(args);
 	return path;
 }
 

@@ -36,8 +36,8 @@ void make_temp_dir(const char *template);
 /* rm -rf temp_dir; async-signal-safe. */
 void remove_temp_dir(void);
 
-/* The path of `name` in temp_dir, malloc'd. */
-char *temp_path(const char *name);
+/* The path in temp_dir of the name `format` makes, malloc'd. */
+char *temp_path(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* What both benches take on the command line. */
 struct bench_options {
