@@ -400,19 +400,15 @@ static size_t started_gaps(const char *path, struct series *gaps)
 		die("corral wrote no event log at %s", path);
 	size_t started = 0;
 	double previous = -1;
-	for (char *line = content; line && *line;) {
-		char *newline = strchr(line, '\n');
-		if (newline)
-			*newline = '\0';
-		const char *time_field = strstr(line, "\"time\":");
-		if (time_field && strstr(line, "\"event\":\"started\"")) {
-			double time = strtod(time_field + 7, NULL);
+	char *cursor = content;
+	for (char *line; (line = next_line(&cursor));) {
+		double time = event_time(line);
+		if (time >= 0 && strstr(line, "\"event\":\"started\"")) {
 			if (previous >= 0 && gaps)
 				series_add(gaps, (time - previous) * 1e3);
 			previous = time;
 			started++;
 		}
-		line = newline ? newline + 1 : NULL;
 	}
 	free(content);
 	return started;

@@ -485,12 +485,9 @@ static size_t event_gaps(const char *path, struct series *gaps)
 		die("corral wrote no event log at %s", path);
 	size_t restarting = 0;
 	double exited_at = -1;
-	for (char *line = content; line && *line;) {
-		char *newline = strchr(line, '\n');
-		if (newline)
-			*newline = '\0';
-		const char *time_field = strstr(line, "\"time\":");
-		double time = time_field ? strtod(time_field + 7, NULL) : -1;
+	char *cursor = content;
+	for (char *line; (line = next_line(&cursor));) {
+		double time = event_time(line);
 		if (strstr(line, "\"task\":\"r\"") && time >= 0) {
 			if (strstr(line, "\"event\":\"exited\"")) {
 				exited_at = time;
@@ -501,7 +498,6 @@ static size_t event_gaps(const char *path, struct series *gaps)
 				exited_at = -1;
 			}
 		}
-		line = newline ? newline + 1 : NULL;
 	}
 	free(content);
 	return restarting;

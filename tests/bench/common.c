@@ -375,6 +375,24 @@ char *read_file(const char *path, size_t *length_out)
 	return text.data;
 }
 
+char *next_line(char **cursor)
+{
+	char *line = *cursor;
+	if (!line || !*line)
+		return NULL;
+	char *newline = strchr(line, '\n');
+	if (newline)
+		*newline = '\0';
+	*cursor = newline ? newline + 1 : NULL;
+	return line;
+}
+
+double event_time(const char *line)
+{
+	const char *field = strstr(line, "\"time\":");
+	return field ? strtod(field + strlen("\"time\":"), NULL) : -1;
+}
+
 size_t count_occurrences(const char *haystack, const char *needle)
 {
 	size_t count = 0;

@@ -115,6 +115,14 @@ void write_file(const char *path, const char *content, size_t length, mode_t mod
 /* The whole file, NUL-terminated; NULL when it cannot be read. */
 char *read_file(const char *path, size_t *length_out);
 
+/* The line at *cursor, cut at its newline in place, and *cursor moved past
+ * it; NULL at the end of the text or at an empty line. */
+char *next_line(char **cursor);
+
+/* The "time" of a line of corral's event log (s, CLOCK_REALTIME as corral
+ * writes it), or -1 when the line has none. */
+double event_time(const char *line);
+
 size_t count_occurrences(const char *haystack, const char *needle);
 
 /* The number after `key` (e.g. "\nVmRSS:") in a /proc status-like text,
