@@ -40,7 +40,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -627,14 +626,11 @@ int main(int argc, char **argv)
 	catch_fatal_signals();
 	make_scratch_cgroup();
 
-	struct utsname uts;
-	uname(&uts);
 	char controllers[256];
 	read_controllers(scratch_fd, controllers, sizeof(controllers));
-	printf("bench_cgroup%s: corral %s, kernel %s %s, %ld CPUs online\n"
-	       "scratch cgroup %s, controllers: %s\n\n",
-	       settings.quick ? " --quick" : "", settings.corral, uts.release, uts.machine,
-	       sysconf(_SC_NPROCESSORS_ONLN), scratch_path, controllers[0] ? controllers : "none");
+	print_machine_line(settings.quick, settings.corral, NULL);
+	printf("scratch cgroup %s, controllers: %s\n\n", scratch_path,
+	       controllers[0] ? controllers : "none");
 	fflush(stdout);
 	bench_spawn(&settings);
 	fflush(stdout);

@@ -38,7 +38,6 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1335,11 +1334,7 @@ int main(int argc, char **argv)
 	if (bench.have_supervisord)
 		bench.versions[TOOL_SUPERVISORD] = program_version(bench.supervisord);
 
-	struct utsname uts;
-	uname(&uts);
-	printf("bench_control%s: corral %s (%s), kernel %s %s, %ld CPUs online\n",
-	       settings.quick ? " --quick" : "", settings.corral, bench.versions[TOOL_CORRAL],
-	       uts.release, uts.machine, sysconf(_SC_NPROCESSORS_ONLN));
+	print_machine_line(settings.quick, settings.corral, bench.versions[TOOL_CORRAL]);
 	if (bench.have_supervisord)
 		printf("  supervisord %s (%s, %s)\n", bench.versions[TOOL_SUPERVISORD],
 		       bench.supervisord, bench.supervisorctl);

@@ -42,7 +42,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -899,11 +898,7 @@ static void usage(FILE *out)
 
 static void print_header(const struct settings *settings)
 {
-	struct utsname uts;
-	uname(&uts);
-	printf("bench_isolation%s: corral %s, kernel %s %s, %ld CPUs online\n",
-	       settings->quick ? " --quick" : "", settings->corral, uts.release, uts.machine,
-	       sysconf(_SC_NPROCESSORS_ONLN));
+	print_machine_line(settings->quick, settings->corral, NULL);
 	const enum row_id tools[] = {ROW_UNSHARE, ROW_BWRAP, ROW_RUNC};
 	for (size_t i = 0; i < 3; i++) {
 		struct row *row = &rows[tools[i]];
@@ -949,11 +944,7 @@ int main(int argc, char **argv)
 	catch_fatal_signals();
 	snprintf(runc_id_prefix, sizeof(runc_id_prefix), "bench-isolation-%d-", (int)getpid());
 	find_cgroup_dirs();
-	/* A control socket of the bench's own: another corral may hold the
-	 * default one. */
-	char *socket_path = temp_path("control.sock");
-	setenv("CORRAL_SOCKET", socket_path, 1);
-	free(socket_path);
+	use_own_control_socket();
 	tool_log_path = temp_path("tool-output.log");
 	tool_log_fd = open(tool_log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (tool_log_fd < 0)

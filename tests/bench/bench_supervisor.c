@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -693,15 +692,6 @@ static void usage(FILE *out)
 		     "  --quick        small sizes, a smoke test of the bench itself\n");
 }
 
-static void print_header(const struct settings *settings)
-{
-	struct utsname uts;
-	uname(&uts);
-	printf("bench_supervisor%s: corral %s, kernel %s %s, %ld CPUs online\n\n",
-	       settings->quick ? " --quick" : "", settings->corral, uts.release, uts.machine,
-	       sysconf(_SC_NPROCESSORS_ONLN));
-}
-
 int main(int argc, char **argv)
 {
 	int64_t start_ns = now_ns();
@@ -741,13 +731,10 @@ int main(int argc, char **argv)
 
 	make_temp_dir("/tmp/corral-bench.XXXXXX");
 	catch_fatal_signals();
-	/* A control socket of the bench's own: another corral may hold the
-	 * default one, and corral refuses to take a live socket. */
-	char *socket_path = temp_path("control.sock");
-	setenv("CORRAL_SOCKET", socket_path, 1);
-	free(socket_path);
+	use_own_control_socket();
 
-	print_header(&settings);
+	print_machine_line(settings.quick, settings.corral, NULL);
+	printf("\n");
 	fflush(stdout);
 	bench_start(&settings);
 	fflush(stdout);

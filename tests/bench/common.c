@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -178,6 +179,22 @@ bool corral_runnable(const char *corral)
 	fprintf(stderr, "%s: %s: %s (build corral first, or --corral PATH)\n", program_name, corral,
 		strerror(errno));
 	return false;
+}
+
+void print_machine_line(bool quick, const char *corral, const char *version)
+{
+	struct utsname uts;
+	uname(&uts);
+	printf("%s%s: corral %s%s%s%s, kernel %s %s, %ld CPUs online\n", program_name,
+	       quick ? " --quick" : "", corral, version ? " (" : "", version ? version : "",
+	       version ? ")" : "", uts.release, uts.machine, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+void use_own_control_socket(void)
+{
+	char *socket_path = temp_path("control.sock");
+	setenv("CORRAL_SOCKET", socket_path, 1);
+	free(socket_path);
 }
 
 /* ---- processes ------------------------------------------------------------ */

@@ -55,6 +55,14 @@ int parse_options(int argc, char **argv, bool takes_tasks, void (*usage)(FILE *o
 /* Whether the corral binary can be run; says why not on stderr. */
 bool corral_runnable(const char *corral);
 
+/* The first line of every bench's output: "PROGRAM[ --quick]: corral
+ * PATH[ (VERSION)], kernel RELEASE MACHINE, N CPUs online". */
+void print_machine_line(bool quick, const char *corral, const char *version);
+
+/* Points CORRAL_SOCKET into temp_dir: another corral may hold the default
+ * socket, and corral refuses to take a live one. */
+void use_own_control_socket(void);
+
 /* ---- processes ------------------------------------------------------------ */
 
 /* In a child just forked: `signal_number` when the bench dies, and exit at
