@@ -262,7 +262,9 @@ static enum variant baseline_of(enum variant variant)
 	return one_at_a_time(variant) ? PLAIN_EACH : PLAIN;
 }
 
-static pid_t spawn_into_cgroup(int cgroup_fd)
+/* fork, straight into the cgroup `cgroup_fd`: 0 in the child. `what`
+ * names the call when it fails. */
+static pid_t clone_into_cgroup(int cgroup_fd, const char *what)
 {
 	struct clone_args args = {
 	    .flags = CLONE_INTO_CGROUP,
@@ -271,10 +273,16 @@ static pid_t spawn_into_cgroup(int cgroup_fd)
 	};
 	long pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid < 0)
-		die("clone3(CLONE_INTO_CGROUP): %s", strerror(errno));
+		die("%s: %s", what, strerror(errno));
+	return (pid_t)pid;
+}
+
+static pid_t spawn_into_cgroup(int cgroup_fd)
+{
+	pid_t pid = clone_into_cgroup(cgroup_fd, "clone3(CLONE_INTO_CGROUP)");
 	if (pid == 0)
 		exec_true();
-	return (pid_t)pid;
+	return pid;
 }
 
 static void write_pid(int fd, pid_t pid, const char *what)
@@ -440,14 +448,7 @@ static pid_t spawn_corral(const struct settings *settings, int cgroup_fd, bool h
 			  const char *config, const char *events, const char *socket,
 			  const char *log)
 {
-	struct clone_args args = {
-	    .flags = CLONE_INTO_CGROUP,
-	    .exit_signal = SIGCHLD,
-	    .cgroup = (uint64_t)cgroup_fd,
-	};
-	long pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid < 0)
-		die("clone3 for corral: %s", strerror(errno));
+	pid_t pid = clone_into_cgroup(cgroup_fd, "clone3 for corral");
 	if (pid == 0) {
 		exit_with_parent(SIGTERM);
 		if (hide_cgroups && (unshare(CLONE_NEWNS) < 0 ||
@@ -471,8 +472,8 @@ static pid_t spawn_corral(const struct settings *settings, int cgroup_fd, bool h
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	running_corral = (pid_t)pid;
-	return (pid_t)pid;
+	running_corral = pid;
+	return pid;
 }
 
 static void write_sleep_config(const char *path, unsigned count, const char *resources)
