@@ -476,21 +476,6 @@ static pid_t spawn_corral(const struct settings *settings, int cgroup_fd, bool h
 	return pid;
 }
 
-static void write_sleep_config(const char *path, unsigned count, const char *resources)
-{
-	struct text text = {0};
-	text_append(&text, "groups:\n  bench:\n");
-	if (resources)
-		text_append(&text, "    resources: %s\n", resources);
-	text_append(&text, "    tasks:\n");
-	for (unsigned i = 1; i <= count; i++)
-		text_append(
-		    &text,
-		    "      s%03u: {command: [\"sleep\", \"1000\"], restart: {policy: never}}\n", i);
-	write_file(path, text.data, text.length, 0644);
-	free(text.data);
-}
-
 static void show_corral_log(const char *log)
 {
 	char *said = read_file(log, NULL);

@@ -599,14 +599,7 @@ static struct idle_corral start_idle_corral(const struct settings *settings, uns
 	char *events = temp_path("%s-events.jsonl", name);
 	char *log = temp_path("%s-stderr.log", name);
 
-	struct text text = {0};
-	text_append(&text, "groups:\n  bench:\n    tasks:\n");
-	for (unsigned i = 1; i <= tasks; i++)
-		text_append(
-		    &text,
-		    "      s%03u: {command: [\"sleep\", \"1000\"], restart: {policy: never}}\n", i);
-	write_file(config, text.data, text.length, 0644);
-	free(text.data);
+	write_sleep_config(config, tasks, NULL);
 
 	const char *args[] = {"run", "--events", events, config, NULL};
 	struct idle_corral corral = {.start_ns = now_ns()};

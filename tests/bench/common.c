@@ -363,6 +363,21 @@ void write_file(const char *path, const char *content, size_t length, mode_t mod
 	close(fd);
 }
 
+void write_sleep_config(const char *path, unsigned count, const char *resources)
+{
+	struct text text = {0};
+	text_append(&text, "groups:\n  bench:\n");
+	if (resources)
+		text_append(&text, "    resources: %s\n", resources);
+	text_append(&text, "    tasks:\n");
+	for (unsigned i = 1; i <= count; i++)
+		text_append(
+		    &text,
+		    "      s%03u: {command: [\"sleep\", \"1000\"], restart: {policy: never}}\n", i);
+	write_file(path, text.data, text.length, 0644);
+	free(text.data);
+}
+
 /* A read error counts as unreadable: in /proc it means the process went
  * away while it was read, which callers handle as its absence. */
 char *read_file(const char *path, size_t *length_out)

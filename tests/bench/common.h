@@ -120,6 +120,10 @@ void text_append(struct text *text, const char *format, ...) __attribute__((form
 
 void write_file(const char *path, const char *content, size_t length, mode_t mode);
 
+/* A corral config at `path`: group "bench" of `count` tasks s001... that
+ * sleep and are never restarted, with `resources` (YAML) when not NULL. */
+void write_sleep_config(const char *path, unsigned count, const char *resources);
+
 /* The whole file, NUL-terminated; NULL when it cannot be read. */
 char *read_file(const char *path, size_t *length_out);
 
