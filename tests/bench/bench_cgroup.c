@@ -605,8 +605,6 @@ int main(int argc, char **argv)
 	}
 	if (options.tasks)
 		settings.tasks = options.tasks;
-	if (!corral_runnable(settings.corral))
-		return 1;
 
 	make_temp_dir("/tmp/corral-bench.XXXXXX");
 	catch_fatal_signals();

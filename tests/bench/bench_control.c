@@ -1303,8 +1303,6 @@ int main(int argc, char **argv)
 	}
 	if (options.tasks)
 		settings.tasks = options.tasks;
-	if (!corral_runnable(settings.corral))
-		return 1;
 	/* The socket comes from the config and --socket, never from here. */
 	unsetenv("CORRAL_SOCKET");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {

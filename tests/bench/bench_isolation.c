@@ -929,8 +929,6 @@ int main(int argc, char **argv)
 		settings.rounds = 2;
 		settings.runc_runs = 3;
 	}
-	if (!corral_runnable(settings.corral))
-		return 1;
 	if (geteuid() != 0) {
 		fprintf(stderr, "bench_isolation: run it as root (namespaces, cgroups, runc)\n");
 		return 1;

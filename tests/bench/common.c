@@ -127,6 +127,15 @@ char *temp_path(const char *format, ...)
 	return path;
 }
 
+static bool corral_runnable(const char *corral)
+{
+	if (access(corral, X_OK) == 0)
+		return true;
+	fprintf(stderr, "%s: %s: %s (build corral first, or --corral PATH)\n", program_name, corral,
+		strerror(errno));
+	return false;
+}
+
 int parse_options(int argc, char **argv, bool takes_tasks, void (*usage)(FILE *out),
 		  struct bench_options *options)
 {
@@ -169,16 +178,7 @@ int parse_options(int argc, char **argv, bool takes_tasks, void (*usage)(FILE *o
 		usage(stderr);
 		return 2;
 	}
-	return -1;
-}
-
-bool corral_runnable(const char *corral)
-{
-	if (access(corral, X_OK) == 0)
-		return true;
-	fprintf(stderr, "%s: %s: %s (build corral first, or --corral PATH)\n", program_name, corral,
-		strerror(errno));
-	return false;
+	return corral_runnable(options->corral) ? -1 : 1;
 }
 
 void print_machine_line(bool quick, const char *corral, const char *version)

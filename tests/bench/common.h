@@ -48,12 +48,10 @@ struct bench_options {
 
 /* Parses --corral PATH, --quick, --help and, with `takes_tasks`, --tasks N
  * (1 to 9999) into `options`, which holds the defaults. Returns -1 to go
- * on, or the code main() should exit with (after --help or a bad option). */
+ * on, or the code main() should exit with (after --help, a bad option, or
+ * a corral binary that cannot be run: it says why on stderr). */
 int parse_options(int argc, char **argv, bool takes_tasks, void (*usage)(FILE *out),
 		  struct bench_options *options);
-
-/* Whether the corral binary can be run; says why not on stderr. */
-bool corral_runnable(const char *corral);
 
 /* The first line of every bench's output: "PROGRAM[ --quick]: corral
  * PATH[ (VERSION)], kernel RELEASE MACHINE, N CPUs online". */
