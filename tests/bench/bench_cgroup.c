@@ -479,10 +479,7 @@ static pid_t spawn_corral(const struct settings *settings, int cgroup_fd, bool h
 static void show_corral_log(const char *log)
 {
 	char *said = read_file(log, NULL);
-	if (said) {
-		size_t length = strlen(said);
-		fprintf(stderr, "%s", said + (length > 3000 ? length - 3000 : 0));
-	}
+	fprintf(stderr, "%s", text_tail(said, 3000));
 	free(said);
 }
 

@@ -459,9 +459,8 @@ static void check_alive(enum tool tool, const char *log)
 		return;
 	tool_pids[tool] = 0;
 	char *said = read_file(log, NULL);
-	size_t length = said ? strlen(said) : 0;
 	fprintf(stderr, "bench_control: %s exited (status 0x%x); the end of its log:\n%s\n",
-		tool_names[tool], status, said ? said + (length > 3000 ? length - 3000 : 0) : "");
+		tool_names[tool], status, text_tail(said, 3000));
 	free(said);
 	die("%s died", tool_names[tool]);
 }

@@ -331,13 +331,8 @@ static int64_t time_tool(char *const argv[], enum child_kind kind, int *exit_cod
 /* The end of what the last tool said, into `said`. */
 static void keep_tool_log(char *said, size_t size)
 {
-	size_t length = 0;
-	char *text = read_file(tool_log_path, &length);
-	said[0] = '\0';
-	if (text) {
-		size_t from = length > size - 1 ? length - (size - 1) : 0;
-		snprintf(said, size, "%s", text + from);
-	}
+	char *text = read_file(tool_log_path, NULL);
+	snprintf(said, size, "%s", text_tail(text, size - 1));
 	free(text);
 }
 
@@ -453,13 +448,11 @@ static int64_t corral_round(const struct settings *settings, const char *config,
 	char *log = temp_path("corral-stderr.log");
 	unlink(events);
 	run_corral(settings, config, events, log, &exit_code);
-	size_t length = 0;
-	char *text = read_file(log, &length);
+	char *text = read_file(log, NULL);
 	fprintf(stderr,
 		"bench_isolation: corral run %s: exit code %d, %zu \"started\" events of %u "
 		"expected; its last words:\n%s\n",
-		config, exit_code, started, runs,
-		text ? text + (length > 2000 ? length - 2000 : 0) : "");
+		config, exit_code, started, runs, text_tail(text, 2000));
 	free(text);
 	free(log);
 	die("corral failed");

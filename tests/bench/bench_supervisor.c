@@ -235,16 +235,13 @@ static void explain_corral_failure(const struct settings *settings, const char *
 	const char *args[] = {"run", config, NULL};
 	pid_t pid = spawn_corral(settings, args, log);
 	wait_corral(pid, now_ns());
-	size_t length = 0;
-	char *text = read_file(log, &length);
+	char *text = read_file(log, NULL);
 	free(log);
 	fprintf(stderr, "bench_supervisor: corral run exited with code %d; its last words:\n",
 		exit_code);
-	if (text) {
-		size_t from = length > 2000 ? length - 2000 : 0;
-		fprintf(stderr, "%s\n", text + from);
-		free(text);
-	}
+	if (text)
+		fprintf(stderr, "%s\n", text_tail(text, 2000));
+	free(text);
 	die("corral failed");
 }
 

@@ -425,6 +425,14 @@ double event_time(const char *line)
 	return field ? strtod(field + strlen("\"time\":"), NULL) : -1;
 }
 
+const char *text_tail(const char *text, size_t max)
+{
+	if (!text)
+		return "";
+	size_t length = strlen(text);
+	return text + (length > max ? length - max : 0);
+}
+
 size_t count_occurrences(const char *haystack, const char *needle)
 {
 	size_t count = 0;

@@ -126,12 +126,16 @@ void write_sleep_config(const char *path, unsigned count, const char *resources)
 char *read_file(const char *path, size_t *length_out);
 
 /* The line at *cursor, cut at its newline in place, and *cursor moved past
- * it; NULL at the end of the text or at an empty line. */
+ * it; NULL at the end of the text. */
 char *next_line(char **cursor);
 
 /* The "time" of a line of corral's event log (s, CLOCK_REALTIME as corral
  * writes it), or -1 when the line has none. */
 double event_time(const char *line);
+
+/* The last `max` bytes of `text`, "" for NULL: the end of what a program
+ * said, to show when it failed. */
+const char *text_tail(const char *text, size_t max);
 
 size_t count_occurrences(const char *haystack, const char *needle);
 
