@@ -25,7 +25,6 @@
  * kills every later CLONE_INTO_CGROUP into that cgroup at once.
  *
  * Prints figures, asserts nothing about timing. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -71,21 +70,10 @@ static void remove_cgroup_at(int parent_fd, const char *name, int depth)
 	int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (depth < 16) {
-		char buffer[4096];
-		ssize_t got;
-		while ((got = getdents64(fd, buffer, sizeof(buffer))) > 0) {
-			for (ssize_t offset = 0; offset < got;) {
-				struct dirent64 *entry = (struct dirent64 *)(buffer + offset);
-				offset += entry->d_reclen;
-				const char *n = entry->d_name;
-				if (entry->d_type != DT_DIR ||
-				    (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]))))
-					continue;
-				remove_cgroup_at(fd, n, depth + 1);
-			}
-		}
-	}
+	/* The files in it are visited too: remove_cgroup_at fails to open
+	 * them as directories and leaves them be. */
+	if (depth < 16)
+		scan_dir(fd, "", 1, remove_cgroup_at, depth + 1);
 	for (int attempt = 0; attempt < 500; attempt++) {
 		if (unlinkat(parent_fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
 			break;

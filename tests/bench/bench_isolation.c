@@ -28,7 +28,6 @@
  * temporary directory under /tmp (runc's bundle and state included), runc's
  * containers (`runc delete --force`) and their cgroups, and a corral it
  * started (SIGTERM: corral removes its own cgroups). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -98,50 +97,30 @@ static void runc_delete(const char *id)
 			;
 }
 
-/* Calls `visit(dir_fd, name)` for each entry of `path` whose name starts with
- * `prefix`, rescanning until a pass finds none or `passes` are done;
- * async-signal-safe. Returns the number of visits. */
+/* scan_dir of the directory `path`; async-signal-safe. */
 static unsigned for_each_named(const char *path, const char *prefix, unsigned passes,
-			       void (*visit)(int dir_fd, const char *name))
+			       void (*visit)(int dir_fd, const char *name, int depth))
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	unsigned visits = 0;
-	size_t prefix_length = strlen(prefix);
-	for (unsigned pass = 0; pass < passes; pass++) {
-		bool found = false;
-		char buffer[4096];
-		ssize_t got;
-		lseek(fd, 0, SEEK_SET);
-		while ((got = getdents64(fd, buffer, sizeof(buffer))) > 0) {
-			for (ssize_t offset = 0; offset < got;) {
-				struct dirent64 *entry = (struct dirent64 *)(buffer + offset);
-				offset += entry->d_reclen;
-				if (strncmp(entry->d_name, prefix, prefix_length) != 0)
-					continue;
-				visit(fd, entry->d_name);
-				visits++;
-				found = true;
-			}
-		}
-		if (!found)
-			break;
-	}
+	unsigned visits = scan_dir(fd, prefix, passes, visit, 0);
 	close(fd);
 	return visits;
 }
 
-static void delete_container(int dir_fd, const char *name)
+static void delete_container(int dir_fd, const char *name, int depth)
 {
+	(void)depth;
 	runc_delete(name);
 	/* Whatever runc could not delete goes with the temp dir; never visit
 	 * it twice. */
 	unlinkat(dir_fd, name, AT_REMOVEDIR);
 }
 
-static void remove_cgroup(int dir_fd, const char *name)
+static void remove_cgroup(int dir_fd, const char *name, int depth)
 {
+	(void)depth;
 	/* A container's cgroup is a leaf; runc delete killed what was in it. */
 	for (int attempt = 0; attempt < 50; attempt++) {
 		if (unlinkat(dir_fd, name, AT_REMOVEDIR) == 0 || errno != EBUSY)

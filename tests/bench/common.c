@@ -71,6 +71,35 @@ void make_temp_dir(const char *template)
 	}
 }
 
+unsigned scan_dir(int fd, const char *prefix, unsigned passes,
+		  void (*visit)(int fd, const char *name, int depth), int depth)
+{
+	unsigned visits = 0;
+	size_t prefix_length = strlen(prefix);
+	for (unsigned pass = 0; pass < passes; pass++) {
+		bool found = false;
+		char buffer[4096];
+		ssize_t got;
+		lseek(fd, 0, SEEK_SET);
+		while ((got = getdents64(fd, buffer, sizeof(buffer))) > 0) {
+			for (ssize_t offset = 0; offset < got;) {
+				struct dirent64 *entry = (struct dirent64 *)(buffer + offset);
+				offset += entry->d_reclen;
+				const char *n = entry->d_name;
+				if ((n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]))) ||
+				    strncmp(n, prefix, prefix_length) != 0)
+					continue;
+				visit(fd, n, depth);
+				visits++;
+				found = true;
+			}
+		}
+		if (!found)
+			break;
+	}
+	return visits;
+}
+
 /* rm -rf, with the fds and buffers it needs on the stack, so that a signal
  * handler may use it. */
 static void remove_tree_at(int parent_fd, const char *name, int depth)
@@ -83,25 +112,7 @@ static void remove_tree_at(int parent_fd, const char *name, int depth)
 	if (fd < 0)
 		return;
 	/* Rescan until empty: removing while reading may skip entries. */
-	for (int pass = 0; pass < 100; pass++) {
-		bool removed_any = false;
-		char buffer[4096];
-		ssize_t got;
-		lseek(fd, 0, SEEK_SET);
-		while ((got = getdents64(fd, buffer, sizeof(buffer))) > 0) {
-			for (ssize_t offset = 0; offset < got;) {
-				struct dirent64 *entry = (struct dirent64 *)(buffer + offset);
-				offset += entry->d_reclen;
-				const char *n = entry->d_name;
-				if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])))
-					continue;
-				remove_tree_at(fd, n, depth + 1);
-				removed_any = true;
-			}
-		}
-		if (!removed_any)
-			break;
-	}
+	scan_dir(fd, "", 100, remove_tree_at, depth + 1);
 	close(fd);
 	unlinkat(parent_fd, name, AT_REMOVEDIR);
 }

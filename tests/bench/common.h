@@ -33,6 +33,14 @@ void die(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn)
 /* Creates temp_dir from `template` ("/tmp/NAME.XXXXXX"), or dies. */
 void make_temp_dir(const char *template);
 
+/* Calls `visit(fd, name, depth)` for each entry of the directory `fd` but
+ * . and .. whose name starts with `prefix`, rescanning from the start until
+ * a pass finds none or `passes` are done (a visit that removes its entry
+ * may make the scan skip others). Only syscalls and a buffer on the stack:
+ * async-signal-safe. Returns the number of visits. */
+unsigned scan_dir(int fd, const char *prefix, unsigned passes,
+		  void (*visit)(int fd, const char *name, int depth), int depth);
+
 /* rm -rf temp_dir; async-signal-safe. */
 void remove_temp_dir(void);
 
