@@ -1,4 +1,4 @@
-/* common: the plumbing both benchmark programs share; see common.h. */
+/* common: the plumbing the benchmark programs share; see common.h. */
 #include "common.h"
 
 #include <dirent.h>

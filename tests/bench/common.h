@@ -1,4 +1,4 @@
-/* common: the plumbing both benchmark programs share (clocks, samples,
+/* common: the plumbing the benchmark programs share (clocks, samples,
  * files, the temp dir, dying cleanly). Benchmarks print figures; what they
  * measure stays in the bench_*.c files, this is only what serves them. */
 #ifndef CORRAL_BENCH_COMMON_H
@@ -47,7 +47,7 @@ void remove_temp_dir(void);
 /* The path in temp_dir of the name `format` makes, malloc'd. */
 char *temp_path(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* What both benches take on the command line. */
+/* What every bench takes on the command line. */
 struct bench_options {
 	const char *corral;
 	bool quick;
