@@ -25,7 +25,6 @@
  * kills every later CLONE_INTO_CGROUP into that cgroup at once.
  *
  * Prints figures, asserts nothing about timing. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -40,7 +39,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,21 +70,10 @@ static void remove_cgroup_at(int parent_fd, const char *name, int depth)
 	int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (depth < 16) {
-		char buffer[4096];
-		ssize_t got;
-		while ((got = getdents64(fd, buffer, sizeof(buffer))) > 0) {
-			for (ssize_t offset = 0; offset < got;) {
-				struct dirent64 *entry = (struct dirent64 *)(buffer + offset);
-				offset += entry->d_reclen;
-				const char *n = entry->d_name;
-				if (entry->d_type != DT_DIR ||
-				    (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]))))
-					continue;
-				remove_cgroup_at(fd, n, depth + 1);
-			}
-		}
-	}
+	/* The files in it are visited too: remove_cgroup_at fails to open
+	 * them as directories and leaves them be. */
+	if (depth < 16)
+		scan_dir(fd, "", 1, remove_cgroup_at, depth + 1);
 	for (int attempt = 0; attempt < 500; attempt++) {
 		if (unlinkat(parent_fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
 			break;
@@ -263,7 +250,9 @@ static enum variant baseline_of(enum variant variant)
 	return one_at_a_time(variant) ? PLAIN_EACH : PLAIN;
 }
 
-static pid_t spawn_into_cgroup(int cgroup_fd)
+/* fork, straight into the cgroup `cgroup_fd`: 0 in the child. `what`
+ * names the call when it fails. */
+static pid_t clone_into_cgroup(int cgroup_fd, const char *what)
 {
 	struct clone_args args = {
 	    .flags = CLONE_INTO_CGROUP,
@@ -272,10 +261,16 @@ static pid_t spawn_into_cgroup(int cgroup_fd)
 	};
 	long pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid < 0)
-		die("clone3(CLONE_INTO_CGROUP): %s", strerror(errno));
+		die("%s: %s", what, strerror(errno));
+	return (pid_t)pid;
+}
+
+static pid_t spawn_into_cgroup(int cgroup_fd)
+{
+	pid_t pid = clone_into_cgroup(cgroup_fd, "clone3(CLONE_INTO_CGROUP)");
 	if (pid == 0)
 		exec_true();
-	return (pid_t)pid;
+	return pid;
 }
 
 static void write_pid(int fd, pid_t pid, const char *what)
@@ -441,14 +436,7 @@ static pid_t spawn_corral(const struct settings *settings, int cgroup_fd, bool h
 			  const char *config, const char *events, const char *socket,
 			  const char *log)
 {
-	struct clone_args args = {
-	    .flags = CLONE_INTO_CGROUP,
-	    .exit_signal = SIGCHLD,
-	    .cgroup = (uint64_t)cgroup_fd,
-	};
-	long pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid < 0)
-		die("clone3 for corral: %s", strerror(errno));
+	pid_t pid = clone_into_cgroup(cgroup_fd, "clone3 for corral");
 	if (pid == 0) {
 		exit_with_parent(SIGTERM);
 		if (hide_cgroups && (unshare(CLONE_NEWNS) < 0 ||
@@ -472,32 +460,14 @@ static pid_t spawn_corral(const struct settings *settings, int cgroup_fd, bool h
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	running_corral = (pid_t)pid;
-	return (pid_t)pid;
-}
-
-static void write_sleep_config(const char *path, unsigned count, const char *resources)
-{
-	struct text text = {0};
-	text_append(&text, "groups:\n  bench:\n");
-	if (resources)
-		text_append(&text, "    resources: %s\n", resources);
-	text_append(&text, "    tasks:\n");
-	for (unsigned i = 1; i <= count; i++)
-		text_append(
-		    &text,
-		    "      s%03u: {command: [\"sleep\", \"1000\"], restart: {policy: never}}\n", i);
-	write_file(path, text.data, text.length, 0644);
-	free(text.data);
+	running_corral = pid;
+	return pid;
 }
 
 static void show_corral_log(const char *log)
 {
 	char *said = read_file(log, NULL);
-	if (said) {
-		size_t length = strlen(said);
-		fprintf(stderr, "%s", said + (length > 3000 ? length - 3000 : 0));
-	}
+	fprintf(stderr, "%s", text_tail(said, 3000));
 	free(said);
 }
 
@@ -505,13 +475,9 @@ static void show_corral_log(const char *log)
 static int64_t corral_round(const struct settings *settings, bool hide_cgroups, const char *config,
 			    const char *name)
 {
-	char file[64];
-	snprintf(file, sizeof(file), "%s-events.jsonl", name);
-	char *events = temp_path(file);
-	snprintf(file, sizeof(file), "%s-stderr.log", name);
-	char *log = temp_path(file);
-	snprintf(file, sizeof(file), "%s.sock", name);
-	char *socket = temp_path(file);
+	char *events = temp_path("%s-events.jsonl", name);
+	char *log = temp_path("%s-stderr.log", name);
+	char *socket = temp_path("%s.sock", name);
 	int cgroup_fd = make_cgroup(scratch_fd, name);
 
 	int64_t start = now_ns();
@@ -568,9 +534,7 @@ static void bench_corral(const struct settings *settings)
 	};
 	size_t row_count = sizeof(rows) / sizeof(rows[0]);
 	for (size_t i = 0; i < row_count; i++) {
-		char file[32];
-		snprintf(file, sizeof(file), "corral-%zu.yaml", i);
-		rows[i].config = temp_path(file);
+		rows[i].config = temp_path("corral-%zu.yaml", i);
 		write_sleep_config(rows[i].config, settings->tasks, rows[i].resources);
 	}
 	for (unsigned round = 0; round < settings->rounds; round++) {
@@ -626,21 +590,16 @@ int main(int argc, char **argv)
 	}
 	if (options.tasks)
 		settings.tasks = options.tasks;
-	if (!corral_runnable(settings.corral))
-		return 1;
 
 	make_temp_dir("/tmp/corral-bench.XXXXXX");
 	catch_fatal_signals();
 	make_scratch_cgroup();
 
-	struct utsname uts;
-	uname(&uts);
 	char controllers[256];
 	read_controllers(scratch_fd, controllers, sizeof(controllers));
-	printf("bench_cgroup%s: corral %s, kernel %s %s, %ld CPUs online\n"
-	       "scratch cgroup %s, controllers: %s\n\n",
-	       settings.quick ? " --quick" : "", settings.corral, uts.release, uts.machine,
-	       sysconf(_SC_NPROCESSORS_ONLN), scratch_path, controllers[0] ? controllers : "none");
+	print_machine_line(settings.quick, settings.corral, NULL);
+	printf("scratch cgroup %s, controllers: %s\n\n", scratch_path,
+	       controllers[0] ? controllers : "none");
 	fflush(stdout);
 	bench_spawn(&settings);
 	fflush(stdout);

@@ -38,7 +38,6 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -460,9 +459,8 @@ static void check_alive(enum tool tool, const char *log)
 		return;
 	tool_pids[tool] = 0;
 	char *said = read_file(log, NULL);
-	size_t length = said ? strlen(said) : 0;
 	fprintf(stderr, "bench_control: %s exited (status 0x%x); the end of its log:\n%s\n",
-		tool_names[tool], status, said ? said + (length > 3000 ? length - 3000 : 0) : "");
+		tool_names[tool], status, text_tail(said, 3000));
 	free(said);
 	die("%s died", tool_names[tool]);
 }
@@ -1304,8 +1302,6 @@ int main(int argc, char **argv)
 	}
 	if (options.tasks)
 		settings.tasks = options.tasks;
-	if (!corral_runnable(settings.corral))
-		return 1;
 	/* The socket comes from the config and --socket, never from here. */
 	unsetenv("CORRAL_SOCKET");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
@@ -1335,11 +1331,7 @@ int main(int argc, char **argv)
 	if (bench.have_supervisord)
 		bench.versions[TOOL_SUPERVISORD] = program_version(bench.supervisord);
 
-	struct utsname uts;
-	uname(&uts);
-	printf("bench_control%s: corral %s (%s), kernel %s %s, %ld CPUs online\n",
-	       settings.quick ? " --quick" : "", settings.corral, bench.versions[TOOL_CORRAL],
-	       uts.release, uts.machine, sysconf(_SC_NPROCESSORS_ONLN));
+	print_machine_line(settings.quick, settings.corral, bench.versions[TOOL_CORRAL]);
 	if (bench.have_supervisord)
 		printf("  supervisord %s (%s, %s)\n", bench.versions[TOOL_SUPERVISORD],
 		       bench.supervisord, bench.supervisorctl);

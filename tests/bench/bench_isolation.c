@@ -28,7 +28,6 @@
  * temporary directory under /tmp (runc's bundle and state included), runc's
  * containers (`runc delete --force`) and their cgroups, and a corral it
  * started (SIGTERM: corral removes its own cgroups). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -42,7 +41,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,50 +97,30 @@ static void runc_delete(const char *id)
 			;
 }
 
-/* Calls `visit(dir_fd, name)` for each entry of `path` whose name starts with
- * `prefix`, rescanning until a pass finds none or `passes` are done;
- * async-signal-safe. Returns the number of visits. */
+/* scan_dir of the directory `path`; async-signal-safe. */
 static unsigned for_each_named(const char *path, const char *prefix, unsigned passes,
-			       void (*visit)(int dir_fd, const char *name))
+			       void (*visit)(int dir_fd, const char *name, int depth))
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	unsigned visits = 0;
-	size_t prefix_length = strlen(prefix);
-	for (unsigned pass = 0; pass < passes; pass++) {
-		bool found = false;
-		char buffer[4096];
-		ssize_t got;
-		lseek(fd, 0, SEEK_SET);
-		while ((got = getdents64(fd, buffer, sizeof(buffer))) > 0) {
-			for (ssize_t offset = 0; offset < got;) {
-				struct dirent64 *entry = (struct dirent64 *)(buffer + offset);
-				offset += entry->d_reclen;
-				if (strncmp(entry->d_name, prefix, prefix_length) != 0)
-					continue;
-				visit(fd, entry->d_name);
-				visits++;
-				found = true;
-			}
-		}
-		if (!found)
-			break;
-	}
+	unsigned visits = scan_dir(fd, prefix, passes, visit, 0);
 	close(fd);
 	return visits;
 }
 
-static void delete_container(int dir_fd, const char *name)
+static void delete_container(int dir_fd, const char *name, int depth)
 {
+	(void)depth;
 	runc_delete(name);
 	/* Whatever runc could not delete goes with the temp dir; never visit
 	 * it twice. */
 	unlinkat(dir_fd, name, AT_REMOVEDIR);
 }
 
-static void remove_cgroup(int dir_fd, const char *name)
+static void remove_cgroup(int dir_fd, const char *name, int depth)
 {
+	(void)depth;
 	/* A container's cgroup is a leaf; runc delete killed what was in it. */
 	for (int attempt = 0; attempt < 50; attempt++) {
 		if (unlinkat(dir_fd, name, AT_REMOVEDIR) == 0 || errno != EBUSY)
@@ -332,13 +310,8 @@ static int64_t time_tool(char *const argv[], enum child_kind kind, int *exit_cod
 /* The end of what the last tool said, into `said`. */
 static void keep_tool_log(char *said, size_t size)
 {
-	size_t length = 0;
-	char *text = read_file(tool_log_path, &length);
-	said[0] = '\0';
-	if (text) {
-		size_t from = length > size - 1 ? length - (size - 1) : 0;
-		snprintf(said, size, "%s", text + from);
-	}
+	char *text = read_file(tool_log_path, NULL);
+	snprintf(said, size, "%s", text_tail(text, size - 1));
 	free(text);
 }
 
@@ -400,19 +373,15 @@ static size_t started_gaps(const char *path, struct series *gaps)
 		die("corral wrote no event log at %s", path);
 	size_t started = 0;
 	double previous = -1;
-	for (char *line = content; line && *line;) {
-		char *newline = strchr(line, '\n');
-		if (newline)
-			*newline = '\0';
-		const char *time_field = strstr(line, "\"time\":");
-		if (time_field && strstr(line, "\"event\":\"started\"")) {
-			double time = strtod(time_field + 7, NULL);
+	char *cursor = content;
+	for (char *line; (line = next_line(&cursor));) {
+		double time = event_time(line);
+		if (time >= 0 && strstr(line, "\"event\":\"started\"")) {
 			if (previous >= 0 && gaps)
 				series_add(gaps, (time - previous) * 1e3);
 			previous = time;
 			started++;
 		}
-		line = newline ? newline + 1 : NULL;
 	}
 	free(content);
 	return started;
@@ -458,13 +427,11 @@ static int64_t corral_round(const struct settings *settings, const char *config,
 	char *log = temp_path("corral-stderr.log");
 	unlink(events);
 	run_corral(settings, config, events, log, &exit_code);
-	size_t length = 0;
-	char *text = read_file(log, &length);
+	char *text = read_file(log, NULL);
 	fprintf(stderr,
 		"bench_isolation: corral run %s: exit code %d, %zu \"started\" events of %u "
 		"expected; its last words:\n%s\n",
-		config, exit_code, started, runs,
-		text ? text + (length > 2000 ? length - 2000 : 0) : "");
+		config, exit_code, started, runs, text_tail(text, 2000));
 	free(text);
 	free(log);
 	die("corral failed");
@@ -727,15 +694,10 @@ static void setup_rows(unsigned runs_per_round)
 	rows[ROW_CORRAL_USERNS].isolation = userns_yaml;
 	for (int id = ROW_CORRAL_ISOLATED; is_corral_row(id); id++) {
 		struct row *row = &rows[id];
-		char name[64];
-		snprintf(name, sizeof(name), "corral-%d.yaml", id);
-		row->config = temp_path(name);
-		snprintf(name, sizeof(name), "corral-%d-one.yaml", id);
-		row->config_one = temp_path(name);
-		snprintf(name, sizeof(name), "corral-%d-extra.yaml", id);
-		row->config_extra = temp_path(name);
-		snprintf(name, sizeof(name), "corral-%d.jsonl", id);
-		row->events = temp_path(name);
+		row->config = temp_path("corral-%d.yaml", id);
+		row->config_one = temp_path("corral-%d-one.yaml", id);
+		row->config_extra = temp_path("corral-%d-extra.yaml", id);
+		row->events = temp_path("corral-%d.jsonl", id);
 		write_corral_config(row->config, row->isolation, runs_per_round);
 		write_corral_config(row->config_one, row->isolation, 1);
 		/* For the rounds with a run more, when N is not a multiple of
@@ -908,11 +870,7 @@ static void usage(FILE *out)
 
 static void print_header(const struct settings *settings)
 {
-	struct utsname uts;
-	uname(&uts);
-	printf("bench_isolation%s: corral %s, kernel %s %s, %ld CPUs online\n",
-	       settings->quick ? " --quick" : "", settings->corral, uts.release, uts.machine,
-	       sysconf(_SC_NPROCESSORS_ONLN));
+	print_machine_line(settings->quick, settings->corral, NULL);
 	const enum row_id tools[] = {ROW_UNSHARE, ROW_BWRAP, ROW_RUNC};
 	for (size_t i = 0; i < 3; i++) {
 		struct row *row = &rows[tools[i]];
@@ -943,8 +901,6 @@ int main(int argc, char **argv)
 		settings.rounds = 2;
 		settings.runc_runs = 3;
 	}
-	if (!corral_runnable(settings.corral))
-		return 1;
 	if (geteuid() != 0) {
 		fprintf(stderr, "bench_isolation: run it as root (namespaces, cgroups, runc)\n");
 		return 1;
@@ -958,11 +914,7 @@ int main(int argc, char **argv)
 	catch_fatal_signals();
 	snprintf(runc_id_prefix, sizeof(runc_id_prefix), "bench-isolation-%d-", (int)getpid());
 	find_cgroup_dirs();
-	/* A control socket of the bench's own: another corral may hold the
-	 * default one. */
-	char *socket_path = temp_path("control.sock");
-	setenv("CORRAL_SOCKET", socket_path, 1);
-	free(socket_path);
+	use_own_control_socket();
 	tool_log_path = temp_path("tool-output.log");
 	tool_log_fd = open(tool_log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (tool_log_fd < 0)

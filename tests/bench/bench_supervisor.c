@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -236,16 +235,13 @@ static void explain_corral_failure(const struct settings *settings, const char *
 	const char *args[] = {"run", config, NULL};
 	pid_t pid = spawn_corral(settings, args, log);
 	wait_corral(pid, now_ns());
-	size_t length = 0;
-	char *text = read_file(log, &length);
+	char *text = read_file(log, NULL);
 	free(log);
 	fprintf(stderr, "bench_supervisor: corral run exited with code %d; its last words:\n",
 		exit_code);
-	if (text) {
-		size_t from = length > 2000 ? length - 2000 : 0;
-		fprintf(stderr, "%s\n", text + from);
-		free(text);
-	}
+	if (text)
+		fprintf(stderr, "%s\n", text_tail(text, 2000));
+	free(text);
 	die("corral failed");
 }
 
@@ -485,12 +481,9 @@ static size_t event_gaps(const char *path, struct series *gaps)
 		die("corral wrote no event log at %s", path);
 	size_t restarting = 0;
 	double exited_at = -1;
-	for (char *line = content; line && *line;) {
-		char *newline = strchr(line, '\n');
-		if (newline)
-			*newline = '\0';
-		const char *time_field = strstr(line, "\"time\":");
-		double time = time_field ? strtod(time_field + 7, NULL) : -1;
+	char *cursor = content;
+	for (char *line; (line = next_line(&cursor));) {
+		double time = event_time(line);
 		if (strstr(line, "\"task\":\"r\"") && time >= 0) {
 			if (strstr(line, "\"event\":\"exited\"")) {
 				exited_at = time;
@@ -501,7 +494,6 @@ static size_t event_gaps(const char *path, struct series *gaps)
 				exited_at = -1;
 			}
 		}
-		line = newline ? newline + 1 : NULL;
 	}
 	free(content);
 	return restarting;
@@ -600,22 +592,11 @@ struct idle_corral {
 static struct idle_corral start_idle_corral(const struct settings *settings, unsigned tasks,
 					    const char *name)
 {
-	char file[64];
-	snprintf(file, sizeof(file), "%s.yaml", name);
-	char *config = temp_path(file);
-	snprintf(file, sizeof(file), "%s-events.jsonl", name);
-	char *events = temp_path(file);
-	snprintf(file, sizeof(file), "%s-stderr.log", name);
-	char *log = temp_path(file);
+	char *config = temp_path("%s.yaml", name);
+	char *events = temp_path("%s-events.jsonl", name);
+	char *log = temp_path("%s-stderr.log", name);
 
-	struct text text = {0};
-	text_append(&text, "groups:\n  bench:\n    tasks:\n");
-	for (unsigned i = 1; i <= tasks; i++)
-		text_append(
-		    &text,
-		    "      s%03u: {command: [\"sleep\", \"1000\"], restart: {policy: never}}\n", i);
-	write_file(config, text.data, text.length, 0644);
-	free(text.data);
+	write_sleep_config(config, tasks, NULL);
 
 	const char *args[] = {"run", "--events", events, config, NULL};
 	struct idle_corral corral = {.start_ns = now_ns()};
@@ -701,15 +682,6 @@ static void usage(FILE *out)
 		     "  --quick        small sizes, a smoke test of the bench itself\n");
 }
 
-static void print_header(const struct settings *settings)
-{
-	struct utsname uts;
-	uname(&uts);
-	printf("bench_supervisor%s: corral %s, kernel %s %s, %ld CPUs online\n\n",
-	       settings->quick ? " --quick" : "", settings->corral, uts.release, uts.machine,
-	       sysconf(_SC_NPROCESSORS_ONLN));
-}
-
 int main(int argc, char **argv)
 {
 	int64_t start_ns = now_ns();
@@ -740,8 +712,6 @@ int main(int argc, char **argv)
 		settings.idle_tasks = 20;
 		settings.idle_seconds = 1;
 	}
-	if (!corral_runnable(settings.corral))
-		return 1;
 	ssize_t length = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	if (length <= 0)
 		die("readlink /proc/self/exe: %s", strerror(errno));
@@ -749,13 +719,10 @@ int main(int argc, char **argv)
 
 	make_temp_dir("/tmp/corral-bench.XXXXXX");
 	catch_fatal_signals();
-	/* A control socket of the bench's own: another corral may hold the
-	 * default one, and corral refuses to take a live socket. */
-	char *socket_path = temp_path("control.sock");
-	setenv("CORRAL_SOCKET", socket_path, 1);
-	free(socket_path);
+	use_own_control_socket();
 
-	print_header(&settings);
+	print_machine_line(settings.quick, settings.corral, NULL);
+	printf("\n");
 	fflush(stdout);
 	bench_start(&settings);
 	fflush(stdout);

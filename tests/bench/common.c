@@ -1,4 +1,4 @@
-/* common: the plumbing both benchmark programs share; see common.h. */
+/* common: the plumbing the benchmark programs share; see common.h. */
 #include "common.h"
 
 #include <dirent.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -70,6 +71,35 @@ void make_temp_dir(const char *template)
 	}
 }
 
+unsigned scan_dir(int fd, const char *prefix, unsigned passes,
+		  void (*visit)(int fd, const char *name, int depth), int depth)
+{
+	unsigned visits = 0;
+	size_t prefix_length = strlen(prefix);
+	for (unsigned pass = 0; pass < passes; pass++) {
+		bool found = false;
+		char buffer[4096];
+		ssize_t got;
+		lseek(fd, 0, SEEK_SET);
+		while ((got = getdents64(fd, buffer, sizeof(buffer))) > 0) {
+			for (ssize_t offset = 0; offset < got;) {
+				struct dirent64 *entry = (struct dirent64 *)(buffer + offset);
+				offset += entry->d_reclen;
+				const char *n = entry->d_name;
+				if ((n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]))) ||
+				    strncmp(n, prefix, prefix_length) != 0)
+					continue;
+				visit(fd, n, depth);
+				visits++;
+				found = true;
+			}
+		}
+		if (!found)
+			break;
+	}
+	return visits;
+}
+
 /* rm -rf, with the fds and buffers it needs on the stack, so that a signal
  * handler may use it. */
 static void remove_tree_at(int parent_fd, const char *name, int depth)
@@ -82,25 +112,7 @@ static void remove_tree_at(int parent_fd, const char *name, int depth)
 	if (fd < 0)
 		return;
 	/* Rescan until empty: removing while reading may skip entries. */
-	for (int pass = 0; pass < 100; pass++) {
-		bool removed_any = false;
-		char buffer[4096];
-		ssize_t got;
-		lseek(fd, 0, SEEK_SET);
-		while ((got = getdents64(fd, buffer, sizeof(buffer))) > 0) {
-			for (ssize_t offset = 0; offset < got;) {
-				struct dirent64 *entry = (struct dirent64 *)(buffer + offset);
-				offset += entry->d_reclen;
-				const char *n = entry->d_name;
-				if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])))
-					continue;
-				remove_tree_at(fd, n, depth + 1);
-				removed_any = true;
-			}
-		}
-		if (!removed_any)
-			break;
-	}
+	scan_dir(fd, "", 100, remove_tree_at, depth + 1);
 	close(fd);
 	unlinkat(parent_fd, name, AT_REMOVEDIR);
 }
@@ -113,13 +125,26 @@ void remove_temp_dir(void)
 	}
 }
 
-char *temp_path(const char *name)
+char *temp_path(const char *format, ...)
 {
 	char *path = malloc(PATH_MAX);
 	if (!path)
 		die("out of memory");
-	snprintf(path, PATH_MAX, "%s/%s", temp_dir, name);
+	int length = snprintf(path, PATH_MAX, "%s/", temp_dir);
+	va_list args;
+	va_start(args, format);
+	vsnprintf(path + length, PATH_MAX - (size_t)length, format, args);
+	va_end(args);
 	return path;
+}
+
+static bool corral_runnable(const char *corral)
+{
+	if (access(corral, X_OK) == 0)
+		return true;
+	fprintf(stderr, "%s: %s: %s (build corral first, or --corral PATH)\n", program_name, corral,
+		strerror(errno));
+	return false;
 }
 
 int parse_options(int argc, char **argv, bool takes_tasks, void (*usage)(FILE *out),
@@ -164,16 +189,23 @@ int parse_options(int argc, char **argv, bool takes_tasks, void (*usage)(FILE *o
 		usage(stderr);
 		return 2;
 	}
-	return -1;
+	return corral_runnable(options->corral) ? -1 : 1;
 }
 
-bool corral_runnable(const char *corral)
+void print_machine_line(bool quick, const char *corral, const char *version)
 {
-	if (access(corral, X_OK) == 0)
-		return true;
-	fprintf(stderr, "%s: %s: %s (build corral first, or --corral PATH)\n", program_name, corral,
-		strerror(errno));
-	return false;
+	struct utsname uts;
+	uname(&uts);
+	printf("%s%s: corral %s%s%s%s, kernel %s %s, %ld CPUs online\n", program_name,
+	       quick ? " --quick" : "", corral, version ? " (" : "", version ? version : "",
+	       version ? ")" : "", uts.release, uts.machine, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+void use_own_control_socket(void)
+{
+	char *socket_path = temp_path("control.sock");
+	setenv("CORRAL_SOCKET", socket_path, 1);
+	free(socket_path);
 }
 
 /* ---- processes ------------------------------------------------------------ */
@@ -342,6 +374,21 @@ void write_file(const char *path, const char *content, size_t length, mode_t mod
 	close(fd);
 }
 
+void write_sleep_config(const char *path, unsigned count, const char *resources)
+{
+	struct text text = {0};
+	text_append(&text, "groups:\n  bench:\n");
+	if (resources)
+		text_append(&text, "    resources: %s\n", resources);
+	text_append(&text, "    tasks:\n");
+	for (unsigned i = 1; i <= count; i++)
+		text_append(
+		    &text,
+		    "      s%03u: {command: [\"sleep\", \"1000\"], restart: {policy: never}}\n", i);
+	write_file(path, text.data, text.length, 0644);
+	free(text.data);
+}
+
 /* A read error counts as unreadable: in /proc it means the process went
  * away while it was read, which callers handle as its absence. */
 char *read_file(const char *path, size_t *length_out)
@@ -369,6 +416,32 @@ char *read_file(const char *path, size_t *length_out)
 	if (length_out)
 		*length_out = text.length;
 	return text.data;
+}
+
+char *next_line(char **cursor)
+{
+	char *line = *cursor;
+	if (!line || !*line)
+		return NULL;
+	char *newline = strchr(line, '\n');
+	if (newline)
+		*newline = '\0';
+	*cursor = newline ? newline + 1 : NULL;
+	return line;
+}
+
+double event_time(const char *line)
+{
+	const char *field = strstr(line, "\"time\":");
+	return field ? strtod(field + strlen("\"time\":"), NULL) : -1;
+}
+
+const char *text_tail(const char *text, size_t max)
+{
+	if (!text)
+		return "";
+	size_t length = strlen(text);
+	return text + (length > max ? length - max : 0);
 }
 
 size_t count_occurrences(const char *haystack, const char *needle)

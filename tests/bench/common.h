@@ -1,4 +1,4 @@
-/* common: the plumbing both benchmark programs share (clocks, samples,
+/* common: the plumbing the benchmark programs share (clocks, samples,
  * files, the temp dir, dying cleanly). Benchmarks print figures; what they
  * measure stays in the bench_*.c files, this is only what serves them. */
 #ifndef CORRAL_BENCH_COMMON_H
@@ -33,13 +33,21 @@ void die(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn)
 /* Creates temp_dir from `template` ("/tmp/NAME.XXXXXX"), or dies. */
 void make_temp_dir(const char *template);
 
+/* Calls `visit(fd, name, depth)` for each entry of the directory `fd` but
+ * . and .. whose name starts with `prefix`, rescanning from the start until
+ * a pass finds none or `passes` are done (a visit that removes its entry
+ * may make the scan skip others). Only syscalls and a buffer on the stack:
+ * async-signal-safe. Returns the number of visits. */
+unsigned scan_dir(int fd, const char *prefix, unsigned passes,
+		  void (*visit)(int fd, const char *name, int depth), int depth);
+
 /* rm -rf temp_dir; async-signal-safe. */
 void remove_temp_dir(void);
 
-/* The path of `name` in temp_dir, malloc'd. */
-char *temp_path(const char *name);
+/* The path in temp_dir of the name `format` makes, malloc'd. */
+char *temp_path(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* What both benches take on the command line. */
+/* What every bench takes on the command line. */
 struct bench_options {
 	const char *corral;
 	bool quick;
@@ -48,12 +56,18 @@ struct bench_options {
 
 /* Parses --corral PATH, --quick, --help and, with `takes_tasks`, --tasks N
  * (1 to 9999) into `options`, which holds the defaults. Returns -1 to go
- * on, or the code main() should exit with (after --help or a bad option). */
+ * on, or the code main() should exit with (after --help, a bad option, or
+ * a corral binary that cannot be run: it says why on stderr). */
 int parse_options(int argc, char **argv, bool takes_tasks, void (*usage)(FILE *out),
 		  struct bench_options *options);
 
-/* Whether the corral binary can be run; says why not on stderr. */
-bool corral_runnable(const char *corral);
+/* The first line of every bench's output: "PROGRAM[ --quick]: corral
+ * PATH[ (VERSION)], kernel RELEASE MACHINE, N CPUs online". */
+void print_machine_line(bool quick, const char *corral, const char *version);
+
+/* Points CORRAL_SOCKET into temp_dir: another corral may hold the default
+ * socket, and corral refuses to take a live one. */
+void use_own_control_socket(void);
 
 /* ---- processes ------------------------------------------------------------ */
 
@@ -112,8 +126,24 @@ void text_append(struct text *text, const char *format, ...) __attribute__((form
 
 void write_file(const char *path, const char *content, size_t length, mode_t mode);
 
+/* A corral config at `path`: group "bench" of `count` tasks s001... that
+ * sleep and are never restarted, with `resources` (YAML) when not NULL. */
+void write_sleep_config(const char *path, unsigned count, const char *resources);
+
 /* The whole file, NUL-terminated; NULL when it cannot be read. */
 char *read_file(const char *path, size_t *length_out);
+
+/* The line at *cursor, cut at its newline in place, and *cursor moved past
+ * it; NULL at the end of the text. */
+char *next_line(char **cursor);
+
+/* The "time" of a line of corral's event log (s, CLOCK_REALTIME as corral
+ * writes it), or -1 when the line has none. */
+double event_time(const char *line);
+
+/* The last `max` bytes of `text`, "" for NULL: the end of what a program
+ * said, to show when it failed. */
+const char *text_tail(const char *text, size_t max);
 
 size_t count_occurrences(const char *haystack, const char *needle);
 

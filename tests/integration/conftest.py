@@ -175,6 +175,22 @@ def children_of(pid):
     return result
 
 
+def host_mountinfo():
+    """The mount table of the tests' (the host's) namespace, to compare
+    before and after a run: a task's mount must not reach it."""
+    return Path("/proc/self/mountinfo").read_text()
+
+
+def v2_cgroup(pid):
+    """The directory of process `pid`'s cgroup in the v2 hierarchy
+    (/sys/fs/cgroup/unified on a hybrid host, /sys/fs/cgroup on a v2-only
+    one); for corral, its `supervisor` leaf, beside its groups' cgroups."""
+    own = Path(f"/proc/{pid}/cgroup").read_text().splitlines()[-1].split("::")[1]
+    unified = Path("/sys/fs/cgroup/unified")
+    mount = unified if unified.is_dir() else Path("/sys/fs/cgroup")
+    return mount / own.lstrip("/")
+
+
 def processes_with_env(name, value):
     """Pids of live processes whose environment holds NAME=VALUE."""
     needle = f"{name}={value}".encode()

@@ -6,7 +6,6 @@ list where that controller is mounted, and no program or fd left behind by
 restarts."""
 
 import ctypes
-import errno
 import os
 import signal
 import stat
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import sh, wait_for
+from conftest import sh, v2_cgroup, wait_for
 
 NEVER = {"policy": "never"}
 ISOLATED = {"namespaces": ["mount"], "capabilities": {"add": ["mknod"]}}
@@ -106,10 +105,7 @@ def attached_device_programs(cgroup_dir):
 
 def task_cgroup(running, task="g/app"):
     """The task's v2 cgroup directory, beside corral's own."""
-    own = Path(f"/proc/{running.pid}/cgroup").read_text().splitlines()[-1].split("::")[1]
-    unified = Path("/sys/fs/cgroup/unified")
-    mount = unified if unified.is_dir() else Path("/sys/fs/cgroup")
-    return mount / own.lstrip("/") / ".." / task
+    return v2_cgroup(running.pid) / ".." / task
 
 
 def v1_devices_list(running, task="g/app"):

@@ -14,16 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import busybox_root, sh
+from conftest import busybox_root, host_mountinfo, sh
 
 PYTHON = "/usr/bin/python3"
 NEVER = {"policy": "never"}
 APPLETS = ["sh", "cat", "ls", "touch", "echo", "grep", "wc", "mkdir", "head", "tr", "mknod",
            "sleep", "stat", "env"]
-
-
-def host_mountinfo():
-    return Path("/proc/self/mountinfo").read_text()
 
 
 @pytest.fixture

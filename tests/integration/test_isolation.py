@@ -7,7 +7,7 @@ import os
 import signal
 from pathlib import Path
 
-from conftest import marks_by_name, mark, sh, wait_for
+from conftest import host_mountinfo, marks_by_name, mark, sh, v2_cgroup, wait_for
 
 NEVER = {"policy": "never"}
 ALL_NAMESPACES = ["pid", "mount", "uts", "ipc", "net", "cgroup"]
@@ -240,7 +240,7 @@ def test_many_isolated_runs_leave_nothing_behind(corral, tmp_path):
             "isolation": {"namespaces": ALL_NAMESPACES, "hostname": "h"}}}},
         "keep": {"tasks": {"keeper": {"command": sh("while :; do sleep 0.05; done")}}},
     }}
-    mounts_before = Path("/proc/self/mountinfo").read_text()
+    mounts_before = host_mountinfo()
     running = corral.start(config)
     wait_for(lambda: count.exists(), what="the first run")
     fds_first = sorted(os.listdir(f"/proc/{running.pid}/fd"), key=int)
@@ -251,9 +251,8 @@ def test_many_isolated_runs_leave_nothing_behind(corral, tmp_path):
     # cgroup fds are gone with it now), and no mount reached the host.
     fds_last = os.listdir(f"/proc/{running.pid}/fd")
     assert len(fds_last) <= len(fds_first), (fds_first, fds_last)
-    assert Path("/proc/self/mountinfo").read_text() == mounts_before
-    own = Path(f"/proc/{running.pid}/cgroup").read_text().splitlines()[-1].split("::")[1]
-    group_dir = Path("/sys/fs/cgroup/unified" + own).parent / "g"
+    assert host_mountinfo() == mounts_before
+    group_dir = v2_cgroup(running.pid).parent / "g"
     assert not (group_dir / "app").exists(), list(group_dir.iterdir())
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 1  # app exited 0 too often for its policy

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUSYBOX, busybox_root, sh, wait_for
+from conftest import BUSYBOX, busybox_root, host_mountinfo, sh, v2_cgroup, wait_for
 from test_devices import attached_device_programs, make_node
 
 RUNS = 200
@@ -71,7 +71,7 @@ def host_mounts(own_dirs):
     checkouts, at the same time) mount below /tmp; under /tmp only what is
     below this test's own directories counts."""
     lines = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+    for line in host_mountinfo().splitlines():
         fields = line.split()
         separator = fields.index("-")
         point = fields[4]
@@ -96,10 +96,7 @@ def cgroup_dirs(pid):
     corral's own `supervisor` cgroup, and the v1 trees of the same name
     below corral's own cgroup of each v1 hierarchy."""
     lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
-    unified = Path("/sys/fs/cgroup/unified")
-    v2_mount = unified if unified.is_dir() else Path("/sys/fs/cgroup")
-    v2_own = [line.split(":", 2)[2] for line in lines if line.split(":")[1] == ""][0]
-    v2_root = (v2_mount / v2_own.lstrip("/")).parent
+    v2_root = v2_cgroup(pid).parent
     roots = {"v2": v2_root}
     for line in lines:
         _, controllers, path = line.split(":", 2)
@@ -115,10 +112,7 @@ def cgroup_dirs(pid):
 
 
 def task_cgroup(pid):
-    own = Path(f"/proc/{pid}/cgroup").read_text().splitlines()[-1].split("::")[1]
-    unified = Path("/sys/fs/cgroup/unified")
-    mount = unified if unified.is_dir() else Path("/sys/fs/cgroup")
-    return mount / own.lstrip("/") / ".." / "g" / "app"
+    return v2_cgroup(pid) / ".." / "g" / "app"
 
 
 def descendants(pid):

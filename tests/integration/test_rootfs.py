@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import busybox_root, sh
+from conftest import busybox_root, host_mountinfo, sh
 
 NEVER = {"policy": "never"}
 APPLETS = ["sh", "cat", "ls", "touch", "echo", "stat", "grep", "wc", "mkdir", "ps", "sed",
@@ -22,12 +22,6 @@ APPLETS = ["sh", "cat", "ls", "touch", "echo", "stat", "grep", "wc", "mkdir", "p
 # What /dev of a task with a rootfs (and an ipc namespace) holds, nothing else.
 MINIMAL_DEV = ["fd", "full", "mqueue", "null", "ptmx", "pts", "random", "shm", "stderr",
                "stdin", "stdout", "tty", "urandom", "zero"]
-
-
-def host_mountinfo():
-    """The mount table of the tests' (the host's) namespace, without the
-    per-mount ids that a remount would change."""
-    return Path("/proc/self/mountinfo").read_text()
 
 
 @pytest.fixture

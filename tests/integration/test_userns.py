@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import children_of, processes_with_env, sh, wait_for
+from conftest import children_of, host_mountinfo, processes_with_env, sh, v2_cgroup, wait_for
 
 NEVER = {"policy": "never"}
 BASE = 100000  # the host ids the tests map the namespace's 0..65535 to
@@ -287,7 +287,7 @@ def test_failed_steps_of_corral_leave_nothing_behind(corral):
 def task_mounts_on_the_host():
     """The host's mounts where a task mounts (/proc, /sys and below): other
     sessions on the machine may mount elsewhere meanwhile."""
-    lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    lines = host_mountinfo().splitlines()
     return sorted(line for line in lines if line.split()[4].startswith(("/proc", "/sys")))
 
 
@@ -313,8 +313,7 @@ def test_many_starts_leave_nothing_behind(corral, mapped_dir):
     fds_last = os.listdir(f"/proc/{running.pid}/fd")
     assert len(fds_last) <= len(fds_first), (fds_first, fds_last)
     assert task_mounts_on_the_host() == mounts_before
-    own = Path(f"/proc/{running.pid}/cgroup").read_text().splitlines()[-1].split("::")[1]
-    group_dir = Path("/sys/fs/cgroup/unified" + own).parent / "g"
+    group_dir = v2_cgroup(running.pid).parent / "g"
     # Removed once the kernel says it is empty, which may come just after
     # the last exit.
     wait_for(lambda: not (group_dir / "app").exists(), what=lambda: list(group_dir.iterdir()))
