@@ -60,6 +60,40 @@ struct restart_policy restart_policy_default(enum lifecycle_stage stage)
 	return policy;
 }
 
+const char *dependency_condition_name(enum dependency_condition condition)
+{
+	switch (condition) {
+	case DEPENDS_STARTED:
+		return "started";
+	case DEPENDS_READY:
+		return "ready";
+	case DEPENDS_HEALTHY:
+		return "healthy";
+	case DEPENDS_COMPLETED:
+		return "completed";
+	case DEPENDS_EXITED:
+		return "exited";
+	}
+	return "unknown";
+}
+
+const char *dependency_condition_wait(enum dependency_condition condition)
+{
+	switch (condition) {
+	case DEPENDS_STARTED:
+		return "to start";
+	case DEPENDS_READY:
+		return "to be ready";
+	case DEPENDS_HEALTHY:
+		return "to be healthy";
+	case DEPENDS_COMPLETED:
+		return "to complete";
+	case DEPENDS_EXITED:
+		return "to exit";
+	}
+	return "";
+}
+
 bool resources_config_has_limits(const struct resources_config *resources)
 {
 	return resources->memory || resources->memory_high || resources->has_memory_swap ||
@@ -90,6 +124,9 @@ static void task_config_free(struct task_config *task)
 	free(task->isolation.gid_map);
 	string_vector_free(task->groups);
 	device_configs_free(task->isolation.devices, task->isolation.device_count);
+	for (size_t i = 0; i < task->after_count; i++)
+		free(task->after[i].name);
+	free(task->after);
 }
 
 static void group_config_free(struct group_config *group)

@@ -278,6 +278,36 @@ struct hook_config {
 
 void hook_configs_free(struct hook_config *hooks, size_t count);
 
+/* What a task waits for in another (config `after:`), docs/config.md. */
+enum dependency_condition {
+	DEPENDS_STARTED,   /* its exec succeeded */
+	DEPENDS_READY,     /* its readiness passed (started, without readiness) */
+	DEPENDS_HEALTHY,   /* its health probe passed since its last start */
+	DEPENDS_COMPLETED, /* it exited with success */
+	DEPENDS_EXITED,    /* it ended, whatever the code */
+};
+
+/* "started", "ready", "healthy", "completed", "exited". */
+const char *dependency_condition_name(enum dependency_condition condition);
+/* How status says what a task waits for: "to start", "to be ready", ... */
+const char *dependency_condition_wait(enum dependency_condition condition);
+
+/* One edge of the dependency graph. The loader (config_dependencies.c)
+ * resolves the name and guarantees: the target exists and is not the task
+ * itself, each target once per task, no cycle, and a condition that the
+ * stage gates and the target's probes allow. */
+struct task_dependency {
+	char *name;         /* as written: "redis" or "cache/memcached" */
+	size_t group_index; /* the target, in config->groups */
+	size_t task_index;  /* in that group's tasks */
+	enum dependency_condition condition;
+	bool condition_default; /* not written: chosen by the target's kind */
+	bool restart;       /* stop with the target's restarts, start again after */
+	bool implicit;      /* made by the group's `order: sequential` */
+	struct source_location location;           /* of the name */
+	struct source_location condition_location; /* of the condition, else the name */
+};
+
 struct task_config {
 	char *name;      /* "app" */
 	char *full_name; /* "web/app": how every message names the task */
@@ -308,6 +338,10 @@ struct task_config {
 	 * name and stage of a group hook replaces it in place. */
 	struct hook_config *hooks;
 	size_t hook_count;
+	/* Config `after:`, then the edges `order: sequential` adds; NULL
+	 * when it waits for nobody. */
+	struct task_dependency *after;
+	size_t after_count;
 };
 
 /* A group's bridge (config `network:` of a group), for tasks with
@@ -322,6 +356,9 @@ struct group_config {
 	char *name;
 	struct group_network_config network;
 	struct source_location location;
+	/* `order: sequential`: prestart tasks one after another, in file
+	 * order, as Kubernetes starts init containers and sidecars. */
+	bool sequential;
 	struct task_config *tasks; /* in file order */
 	size_t task_count;
 };

@@ -25,7 +25,9 @@ static const char *const top_level_keys[] = {"shutdown_timeout", "groups", "sock
 					     "task_dirs_root", NULL};
 static const char *const control_keys[] = {"group", NULL};
 static const char *const group_keys[] = {"restart",   "resources", "isolation", "network",
-					 "cdi",       "task_dirs", "hooks",     "tasks",     NULL};
+					 "cdi",       "task_dirs", "hooks",     "tasks",
+					 "order",     NULL};
+static const char *const order_names[] = {"parallel", "sequential"};
 
 
 /* How messages name a group or task: as written when valid, quoted (and
@@ -148,6 +150,9 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 
 		hooks_parse(context, hooks, &hooks_where, &defaults.hooks);
 	}
+	if ((field = map_lookup(&fields, "order")))
+		group->sequential = expect_keyword(context, field, &(struct where){owner, "order"},
+						   "order", order_names, 2) == 1;
 	tasks = map_lookup(&fields, "tasks");
 	if (tasks)
 		parse_tasks(context, tasks, name.text, &defaults, group);
@@ -273,8 +278,10 @@ static void parse_top_level(struct load_context *context, const yaml_node_t *roo
 	if (task_dirs_root)
 		parse_task_dirs_root(context, task_dirs_root, config);
 	groups = map_lookup(&fields, "groups");
-	if (groups)
+	if (groups) {
 		parse_groups(context, groups, config);
+		dependencies_resolve(context, config);
+	}
 	else if (!map_has_key_or_typo(&fields, top_level_keys, "groups"))
 		report(context, root, &top, "missing \"groups\" (a map of group names to groups)");
 	map_entries_free(&fields);

@@ -5,8 +5,8 @@
  * health probes, config_isolation.c reads and merges `isolation` with the
  * help of config_capabilities.c, config_seccomp.c, config_rlimits.c,
  * config_mounts.c, config_user_namespace.c and config_devices.c (and
- * config_network_parse.h), config_cdi.c reads `cdi` and config_hooks.c
- * `hooks`. */
+ * config_network_parse.h), config_cdi.c reads `cdi`, config_hooks.c
+ * `hooks` and config_dependencies.c `after` and `order`. */
 #pragma once
 
 #include <stdbool.h>
@@ -232,6 +232,20 @@ void devices_parse(struct load_context *context, const yaml_node_t *node,
  * task's entry replaces the group's at the same target. */
 void devices_merge(struct isolation_config *merged, const struct isolation_config *group,
 		   const struct isolation_config *task);
+
+/* Reads a task's `after:` (config_dependencies.c): a list of task names,
+ * or a map of names to a condition or {condition, restart}. Names stay as
+ * written until dependencies_resolve(). */
+void dependencies_parse(struct load_context *context, const yaml_node_t *node,
+			const struct where *where, struct task_config *task);
+
+/* Once every group is read: adds the edges of `order: sequential`, resolves
+ * every name ("task" in the same group, "group/task"), gives unwritten
+ * conditions their default (completed for a one-shot, ready otherwise),
+ * and reports what can never hold: unknown names (with the nearest one),
+ * a wait on a later stage of the same group, completed on a sidecar,
+ * healthy without a health probe, and every cycle ("a -> b -> a"). */
+void dependencies_resolve(struct load_context *context, struct config *config);
 
 /* What a group hands down to each of its tasks. */
 struct group_defaults {

@@ -17,7 +17,8 @@
 static const char *const task_keys[] = {"command",   "env",       "cwd",     "user",
 					"groups",    "lifecycle", "restart", "kill",
 					"resources", "readiness", "health",  "isolation",
-					"cdi",       "task_dirs", "hooks",   NULL};
+					"cdi",       "task_dirs", "hooks",   "after",
+					NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -419,6 +420,8 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 		hooks_parse(context, field, &(struct where){owner, "hooks"}, &task_hooks);
 	hooks_merge(&group->hooks, &task_hooks, &task->hooks, &task->hook_count);
 	hook_list_free(&task_hooks);
+	if ((field = map_lookup(&fields, "after")))
+		dependencies_parse(context, field, &(struct where){owner, "after"}, task);
 	if (!task->env) /* always a vector, so users can just walk it */
 		task->env = xcalloc(1, sizeof(*task->env));
 	map_entries_free(&fields);
