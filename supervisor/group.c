@@ -6,26 +6,7 @@
 #include <unistd.h>
 
 #include "config/xmalloc.h"
-
-/* Stop order, lowest first. Poststop tasks are never in a stop tier. */
-enum { STOP_TIER_COUNT = 3, STOP_TIER_NONE = -1 };
-
-static int stop_tier(enum lifecycle_stage stage)
-{
-	switch (stage) {
-	case STAGE_PRESTART_EPHEMERAL:
-	case STAGE_MAIN:
-	case STAGE_POSTSTART_EPHEMERAL:
-		return 0;
-	case STAGE_POSTSTART_SIDECAR:
-		return 1;
-	case STAGE_PRESTART_SIDECAR:
-		return 2;
-	case STAGE_POSTSTOP:
-		break;
-	}
-	return STOP_TIER_NONE;
-}
+#include "supervisor/dependency_rules.h"
 
 /* A running task that has not said it is ready yet holds its stage's
  * successors as a starting one does. */
@@ -154,9 +135,13 @@ static void check_stop_conditions(struct group *group)
 			continue;
 		if (task->runner.state == TASK_DEAD) {
 			if (task->runner.failed) {
-				char reason[128];
-				snprintf(reason, sizeof(reason), "%s failed for good",
-					 task->config->full_name);
+				char reason[sizeof(group->stop_reason)];
+				if (task->runner.failure[0])
+					snprintf(reason, sizeof(reason), "%s failed for good (%s)",
+						 task->config->full_name, task->runner.failure);
+				else
+					snprintf(reason, sizeof(reason), "%s failed for good",
+						 task->config->full_name);
 				begin_stop(group, GROUP_STOPPING, reason);
 				return;
 			}
@@ -180,26 +165,25 @@ static bool task_is_alive(const struct task *task, enum group_stop_mode mode)
 	return mode == GROUP_STOPPING && state == TASK_PENDING;
 }
 
-/* Stops the lowest tier that still has live tasks; returns true when every
- * tier is down. */
+/* Stops every live task that nothing has to stop before: the lower stop
+ * tiers first (main and one-shot tasks, then poststart sidecars, then
+ * prestart sidecars), and a task's dependents before it. Returns true when
+ * every task is down. */
 static bool advance_stop(struct group *group, uint64_t now_ms)
 {
 	enum runner_stop_intent intent =
 		group->stop_mode == GROUP_STOPPING ? RUNNER_STOP_FOR_GOOD : RUNNER_STOP_GROUP_RESTART;
-	for (int tier = 0; tier < STOP_TIER_COUNT; tier++) {
-		bool tier_alive = false;
-		for (size_t i = 0; i < group->task_count; i++) {
-			struct task *task = &group->tasks[i];
-			if (stop_tier(task->config->stage) != tier ||
-			    !task_is_alive(task, group->stop_mode))
-				continue;
-			tier_alive = true;
+	bool any_alive = false;
+	for (size_t i = 0; i < group->task_count; i++) {
+		struct task *task = &group->tasks[i];
+		if (dependency_stop_tier(task->config->stage) == STOP_TIER_NONE ||
+		    !task_is_alive(task, group->stop_mode))
+			continue;
+		any_alive = true;
+		if (!task_dependencies_stop_blocked(task))
 			runner_stop(&task->runner, intent, group->stop_reason, now_ms);
-		}
-		if (tier_alive)
-			return false;
 	}
-	return true;
+	return !any_alive;
 }
 
 /* Every running task is down: start again. For a restart of the whole
@@ -225,13 +209,15 @@ static bool may_start(const struct group *group, const struct task *task)
 		return false;
 	switch (group->stop_mode) {
 	case GROUP_RUNNING:
-		return true;
-	case GROUP_STOPPING:
-		return task->config->stage == STAGE_POSTSTOP;
-	case GROUP_RESTARTING:
 		break;
+	case GROUP_STOPPING:
+		if (task->config->stage == STAGE_POSTSTOP)
+			break;
+		return false;
+	case GROUP_RESTARTING:
+		return false;
 	}
-	return false;
+	return task_dependencies_allow_start(task);
 }
 
 /* In lifecycle order, so that after a restart of running tasks the
@@ -244,8 +230,10 @@ static void start_ready_tasks(struct group *group, uint64_t now_ms)
 		for (size_t i = 0; i < group->task_count; i++) {
 			struct task *task = &group->tasks[i];
 			if (task->config->stage == (enum lifecycle_stage)stage &&
-			    runner_ready_to_start(&task->runner) && may_start(group, task))
+			    runner_ready_to_start(&task->runner) && may_start(group, task)) {
+				task_dependencies_started(task);
 				runner_start(&task->runner, now_ms);
+			}
 		}
 	}
 }
@@ -274,6 +262,38 @@ static void note_failures(struct group *group)
 	}
 }
 
+/* What the dependency graph asks of the group's tasks: a task whose
+ * dependency can never hold fails without starting; one whose `restart:
+ * true` dependency restarts stops, to start again after it; a requested
+ * restart that waited for those dependents to stop goes ahead. */
+static void apply_dependencies(struct group *group, uint64_t now_ms)
+{
+	for (size_t i = 0; i < group->task_count; i++) {
+		struct task *task = &group->tasks[i];
+		struct runner *runner = &task->runner;
+		if (!task->after && !task->dependent_count)
+			continue;
+		char reason[sizeof(runner->failure)];
+		const struct task *target;
+		if (runner->state == TASK_PENDING &&
+		    task_dependencies_broken(task, reason, sizeof(reason))) {
+			task->failed_by_dependency = true;
+			runner_fail_unstarted(runner, reason);
+		} else if ((runner->state == TASK_STARTING || runner->state == TASK_RUNNING) &&
+			   runner->stop_intent == RUNNER_STOP_NONE &&
+			   group->stop_mode == GROUP_RUNNING &&
+			   (target = task_dependencies_restarted(task))) {
+			snprintf(reason, sizeof(reason), "%s restarts, and it has restart: true",
+				 target->config->full_name);
+			runner_stop(runner, RUNNER_STOP_DEPENDENCY, reason, now_ms);
+		}
+		if (task->restart_held && !task_dependencies_restart_dependents_alive(task)) {
+			task->restart_held = false;
+			runner_restart(runner, now_ms);
+		}
+	}
+}
+
 void group_settle(struct group *group, uint64_t now_ms)
 {
 	/* Bounded only by the number of state changes, each of which is
@@ -287,6 +307,7 @@ void group_settle(struct group *group, uint64_t now_ms)
 		if (group->stop_mode != GROUP_RUNNING && advance_stop(group, now_ms) &&
 		    group->stop_mode == GROUP_RESTARTING)
 			finish_restart(group);
+		apply_dependencies(group, now_ms);
 		update_coordinator(group);
 		start_ready_tasks(group, now_ms);
 		check_finished(group);
@@ -325,10 +346,31 @@ void group_restart_all(struct group *group, uint64_t now_ms)
 	group_settle(group, now_ms);
 }
 
+/* A restart of a task whose `restart: true` dependents run: they stop
+ * first (apply_dependencies), then the task restarts. */
+static enum runner_request_result hold_restart_for_dependents(struct task *task)
+{
+	const struct runner *runner = &task->runner;
+	if (runner->state != TASK_RUNNING && runner->state != TASK_STARTING)
+		return RUNNER_REQUEST_NOT_RUNNING;
+	if (runner->stop_intent == RUNNER_STOP_FOR_GOOD)
+		return RUNNER_REQUEST_STOPPING;
+	if (!task->restart_held) {
+		task->restart_held = true;
+		task_note_event(task, TASK_EVENT_RESTART_REQUESTED,
+				"restart requested: the tasks that restart with it stop first");
+		task_dependencies_changed(task);
+	}
+	return RUNNER_REQUEST_DONE;
+}
+
 enum runner_request_result group_restart_task(struct group *group, struct task *task,
 					      uint64_t now_ms)
 {
-	enum runner_request_result result = runner_restart(&task->runner, now_ms);
+	enum runner_request_result result =
+		task_dependencies_restart_dependents_alive(task)
+			? hold_restart_for_dependents(task)
+			: runner_restart(&task->runner, now_ms);
 	group_settle(group, now_ms);
 	return result;
 }
@@ -336,6 +378,8 @@ enum runner_request_result group_restart_task(struct group *group, struct task *
 enum runner_request_result group_force_restart_task(struct group *group, struct task *task,
 						    uint64_t now_ms)
 {
+	if (task->runner.state == TASK_RUNNING || task->runner.state == TASK_STARTING)
+		return group_restart_task(group, task, now_ms);
 	bool active = group->stop_mode != GROUP_STOPPING && !group->starts_forbidden;
 	bool reachable = active && coordinator_gate_reachable(&group->coordinator,
 							      task->config->stage);

@@ -95,8 +95,18 @@ static void emit(struct runner *runner, enum task_event_type type, const char *f
 	runner->effects->event(runner, type, message);
 }
 
+/* A failure reason is shown inside other messages: cut, never overflowed. */
+static void note_failure(struct runner *runner, const char *reason)
+{
+	size_t length = strnlen(reason, sizeof(runner->failure) - 1);
+	memcpy(runner->failure, reason, length);
+	runner->failure[length] = '\0';
+}
+
 static void set_state(struct runner *runner, enum task_state state)
 {
+	if (state == TASK_PENDING && runner->state != TASK_PENDING)
+		runner->generation++;
 	runner->state = state;
 	runner->effects->changed(runner);
 }
@@ -156,6 +166,7 @@ void runner_start(struct runner *runner, uint64_t now_ms)
 		return;
 	runner->stop_intent = RUNNER_STOP_NONE;
 	runner->started_at_ms = now_ms;
+	runner->failure[0] = '\0';
 	if (run_hooks(runner, HOOK_STAGE_PRESTART)) {
 		runner->prestart_pending = true;
 		set_state(runner, TASK_STARTING);
@@ -190,6 +201,14 @@ void runner_ready(struct runner *runner, const char *how)
 	runner->effects->changed(runner);
 }
 
+void runner_healthy(struct runner *runner)
+{
+	if (runner->state != TASK_RUNNING || runner->healthy)
+		return;
+	runner->healthy = true;
+	runner->effects->changed(runner);
+}
+
 bool runner_is_ready(const struct runner *runner)
 {
 	return runner->state == TASK_RUNNING && runner->ready;
@@ -199,6 +218,7 @@ bool runner_is_ready(const struct runner *runner)
 static void forget_process(struct runner *runner)
 {
 	runner->ready = false;
+	runner->healthy = false;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_KILL);
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_READINESS);
 }
@@ -206,6 +226,8 @@ static void forget_process(struct runner *runner)
 static void become_dead(struct runner *runner, bool failed)
 {
 	runner->failed = failed;
+	if (failed && !runner->failure[0] && runner->has_exited)
+		task_exit_describe(&runner->last_exit, runner->failure, sizeof(runner->failure));
 	runner->delay_pending = false;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_RESTART_DELAY);
 	set_state(runner, TASK_DEAD);
@@ -286,6 +308,12 @@ static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
 		emit(runner, TASK_EVENT_KILLED, "stopped for a restart of the group");
 		become_pending_now(runner);
 		return;
+	case RUNNER_STOP_DEPENDENCY:
+		emit(runner, TASK_EVENT_KILLED,
+		     "stopped: it starts again once what it waits for holds again");
+		runner->restart_count++;
+		become_pending_now(runner);
+		return;
 	case RUNNER_STOP_FOR_GOOD:
 		emit(runner, TASK_EVENT_KILLED, "stopped");
 		become_dead(runner, false);
@@ -301,6 +329,7 @@ static void start_failed(struct runner *runner, const char *message, int exit_co
 {
 	runner->last_exit = (struct task_exit){.kind = TASK_EXIT_START_FAILED, .code = exit_code};
 	runner->has_exited = true;
+	note_failure(runner, message);
 	emit(runner, TASK_EVENT_START_FAILED, "%s", message);
 	if (had_process)
 		run_hooks(runner, HOOK_STAGE_EXITED);
@@ -356,6 +385,8 @@ void runner_timer_fired(struct runner *runner, enum runner_timer timer, uint64_t
 					   sizeof(timeout));
 			emit(runner, TASK_EVENT_NOT_READY, "not ready within %s: killing it",
 			     timeout);
+			snprintf(runner->failure, sizeof(runner->failure), "not ready within %s",
+				 timeout);
 			runner->effects->kill_all(runner);
 		}
 		return;
@@ -532,6 +563,21 @@ void runner_rearm(struct runner *runner)
 		return;
 	emit(runner, TASK_EVENT_RECEIVED, "waiting to run again with its group");
 	become_pending_now(runner);
+}
+
+void runner_fail_unstarted(struct runner *runner, const char *reason)
+{
+	if (runner->state != TASK_PENDING)
+		return;
+	note_failure(runner, reason);
+	emit(runner, TASK_EVENT_NOT_RESTARTING, "not started: %s; failed for good", reason);
+	become_dead(runner, true);
+}
+
+bool runner_last_run_succeeded(const struct runner *runner)
+{
+	return runner->state == TASK_DEAD && runner->has_exited && !runner->last_exit_requested &&
+	       !exit_is_failure(&runner->last_exit);
 }
 
 bool runner_last_exit_failed(const struct runner *runner)

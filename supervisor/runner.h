@@ -42,6 +42,8 @@ enum runner_stop_intent {
 	RUNNER_STOP_NONE,
 	RUNNER_STOP_RESTART,       /* Restart: start again at once, not charged */
 	RUNNER_STOP_GROUP_RESTART, /* the group restarts: pending, waits on its gate */
+	RUNNER_STOP_DEPENDENCY,    /* a `restart: true` dependency restarts: pending,
+				    * waits for it again; not charged */
 	RUNNER_STOP_FOR_GOOD,      /* shutdown, sibling failure, main tasks dead */
 };
 
@@ -94,6 +96,8 @@ struct runner {
 	/* Running and said it is ready (at once without `readiness:`). The
 	 * coordinator sees a running task that is not ready as pending. */
 	bool ready;
+	/* Running, and its health probe passed since this run began. */
+	bool healthy;
 	/* Starting, and its prestart hooks run: no process yet. */
 	bool prestart_pending;
 	/* Being stopped, and its prekill hooks run: no signal sent yet. */
@@ -105,6 +109,12 @@ struct runner {
 	unsigned restart_count;      /* every run after the first */
 	uint64_t started_at_ms;      /* monotonic, when the current run began */
 	uint64_t next_start_ms;      /* when delay_pending: when it runs again */
+	/* Counts the times it became pending again: a dependent that started
+	 * under an older generation saw a run that is over. */
+	uint64_t generation;
+	/* Why it failed for good, for the tasks that waited for it:
+	 * "exited with code 1", "not ready within 15s". */
+	char failure[96];
 
 	struct restart_tracker tracker;
 };
@@ -127,6 +137,8 @@ void runner_exec_succeeded(struct runner *runner, uint64_t now_ms);
 /* The task said it is ready (`how`: "READY=1", "fd 3", "probe passed"). */
 void runner_ready(struct runner *runner, const char *how);
 bool runner_is_ready(const struct runner *runner);
+/* Its health probe passed (once per run is enough to be healthy). */
+void runner_healthy(struct runner *runner);
 void runner_start_failed(struct runner *runner, const char *message, int exit_code,
 			 uint64_t now_ms);
 void runner_exited(struct runner *runner, const struct task_exit *exit, uint64_t now_ms);
@@ -181,6 +193,14 @@ void runner_rearm(struct runner *runner);
  * the exit code, 128+signal, 127/126 for a failed start, and 1 for a task
  * that exited 0 too often for its policy. */
 int runner_failure_exit_code(const struct runner *runner);
+
+/* Never started, and never will: what it waits for failed (`reason`). It is
+ * dead and failed for good, with `reason` as its failure. */
+void runner_fail_unstarted(struct runner *runner, const char *reason);
+
+/* Dead after a run that ended with success, not stopped by corral: what
+ * a `completed` dependency waits for. */
+bool runner_last_run_succeeded(const struct runner *runner);
 
 /* The last exit was a failure that counted: not one corral asked for. */
 bool runner_last_exit_failed(const struct runner *runner);

@@ -12,6 +12,7 @@
 #include "supervisor/loop.h"
 #include "supervisor/output_sink.h"
 
+struct group;
 struct task;
 
 struct services {
@@ -24,6 +25,10 @@ struct services {
 	/* ROOT/PID of the task directories (hooks/task_dirs.h) when a task
 	 * has task_dirs, else NULL; removed when corral exits. */
 	const char *task_dirs_root;
+	/* Every group, for dependencies that cross groups. */
+	struct group *groups;
+	size_t group_count;
+	unsigned dependency_walk; /* numbers the walks of task_dependencies.c */
 	/* Called once for each task that fails for good. */
 	void (*task_failed_for_good)(struct services *services, struct task *task);
 	/* A line of a task's output, for the clients following its logs

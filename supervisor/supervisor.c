@@ -57,7 +57,9 @@ struct supervisor {
 static void note_task_failed_for_good(struct services *services, struct task *task)
 {
 	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(services);
-	if (supervisor->have_failure)
+	/* The task it waited for failed too, and that one's code is corral's,
+	 * whichever group happens to notice first. */
+	if (supervisor->have_failure || task->failed_by_dependency)
 		return;
 	supervisor->have_failure = true;
 	supervisor->exit_code = runner_failure_exit_code(&task->runner);
@@ -338,15 +340,17 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	loop_watch_add(supervisor->loop, &supervisor->signal_watch, EPOLLIN);
 
 	supervisor->groups = xcalloc(config->group_count, sizeof(*supervisor->groups));
+	supervisor->services.groups = supervisor->groups;
 	for (size_t i = 0; i < config->group_count; i++) {
 		char why[512];
-		supervisor->group_count = i + 1;
+		supervisor->group_count = supervisor->services.group_count = i + 1;
 		if (group_init(&supervisor->groups[i], &config->groups[i], &supervisor->services,
 			       why, sizeof(why)) < 0) {
 			log_message("%s", why);
 			return -1;
 		}
 	}
+	task_dependencies_link(supervisor->groups, supervisor->group_count);
 	supervisor->events.on_event = publish_event;
 	supervisor->events.on_event_context = supervisor;
 	return open_control_socket(supervisor, options);
@@ -368,6 +372,7 @@ static void supervisor_close(struct supervisor *supervisor)
 {
 	control_server_close(supervisor->control);
 	supervisor->control = NULL;
+	task_dependencies_unlink(supervisor->groups, supervisor->group_count);
 	for (size_t i = 0; i < supervisor->group_count; i++)
 		group_free(&supervisor->groups[i]);
 	free(supervisor->groups);
@@ -401,11 +406,22 @@ static bool all_done(const struct supervisor *supervisor)
 	return true;
 }
 
+/* Until no group has anything left to do: a task's change can concern a
+ * group settled before it, when a dependency crosses groups. */
 static void settle_groups(struct supervisor *supervisor)
 {
 	uint64_t now = loop_now_ms();
-	for (size_t i = 0; i < supervisor->group_count; i++)
-		group_settle(&supervisor->groups[i], now);
+	bool any_dirty;
+	do {
+		any_dirty = false;
+		for (size_t i = 0; i < supervisor->group_count; i++) {
+			struct group *group = &supervisor->groups[i];
+			if (!group->dirty)
+				continue;
+			any_dirty = true;
+			group_settle(group, now);
+		}
+	} while (any_dirty);
 }
 
 int supervisor_run(const struct config *config, const struct run_options *options)

@@ -234,6 +234,7 @@ static void effect_changed(struct runner *runner)
 	if (runner->state == TASK_DEAD && !task->awaiting_empty_cgroup)
 		task_cgroup_run_release(task);
 	group_mark_dirty(task->group);
+	task_dependencies_changed(task);
 }
 
 static const struct runner_effects task_effects = {

@@ -16,6 +16,7 @@
 #include "supervisor/line_ring.h"
 #include "supervisor/runner.h"
 #include "supervisor/services.h"
+#include "supervisor/task_dependencies.h"
 #include "supervisor/task_output.h"
 #include "supervisor/task_network.h"
 #include "supervisor/task_readiness.h"
@@ -53,6 +54,16 @@ struct task {
 	struct spawn_failure setup_failure;
 
 	bool failure_reported; /* services->task_failed_for_good was called */
+
+	/* Config `after:` at run time (task_dependencies.c); NULL, 0 and
+	 * false for a config without it. */
+	struct task_link *after;   /* config->after_count of them */
+	struct task **dependents;  /* the tasks whose `after:` names this one */
+	size_t dependent_count;
+	size_t stop_position;      /* in the stop order of the whole config */
+	bool restart_held;         /* a Restart waits for restart: true dependents */
+	bool failed_by_dependency; /* never started: what it waited for failed */
+	unsigned walk_mark;        /* scratch of one graph walk */
 
 	/* Its cgroup, made before its first start and kept across restarts. A
 	 * run ends when the cgroup is empty, not when the main process exits:

@@ -12,6 +12,7 @@
 
 #include "config/units.h"
 #include "config/xmalloc.h"
+#include "supervisor/group.h"
 #include "supervisor/log.h"
 #include "supervisor/task.h"
 
@@ -199,6 +200,7 @@ static void on_health_probe(void *context, bool passed, const char *why)
 	struct task_readiness *readiness = &task->readiness;
 	if (passed) {
 		readiness->health_failures_in_a_row = 0;
+		runner_healthy(&task->runner);
 		return;
 	}
 	unsigned failures = ++readiness->health_failures_in_a_row;
@@ -211,7 +213,7 @@ static void on_health_probe(void *context, bool passed, const char *why)
 		 failures == 1 ? "" : "s", why);
 	task_note_event(task, TASK_EVENT_UNHEALTHY, message);
 	probe_stop(&readiness->health_probe);
-	runner_restart(&task->runner, loop_now_ms());
+	group_restart_task(task->group, task, loop_now_ms());
 }
 
 void task_readiness_init_probes(struct task *task)
