@@ -189,6 +189,10 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 			    runner->delay_pending && runner->next_start_ms > now_ms
 				    ? json_integer((json_int_t)(runner->next_start_ms - now_ms))
 				    : json_null());
+	char waiting[192];
+	bool waits = runner->state == TASK_PENDING &&
+		     task_dependencies_describe_wait(task, waiting, sizeof(waiting));
+	json_object_set_new(object, "waiting_for", waits ? json_string(waiting) : json_null());
 	return object;
 }
 

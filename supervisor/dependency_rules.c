@@ -7,7 +7,7 @@ enum dependency_verdict dependency_verdict(enum dependency_condition condition,
 	if (dead && target->failed)
 		return condition == DEPENDS_EXITED ? DEPENDENCY_HOLDS : DEPENDENCY_BROKEN;
 
-	bool running = target->state == TASK_RUNNING;
+	bool running = target->state == TASK_RUNNING && !target->stopping;
 	bool holds = false;
 	switch (condition) {
 	case DEPENDS_STARTED:

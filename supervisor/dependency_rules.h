@@ -13,6 +13,7 @@
 /* What a dependency's condition needs to know of its target. */
 struct dependency_target {
 	enum task_state state;
+	bool stopping;      /* running, and a stop of it is under way */
 	bool ready;         /* running, and its readiness passed */
 	bool healthy;       /* running, and its health probe passed since the start */
 	bool succeeded;     /* dead after an exit that counts as success */
@@ -33,6 +34,7 @@ enum dependency_verdict {
  * - healthy: running, and its health probe passed since this run began;
  * - completed: dead after a run that succeeded;
  * - exited: dead, whatever ended it.
+ * A target being stopped is not started, ready nor healthy any more.
  * A target that failed for good breaks every condition but exited; a dead
  * one that cannot run again breaks what it did not reach. */
 enum dependency_verdict dependency_verdict(enum dependency_condition condition,

@@ -261,6 +261,12 @@ static void apply_restart_policy(struct runner *runner, uint64_t now_ms)
 		emit(runner, TASK_EVENT_NOT_RESTARTING,
 		     "not restarting: %s (%u restarts allowed within %s); failed for good",
 		     decision.reason, decision.attempts, interval);
+		char exit[64], reason[sizeof(exit) + 64];
+		task_exit_describe(&runner->last_exit, exit, sizeof(exit));
+		snprintf(reason, sizeof(reason), "%s, %u restarts within %s spent", exit,
+			 decision.attempts, interval);
+		if (!runner->failure[0])
+			note_failure(runner, reason);
 		become_dead(runner, true);
 		return;
 	}

@@ -240,6 +240,22 @@ static const json_t *group_tasks(const json_t *group)
 	return json_is_array(tasks) ? tasks : NULL;
 }
 
+/* Under the rows, what each pending task waits for ("app: waits for
+ * stack/redis to be ready"): too long for a column. */
+static void write_waits(FILE *out, const json_t *tasks)
+{
+	size_t t;
+	const json_t *task;
+	json_array_foreach(tasks, t, task)
+	{
+		const json_t *waiting = json_object_get(task, "waiting_for");
+		const json_t *name = json_object_get(task, "name");
+		if (json_is_string(waiting) && json_is_string(name))
+			fprintf(out, ROW_INDENT "%s: %s\n", json_string_value(name),
+				json_string_value(waiting));
+	}
+}
+
 int status_table_write(FILE *out, const json_t *reply)
 {
 	const json_t *groups = json_object_get(reply, "groups");
@@ -286,6 +302,7 @@ int status_table_write(FILE *out, const json_t *reply)
 		write_row(out, column_titles, widths);
 		for (t = 0; t < task_count; t++, r++)
 			write_row(out, (const char *const *)rows[r].cells, widths);
+		write_waits(out, group_tasks(group));
 	}
 
 	for (r = 0; r < row_count; r++)

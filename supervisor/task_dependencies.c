@@ -100,6 +100,7 @@ static enum dependency_verdict verdict_of(const struct task_link *link)
 	const struct runner *runner = &target->runner;
 	struct dependency_target view = {
 		.state = runner->state,
+		.stopping = runner->stop_intent != RUNNER_STOP_NONE,
 		.ready = runner_is_ready(runner),
 		.healthy = runner->state == TASK_RUNNING && runner->healthy,
 		.succeeded = runner_last_run_succeeded(runner),
