@@ -48,6 +48,7 @@ struct supervisor {
 	struct loop_timer shutdown_timer;
 
 	bool have_failure;
+	bool failure_is_secondary; /* from a task that never started */
 	int exit_code;
 };
 
@@ -57,11 +58,14 @@ struct supervisor {
 static void note_task_failed_for_good(struct services *services, struct task *task)
 {
 	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(services);
-	/* The task it waited for failed too, and that one's code is corral's,
-	 * whichever group happens to notice first. */
-	if (supervisor->have_failure || task->failed_by_dependency)
+	/* A task that never started because what it waited for failed gives
+	 * corral's code only when nothing else fails: the task it waited for
+	 * is the cause, whichever group notices first. */
+	if (supervisor->have_failure && !(supervisor->failure_is_secondary &&
+					  !task->failed_by_dependency))
 		return;
 	supervisor->have_failure = true;
+	supervisor->failure_is_secondary = task->failed_by_dependency;
 	supervisor->exit_code = runner_failure_exit_code(&task->runner);
 	log_message("%s: first task to fail for good; corral will exit with code %d",
 		    task->config->full_name, supervisor->exit_code);
