@@ -20,6 +20,7 @@ test_packages=(
 	qemu-system-x86 busybox-static cpio       # tests/system/vm: corral as a VM's init; busybox-static: test_rootfs.py's rootfs
 	runc                                      # tests/system/oci: corral as PID 1 of an OCI container (busybox-static rootfs)
 	bubblewrap                                # bench_isolation: the bwrap row (skipped with a note without it)
+	redis-server                              # examples/stack.yaml's sidecar (sd_notify), run by test_dependencies
 )
 
 case ${1:-} in

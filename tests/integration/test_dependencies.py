@@ -218,6 +218,19 @@ def test_a_dependency_that_fails_for_good_names_the_chain(corral, tmp_path):
         "not started: web/app failed for good (stack/redis failed for good (exited with code 3))"), proxy
 
 
+def test_the_example_stack_never_races(corral, repo_root):
+    """examples/stack.yaml: a one-shot writes redis.conf, redis (sd_notify)
+    reads it after the one-shot completed, app starts after redis is ready,
+    and a poststart smoke test finds redis on the port the file names."""
+    result = corral.run_piped(repo_root / "examples" / "stack.yaml", timeout=60)
+    assert result.returncode == 0, result
+    assert "stack/smoke | smoke: redis answers PONG on port 6391" in result.stdout, result
+    events = result.events
+    assert events.task_index("migrate", "exited") < events.task_index("redis", "started")
+    assert events.task_index("redis", "ready") < events.task_index("app", "started")
+    assert events.task_index("app", "ready") < events.task_index("smoke", "started")
+
+
 def test_check_prints_a_cycle_whole(corral):
     result = corral.check(
         "groups:\n"
