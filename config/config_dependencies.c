@@ -353,6 +353,14 @@ static void check_edge(struct load_context *context, const struct task_config *t
 {
 	struct source_location at = dependency->condition_location;
 	const char *condition = dependency_condition_name(dependency->condition);
+	if (same_group && target->stage == STAGE_POSTSTOP && task->stage != STAGE_POSTSTOP) {
+		complain(context, dependency->location, task, dependency,
+			 "a %s task cannot wait for a poststop task of its group: poststop tasks "
+			 "start once every other task of the group is dead, so it would wait "
+			 "forever",
+			 stage_kind(task->stage));
+		return;
+	}
 	if (same_group && stage_step(target->stage) > stage_step(task->stage)) {
 		complain(context, dependency->location, task, dependency,
 			 "a %s task cannot wait for a %s task of its group: %s tasks start only "
