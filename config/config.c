@@ -30,6 +30,30 @@ bool lifecycle_stage_is_sidecar(enum lifecycle_stage stage)
 	return stage == STAGE_PRESTART_SIDECAR || stage == STAGE_POSTSTART_SIDECAR;
 }
 
+bool exit_status_set_has_code(const struct exit_status_set *set, int code)
+{
+	return code >= 0 && code < 256 && (set->codes[code / 64] >> (code % 64) & 1);
+}
+
+bool exit_status_set_has_signal(const struct exit_status_set *set, int signal_number)
+{
+	return signal_number >= 1 && signal_number <= 64 &&
+	       (set->signals >> (signal_number - 1) & 1);
+}
+
+const char *group_failure_action_name(enum group_failure_action action)
+{
+	switch (action) {
+	case GROUP_ON_FAILURE_STOP:
+		return "stop";
+	case GROUP_ON_FAILURE_RESTART:
+		return "restart";
+	case GROUP_ON_FAILURE_IGNORE:
+		return "ignore";
+	}
+	return "unknown";
+}
+
 struct restart_policy restart_policy_default(enum lifecycle_stage stage)
 {
 	struct restart_policy policy = {

@@ -34,6 +34,16 @@ enum restart_mode {
 	RESTART_MODE_DELAY, /* wait for the interval to end, then go on */
 };
 
+/* Exit statuses a config lists (restart.success_exit,
+ * restart.no_restart_exit): exit codes 0..255 and signals 1..64. */
+struct exit_status_set {
+	uint64_t codes[4]; /* bit n of the set: code n */
+	uint64_t signals;  /* bit n-1: signal n */
+};
+
+bool exit_status_set_has_code(const struct exit_status_set *set, int code);
+bool exit_status_set_has_signal(const struct exit_status_set *set, int signal_number);
+
 struct restart_policy {
 	enum restart_policy_kind policy;
 	unsigned attempts;     /* restarts allowed within interval_ms */
@@ -41,6 +51,12 @@ struct restart_policy {
 	uint64_t delay_ms;     /* before the first restart of an interval */
 	uint64_t max_delay_ms; /* cap of the exponential backoff, >= delay_ms */
 	enum restart_mode mode;
+	/* Count as success besides 0 (systemd's SuccessExitStatus): a JVM's
+	 * 143 after SIGTERM. */
+	struct exit_status_set success_exit;
+	/* Never restarted, whatever the policy (systemd's
+	 * RestartPreventExitStatus): a failure among them fails for good. */
+	struct exit_status_set no_restart_exit;
 };
 
 /* Where something was written in the config file, 1-based. */
@@ -352,6 +368,25 @@ struct group_network_config {
 	unsigned prefix_length;  /* 8..30 */
 };
 
+/* What a group does when one of its tasks (poststop tasks aside) fails
+ * for good (config `on_failure:`). */
+enum group_failure_action {
+	GROUP_ON_FAILURE_STOP,    /* stop the group; corral exits with its code */
+	GROUP_ON_FAILURE_RESTART, /* restart every task in lifecycle order */
+	GROUP_ON_FAILURE_IGNORE,  /* report it; the other tasks go on */
+};
+
+/* "stop", "restart", "ignore". */
+const char *group_failure_action_name(enum group_failure_action action);
+
+struct group_failure_policy {
+	enum group_failure_action action;
+	/* GROUP_ON_FAILURE_RESTART: restarts allowed within interval_ms,
+	 * then the group stops as with GROUP_ON_FAILURE_STOP. */
+	unsigned attempts;
+	uint64_t interval_ms;
+};
+
 struct group_config {
 	char *name;
 	struct group_network_config network;
@@ -359,6 +394,7 @@ struct group_config {
 	/* `order: sequential`: prestart tasks one after another, in file
 	 * order, as Kubernetes starts init containers and sidecars. */
 	bool sequential;
+	struct group_failure_policy on_failure;
 	struct task_config *tasks; /* in file order */
 	size_t task_count;
 };
@@ -380,6 +416,8 @@ struct config {
 #define CONFIG_DEFAULT_RESTART_INTERVAL_MS 60000
 #define CONFIG_DEFAULT_RESTART_DELAY_MS 1000
 #define CONFIG_DEFAULT_RESTART_MAX_DELAY_MS 30000
+#define CONFIG_DEFAULT_GROUP_RESTART_ATTEMPTS 3
+#define CONFIG_DEFAULT_GROUP_RESTART_INTERVAL_MS 600000
 
 /* The restart policy a task of this stage gets when nothing is configured:
  * always for main tasks and sidecars, on-failure for ephemeral prestart and

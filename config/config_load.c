@@ -26,7 +26,7 @@ static const char *const top_level_keys[] = {"shutdown_timeout", "groups", "sock
 static const char *const control_keys[] = {"group", NULL};
 static const char *const group_keys[] = {"restart",   "resources", "isolation", "network",
 					 "cdi",       "task_dirs", "hooks",     "tasks",
-					 "order",     NULL};
+					 "order",     "on_failure", NULL};
 static const char *const order_names[] = {"parallel", "sequential"};
 
 
@@ -150,6 +150,14 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 
 		hooks_parse(context, hooks, &hooks_where, &defaults.hooks);
 	}
+	group->on_failure = (struct group_failure_policy){
+	    .action = GROUP_ON_FAILURE_STOP,
+	    .attempts = CONFIG_DEFAULT_GROUP_RESTART_ATTEMPTS,
+	    .interval_ms = CONFIG_DEFAULT_GROUP_RESTART_INTERVAL_MS,
+	};
+	if ((field = map_lookup(&fields, "on_failure")))
+		on_failure_parse(context, field, &(struct where){owner, "on_failure"},
+				 &group->on_failure);
 	if ((field = map_lookup(&fields, "order")))
 		group->sequential = expect_keyword(context, field, &(struct where){owner, "order"},
 						   "order", order_names, 2) == 1;

@@ -17,7 +17,8 @@
 /* The restart fields written in one place (a group or a task): which ones
  * are set, so that merging goes field by field. */
 struct restart_fields {
-	bool has_policy, has_attempts, has_interval, has_delay, has_max_delay, has_mode;
+	bool has_policy, has_attempts, has_interval, has_delay, has_max_delay, has_mode,
+	    has_success_exit, has_no_restart_exit;
 	struct restart_policy values;      /* meaningful where set */
 	const yaml_node_t *max_delay_node; /* for a max_delay shorter than delay */
 };
@@ -30,6 +31,20 @@ void restart_fields_parse(struct load_context *context, const yaml_node_t *node,
  * that a mistake there is reported once, not once per task. */
 void restart_fields_check_group(struct load_context *context, const struct restart_fields *group,
 				const struct where *where);
+
+/* A list of exit codes (0..255) and signal names, as in
+ * restart.success_exit; false after reporting a wrong item. */
+bool exit_status_list_parse(struct load_context *context, const yaml_node_t *node,
+			    const struct where *where, struct exit_status_set *out);
+
+/* A group's `on_failure:`: "stop", "restart", "ignore", or a map of
+ * action, attempts and interval. `out` holds the defaults on entry. */
+void on_failure_parse(struct load_context *context, const yaml_node_t *node,
+		      const struct where *where, struct group_failure_policy *out);
+
+/* `WHERE: unknown signal "x"; did you mean "SIGY"?` */
+void report_unknown_signal(struct load_context *context, const yaml_node_t *node,
+			   const struct where *where, const char *text);
 
 /* The stage default, overridden by the group's fields, then by the task's. */
 struct restart_policy restart_policy_merge(struct load_context *context, enum lifecycle_stage stage,

@@ -9,8 +9,9 @@
 #include "config/units.h"
 #include "config/xmalloc.h"
 
-static const char *const restart_keys[] = {"policy",    "attempts", "interval", "delay",
-					   "max_delay", "mode",     NULL};
+static const char *const restart_keys[] = {
+    "policy", "attempts", "interval", "delay", "max_delay", "mode", "success_exit", "no_restart_exit",
+    NULL};
 /* In enum order. */
 static const char *const policy_names[] = {"always", "on-failure", "never"};
 static const char *const mode_names[] = {"fail", "delay"};
@@ -95,6 +96,16 @@ void restart_fields_parse(struct load_context *context, const yaml_node_t *node,
 			out->has_mode = true;
 		}
 	}
+	if ((field = map_lookup(&fields, "success_exit"))) {
+		field_where = where_field(where, "success_exit", buffer, sizeof(buffer));
+		out->has_success_exit =
+		    exit_status_list_parse(context, field, &field_where, &values->success_exit);
+	}
+	if ((field = map_lookup(&fields, "no_restart_exit"))) {
+		field_where = where_field(where, "no_restart_exit", buffer, sizeof(buffer));
+		out->has_no_restart_exit =
+		    exit_status_list_parse(context, field, &field_where, &values->no_restart_exit);
+	}
 	map_entries_free(&fields);
 }
 
@@ -112,6 +123,11 @@ static void apply_fields(struct restart_policy *policy, const struct restart_fie
 		policy->max_delay_ms = fields->values.max_delay_ms;
 	if (fields->has_mode)
 		policy->mode = fields->values.mode;
+	/* A task's list replaces its group's: one place says it all. */
+	if (fields->has_success_exit)
+		policy->success_exit = fields->values.success_exit;
+	if (fields->has_no_restart_exit)
+		policy->no_restart_exit = fields->values.no_restart_exit;
 }
 
 static void report_max_delay_too_short(struct load_context *context, const yaml_node_t *node,

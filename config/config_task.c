@@ -265,8 +265,8 @@ static void parse_lifecycle(struct load_context *context, const yaml_node_t *nod
 	map_entries_free(&fields);
 }
 
-static void report_unknown_signal(struct load_context *context, const yaml_node_t *node,
-				  const struct where *where, const char *text)
+void report_unknown_signal(struct load_context *context, const yaml_node_t *node,
+			   const struct where *where, const char *text)
 {
 	const char *bare_names[SIGSYS];
 	size_t count = 0, length = node->data.scalar.length;

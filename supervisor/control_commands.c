@@ -135,6 +135,12 @@ static json_t *last_exit_json(const struct runner *runner)
 	json_object_set_new(object, "oom_killed", json_boolean(task_exit_oom_killed(exit)));
 	json_object_set_new(object, "oom_kills", json_integer(exit->oom_kills));
 	json_object_set_new(object, "description", json_string(description));
+	/* What followed it, and the config rule that decided. */
+	json_object_set_new(object, "decision", runner->decision[0]
+							? json_string(runner->decision)
+							: json_null());
+	json_object_set_new(object, "decided_by",
+			    runner->exit_rule ? json_string(runner->exit_rule) : json_null());
 	return object;
 }
 
@@ -204,6 +210,12 @@ static json_t *group_json(const struct group *group, const struct task *only, ui
 			    json_string(coordinator_state_name(group->coordinator.state)));
 	json_object_set_new(object, "stopping", json_boolean(group->stop_mode == GROUP_STOPPING));
 	json_object_set_new(object, "finished", json_boolean(group->finished));
+	json_object_set_new(object, "on_failure", json_string(group_failure_action_name(
+							  group->config->on_failure.action)));
+	json_object_set_new(object, "failure_restarts", json_integer(group->failure_restart_count));
+	json_object_set_new(object, "failure_decision", group->failure_decision[0]
+								? json_string(group->failure_decision)
+								: json_null());
 	json_t *tasks = json_array();
 	for (size_t i = 0; i < group->task_count; i++)
 		if (!only || only == &group->tasks[i])

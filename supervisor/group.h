@@ -1,7 +1,8 @@
 /* One group of tasks at run time: its coordinator, its tasks, and the rules
  * that tie them together (Nomad's alloc runner):
  * - a task starts when it is ready and its stage gate is open;
- * - a task that fails for good stops the group;
+ * - a task that fails for good stops the group, or restarts it, or is
+ *   left dead, as its `on_failure` says;
  * - when no main or ephemeral task is alive any more, the sidecars stop;
  * - stopping goes in reverse lifecycle order, one tier at a time: main and
  *   ephemeral tasks, then poststart sidecars, then prestart sidecars;
@@ -35,10 +36,15 @@ struct group {
 
 	bool dirty;              /* something changed since the last settle */
 	enum group_stop_mode stop_mode;
-	char stop_reason[128];
+	char stop_reason[256];
 	bool starts_forbidden;   /* everything is being killed: nothing starts */
 	bool rearm_after_stop;   /* restart of the whole group: all run again */
 	bool finished;
+	/* on_failure: restart: the restarts it made, and its bound. */
+	struct restart_tracker failure_restarts;
+	unsigned failure_restart_count;
+	/* What on_failure last decided, for status: "" before any failure. */
+	char failure_decision[320];
 	int cgroup_fd; /* root/<group> of the cgroup tree; -1 without */
 	struct group_network network; /* its bridge, its shared namespace */
 };

@@ -77,9 +77,32 @@ void task_exit_describe(const struct task_exit *exit, char *buffer, size_t size)
 	}
 }
 
-static bool exit_is_failure(const struct task_exit *exit)
+static bool exit_listed(const struct exit_status_set *set, const struct task_exit *exit)
 {
-	return exit->kind != TASK_EXIT_CODE || exit->code != 0;
+	switch (exit->kind) {
+	case TASK_EXIT_CODE:
+		return exit_status_set_has_code(set, exit->code);
+	case TASK_EXIT_SIGNAL:
+		return exit_status_set_has_signal(set, exit->signal);
+	case TASK_EXIT_START_FAILED:
+		break;
+	}
+	return false;
+}
+
+/* A failure unless the exit is clean: code 0, or a code or signal that
+ * restart.success_exit lists (`*by_list` then). An OOM kill or a failed
+ * start never is. */
+static bool exit_counts_as_failure(const struct restart_policy *policy,
+				   const struct task_exit *exit, bool *by_list)
+{
+	*by_list = false;
+	if (exit->kind == TASK_EXIT_CODE && exit->code == 0)
+		return false;
+	if (task_exit_oom_killed(exit))
+		return true;
+	*by_list = exit_listed(&policy->success_exit, exit);
+	return !*by_list;
 }
 
 static void emit(struct runner *runner, enum task_event_type type, const char *format, ...)
@@ -93,6 +116,22 @@ static void emit(struct runner *runner, enum task_event_type type, const char *f
 	vsnprintf(message, sizeof(message), format, args);
 	va_end(args);
 	runner->effects->event(runner, type, message);
+}
+
+/* What follows an exit, and the rule that decided it: an event, and the
+ * same words kept for status. */
+static void decide(struct runner *runner, const char *rule, enum task_event_type type,
+		   const char *format, ...) __attribute__((format(printf, 4, 5)));
+
+static void decide(struct runner *runner, const char *rule, enum task_event_type type,
+		   const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	vsnprintf(runner->decision, sizeof(runner->decision), format, args);
+	va_end(args);
+	runner->exit_rule = rule;
+	runner->effects->event(runner, type, runner->decision);
 }
 
 /* A failure reason is shown inside other messages: cut, never overflowed. */
@@ -193,7 +232,9 @@ void runner_exec_succeeded(struct runner *runner, uint64_t now_ms)
 
 void runner_ready(struct runner *runner, const char *how)
 {
-	if (runner->state != TASK_RUNNING || runner->ready)
+	/* Too late once it is being stopped: nothing may start on it. */
+	if (runner->state != TASK_RUNNING || runner->ready ||
+	    runner->stop_intent != RUNNER_STOP_NONE)
 		return;
 	runner->ready = true;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_READINESS);
@@ -242,25 +283,52 @@ static void become_pending_now(struct runner *runner)
 	set_state(runner, TASK_PENDING);
 }
 
-/* The policy decides what an exit that nobody asked for means. */
-static void apply_restart_policy(struct runner *runner, uint64_t now_ms)
+/* restart.no_restart_exit lists the exit: the task is done, failed for
+ * good when the exit was a failure. */
+static void refuse_restart_by_list(struct runner *runner)
 {
-	bool failed = exit_is_failure(&runner->last_exit);
+	char exit[64];
+	task_exit_describe(&runner->last_exit, exit, sizeof(exit));
+	decide(runner, "restart.no_restart_exit", TASK_EVENT_NOT_RESTARTING,
+	       "not restarting: %s, listed in restart.no_restart_exit%s", exit,
+	       runner->last_run_failed ? "; failed for good" : "");
+	become_dead(runner, runner->last_run_failed);
+}
+
+/* A success only because restart.success_exit lists the exit. */
+static bool success_by_list(const struct runner *runner)
+{
+	const struct task_exit *exit = &runner->last_exit;
+	return !runner->last_run_failed && !(exit->kind == TASK_EXIT_CODE && exit->code == 0);
+}
+
+/* The policy decides what an exit that nobody asked for means (or a stop
+ * for want of readiness, which is not the task's own exit status:
+ * `by_exit_status` false). */
+static void apply_restart_policy(struct runner *runner, uint64_t now_ms, bool by_exit_status)
+{
+	const struct restart_policy *policy = &runner->config->restart;
+	bool failed = runner->last_run_failed;
+
+	if (by_exit_status && exit_listed(&policy->no_restart_exit, &runner->last_exit)) {
+		refuse_restart_by_list(runner);
+		return;
+	}
 	struct restart_decision decision =
-		restart_tracker_decide(&runner->tracker, &runner->config->restart, failed, now_ms);
+		restart_tracker_decide(&runner->tracker, policy, failed, now_ms);
 
 	switch (decision.verdict) {
 	case RESTART_VERDICT_NO_RESTART:
-		emit(runner, TASK_EVENT_NOT_RESTARTING, "not restarting: %s", decision.reason);
+		decide(runner, success_by_list(runner) ? "restart.success_exit" : "restart.policy",
+		       TASK_EVENT_NOT_RESTARTING, "not restarting: %s", decision.reason);
 		become_dead(runner, failed);
 		return;
 	case RESTART_VERDICT_GIVE_UP: {
 		char interval[32];
-		format_duration_ms(runner->config->restart.interval_ms, interval,
-				   sizeof(interval));
-		emit(runner, TASK_EVENT_NOT_RESTARTING,
-		     "not restarting: %s (%u restarts allowed within %s); failed for good",
-		     decision.reason, decision.attempts, interval);
+		format_duration_ms(policy->interval_ms, interval, sizeof(interval));
+		decide(runner, "restart.attempts", TASK_EVENT_NOT_RESTARTING,
+		       "not restarting: %s (%u restarts allowed within %s); failed for good",
+		       decision.reason, decision.attempts, interval);
 		char exit[64], reason[sizeof(exit) + 64];
 		task_exit_describe(&runner->last_exit, exit, sizeof(exit));
 		snprintf(reason, sizeof(reason), "%s, %u restarts within %s spent", exit,
@@ -276,8 +344,8 @@ static void apply_restart_policy(struct runner *runner, uint64_t now_ms)
 
 	char delay[32];
 	format_duration_ms(decision.delay_ms, delay, sizeof(delay));
-	emit(runner, TASK_EVENT_RESTARTING, "restarting in %s (restart %u of %u)", delay,
-	     decision.attempt, decision.attempts);
+	decide(runner, "restart.policy", TASK_EVENT_RESTARTING, "restarting in %s (restart %u of %u)",
+	       delay, decision.attempt, decision.attempts);
 	runner->restart_count++;
 	runner->failed = false;
 	if (decision.delay_ms == 0) {
@@ -295,7 +363,8 @@ static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
 {
 	enum runner_stop_intent intent = runner->stop_intent;
 	runner->stop_intent = RUNNER_STOP_NONE;
-	runner->last_exit_requested = intent != RUNNER_STOP_NONE;
+	runner->last_exit_requested =
+		intent != RUNNER_STOP_NONE && intent != RUNNER_STOP_NOT_READY;
 	forget_process(runner);
 	if (runner->prekill_pending) {
 		/* Gone before its prekill hooks were over: they have nothing
@@ -306,26 +375,31 @@ static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
 
 	switch (intent) {
 	case RUNNER_STOP_RESTART:
-		emit(runner, TASK_EVENT_RESTARTING, "restarting now, as requested");
+		decide(runner, NULL, TASK_EVENT_RESTARTING, "restarting now, as requested");
 		runner->restart_count++;
 		become_pending_now(runner);
 		return;
 	case RUNNER_STOP_GROUP_RESTART:
-		emit(runner, TASK_EVENT_KILLED, "stopped for a restart of the group");
+		decide(runner, NULL, TASK_EVENT_KILLED, "stopped for a restart of the group");
 		become_pending_now(runner);
 		return;
 	case RUNNER_STOP_DEPENDENCY:
-		emit(runner, TASK_EVENT_KILLED,
-		     "stopped: it starts again once what it waits for holds again");
+		decide(runner, NULL, TASK_EVENT_KILLED,
+		       "stopped: it starts again once what it waits for holds again");
 		runner->restart_count++;
 		become_pending_now(runner);
 		return;
 	case RUNNER_STOP_FOR_GOOD:
-		emit(runner, TASK_EVENT_KILLED, "stopped");
+		decide(runner, NULL, TASK_EVENT_KILLED, "stopped");
 		become_dead(runner, false);
 		return;
+	case RUNNER_STOP_NOT_READY:
+		/* However it ended, the run failed: it never became ready. */
+		runner->last_run_failed = true;
+		apply_restart_policy(runner, now_ms, false);
+		return;
 	case RUNNER_STOP_NONE:
-		apply_restart_policy(runner, now_ms);
+		apply_restart_policy(runner, now_ms, true);
 		return;
 	}
 }
@@ -335,6 +409,7 @@ static void start_failed(struct runner *runner, const char *message, int exit_co
 {
 	runner->last_exit = (struct task_exit){.kind = TASK_EXIT_START_FAILED, .code = exit_code};
 	runner->has_exited = true;
+	runner->last_run_failed = true;
 	note_failure(runner, message);
 	emit(runner, TASK_EVENT_START_FAILED, "%s", message);
 	if (had_process)
@@ -353,10 +428,13 @@ void runner_exited(struct runner *runner, const struct task_exit *exit, uint64_t
 	if (runner->state != TASK_STARTING && runner->state != TASK_RUNNING)
 		return;
 	char description[64];
+	bool by_list;
 	runner->last_exit = *exit;
 	runner->has_exited = true;
+	runner->last_run_failed = exit_counts_as_failure(&runner->config->restart, exit, &by_list);
 	task_exit_describe(exit, description, sizeof(description));
-	emit(runner, TASK_EVENT_EXITED, "%s", description);
+	emit(runner, TASK_EVENT_EXITED, "%s%s", description,
+	     by_list ? " (a success: listed in restart.success_exit)" : "");
 	run_hooks(runner, HOOK_STAGE_EXITED);
 	handle_end_of_run(runner, now_ms);
 }
@@ -382,18 +460,19 @@ void runner_timer_fired(struct runner *runner, enum runner_timer timer, uint64_t
 		}
 		return;
 	case RUNNER_TIMER_READINESS:
-		/* A failed start: killed, and its exit counts against the
-		 * restart policy like any failure. */
+		/* A failed start: stopped as any stop is (prekill hooks, kill
+		 * signal, SIGKILL after the kill timeout), and its exit
+		 * counts against the restart policy like any failure. */
 		if (runner->state == TASK_RUNNING && !runner->ready &&
 		    runner->stop_intent == RUNNER_STOP_NONE) {
 			char timeout[32];
 			format_duration_ms(runner->config->readiness.timeout_ms, timeout,
 					   sizeof(timeout));
-			emit(runner, TASK_EVENT_NOT_READY, "not ready within %s: killing it",
-			     timeout);
 			snprintf(runner->failure, sizeof(runner->failure), "not ready within %s",
 				 timeout);
-			runner->effects->kill_all(runner);
+			emit(runner, TASK_EVENT_NOT_READY, "not ready within %s: stopping it",
+			     timeout);
+			runner_stop(runner, RUNNER_STOP_NOT_READY, runner->failure, now_ms);
 		}
 		return;
 	}
@@ -583,13 +662,12 @@ void runner_fail_unstarted(struct runner *runner, const char *reason)
 bool runner_last_run_succeeded(const struct runner *runner)
 {
 	return runner->state == TASK_DEAD && runner->has_exited && !runner->last_exit_requested &&
-	       !exit_is_failure(&runner->last_exit);
+	       !runner->last_run_failed;
 }
 
 bool runner_last_exit_failed(const struct runner *runner)
 {
-	return runner->has_exited && !runner->last_exit_requested &&
-	       exit_is_failure(&runner->last_exit);
+	return runner->has_exited && !runner->last_exit_requested && runner->last_run_failed;
 }
 
 int runner_failure_exit_code(const struct runner *runner)

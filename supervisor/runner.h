@@ -44,6 +44,8 @@ enum runner_stop_intent {
 	RUNNER_STOP_GROUP_RESTART, /* the group restarts: pending, waits on its gate */
 	RUNNER_STOP_DEPENDENCY,    /* a `restart: true` dependency restarts: pending,
 				    * waits for it again; not charged */
+	RUNNER_STOP_NOT_READY,     /* its readiness timed out: the exit is a
+				    * failure, and the restart policy decides */
 	RUNNER_STOP_FOR_GOOD,      /* shutdown, sibling failure, main tasks dead */
 };
 
@@ -106,6 +108,16 @@ struct runner {
 	struct task_exit last_exit;
 	bool has_exited;
 	bool last_exit_requested;    /* corral stopped it: the exit is not a failure */
+	/* The last run ended in failure: a failed start, a signal or a
+	 * non-zero code that restart.success_exit does not list, or no
+	 * readiness in time. Meaningful when has_exited. */
+	bool last_run_failed;
+	/* The config rule that decided what the last exit meant, for status
+	 * and events: "restart.success_exit", "restart.no_restart_exit",
+	 * "restart.policy", "restart.attempts", "readiness.timeout"; NULL
+	 * when corral stopped it. Static text. */
+	const char *exit_rule;
+	char decision[160]; /* what followed the last exit: "restarting in 1s ..." */
 	unsigned restart_count;      /* every run after the first */
 	uint64_t started_at_ms;      /* monotonic, when the current run began */
 	uint64_t next_start_ms;      /* when delay_pending: when it runs again */

@@ -159,10 +159,28 @@ static char *pids_cell(const json_t *task)
 /* "code 1 (failed)", "SIGKILL", "code 0": "(failed)" marks an exit that
  * counted against the restart policy, so that an exit corral asked for
  * (a stop, a restart) does not look like a crash. */
+/* " (failed, no_restart_exit)": whether it counted, and the list that
+ * decided when one of the exit-code lists did. */
+static char *exit_verdict(const json_t *last_exit)
+{
+	bool failed = json_is_true(json_object_get(last_exit, "failed"));
+	const json_t *rule = json_object_get(last_exit, "decided_by");
+	const char *list = NULL;
+	if (json_is_string(rule) && strcmp(json_string_value(rule), "restart.success_exit") == 0)
+		list = "success_exit";
+	if (json_is_string(rule) && strcmp(json_string_value(rule), "restart.no_restart_exit") == 0)
+		list = "no_restart_exit";
+	if (failed && list)
+		return xasprintf(" (failed, %s)", list);
+	if (failed || list)
+		return xasprintf(" (%s)", failed ? "failed" : list);
+	return xstrdup("");
+}
+
 static char *last_exit_cell(const json_t *last_exit)
 {
 	const json_t *code, *signal, *description;
-	const char *failed;
+	char *cell;
 
 	if (!last_exit || json_is_null(last_exit))
 		return xstrdup(NONE);
@@ -171,18 +189,21 @@ static char *last_exit_cell(const json_t *last_exit)
 	code = json_object_get(last_exit, "code");
 	signal = json_object_get(last_exit, "signal");
 	description = json_object_get(last_exit, "description");
-	failed = json_is_true(json_object_get(last_exit, "failed")) ? " (failed)" : "";
+	char *verdict = exit_verdict(last_exit);
 	if (json_is_true(json_object_get(last_exit, "oom_killed")))
-		return xasprintf("OOM killed%s", failed);
-	if (json_is_integer(code))
-		return xasprintf("code %" JSON_INTEGER_FORMAT "%s", json_integer_value(code),
-				 failed);
-	if (json_is_string(signal))
-		return xasprintf("%s%s", json_string_value(signal), failed);
+		cell = xasprintf("OOM killed%s", verdict);
+	else if (json_is_integer(code))
+		cell = xasprintf("code %" JSON_INTEGER_FORMAT "%s", json_integer_value(code),
+				 verdict);
+	else if (json_is_string(signal))
+		cell = xasprintf("%s%s", json_string_value(signal), verdict);
 	/* Neither: a start that failed, which its description says best. */
-	if (json_is_string(description))
-		return xstrdup(json_string_value(description));
-	return xstrdup(UNKNOWN);
+	else if (json_is_string(description))
+		cell = xstrdup(json_string_value(description));
+	else
+		cell = xstrdup(UNKNOWN);
+	free(verdict);
+	return cell;
 }
 
 static void fill_row(struct row *row, const json_t *task)
@@ -230,6 +251,14 @@ static void write_group_header(FILE *out, const json_t *group)
 		fputs(", stopping", out);
 	if (json_is_true(json_object_get(group, "finished")))
 		fputs(", finished", out);
+	/* The default, stop, goes without saying. */
+	const json_t *on_failure = json_object_get(group, "on_failure");
+	const json_t *restarts = json_object_get(group, "failure_restarts");
+	if (json_is_string(on_failure) && strcmp(json_string_value(on_failure), "stop") != 0)
+		fprintf(out, ", on_failure: %s", json_string_value(on_failure));
+	if (json_is_integer(restarts) && json_integer_value(restarts) > 0)
+		fprintf(out, " (%" JSON_INTEGER_FORMAT " restart%s)", json_integer_value(restarts),
+			json_integer_value(restarts) == 1 ? "" : "s");
 	fputc('\n', out);
 }
 
@@ -303,6 +332,9 @@ int status_table_write(FILE *out, const json_t *reply)
 		for (t = 0; t < task_count; t++, r++)
 			write_row(out, (const char *const *)rows[r].cells, widths);
 		write_waits(out, group_tasks(group));
+		const json_t *decision = json_object_get(group, "failure_decision");
+		if (json_is_string(decision))
+			fprintf(out, ROW_INDENT "on_failure: %s\n", json_string_value(decision));
 	}
 
 	for (r = 0; r < row_count; r++)

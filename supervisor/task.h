@@ -54,6 +54,7 @@ struct task {
 	struct spawn_failure setup_failure;
 
 	bool failure_reported; /* services->task_failed_for_good was called */
+	bool failure_ignored;  /* on_failure: ignore said so for this failure */
 
 	/* Config `after:` at run time (task_dependencies.c); NULL, 0 and
 	 * false for a config without it. */

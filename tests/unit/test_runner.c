@@ -476,20 +476,127 @@ static void test_ready_when_the_task_says_so(void **state)
 	test_free(fixture);
 }
 
-static void test_readiness_timeout_kills_and_counts_as_a_failure(void **state)
+static void test_readiness_timeout_stops_and_counts_as_a_failure(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 3, 100);
 	fixture->config.readiness.kind = READINESS_EXEC;
 	fixture->config.readiness.timeout_ms = 2000;
+	fixture->fake.hooks_wait[HOOK_STAGE_PREKILL] = true;
 	run_to_running(fixture, 0);
 	runner_timer_fired(&fixture->runner, RUNNER_TIMER_READINESS, 2000);
+	/* A stop as any other: prekill hooks, then the kill signal, SIGKILL
+	 * only after the kill timeout. */
+	assert_int_equal(fixture->fake.kills, 0);
+	assert_int_equal(fixture->fake.hook_runs[HOOK_STAGE_PREKILL], 1);
+	assert_string_equal(fixture->fake.messages[fixture->fake.event_count - 2],
+			    "not ready within 2s: stopping it");
+	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PREKILL, true, "", 2100);
+	assert_int_equal(fixture->fake.last_signal, 15);
+	assert_true(fixture->fake.timer_armed[RUNNER_TIMER_KILL]);
+	assert_int_equal(fixture->fake.timer_deadline[RUNNER_TIMER_KILL], 2100 + 5000);
+	/* Ready too late: nothing may start on it now. */
+	runner_ready(&fixture->runner, "READY=1");
+	assert_false(runner_is_ready(&fixture->runner));
+	/* A clean exit on SIGTERM is still a failed run. */
+	runner_exited(&fixture->runner, &exit_code_0, 2200);
+	assert_true(runner_last_exit_failed(&fixture->runner));
+	assert_string_equal(fixture->runner.failure, "not ready within 2s");
+	assert_true(last_event_is(fixture, TASK_EVENT_RESTARTING));
+	assert_string_equal(fixture->runner.exit_rule, "restart.policy");
+	test_free(fixture);
+}
+
+static void test_readiness_timeout_escalates_after_the_kill_timeout(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_NEVER, 3, 100);
+	fixture->config.readiness.kind = READINESS_NOTIFY_SYSTEMD;
+	fixture->config.readiness.timeout_ms = 2000;
+	run_to_running(fixture, 0);
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_READINESS, 2000);
+	assert_int_equal(fixture->fake.last_signal, 15);
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_KILL, 7000);
 	assert_int_equal(fixture->fake.kills, 1);
-	assert_true(last_event_is(fixture, TASK_EVENT_NOT_READY));
-	assert_string_equal(fixture->fake.messages[fixture->fake.event_count - 1],
-			    "not ready within 2s: killing it");
-	runner_exited(&fixture->runner, &killed_by_9, 2010);
+	runner_exited(&fixture->runner, &killed_by_9, 7010);
+	assert_true(fixture->runner.failed);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	test_free(fixture);
+}
+
+/* ---- exit-code rules ---- */
+
+static void set_code(struct exit_status_set *set, int code)
+{
+	set->codes[code / 64] |= UINT64_C(1) << (code % 64);
+}
+
+static void test_success_exit_code_is_a_success(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 3, 100);
+	const struct task_exit exit_143 = {.kind = TASK_EXIT_CODE, .code = 143};
+	set_code(&fixture->config.restart.success_exit, 143);
+	run_to_running(fixture, 0);
+	runner_exited(&fixture->runner, &exit_143, 100);
+	assert_string_equal(fixture->fake.messages[fixture->fake.event_count - 2],
+			    "exited with code 143 (a success: listed in restart.success_exit)");
+	assert_true(last_event_is(fixture, TASK_EVENT_NOT_RESTARTING));
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_false(fixture->runner.failed);
+	assert_true(runner_last_run_succeeded(&fixture->runner));
+	assert_string_equal(fixture->runner.exit_rule, "restart.success_exit");
+	test_free(fixture);
+}
+
+static void test_success_exit_signal_but_never_an_oom_kill(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 3, 100);
+	const struct task_exit oom = {.kind = TASK_EXIT_SIGNAL, .signal = 9, .oom_kills = 1};
+	fixture->config.restart.success_exit.signals = UINT64_C(1) << (9 - 1) | UINT64_C(1) << (15 - 1);
+	run_to_running(fixture, 0);
+	runner_exited(&fixture->runner, &oom, 100);
 	assert_true(runner_last_exit_failed(&fixture->runner));
 	assert_true(last_event_is(fixture, TASK_EVENT_RESTARTING));
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 200);
+	run_to_running(fixture, 200);
+	const struct task_exit term = {.kind = TASK_EXIT_SIGNAL, .signal = 15};
+	runner_exited(&fixture->runner, &term, 300);
+	assert_false(runner_last_exit_failed(&fixture->runner));
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	test_free(fixture);
+}
+
+static void test_no_restart_exit_overrides_always(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	const struct task_exit exit_78 = {.kind = TASK_EXIT_CODE, .code = 78};
+	set_code(&fixture->config.restart.no_restart_exit, 78);
+	set_code(&fixture->config.restart.no_restart_exit, 0);
+	run_to_running(fixture, 0);
+	runner_exited(&fixture->runner, &exit_78, 100);
+	assert_string_equal(fixture->fake.messages[fixture->fake.event_count - 1],
+			    "not restarting: exited with code 78, listed in "
+			    "restart.no_restart_exit; failed for good");
+	assert_true(fixture->runner.failed);
+	assert_string_equal(fixture->runner.exit_rule, "restart.no_restart_exit");
+	assert_string_equal(fixture->runner.decision, fixture->fake.messages[fixture->fake.event_count - 1]);
+
+	/* A success it lists ends the task without failing it. */
+	runner_force_restart(&fixture->runner, true, 200);
+	runner_start(&fixture->runner, 200);
+	runner_exec_succeeded(&fixture->runner, 200);
+	runner_exited(&fixture->runner, &exit_code_0, 300);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_false(fixture->runner.failed);
+	test_free(fixture);
+}
+
+static void test_no_restart_exit_ignores_other_codes(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	set_code(&fixture->config.restart.no_restart_exit, 78);
+	run_to_running(fixture, 0);
+	runner_exited(&fixture->runner, &exit_code_1, 100);
+	assert_true(last_event_is(fixture, TASK_EVENT_RESTARTING));
+	assert_string_equal(fixture->runner.exit_rule, "restart.policy");
 	test_free(fixture);
 }
 
@@ -687,7 +794,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_without_readiness_started_is_ready),
 	    cmocka_unit_test(test_ready_when_the_task_says_so),
-	    cmocka_unit_test(test_readiness_timeout_kills_and_counts_as_a_failure),
+	    cmocka_unit_test(test_readiness_timeout_stops_and_counts_as_a_failure),
+	    cmocka_unit_test(test_readiness_timeout_escalates_after_the_kill_timeout),
+	    cmocka_unit_test(test_success_exit_code_is_a_success),
+	    cmocka_unit_test(test_success_exit_signal_but_never_an_oom_kill),
+	    cmocka_unit_test(test_no_restart_exit_overrides_always),
+	    cmocka_unit_test(test_no_restart_exit_ignores_other_codes),
 	    cmocka_unit_test(test_readiness_timeout_after_ready_does_nothing),
 		cmocka_unit_test(test_received_names_the_gate),
 		cmocka_unit_test(test_start_then_running),
