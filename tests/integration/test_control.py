@@ -609,7 +609,9 @@ def test_uptime_grows_and_a_restart_delay_shows(corral, tmp_path):
     assert 0 < entry["next_restart_in_ms"] <= 5000, entry
     assert entry["last_exit"] == {"code": 1, "signal": None, "failed": True,
                                   "oom_killed": False, "oom_kills": 0,
-                                  "description": entry["last_exit"]["description"]}, entry
+                                  "description": entry["last_exit"]["description"],
+                                  "decided_by": "restart.policy",
+                                  "decision": "restarting in 5s (restart 1 of 5)"}, entry
     first = corral.task_status("g/keeper")["uptime_ms"]
     wait_for(lambda: corral.task_status("g/keeper")["uptime_ms"] > first, what="uptime to grow")
     stop_corral(running)

@@ -99,11 +99,12 @@ def test_a_readiness_timeout_fails_the_start(corral, tmp_path):
         "app": main_task(marks),
     })
     result = corral.run(config)
-    # Twice not ready in time (the first run and its one restart): failed
-    # for good, and main never started.
-    assert result.returncode == 128 + signal.SIGKILL, result
+    # Twice not ready in time (the first run and its one restart), each
+    # time stopped with its kill signal: failed for good, and main never
+    # started.
+    assert result.returncode == 128 + signal.SIGTERM, result
     not_ready = result.events.of_task("side", "not_ready")
-    assert [e["message"] for e in not_ready] == ["not ready within 1s: killing it"] * 2
+    assert [e["message"] for e in not_ready] == ["not ready within 1s: stopping it"] * 2
     assert [n for n, _ in read_marks(marks)] == ["side-start", "side-start"]
 
 
