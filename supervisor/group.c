@@ -133,6 +133,7 @@ static void begin_restart_all(struct group *group, const char *reason)
 	coordinator_restart(&group->coordinator);
 	group->finished = false;
 	group->rearm_after_stop = true;
+	group->restart_in_order = false; /* the coordinator orders it all */
 	group->stop_mode = GROUP_RUNNING;
 	for (size_t i = 0; i < group->task_count; i++)
 		runner_redirect_stop(&group->tasks[i].runner, RUNNER_STOP_GROUP_RESTART);
@@ -331,9 +332,54 @@ static void finish_restart(struct group *group)
 			"every task stopped: starting again");
 }
 
+/* Which gate a stage opens with: prestart, main, poststart. */
+static int start_rank(enum lifecycle_stage stage)
+{
+	switch (stage) {
+	case STAGE_PRESTART_EPHEMERAL:
+	case STAGE_PRESTART_SIDECAR:
+		return 0;
+	case STAGE_MAIN:
+		return 1;
+	case STAGE_POSTSTART_EPHEMERAL:
+	case STAGE_POSTSTART_SIDECAR:
+		return 2;
+	case STAGE_POSTSTOP:
+		break;
+	}
+	return 3;
+}
+
+/* After `restart --running` the stage gates are open already: a task
+ * waits, as at its first start, until every live task that opens an
+ * earlier gate runs and is ready. */
+static bool earlier_stages_ready(const struct group *group, enum lifecycle_stage stage)
+{
+	for (size_t i = 0; i < group->task_count; i++) {
+		const struct task *other = &group->tasks[i];
+		if (start_rank(other->config->stage) < start_rank(stage) &&
+		    other->runner.state != TASK_DEAD && !runner_is_ready(&other->runner))
+			return false;
+	}
+	return true;
+}
+
+/* The restart of the running tasks is over once every live task (poststop
+ * aside) runs and is ready again. */
+static void check_restart_in_order(struct group *group)
+{
+	if (!group->restart_in_order || group->stop_mode == GROUP_RESTARTING)
+		return;
+	if (group->stop_mode == GROUP_RUNNING && !earlier_stages_ready(group, STAGE_POSTSTOP))
+		return;
+	group->restart_in_order = false;
+}
+
 static bool may_start(const struct group *group, const struct task *task)
 {
 	if (group->starts_forbidden)
+		return false;
+	if (group->restart_in_order && !earlier_stages_ready(group, task->config->stage))
 		return false;
 	switch (group->stop_mode) {
 	case GROUP_RUNNING:
@@ -451,6 +497,7 @@ void group_settle(struct group *group, uint64_t now_ms)
 		apply_dependencies(group, now_ms);
 		update_coordinator(group);
 		start_ready_tasks(group, now_ms);
+		check_restart_in_order(group);
 		check_finished(group);
 	}
 }
@@ -522,6 +569,7 @@ enum runner_request_result group_force_restart_task(struct group *group, struct 
 
 void group_restart_running(struct group *group, uint64_t now_ms)
 {
+	group->restart_in_order = true;
 	begin_stop(group, GROUP_RESTARTING, "restart of the running tasks requested");
 	group_settle(group, now_ms);
 }

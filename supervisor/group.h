@@ -39,6 +39,9 @@ struct group {
 	char stop_reason[256];
 	bool starts_forbidden;   /* everything is being killed: nothing starts */
 	bool rearm_after_stop;   /* restart of the whole group: all run again */
+	/* restart --running: the gates are open, so starts wait for the
+	 * earlier stages to be ready again (group.c, earlier_stages_ready) */
+	bool restart_in_order;
 	bool finished;
 	/* on_failure: restart: the restarts it made, and its bound. */
 	struct restart_tracker failure_restarts;
