@@ -9,27 +9,31 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "supervisor/log.h"
 #include "config/xmalloc.h"
+#include "supervisor/log.h"
+
+/* What a slow reader of corral's stdout gets at exit before the last lines
+ * are dropped: long enough for any live reader, bounded for a dead one. */
+#define CLOSE_BUDGET_MS 5000
 
 static size_t pending_bytes(const struct output_sink *sink)
 {
 	return sink->end - sink->start;
 }
 
-static void report_drops(struct output_sink *sink)
+static void drop_pending(struct output_sink *sink)
 {
-	if (!sink->dropped_bytes)
-		return;
-	log_message("stdout could not keep up: dropped %llu lines (%llu bytes) of task output",
-		    (unsigned long long)sink->dropped_lines,
-		    (unsigned long long)sink->dropped_bytes);
-	sink->dropped_bytes = 0;
-	sink->dropped_lines = 0;
+	const char *cursor = sink->buffer + sink->start, *end = sink->buffer + sink->end;
+	while ((cursor = memchr(cursor, '\n', (size_t)(end - cursor)))) {
+		sink->dropped_lines++;
+		cursor++;
+	}
+	sink->dropped_bytes += pending_bytes(sink);
+	sink->start = sink->end = 0;
 }
 
-/* Writes what stdout takes now; returns false on a hard error. */
-static bool write_pending(struct output_sink *sink)
+/* Writes what stdout takes now. */
+static void write_pending(struct output_sink *sink)
 {
 	while (pending_bytes(sink)) {
 		ssize_t written = write(sink->watch.fd, sink->buffer + sink->start,
@@ -38,17 +42,20 @@ static bool write_pending(struct output_sink *sink)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN)
-				return true;
+				return;
 			/* stdout is gone (EPIPE...): nobody can read task output
-			 * any more; discard rather than spin. */
-			sink->dropped_bytes += pending_bytes(sink);
-			sink->start = sink->end = 0;
-			return false;
+			 * any more; discard rather than spin or hold tasks. */
+			if (!sink->broken)
+				log_message("cannot write task output to stdout: %s; dropping it "
+					    "from now on",
+					    strerror(errno));
+			sink->broken = true;
+			drop_pending(sink);
+			return;
 		}
 		sink->start += (size_t)written;
 	}
 	sink->start = sink->end = 0;
-	return true;
 }
 
 static void want_writable(struct output_sink *sink, bool want)
@@ -59,14 +66,31 @@ static void want_writable(struct output_sink *sink, bool want)
 	sink->waiting_for_writable = want;
 }
 
+/* Readers held for room read again once half the buffer is free: stdout
+ * keeps something to take while they refill it. */
+static void resume_waiters(struct output_sink *sink)
+{
+	struct output_sink_waiter *waiter = sink->waiters;
+	sink->waiters = NULL;
+	sink->waiters_tail = &sink->waiters;
+	/* In the order they waited; a waiter may queue itself again. */
+	while (waiter) {
+		struct output_sink_waiter *next = waiter->next;
+		waiter->next = NULL;
+		waiter->queued = false;
+		waiter->resume(waiter);
+		waiter = next;
+	}
+}
+
 static void on_writable(struct loop_watch *watch, uint32_t events)
 {
 	struct output_sink *sink = watch->data;
 	write_pending(sink);
-	if (pending_bytes(sink) == 0) {
+	if (pending_bytes(sink) == 0)
 		want_writable(sink, false);
-		report_drops(sink);
-	}
+	if (pending_bytes(sink) <= sink->capacity / 2)
+		resume_waiters(sink);
 }
 
 void output_sink_open(struct output_sink *sink, struct loop *loop, int fd, size_t capacity)
@@ -75,6 +99,7 @@ void output_sink_open(struct output_sink *sink, struct loop *loop, int fd, size_
 	sink->loop = loop;
 	sink->capacity = capacity;
 	sink->buffer = xmalloc(capacity);
+	sink->waiters_tail = &sink->waiters;
 	sink->watch.fd = fd;
 	sink->watch.callback = on_writable;
 	sink->watch.data = sink;
@@ -86,6 +111,15 @@ void output_sink_open(struct output_sink *sink, struct loop *loop, int fd, size_
 	}
 }
 
+void output_sink_flush(struct output_sink *sink)
+{
+	if (sink->waiting_for_writable || !pending_bytes(sink))
+		return; /* EPOLLOUT will take it, in order */
+	write_pending(sink);
+	if (pending_bytes(sink))
+		want_writable(sink, true);
+}
+
 static void compact(struct output_sink *sink)
 {
 	if (sink->start == 0)
@@ -95,15 +129,48 @@ static void compact(struct output_sink *sink)
 	sink->start = 0;
 }
 
-void output_sink_write_line(struct output_sink *sink, const char *name, const char *text,
-			    size_t length)
+/* Waits until stdout takes something, within the close budget. */
+static bool wait_at_close(struct output_sink *sink)
 {
-	size_t name_length = strlen(name);
+	uint64_t now = loop_now_ms();
+	if (now >= sink->close_deadline_ms)
+		return false;
+	struct pollfd poll_fd = {.fd = sink->watch.fd, .events = POLLOUT};
+	if (poll(&poll_fd, 1, (int)(sink->close_deadline_ms - now)) < 0 && errno != EINTR)
+		return false;
+	write_pending(sink);
+	return true;
+}
+
+/* Makes room for `record` bytes: true when there is. */
+static bool make_room(struct output_sink *sink, size_t record)
+{
+	if (sink->capacity - pending_bytes(sink) >= record)
+		return true;
+	/* Full: stdout may take some now. A file or /dev/null always does
+	 * (the write may block a moment, but never on a reader). */
+	write_pending(sink);
+	while (sink->closing && !sink->broken && sink->capacity - pending_bytes(sink) < record)
+		if (!wait_at_close(sink))
+			break;
+	return sink->capacity - pending_bytes(sink) >= record;
+}
+
+bool output_sink_append_line(struct output_sink *sink, const char *name, size_t name_length,
+			     const char *text, size_t length)
+{
 	size_t record = name_length + 3 + length + 1;
-	if (sink->capacity - pending_bytes(sink) < record) {
+	if (!make_room(sink, record)) {
+		if (!sink->broken && !sink->closing && record <= sink->capacity)
+			return false;
 		sink->dropped_bytes += record;
 		sink->dropped_lines++;
-		return;
+		return true;
+	}
+	if (sink->broken) {
+		sink->dropped_bytes += record;
+		sink->dropped_lines++;
+		return true;
 	}
 	if (sink->capacity - sink->end < record)
 		compact(sink);
@@ -113,29 +180,60 @@ void output_sink_write_line(struct output_sink *sink, const char *name, const ch
 	memcpy(out + name_length + 3, text, length);
 	out[record - 1] = '\n';
 	sink->end += record;
+	return true;
+}
 
-	if (sink->waiting_for_writable)
-		return; /* EPOLLOUT will take it, in order */
-	write_pending(sink);
+void output_sink_wait(struct output_sink *sink, struct output_sink_waiter *waiter)
+{
+	if (waiter->queued)
+		return;
+	waiter->queued = true;
+	waiter->next = NULL;
+	*sink->waiters_tail = waiter;
+	sink->waiters_tail = &waiter->next;
+	/* Room comes when stdout drains: make sure that is watched. */
 	if (pending_bytes(sink))
 		want_writable(sink, true);
+}
+
+void output_sink_cancel_wait(struct output_sink *sink, struct output_sink_waiter *waiter)
+{
+	if (!waiter->queued)
+		return;
+	struct output_sink_waiter **link = &sink->waiters;
+	while (*link != waiter)
+		link = &(*link)->next;
+	*link = waiter->next;
+	if (sink->waiters_tail == &waiter->next)
+		sink->waiters_tail = link;
+	waiter->next = NULL;
+	waiter->queued = false;
+}
+
+void output_sink_begin_close(struct output_sink *sink)
+{
+	sink->closing = true;
+	sink->close_deadline_ms = loop_now_ms() + CLOSE_BUDGET_MS;
 }
 
 void output_sink_close(struct output_sink *sink)
 {
 	if (!sink->buffer)
 		return;
+	if (!sink->closing)
+		output_sink_begin_close(sink);
 	/* Give a slow reader a bounded last chance, rather than losing the
 	 * final lines or hanging forever on a reader that went away. */
-	for (int tries = 0; pending_bytes(sink) && tries < 50; tries++) {
-		struct pollfd poll_fd = {.fd = sink->watch.fd, .events = POLLOUT};
-		if (poll(&poll_fd, 1, 100) < 0 && errno != EINTR)
-			break;
-		if (!write_pending(sink))
-			break;
-	}
-	sink->dropped_bytes += pending_bytes(sink);
-	report_drops(sink);
+	write_pending(sink);
+	while (pending_bytes(sink) && !sink->broken && wait_at_close(sink))
+		;
+	drop_pending(sink);
+	if (sink->dropped_bytes)
+		log_message("%s: dropped %llu lines (%llu bytes) of task output",
+			    sink->broken ? "stdout was gone"
+					 : "stdout did not take the last task output in time",
+			    (unsigned long long)sink->dropped_lines,
+			    (unsigned long long)sink->dropped_bytes);
 	if (sink->pollable) {
 		loop_watch_remove(sink->loop, &sink->watch);
 		fcntl(sink->watch.fd, F_SETFL, sink->saved_flags);

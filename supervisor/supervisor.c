@@ -377,6 +377,9 @@ static void supervisor_close(struct supervisor *supervisor)
 	control_server_close(supervisor->control);
 	supervisor->control = NULL;
 	task_dependencies_unlink(supervisor->groups, supervisor->group_count);
+	/* The tasks' last output goes out, waiting (bounded) for stdout. */
+	if (supervisor->loop)
+		output_sink_begin_close(&supervisor->sink);
 	for (size_t i = 0; i < supervisor->group_count; i++)
 		group_free(&supervisor->groups[i]);
 	free(supervisor->groups);

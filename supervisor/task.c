@@ -342,10 +342,9 @@ static void on_timer(struct loop_timer *timer)
 	runner_timer_fired(&task->runner, which, loop_now_ms());
 }
 
-static void on_output_line(void *context, const char *text, size_t length)
+static void on_output_line(void *context, uint64_t now, const char *text, size_t length)
 {
 	struct task *task = context;
-	uint64_t now = realtime_now_ms();
 	line_ring_append(&task->logs, now, text, length);
 	if (task->log_followers)
 		task->services->task_output_line(task->services, task, now, text, length);

@@ -2,62 +2,156 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
-static void emit_line(struct task_output *output)
+#include "config/xmalloc.h"
+
+#define READ_SIZE (64 * 1024)
+/* Reads per wakeup: enough to empty a full pipe, few enough that a chatty
+ * task cannot starve the others. */
+#define READS_PER_WAKEUP 4
+
+static uint64_t realtime_ms(void)
 {
-	output_sink_write_line(output->sink, output->name, output->line, output->line_length);
-	output->on_line(output->on_line_context, output->line, output->line_length);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+}
+
+/* One line to the sink and the log; false when the sink is full. */
+static bool emit(struct task_output *output, const char *text, size_t length, uint64_t now_ms)
+{
+	if (!output_sink_append_line(output->sink, output->name, output->name_length, text,
+				     length))
+		return false;
+	output->on_line(output->on_line_context, now_ms, text, length);
+	return true;
+}
+
+static bool emit_line_buffer(struct task_output *output, uint64_t now_ms)
+{
+	if (!emit(output, output->line, output->line_length, now_ms))
+		return false;
 	output->line_length = 0;
+	output->line_complete = false;
+	return true;
 }
 
-/* Splits `data` into lines; a line longer than the buffer is cut into
- * pieces rather than held back. */
-static void take_bytes(struct task_output *output, const char *data, size_t size)
+/* Splits `data` into lines and forwards them; returns how many bytes it
+ * took (all of them unless the sink filled up). A line longer than the
+ * line buffer is cut into pieces rather than held back. */
+static size_t forward(struct task_output *output, const char *data, size_t size, uint64_t now_ms)
 {
-	while (size) {
-		const char *newline = memchr(data, '\n', size);
-		size_t chunk = newline ? (size_t)(newline - data) : size;
-		size_t room = sizeof(output->line) - output->line_length;
-		if (chunk > room)
-			chunk = room;
-		memcpy(output->line + output->line_length, data, chunk);
-		output->line_length += chunk;
-		data += chunk;
-		size -= chunk;
-		if (size && *data == '\n') {
-			data++;
-			size--;
-			emit_line(output);
-		} else if (output->line_length == sizeof(output->line)) {
-			emit_line(output);
+	size_t done = 0;
+	if (output->line_complete && !emit_line_buffer(output, now_ms))
+		return 0;
+	while (done < size) {
+		const char *start = data + done;
+		size_t left = size - done;
+		const char *newline = memchr(start, '\n', left);
+		size_t chunk = newline ? (size_t)(newline - start) : left;
+		size_t room = TASK_OUTPUT_LINE_MAX - output->line_length;
+
+		if (output->line_length == 0 && newline && chunk <= TASK_OUTPUT_LINE_MAX) {
+			/* A whole line in the batch: forwarded from where it is. */
+			if (!emit(output, start, chunk, now_ms))
+				break;
+			done += chunk + 1;
+			continue;
 		}
+		if (!newline && chunk < room) {
+			/* The start of a line whose end has not come yet. */
+			memcpy(output->line + output->line_length, start, chunk);
+			output->line_length += chunk;
+			done += chunk;
+			continue;
+		}
+		/* The buffered start and what completes it (its end, or as much
+		 * as fills the buffer). */
+		bool ends_here = newline && chunk <= room;
+		size_t take = ends_here ? chunk : room;
+		memcpy(output->line + output->line_length, start, take);
+		output->line_length += take;
+		done += take + (ends_here ? 1 : 0);
+		output->line_complete = true;
+		if (!emit_line_buffer(output, now_ms))
+			break;
 	}
+	return done;
 }
 
-/* Returns the bytes read, 0 at EOF or nothing available. */
-static ssize_t read_once(struct task_output *output)
+static void pause_reading(struct task_output *output, const char *rest, size_t size)
 {
-	char buffer[16384];
+	output->held = xmalloc(size + 1); /* never 0 bytes: held is a valid pointer */
+	memcpy(output->held, rest, size);
+	output->held_start = 0;
+	output->held_end = size;
+	if (!output->paused) {
+		output->paused = true;
+		loop_watch_modify(output->loop, &output->watch, 0);
+	}
+	output_sink_wait(output->sink, &output->waiter);
+}
+
+/* The sink has room again: what was held goes first, then the pipe. */
+static void on_room(struct output_sink_waiter *waiter)
+{
+	struct task_output *output =
+		(struct task_output *)((char *)waiter - offsetof(struct task_output, waiter));
+	size_t held = output->held_end - output->held_start;
+	size_t taken = forward(output, output->held + output->held_start, held, realtime_ms());
+	output->held_start += taken;
+	output_sink_flush(output->sink);
+	if (output->held_start < output->held_end || output->line_complete) {
+		output_sink_wait(output->sink, waiter);
+		return;
+	}
+	free(output->held);
+	output->held = NULL;
+	output->held_start = output->held_end = 0;
+	output->paused = false;
+	loop_watch_modify(output->loop, &output->watch, EPOLLIN);
+}
+
+/* Reads and forwards one batch. Returns the bytes read, 0 at EOF, nothing
+ * available, or when the batch was held for room in the sink. */
+static ssize_t read_batch(struct task_output *output, char *buffer)
+{
 	ssize_t got;
 	do
-		got = read(output->watch.fd, buffer, sizeof(buffer));
+		got = read(output->watch.fd, buffer, READ_SIZE);
 	while (got < 0 && errno == EINTR);
-	if (got > 0)
-		take_bytes(output, buffer, (size_t)got);
+	if (got <= 0)
+		return got;
+	size_t taken = forward(output, buffer, (size_t)got, realtime_ms());
+	if (taken < (size_t)got || output->line_complete) {
+		pause_reading(output, buffer + taken, (size_t)got - taken);
+		return 0;
+	}
 	return got;
+}
+
+static void read_batches(struct task_output *output, int limit)
+{
+	static char buffer[READ_SIZE]; /* one loop, one reader at a time */
+	for (int reads = 0; reads < limit && !output->paused; reads++)
+		if (read_batch(output, buffer) < READ_SIZE)
+			break;
+	output_sink_flush(output->sink);
 }
 
 static void on_readable(struct loop_watch *watch, uint32_t events)
 {
-	/* One read per wakeup keeps a chatty task from starving the others. */
-	read_once(watch->data);
+	read_batches(watch->data, READS_PER_WAKEUP);
 }
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
-		     const char *name, void (*on_line)(void *context, const char *text, size_t length),
+		     const char *name,
+		     void (*on_line)(void *context, uint64_t time_ms, const char *text, size_t length),
 		     void *on_line_context)
 {
 	int fds[2];
@@ -72,9 +166,11 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 	output->watch.data = output;
 	output->write_fd = fds[1];
 	output->name = name;
+	output->name_length = strlen(name);
 	output->sink = sink;
 	output->on_line = on_line;
 	output->on_line_context = on_line_context;
+	output->waiter.resume = on_room;
 	output->loop = loop;
 	int error = loop_watch_add(loop, &output->watch, EPOLLIN);
 	if (error < 0) {
@@ -86,23 +182,35 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 
 void task_output_drain(struct task_output *output)
 {
-	if (output->watch.fd < 0)
+	if (output->watch.fd < 0 || output->paused)
 		return;
 	/* Bounded: a leftover process that keeps writing cannot hold us. */
-	for (int reads = 0; reads < 16 && read_once(output) > 0; reads++)
-		;
-	if (output->line_length)
-		emit_line(output);
+	read_batches(output, 16);
+	if (output->paused || !output->line_length)
+		return;
+	output->line_complete = true;
+	if (!emit_line_buffer(output, realtime_ms()))
+		pause_reading(output, "", 0);
+	output_sink_flush(output->sink);
 }
 
 void task_output_close(struct task_output *output)
 {
 	if (output->watch.fd >= 0) {
+		/* The sink waits for room now (output_sink_begin_close): what
+		 * was held, then the pipe, then a partial line. */
+		output_sink_cancel_wait(output->sink, &output->waiter);
+		if (output->paused)
+			forward(output, output->held + output->held_start,
+				output->held_end - output->held_start, realtime_ms());
+		output->paused = false;
 		task_output_drain(output);
 		loop_watch_remove(output->loop, &output->watch);
 		close(output->watch.fd);
 		output->watch.fd = -1;
 	}
+	free(output->held);
+	output->held = NULL;
 	if (output->write_fd >= 0) {
 		close(output->write_fd);
 		output->write_fd = -1;

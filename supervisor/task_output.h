@@ -1,9 +1,17 @@
 /* The output of one task: a pipe that lives as long as the task (every run
  * writes to the same one, both stdout and stderr), split into lines that go
- * to the output sink prefixed with the task's name. */
+ * to the output sink prefixed with the task's name, and to the task's log.
+ *
+ * Read in batches of up to 64 KiB; lines are split where they lie in the
+ * batch (only a line cut across reads is copied aside) and the batch goes
+ * out in one write. When the sink is full the rest of the batch is held
+ * and the pipe is not read until the sink has room: the task then blocks
+ * in write(), and nothing is lost. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "supervisor/loop.h"
 #include "supervisor/output_sink.h"
@@ -14,21 +22,35 @@ struct task_output {
 	struct loop_watch watch; /* read end */
 	int write_fd;            /* given to the task as fds 1 and 2 */
 	const char *name;        /* "web/app" */
+	size_t name_length;
 	struct output_sink *sink;
 	struct loop *loop;
-	/* Also called with every line (no newline), for the task's log ring. */
-	void (*on_line)(void *context, const char *text, size_t length);
+	/* Also called with every line (no newline) and the time of the read
+	 * it came in, for the task's log ring. */
+	void (*on_line)(void *context, uint64_t time_ms, const char *text, size_t length);
 	void *on_line_context;
+	/* The sink was full: `held` keeps what was read and not forwarded
+	 * yet, and the pipe is not read until it is out. */
+	struct output_sink_waiter waiter;
+	bool paused;
+	char *held;
+	size_t held_start, held_end;
+	/* A line cut across reads (or longer than the buffer). line_complete:
+	 * it is whole and waits for room in the sink. */
+	bool line_complete;
 	size_t line_length;
 	char line[TASK_OUTPUT_LINE_MAX];
 };
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
-		     const char *name, void (*on_line)(void *context, const char *text, size_t length),
+		     const char *name,
+		     void (*on_line)(void *context, uint64_t time_ms, const char *text, size_t length),
 		     void *on_line_context);
 
 /* Reads what is in the pipe now and flushes a partial last line, so that
- * everything a run wrote is out before its exit is reported. */
+ * everything a run wrote is out before its exit is reported. Under back
+ * pressure (the sink full) it leaves the output where it is: it comes out
+ * later, in order. */
 void task_output_drain(struct task_output *output);
 
 void task_output_close(struct task_output *output);
