@@ -20,10 +20,19 @@ void line_ring_free(struct line_ring *ring)
 	ring->head = ring->used = ring->count = 0;
 }
 
+/* An offset into the buffer. Every offset used is below twice the
+ * capacity (head < capacity, and a record ends within `used` <= capacity
+ * after it): a subtraction, not a division, which costs more than the
+ * rest of a short line's append. */
+static size_t wrap(const struct line_ring *ring, size_t offset)
+{
+	return offset >= ring->capacity ? offset - ring->capacity : offset;
+}
+
 /* Byte-wise copies that wrap around the end of the buffer. */
 static void ring_write(struct line_ring *ring, size_t offset, const void *data, size_t size)
 {
-	size_t start = offset % ring->capacity;
+	size_t start = wrap(ring, offset);
 	size_t first = size < ring->capacity - start ? size : ring->capacity - start;
 	memcpy(ring->bytes + start, data, first);
 	memcpy(ring->bytes, (const char *)data + first, size - first);
@@ -31,7 +40,7 @@ static void ring_write(struct line_ring *ring, size_t offset, const void *data, 
 
 static void ring_read(const struct line_ring *ring, size_t offset, void *data, size_t size)
 {
-	size_t start = offset % ring->capacity;
+	size_t start = wrap(ring, offset);
 	size_t first = size < ring->capacity - start ? size : ring->capacity - start;
 	memcpy(data, ring->bytes + start, first);
 	memcpy((char *)data + first, ring->bytes, size - first);
@@ -39,15 +48,34 @@ static void ring_read(const struct line_ring *ring, size_t offset, void *data, s
 
 static size_t record_size_at(const struct line_ring *ring, size_t offset)
 {
+	size_t start = wrap(ring, offset + sizeof(uint64_t));
 	uint32_t length;
-	ring_read(ring, offset + sizeof(uint64_t), &length, sizeof(length));
+	/* Fixed-size copies are single loads and stores: the common case, and
+	 * a flood of short lines spends its time here. */
+	if (start + sizeof(length) <= ring->capacity)
+		memcpy(&length, ring->bytes + start, sizeof(length));
+	else
+		ring_read(ring, start, &length, sizeof(length));
 	return HEADER_SIZE + length;
+}
+
+static void write_header(struct line_ring *ring, size_t offset, uint64_t time_ms,
+			 uint32_t length)
+{
+	size_t start = wrap(ring, offset);
+	if (start + HEADER_SIZE <= ring->capacity) {
+		memcpy(ring->bytes + start, &time_ms, sizeof(time_ms));
+		memcpy(ring->bytes + start + sizeof(time_ms), &length, sizeof(length));
+		return;
+	}
+	ring_write(ring, start, &time_ms, sizeof(time_ms));
+	ring_write(ring, start + sizeof(time_ms), &length, sizeof(length));
 }
 
 static void drop_oldest(struct line_ring *ring)
 {
 	size_t size = record_size_at(ring, ring->head);
-	ring->head = (ring->head + size) % ring->capacity;
+	ring->head = wrap(ring, ring->head + size);
 	ring->used -= size;
 	ring->count--;
 }
@@ -61,12 +89,13 @@ void line_ring_append(struct line_ring *ring, uint64_t time_ms, const char *text
 	if (!ring->bytes)
 		ring->bytes = xmalloc(ring->capacity);
 	size_t size = HEADER_SIZE + length;
-	while (ring->capacity - ring->used < size)
-		drop_oldest(ring);
+	/* Full: free an eighth at once, so that a flood of short lines reads
+	 * the old headers in one sweep instead of one per line. */
+	if (ring->capacity - ring->used < size)
+		while (ring->used && ring->capacity - ring->used < size + ring->capacity / 8)
+			drop_oldest(ring);
 	size_t offset = ring->head + ring->used;
-	uint32_t length32 = (uint32_t)length;
-	ring_write(ring, offset, &time_ms, sizeof(time_ms));
-	ring_write(ring, offset + sizeof(time_ms), &length32, sizeof(length32));
+	write_header(ring, offset, time_ms, (uint32_t)length);
 	ring_write(ring, offset + HEADER_SIZE, text, length);
 	ring->used += size;
 	ring->count++;

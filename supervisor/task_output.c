@@ -161,6 +161,9 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
 	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	/* Room for a burst of four of corral's reads before the task blocks;
+	 * the kernel allocates the pages only as they fill. */
+	fcntl(fds[0], F_SETPIPE_SZ, 256 * 1024);
 	output->watch.fd = fds[0];
 	output->watch.callback = on_readable;
 	output->watch.data = output;
