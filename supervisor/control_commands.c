@@ -225,7 +225,11 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	json_object_set_new(object, "task", json_string(task->config->full_name));
 	json_object_set_new(object, "stage", json_string(lifecycle_stage_name(task->config->stage)));
 	json_object_set_new(object, "state", json_string(task_state_name(runner->state)));
-	json_object_set_new(object, "pid", task->pid > 0 ? json_integer(task->pid) : json_null());
+	json_object_set_new(object, "pid",
+			    task->pid > 0 ? json_integer(task_command_pid(task)) : json_null());
+	json_object_set_new(object, "reaper_pid",
+			    task->pid > 0 && task->isolation.reaper_argv ? json_integer(task->pid)
+									 : json_null());
 	json_object_set_new(object, "uptime_ms",
 			    alive ? json_integer((json_int_t)(now_ms - runner->started_at_ms))
 				  : json_null());
@@ -435,7 +439,7 @@ static void run_signal(struct control_context *context, struct control_client *c
 		return;
 	}
 	reply_ok(client, "%s: sent %s to pid %d", task->config->full_name,
-		 signal_name(request->signal_number), (int)task->pid);
+		 signal_name(request->signal_number), (int)task_command_pid(task));
 }
 
 /* ---- logs and events ---- */

@@ -141,3 +141,87 @@ def test_a_health_probe_says_each_new_reason_and_when_it_recovers(corral, tmp_pa
     assert not running.events().of_task("app", "unhealthy")
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
+
+
+# ---- 2. a task with its own pid namespace -----------------------------------
+
+
+def cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
+    except OSError:
+        return None
+
+
+def command_pid(corral, task, argv):
+    """The pid `status` shows for `task` once it is the command's (its
+    process shows `argv` once it has exec'd, microseconds after the
+    start)."""
+    expected = [word.encode() for word in argv]
+
+    def shown():
+        entry = corral.task_status(task)
+        return entry if entry["pid"] and cmdline(entry["pid"]) == expected else None
+
+    return wait_for(shown, what=lambda: f"{task}'s command pid: {corral.task_status(task)}")
+
+
+IN_PID_NAMESPACE = {"namespaces": ["pid"]}
+# Pending after an exit, with its last exit to show.
+LATER = {"policy": "on-failure", "delay": "1m"}
+
+
+def test_status_shows_the_commands_pid_and_a_kill_9_says_sigkill(corral, tmp_path):
+    config = group({"app": {"command": ["sleep", "1000"], "isolation": IN_PID_NAMESPACE,
+                            "restart": LATER}})
+    running = corral.start(config)
+    corral.wait_control(running)
+    entry = command_pid(corral, "g/app", ["sleep", "1000"])
+    pid, reaper = entry["pid"], entry["reaper_pid"]
+    # The reaper is the namespace's PID 1, and the command's parent.
+    assert reaper != pid and cmdline(reaper)[0] == b"corral-reaper", (entry, cmdline(reaper))
+    assert int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == reaper
+    assert status_row(corral, "g/app")["PID"] == str(pid)
+    # The started event names the command too, once it is known; `signal`
+    # says whom it reached.
+    reply = corral.cli("signal", "g/app", "CONT")
+    assert reply.stdout.strip() == f"g/app: sent SIGCONT to pid {pid}", reply
+
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: running.events().of_task("app", "exited"), what="the exit")
+    assert running.events().of_task("app", "exited")[0]["message"] == "killed by SIGKILL"
+    last_exit = corral.task_status("g/app")["last_exit"]
+    assert last_exit["signal"] == "SIGKILL" and last_exit["code"] is None, last_exit
+    assert last_exit["description"] == "killed by SIGKILL", last_exit
+    assert status_row(corral, "g/app")["LAST EXIT"] == "SIGKILL (failed)"
+    assert corral.task_status("g/app")["reaper_pid"] is None
+    running.send(signal.SIGTERM)
+    running.wait()
+
+
+def test_an_exit_code_in_a_pid_namespace_is_still_an_exit_code(corral, tmp_path):
+    config = group({"app": {"command": sh("exit 137"), "isolation": IN_PID_NAMESPACE,
+                            "restart": LATER}})
+    running = corral.start(config)
+    wait_for(lambda: running.events().of_task("app", "exited"), what="the exit")
+    assert running.events().of_task("app", "exited")[0]["message"] == "exited with code 137"
+    running.send(signal.SIGTERM)
+    running.wait()
+
+
+@pytest.mark.skipif(not Path("/sys/fs/cgroup/memory").is_dir()
+                    and not Path("/sys/fs/cgroup/cgroup.controllers").exists(),
+                    reason="needs a memory controller")
+def test_an_oom_kill_in_a_pid_namespace_says_oom_killed(corral, tmp_path):
+    hog = sh("exec /usr/bin/python3 -c 'a = bytearray(256 * 1024 * 1024); print(len(a))'")
+    config = group({"hog": {"command": hog, "isolation": IN_PID_NAMESPACE,
+                            "resources": {"memory": "32M"}, "restart": LATER}})
+    running = corral.start(config)
+    wait_for(lambda: running.events().of_task("hog", "exited"), what="the hog's exit")
+    exited = running.events().of_task("hog", "exited")[0]
+    assert exited["message"] == "OOM killed", running.events()
+    last_exit = corral.task_status("g/hog")["last_exit"]
+    assert last_exit["oom_killed"] is True and last_exit["signal"] == "SIGKILL", last_exit
+    assert status_row(corral, "g/hog")["LAST EXIT"] == "OOM killed (failed)"
+    running.send(signal.SIGTERM)
+    running.wait()
