@@ -225,3 +225,25 @@ def test_an_oom_kill_in_a_pid_namespace_says_oom_killed(corral, tmp_path):
     assert status_row(corral, "g/hog")["LAST EXIT"] == "OOM killed (failed)"
     running.send(signal.SIGTERM)
     running.wait()
+
+
+def test_a_readiness_fd_3_in_a_pid_namespace_keeps_its_number(corral, tmp_path):
+    """The reaper's status socket is fd 3, unless the task's readiness fd
+    is: then 4. The command keeps its readiness fd and not the other."""
+    report = tmp_path / "report"
+    app = sh(f"if [ -e /dev/fd/4 ]; then echo fd4 >> {report}; fi; "
+             f"echo >&3; exec 3>&-; echo said >> {report}; {IDLE}")
+    config = group({"app": {"command": app, "isolation": IN_PID_NAMESPACE,
+                            "readiness": {"notify": "fd", "fd": 3}, "restart": LATER}})
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: running.events().of_task("app", "ready"), what="ready")
+    assert report.read_text() == "said\n"
+    reaper = corral.task_status("g/app")["reaper_pid"]
+    assert cmdline(reaper)[:2] == [b"corral-reaper", b"--status-fd=4"], cmdline(reaper)
+    entry = command_pid(corral, "g/app", ["sleep", "1000"])
+    os.kill(entry["pid"], signal.SIGKILL)
+    wait_for(lambda: running.events().of_task("app", "exited"), what="the exit")
+    assert running.events().of_task("app", "exited")[0]["message"] == "killed by SIGKILL"
+    running.send(signal.SIGTERM)
+    running.wait()
