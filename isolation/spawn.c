@@ -91,6 +91,45 @@ struct kernel_sigaction {
 	unsigned long mask;
 };
 
+/* Moves `*fd` above `floor` when it sits at or below it (CLOEXEC), out of
+ * the way of the numbers the task keeps. 0 or -1. */
+CHILD_CODE static int move_above(int *fd, int floor)
+{
+	if (*fd > floor)
+		return 0;
+	long moved = syscall(SYS_fcntl, *fd, F_DUPFD_CLOEXEC, floor + 1);
+	if (moved < 0)
+		return -1;
+	*fd = (int)moved;
+	return 0;
+}
+
+/* The fds that survive exec beyond stdio, at the numbers expected: the
+ * readiness pipe (`notify: fd`) where the task wants it, and the reaper's
+ * status socket where its argv says. Every fd the child still needs (the
+ * error pipe, the reaper's memfd, the sources) first moves above both, so
+ * that no dup2 closes one of them. */
+CHILD_CODE static void place_kept_fds(const struct spawn_slots *slots,
+				      const struct spawn_request *request, int *error_fd,
+				      int *reaper_fd)
+{
+	int notify_target = request->notify_target;
+	int status_target = request->reaper_status_target > 0 ? request->reaper_status_target : -1;
+	int highest = notify_target > status_target ? notify_target : status_target;
+	if (highest < 0)
+		return;
+	int notify_fd = slots->notify_fd, status_fd = slots->reaper_status_fd;
+	if (move_above(error_fd, highest) < 0 || move_above(reaper_fd, highest) < 0 ||
+	    (notify_target >= 0 && move_above(&notify_fd, highest) < 0) ||
+	    (status_target >= 0 && move_above(&status_fd, highest) < 0))
+		child_fail(*error_fd, status_target >= 0 ? SPAWN_STAGE_REAPER_STATUS_FD
+							 : SPAWN_STAGE_NOTIFY_FD);
+	if (notify_target >= 0 && syscall(SYS_dup2, notify_fd, notify_target) < 0)
+		child_fail(*error_fd, SPAWN_STAGE_NOTIFY_FD);
+	if (status_target >= 0 && syscall(SYS_dup2, status_fd, status_target) < 0)
+		child_fail(*error_fd, SPAWN_STAGE_REAPER_STATUS_FD);
+}
+
 /* Runs in the child, between clone and exec, on its own stack. */
 CHILD_CODE static int child_setup_and_exec(void *pointer)
 {
@@ -175,18 +214,8 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	 * open until exec. */
 	syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 
-	/* The readiness pipe, at the number the task expects, the one fd
-	 * above 2 that survives exec. The error pipe moves out of its way. */
-	int target = request->notify_target;
-	if (target >= 0) {
-		if (target == error_fd)
-			error_fd = (int)syscall(SYS_fcntl, error_fd, F_DUPFD_CLOEXEC, target + 1);
-		long moved = slots->notify_fd == target
-				     ? syscall(SYS_fcntl, target, F_SETFD, 0)
-				     : syscall(SYS_dup2, slots->notify_fd, target);
-		if (error_fd < 0 || moved < 0)
-			child_fail(error_fd, SPAWN_STAGE_NOTIFY_FD);
-	}
+	int reaper_fd = slots->reaper_fd;
+	place_kept_fds(slots, request, &error_fd, &reaper_fd);
 
 	/* Last: after the filter, nothing but the exec. */
 	if (isolation && spawn_isolation_seccomp(isolation, &stage) < 0)
@@ -197,7 +226,7 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 			errno = slots->reaper_error;
 			child_fail(error_fd, SPAWN_STAGE_REAPER_MEMFD);
 		}
-		syscall(SYS_execveat, slots->reaper_fd, "", isolation->reaper_argv, request->envp,
+		syscall(SYS_execveat, reaper_fd, "", isolation->reaper_argv, request->envp,
 			AT_EMPTY_PATH);
 		child_fail(error_fd, SPAWN_STAGE_EXEC_REAPER);
 	}
@@ -245,6 +274,7 @@ static const size_t slot_offsets[] = {
 	offsetof(struct spawn_slots, output_fd),  offsetof(struct spawn_slots, error_fd),
 	offsetof(struct spawn_slots, notify_fd),  offsetof(struct spawn_slots, sync_fd),
 	offsetof(struct spawn_slots, netns_fd),   offsetof(struct spawn_slots, reaper_fd),
+	offsetof(struct spawn_slots, reaper_status_fd),
 };
 #define SLOT_COUNT (sizeof(slot_offsets) / sizeof(slot_offsets[0]))
 
@@ -320,6 +350,8 @@ static void release_slots(struct spawn_slots *slots, const struct spawn_request 
 		dup3(slots->devnull_fd, slots->sync_fd, O_CLOEXEC);
 	if (joins_network_namespace(request)) /* it lives on in the child */
 		dup3(slots->devnull_fd, slots->netns_fd, O_CLOEXEC);
+	if (request->reaper_status_target > 0)
+		dup3(slots->devnull_fd, slots->reaper_status_fd, O_CLOEXEC);
 }
 
 /* Parks what the child needs in the slots (dup3 keeps them CLOEXEC). */
@@ -330,6 +362,8 @@ static int park_slots(struct spawn_slots *slots, const struct spawn_request *req
 	    dup3(error_write_fd, slots->error_fd, O_CLOEXEC) < 0 ||
 	    (request->notify_target >= 0 &&
 	     dup3(request->notify_fd, slots->notify_fd, O_CLOEXEC) < 0) ||
+	    (request->reaper_status_target > 0 &&
+	     dup3(request->reaper_status_fd, slots->reaper_status_fd, O_CLOEXEC) < 0) ||
 	    (request->between && dup3(sync_child_fd, slots->sync_fd, O_CLOEXEC) < 0) ||
 	    (joins_network_namespace(request) &&
 	     dup3(request->netns_fd, slots->netns_fd, O_CLOEXEC) < 0))
@@ -573,6 +607,10 @@ void spawn_failure_describe(const struct spawn_request *request,
 		break;
 	case SPAWN_STAGE_NOTIFY_FD:
 		snprintf(buffer, size, "readiness fd %d: %s", request->notify_target, reason);
+		break;
+	case SPAWN_STAGE_REAPER_STATUS_FD:
+		snprintf(buffer, size, "the reaper's status fd %d: %s",
+			 request->reaper_status_target, reason);
 		break;
 	case SPAWN_STAGE_CHDIR:
 		snprintf(buffer, size, "chdir %s: %s", request->cwd, reason);

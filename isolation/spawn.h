@@ -47,6 +47,7 @@ enum spawn_stage {
 	SPAWN_STAGE_AMBIENT_CAPABILITIES,
 	SPAWN_STAGE_NO_NEW_PRIVILEGES,
 	SPAWN_STAGE_NOTIFY_FD,
+	SPAWN_STAGE_REAPER_STATUS_FD,
 	SPAWN_STAGE_SECCOMP,
 	SPAWN_STAGE_EXEC,
 	SPAWN_STAGE_EXEC_REAPER,
@@ -70,6 +71,8 @@ struct spawn_slots {
 	int sync_fd;   /* the child's end of the sync socket during a spawn with a
 			* parent step (spawn_request.between), else /dev/null */
 	int netns_fd;  /* the network namespace a task joins during a spawn, else /dev/null */
+	int reaper_status_fd; /* the reaper's end of its status socket during a
+			       * spawn of a task with a reaper, else /dev/null */
 	int reaper_fd; /* corral's reaper program (a sealed memfd), which isolated
 			* tasks exec as their pid namespace's PID 1 */
 	int reaper_error; /* 0, or the errno that kept that memfd from being made */
@@ -109,6 +112,11 @@ struct spawn_request {
 	 * notify_target in the task, kept open across exec. -1: none. */
 	int notify_target;
 	int notify_fd;
+	/* A task whose pid namespace has corral's reaper: reaper_status_fd
+	 * (its end of a socket, see isolation/reaper/reaper.c) becomes fd
+	 * reaper_status_target, which the reaper's argv names. 0: none. */
+	int reaper_status_target;
+	int reaper_status_fd;
 	const struct spawn_isolation *isolation; /* NULL: none */
 	/* NULL: the fast path, CLONE_VFORK. Else the clone is not a vfork:
 	 * the child waits on the sync socket until `between` returned (and

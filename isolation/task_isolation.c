@@ -32,14 +32,23 @@ static unsigned long clone_flags_of(unsigned namespaces)
 	return flags;
 }
 
-/* ["corral-reaper", PATH, ARGV0, ARGS..., NULL] (isolation/reaper/). */
-static char **make_reaper_argv(const struct task_config *task, const struct task_plan *plan)
+/* The reaper's argv, ["corral-reaper", "--status-fd=N", PATH, ARGV0,
+ * ARGS..., NULL] (isolation/reaper/). N is 3, or 4 when the task's
+ * readiness fd is 3: the one fd the command keeps. */
+#define REAPER_PATH_INDEX 2
+
+static char **make_reaper_argv(struct task_isolation *isolation, const struct task_config *task,
+			       const struct task_plan *plan)
 {
-	char **argv = xcalloc(task->argc + 3, sizeof(*argv));
+	const struct readiness_config *readiness = &task->readiness;
+	isolation->reaper_status_target =
+		readiness->kind == READINESS_NOTIFY_FD && readiness->fd == 3 ? 4 : 3;
+	char **argv = xcalloc(task->argc + 4, sizeof(*argv));
 	argv[0] = "corral-reaper";
-	argv[1] = plan->executable;
+	argv[1] = xasprintf("--status-fd=%d", isolation->reaper_status_target);
+	argv[REAPER_PATH_INDEX] = plan->executable;
 	for (size_t i = 0; i < task->argc; i++)
-		argv[2 + i] = task->argv[i];
+		argv[REAPER_PATH_INDEX + 1 + i] = task->argv[i];
 	return argv;
 }
 
@@ -182,7 +191,7 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 		spawn->rlimit_count = 0;
 	}
 	if ((namespaces & ISOLATION_NS_PID) && config->init) {
-		isolation->reaper_argv = make_reaper_argv(task, plan);
+		isolation->reaper_argv = make_reaper_argv(isolation, task, plan);
 		spawn->reaper_argv = isolation->reaper_argv;
 	}
 	return 0;
@@ -216,12 +225,14 @@ int task_isolation_refresh_mounts(struct task_isolation *isolation,
 void task_isolation_refresh(struct task_isolation *isolation, const struct task_plan *plan)
 {
 	if (isolation->reaper_argv)
-		isolation->reaper_argv[1] = plan->executable;
+		isolation->reaper_argv[REAPER_PATH_INDEX] = plan->executable;
 }
 
 void task_isolation_free(struct task_isolation *isolation)
 {
 	give_back_program(isolation);
+	if (isolation->reaper_argv)
+		free(isolation->reaper_argv[1]);
 	free(isolation->reaper_argv);
 	mount_plan_free(&isolation->mounts);
 	user_namespace_maps_free(&isolation->user_maps);

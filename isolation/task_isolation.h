@@ -21,7 +21,11 @@ struct task_isolation {
 	struct capability_plan capabilities;
 	struct seccomp_program seccomp; /* a custom profile's own */
 	bool shares_default_seccomp;    /* the default profile: one for all */
-	char **reaper_argv; /* owned array; the strings are the task's */
+	char **reaper_argv; /* owned array; the strings are the task's, but
+			     * for the --status-fd option (owned) */
+	/* The fd the reaper reports on (its argv's --status-fd=N); 0 without
+	 * a reaper. */
+	int reaper_status_target;
 	struct mount_plan mounts; /* with a mount namespace */
 	struct user_namespace_maps user_maps;
 	/* In a user namespace corral sets the rlimits, not the child. */

@@ -168,6 +168,60 @@ static json_t *usage_json(const struct task *task)
 	return object;
 }
 
+/* How the task says it is ready: "systemd", "fd", "exec", or null
+ * (started means ready). */
+static json_t *readiness_kind_json(const struct task_config *config)
+{
+	switch (config->readiness.kind) {
+	case READINESS_NOTIFY_SYSTEMD:
+		return json_string("systemd");
+	case READINESS_NOTIFY_FD:
+		return json_string("fd");
+	case READINESS_EXEC:
+		return json_string("exec");
+	case READINESS_NONE:
+		break;
+	}
+	return json_null();
+}
+
+/* A probe's record of this run (or of the last run, until the next
+ * begins); `last_result` and `at_ms_ago` are null until a run ended. */
+static json_t *probe_json(const struct probe_record *record, uint64_t now_ms)
+{
+	json_t *object = json_object();
+	json_object_set_new(object, "last_result",
+			    record->has_result ? json_string_lossy(record->last_result,
+								   strlen(record->last_result))
+					       : json_null());
+	json_object_set_new(object, "at_ms_ago",
+			    record->has_result && now_ms >= record->at_ms
+				    ? json_integer((json_int_t)(now_ms - record->at_ms))
+				    : json_null());
+	json_object_set_new(object, "consecutive_failures",
+			    json_integer(record->failures_in_a_row));
+	json_object_set_new(object, "passed", json_boolean(record->has_result && record->passed));
+	return object;
+}
+
+static json_t *probes_json(const struct task *task, uint64_t now_ms)
+{
+	const struct task_config *config = task->config;
+	json_t *object = json_object();
+	json_object_set_new(object, "readiness",
+			    config->readiness.kind == READINESS_EXEC
+				    ? probe_json(&task->readiness.readiness_record, now_ms)
+				    : json_null());
+	json_t *health = json_null();
+	if (config->health.probe.argv) {
+		health = probe_json(&task->readiness.health_record, now_ms);
+		json_object_set_new(health, "failures_to_restart",
+				    json_integer(config->health.failures));
+	}
+	json_object_set_new(object, "health", health);
+	return object;
+}
+
 static json_t *task_json(const struct task *task, uint64_t now_ms)
 {
 	const struct runner *runner = &task->runner;
@@ -177,13 +231,19 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	json_object_set_new(object, "task", json_string(task->config->full_name));
 	json_object_set_new(object, "stage", json_string(lifecycle_stage_name(task->config->stage)));
 	json_object_set_new(object, "state", json_string(task_state_name(runner->state)));
-	json_object_set_new(object, "pid", task->pid > 0 ? json_integer(task->pid) : json_null());
+	json_object_set_new(object, "pid",
+			    task->pid > 0 ? json_integer(task_command_pid(task)) : json_null());
+	json_object_set_new(object, "reaper_pid",
+			    task->pid > 0 && task->isolation.reaper_argv ? json_integer(task->pid)
+									 : json_null());
 	json_object_set_new(object, "uptime_ms",
 			    alive ? json_integer((json_int_t)(now_ms - runner->started_at_ms))
 				  : json_null());
 	json_object_set_new(object, "restarts", json_integer(runner->restart_count));
 	json_object_set_new(object, "failed", json_boolean(runner->failed));
 	json_object_set_new(object, "ready", json_boolean(runner_is_ready(runner)));
+	json_object_set_new(object, "readiness_kind", readiness_kind_json(task->config));
+	json_object_set_new(object, "probes", probes_json(task, now_ms));
 	json_object_set_new(object, "status_text",
 			    task->readiness.status_text[0]
 				    ? json_string_lossy(task->readiness.status_text,
@@ -391,7 +451,7 @@ static void run_signal(struct control_context *context, struct control_client *c
 		return;
 	}
 	reply_ok(client, "%s: sent %s to pid %d", task->config->full_name,
-		 signal_name(request->signal_number), (int)task->pid);
+		 signal_name(request->signal_number), (int)task_command_pid(task));
 }
 
 /* ---- logs and events ---- */

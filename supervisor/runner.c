@@ -44,6 +44,8 @@ const char *task_event_type_name(enum task_event_type type)
 		[TASK_EVENT_NOT_READY] = "not_ready",
 		[TASK_EVENT_UNHEALTHY] = "unhealthy",
 		[TASK_EVENT_HOOK_FAILED] = "hook_failed",
+		[TASK_EVENT_PROBE_FAILED] = "probe_failed",
+		[TASK_EVENT_PROBE_PASSED] = "probe_passed",
 	};
 	return (unsigned)type < TASK_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }

@@ -14,6 +14,8 @@ enum column {
 	COLUMN_TASK,
 	COLUMN_STAGE,
 	COLUMN_STATE,
+	COLUMN_READY,
+	COLUMN_HEALTH,
 	COLUMN_PID,
 	COLUMN_UPTIME,
 	COLUMN_CPU,
@@ -26,8 +28,8 @@ enum column {
 };
 
 static const char *const column_titles[COLUMN_COUNT] = {
-    "TASK", "STAGE", "STATE", "PID",       "UPTIME",
-    "CPU",  "MEM",   "PIDS",  "RESTARTS", "LAST EXIT", "NEXT RESTART",
+    "TASK", "STAGE",  "STATE", "READY", "HEALTH",   "PID",       "UPTIME",
+    "CPU",  "MEM",    "PIDS",  "RESTARTS", "LAST EXIT", "NEXT RESTART",
 };
 
 /* Rows are indented under their group's header line. */
@@ -206,6 +208,47 @@ static char *last_exit_cell(const json_t *last_exit)
 	return cell;
 }
 
+static bool is_running(const json_t *task)
+{
+	const json_t *state = json_object_get(task, "state");
+	return json_is_string(state) && strcmp(json_string_value(state), "running") == 0;
+}
+
+/* "yes" or "no" for a running task that declares readiness; "-" for one
+ * that does not (started means ready) or has no process. */
+static char *ready_cell(const json_t *task)
+{
+	const json_t *kind = json_object_get(task, "readiness_kind");
+	if (!is_running(task) || !kind || json_is_null(kind))
+		return xstrdup(NONE);
+	const json_t *ready = json_object_get(task, "ready");
+	if (!json_is_boolean(ready))
+		return xstrdup(UNKNOWN);
+	return xstrdup(json_is_true(ready) ? "yes" : "no");
+}
+
+/* A running task's health probe: "healthy" when its last run passed,
+ * "unhealthy (2/3)" while failing (2 failures in a row, 3 restart it),
+ * "starting" before its first run ends (it runs once the task is ready);
+ * "-" without a probe or a process. */
+static char *health_cell(const json_t *task)
+{
+	const json_t *probes = json_object_get(task, "probes");
+	const json_t *health = json_is_object(probes) ? json_object_get(probes, "health") : NULL;
+	if (!is_running(task) || !health || json_is_null(health))
+		return xstrdup(NONE);
+	const json_t *failures = json_object_get(health, "consecutive_failures");
+	const json_t *limit = json_object_get(health, "failures_to_restart");
+	if (!json_is_integer(failures))
+		return xstrdup(UNKNOWN);
+	if (json_integer_value(failures) > 0 && json_is_integer(limit))
+		return xasprintf("unhealthy (%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT ")",
+				 json_integer_value(failures), json_integer_value(limit));
+	if (json_integer_value(failures) > 0)
+		return xstrdup("unhealthy");
+	return xstrdup(json_is_true(json_object_get(health, "passed")) ? "healthy" : "starting");
+}
+
 static void fill_row(struct row *row, const json_t *task)
 {
 	const json_t *name = json_object_get(task, "name");
@@ -216,6 +259,8 @@ static void fill_row(struct row *row, const json_t *task)
 	row->cells[COLUMN_TASK] = string_cell(name);
 	row->cells[COLUMN_STAGE] = string_cell(json_object_get(task, "stage"));
 	row->cells[COLUMN_STATE] = string_cell(json_object_get(task, "state"));
+	row->cells[COLUMN_READY] = ready_cell(task);
+	row->cells[COLUMN_HEALTH] = health_cell(task);
 	row->cells[COLUMN_PID] = integer_cell(json_object_get(task, "pid"));
 	row->cells[COLUMN_UPTIME] = duration_cell(json_object_get(task, "uptime_ms"), "");
 	row->cells[COLUMN_CPU] = cpu_cell(task);

@@ -8,8 +8,9 @@
 #include <stdio.h>
 
 /* Writes each group of `reply` as a header line ("web  state: main") and
- * its tasks as rows: TASK, STAGE, STATE, PID, UPTIME, CPU, MEM (now/peak),
- * PIDS, RESTARTS, LAST EXIT, NEXT RESTART. Column widths fit the widest cell of all groups, so that
+ * its tasks as rows: TASK, STAGE, STATE, READY, HEALTH, PID, UPTIME, CPU,
+ * MEM (now/peak), PIDS, RESTARTS, LAST EXIT, NEXT RESTART. Column widths
+ * fit the widest cell of all groups, so that
  * the tables line up. Fields missing from the reply show as "?". Returns
  * 0, or -1 when the reply has no "groups" array. */
 int status_table_write(FILE *out, const json_t *reply);

@@ -291,7 +291,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){
 		.stdin_fd = -1, .output_fd = -1, .error_fd = -1, .notify_fd = -1, .sync_fd = -1,
-		.netns_fd = -1, .reaper_fd = -1,
+		.netns_fd = -1, .reaper_fd = -1, .reaper_status_fd = -1,
 		.devnull_fd = -1};
 	supervisor->cgroups = (struct cgroup_tree){.base_fd = -1, .root_fd = -1, .v1_suffix = ""};
 	supervisor->network = (struct network_host)NETWORK_HOST_INIT;

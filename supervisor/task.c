@@ -123,10 +123,18 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 		snprintf(message, message_size, "readiness: pipe: %s", strerror(-error));
 		return error;
 	}
+	error = task_reaper_status_prepare_spawn(task, &request);
+	if (error < 0) {
+		task_network_run_ended(task);
+		snprintf(message, message_size, "the reaper's status socket: %s", strerror(-error));
+		return error;
+	}
 	error = spawn_process(task->services->spawn_slots, &request, &result);
 	task_readiness_spawned(task);
+	task_reaper_status_spawned(task);
 	task_network_spawned(task);
 	if (error < 0) {
+		task_reaper_status_close(task);
 		task_network_run_ended(task);
 		snprintf(message, message_size, "%s", result.message);
 		return error;
@@ -201,7 +209,7 @@ static void effect_event(struct runner *runner, enum task_event_type type, const
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
 	remember_event(task, type, message);
-	pid_t pid = type == TASK_EVENT_STARTED ? task->pid : 0;
+	pid_t pid = type == TASK_EVENT_STARTED ? task_command_pid(task) : 0;
 	event_log_task(task->services->events, task->config->full_name,
 		       task_event_type_name(type), message, pid);
 }
@@ -302,6 +310,8 @@ void task_reap(struct task *task)
 	if (task->error_pipe_watch.fd >= 0)
 		on_error_pipe(&task->error_pipe_watch, EPOLLIN);
 	close_process_fds(task);
+	struct task_exit told;
+	bool reaper_told = task_reaper_status_run_ended(task, &told);
 	uint64_t now = loop_now_ms();
 
 	if (task->has_setup_failure) {
@@ -321,7 +331,8 @@ void task_reap(struct task *task)
 		return;
 	}
 
-	struct task_exit exit = exit_from_siginfo(&info);
+	/* With a reaper, how the command itself ended. */
+	struct task_exit exit = reaper_told ? told : exit_from_siginfo(&info);
 	if (!task_cgroup_exists(&task->cgroup))
 		kill_leftovers(task); /* no cgroup: its process group at least */
 	task->pid = 0;
@@ -362,6 +373,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	task->error_pipe_watch =
 		(struct loop_watch){.fd = -1, .callback = on_error_pipe, .data = task};
 	task_cgroup_run_init(task);
+	task_reaper_status_init(task);
 	task_network_init(task, (size_t)(config - group->config->tasks));
 	task->output.watch.fd = -1;
 	task->output.write_fd = -1;
@@ -395,6 +407,7 @@ void task_free(struct task *task)
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
 		loop_timer_cancel(loop, &task->timers[i]);
 	close_process_fds(task);
+	task_reaper_status_close(task);
 	task_hooks_close(task);
 	task_cgroup_run_release(task);
 	task_network_run_ended(task);

@@ -56,6 +56,14 @@ struct task {
 	bool failure_reported; /* services->task_failed_for_good was called */
 	bool failure_ignored;  /* on_failure: ignore said so for this failure */
 
+	/* With corral's reaper as the PID 1 of its pid namespace, `pid` is the
+	 * reaper's; its status socket tells the command's (task_reaper_status.c). */
+	struct loop_watch reaper_status_watch; /* corral's end, during a run */
+	int reaper_status_write;               /* the reaper's, until the spawn is done */
+	pid_t command_pid;        /* in corral's namespace; 0 until told */
+	bool command_exit_told;   /* the reaper said how the command ended */
+	struct task_exit command_exit;
+
 	/* Config `after:` at run time (task_dependencies.c); NULL, 0 and
 	 * false for a config without it. */
 	struct task_link *after;   /* config->after_count of them */
@@ -131,6 +139,21 @@ void task_read_stats(const struct task *task, struct task_cgroup_stats *stats);
 
 /* Sends a signal to the task's main process: 0, or -ESRCH with none. */
 int task_send_signal(struct task *task, int signal_number);
+
+/* ---- its reaper's status socket (task_reaper_status.c) ---- */
+
+void task_reaper_status_init(struct task *task);
+/* A start of a task with a reaper: a fresh socket, the reaper's end in
+ * `request`. 0 or -errno. */
+int task_reaper_status_prepare_spawn(struct task *task, struct spawn_request *request);
+void task_reaper_status_spawned(struct task *task);
+/* The reaper exited: the socket is read a last time and closed. True with
+ * `exit` set when the reaper said how the command ended. */
+bool task_reaper_status_run_ended(struct task *task, struct task_exit *exit);
+/* The command's pid: for a task with a reaper the command's once it said
+ * so (microseconds after the start), else `pid`. */
+pid_t task_command_pid(const struct task *task);
+void task_reaper_status_close(struct task *task);
 
 /* ---- its hooks (task_hooks_run.c) ---- */
 

@@ -20,8 +20,10 @@ enum task_event_type {
 	TASK_EVENT_NOT_READY,         /* not ready within readiness.timeout: killed */
 	TASK_EVENT_UNHEALTHY,         /* its health probe failed too often: restarted */
 	TASK_EVENT_HOOK_FAILED,       /* a poststart, prekill, exited or stop hook failed */
+	TASK_EVENT_PROBE_FAILED,      /* a readiness or health probe failed (probe_record.h) */
+	TASK_EVENT_PROBE_PASSED,      /* the health probe passed again after failing */
 };
-#define TASK_EVENT_TYPE_COUNT 16
+#define TASK_EVENT_TYPE_COUNT 18
 
 /* "received", "started", "start_failed", ... (stable: the JSON log uses it) */
 const char *task_event_type_name(enum task_event_type type);

@@ -173,23 +173,59 @@ void task_readiness_spawned(struct task *task)
 
 /* ---- probes ---- */
 
+/* "failed: exited with code 1", then as it goes on: corral's log and an
+ * event, quiet but never silent (probe_record.h says when). `what` is
+ * "readiness probe" or "health probe"; `count` says where the streak
+ * stands ("3 failures in a row", "3 of 5 failures that restart the
+ * task"). */
+static void say_probe_news(struct task *task, const char *what, enum probe_news news,
+			   const struct probe_record *record, const char *count)
+{
+	/* Two reasons may each be long: the history keeps what fits. */
+	char message[2 * PROBE_RESULT_MAX + 160];
+	switch (news) {
+	case PROBE_NEWS_NONE:
+		return;
+	case PROBE_NEWS_FIRST_FAILURE:
+		snprintf(message, sizeof(message), "%s failed: %s (%s)", what,
+			 record->last_result, count);
+		break;
+	case PROBE_NEWS_NEW_REASON:
+		snprintf(message, sizeof(message), "%s failed: %s (was: %s; %s)", what,
+			 record->last_result, record->previous_reason, count);
+		break;
+	case PROBE_NEWS_STILL_FAILING:
+		snprintf(message, sizeof(message), "%s still failing: %s (%s)", what,
+			 record->last_result, count);
+		break;
+	case PROBE_NEWS_RECOVERED:
+		snprintf(message, sizeof(message), "%s passed again", what);
+		task_note_event(task, TASK_EVENT_PROBE_PASSED, message);
+		return;
+	}
+	task_note_event(task, TASK_EVENT_PROBE_FAILED, message);
+}
+
 static void on_readiness_probe(void *context, bool passed, const char *why)
 {
 	struct task *task = context;
+	struct probe_record *record = &task->readiness.readiness_record;
+	enum probe_news news = probe_record_add(record, passed, why, loop_now_ms());
 	if (!passed) {
-		/* Tried again at the next interval, until the timeout. Said
-		 * once per run: a probe that cannot even start (a typo in its
-		 * path) would otherwise look like a task that is slow. */
-		if (!task->readiness.readiness_failure_said) {
-			char interval[32];
-			format_duration_ms(task->config->readiness.probe.interval_ms, interval,
-					   sizeof(interval));
-			log_message("%s: readiness probe failed (%s); trying again every %s",
-				    task->config->full_name, why, interval);
-			task->readiness.readiness_failure_said = true;
-		}
+		/* Tried again at the next interval, until the timeout. Said,
+		 * so that a probe that cannot even start (a typo in its path)
+		 * or that waits on the wrong port does not look like a task
+		 * that is slow. */
+		char count[96], interval[32];
+		format_duration_ms(task->config->readiness.probe.interval_ms, interval,
+				   sizeof(interval));
+		snprintf(count, sizeof(count), "%u failure%s in a row; trying again every %s",
+			 record->failures_in_a_row, record->failures_in_a_row == 1 ? "" : "s",
+			 interval);
+		say_probe_news(task, "readiness probe", news, record, count);
 		return;
 	}
+	/* The ready event says it: no "passed again" besides. */
 	probe_stop(&task->readiness.readiness_probe);
 	runner_ready(&task->runner, "probe passed");
 }
@@ -198,15 +234,22 @@ static void on_health_probe(void *context, bool passed, const char *why)
 {
 	struct task *task = context;
 	struct task_readiness *readiness = &task->readiness;
+	struct probe_record *record = &readiness->health_record;
+	enum probe_news news = probe_record_add(record, passed, why, loop_now_ms());
+	unsigned failures = record->failures_in_a_row, limit = task->config->health.failures;
 	if (passed) {
-		readiness->health_failures_in_a_row = 0;
+		say_probe_news(task, "health probe", news, record, "");
 		runner_healthy(&task->runner);
 		return;
 	}
-	unsigned failures = ++readiness->health_failures_in_a_row;
-	if (failures < task->config->health.failures)
+	if (failures < limit) {
+		char count[96];
+		snprintf(count, sizeof(count), "%u of %u failures in a row that restart the task",
+			 failures, limit);
+		say_probe_news(task, "health probe", news, record, count);
 		return;
-	readiness->health_failures_in_a_row = 0;
+	}
+	/* The unhealthy event says this failure, with the restart. */
 	char message[TASK_EVENT_MESSAGE_MAX];
 	snprintf(message, sizeof(message),
 		 "health check failed %u time%s in a row (last: %s): restarting", failures,
@@ -232,8 +275,8 @@ void task_readiness_init_probes(struct task *task)
 void task_readiness_run_started(struct task *task)
 {
 	task->readiness.status_text[0] = '\0';
-	task->readiness.health_failures_in_a_row = 0;
-	task->readiness.readiness_failure_said = false;
+	probe_record_reset(&task->readiness.readiness_record);
+	probe_record_reset(&task->readiness.health_record);
 	if (task->config->readiness.kind == READINESS_EXEC)
 		probe_start(&task->readiness.readiness_probe);
 }

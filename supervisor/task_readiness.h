@@ -18,6 +18,7 @@
 #include "isolation/spawn.h"
 #include "supervisor/loop.h"
 #include "supervisor/probe.h"
+#include "supervisor/probe_record.h"
 
 struct task;
 
@@ -30,8 +31,10 @@ struct task_readiness {
 	int notify_pipe_write;           /* its write end, until the spawn is done */
 	struct probe readiness_probe;    /* exec */
 	struct probe health_probe;
-	unsigned health_failures_in_a_row;
-	bool readiness_failure_said;     /* this run's first failed probe was logged */
+	/* What the probes said during the current run (or the last one,
+	 * until the next begins): for the log and `corral status`. */
+	struct probe_record readiness_record;
+	struct probe_record health_record;
 	char status_text[TASK_STATUS_TEXT_MAX]; /* the last STATUS= */
 };
 

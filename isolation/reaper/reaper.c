@@ -3,7 +3,17 @@
  * signal it gets to it, reaps every process of the namespace, and exits with
  * the command's status (128+N for signal N) once the command is gone.
  *
- *   corral-reaper PATH ARGV0 [ARGS...]
+ *   corral-reaper [--status-fd=N] PATH ARGV0 [ARGS...]
+ *
+ * An exit code cannot say "killed by SIGKILL", and a namespace's PID 1
+ * cannot die of a signal sent from inside it; nor does corral see the
+ * command's pid from here. So corral gives the reaper fd N, its end of a
+ * datagram socket (corral asks for the sender's credentials):
+ *   - "pid", sent by the command's process just before its exec: the kernel
+ *     stamps it with the sender's pid as corral's namespace sees it;
+ *   - "exit C" or "signal S", sent by the reaper when the command is gone,
+ *     just before it exits itself.
+ * The command does not inherit fd N.
  *
  * corral execs it from a sealed memfd (isolation/reaper_image.c), with the
  * task's environment. PATH is the command's file: corral resolves it when
@@ -15,6 +25,7 @@
  * system calls (syscall.h); everything else is a few lines here. */
 #include <asm/signal.h>
 #include <linux/errno.h>
+#include <linux/fcntl.h>
 #include <linux/prctl.h>
 #include <linux/wait.h>
 #include <stdbool.h> /* the compiler's, freestanding */
@@ -206,6 +217,45 @@ static long exec_command(const char *name, char **argv, char **envp)
 	return denied ? EACCES : ENOENT;
 }
 
+/* ---- telling corral --------------------------------------------------------- */
+
+/* "--status-fd=N": N, or -1 when `option` is not that. */
+static long status_fd_option(const char *option)
+{
+	static const char prefix[] = "--status-fd=";
+	for (unsigned long i = 0; i < sizeof(prefix) - 1; i++)
+		if (option[i] != prefix[i])
+			return -1;
+	const char *digits = option + sizeof(prefix) - 1;
+	long fd = 0;
+	if (!*digits)
+		return -1;
+	for (; *digits; digits++) {
+		if (*digits < '0' || *digits > '9' || fd > 65535)
+			return -1;
+		fd = fd * 10 + (*digits - '0');
+	}
+	return fd;
+}
+
+/* One datagram; corral gets it or, gone, never will: nothing to retry. */
+static void tell_corral(long status_fd, const struct text *text)
+{
+	if (status_fd >= 0)
+		call4(__NR_write, status_fd, (long)text->data, (long)text->length, 0);
+}
+
+/* "exit C" or "signal S", the command's wait status in words. */
+static void tell_command_status(long status_fd, int status)
+{
+	struct text text;
+	text.length = 0;
+	int signal_number = status & 0x7f;
+	append(&text, signal_number ? "signal " : "exit ");
+	append_number(&text, (unsigned long)(signal_number ? signal_number : (status >> 8) & 0xff));
+	tell_corral(status_fd, &text);
+}
+
 /* ---- PID 1 ------------------------------------------------------------------ */
 
 static int status_code(int status)
@@ -236,9 +286,16 @@ void reaper_main(long *stack)
 	long argc = stack[0];
 	char **argv = (char **)(stack + 1);
 	char **envp = argv + argc + 1;
+	long status_fd = argc > 1 ? status_fd_option(argv[1]) : -1;
+	if (status_fd >= 0) {
+		argc--;
+		argv++;
+		/* The command must not inherit it. */
+		call4(__NR_fcntl, status_fd, F_SETFD, FD_CLOEXEC, 0);
+	}
 	if (argc < 3) {
-		static const char usage[] =
-		    "usage: corral-reaper PATH ARGV0 [ARGS...] (corral starts it)\n";
+		static const char usage[] = "usage: corral-reaper [--status-fd=N] PATH ARGV0 "
+					    "[ARGS...] (corral starts it)\n";
 		call4(__NR_write, 2, (long)usage, sizeof(usage) - 1, 0);
 		exit_with(2);
 	}
@@ -261,6 +318,11 @@ void reaper_main(long *stack)
 		exit_with(126);
 	}
 	if (command == 0) {
+		/* Sent by this process, so that its credentials carry its pid. */
+		struct text hello;
+		hello.length = 0;
+		append(&hello, "pid");
+		tell_corral(status_fd, &hello);
 		call4(__NR_rt_sigprocmask, SIG_SETMASK, (long)&original, 0, SIGSET_SIZE);
 		long error = exec_command(path, command_argv, envp);
 		report("exec", path, error);
@@ -283,6 +345,8 @@ void reaper_main(long *stack)
 			call4(__NR_kill, command, signal_number, 0, 0);
 	}
 	/* The namespace ends with its PID 1: the kernel kills what is left,
-	 * and corral sees this process's exit as the task's. */
+	 * and corral sees this process's exit as the task's, the status said
+	 * first for the signal an exit code cannot carry. */
+	tell_command_status(status_fd, command_status);
 	exit_with(status_code(command_status));
 }

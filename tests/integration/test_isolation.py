@@ -53,9 +53,10 @@ def test_the_reaper_is_corrals_embedded_program_run_from_a_memfd(corral, corral_
     lines = run_isolated(corral, script, report, namespaces=["pid", "mount"])
     # Not a file of the host: the sealed memfd corral made at start.
     assert lines[0] == "/memfd:corral-reaper (deleted)", lines
-    assert lines[1] == f"corral-reaper /bin/sh /bin/sh -c {script} ", lines
-    # The memfd stays in corral: the reaper has the task's stdio only.
-    assert lines[2:] == ["0", "1", "2"], lines
+    assert lines[1] == f"corral-reaper --status-fd=3 /bin/sh /bin/sh -c {script} ", lines
+    # The memfd stays in corral: the reaper has the task's stdio and its
+    # status socket only (which the command does not inherit).
+    assert lines[2:] == ["0", "1", "2", "3"], lines
     # The program the build made (a static one, see test_reaper.py).
     assert image.read_bytes() == (corral_bin.parent / "corral-reaper").read_bytes()
 

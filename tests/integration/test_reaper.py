@@ -202,3 +202,33 @@ def test_without_executable_memfds_a_task_that_needs_the_reaper_says_why(corral,
     assert message == ("make the memfd of corral's reaper: Permission denied (vm.memfd_noexec = 2 "
                        "forbids an executable memfd; with init: false no reaper is needed)"), message
     assert marks.read_text() == "alone\n"
+
+
+def test_the_status_fd_tells_the_commands_pid_and_signal(reaper_bin, tmp_path):
+    """With --status-fd=N the command's process says "pid" before its exec
+    (its credentials carry its pid, as this namespace sees it), and the
+    reaper says how the command ended, which its exit code cannot (137 is
+    also `exit 137`). The command does not inherit fd N."""
+    import socket
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    report = tmp_path / "report"
+    script = (f"if [ -e /dev/fd/{theirs.fileno()} ]; then echo leaked > {report}; "
+              f"else echo kept > {report}; fi; kill -KILL $$")
+    process = reaper(reaper_bin, f"--status-fd={theirs.fileno()}", "/bin/sh", "sh", "-c",
+                     script, pass_fds=[theirs.fileno()])
+    theirs.close()
+    process.communicate(timeout=RUN_TIMEOUT)
+    assert process.returncode == 128 + signal.SIGKILL
+    assert report.read_text() == "kept\n"
+    ours.settimeout(RUN_TIMEOUT)
+    credentials_size = struct.calcsize("3i")
+    text, ancillary, _, _ = ours.recvmsg(64, socket.CMSG_SPACE(credentials_size))
+    assert text == b"pid"
+    (level, kind, data), = ancillary
+    assert (level, kind) == (socket.SOL_SOCKET, socket.SCM_CREDENTIALS)
+    pid, _, _ = struct.unpack("3i", data[:credentials_size])
+    # Not 2, its pid inside: the one this namespace knows it by.
+    assert pid > 2 and pid != process.pid, pid
+    assert ours.recv(64) == b"signal 9"
+    ours.close()

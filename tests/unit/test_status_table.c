@@ -85,23 +85,23 @@ static void test_groups_and_tasks(void **state)
 	    "]}";
 	const char *expected =
 	    "web  state: main\n"
-	    "  TASK      STAGE               STATE     PID   UPTIME  CPU    MEM          "
+	    "  TASK      STAGE               STATE     READY  HEALTH  PID   UPTIME  CPU    MEM          "
 	    "PIDS  RESTARTS  LAST EXIT            NEXT RESTART\n"
-	    "  app       main                running   4242  1h2m    1.50s  12.0M/40.0M  3   "
+	    "  app       main                running   -      -       4242  1h2m    1.50s  12.0M/40.0M  3   "
 	    "  1         code 1 (failed)      -\n"
-	    "  proxy     prestart-sidecar    pending   -     -       0.00s  512B         -   "
+	    "  proxy     prestart-sidecar    pending   -      -       -     -       0.00s  512B         -   "
 	    "  12        OOM killed (failed)  in 2s\n"
-	    "  setup     prestart-ephemeral  dead      -     -       -      -            -   "
+	    "  setup     prestart-ephemeral  dead      -      -       -     -       -      -            -   "
 	    "  0         code 0               -\n"
 	    "\n"
 	    "db  state: poststop, stopping, finished\n"
-	    "  TASK      STAGE               STATE     PID   UPTIME  CPU    MEM          "
+	    "  TASK      STAGE               STATE     READY  HEALTH  PID   UPTIME  CPU    MEM          "
 	    "PIDS  RESTARTS  LAST EXIT            NEXT RESTART\n"
-	    "  postgres  main                dead      -     -       -      -            -   "
+	    "  postgres  main                dead      -      -       -     -       -      -            -   "
 	    "  0         SIGTERM              -\n"
-	    "  migrate   prestart-ephemeral  dead      -     -       -      -            -   "
+	    "  migrate   prestart-ephemeral  dead      -      -       -     -       -      -            -   "
 	    "  0         failed to start      -\n"
-	    "  never     poststop            starting  17    250ms   -      -            -   "
+	    "  never     poststop            starting  -      -       17    250ms   -      -            -   "
 	    "  0         -                    -\n";
 
 	assert_table(reply, expected);
@@ -115,9 +115,9 @@ static void test_one_task(void **state)
 		     "\"stage\":\"main\",\"state\":\"running\",\"pid\":1,\"uptime_ms\":5000,"
 		     "\"restarts\":0,\"last_exit\":null,\"next_restart_in_ms\":null}]}]}",
 		     "web  state: main\n"
-		     "  TASK  STAGE  STATE    PID  UPTIME  CPU  MEM  PIDS  RESTARTS  LAST EXIT  "
+		     "  TASK  STAGE  STATE    READY  HEALTH  PID  UPTIME  CPU  MEM  PIDS  RESTARTS  LAST EXIT  "
 		     "NEXT RESTART\n"
-		     "  app   main   running  1    5s      -    -    -     0         -          -\n");
+		     "  app   main   running  -      -       1    5s      -    -    -     0         -          -\n");
 }
 
 /* From another program, anything may be missing: print "?", not crash. */
@@ -127,16 +127,47 @@ static void test_missing_and_wrong_fields(void **state)
 		     "\"uptime_ms\":-5,\"last_exit\":7},42]},{\"name\":\"empty\",\"state\":"
 		     "\"init\",\"tasks\":[]},{\"name\":\"odd\",\"state\":\"init\"}]}",
 		     "?  state: ?\n"
-		     "  TASK     STAGE  STATE  PID  UPTIME  CPU  MEM  PIDS  RESTARTS  LAST EXIT  "
+		     "  TASK     STAGE  STATE  READY  HEALTH  PID  UPTIME  CPU  MEM  PIDS  RESTARTS  LAST EXIT  "
 		     "NEXT RESTART\n"
-		     "  web/app  ?      ?      ?    ?       -    -    -     ?         ?          ?\n"
-		     "  ?        ?      ?      ?    ?       -    -    -     ?         -          ?\n"
+		     "  web/app  ?      ?      -      -       ?    ?       -    -    -     ?         ?          ?\n"
+		     "  ?        ?      ?      -      -       ?    ?       -    -    -     ?         -          ?\n"
 		     "\n"
 		     "empty  state: init\n"
 		     "  (no tasks)\n"
 		     "\n"
 		     "odd  state: init\n"
 		     "  (no tasks)\n");
+}
+
+/* READY and HEALTH: "-" unless the task runs and declares readiness or a
+ * health probe. */
+static void test_ready_and_health(void **state)
+{
+	assert_table(
+	    "{\"ok\":true,\"groups\":[{\"name\":\"g\",\"state\":\"main\",\"tasks\":["
+	    "{\"name\":\"a\",\"state\":\"running\",\"readiness_kind\":\"exec\","
+	    "\"ready\":false,\"probes\":{\"readiness\":{},\"health\":{\"consecutive_failures\":2,"
+	    "\"failures_to_restart\":3,\"passed\":false}}},"
+	    "{\"name\":\"b\",\"state\":\"running\",\"readiness_kind\":\"systemd\","
+	    "\"ready\":true,\"probes\":{\"readiness\":null,\"health\":{\"consecutive_failures\":0,"
+	    "\"failures_to_restart\":3,\"passed\":true}}},"
+	    "{\"name\":\"c\",\"state\":\"running\",\"readiness_kind\":null,"
+	    "\"ready\":true,\"probes\":{\"readiness\":null,\"health\":{\"consecutive_failures\":0,"
+	    "\"failures_to_restart\":3,\"passed\":false}}},"
+	    "{\"name\":\"d\",\"state\":\"dead\",\"readiness_kind\":\"fd\",\"ready\":false,"
+	    "\"probes\":{\"readiness\":null,\"health\":{\"consecutive_failures\":1,"
+	    "\"failures_to_restart\":3,\"passed\":false}}}]}]}",
+	    "g  state: main\n"
+	    "  TASK  STAGE  STATE    READY  HEALTH           PID  UPTIME  CPU  MEM  PIDS  RESTARTS  "
+	    "LAST EXIT  NEXT RESTART\n"
+	    "  a     ?      running  no     unhealthy (2/3)  ?    ?       -    -    -     ?         "
+	    "-          ?\n"
+	    "  b     ?      running  yes    healthy          ?    ?       -    -    -     ?         "
+	    "-          ?\n"
+	    "  c     ?      running  -      starting         ?    ?       -    -    -     ?         "
+	    "-          ?\n"
+	    "  d     ?      dead     -      -                ?    ?       -    -    -     ?         "
+	    "-          ?\n");
 }
 
 static void test_no_groups(void **state)
@@ -204,6 +235,7 @@ int main(void)
 	    cmocka_unit_test(test_groups_and_tasks),
 	    cmocka_unit_test(test_one_task),
 	    cmocka_unit_test(test_missing_and_wrong_fields),
+	    cmocka_unit_test(test_ready_and_health),
 	    cmocka_unit_test(test_no_groups),
 	    cmocka_unit_test(test_durations),
 	    cmocka_unit_test(test_sizes),
