@@ -21,6 +21,7 @@ test_packages=(
 	runc                                      # tests/system/oci: corral as PID 1 of an OCI container (busybox-static rootfs)
 	bubblewrap                                # bench_isolation: the bwrap row (skipped with a note without it)
 	redis-server                              # examples/stack.yaml's sidecar (sd_notify), run by test_dependencies
+	s6 supervisor                             # bench_output and bench_control: the s6-log, s6-svscan and supervisord rows
 )
 
 case ${1:-} in
