@@ -37,14 +37,20 @@ static void print_stop_usage(FILE *out)
 	fprintf(out, "usage: corral stop [--socket PATH] GROUP/TASK\n\n"
 		     "Stops a task with its kill signal. Its restart policy does not start it\n"
 		     "again; 'corral start' does. A stopped main task or sidecar counts as dead\n"
-		     "for its group's lifecycle.\n\n" SOCKET_HELP);
+		     "for its group's lifecycle: once every main task of a group is stopped,\n"
+		     "its sidecars stop, its poststop tasks run and the group is finished, and\n"
+		     "corral exits when every group is. To keep corral up with tasks stopped,\n"
+		     "so that 'corral start' can run them again, start it with\n"
+		     "'corral run --keep-running'.\n\n" SOCKET_HELP);
 }
 
 static void print_start_usage(FILE *out)
 {
 	fprintf(out, "usage: corral start [--socket PATH] GROUP/TASK\n\n"
 		     "Runs a stopped or dead task again while its group is active, as\n"
-		     "'corral restart --force' does: it waits on its stage gate.\n\n" SOCKET_HELP);
+		     "'corral restart --force' does: it waits on its stage gate. A running\n"
+		     "task is refused ('corral restart' restarts it); for a pending one it\n"
+		     "says what the task waits for.\n\n" SOCKET_HELP);
 }
 
 static void print_signal_usage(FILE *out)

@@ -8,10 +8,15 @@
 
 static void print_run_usage(FILE *out)
 {
-	fprintf(out, "usage: corral run [--events FILE] [--socket PATH] CONFIG\n\n"
+	fprintf(out, "usage: corral run [--events FILE] [--socket PATH] [--keep-running] CONFIG\n\n"
 		     "Runs the task groups of CONFIG until they are finished, or until SIGTERM\n"
 		     "or SIGINT asks for a graceful shutdown (a second one kills at once).\n\n"
 		     "  --events FILE  also write every event as a JSON object per line to FILE\n"
+		     "  --keep-running\n"
+		     "                 stay up until SIGTERM, SIGINT or 'corral shutdown', even\n"
+		     "                 when every group is finished; a main task stopped with\n"
+		     "                 'corral stop' does not end its group, and 'corral start'\n"
+		     "                 runs it again (supervisord's behaviour)\n"
 		     "  --socket PATH  control socket (default: $CORRAL_SOCKET, the config's\n"
 		     "                 socket:, or /run/corral/control.sock)\n\n"
 		     "Exit code: 0 when every task ended well, else the code of the first task\n"
@@ -23,6 +28,7 @@ int command_run(int argc, char **argv)
 	static const struct option options[] = {
 		{"events", required_argument, NULL, 'e'},
 		{"socket", required_argument, NULL, 's'},
+		{"keep-running", no_argument, NULL, 'k'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -37,6 +43,9 @@ int command_run(int argc, char **argv)
 		case 's':
 			run_options.socket_path = optarg;
 			break;
+		case 'k':
+			run_options.keep_running = true;
+			break;
 		case 'h':
 			print_run_usage(stdout);
 			return 0;
@@ -50,11 +59,14 @@ int command_run(int argc, char **argv)
 	const char *path = argv[optind];
 	size_t errors;
 	struct config *config = command_load_config(path, &errors);
-	if (!config) {
+	int exit_code = 1;
+	if (config) {
+		exit_code = supervisor_run(config, &run_options);
+		config_free(config);
+	} else {
 		fprintf(stderr, "corral: %s is not valid: nothing was started\n", path);
-		return 1;
 	}
-	int exit_code = supervisor_run(config, &run_options);
-	config_free(config);
+	/* Only a run says it: --help and usage errors ran nothing. */
+	fprintf(stderr, "corral: exiting with code %d\n", exit_code);
 	return exit_code;
 }

@@ -166,6 +166,7 @@ static int follow_stream(struct stream_command *command, struct control_connecti
 	json_t *item;
 
 	connection->interrupt_fd = interrupt_fd_open();
+	connection->output_fd = STDOUT_FILENO;
 	if (connection->interrupt_fd < 0) {
 		fprintf(stderr, "corral: cannot watch for ^C: %m\n");
 		return 1;

@@ -12,8 +12,9 @@ struct command {
 	const char *name;
 	const char *summary;
 	int (*main)(int argc, char **argv);
-	/* Ends with "corral: exiting with code N" on stderr, as a supervisor
-	 * whose exit code matters (container, VM console) should. */
+	/* Says "corral: exiting with code N" on stderr itself once it ran
+	 * something, as a supervisor whose exit code matters (container, VM
+	 * console) should; not after --help or a usage error. */
 	bool reports_exit_code;
 };
 

@@ -96,7 +96,7 @@ int control_connection_open(struct control_connection *connection, const char *p
 	char *line = control_request_encode(request);
 	int result;
 
-	*connection = (struct control_connection){.fd = -1, .interrupt_fd = -1};
+	*connection = (struct control_connection){.fd = -1, .interrupt_fd = -1, .output_fd = -1};
 	if (!line) {
 		fprintf(stderr, "corral: cannot encode the %s request\n",
 			control_command_name(request->command));
@@ -125,7 +125,7 @@ void control_connection_close(struct control_connection *connection)
 	if (connection->fd >= 0)
 		close(connection->fd);
 	free(connection->buffer);
-	*connection = (struct control_connection){.fd = -1, .interrupt_fd = -1};
+	*connection = (struct control_connection){.fd = -1, .interrupt_fd = -1, .output_fd = -1};
 }
 
 /* Room for at least one more chunk after `end`: reclaims the lines already
@@ -150,24 +150,28 @@ static int make_room(struct control_connection *connection)
 	return 0;
 }
 
-/* Waits for data or the interrupt fd. Returns 1 for data, 0 for an
- * interrupt, -errno. */
+/* Waits for data, the interrupt fd, or the reader of output_fd going
+ * away (`corral events -f | head -1` ends with head, not at the next
+ * event). Returns 1 for data, 0 for an interrupt, -errno. */
 static int wait_readable(struct control_connection *connection)
 {
-	struct pollfd fds[2] = {
+	/* Events 0 on the output: a pipe whose reader is gone still reports
+	 * POLLERR, and a file or terminal reports nothing. */
+	struct pollfd fds[3] = {
 	    {.fd = connection->fd, .events = POLLIN},
 	    {.fd = connection->interrupt_fd, .events = POLLIN},
+	    {.fd = connection->output_fd, .events = 0},
 	};
 
 	if (connection->interrupt_fd < 0)
 		return 1;
 	for (;;) {
-		if (poll(fds, 2, -1) < 0) {
+		if (poll(fds, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		if (fds[1].revents)
+		if (fds[1].revents || (fds[2].revents & (POLLERR | POLLHUP)))
 			return 0;
 		if (fds[0].revents)
 			return 1;

@@ -18,6 +18,9 @@ struct control_connection {
 	/* Set to an fd (a signalfd) whose readability means "stop waiting":
 	 * reads then end with CONTROL_READ_INTERRUPTED. -1: none. */
 	int interrupt_fd;
+	/* -1, or where the items go (stdout): its reader going away ends a
+	 * follow as an interrupt does. */
+	int output_fd;
 	/* Received bytes not yet handed out as lines: buffer[start, end). */
 	char *buffer;
 	size_t start, end, capacity;

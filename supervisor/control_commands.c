@@ -370,10 +370,24 @@ static void run_restart_task(struct control_context *context, struct control_cli
 								 : "restarting");
 		return;
 	case RUNNER_REQUEST_NOT_RUNNING:
-		reply_error(client,
-			    "%s is %s: only a running task can be restarted; use `corral restart "
-			    "--force %s` to run it again",
-			    task->config->full_name, state, task->config->full_name);
+		/* Suggest only what will work: --force is refused where the
+		 * task's gate cannot open again. */
+		if (group_can_run_again(task->group, task))
+			reply_error(client,
+				    "%s is %s: only a running task can be restarted; use `corral "
+				    "restart --force %s` to run it again",
+				    task->config->full_name, state, task->config->full_name);
+		else
+			reply_error(client,
+				    "%s is %s: only a running task can be restarted, and a %s "
+				    "task cannot start again while group %s is in state %s; use "
+				    "`corral restart --all %s` to run the whole group in lifecycle "
+				    "order",
+				    task->config->full_name, state,
+				    lifecycle_stage_name(task->config->stage),
+				    task->group->config->name,
+				    coordinator_state_name(task->group->coordinator.state),
+				    task->group->config->name);
 		return;
 	case RUNNER_REQUEST_GATE_CLOSED:
 		reply_gate_closed(client, task);
@@ -383,6 +397,54 @@ static void run_restart_task(struct control_context *context, struct control_cli
 			    task->config->full_name);
 		return;
 	}
+}
+
+/* What a pending task waits for, in words: "its restart delay", "stack/
+ * migrate to complete", "the main stage's gate". */
+static void describe_pending(const struct task *task, char *buffer, size_t size)
+{
+	const struct group *group = task->group;
+	if (task->config->stage == STAGE_POSTSTOP) {
+		snprintf(buffer, size, "a poststop task runs once the rest of group %s has stopped",
+			 group->config->name);
+		return;
+	}
+	char waiting[192];
+	if (task_dependencies_describe_wait(task, waiting, sizeof(waiting))) {
+		snprintf(buffer, size, "it starts once what it waits for holds: it %s", waiting);
+		return;
+	}
+	snprintf(buffer, size, "it starts when the %s stage's gate opens (group %s is in state %s)",
+		 lifecycle_stage_name(task->config->stage), group->config->name,
+		 coordinator_state_name(group->coordinator.state));
+}
+
+/* `corral start`: a dead task runs again (as restart --force); a running
+ * one is refused, as supervisorctl does; a pending one is told what it
+ * waits for, unless only a restart delay held it. */
+static void run_start(struct control_context *context, struct control_client *client,
+		      struct task *task)
+{
+	const char *name = task->config->full_name;
+	char what[320];
+	switch (task->runner.state) {
+	case TASK_STARTING:
+	case TASK_RUNNING:
+		reply_error(client, "%s is already %s; use `corral restart %s` to restart it", name,
+			    task_state_name(task->runner.state), name);
+		return;
+	case TASK_PENDING:
+		if (task->runner.delay_pending)
+			break; /* restart --force skips the delay */
+		if (refuse_when_stopping(context, client, task->group))
+			return;
+		describe_pending(task, what, sizeof(what));
+		reply_ok(client, "%s is pending: %s", name, what);
+		return;
+	case TASK_DEAD:
+		break;
+	}
+	run_restart_task(context, client, task, true);
 }
 
 static void run_restart(struct control_context *context, struct control_client *client,
@@ -526,7 +588,7 @@ void control_commands_handle(void *pointer, struct control_client *client,
 	case CONTROL_START: {
 		struct task *task = lookup_task(context, client, request->target);
 		if (task)
-			run_restart_task(context, client, task, true);
+			run_start(context, client, task);
 		return;
 	}
 	case CONTROL_SIGNAL:

@@ -10,6 +10,18 @@
 #include "config/xmalloc.h"
 #include "supervisor/dependency_rules.h"
 
+const char *group_event_type_name(enum group_event_type type)
+{
+	static const char *const names[GROUP_EVENT_TYPE_COUNT] = {
+		[GROUP_EVENT_LIFECYCLE] = "lifecycle",
+		[GROUP_EVENT_STOPPING] = "stopping",
+		[GROUP_EVENT_RESTARTING] = "restarting",
+		[GROUP_EVENT_FINISHED] = "finished",
+		[GROUP_EVENT_FAILURE_IGNORED] = "failure_ignored",
+	};
+	return (unsigned)type < GROUP_EVENT_TYPE_COUNT ? names[type] : "unknown";
+}
+
 /* A running task that has not said it is ready yet holds its stage's
  * successors as a starting one does. */
 static enum coordinator_task_state coordinator_view(const struct runner *runner)
@@ -105,7 +117,8 @@ static void update_coordinator(struct group *group)
 		snprintf(message, sizeof(message), "lifecycle %s -> %s",
 			 coordinator_state_name(before),
 			 coordinator_state_name(group->coordinator.state));
-		event_log_group(group->services->events, group->config->name, "lifecycle",
+		event_log_group(group->services->events, group->config->name,
+				group_event_type_name(GROUP_EVENT_LIFECYCLE),
 				message);
 	}
 }
@@ -120,7 +133,9 @@ static void begin_stop(struct group *group, enum group_stop_mode mode, const cha
 	snprintf(message, sizeof(message), "%s: %s", mode == GROUP_STOPPING ? "stopping" : "restarting",
 		 reason);
 	event_log_group(group->services->events, group->config->name,
-			mode == GROUP_STOPPING ? "stopping" : "restarting", message);
+			group_event_type_name(mode == GROUP_STOPPING ? GROUP_EVENT_STOPPING
+								     : GROUP_EVENT_RESTARTING),
+			message);
 	group->dirty = true;
 }
 
@@ -233,7 +248,8 @@ static void ignore_failures(struct group *group)
 		decide_on_failure(group, "%s failed for good (%s); on_failure: ignore: the other "
 					 "tasks go on",
 				  task->config->full_name, task->runner.failure);
-		event_log_group(group->services->events, group->config->name, "failure_ignored",
+		event_log_group(group->services->events, group->config->name,
+				group_event_type_name(GROUP_EVENT_FAILURE_IGNORED),
 				group->failure_decision);
 	}
 }
@@ -274,7 +290,13 @@ static void check_stop_conditions(struct group *group, uint64_t now_ms)
 	for (size_t i = 0; i < group->task_count; i++) {
 		struct task *task = &group->tasks[i];
 		enum lifecycle_stage stage = task->config->stage;
-		if (stage == STAGE_POSTSTOP || task->runner.state == TASK_DEAD)
+		if (stage == STAGE_POSTSTOP)
+			continue;
+		/* Under --keep-running a task stopped on request is parked, not
+		 * over: it may be started again. */
+		if (task->runner.state == TASK_DEAD &&
+		    !(group->services->keep_running && task->runner.last_exit_requested &&
+		      !task->runner.failed))
 			continue;
 		if (lifecycle_stage_is_sidecar(stage))
 			live_sidecar = true;
@@ -328,7 +350,8 @@ static void finish_restart(struct group *group)
 		}
 		coordinator_restart(&group->coordinator);
 	}
-	event_log_group(group->services->events, group->config->name, "restarting",
+	event_log_group(group->services->events, group->config->name,
+			group_event_type_name(GROUP_EVENT_RESTARTING),
 			"every task stopped: starting again");
 }
 
@@ -420,7 +443,8 @@ static void check_finished(struct group *group)
 		if (group->tasks[i].runner.state != TASK_DEAD)
 			return;
 	group->finished = true;
-	event_log_group(group->services->events, group->config->name, "finished",
+	event_log_group(group->services->events, group->config->name,
+			group_event_type_name(GROUP_EVENT_FINISHED),
 			"finished: every task is dead");
 }
 
@@ -554,15 +578,19 @@ enum runner_request_result group_restart_task(struct group *group, struct task *
 	return result;
 }
 
+bool group_can_run_again(const struct group *group, const struct task *task)
+{
+	return group->stop_mode != GROUP_STOPPING && !group->starts_forbidden &&
+	       coordinator_gate_reachable(&group->coordinator, task->config->stage);
+}
+
 enum runner_request_result group_force_restart_task(struct group *group, struct task *task,
 						    uint64_t now_ms)
 {
 	if (task->runner.state == TASK_RUNNING || task->runner.state == TASK_STARTING)
 		return group_restart_task(group, task, now_ms);
-	bool active = group->stop_mode != GROUP_STOPPING && !group->starts_forbidden;
-	bool reachable = active && coordinator_gate_reachable(&group->coordinator,
-							      task->config->stage);
-	enum runner_request_result result = runner_force_restart(&task->runner, reachable, now_ms);
+	enum runner_request_result result =
+		runner_force_restart(&task->runner, group_can_run_again(group, task), now_ms);
 	group_settle(group, now_ms);
 	return result;
 }

@@ -84,6 +84,10 @@ enum runner_request_result group_restart_task(struct group *group, struct task *
 enum runner_request_result group_force_restart_task(struct group *group, struct task *task,
 						    uint64_t now_ms);
 
+/* Whether a dead task may run again now: its group is active and the
+ * task's stage gate can still open in the coordinator's state. */
+bool group_can_run_again(const struct group *group, const struct task *task);
+
 /* Restart of every running task: stopped in reverse lifecycle order, then
  * started in lifecycle order; tasks that are not running are left alone. */
 void group_restart_running(struct group *group, uint64_t now_ms);

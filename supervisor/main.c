@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	bool machine_init = machine_init_prepare();
 	const struct command *command = NULL;
 	int exit_code = run_command(argc, argv, &command);
-	if (machine_init || (command && command->reports_exit_code))
+	if (machine_init && !(command && command->reports_exit_code))
 		fprintf(stderr, "corral: exiting with code %d\n", exit_code);
 	if (machine_init)
 		machine_init_power_off();

@@ -29,6 +29,9 @@ struct services {
 	struct group *groups;
 	size_t group_count;
 	unsigned dependency_walk; /* numbers the walks of task_dependencies.c */
+	/* corral run --keep-running: a main task stopped on request does not
+	 * end its group; `corral start` runs it again. */
+	bool keep_running;
 	/* Called once for each task that fails for good. */
 	void (*task_failed_for_good)(struct services *services, struct task *task);
 	/* A line of a task's output, for the clients following its logs

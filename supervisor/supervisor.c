@@ -333,6 +333,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.task_dirs_root = supervisor->task_dirs_root,
 		.task_failed_for_good = note_task_failed_for_good,
 		.task_output_line = publish_output_line,
+		.keep_running = options->keep_running,
 	};
 	int signal_fd = signals_open();
 	if (signal_fd < 0) {
@@ -403,6 +404,10 @@ static void supervisor_close(struct supervisor *supervisor)
 
 static bool all_done(const struct supervisor *supervisor)
 {
+	/* --keep-running: finished groups wait for `corral restart --all`. */
+	if (supervisor->services.keep_running && !supervisor->shutting_down &&
+	    !supervisor->killing)
+		return false;
 	for (size_t i = 0; i < supervisor->group_count; i++) {
 		const struct group *group = &supervisor->groups[i];
 		if (group_has_processes(group))

@@ -7,6 +7,9 @@
 struct run_options {
 	const char *events_path; /* JSON lines event log, or NULL */
 	const char *socket_path; /* --socket, or NULL */
+	/* --keep-running: exit only on a shutdown request, and tasks stopped
+	 * on request do not end their group (supervisord's behaviour). */
+	bool keep_running;
 };
 
 /* Runs the config until every group is finished, or a shutdown is asked

@@ -1,4 +1,6 @@
-/* What happened to a task, as its history and the event log show it. */
+/* What happened to a task or a group, as the event log shows it. Every
+ * name here is in docs/cli.md's event table, and only these
+ * (tests/unit/test_event_docs.c compares them). */
 #pragma once
 
 #include <stdint.h>
@@ -17,7 +19,7 @@ enum task_event_type {
 	TASK_EVENT_LEFTOVERS_KILLED,  /* processes left behind were killed */
 	TASK_EVENT_OOM_KILLED,        /* the OOM killer killed processes of the task */
 	TASK_EVENT_READY,             /* said it is ready (readiness:) */
-	TASK_EVENT_NOT_READY,         /* not ready within readiness.timeout: killed */
+	TASK_EVENT_NOT_READY,         /* not ready within readiness.timeout: stopped */
 	TASK_EVENT_UNHEALTHY,         /* its health probe failed too often: restarted */
 	TASK_EVENT_HOOK_FAILED,       /* a poststart, prekill, exited or stop hook failed */
 	TASK_EVENT_PROBE_FAILED,      /* a readiness or health probe failed (probe_record.h) */
@@ -27,3 +29,15 @@ enum task_event_type {
 
 /* "received", "started", "start_failed", ... (stable: the JSON log uses it) */
 const char *task_event_type_name(enum task_event_type type);
+
+enum group_event_type {
+	GROUP_EVENT_LIFECYCLE,       /* its coordinator moved: "lifecycle prestart -> main" */
+	GROUP_EVENT_STOPPING,        /* it stops for good, and why */
+	GROUP_EVENT_RESTARTING,      /* it restarts: requested, or on_failure: restart */
+	GROUP_EVENT_FINISHED,        /* every task is dead, poststop tasks done */
+	GROUP_EVENT_FAILURE_IGNORED, /* on_failure: ignore left a failed task dead */
+};
+#define GROUP_EVENT_TYPE_COUNT 5
+
+/* "lifecycle", "stopping", ... (stable, as task event names are) */
+const char *group_event_type_name(enum group_event_type type);
