@@ -41,6 +41,9 @@ struct control_client {
 
 	bool input_ended; /* the client half-closed: answer, then close */
 	bool cut;         /* fell behind: only the notice is left to send */
+	/* What went out ends inside a line: a cut must send the rest of it.
+	 * Kept here, as compacting the buffer forgets what was sent. */
+	bool sent_mid_line;
 	struct loop_timer cut_timer;
 
 	enum control_follow follow;
@@ -137,7 +140,10 @@ static void flush(struct control_client *client)
 			client->closed = true;
 			return;
 		}
+		if (written == 0)
+			break;
 		client->output_start += (size_t)written;
+		client->sent_mid_line = client->output[client->output_start - 1] != '\n';
 	}
 	if (pending(client) == 0) {
 		client->output_start = client->output_length = 0;
@@ -166,8 +172,7 @@ static void cut_client(struct control_client *client)
 	static const char notice[] =
 		"{\"ok\":false,\"error\":\"stream cut: the client did not read fast enough\"}\n";
 	size_t keep = client->output_start;
-	bool mid_line = keep > 0 && client->output[keep - 1] != '\n';
-	if (mid_line) {
+	if (client->sent_mid_line) {
 		char *end = memchr(client->output + keep, '\n', pending(client));
 		keep = end ? (size_t)(end - client->output) + 1 : client->output_length;
 	}
