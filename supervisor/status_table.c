@@ -379,7 +379,7 @@ int status_table_write(FILE *out, const json_t *reply)
 		write_waits(out, group_tasks(group));
 		const json_t *decision = json_object_get(group, "failure_decision");
 		if (json_is_string(decision))
-			fprintf(out, ROW_INDENT "on_failure: %s\n", json_string_value(decision));
+			fprintf(out, ROW_INDENT "last failure: %s\n", json_string_value(decision));
 	}
 
 	for (r = 0; r < row_count; r++)

@@ -120,6 +120,33 @@ static void test_one_task(void **state)
 		     "  app   main   running  -      -       1    5s      -    -    -     0         -          -\n");
 }
 
+/* The list that decided an exit, and a group's on_failure rule with its
+ * last decision under the rows. */
+static void test_exit_rules(void **state)
+{
+	assert_table(
+	    "{\"ok\":true,\"groups\":[{\"name\":\"web\",\"state\":\"main\",\"stopping\":false,"
+	    "\"finished\":false,\"on_failure\":\"restart\",\"failure_restarts\":1,"
+	    "\"failure_decision\":\"web/db failed for good (exited with code 78); on_failure: "
+	    "restart (restart 1 of 3 within 10m)\",\"tasks\":["
+	    "{\"name\":\"jvm\",\"state\":\"dead\",\"stage\":\"main\",\"pid\":null,"
+	    "\"uptime_ms\":null,\"restarts\":0,\"last_exit\":{\"code\":143,\"signal\":null,"
+	    "\"failed\":false,\"decided_by\":\"restart.success_exit\"},\"next_restart_in_ms\":null},"
+	    "{\"name\":\"db\",\"state\":\"dead\",\"stage\":\"main\",\"pid\":null,"
+	    "\"uptime_ms\":null,\"restarts\":0,\"last_exit\":{\"code\":78,\"signal\":null,"
+	    "\"failed\":true,\"decided_by\":\"restart.no_restart_exit\"},\"next_restart_in_ms\":null}"
+	    "]}]}",
+	    "web  state: main, on_failure: restart (1 restart)\n"
+	    "  TASK  STAGE  STATE  READY  HEALTH  PID  UPTIME  CPU  MEM  PIDS  RESTARTS  "
+	    "LAST EXIT                          NEXT RESTART\n"
+	    "  jvm   main   dead   -      -       -    -       -    -    -     0         "
+	    "code 143 (success_exit)            -\n"
+	    "  db    main   dead   -      -       -    -       -    -    -     0         "
+	    "code 78 (failed, no_restart_exit)  -\n"
+	    "  last failure: web/db failed for good (exited with code 78); on_failure: restart "
+	    "(restart 1 of 3 within 10m)\n");
+}
+
 /* From another program, anything may be missing: print "?", not crash. */
 static void test_missing_and_wrong_fields(void **state)
 {
@@ -234,6 +261,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_groups_and_tasks),
 	    cmocka_unit_test(test_one_task),
+	    cmocka_unit_test(test_exit_rules),
 	    cmocka_unit_test(test_missing_and_wrong_fields),
 	    cmocka_unit_test(test_ready_and_health),
 	    cmocka_unit_test(test_no_groups),
