@@ -324,6 +324,13 @@ struct task_dependency {
 	struct source_location condition_location; /* of the condition, else the name */
 };
 
+/* What corral does with a task's lines when its stdout cannot take them
+ * (config `log.mode`, Docker's log mode). */
+enum log_mode {
+	LOG_MODE_BLOCKING,     /* the task waits in write(): nothing is lost */
+	LOG_MODE_NON_BLOCKING, /* the lines are dropped from stdout, and counted */
+};
+
 struct task_config {
 	char *name;      /* "app" */
 	char *full_name; /* "web/app": how every message names the task */
@@ -350,6 +357,7 @@ struct task_config {
 	struct isolation_config isolation;
 	struct cdi_config cdi;
 	bool task_dirs; /* config `task_dirs`: alloc/, local/, secrets/ (hooks/task_dirs.h) */
+	enum log_mode log_mode;
 	/* The group's hooks, then the task's own; one of the task's with the
 	 * name and stage of a group hook replaces it in place. */
 	struct hook_config *hooks;

@@ -26,7 +26,7 @@ static const char *const top_level_keys[] = {"shutdown_timeout", "groups", "sock
 static const char *const control_keys[] = {"group", NULL};
 static const char *const group_keys[] = {"restart",   "resources", "isolation", "network",
 					 "cdi",       "task_dirs", "hooks",     "tasks",
-					 "order",     "on_failure", NULL};
+					 "order",     "on_failure", "log", NULL};
 static const char *const order_names[] = {"parallel", "sequential"};
 
 
@@ -141,6 +141,8 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	}
 	if ((field = map_lookup(&fields, "cdi")))
 		cdi_fields_parse(context, field, &(struct where){owner, "cdi"}, &defaults.cdi);
+	if ((field = map_lookup(&fields, "log")))
+		log_fields_parse(context, field, &(struct where){owner, "log"}, &defaults.log_mode);
 	if ((field = map_lookup(&fields, "task_dirs")))
 		expect_bool(context, field, &(struct where){owner, "task_dirs"},
 			    &defaults.task_dirs);

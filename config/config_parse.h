@@ -42,6 +42,11 @@ bool exit_status_list_parse(struct load_context *context, const yaml_node_t *nod
 void on_failure_parse(struct load_context *context, const yaml_node_t *node,
 		      const struct where *where, struct group_failure_policy *out);
 
+/* A `log` map (mode); a field left out keeps `*mode` as it is, so a
+ * task keeps its group's value. */
+void log_fields_parse(struct load_context *context, const yaml_node_t *node,
+		      const struct where *where, enum log_mode *mode);
+
 /* `WHERE: unknown signal "x"; did you mean "SIGY"?` */
 void report_unknown_signal(struct load_context *context, const yaml_node_t *node,
 			   const struct where *where, const char *text);
@@ -270,6 +275,7 @@ struct group_defaults {
 	struct isolation_fields isolation;
 	struct cdi_fields cdi;
 	bool task_dirs; /* false unless the group writes `task_dirs: true` */
+	enum log_mode log_mode; /* blocking unless the group writes log.mode */
 	struct hook_list hooks;
 	const struct group_network_config *network; /* the group's bridge, if any */
 };

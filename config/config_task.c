@@ -18,7 +18,7 @@ static const char *const task_keys[] = {"command",   "env",       "cwd",     "us
 					"groups",    "lifecycle", "restart", "kill",
 					"resources", "readiness", "health",  "isolation",
 					"cdi",       "task_dirs", "hooks",   "after",
-					NULL};
+					"log",       NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -413,6 +413,9 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	task->cdi = cdi_merge(context, &group->cdi, group->owner, &task_cdi, owner,
 			      task->isolation.namespaces);
 	cdi_fields_free(&task_cdi);
+	task->log_mode = group->log_mode;
+	if ((field = map_lookup(&fields, "log")))
+		log_fields_parse(context, field, &(struct where){owner, "log"}, &task->log_mode);
 	task->task_dirs = group->task_dirs;
 	if ((field = map_lookup(&fields, "task_dirs")))
 		expect_bool(context, field, &(struct where){owner, "task_dirs"}, &task->task_dirs);

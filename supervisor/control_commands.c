@@ -250,6 +250,9 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 							strlen(task->readiness.status_text))
 				    : json_null());
 	json_object_set_new(object, "last_exit", last_exit_json(runner));
+	/* log.mode non-blocking: lines stdout could not take. */
+	json_object_set_new(object, "output_dropped_lines",
+			    json_integer((json_int_t)task->output.dropped_lines));
 	json_object_set_new(object, "usage", usage_json(task));
 	json_object_set_new(object, "next_restart_in_ms",
 			    runner->delay_pending && runner->next_start_ms > now_ms

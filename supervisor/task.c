@@ -393,6 +393,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	line_ring_init(&task->logs, TASK_LOG_RING_BYTES);
 	int result = task_output_open(&task->output, services->loop, services->sink,
 				      config->full_name, on_output_line, task);
+	task->output.drop_when_full = config->log_mode == LOG_MODE_NON_BLOCKING;
 	if (result < 0) {
 		snprintf(error, error_size, "output pipe: %s", strerror(-result));
 		return -1;

@@ -9,11 +9,14 @@
 #include <unistd.h>
 
 #include "config/xmalloc.h"
+#include "supervisor/log.h"
 
 #define READ_SIZE (64 * 1024)
 /* Reads per wakeup: enough to empty a full pipe, few enough that a chatty
  * task cannot starve the others. */
 #define READS_PER_WAKEUP 4
+/* While a non-blocking task's lines are dropped, how often it is said. */
+#define DROP_REPORT_MS 10000
 
 static uint64_t realtime_ms(void)
 {
@@ -22,11 +25,50 @@ static uint64_t realtime_ms(void)
 	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
 }
 
-/* One line to the sink and the log; false when the sink is full. */
+static void report_drops(struct task_output *output, const char *what)
+{
+	log_message("%s: %s: %llu line%s dropped (log.mode: non-blocking)", output->name, what,
+		    (unsigned long long)output->dropping_lines,
+		    output->dropping_lines == 1 ? "" : "s");
+	output->dropping_lines = 0;
+}
+
+/* A line stdout could not take, in non-blocking mode: said when the drops
+ * begin, every DROP_REPORT_MS while they go on, and when they end. */
+static void note_dropped(struct task_output *output, uint64_t now_ms)
+{
+	output->dropped_lines++;
+	output->dropping_lines++;
+	if (!output->dropping) {
+		output->dropping = true;
+		output->dropping_report_ms = now_ms;
+		log_message("%s: stdout cannot keep up: dropping its lines until it does "
+			    "(log.mode: non-blocking)",
+			    output->name);
+	} else if (now_ms - output->dropping_report_ms >= DROP_REPORT_MS) {
+		output->dropping_report_ms = now_ms;
+		report_drops(output, "stdout still cannot keep up");
+	}
+}
+
+static void end_of_drops(struct task_output *output)
+{
+	if (!output->dropping)
+		return;
+	output->dropping = false;
+	report_drops(output, "stdout keeps up again");
+}
+
+/* One line to the sink and the log; false when the sink is full and the
+ * task waits for it (blocking mode). */
 static bool emit(struct task_output *output, const char *text, size_t length, uint64_t now_ms)
 {
-	if (!output_sink_append_line(output->sink, output->name, output->name_length, text,
-				     length))
+	if (output_sink_append_line(output->sink, output->name, output->name_length, text,
+				    length))
+		end_of_drops(output);
+	else if (output->drop_when_full)
+		note_dropped(output, now_ms);
+	else
 		return false;
 	output->on_line(output->on_line_context, now_ms, text, length);
 	return true;
@@ -214,6 +256,8 @@ void task_output_close(struct task_output *output)
 	}
 	free(output->held);
 	output->held = NULL;
+	if (output->dropping)
+		report_drops(output, "at exit, stdout still could not keep up");
 	if (output->write_fd >= 0) {
 		close(output->write_fd);
 		output->write_fd = -1;

@@ -29,6 +29,13 @@ struct task_output {
 	 * it came in, for the task's log ring. */
 	void (*on_line)(void *context, uint64_t time_ms, const char *text, size_t length);
 	void *on_line_context;
+	/* log.mode non-blocking: when the sink is full, a line goes to the
+	 * log ring only, and is counted (and reported) as dropped. */
+	bool drop_when_full;
+	bool dropping;             /* within a run of drops */
+	uint64_t dropped_lines;    /* in all, for status */
+	uint64_t dropping_lines;   /* in the current run of drops, since the last report */
+	uint64_t dropping_report_ms;
 	/* The sink was full: `held` keeps what was read and not forwarded
 	 * yet, and the pipe is not read until it is out. */
 	struct output_sink_waiter waiter;

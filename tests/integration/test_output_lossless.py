@@ -66,3 +66,42 @@ def test_a_slow_reader_loses_nothing_and_corral_keeps_answering(corral, tmp_path
     last_flood = max(i for i, line in enumerate(lines) if line.startswith("g/flood | "))
     assert sum(1 for t in ticks if t < last_flood) >= 10, (ticks, last_flood)
     assert flood["state"] in ("running", "dead"), flood
+
+
+def test_non_blocking_mode_drops_for_that_task_only_and_says_so(corral, tmp_path):
+    done = tmp_path / "done"
+    config_path = corral.config({"groups": {"g": {"tasks": {
+        # Dropping is a task's explicit choice (Docker's mode: non-blocking).
+        "noisy": {"command": sh(f"seq 1 {LINES}; touch {done}; exec sleep 1000"),
+                  "log": {"mode": "non-blocking"}},
+        # The default holds the writer instead.
+        "careful": {"command": sh(f"seq 1 {LINES}; touch {done}-careful; exec sleep 1000")},
+    }}}})
+    stderr_path = tmp_path / "corral.stderr"
+    with open(stderr_path, "wb") as stderr:
+        popen = subprocess.Popen([str(corral.binary), "run", str(config_path)],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=stderr, cwd=tmp_path, env=corral.env(),
+                                 start_new_session=True)
+    corral.started.append(popen)
+    # Nobody reads corral's stdout: the non-blocking task still gets done.
+    wait_for(done.exists, timeout=30, what="the non-blocking task to write everything")
+    assert not (tmp_path / "done-careful").exists()
+    assert corral.task_status("g/noisy")["output_dropped_lines"] > 0
+    assert corral.task_status("g/careful")["output_dropped_lines"] == 0
+    wait_for(lambda: "g/noisy: stdout cannot keep up: dropping its lines" in
+             stderr_path.read_text(), what="the drops to be said")
+    # Once stdout is read, the careful task finishes with nothing lost.
+    chunks = []
+    reader = threading.Thread(target=lambda: chunks.extend(iter(
+        lambda: popen.stdout.read1(65536), b"")), daemon=True)
+    reader.start()
+    wait_for((tmp_path / "done-careful").exists, timeout=60, what="the careful task")
+    corral.cli("shutdown")
+    assert popen.wait(timeout=60) == 0
+    reader.join(timeout=10)
+    lines = b"".join(chunks).decode().splitlines()
+    careful = [line for line in lines if line.startswith("g/careful | ")]
+    assert careful == [f"g/careful | {n}" for n in range(1, LINES + 1)]
+    assert "dropped" in stderr_path.read_text() and "log.mode: non-blocking" in \
+        stderr_path.read_text()

@@ -27,7 +27,8 @@ static const struct error_case cases[] = {
      "web/app: unknown key \"comand\"; did you mean \"command\"?"},
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
      "web/app: unknown key \"foo\" (expected command, env, cwd, user, groups, lifecycle, "
-     "restart, kill, resources, readiness, health, isolation, cdi, task_dirs, hooks or after)"},
+     "restart, kill, resources, readiness, health, isolation, cdi, task_dirs, hooks, after or "
+     "log)"},
     {"misspelt key in capitals", TASK("{Command: a}"), 4, 13,
      "web/app: unknown key \"Command\"; did you mean \"command\"?"},
     {"unknown restart key", TASK("{command: a, restart: {dealy: 1s}}"), 4, 35,
@@ -207,7 +208,11 @@ static const struct error_case cases[] = {
     {"unknown group key lists resources",
      "groups:\n  web:\n    limits: {}\n    tasks: {a: {command: x}}\n", 3, 5,
      "group web: unknown key \"limits\" (expected restart, resources, isolation, network, "
-     "cdi, task_dirs, hooks, tasks, order or on_failure)"},
+     "cdi, task_dirs, hooks, tasks, order, on_failure or log)"},
+    {"misspelt log mode", TASK("{command: a, log: {mode: nonblocking}}"), 4, 37,
+     "web/app: log.mode: unknown log mode \"nonblocking\"; did you mean \"non-blocking\"?"},
+    {"log as a string", TASK("{command: a, log: non-blocking}"), 4, 30,
+     "web/app: log: must be a map of log fields, not a string"},
     {"memory of 0", TASK("{command: a, resources: {memory: 0}}"), 4, 45,
      "web/app: resources.memory: must be more than 0 (leave it out for no limit)"},
     {"memory with an unknown unit", TASK("{command: a, resources: {memory: 10Q}}"), 4, 45,
