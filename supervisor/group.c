@@ -1,14 +1,13 @@
 #include "supervisor/group.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "config/units.h"
 #include "config/xmalloc.h"
 #include "supervisor/dependency_rules.h"
+#include "supervisor/group_failure.h"
 
 const char *group_event_type_name(enum group_event_type type)
 {
@@ -123,7 +122,7 @@ static void update_coordinator(struct group *group)
 	}
 }
 
-static void begin_stop(struct group *group, enum group_stop_mode mode, const char *reason)
+void group_begin_stop(struct group *group, enum group_stop_mode mode, const char *reason)
 {
 	if (group->stop_mode == GROUP_STOPPING)
 		return; /* already stopping for good: nothing is stronger */
@@ -143,7 +142,7 @@ static void begin_stop(struct group *group, enum group_stop_mode mode, const cha
  * nothing starts until every running task is down (tier by tier); then
  * every task is rearmed. A stop for good still under way becomes part of
  * it. */
-static void begin_restart_all(struct group *group, const char *reason)
+void group_begin_restart_all(struct group *group, const char *reason)
 {
 	coordinator_restart(&group->coordinator);
 	group->finished = false;
@@ -152,139 +151,13 @@ static void begin_restart_all(struct group *group, const char *reason)
 	group->stop_mode = GROUP_RUNNING;
 	for (size_t i = 0; i < group->task_count; i++)
 		runner_redirect_stop(&group->tasks[i].runner, RUNNER_STOP_GROUP_RESTART);
-	begin_stop(group, GROUP_RESTARTING, reason);
-}
-
-/* The failure for good the group acts on: a task that failed by itself
- * before one that only waited for a failed task. Poststop tasks never
- * count: the group is over by then. */
-static struct task *failed_task(struct group *group)
-{
-	struct task *by_dependency = NULL;
-	for (size_t i = 0; i < group->task_count; i++) {
-		struct task *task = &group->tasks[i];
-		if (task->config->stage == STAGE_POSTSTOP || task->runner.state != TASK_DEAD ||
-		    !task->runner.failed)
-			continue;
-		if (!task->failed_by_dependency)
-			return task;
-		if (!by_dependency)
-			by_dependency = task;
-	}
-	return by_dependency;
-}
-
-/* on_failure gives up on a failure it did not let stop the group at once:
- * now it gives corral's exit code, as under `stop`. */
-static void report_failure(struct group *group, struct task *task)
-{
-	if (task->failure_reported)
-		return;
-	task->failure_reported = true;
-	group->services->task_failed_for_good(group->services, task);
-}
-
-static void decide_on_failure(struct group *group, const char *format, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void decide_on_failure(struct group *group, const char *format, ...)
-{
-	va_list args;
-	va_start(args, format);
-	vsnprintf(group->failure_decision, sizeof(group->failure_decision), format, args);
-	va_end(args);
-}
-
-/* on_failure: restart, within its bound; past it, or when a restart
- * cannot help (what failed waits for another group), the group stops. */
-static void restart_after_failure(struct group *group, struct task *task, const char *reason,
-				  uint64_t now_ms)
-{
-	const struct group_failure_policy *rule = &group->config->on_failure;
-	char interval[32];
-	format_duration_ms(rule->interval_ms, interval, sizeof(interval));
-	if (task->failed_by_dependency) {
-		decide_on_failure(group, "%s; on_failure: restart cannot help: what it waits for "
-					 "is in another group",
-				  reason);
-		report_failure(group, task);
-		begin_stop(group, GROUP_STOPPING, group->failure_decision);
-		return;
-	}
-	const struct restart_policy bound = {
-		.policy = RESTART_ALWAYS,
-		.attempts = rule->attempts,
-		.interval_ms = rule->interval_ms,
-		.mode = RESTART_MODE_FAIL,
-	};
-	struct restart_decision decision =
-		restart_tracker_decide(&group->failure_restarts, &bound, true, now_ms);
-	if (decision.verdict != RESTART_VERDICT_RESTART) {
-		decide_on_failure(group, "%s; on_failure: restart: %u restarts within %s spent",
-				  reason, rule->attempts, interval);
-		report_failure(group, task);
-		begin_stop(group, GROUP_STOPPING, group->failure_decision);
-		return;
-	}
-	group->failure_restart_count++;
-	decide_on_failure(group, "%s; on_failure: restart (restart %u of %u within %s)", reason,
-			  decision.attempt, decision.attempts, interval);
-	begin_restart_all(group, group->failure_decision);
-}
-
-/* on_failure: ignore: said once per failure; the failed task stays dead
- * and the rest of the group goes on. */
-static void ignore_failures(struct group *group)
-{
-	for (size_t i = 0; i < group->task_count; i++) {
-		struct task *task = &group->tasks[i];
-		bool failed = task->runner.state == TASK_DEAD && task->runner.failed &&
-			      task->config->stage != STAGE_POSTSTOP;
-		if (!failed || task->failure_ignored) {
-			task->failure_ignored = failed;
-			continue;
-		}
-		task->failure_ignored = true;
-		decide_on_failure(group, "%s failed for good (%s); on_failure: ignore: the other "
-					 "tasks go on",
-				  task->config->full_name, task->runner.failure);
-		event_log_group(group->services->events, group->config->name,
-				group_event_type_name(GROUP_EVENT_FAILURE_IGNORED),
-				group->failure_decision);
-	}
-}
-
-/* A task failed for good: the group's on_failure rule decides. True when
- * the group stops or restarts. */
-static bool react_to_failure(struct group *group, uint64_t now_ms)
-{
-	struct task *task = failed_task(group);
-	if (!task)
-		return false;
-	char reason[sizeof(group->stop_reason)];
-	if (task->runner.failure[0])
-		snprintf(reason, sizeof(reason), "%s failed for good (%s)",
-			 task->config->full_name, task->runner.failure);
-	else
-		snprintf(reason, sizeof(reason), "%s failed for good", task->config->full_name);
-	switch (group->config->on_failure.action) {
-	case GROUP_ON_FAILURE_STOP:
-		begin_stop(group, GROUP_STOPPING, reason);
-		return true;
-	case GROUP_ON_FAILURE_RESTART:
-		restart_after_failure(group, task, reason, now_ms);
-		return true;
-	case GROUP_ON_FAILURE_IGNORE:
-		ignore_failures(group);
-		return false;
-	}
-	return false;
+	group_begin_stop(group, GROUP_RESTARTING, reason);
 }
 
 /* Nomad's rules for when a group stops on its own, with on_failure. */
 static void check_stop_conditions(struct group *group, uint64_t now_ms)
 {
-	if (group->stop_mode != GROUP_RUNNING || react_to_failure(group, now_ms))
+	if (group->stop_mode != GROUP_RUNNING || group_react_to_failure(group, now_ms))
 		return;
 	bool live_enforced = false, live_sidecar = false;
 	for (size_t i = 0; i < group->task_count; i++) {
@@ -304,7 +177,7 @@ static void check_stop_conditions(struct group *group, uint64_t now_ms)
 			live_enforced = true;
 	}
 	if (live_sidecar && !live_enforced)
-		begin_stop(group, GROUP_STOPPING, "main tasks are dead");
+		group_begin_stop(group, GROUP_STOPPING, "main tasks are dead");
 }
 
 static bool task_is_alive(const struct task *task, enum group_stop_mode mode)
@@ -448,32 +321,6 @@ static void check_finished(struct group *group)
 			"finished: every task is dead");
 }
 
-/* Whether a failure for good gives corral's exit code at once: under
- * on_failure stop (and for poststop tasks, which no restart follows);
- * never under ignore; under restart only once the group gives up. */
-static bool failure_counts_at_once(const struct group *group, const struct task *task)
-{
-	switch (group->config->on_failure.action) {
-	case GROUP_ON_FAILURE_STOP:
-		return true;
-	case GROUP_ON_FAILURE_RESTART:
-		return task->config->stage == STAGE_POSTSTOP;
-	case GROUP_ON_FAILURE_IGNORE:
-		break;
-	}
-	return false;
-}
-
-static void note_failures(struct group *group)
-{
-	for (size_t i = 0; i < group->task_count; i++) {
-		struct task *task = &group->tasks[i];
-		if (task->runner.state == TASK_DEAD && task->runner.failed &&
-		    failure_counts_at_once(group, task))
-			report_failure(group, task);
-	}
-}
-
 /* What the dependency graph asks of the group's tasks: a task whose
  * dependency can never hold fails without starting; one whose `restart:
  * true` dependency restarts stops, to start again after it; a requested
@@ -513,7 +360,7 @@ void group_settle(struct group *group, uint64_t now_ms)
 	 * pending-with-delay, never back to ready within one settle. */
 	while (group->dirty) {
 		group->dirty = false;
-		note_failures(group);
+		group_note_failures(group);
 		check_stop_conditions(group, now_ms);
 		if (group->stop_mode != GROUP_RUNNING && advance_stop(group, now_ms) &&
 		    group->stop_mode == GROUP_RESTARTING)
@@ -528,7 +375,7 @@ void group_settle(struct group *group, uint64_t now_ms)
 
 void group_stop(struct group *group, const char *reason, uint64_t now_ms)
 {
-	begin_stop(group, GROUP_STOPPING, reason);
+	group_begin_stop(group, GROUP_STOPPING, reason);
 	group_settle(group, now_ms);
 }
 
@@ -545,7 +392,7 @@ void group_kill(struct group *group, const char *reason)
 
 void group_restart_all(struct group *group, uint64_t now_ms)
 {
-	begin_restart_all(group, "restart of the whole group requested");
+	group_begin_restart_all(group, "restart of the whole group requested");
 	group_settle(group, now_ms);
 }
 
@@ -598,7 +445,7 @@ enum runner_request_result group_force_restart_task(struct group *group, struct 
 void group_restart_running(struct group *group, uint64_t now_ms)
 {
 	group->restart_in_order = true;
-	begin_stop(group, GROUP_RESTARTING, "restart of the running tasks requested");
+	group_begin_stop(group, GROUP_RESTARTING, "restart of the running tasks requested");
 	group_settle(group, now_ms);
 }
 
