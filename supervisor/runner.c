@@ -208,6 +208,7 @@ void runner_start(struct runner *runner, uint64_t now_ms)
 	runner->stop_intent = RUNNER_STOP_NONE;
 	runner->started_at_ms = now_ms;
 	runner->failure[0] = '\0';
+	runner->early_ready = false;
 	if (run_hooks(runner, HOOK_STAGE_PRESTART)) {
 		runner->prestart_pending = true;
 		set_state(runner, TASK_STARTING);
@@ -221,9 +222,16 @@ void runner_exec_succeeded(struct runner *runner, uint64_t now_ms)
 	if (runner->state != TASK_STARTING)
 		return;
 	const struct readiness_config *readiness = &runner->config->readiness;
+	/* Said before the exec was confirmed: the loop heard the task before
+	 * the EOF of its error pipe. Not once it is being stopped, as for
+	 * runner_ready. */
+	bool said_ready = runner->early_ready && runner->stop_intent == RUNNER_STOP_NONE;
+	runner->early_ready = false;
 	/* As in Nomad: without a readiness check, started means ready. */
-	runner->ready = readiness->kind == READINESS_NONE;
+	runner->ready = readiness->kind == READINESS_NONE || said_ready;
 	emit(runner, TASK_EVENT_STARTED, "started");
+	if (said_ready)
+		emit(runner, TASK_EVENT_READY, "ready (%s)", runner->early_ready_how);
 	if (!runner->ready && readiness->timeout_ms)
 		runner->effects->arm_timer(runner, RUNNER_TIMER_READINESS,
 					   now_ms + readiness->timeout_ms);
@@ -235,8 +243,21 @@ void runner_exec_succeeded(struct runner *runner, uint64_t now_ms)
 void runner_ready(struct runner *runner, const char *how)
 {
 	/* Too late once it is being stopped: nothing may start on it. */
-	if (runner->state != TASK_RUNNING || runner->ready ||
-	    runner->stop_intent != RUNNER_STOP_NONE)
+	if (runner->stop_intent != RUNNER_STOP_NONE)
+		return;
+	if (runner->state == TASK_STARTING && !runner->prestart_pending) {
+		/* The process exists and said it: it has run its command, so
+		 * its exec succeeded, though the loop has not seen that yet.
+		 * Dropping it would leave the task unready for good (a
+		 * newline on the notify fd is said once). */
+		if (!runner->early_ready) {
+			runner->early_ready = true;
+			snprintf(runner->early_ready_how, sizeof(runner->early_ready_how), "%s",
+				 how);
+		}
+		return;
+	}
+	if (runner->state != TASK_RUNNING || runner->ready)
 		return;
 	runner->ready = true;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_READINESS);
@@ -261,6 +282,7 @@ bool runner_is_ready(const struct runner *runner)
 static void forget_process(struct runner *runner)
 {
 	runner->ready = false;
+	runner->early_ready = false;
 	runner->healthy = false;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_KILL);
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_READINESS);

@@ -98,6 +98,12 @@ struct runner {
 	/* Running and said it is ready (at once without `readiness:`). The
 	 * coordinator sees a running task that is not ready as pending. */
 	bool ready;
+	/* Starting (cloned, exec not confirmed yet) and already said it is
+	 * ready: the exec was confirmed first by the task, whose newline or
+	 * READY=1 the loop may hear before the error pipe's EOF. Taken when
+	 * the exec is confirmed; `early_ready_how` says how it was said. */
+	bool early_ready;
+	char early_ready_how[32];
 	/* Running, and its health probe passed since this run began. */
 	bool healthy;
 	/* Starting, and its prestart hooks run: no process yet. */
@@ -146,7 +152,9 @@ void runner_start(struct runner *runner, uint64_t now_ms);
 
 /* From the process side. */
 void runner_exec_succeeded(struct runner *runner, uint64_t now_ms);
-/* The task said it is ready (`how`: "READY=1", "fd 3", "probe passed"). */
+/* The task said it is ready (`how`: "READY=1", "fd 3", "probe passed").
+ * Said while still starting (before runner_exec_succeeded), it counts
+ * once the exec is confirmed. */
 void runner_ready(struct runner *runner, const char *how);
 bool runner_is_ready(const struct runner *runner);
 /* Its health probe passed (once per run is enough to be healthy). */

@@ -613,6 +613,75 @@ static void test_readiness_timeout_after_ready_does_nothing(void **state)
 	test_free(fixture);
 }
 
+/* The loop may hear the task's readiness (a newline on its notify fd,
+ * READY=1) before the EOF of its error pipe that confirms the exec: both
+ * fds are ready in the same epoll batch, or the task writes first. The
+ * newline is said once; dropped, the task never became ready and its
+ * group hung in `main` (test_failed_poststart_task_stops_the_group). */
+static void test_ready_said_before_the_exec_is_confirmed(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	fixture->config.readiness.kind = READINESS_NOTIFY_FD;
+	fixture->config.readiness.timeout_ms = 2000;
+	runner_start(&fixture->runner, 0);
+	assert_int_equal(fixture->runner.state, TASK_STARTING);
+
+	runner_ready(&fixture->runner, "newline on fd 3");
+	/* Not running yet: nothing starts on it before the exec is known. */
+	assert_int_equal(fixture->runner.state, TASK_STARTING);
+	assert_false(runner_is_ready(&fixture->runner));
+
+	runner_exec_succeeded(&fixture->runner, 10);
+	assert_int_equal(fixture->runner.state, TASK_RUNNING);
+	assert_true(runner_is_ready(&fixture->runner));
+	assert_false(fixture->fake.timer_armed[RUNNER_TIMER_READINESS]);
+	unsigned count = fixture->fake.event_count;
+	assert_int_equal(fixture->fake.events[count - 2], TASK_EVENT_STARTED);
+	assert_int_equal(fixture->fake.events[count - 1], TASK_EVENT_READY);
+	assert_string_equal(fixture->fake.messages[count - 1], "ready (newline on fd 3)");
+
+	/* The next run must say it again. */
+	runner_exited(&fixture->runner, &exit_code_1, 500);
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 600);
+	run_to_running(fixture, 600);
+	assert_false(runner_is_ready(&fixture->runner));
+	assert_true(fixture->fake.timer_armed[RUNNER_TIMER_READINESS]);
+	test_free(fixture);
+}
+
+/* Said early, then gone before the exec was confirmed, or stopped: the
+ * early word counts for no later run, nor for a task being stopped. */
+static void test_early_ready_is_forgotten_with_its_run(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 0);
+	fixture->config.readiness.kind = READINESS_NOTIFY_SYSTEMD;
+	runner_start(&fixture->runner, 0);
+	runner_ready(&fixture->runner, "READY=1");
+	runner_exited(&fixture->runner, &exit_code_1, 5);
+	assert_int_equal(fixture->runner.state, TASK_PENDING);
+	run_to_running(fixture, 10);
+	assert_false(runner_is_ready(&fixture->runner));
+	runner_exited(&fixture->runner, &exit_code_1, 20);
+
+	runner_start(&fixture->runner, 30);
+	runner_ready(&fixture->runner, "READY=1");
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "stop requested", 31);
+	runner_exec_succeeded(&fixture->runner, 32);
+	assert_false(runner_is_ready(&fixture->runner));
+
+	/* Starting with its prestart hooks: no process, nothing to hear. */
+	struct fixture *hooked = fixture_new(RESTART_ALWAYS, 3, 0);
+	hooked->config.readiness.kind = READINESS_NOTIFY_SYSTEMD;
+	hooked->fake.hooks_wait[HOOK_STAGE_PRESTART] = true;
+	runner_start(&hooked->runner, 0);
+	runner_ready(&hooked->runner, "READY=1");
+	runner_hooks_finished(&hooked->runner, HOOK_STAGE_PRESTART, true, "", 5);
+	runner_exec_succeeded(&hooked->runner, 6);
+	assert_false(runner_is_ready(&hooked->runner));
+	test_free(hooked);
+	test_free(fixture);
+}
+
 /* ---- hooks ---- */
 
 static void test_prestart_hooks_come_before_the_spawn(void **state)
@@ -801,6 +870,8 @@ int main(void)
 	    cmocka_unit_test(test_no_restart_exit_overrides_always),
 	    cmocka_unit_test(test_no_restart_exit_ignores_other_codes),
 	    cmocka_unit_test(test_readiness_timeout_after_ready_does_nothing),
+	    cmocka_unit_test(test_ready_said_before_the_exec_is_confirmed),
+	    cmocka_unit_test(test_early_ready_is_forgotten_with_its_run),
 		cmocka_unit_test(test_received_names_the_gate),
 		cmocka_unit_test(test_start_then_running),
 		cmocka_unit_test(test_failure_restarts_after_delay),
