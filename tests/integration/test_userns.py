@@ -77,7 +77,10 @@ def test_root_inside_the_mapped_ids_outside(corral, mapped_dir):
 
     # From the host: the reaper (the pid corral started) and the command
     # below it run as the mapped ids.
-    started = running.events().of_task("app", "started")[0]["pid"]
+    # status names the reaper (reaper_pid) whatever the order in which
+    # corral heard of the exec and of the command's pid, which the
+    # "started" event's pid depends on.
+    started = corral.task_status("g/app")["reaper_pid"]
     reaper = status_ids(started)
     assert reaper["Uid"] == [str(BASE)] * 4 and reaper["Gid"] == [str(BASE)] * 4, reaper
     command = [pid for pid in Path(f"/proc/{started}/task/{started}/children").read_text().split()]
@@ -139,7 +142,10 @@ def test_user_and_groups_are_ids_inside(corral, mapped_dir):
     assert lines[0:2] == ["4321", "4321"], lines
     assert lines[2].split()[1:] == ["44", "2000"], lines
     assert lines[3:5] == ["256", "512"], lines
-    started = running.events().of_task("app", "started")[0]["pid"]
+    # status names the reaper (reaper_pid) whatever the order in which
+    # corral heard of the exec and of the command's pid, which the
+    # "started" event's pid depends on.
+    started = corral.task_status("g/app")["reaper_pid"]
     outside = status_ids(started)
     assert outside["Uid"] == [str(BASE + 4321)] * 4, outside
     assert outside["Gid"] == [str(BASE + 4321)] * 4, outside
