@@ -142,10 +142,7 @@ def test_user_and_groups_are_ids_inside(corral, mapped_dir):
     assert lines[0:2] == ["4321", "4321"], lines
     assert lines[2].split()[1:] == ["44", "2000"], lines
     assert lines[3:5] == ["256", "512"], lines
-    # status names the reaper (reaper_pid) whatever the order in which
-    # corral heard of the exec and of the command's pid, which the
-    # "started" event's pid depends on.
-    started = corral.task_status("g/app")["reaper_pid"]
+    started = running.events().of_task("app", "started")[0]["pid"]
     outside = status_ids(started)
     assert outside["Uid"] == [str(BASE + 4321)] * 4, outside
     assert outside["Gid"] == [str(BASE + 4321)] * 4, outside
