@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/units.h"
 #include "supervisor/commands.h"
 #include "supervisor/control_client.h"
 
@@ -20,11 +21,19 @@
 static void print_logs_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: corral logs [-f] [--tail N] [--socket PATH] GROUP/TASK\n\n"
-		"Prints the recent output lines corral kept for a task.\n\n"
-		"  -f, --follow   then print every new line as it comes, until corral\n"
-		"                 stops or ^C\n"
-		"  -n, --tail N   only the last N kept lines (0, the default: all)\n" SOCKET_HELP);
+		"usage: corral logs [-f] [-t] [--tail N] [--since WHEN] [--json] [--socket PATH]\n"
+		"                   [GROUP/TASK | GROUP]\n\n"
+		"Prints the recent output lines corral kept for a task, for the tasks of a\n"
+		"group, or (without an operand) for every task, interleaved by time and\n"
+		"prefixed with \"group/task | \" when there are several.\n\n"
+		"  -f, --follow      then print every new line as it comes, until corral\n"
+		"                    stops or ^C\n"
+		"  -t, --timestamps  start each line with the time corral read it (UTC,\n"
+		"                    RFC 3339 with milliseconds)\n"
+		"  -n, --tail N      only the last N kept lines (0, the default: all)\n"
+		"  --since WHEN      only lines read since WHEN: a duration back from now\n"
+		"                    (10m, 1h30m) or a time (2026-11-24T10:00:00Z)\n"
+		"  --json            one JSON object per line: time, group, task, line\n" SOCKET_HELP);
 }
 
 static void print_events_usage(FILE *out)
@@ -43,18 +52,69 @@ struct stream_command {
 	const char *name;
 	void (*print_usage)(FILE *out);
 	const char *items; /* the reply's array of kept items */
-	bool json;         /* events --json */
+	bool json;         /* --json */
+	bool timestamps;   /* logs --timestamps */
+	bool one_task;     /* logs of one task: no task prefix */
+	double since;      /* logs --since, seconds since the epoch; 0: all */
 	int name_width;    /* events: column widths, growing to fit */
 	int event_width;
 };
 
-/* logs: the text of each line, as the task wrote it. */
-static void print_log_line(const json_t *line)
+/* "2026-11-24T10:00:00.123Z": a line's time, as Docker's --timestamps. */
+static void format_utc_time(double seconds, char *buffer, size_t size)
+{
+	time_t whole = (time_t)seconds;
+	struct tm utc;
+	int milliseconds = (int)((seconds - (double)whole) * 1000.0);
+	if (!(seconds >= 0 && seconds < 1e15) || !gmtime_r(&whole, &utc)) {
+		snprintf(buffer, size, "-");
+		return;
+	}
+	char date[32];
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &utc);
+	unsigned thousandths = milliseconds < 0 ? 0 : milliseconds > 999 ? 999 : (unsigned)milliseconds;
+	snprintf(buffer, size, "%s.%03uZ", date, thousandths % 1000);
+}
+
+/* --json: {"time","group","task","line"}, the fields log shippers take. */
+static void print_log_json(double time, const char *task, const char *text)
+{
+	const char *slash = strchr(task, '/');
+	json_t *object = json_object();
+	json_object_set_new(object, "time", json_real(time));
+	json_object_set_new(object, "group",
+			    slash ? json_stringn(task, (size_t)(slash - task)) : json_string(task));
+	json_object_set_new(object, "task", json_string(slash ? slash + 1 : task));
+	json_object_set_new(object, "line", json_string(text));
+	char *dumped = json_dumps(object, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (dumped)
+		printf("%s\n", dumped);
+	free(dumped);
+	json_decref(object);
+}
+
+/* logs: the text of each line as the task wrote it, after its time (-t)
+ * and its task (when there are several). */
+static void print_log_line(const struct stream_command *command, const json_t *line)
 {
 	const json_t *text = json_object_get(line, "text");
+	const char *task = json_string_value(json_object_get(line, "task"));
+	double time = json_number_value(json_object_get(line, "time"));
 
-	if (json_is_string(text))
-		printf("%s\n", json_string_value(text));
+	if (!json_is_string(text) || (command->since && time < command->since))
+		return;
+	if (command->json) {
+		print_log_json(time, task ? task : "?", json_string_value(text));
+		return;
+	}
+	if (command->timestamps) {
+		char stamp[40];
+		format_utc_time(time, stamp, sizeof(stamp));
+		printf("%s ", stamp);
+	}
+	if (!command->one_task)
+		printf("%s | ", task ? task : "?");
+	printf("%s\n", json_string_value(text));
 }
 
 /* "14:03:07.123" in local time; the date is rarely in doubt for recent
@@ -141,7 +201,7 @@ static void print_event(struct stream_command *command, const json_t *event)
 static void print_item(struct stream_command *command, const json_t *item)
 {
 	if (strcmp(command->name, "logs") == 0)
-		print_log_line(item);
+		print_log_line(command, item);
 	else
 		print_event(command, item);
 }
@@ -211,13 +271,33 @@ static int parse_tail(const char *text, unsigned *tail)
 	return 0;
 }
 
+/* --since: a duration back from now ("10m") or a UTC time
+ * ("2026-11-24T10:00:00Z", the Z optional); seconds since the epoch, or
+ * -1. */
+static double parse_since(const char *text)
+{
+	uint64_t ms;
+	const char *why;
+	if (parse_duration_ms(text, &ms, &why) == 0) {
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		return (double)now.tv_sec + (double)now.tv_nsec / 1e9 - (double)ms / 1000.0;
+	}
+	struct tm utc = {0};
+	const char *rest = strptime(text, "%Y-%m-%dT%H:%M:%S", &utc);
+	if (!rest || (*rest && strcmp(rest, "Z") != 0))
+		return -1;
+	return (double)timegm(&utc);
+}
+
 static int run_stream_command(struct stream_command *command, struct control_request *request,
 			      int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"follow", no_argument, NULL, 'f'}, {"tail", required_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, 'j'},   {"socket", required_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},   {NULL, 0, NULL, 0},
+	    {"follow", no_argument, NULL, 'f'},     {"tail", required_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},       {"socket", required_argument, NULL, 's'},
+	    {"timestamps", no_argument, NULL, 't'}, {"since", required_argument, NULL, 'S'},
+	    {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
 	};
 	bool takes_target = request->command == CONTROL_LOGS;
 	const char *socket_option = NULL;
@@ -228,7 +308,8 @@ static int run_stream_command(struct stream_command *command, struct control_req
 	size_t i;
 
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "fn:h", options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, takes_target ? "fn:th" : "fn:h", options, NULL)) !=
+	       -1) {
 		switch (option) {
 		case 'f':
 			request->follow = true;
@@ -241,11 +322,25 @@ static int run_stream_command(struct stream_command *command, struct control_req
 							   optarg);
 			break;
 		case 'j':
-			/* Only events have JSON items worth passing on. */
-			if (takes_target)
-				return command_usage_error(command->name, command->print_usage,
-							   "unknown option --json");
 			command->json = true;
+			break;
+		case 't':
+		case 'S':
+			/* Lines have times to show and to filter by; events
+			 * show theirs anyway. */
+			if (!takes_target)
+				return command_usage_error(command->name, command->print_usage,
+							   "unknown option --%s",
+							   option == 't' ? "timestamps" : "since");
+			if (option == 't') {
+				command->timestamps = true;
+			} else if ((command->since = parse_since(optarg)) < 0) {
+				return command_usage_error(
+				    command->name, command->print_usage,
+				    "--since needs a duration (10m) or a time "
+				    "(2026-11-24T10:00:00Z), not \"%s\"",
+				    optarg);
+			}
 			break;
 		case 's':
 			socket_option = optarg;
@@ -258,14 +353,15 @@ static int run_stream_command(struct stream_command *command, struct control_req
 			return COMMAND_USAGE_ERROR;
 		}
 	}
-	if (takes_target && argc - optind != 1)
+	if (takes_target && argc - optind > 1)
 		return command_usage_error(command->name, command->print_usage,
-					   "expected one GROUP/TASK");
+					   "expected at most one GROUP/TASK or GROUP");
 	if (!takes_target && argc - optind != 0)
 		return command_usage_error(command->name, command->print_usage,
 					   "takes no arguments, got \"%s\"", argv[optind]);
-	if (command_set_target(command->name, command->print_usage, request,
-			       takes_target ? argv[optind] : "") != 0)
+	const char *target = optind < argc ? argv[optind] : "";
+	command->one_task = strchr(target, '/') != NULL;
+	if (command_set_target(command->name, command->print_usage, request, target) != 0)
 		return COMMAND_USAGE_ERROR;
 
 	command_output_setup();
@@ -293,7 +389,8 @@ static int run_stream_command(struct stream_command *command, struct control_req
 
 int command_logs(int argc, char **argv)
 {
-	struct stream_command command = {"logs", print_logs_usage, "lines", false, 0, 0};
+	struct stream_command command = {
+	    .name = "logs", .print_usage = print_logs_usage, .items = "lines"};
 	struct control_request request = {.command = CONTROL_LOGS};
 
 	return run_stream_command(&command, &request, argc, argv);
@@ -303,7 +400,10 @@ int command_events(int argc, char **argv)
 {
 	/* The longest event name, "restart_requested", so that the
 	 * messages line up from the start. */
-	struct stream_command command = {"events", print_events_usage, "events", false, 0, 17};
+	struct stream_command command = {.name = "events",
+					 .print_usage = print_events_usage,
+					 .items = "events",
+					 .event_width = 17};
 	struct control_request request = {.command = CONTROL_EVENTS};
 
 	return run_stream_command(&command, &request, argc, argv);

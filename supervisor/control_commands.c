@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config/units.h"
+#include "config/xmalloc.h"
 #include "supervisor/json_text.h"
 #include "supervisor/loop.h"
 
@@ -523,43 +524,118 @@ static void run_signal(struct control_context *context, struct control_client *c
 
 struct array_builder {
 	json_t *array;
-	bool events; /* items are event JSON texts, not output lines */
 };
 
-static void add_item(void *pointer, uint64_t time_ms, const char *text, size_t length)
+static void add_event(void *pointer, uint64_t time_ms, const char *text, size_t length)
 {
 	struct array_builder *builder = pointer;
-	if (builder->events) {
-		json_t *event = json_loadb(text, length, 0, NULL);
-		if (event)
-			json_array_append_new(builder->array, event);
-		return;
+	json_t *event = json_loadb(text, length, 0, NULL);
+	if (event)
+		json_array_append_new(builder->array, event);
+}
+
+/* Kept lines of one or more tasks, to be merged by time. */
+struct log_line {
+	uint64_t time_ms;
+	size_t order; /* as collected: ties keep each task's own order */
+	json_t *json;
+};
+
+struct log_collector {
+	struct log_line *lines;
+	size_t count, capacity;
+	const char *task; /* the one being collected */
+};
+
+static void collect_line(void *pointer, uint64_t time_ms, const char *text, size_t length)
+{
+	struct log_collector *collector = pointer;
+	if (collector->count == collector->capacity) {
+		collector->capacity = collector->capacity ? 2 * collector->capacity : 256;
+		collector->lines = xreallocarray(collector->lines, collector->capacity,
+						 sizeof(*collector->lines));
 	}
-	json_array_append_new(builder->array, output_line_json(time_ms, text, length));
+	collector->lines[collector->count] = (struct log_line){
+		.time_ms = time_ms,
+		.order = collector->count,
+		.json = output_line_json(time_ms, collector->task, text, length),
+	};
+	collector->count++;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct log_line *x = a, *y = b;
+	if (x->time_ms != y->time_ms)
+		return x->time_ms < y->time_ms ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static bool in_scope(const struct task *task, const struct task *only_task,
+		     const struct group *only_group)
+{
+	return only_task ? task == only_task : !only_group || task->group == only_group;
+}
+
+/* The kept lines of one task, of a group's tasks or of every task,
+ * interleaved by time; `tail` of them (0: all). */
+static json_t *collect_logs(struct control_context *context, const struct task *only_task,
+			    const struct group *only_group, unsigned tail)
+{
+	struct log_collector collector = {0};
+	for (size_t g = 0; g < context->group_count; g++)
+		for (size_t t = 0; t < context->groups[g].task_count; t++) {
+			const struct task *task = &context->groups[g].tasks[t];
+			if (!in_scope(task, only_task, only_group))
+				continue;
+			collector.task = task->config->full_name;
+			line_ring_visit(&task->logs, tail, collect_line, &collector);
+		}
+	qsort(collector.lines, collector.count, sizeof(*collector.lines), by_time);
+	size_t first = tail && tail < collector.count ? collector.count - tail : 0;
+	json_t *array = json_array();
+	for (size_t i = 0; i < collector.count; i++) {
+		if (i >= first)
+			json_array_append(array, collector.lines[i].json);
+		json_decref(collector.lines[i].json);
+	}
+	free(collector.lines);
+	return array;
 }
 
 static void run_logs(struct control_context *context, struct control_client *client,
 		     const struct control_request *request)
 {
-	struct task *task = lookup_task(context, client, request->target);
-	if (!task)
-		return;
-	struct array_builder builder = {.array = json_array()};
-	line_ring_visit(&task->logs, request->tail, add_item, &builder);
+	struct task *task = NULL;
+	struct group *group = NULL;
+	if (strchr(request->target, '/')) {
+		if (!(task = lookup_task(context, client, request->target)))
+			return;
+	} else if (request->target[0]) {
+		if (!(group = lookup_group(context, client, request->target)))
+			return;
+	}
 	json_t *reply = json_object();
 	json_object_set_new(reply, "ok", json_true());
-	json_object_set_new(reply, "task", json_string(task->config->full_name));
-	json_object_set_new(reply, "lines", builder.array);
+	if (task)
+		json_object_set_new(reply, "task", json_string(task->config->full_name));
+	json_object_set_new(reply, "lines", collect_logs(context, task, group, request->tail));
 	send_json(client, reply);
-	if (request->follow)
+	if (!request->follow)
+		return;
+	if (task)
 		control_client_follow(client, CONTROL_FOLLOW_LOGS, task);
+	else if (group)
+		control_client_follow(client, CONTROL_FOLLOW_LOGS_GROUP, group);
+	else
+		control_client_follow(client, CONTROL_FOLLOW_LOGS_ALL, NULL);
 }
 
 static void run_events(struct control_context *context, struct control_client *client,
 		       const struct control_request *request)
 {
-	struct array_builder builder = {.array = json_array(), .events = true};
-	line_ring_visit(&context->events->recent, request->tail, add_item, &builder);
+	struct array_builder builder = {.array = json_array()};
+	line_ring_visit(&context->events->recent, request->tail, add_event, &builder);
 	json_t *reply = json_object();
 	json_object_set_new(reply, "ok", json_true());
 	json_object_set_new(reply, "events", builder.array);
@@ -568,10 +644,21 @@ static void run_events(struct control_context *context, struct control_client *c
 		control_client_follow(client, CONTROL_FOLLOW_EVENTS, NULL);
 }
 
-void control_commands_followers_changed(void *context, const void *subject, int delta)
+/* A task publishes its lines only while someone follows them: its own
+ * followers, its group's and those of every task. */
+void control_commands_followers_changed(void *pointer, enum control_follow kind,
+					const void *subject, int delta)
 {
-	struct task *task = (struct task *)subject;
-	task->log_followers = (unsigned)((int)task->log_followers + delta);
+	struct control_context *context = pointer;
+	for (size_t g = 0; g < context->group_count; g++)
+		for (size_t t = 0; t < context->groups[g].task_count; t++) {
+			struct task *task = &context->groups[g].tasks[t];
+			bool follows = kind == CONTROL_FOLLOW_LOGS_ALL ||
+				       (kind == CONTROL_FOLLOW_LOGS_GROUP && task->group == subject) ||
+				       (kind == CONTROL_FOLLOW_LOGS && task == subject);
+			if (follows)
+				task->log_followers = (unsigned)((int)task->log_followers + delta);
+		}
 }
 
 void control_commands_handle(void *pointer, struct control_client *client,

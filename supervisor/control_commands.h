@@ -24,4 +24,5 @@ void control_commands_handle(void *context, struct control_client *client,
 			     const struct control_request *request);
 
 /* control_server_ops.followers_changed */
-void control_commands_followers_changed(void *context, const void *task, int delta);
+void control_commands_followers_changed(void *context, enum control_follow kind,
+					const void *subject, int delta);

@@ -71,8 +71,9 @@ struct control_server {
 static void stop_following(struct control_client *client)
 {
 	struct control_server *server = client->server;
-	if (client->follow == CONTROL_FOLLOW_LOGS && server->ops.followers_changed)
-		server->ops.followers_changed(server->ops.context, client->follow_subject, -1);
+	if (control_follow_is_logs(client->follow) && server->ops.followers_changed)
+		server->ops.followers_changed(server->ops.context, client->follow,
+					      client->follow_subject, -1);
 	client->follow = CONTROL_FOLLOW_NONE;
 }
 
@@ -220,14 +221,20 @@ void control_client_send(struct control_client *client, const char *data, size_t
 		flush(client);
 }
 
+bool control_follow_is_logs(enum control_follow kind)
+{
+	return kind == CONTROL_FOLLOW_LOGS || kind == CONTROL_FOLLOW_LOGS_GROUP ||
+	       kind == CONTROL_FOLLOW_LOGS_ALL;
+}
+
 void control_client_follow(struct control_client *client, enum control_follow kind,
 			   const void *subject)
 {
 	client->follow = kind;
 	client->follow_subject = subject;
 	struct control_server *server = client->server;
-	if (kind == CONTROL_FOLLOW_LOGS && server->ops.followers_changed)
-		server->ops.followers_changed(server->ops.context, subject, +1);
+	if (control_follow_is_logs(kind) && server->ops.followers_changed)
+		server->ops.followers_changed(server->ops.context, kind, subject, +1);
 }
 
 void control_server_publish(struct control_server *server, enum control_follow kind,

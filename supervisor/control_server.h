@@ -23,9 +23,14 @@ struct control_client;
 /* What a client streams after its reply, if anything. */
 enum control_follow {
 	CONTROL_FOLLOW_NONE,
-	CONTROL_FOLLOW_LOGS,   /* subject: the task */
-	CONTROL_FOLLOW_EVENTS, /* subject: NULL */
+	CONTROL_FOLLOW_LOGS,       /* subject: the task */
+	CONTROL_FOLLOW_LOGS_GROUP, /* subject: the group: every task of it */
+	CONTROL_FOLLOW_LOGS_ALL,   /* subject: NULL: every task */
+	CONTROL_FOLLOW_EVENTS,     /* subject: NULL */
 };
+
+/* One of the three kinds of logs follower. */
+bool control_follow_is_logs(enum control_follow kind);
 
 struct control_server_ops {
 	/* Runs one parsed request; replies with control_client_send. */
@@ -34,7 +39,8 @@ struct control_server_ops {
 	/* A client following the logs of `subject` appeared or went away:
 	 * the task counts its followers so that unwatched output costs
 	 * nothing. */
-	void (*followers_changed)(void *context, const void *subject, int delta);
+	void (*followers_changed)(void *context, enum control_follow kind, const void *subject,
+				  int delta);
 	void *context;
 };
 

@@ -15,7 +15,7 @@ json_t *json_string_lossy(const char *text, size_t length);
 
 /* {"time": SECONDS, "text": TEXT}: a line of a task's output, as `logs`
  * replies and streams carry it. */
-json_t *output_line_json(uint64_t time_ms, const char *text, size_t length);
+json_t *output_line_json(uint64_t time_ms, const char *task, const char *text, size_t length);
 
 /* `value` as one compact JSON line with its newline, for the line-based
  * control protocol. Takes the reference to `value`. Returns NULL when

@@ -142,10 +142,16 @@ static void publish_output_line(struct services *services, struct task *task, ui
 	if (!supervisor->control)
 		return;
 	size_t line_length;
-	char *line = json_line_take(output_line_json(time_ms, text, length), &line_length);
+	char *line = json_line_take(
+	    output_line_json(time_ms, task->config->full_name, text, length), &line_length);
 	if (!line)
 		return;
+	/* To those who follow the task, its group, or every task. */
 	control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS, task, line, line_length);
+	control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS_GROUP, task->group, line,
+			       line_length);
+	control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS_ALL, NULL, line,
+			       line_length);
 	free(line);
 }
 

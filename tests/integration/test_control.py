@@ -646,7 +646,7 @@ def test_logs_tail_and_follow(corral, tmp_path):
     assert numbers == list(range(numbers[0], numbers[0] + 5)), streamed
     if reply["lines"]:
         assert numbers[0] == int(reply["lines"][0]["text"].split()[1]) + 1, (reply, streamed)
-    assert all(set(item) == {"time", "text"} for item in streamed), streamed
+    assert all(set(item) == {"time", "task", "text"} for item in streamed), streamed
 
     assert_error(corral.request("logs", target="g/nope"), "g/nope", "g/printer")
     stop_corral(running)

@@ -52,6 +52,10 @@ static const struct good_request good_requests[] = {
      {.command = CONTROL_SIGNAL, .target = "web/app", .signal_number = SIGKILL}},
     {"{\"version\":1,\"command\":\"logs\",\"target\":\"web/app\"}",
      {.command = CONTROL_LOGS, .target = "web/app"}},
+    /* A group's tasks, or every task. */
+    {"{\"version\":1,\"command\":\"logs\",\"target\":\"web\"}",
+     {.command = CONTROL_LOGS, .target = "web"}},
+    {"{\"version\":1,\"command\":\"logs\",\"tail\":5}", {.command = CONTROL_LOGS, .tail = 5}},
     {"{\"version\":1,\"command\":\"logs\",\"target\":\"web/app\",\"follow\":true,\"tail\":10}",
      {.command = CONTROL_LOGS, .target = "web/app", .follow = true, .tail = 10}},
     {"{\"version\":1,\"command\":\"logs\",\"target\":\"web/app\",\"follow\":false,\"tail\":0}",
@@ -162,7 +166,6 @@ static const struct bad_request bad_requests[] = {
     {"{\"version\":1,\"command\":\"start\",\"target\":\"web\"}", "start needs a task"},
     {"{\"version\":1,\"command\":\"signal\",\"target\":\"web\",\"signal\":\"HUP\"}",
      "signal needs a task"},
-    {"{\"version\":1,\"command\":\"logs\",\"target\":\"web\"}", "logs needs a task"},
     {"{\"version\":1,\"command\":\"status\",\"target\":\"\"}",
      "invalid target \"\": the name is empty"},
     {"{\"version\":1,\"command\":\"stop\",\"target\":\"web/\"}",
