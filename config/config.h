@@ -358,6 +358,7 @@ struct task_config {
 	struct cdi_config cdi;
 	bool task_dirs; /* config `task_dirs`: alloc/, local/, secrets/ (hooks/task_dirs.h) */
 	enum log_mode log_mode;
+	uint64_t log_history; /* bytes of recent output kept for `corral logs`, 1K..64M */
 	/* The group's hooks, then the task's own; one of the task's with the
 	 * name and stage of a group hook replaces it in place. */
 	struct hook_config *hooks;
@@ -424,6 +425,7 @@ struct config {
 #define CONFIG_DEFAULT_RESTART_INTERVAL_MS 60000
 #define CONFIG_DEFAULT_RESTART_DELAY_MS 1000
 #define CONFIG_DEFAULT_RESTART_MAX_DELAY_MS 30000
+#define CONFIG_DEFAULT_LOG_HISTORY (16 * 1024)
 #define CONFIG_DEFAULT_GROUP_RESTART_ATTEMPTS 3
 #define CONFIG_DEFAULT_GROUP_RESTART_INTERVAL_MS 600000
 

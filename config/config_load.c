@@ -94,7 +94,7 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 {
 	struct quoted name = display_name(entry);
 	char owner[sizeof(name.text) + 8];
-	struct group_defaults defaults = {.owner = owner};
+	struct group_defaults defaults = {.owner = owner, .log_history = CONFIG_DEFAULT_LOG_HISTORY};
 	struct where where = {.owner = owner, .field = ""};
 	struct map_entries fields;
 	const yaml_node_t *restart, *resources, *isolation, *network, *tasks, *field;
@@ -142,7 +142,8 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	if ((field = map_lookup(&fields, "cdi")))
 		cdi_fields_parse(context, field, &(struct where){owner, "cdi"}, &defaults.cdi);
 	if ((field = map_lookup(&fields, "log")))
-		log_fields_parse(context, field, &(struct where){owner, "log"}, &defaults.log_mode);
+		log_fields_parse(context, field, &(struct where){owner, "log"}, &defaults.log_mode,
+				 &defaults.log_history);
 	if ((field = map_lookup(&fields, "task_dirs")))
 		expect_bool(context, field, &(struct where){owner, "task_dirs"},
 			    &defaults.task_dirs);

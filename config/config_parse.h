@@ -42,10 +42,10 @@ bool exit_status_list_parse(struct load_context *context, const yaml_node_t *nod
 void on_failure_parse(struct load_context *context, const yaml_node_t *node,
 		      const struct where *where, struct group_failure_policy *out);
 
-/* A `log` map (mode); a field left out keeps `*mode` as it is, so a
- * task keeps its group's value. */
+/* A `log` map (mode, history); a field left out keeps its value as it
+ * is, so a task keeps its group's. */
 void log_fields_parse(struct load_context *context, const yaml_node_t *node,
-		      const struct where *where, enum log_mode *mode);
+		      const struct where *where, enum log_mode *mode, uint64_t *history);
 
 /* `WHERE: unknown signal "x"; did you mean "SIGY"?` */
 void report_unknown_signal(struct load_context *context, const yaml_node_t *node,
@@ -276,6 +276,7 @@ struct group_defaults {
 	struct cdi_fields cdi;
 	bool task_dirs; /* false unless the group writes `task_dirs: true` */
 	enum log_mode log_mode; /* blocking unless the group writes log.mode */
+	uint64_t log_history;   /* CONFIG_DEFAULT_LOG_HISTORY unless log.history */
 	struct hook_list hooks;
 	const struct group_network_config *network; /* the group's bridge, if any */
 };

@@ -414,8 +414,10 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 			      task->isolation.namespaces);
 	cdi_fields_free(&task_cdi);
 	task->log_mode = group->log_mode;
+	task->log_history = group->log_history;
 	if ((field = map_lookup(&fields, "log")))
-		log_fields_parse(context, field, &(struct where){owner, "log"}, &task->log_mode);
+		log_fields_parse(context, field, &(struct where){owner, "log"}, &task->log_mode,
+				 &task->log_history);
 	task->task_dirs = group->task_dirs;
 	if ((field = map_lookup(&fields, "task_dirs")))
 		expect_bool(context, field, &(struct where){owner, "task_dirs"}, &task->task_dirs);

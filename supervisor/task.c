@@ -390,7 +390,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	task_readiness_init_probes(task);
 	if (task_isolation_build(&task->isolation, config, &task->plan, error, error_size) < 0)
 		return -1;
-	line_ring_init(&task->logs, TASK_LOG_RING_BYTES);
+	line_ring_init(&task->logs, config->log_history);
 	int result = task_output_open(&task->output, services->loop, services->sink,
 				      config->full_name, on_output_line, task);
 	task->output.drop_when_full = config->log_mode == LOG_MODE_NON_BLOCKING;

@@ -24,7 +24,6 @@
 struct group;
 
 #define TASK_HISTORY_SIZE 16
-#define TASK_LOG_RING_BYTES (16 * 1024)
 #define TASK_EVENT_MESSAGE_MAX 160
 
 struct task_event_record {

@@ -116,3 +116,23 @@ def test_follow_a_group_gets_every_task_of_it_and_only_it(corral, tmp_path):
     all_lines = everything.communicate(timeout=20)[0].decode().splitlines()
     assert sorted(group_lines) == ["g/a | from-a", "g/b | from-b"], group_lines
     assert sorted(all_lines) == ["g/a | from-a", "g/b | from-b", "h/c | from-c"], all_lines
+
+
+def test_history_sets_how_much_output_is_kept(corral, tmp_path):
+    done = tmp_path / "done"
+    lines = " ".join(f"{n:04d}-{'x' * 40}" for n in range(1, 201))
+    print_all = sh(f"for l in {lines}; do echo $l; done; touch {done}; {IDLE}")
+    config = {"groups": {"g": {"tasks": {
+        "small": {"command": print_all, "log": {"history": "1K"}},
+        "large": {"command": print_all, "log": {"history": "64K"}},
+    }}}}
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: done.exists() and len(corral.cli("logs", "g/large").stdout.splitlines())
+             == 200, what="every line kept by the large history")
+    small = corral.cli("logs", "g/small").stdout.splitlines()
+    # 1K holds about twenty 45-byte lines: the last ones, whole.
+    assert 5 < len(small) < 30, small
+    assert small[-1] == f"0200-{'x' * 40}"
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0

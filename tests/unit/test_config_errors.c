@@ -211,6 +211,8 @@ static const struct error_case cases[] = {
      "cdi, task_dirs, hooks, tasks, order, on_failure or log)"},
     {"misspelt log mode", TASK("{command: a, log: {mode: nonblocking}}"), 4, 37,
      "web/app: log.mode: unknown log mode \"nonblocking\"; did you mean \"non-blocking\"?"},
+    {"log history too small", TASK("{command: a, log: {history: 512}}"), 4, 40,
+     "web/app: log.history: must be from 1K to 64M, not \"512\""},
     {"log as a string", TASK("{command: a, log: non-blocking}"), 4, 30,
      "web/app: log: must be a map of log fields, not a string"},
     {"memory of 0", TASK("{command: a, resources: {memory: 0}}"), 4, 45,
