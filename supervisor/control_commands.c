@@ -591,7 +591,8 @@ static json_t *collect_logs(struct control_context *context, const struct task *
 			collector.task = task->config->full_name;
 			line_ring_visit(&task->logs, tail, collect_line, &collector);
 		}
-	qsort(collector.lines, collector.count, sizeof(*collector.lines), by_time);
+	if (collector.count) /* lines is NULL without any, which qsort may not get */
+		qsort(collector.lines, collector.count, sizeof(*collector.lines), by_time);
 	size_t first = tail && tail < collector.count ? collector.count - tail : 0;
 	json_t *array = json_array();
 	for (size_t i = 0; i < collector.count; i++) {
