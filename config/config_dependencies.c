@@ -248,11 +248,14 @@ static void report_unknown_task(struct load_context *context, const struct confi
 			 "group %s has no task %s; did you mean \"%s%s%s\"?", group->name,
 			 quote(name, strlen(name)).text, qualified ? group->name : "",
 			 qualified ? "/" : "", nearest);
-	else if (as_group >= 0)
+	else if (as_group >= 0 && config->groups[as_group].task_count > 0)
 		complain(context, dependency->location, task, dependency,
 			 "%s is a group: name one of its tasks (%s/%s)",
 			 quote(name, strlen(name)).text, name,
 			 config->groups[as_group].tasks[0].name);
+	else if (as_group >= 0) /* its tasks were wrong: reported there */
+		complain(context, dependency->location, task, dependency,
+			 "%s is a group: name one of its tasks", quote(name, strlen(name)).text);
 	else
 		complain(context, dependency->location, task, dependency,
 			 "group %s has no task %s", group->name, quote(name, strlen(name)).text);

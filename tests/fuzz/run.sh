@@ -1,33 +1,60 @@
 #!/usr/bin/env bash
-# Builds the fuzzers with clang (libFuzzer + ASan + UBSan) and runs each for
-# a bounded time, splitting the time between them: the config parser on a
-# seed corpus of the configs we ship and test, the control request parser
-# on one request of each command, the CDI spec parser on a few specs, the
-# hook response parser on a few responses.
-# Usage: tests/fuzz/run.sh [SECONDS]   (default 30, in all)
+# Builds the fuzzers with clang (libFuzzer + ASan + UBSan) and runs them:
+# the config parser, the control request parser, the CDI spec parser and
+# the hook response parser. Each starts from a few seeds written here, the
+# configs we ship and test, and the corpus kept in tests/fuzz/corpus/NAME
+# (inputs earlier long runs found interesting, and the regression inputs of
+# what they found): replaying it is part of every run.
+#
+# Usage:
+#   tests/fuzz/run.sh [SECONDS]       every fuzzer, SECONDS in all (default 30;
+#                                     the CI's smoke run)
+#   tests/fuzz/run.sh --long [RUNS]   each fuzzer until RUNS executions (default
+#                                     10000000), then the new inputs are merged,
+#                                     minimised, into tests/fuzz/corpus/NAME
+#                                     (docs/reliability.md has the last figures)
+# A crash stops the run; its input is in build-fuzz/artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-seconds=${1:-30}
-config_seconds=$(( (seconds + 1) / 2 ))
-rest=$(( seconds - config_seconds ))
-control_seconds=$(( rest / 3 > 0 ? rest / 3 : 1 ))
-cdi_seconds=$(( rest / 3 > 0 ? rest / 3 : 1 ))
-hook_seconds=$(( rest - control_seconds - cdi_seconds > 0 ? rest - control_seconds - cdi_seconds : 1 ))
+
+long=false
+if [[ ${1:-} == --long ]]; then
+	long=true
+	runs=${2:-10000000}
+else
+	seconds=${1:-30}
+fi
+
 out=build-fuzz
+kept=tests/fuzz/corpus
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -I.)
-mkdir -p "$out/corpus" "$out/control-corpus" "$out/cdi-corpus" "$out/hook-corpus"
+libs_config="yaml-0.1 libseccomp libcap"
+mkdir -p "$out/artifacts"
 
-# hooks/cdi_name.c: the config checks CDI device names.
-clang "${flags[@]}" tests/fuzz/fuzz_config.c config/*.c hooks/cdi_name.c \
-	$(pkg-config --cflags --libs yaml-0.1 libseccomp libcap) -o "$out/fuzz_config"
-cp examples/*.yaml tests/unit/configs/*.yaml "$out/corpus/" 2>/dev/null || true
-"$out/fuzz_config" -max_total_time="$config_seconds" -max_len=4096 -print_final_stats=1 \
-	"$out/corpus" 2>&1 | tail -n 12
+# NAME SOURCES... PKG-CONFIG-MODULES: builds $out/NAME.
+build() {
+	local name=$1 modules=$2
+	shift 2
+	# shellcheck disable=SC2046 # pkg-config prints several words on purpose
+	clang "${flags[@]}" "tests/fuzz/$name.c" "$@" $(pkg-config --cflags --libs $modules) \
+		-o "$out/$name"
+}
 
-# config/*.c for signal names and quoting; yaml, libseccomp (syscall names)
-# and libcap only because they link it.
-clang "${flags[@]}" tests/fuzz/fuzz_control_protocol.c supervisor/control_protocol.c supervisor/json_text.c config/*.c hooks/cdi_name.c \
-	$(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libcap) -o "$out/fuzz_control_protocol"
+# hooks/cdi_name.c: the config checks CDI device names; config/*.c also
+# gives signal names and quoting to the others, which link yaml, libseccomp
+# (syscall names) and libcap only because of it.
+build fuzz_config "$libs_config" config/*.c hooks/cdi_name.c
+build fuzz_control_protocol "jansson $libs_config" supervisor/control_protocol.c \
+	supervisor/json_text.c config/*.c hooks/cdi_name.c
+build fuzz_cdi_spec "$libs_config" hooks/cdi_spec.c hooks/cdi_name.c config/*.c
+build fuzz_hook_protocol "jansson $libs_config" hooks/hook_protocol.c hooks/start_additions.c \
+	supervisor/json_text.c config/*.c hooks/cdi_name.c
+
+# ---- seeds: build-fuzz/seeds/NAME ----
+seeds=$out/seeds
+rm -rf "$seeds"
+mkdir -p "$seeds"/{fuzz_config,fuzz_control_protocol,fuzz_cdi_spec,fuzz_hook_protocol}
+cp examples/*.yaml tests/unit/configs/*.yaml "$seeds/fuzz_config/" 2>/dev/null || true
 seed=0
 for request in \
 	'{"version":1,"command":"status"}' \
@@ -40,32 +67,61 @@ for request in \
 	'{"version":1,"command":"logs","target":"web/app","follow":true,"tail":10}' \
 	'{"version":1,"command":"events","follow":false,"tail":0}' \
 	'{"version":1,"command":"shutdown"}'; do
-	printf '%s' "$request" >"$out/control-corpus/seed-$seed.json"
+	printf '%s' "$request" >"$seeds/fuzz_control_protocol/seed-$seed.json"
 	seed=$((seed + 1))
 done
-"$out/fuzz_control_protocol" -max_total_time="$control_seconds" -max_len=1024 \
-	-print_final_stats=1 "$out/control-corpus" 2>&1 | tail -n 12
-
-clang "${flags[@]}" tests/fuzz/fuzz_cdi_spec.c hooks/cdi_spec.c hooks/cdi_name.c config/*.c \
-	$(pkg-config --cflags --libs yaml-0.1 libseccomp libcap) -o "$out/fuzz_cdi_spec"
 printf '%s' '{"cdiVersion":"0.6.0","kind":"vendor.example/fake","devices":[{"name":"zero0","containerEdits":{"env":["A=1"],"deviceNodes":[{"path":"/dev/fake0","hostPath":"/dev/zero","permissions":"rw","major":1,"minor":5}]}}],"containerEdits":{"mounts":[{"hostPath":"/tmp","containerPath":"/opt","options":["ro","rbind","rslave"]}],"hooks":[{"hookName":"createContainer","path":"/bin/true"}],"additionalGids":[44]}}' \
-	>"$out/cdi-corpus/seed-json.json"
+	>"$seeds/fuzz_cdi_spec/seed-json.json"
 printf 'cdiVersion: 0.8.0\nkind: a.b/c\ndevices:\n  - name: x\n    containerEdits:\n      deviceNodes: [{path: /dev/null, type: c}]\n' \
-	>"$out/cdi-corpus/seed-yaml.yaml"
-"$out/fuzz_cdi_spec" -max_total_time="$cdi_seconds" -max_len=2048 -print_final_stats=1 \
-	"$out/cdi-corpus" 2>&1 | tail -n 12
-
-clang "${flags[@]}" tests/fuzz/fuzz_hook_protocol.c hooks/hook_protocol.c hooks/start_additions.c supervisor/json_text.c \
-	config/*.c hooks/cdi_name.c $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libcap) \
-	-o "$out/fuzz_hook_protocol"
+	>"$seeds/fuzz_cdi_spec/seed-yaml.yaml"
 seed=0
 for response in \
 	'{"version":1,"env":{"A":"1"},"state":{"n":1},"done":true}' \
 	'{"mounts":[{"source":"/tmp","target":"/data","readonly":true,"propagation":"rslave"}]}' \
 	'{"mounts":[{"type":"tmpfs","target":"/scratch","options":["size=1m"]}]}' \
 	'{"devices":[{"source":"/dev/fuse","target":"/dev/fuse","permissions":"rwm"}]}'; do
-	printf '%s' "$response" >"$out/hook-corpus/seed-$seed.json"
+	printf '%s' "$response" >"$seeds/fuzz_hook_protocol/seed-$seed.json"
 	seed=$((seed + 1))
 done
-"$out/fuzz_hook_protocol" -max_total_time="$hook_seconds" -max_len=4096 \
-	-print_final_stats=1 "$out/hook-corpus" 2>&1 | tail -n 12
+
+# NAME MAX_LEN LIMIT...: runs NAME over a scratch corpus made of the seeds
+# and the kept corpus, with libFuzzer's LIMIT options (-max_total_time=,
+# -runs=); prints its final figures.
+fuzz() {
+	local name=$1 max_len=$2
+	shift 2
+	local work=$out/corpus/$name
+	rm -rf "$work"
+	mkdir -p "$work" "$kept/$name"
+	cp "$seeds/$name"/* "$work/"
+	cp "$kept/$name"/* "$work/" 2>/dev/null || true
+	echo "--- $name"
+	"$out/$name" "$@" -max_len="$max_len" -print_final_stats=1 \
+		-artifact_prefix="$out/artifacts/$name-" "$work" 2>&1 |
+		grep -E '^(#[0-9]+[[:space:]]+DONE|stat::|Done|INFO: (seed|-max_len))' || true
+	# A crash ends libFuzzer with its input saved: fail the run.
+	if compgen -G "$out/artifacts/$name-*" >/dev/null; then
+		echo "$name: crash or leak, input in $out/artifacts/" >&2
+		exit 1
+	fi
+	if $long; then
+		# Keep what is new, minimised: the inputs that add coverage.
+		"$out/$name" -merge=1 -max_len="$max_len" "$kept/$name" "$work" >/dev/null 2>&1
+		echo "$name: kept corpus now $(find "$kept/$name" -type f | wc -l) inputs"
+	fi
+}
+
+if $long; then
+	fuzz fuzz_config 4096 -runs="$runs"
+	fuzz fuzz_control_protocol 1024 -runs="$runs"
+	fuzz fuzz_cdi_spec 2048 -runs="$runs"
+	fuzz fuzz_hook_protocol 4096 -runs="$runs"
+else
+	config_seconds=$(((seconds + 1) / 2))
+	rest=$((seconds - config_seconds))
+	each=$((rest / 3 > 0 ? rest / 3 : 1))
+	fuzz fuzz_config 4096 -max_total_time="$config_seconds"
+	fuzz fuzz_control_protocol 1024 -max_total_time="$each"
+	fuzz fuzz_cdi_spec 2048 -max_total_time="$each"
+	fuzz fuzz_hook_protocol 4096 -max_total_time="$each"
+fi

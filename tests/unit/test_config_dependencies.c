@@ -164,6 +164,26 @@ static const struct error_case cases[] = {
      "group g: order: unknown order \"serial\" (use parallel or sequential)"},
 };
 
+/* Found by fuzzing: a dependency named a group whose tasks were all wrong,
+ * and the message's example task was read from its empty task list (a
+ * segfault in `corral check`). */
+static void test_a_group_without_valid_tasks_named_as_a_dependency(void **state)
+{
+	(void)state;
+	const char *yaml = "groups:\n  g:\n    tasks:\n      a: {command: x, after: [h]}\n"
+			   "  h:\n    tasks: {}\n";
+	struct config_diagnostics diagnostics = {0};
+	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
+	assert_null(config);
+	assert_int_equal(diagnostics.count, 2);
+	assert_string_equal(diagnostics.items[0].message,
+			    "g/a: after.h: \"h\" is a group: name one of its tasks");
+	assert_int_equal(diagnostics.items[0].location.line, 4);
+	assert_string_equal(diagnostics.items[1].message,
+			    "group h: tasks: must define at least one task");
+	config_diagnostics_free(&diagnostics);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -176,6 +196,7 @@ int main(void)
 	    cmocka_unit_test(test_list_form_takes_default_conditions),
 	    cmocka_unit_test(test_map_form_with_conditions_and_restart),
 	    cmocka_unit_test(test_sequential_links_prestart_tasks_in_file_order),
+	    cmocka_unit_test(test_a_group_without_valid_tasks_named_as_a_dependency),
 	    cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
