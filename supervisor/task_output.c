@@ -105,6 +105,8 @@ static size_t forward(struct task_output *output, const char *data, size_t size,
 			done += chunk + 1;
 			continue;
 		}
+		if (!output->line)
+			output->line = xmalloc(TASK_OUTPUT_LINE_MAX);
 		if (!newline && chunk < room) {
 			/* The start of a line whose end has not come yet. */
 			memcpy(output->line + output->line_length, start, chunk);
@@ -256,6 +258,8 @@ void task_output_close(struct task_output *output)
 	}
 	free(output->held);
 	output->held = NULL;
+	free(output->line);
+	output->line = NULL;
 	if (output->dropping)
 		report_drops(output, "at exit, stdout still could not keep up");
 	if (output->write_fd >= 0) {

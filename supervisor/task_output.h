@@ -43,10 +43,12 @@ struct task_output {
 	char *held;
 	size_t held_start, held_end;
 	/* A line cut across reads (or longer than the buffer). line_complete:
-	 * it is whole and waits for room in the sink. */
+	 * it is whole and waits for room in the sink. TASK_OUTPUT_LINE_MAX
+	 * bytes, allocated the first time a line is cut: whole lines go out
+	 * from the read buffer, and a silent task costs nothing. */
 	bool line_complete;
 	size_t line_length;
-	char line[TASK_OUTPUT_LINE_MAX];
+	char *line;
 };
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
