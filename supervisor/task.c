@@ -182,20 +182,8 @@ static void effect_cancel_timer(struct runner *runner, enum runner_timer timer)
 	loop_timer_cancel(task->services->loop, &task->timers[timer]);
 }
 
-static void remember_event(struct task *task, enum task_event_type type, const char *message)
-{
-	struct task_event_record *record = &task->history[task->history_next];
-	record->time_ms = realtime_now_ms();
-	record->type = type;
-	snprintf(record->message, sizeof(record->message), "%s", message);
-	task->history_next = (task->history_next + 1) % TASK_HISTORY_SIZE;
-	if (task->history_count < TASK_HISTORY_SIZE)
-		task->history_count++;
-}
-
 void task_note_event(struct task *task, enum task_event_type type, const char *message)
 {
-	remember_event(task, type, message);
 	event_log_task(task->services->events, task->config->full_name,
 		       task_event_type_name(type), message, 0);
 }
@@ -208,7 +196,6 @@ bool task_reap_helper(struct task *task, pid_t pid)
 static void effect_event(struct runner *runner, enum task_event_type type, const char *message)
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
-	remember_event(task, type, message);
 	pid_t pid = type == TASK_EVENT_STARTED ? task_command_pid(task) : 0;
 	event_log_task(task->services->events, task->config->full_name,
 		       task_event_type_name(type), message, pid);

@@ -1,5 +1,5 @@
 /* One task of a running corral: its runner (the state machine) wired to a
- * real process, output pipe, timers and history. */
+ * real process, output pipe and timers. Its events go to the event log. */
 #pragma once
 
 #include <stdbool.h>
@@ -23,14 +23,7 @@
 
 struct group;
 
-#define TASK_HISTORY_SIZE 16
 #define TASK_EVENT_MESSAGE_MAX 160
-
-struct task_event_record {
-	uint64_t time_ms; /* CLOCK_REALTIME */
-	enum task_event_type type;
-	char message[TASK_EVENT_MESSAGE_MAX];
-};
 
 struct task {
 	struct runner runner;
@@ -92,10 +85,6 @@ struct task {
 	struct line_ring logs;   /* recent output, for `corral logs` */
 	unsigned log_followers;  /* control clients following the logs */
 	struct loop_timer timers[RUNNER_TIMER_COUNT];
-
-	struct task_event_record history[TASK_HISTORY_SIZE];
-	unsigned history_next;
-	unsigned history_count;
 };
 
 /* Prepares everything a start needs; errors name the task. */
@@ -109,7 +98,7 @@ void task_reap(struct task *task);
 
 bool task_has_process(const struct task *task);
 
-/* Records an event of the task (history, event log) outside the runner:
+/* Records an event of the task (the event log) outside the runner:
  * readiness and health. */
 void task_note_event(struct task *task, enum task_event_type type, const char *message);
 
