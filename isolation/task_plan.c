@@ -40,23 +40,42 @@ static size_t count_env(char *const *env)
 	return count;
 }
 
-static char **build_environment(const struct task_config *task, const char *group_name,
-				char *const *base_env, char *const *corral_env)
+/* Replaces the variable of the same name, or appends; the entry replaced
+ * is not freed: it is borrowed, or in env_owned. */
+static void env_put(char **envp, size_t *count, char *assignment)
+{
+	size_t length = name_length(assignment);
+	for (size_t i = 0; i < *count; i++) {
+		if (name_length(envp[i]) == length && strncmp(envp[i], assignment, length) == 0) {
+			envp[i] = assignment;
+			return;
+		}
+	}
+	envp[(*count)++] = assignment;
+}
+
+/* base_env's strings are borrowed, not copied: with 1000 tasks, a copy of
+ * corral's environment each was megabytes. */
+static void build_environment(struct task_plan *plan, const struct task_config *task,
+			      const char *group_name, char *const *base_env,
+			      char *const *corral_env)
 {
 	size_t base_count = count_env(base_env);
-	size_t capacity = base_count + task->env_count + count_env(corral_env) + 3;
-	char **envp = xcalloc(capacity, sizeof(*envp));
-	size_t count = 0;
+	size_t own_count = task->env_count + count_env(corral_env) + 2;
+	char **envp = xcalloc(base_count + own_count + 1, sizeof(*envp));
+	char **owned = xcalloc(own_count + 1, sizeof(*owned));
+	size_t count = 0, made = 0;
 	for (size_t i = 0; i < base_count; i++)
-		env_set(envp, &count, xstrdup(base_env[i]));
+		env_put(envp, &count, base_env[i]);
 	for (size_t i = 0; i < task->env_count; i++)
-		env_set(envp, &count, xstrdup(task->env[i]));
-	env_set(envp, &count, xasprintf("CORRAL_GROUP=%s", group_name));
-	env_set(envp, &count, xasprintf("CORRAL_TASK=%s", task->name));
+		env_put(envp, &count, owned[made++] = xstrdup(task->env[i]));
+	env_put(envp, &count, owned[made++] = xasprintf("CORRAL_GROUP=%s", group_name));
+	env_put(envp, &count, owned[made++] = xasprintf("CORRAL_TASK=%s", task->name));
 	for (size_t i = 0; corral_env && corral_env[i]; i++)
-		env_set(envp, &count, xstrdup(corral_env[i]));
+		env_put(envp, &count, owned[made++] = xstrdup(corral_env[i]));
 	envp[count] = NULL;
-	return envp;
+	plan->envp = envp;
+	plan->env_owned = owned;
 }
 
 static bool parse_id(const char *text, unsigned long *out)
@@ -182,7 +201,7 @@ int task_plan_build(struct task_plan *plan, const struct task_config *task, cons
 		    size_t error_size)
 {
 	memset(plan, 0, sizeof(*plan));
-	plan->envp = build_environment(task, group_name, base_env, corral_env);
+	build_environment(plan, task, group_name, base_env, corral_env);
 	task_plan_refresh_executable(plan, task);
 	if (task->user && resolve_user(plan, task->user, error, error_size) < 0)
 		goto fail;
@@ -230,9 +249,7 @@ char *const *task_plan_environment(const struct task_plan *plan)
 void task_plan_free(struct task_plan *plan)
 {
 	string_vector_free(plan->start_envp);
-	if (plan->envp)
-		for (char **entry = plan->envp; *entry; entry++)
-			free(*entry);
+	string_vector_free(plan->env_owned);
 	free(plan->envp);
 	free(plan->executable);
 	free(plan->groups);

@@ -11,7 +11,11 @@
 
 struct task_plan {
 	char *executable; /* argv[0] resolved against the task's PATH, owned */
-	char **envp;      /* NULL-terminated, owned */
+	/* NULL-terminated. The array is owned; its strings are corral's own
+	 * environment's (which corral never changes, so every task shares
+	 * them) or env_owned's. */
+	char **envp;
+	char **env_owned; /* NULL-terminated: the strings this plan made */
 	/* envp with the prestart hooks' env laid over it, owned; NULL: none,
 	 * envp as it is. */
 	char **start_envp;
