@@ -1,6 +1,7 @@
 #include "supervisor/control_server.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
@@ -99,16 +100,26 @@ static void client_retire(struct control_client *client)
 	server->retired = client;
 }
 
+/* Replies bigger than this (a status of hundreds of tasks) leave the heap
+ * fragmented once freed: glibc keeps those pages unless asked. */
+#define LARGE_REPLY_BYTES (128 * 1024)
+
 void control_server_collect(struct control_server *server)
 {
+	bool large = false;
 	while (server->retired) {
 		struct control_client *client = server->retired;
 		server->retired = client->next;
+		large |= client->output_capacity >= LARGE_REPLY_BYTES;
 		close(client->watch.fd);
 		free(client->input);
 		free(client->output);
 		free(client);
 	}
+	/* Give back what the reply and its JSON tree took: about 4.6 MiB
+	 * stayed after 20 status calls of 1000 tasks. */
+	if (large)
+		malloc_trim(0);
 }
 
 static size_t pending(const struct control_client *client)
