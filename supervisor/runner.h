@@ -118,10 +118,10 @@ struct runner {
 	 * non-zero code that restart.success_exit does not list, or no
 	 * readiness in time. Meaningful when has_exited. */
 	bool last_run_failed;
-	/* The config rule that decided what the last exit meant, for status
-	 * and events: "restart.success_exit", "restart.no_restart_exit",
-	 * "restart.policy", "restart.attempts", "readiness.timeout"; NULL
-	 * when corral stopped it. Static text. */
+	/* The config rule that decided what followed the last exit, for
+	 * status: "restart.success_exit", "restart.no_restart_exit",
+	 * "restart.policy", "restart.attempts"; NULL when corral stopped it.
+	 * Static text. */
 	const char *exit_rule;
 	char decision[160]; /* what followed the last exit: "restarting in 1s ..." */
 	unsigned restart_count;      /* every run after the first */
