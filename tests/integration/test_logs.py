@@ -28,9 +28,12 @@ def sockets(pid):
 
 def relay(tmp_path):
     """a prints 1, b prints 2 once a did, then a prints 3 once b did, and
-    c (another group) prints 4 last: a known order across tasks."""
+    c (another group) prints 4 last: a known order across tasks. Lines are
+    timed when corral reads them, to the millisecond: each step waits a
+    little after the previous one, so that two lines never share a time."""
     flag = lambda name: tmp_path / name  # noqa: E731
-    wait = lambda name: f"while [ ! -e {flag(name)} ]; do sleep 0.01; done"  # noqa: E731
+    wait = lambda name: (f"while [ ! -e {flag(name)} ]; do sleep 0.01; done; "  # noqa: E731
+                         "sleep 0.2")
     return {"groups": {
         "g": {"tasks": {
             "a": {"command": sh(f"echo one; touch {flag('1')}; {wait('2')}; echo three; "
@@ -38,7 +41,7 @@ def relay(tmp_path):
             "b": {"command": sh(f"{wait('1')}; echo two; touch {flag('2')}; {IDLE}")},
         }},
         "h": {"tasks": {
-            "c": {"command": sh(f"{wait('3')}; sleep 0.01; echo four; touch {flag('4')}; "
+            "c": {"command": sh(f"{wait('3')}; echo four; touch {flag('4')}; "
                                 f"{IDLE}")},
         }},
     }}
