@@ -418,7 +418,7 @@ def test_the_command_has_the_init_stdin_stdout_and_stderr(corral, init):
     assert process.returncode == 0
     lines = stdout.decode().splitlines()
     assert lines[0] == "cba"
-    command_stdout, init_stdout = lines[1][1:].split(" ")
+    command_stdout, init_stdout = lines[1].split(" ")
     assert command_stdout == init_stdout
     assert stderr.decode().endswith("to stderr\n")
 
