@@ -107,7 +107,8 @@ int command_one(int argc, char **argv)
 		case 'e':
 			code = parse_exit_code(optarg);
 			if (code < 0)
-				return usage_error("-e ", optarg, ": expected an exit code, 0 to 255");
+				return usage_error("-e ", optarg,
+						   ": expected an exit code, 0 to 255");
 			expect_exit_code(&expected, code);
 			break;
 		case 'p':

@@ -81,8 +81,9 @@ void one_command_forward(const struct one_command *mode, pid_t pid, int pidfd,
 	 * stderr) is not news for the command. */
 	if (info->ssi_pid == (uint32_t)getpid() && info->ssi_code == SI_USER)
 		return;
-	int sent = received < NSIG && mode->rewrite[received] >= 0 ? mode->rewrite[received]
-								      : received;
+	int sent = received;
+	if (received < NSIG && mode->rewrite[received] >= 0)
+		sent = mode->rewrite[received];
 	if (sent != 0 && pid > 0) {
 		if (mode->single_child)
 			syscall(SYS_pidfd_send_signal, pidfd, sent, NULL, 0);

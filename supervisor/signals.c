@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
-#include <time.h>
 #include <sys/signalfd.h>
+#include <time.h>
 
 static void handled_signals(bool forward_all, sigset_t *set)
 {
