@@ -184,9 +184,13 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	if (syscall(SYS_setsid) < 0)
 		child_fail(error_fd, SPAWN_STAGE_SESSION);
 
-	if (syscall(SYS_dup2, slots->stdin_fd, STDIN_FILENO) < 0 ||
-	    syscall(SYS_dup2, slots->output_fd, STDOUT_FILENO) < 0 ||
-	    syscall(SYS_dup2, slots->output_fd, STDERR_FILENO) < 0)
+	if (request->take_terminal)
+		syscall(SYS_ioctl, STDIN_FILENO, TIOCSCTTY, 0);
+
+	if (!request->inherit_stdio &&
+	    (syscall(SYS_dup2, slots->stdin_fd, STDIN_FILENO) < 0 ||
+	     syscall(SYS_dup2, slots->output_fd, STDOUT_FILENO) < 0 ||
+	     syscall(SYS_dup2, slots->output_fd, STDERR_FILENO) < 0))
 		child_fail(error_fd, SPAWN_STAGE_STDIO);
 
 	const struct spawn_isolation *isolation = request->isolation;

@@ -103,6 +103,14 @@ struct spawn_request {
 	const gid_t *groups;
 	size_t group_count;
 	int output_fd; /* becomes both stdout and stderr; stdin is /dev/null */
+	/* Instead: the task keeps corral's own stdin, stdout and stderr
+	 * (one-command mode, as tini passes a terminal on untouched). */
+	bool inherit_stdio;
+	/* After setsid, make stdin, a terminal corral let go of, the
+	 * session's controlling terminal (dumb-init's TIOCSCTTY), so that a
+	 * shell gets job control. A failure is not one: the task runs
+	 * without. */
+	bool take_terminal;
 	bool into_cgroup; /* clone into the v2 cgroup at cgroup_fd */
 	int cgroup_fd;
 	/* NULL or NULL-terminated: v1 cgroup.procs files the child joins

@@ -20,6 +20,10 @@ struct command {
 
 int command_run(int argc, char **argv);
 int command_check(int argc, char **argv);
+/* `corral [OPTIONS] -- COMMAND [ARG]...` (argv[0] is "corral"): one-command
+ * mode, tini's and dumb-init's job (one_command.h). */
+int command_one(int argc, char **argv);
+void command_one_print_usage(FILE *out);
 
 /* Clients of a running corral's control socket (control_client.h). */
 int command_status(int argc, char **argv);

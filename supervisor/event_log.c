@@ -54,10 +54,13 @@ static void write_json(struct event_log *log, json_t *object)
 void event_log_task(struct event_log *log, const char *full_name, const char *event,
 		    const char *message, pid_t pid)
 {
+	/* A start that failed is an error even when progress is quiet: a
+	 * command that cannot be executed must say why. */
+	void (*say)(const char *, ...) = strcmp(event, "start_failed") == 0 ? log_message : log_info;
 	if (pid > 0)
-		log_message("%s: %s (pid %d)", full_name, message, (int)pid);
+		say("%s: %s (pid %d)", full_name, message, (int)pid);
 	else
-		log_message("%s: %s", full_name, message);
+		say("%s: %s", full_name, message);
 	json_t *object = json_object();
 	const char *slash = strchr(full_name, '/');
 	json_object_set_new(object, "group",
@@ -73,7 +76,7 @@ void event_log_task(struct event_log *log, const char *full_name, const char *ev
 void event_log_group(struct event_log *log, const char *group, const char *event,
 		     const char *message)
 {
-	log_message("%s: %s", group, message);
+	log_info("%s: %s", group, message);
 	json_t *object = json_object();
 	json_object_set_new(object, "group", json_string(group));
 	json_object_set_new(object, "event", json_string(event));

@@ -2,4 +2,14 @@
  * Every message about a task or group names it first. */
 #pragma once
 
+#include <stdbool.h>
+
+/* Something the user must see: an error, a warning. Always printed. */
 void log_message(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Progress (a task started, the cgroup in use, the exit code): printed
+ * unless log_set_quiet() asked for silence, as one-command mode does
+ * without -v (tini and dumb-init say nothing of their own). */
+void log_info(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+void log_set_quiet(bool quiet);

@@ -24,15 +24,30 @@ static const struct command commands[] = {
 	{"shutdown", "shut corral down gracefully, as SIGTERM does", command_shutdown, false},
 };
 
+/* `corral -- COMMAND`, `corral -g -- COMMAND`...: not a subcommand but
+ * one-command mode. */
+static const struct command one_command = {
+	"--", "run one command as tini and dumb-init do", command_one, true};
+
 static void print_usage(FILE *out)
 {
-	fprintf(out, "usage: corral COMMAND [OPTIONS] [ARGS]\n\n"
+	fprintf(out, "usage: corral COMMAND [OPTIONS] [ARGS]\n"
+		     "       corral [OPTIONS] -- PROGRAM [ARG]...\n\n"
 		     "A process supervisor: task groups with a lifecycle, as PID 1 or a service.\n\n"
 		     "Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\nRun 'corral COMMAND --help' for a command's options.\n"
-		     "Other options: --help, --version\n");
+		     "Other options: --help, --version\n\n"
+		     "One-command mode, a drop-in for tini and dumb-init (ENTRYPOINT [\"corral\", \"--\"]):\n\n");
+	command_one_print_usage(out);
+}
+
+/* An option where a subcommand would be, or "--": one-command mode. */
+static bool wants_one_command(const char *first)
+{
+	return first[0] == '-' && strcmp(first, "--help") != 0 && strcmp(first, "-h") != 0 &&
+	       strcmp(first, "--version") != 0;
 }
 
 /* A supervisor started with fd 0, 1 or 2 closed would hand its own pipes
@@ -65,6 +80,10 @@ static int run_command(int argc, char **argv, const struct command **command)
 	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
 		printf("corral %s\n", CORRAL_VERSION);
 		return 0;
+	}
+	if (wants_one_command(name)) {
+		*command = &one_command;
+		return command_one(argc, argv);
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(name, commands[i].name) == 0) {

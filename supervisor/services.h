@@ -32,6 +32,10 @@ struct services {
 	/* corral run --keep-running: a main task stopped on request does not
 	 * end its group; `corral start` runs it again. */
 	bool keep_running;
+	/* One-command mode (supervisor/one_command.h): the task gets corral's
+	 * stdio, and the terminal on it when corral let go of one. */
+	bool inherit_stdio;
+	bool take_terminal;
 	/* Called once for each task that fails for good. */
 	void (*task_failed_for_good)(struct services *services, struct task *task);
 	/* A line of a task's output, for the clients following its logs

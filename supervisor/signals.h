@@ -3,9 +3,15 @@
  * ignore it) and restored to defaults in every task before exec. */
 #pragma once
 
+#include <stdbool.h>
+
 /* Blocks the handled signals and returns a CLOEXEC, non-blocking signalfd,
- * or -errno. SIGPIPE is ignored: a closed stdout must not kill corral. */
-int signals_open(void);
+ * or -errno. By default SIGPIPE is ignored: a closed stdout must not kill
+ * corral. With `forward_all` (one-command mode), every signal that can be
+ * caught is handled, so that it can be passed on to the command; SIGPIPE
+ * among them, blocked rather than ignored (an ignored signal is dropped
+ * when sent, and could not be passed on). */
+int signals_open(bool forward_all);
 
 /* Unblocks them again (at exit). */
-void signals_restore(void);
+void signals_restore(bool forward_all);

@@ -42,6 +42,7 @@ struct supervisor {
 	size_t group_count;
 	struct control_server *control;
 	struct control_context control_context;
+	const struct one_command *one_command; /* NULL: a config's run */
 
 	bool shutting_down;
 	bool killing;
@@ -67,7 +68,7 @@ static void note_task_failed_for_good(struct services *services, struct task *ta
 	supervisor->have_failure = true;
 	supervisor->failure_is_secondary = task->failed_by_dependency;
 	supervisor->exit_code = runner_failure_exit_code(&task->runner);
-	log_message("%s: first task to fail for good; corral will exit with code %d",
+	log_info("%s: first task to fail for good; corral will exit with code %d",
 		    task->config->full_name, supervisor->exit_code);
 }
 
@@ -197,7 +198,7 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 		return -1;
 	}
 	if (result > 0)
-		log_message("control socket off: %s (set --socket, CORRAL_SOCKET or socket: to a "
+		log_info("control socket off: %s (set --socket, CORRAL_SOCKET or socket: to a "
 			    "writable path)",
 			    error);
 	return 0;
@@ -227,11 +228,22 @@ static bool reap_if_task(void *context, pid_t pid)
 	return false;
 }
 
+/* One-command mode: whatever corral gets but SIGCHLD is the command's. */
+static void forward_to_command(struct supervisor *supervisor, const struct signalfd_siginfo *info)
+{
+	struct task *command = &supervisor->groups[0].tasks[0];
+	one_command_forward(supervisor->one_command, command->pid, command->pidfd_watch.fd, info);
+}
+
 static void on_signal(struct loop_watch *watch, uint32_t events)
 {
 	struct supervisor *supervisor = watch->data;
 	struct signalfd_siginfo info;
 	while (read(watch->fd, &info, sizeof(info)) == (ssize_t)sizeof(info)) {
+		if (supervisor->one_command && info.ssi_signo != SIGCHLD) {
+			forward_to_command(supervisor, &info);
+			continue;
+		}
 		switch (info.ssi_signo) {
 		case SIGCHLD: {
 			struct reaper_ops ops = {.reap_task = reap_if_task, .context = supervisor};
@@ -274,9 +286,9 @@ static void open_cgroup_tree(struct supervisor *supervisor)
 			 config->group_count, log_message);
 	struct cgroup_tree *tree = &supervisor->cgroups;
 	if (!tree->enabled)
-		log_message("tasks run without cgroups of their own: %s", tree->off_reason);
+		log_info("tasks run without cgroups of their own: %s", tree->off_reason);
 	else
-		log_message("cgroup %s: one cgroup per task; controllers: %s", tree->root_path,
+		log_info("cgroup %s: one cgroup per task; controllers: %s", tree->root_path,
 			    tree->controllers[0] ? tree->controllers : "none in cgroup v2");
 }
 
@@ -294,6 +306,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 {
 	memset(supervisor, 0, sizeof(*supervisor));
 	supervisor->config = config;
+	supervisor->one_command = options->one_command;
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){
 		.stdin_fd = -1, .output_fd = -1, .error_fd = -1, .notify_fd = -1, .sync_fd = -1,
@@ -323,7 +336,10 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 			    strerror(-error));
 		return -1;
 	}
-	output_sink_open(&supervisor->sink, supervisor->loop, STDOUT_FILENO,
+	/* The command writes to corral's stdout itself: corral's sink must
+	 * not make it non-blocking under it, and has nothing to write. */
+	output_sink_open(&supervisor->sink, supervisor->loop,
+			 options->one_command ? supervisor->spawn_slots.devnull_fd : STDOUT_FILENO,
 			 OUTPUT_SINK_CAPACITY);
 	open_cgroup_tree(supervisor);
 	if (any_task_dirs(config))
@@ -340,8 +356,10 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.task_failed_for_good = note_task_failed_for_good,
 		.task_output_line = publish_output_line,
 		.keep_running = options->keep_running,
+		.inherit_stdio = options->one_command != NULL,
+		.take_terminal = options->one_command && options->one_command->terminal_released,
 	};
-	int signal_fd = signals_open();
+	int signal_fd = signals_open(options->one_command != NULL);
 	if (signal_fd < 0) {
 		log_message("cannot set up signal handling: %s", strerror(-signal_fd));
 		return -1;
@@ -364,6 +382,10 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	task_dependencies_link(supervisor->groups, supervisor->group_count);
 	supervisor->events.on_event = publish_event;
 	supervisor->events.on_event_context = supervisor;
+	/* tini and dumb-init have none; a one-command corral leaves no socket
+	 * behind to collide with another corral's. */
+	if (options->one_command)
+		return 0;
 	return open_control_socket(supervisor, options);
 }
 
@@ -400,7 +422,7 @@ static void supervisor_close(struct supervisor *supervisor)
 		loop_watch_remove(supervisor->loop, &supervisor->signal_watch);
 		close(supervisor->signal_watch.fd);
 	}
-	signals_restore();
+	signals_restore(supervisor->one_command != NULL);
 	if (supervisor->loop)
 		output_sink_close(&supervisor->sink);
 	spawn_slots_close(&supervisor->spawn_slots);
@@ -449,7 +471,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 	bool pid1 = reaper_init();
 	/* First, so that every later message (the tasks' "received" among
 	 * them) reads as part of this run. */
-	log_message("running %zu group%s from %s%s", config->group_count,
+	log_info("running %zu group%s from %s%s", config->group_count,
 		    config->group_count == 1 ? "" : "s", config->path,
 		    machine_init ? " as the machine's init" : pid1 ? " as PID 1" : "");
 	if (supervisor_open(&supervisor, config, options) < 0) {
@@ -475,7 +497,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 
 	unsigned leftovers = reaper_kill_remaining_children();
 	if (leftovers)
-		log_message("%u leftover process%s killed and reaped at exit", leftovers,
+		log_info("%u leftover process%s killed and reaped at exit", leftovers,
 			    leftovers == 1 ? "" : "es");
 	int exit_code = supervisor.exit_code;
 	supervisor_close(&supervisor);

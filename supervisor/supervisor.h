@@ -3,6 +3,7 @@
 #pragma once
 
 #include "config/config.h"
+#include "supervisor/one_command.h"
 
 struct run_options {
 	const char *events_path; /* JSON lines event log, or NULL */
@@ -10,6 +11,10 @@ struct run_options {
 	/* --keep-running: exit only on a shutdown request, and tasks stopped
 	 * on request do not end their group (supervisord's behaviour). */
 	bool keep_running;
+	/* corral -- COMMAND (one_command.h): signals are passed on to the
+	 * command, which gets corral's stdio; no control socket. NULL: a
+	 * config's run. */
+	const struct one_command *one_command;
 };
 
 /* Runs the config until every group is finished, or a shutdown is asked

@@ -73,6 +73,8 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.groups = task->plan.groups,
 		.group_count = task->plan.group_count,
 		.output_fd = task->output.write_fd,
+		.inherit_stdio = task->services->inherit_stdio,
+		.take_terminal = task->services->take_terminal,
 		.into_cgroup = task_cgroup_exists(&task->cgroup),
 		.cgroup_fd = task->cgroup.dir_fd,
 		.cgroup_v1_procs = task->cgroup.v1_count ? task->cgroup.v1_procs_paths : NULL,
