@@ -59,9 +59,9 @@ static struct group *find_group(struct control_context *context, const char *nam
 				size_t length)
 {
 	for (size_t i = 0; i < context->group_count; i++) {
-		const char *candidate = context->groups[i].config->name;
+		const char *candidate = context->groups[i]->config->name;
 		if (strlen(candidate) == length && strncmp(candidate, name, length) == 0)
-			return &context->groups[i];
+			return context->groups[i];
 	}
 	return NULL;
 }
@@ -91,7 +91,7 @@ static struct group *lookup_group(struct control_context *context, struct contro
 		return group;
 	const char *names[context->group_count ? context->group_count : 1];
 	for (size_t i = 0; i < context->group_count; i++)
-		names[i] = context->groups[i].config->name;
+		names[i] = context->groups[i]->config->name;
 	char list[512];
 	list_names(list, sizeof(list), names, context->group_count);
 	reply_error(client, "no group \"%.*s\"; groups: %s", (int)length, target, list);
@@ -105,11 +105,11 @@ static struct task *lookup_task(struct control_context *context, struct control_
 	if (!group)
 		return NULL;
 	for (size_t i = 0; i < group->task_count; i++)
-		if (strcmp(group->tasks[i].config->full_name, target) == 0)
-			return &group->tasks[i];
+		if (strcmp(group->tasks[i]->config->full_name, target) == 0)
+			return group->tasks[i];
 	const char *names[group->task_count ? group->task_count : 1];
 	for (size_t i = 0; i < group->task_count; i++)
-		names[i] = group->tasks[i].config->full_name;
+		names[i] = group->tasks[i]->config->full_name;
 	char list[1024];
 	list_names(list, sizeof(list), names, group->task_count);
 	reply_error(client, "no task \"%s\"; tasks of group %s: %s", target, group->config->name,
@@ -282,8 +282,8 @@ static json_t *group_json(const struct group *group, const struct task *only, ui
 								: json_null());
 	json_t *tasks = json_array();
 	for (size_t i = 0; i < group->task_count; i++)
-		if (!only || only == &group->tasks[i])
-			json_array_append_new(tasks, task_json(&group->tasks[i], now_ms));
+		if (!only || only == group->tasks[i])
+			json_array_append_new(tasks, task_json(group->tasks[i], now_ms));
 	json_object_set_new(object, "tasks", tasks);
 	return object;
 }
@@ -304,8 +304,8 @@ static void run_status(struct control_context *context, struct control_client *c
 	uint64_t now = loop_now_ms();
 	json_t *groups = json_array();
 	for (size_t i = 0; i < context->group_count; i++)
-		if (!group || group == &context->groups[i])
-			json_array_append_new(groups, group_json(&context->groups[i], task, now));
+		if (!group || group == context->groups[i])
+			json_array_append_new(groups, group_json(context->groups[i], task, now));
 	json_t *reply = json_object();
 	json_object_set_new(reply, "ok", json_true());
 	json_object_set_new(reply, "groups", groups);
@@ -584,8 +584,8 @@ static json_t *collect_logs(struct control_context *context, const struct task *
 {
 	struct log_collector collector = {0};
 	for (size_t g = 0; g < context->group_count; g++)
-		for (size_t t = 0; t < context->groups[g].task_count; t++) {
-			const struct task *task = &context->groups[g].tasks[t];
+		for (size_t t = 0; t < context->groups[g]->task_count; t++) {
+			const struct task *task = context->groups[g]->tasks[t];
 			if (!in_scope(task, only_task, only_group))
 				continue;
 			collector.task = task->config->full_name;
@@ -652,8 +652,8 @@ void control_commands_followers_changed(void *pointer, enum control_follow kind,
 {
 	struct control_context *context = pointer;
 	for (size_t g = 0; g < context->group_count; g++)
-		for (size_t t = 0; t < context->groups[g].task_count; t++) {
-			struct task *task = &context->groups[g].tasks[t];
+		for (size_t t = 0; t < context->groups[g]->task_count; t++) {
+			struct task *task = context->groups[g]->tasks[t];
 			bool follows = kind == CONTROL_FOLLOW_LOGS_ALL ||
 				       (kind == CONTROL_FOLLOW_LOGS_GROUP && task->group == subject) ||
 				       (kind == CONTROL_FOLLOW_LOGS && task == subject);

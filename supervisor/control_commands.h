@@ -9,7 +9,7 @@
 #include "supervisor/group.h"
 
 struct control_context {
-	struct group *groups;
+	struct group **groups;
 	size_t group_count;
 	struct event_log *events;
 	/* The same graceful shutdown as SIGTERM. */

@@ -61,7 +61,8 @@ int group_init(struct group *group, const struct group_config *config,
 	group->coordinator_views = xcalloc(config->task_count, sizeof(*group->coordinator_views));
 	for (size_t i = 0; i < config->task_count; i++) {
 		char why[256];
-		if (task_init(&group->tasks[i], &config->tasks[i], group, config->name, services,
+		group->tasks[i] = xmalloc(sizeof(*group->tasks[i]));
+		if (task_init(group->tasks[i], &config->tasks[i], group, config->name, services,
 			      why, sizeof(why)) < 0) {
 			snprintf(error, error_size, "%s: %s", config->tasks[i].full_name, why);
 			group->task_count = i + 1;
@@ -70,15 +71,17 @@ int group_init(struct group *group, const struct group_config *config,
 		group->task_count = i + 1;
 	}
 	for (size_t i = 0; i < group->task_count; i++)
-		runner_received(&group->tasks[i].runner);
+		runner_received(&group->tasks[i]->runner);
 	group->dirty = true;
 	return 0;
 }
 
 void group_free(struct group *group)
 {
-	for (size_t i = 0; i < group->task_count; i++)
-		task_free(&group->tasks[i]);
+	for (size_t i = 0; i < group->task_count; i++) {
+		task_free(group->tasks[i]);
+		free(group->tasks[i]);
+	}
 	free(group->tasks);
 	free(group->coordinator_views);
 	group->tasks = NULL;
@@ -101,9 +104,9 @@ static void update_coordinator(struct group *group)
 {
 	struct coordinator_task *views = group->coordinator_views;
 	for (size_t i = 0; i < group->task_count; i++) {
-		const struct runner *runner = &group->tasks[i].runner;
+		const struct runner *runner = &group->tasks[i]->runner;
 		views[i] = (struct coordinator_task){
-			.stage = group->tasks[i].config->stage,
+			.stage = group->tasks[i]->config->stage,
 			.state = coordinator_view(runner),
 			.failed = runner->failed,
 		};
@@ -150,7 +153,7 @@ void group_begin_restart_all(struct group *group, const char *reason)
 	group->restart_in_order = false; /* the coordinator orders it all */
 	group->stop_mode = GROUP_RUNNING;
 	for (size_t i = 0; i < group->task_count; i++)
-		runner_redirect_stop(&group->tasks[i].runner, RUNNER_STOP_GROUP_RESTART);
+		runner_redirect_stop(&group->tasks[i]->runner, RUNNER_STOP_GROUP_RESTART);
 	group_begin_stop(group, GROUP_RESTARTING, reason);
 }
 
@@ -161,7 +164,7 @@ static void check_stop_conditions(struct group *group, uint64_t now_ms)
 		return;
 	bool live_enforced = false, live_sidecar = false;
 	for (size_t i = 0; i < group->task_count; i++) {
-		struct task *task = &group->tasks[i];
+		struct task *task = group->tasks[i];
 		enum lifecycle_stage stage = task->config->stage;
 		if (stage == STAGE_POSTSTOP)
 			continue;
@@ -199,7 +202,7 @@ static bool advance_stop(struct group *group, uint64_t now_ms)
 		group->stop_mode == GROUP_STOPPING ? RUNNER_STOP_FOR_GOOD : RUNNER_STOP_GROUP_RESTART;
 	bool any_alive = false;
 	for (size_t i = 0; i < group->task_count; i++) {
-		struct task *task = &group->tasks[i];
+		struct task *task = group->tasks[i];
 		if (dependency_stop_tier(task->config->stage) == STOP_TIER_NONE ||
 		    !task_is_alive(task, group->stop_mode))
 			continue;
@@ -218,8 +221,8 @@ static void finish_restart(struct group *group)
 	if (group->rearm_after_stop) {
 		group->rearm_after_stop = false;
 		for (size_t i = 0; i < group->task_count; i++) {
-			group->tasks[i].failure_reported = false;
-			runner_rearm(&group->tasks[i].runner);
+			group->tasks[i]->failure_reported = false;
+			runner_rearm(&group->tasks[i]->runner);
 		}
 		coordinator_restart(&group->coordinator);
 	}
@@ -252,7 +255,7 @@ static int start_rank(enum lifecycle_stage stage)
 static bool earlier_stages_ready(const struct group *group, enum lifecycle_stage stage)
 {
 	for (size_t i = 0; i < group->task_count; i++) {
-		const struct task *other = &group->tasks[i];
+		const struct task *other = group->tasks[i];
 		if (start_rank(other->config->stage) < start_rank(stage) &&
 		    other->runner.state != TASK_DEAD && !runner_is_ready(&other->runner))
 			return false;
@@ -298,7 +301,7 @@ static void start_ready_tasks(struct group *group, uint64_t now_ms)
 		if (!coordinator_gate_open(&group->coordinator, (enum lifecycle_stage)stage))
 			continue;
 		for (size_t i = 0; i < group->task_count; i++) {
-			struct task *task = &group->tasks[i];
+			struct task *task = group->tasks[i];
 			if (task->config->stage == (enum lifecycle_stage)stage &&
 			    runner_ready_to_start(&task->runner) && may_start(group, task)) {
 				task_dependencies_started(task);
@@ -313,7 +316,7 @@ static void check_finished(struct group *group)
 	if (group->finished || group->coordinator.state != COORDINATOR_POSTSTOP)
 		return;
 	for (size_t i = 0; i < group->task_count; i++)
-		if (group->tasks[i].runner.state != TASK_DEAD)
+		if (group->tasks[i]->runner.state != TASK_DEAD)
 			return;
 	group->finished = true;
 	event_log_group(group->services->events, group->config->name,
@@ -328,7 +331,7 @@ static void check_finished(struct group *group)
 static void apply_dependencies(struct group *group, uint64_t now_ms)
 {
 	for (size_t i = 0; i < group->task_count; i++) {
-		struct task *task = &group->tasks[i];
+		struct task *task = group->tasks[i];
 		struct runner *runner = &task->runner;
 		if (!task->after && !task->dependent_count)
 			continue;
@@ -383,9 +386,9 @@ void group_kill(struct group *group, const char *reason)
 {
 	group->starts_forbidden = true;
 	for (size_t i = 0; i < group->task_count; i++) {
-		runner_kill_now(&group->tasks[i].runner, reason);
+		runner_kill_now(&group->tasks[i]->runner, reason);
 		/* No time left for hooks either, stop hooks included. */
-		task_hooks_abandon(&group->tasks[i].hooks);
+		task_hooks_abandon(&group->tasks[i]->hooks);
 	}
 	group->dirty = true;
 }
@@ -458,7 +461,7 @@ void group_stop_task(struct group *group, struct task *task, uint64_t now_ms)
 bool group_has_processes(const struct group *group)
 {
 	for (size_t i = 0; i < group->task_count; i++)
-		if (task_has_process(&group->tasks[i]))
+		if (task_has_process(group->tasks[i]))
 			return true;
 	return false;
 }

@@ -30,7 +30,7 @@ struct group {
 	const struct group_config *config;
 	struct services *services;
 	struct coordinator coordinator;
-	struct task *tasks;
+	struct task **tasks;
 	size_t task_count;
 	struct coordinator_task *coordinator_views; /* scratch, one per task */
 

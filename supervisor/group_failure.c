@@ -15,7 +15,7 @@ static struct task *failed_task(struct group *group)
 {
 	struct task *by_dependency = NULL;
 	for (size_t i = 0; i < group->task_count; i++) {
-		struct task *task = &group->tasks[i];
+		struct task *task = group->tasks[i];
 		if (task->config->stage == STAGE_POSTSTOP || task->runner.state != TASK_DEAD ||
 		    !task->runner.failed)
 			continue;
@@ -90,7 +90,7 @@ static void restart_after_failure(struct group *group, struct task *task, const 
 static void ignore_failures(struct group *group)
 {
 	for (size_t i = 0; i < group->task_count; i++) {
-		struct task *task = &group->tasks[i];
+		struct task *task = group->tasks[i];
 		bool failed = task->runner.state == TASK_DEAD && task->runner.failed &&
 			      task->config->stage != STAGE_POSTSTOP;
 		if (!failed || task->failure_ignored) {
@@ -153,7 +153,7 @@ static bool failure_counts_at_once(const struct group *group, const struct task 
 void group_note_failures(struct group *group)
 {
 	for (size_t i = 0; i < group->task_count; i++) {
-		struct task *task = &group->tasks[i];
+		struct task *task = group->tasks[i];
 		if (task->runner.state == TASK_DEAD && task->runner.failed &&
 		    failure_counts_at_once(group, task))
 			report_failure(group, task);

@@ -26,7 +26,7 @@ struct services {
 	 * has task_dirs, else NULL; removed when corral exits. */
 	const char *task_dirs_root;
 	/* Every group, for dependencies that cross groups. */
-	struct group *groups;
+	struct group **groups;
 	size_t group_count;
 	unsigned dependency_walk; /* numbers the walks of task_dependencies.c */
 	/* corral run --keep-running: a main task stopped on request does not

@@ -38,7 +38,7 @@ struct supervisor {
 	struct output_sink sink;
 	struct event_log events;
 	struct loop_watch signal_watch;
-	struct group *groups;
+	struct group **groups;
 	size_t group_count;
 	struct control_server *control;
 	struct control_context control_context;
@@ -78,7 +78,7 @@ static void kill_everything(struct supervisor *supervisor, const char *reason)
 {
 	supervisor->killing = true;
 	for (size_t i = 0; i < supervisor->group_count; i++)
-		group_kill(&supervisor->groups[i], reason);
+		group_kill(supervisor->groups[i], reason);
 }
 
 static void on_shutdown_timeout(struct loop_timer *timer)
@@ -108,7 +108,7 @@ static void begin_shutdown(struct supervisor *supervisor, const char *reason)
 	loop_timer_arm(supervisor->loop, &supervisor->shutdown_timer,
 		       now + supervisor->config->shutdown_timeout_ms);
 	for (size_t i = 0; i < supervisor->group_count; i++)
-		group_stop(&supervisor->groups[i], "shutdown requested", now);
+		group_stop(supervisor->groups[i], "shutdown requested", now);
 }
 
 static void shutdown_from_control(void *pointer, const char *reason)
@@ -210,9 +210,9 @@ static bool reap_if_task(void *context, pid_t pid)
 {
 	struct supervisor *supervisor = context;
 	for (size_t i = 0; i < supervisor->group_count; i++) {
-		struct group *group = &supervisor->groups[i];
+		struct group *group = supervisor->groups[i];
 		for (size_t t = 0; t < group->task_count; t++) {
-			struct task *task = &group->tasks[t];
+			struct task *task = group->tasks[t];
 			if (task->pid == pid) {
 				task_reap(task);
 				/* Should waitid on the pidfd have failed, let
@@ -231,7 +231,7 @@ static bool reap_if_task(void *context, pid_t pid)
 /* One-command mode: whatever corral gets but SIGCHLD is the command's. */
 static void forward_to_command(struct supervisor *supervisor, const struct signalfd_siginfo *info)
 {
-	struct task *command = &supervisor->groups[0].tasks[0];
+	struct task *command = supervisor->groups[0]->tasks[0];
 	one_command_forward(supervisor->one_command, command->pid, command->pidfd_watch.fd, info);
 }
 
@@ -373,7 +373,8 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	for (size_t i = 0; i < config->group_count; i++) {
 		char why[512];
 		supervisor->group_count = supervisor->services.group_count = i + 1;
-		if (group_init(&supervisor->groups[i], &config->groups[i], &supervisor->services,
+		supervisor->groups[i] = xmalloc(sizeof(*supervisor->groups[i]));
+		if (group_init(supervisor->groups[i], &config->groups[i], &supervisor->services,
 			       why, sizeof(why)) < 0) {
 			log_message("%s", why);
 			return -1;
@@ -409,8 +410,10 @@ static void supervisor_close(struct supervisor *supervisor)
 	/* The tasks' last output goes out, waiting (bounded) for stdout. */
 	if (supervisor->loop)
 		output_sink_begin_close(&supervisor->sink);
-	for (size_t i = 0; i < supervisor->group_count; i++)
-		group_free(&supervisor->groups[i]);
+	for (size_t i = 0; i < supervisor->group_count; i++) {
+		group_free(supervisor->groups[i]);
+		free(supervisor->groups[i]);
+	}
 	free(supervisor->groups);
 	remove_task_dirs(supervisor);
 	network_host_close(&supervisor->network);
@@ -437,7 +440,7 @@ static bool all_done(const struct supervisor *supervisor)
 	    !supervisor->killing)
 		return false;
 	for (size_t i = 0; i < supervisor->group_count; i++) {
-		const struct group *group = &supervisor->groups[i];
+		const struct group *group = supervisor->groups[i];
 		if (group_has_processes(group))
 			return false;
 		if (!group->finished && !supervisor->killing)
@@ -455,7 +458,7 @@ static void settle_groups(struct supervisor *supervisor)
 	do {
 		any_dirty = false;
 		for (size_t i = 0; i < supervisor->group_count; i++) {
-			struct group *group = &supervisor->groups[i];
+			struct group *group = supervisor->groups[i];
 			if (!group->dirty)
 				continue;
 			any_dirty = true;

@@ -8,17 +8,17 @@
 #include "supervisor/group.h"
 #include "supervisor/task.h"
 
-static struct task *task_at(struct group *groups, size_t group_index, size_t task_index)
+static struct task *task_at(struct group **groups, size_t group_index, size_t task_index)
 {
-	return &groups[group_index].tasks[task_index];
+	return groups[group_index]->tasks[task_index];
 }
 
 /* Every task in one numbering, group after group, for the stop order. */
-static void compute_stop_order(struct group *groups, size_t group_count, size_t edge_count)
+static void compute_stop_order(struct group **groups, size_t group_count, size_t edge_count)
 {
 	size_t count = 0;
 	for (size_t g = 0; g < group_count; g++)
-		count += groups[g].task_count;
+		count += groups[g]->task_count;
 	struct task **tasks = xcalloc(count, sizeof(*tasks));
 	unsigned *tiers = xcalloc(count, sizeof(*tiers));
 	struct dependency_edge *edges = xcalloc(edge_count + 1, sizeof(*edges));
@@ -27,8 +27,8 @@ static void compute_stop_order(struct group *groups, size_t group_count, size_t 
 
 	size_t number = 0;
 	for (size_t g = 0; g < group_count; g++)
-		for (size_t t = 0; t < groups[g].task_count; t++) {
-			struct task *task = &groups[g].tasks[t];
+		for (size_t t = 0; t < groups[g]->task_count; t++) {
+			struct task *task = groups[g]->tasks[t];
 			task->stop_position = number; /* its number, until the order is known */
 			tiers[number] = dependency_stop_tier(task->config->stage);
 			tasks[number++] = task;
@@ -49,12 +49,12 @@ static void compute_stop_order(struct group *groups, size_t group_count, size_t 
 	free(tasks);
 }
 
-void task_dependencies_link(struct group *groups, size_t group_count)
+void task_dependencies_link(struct group **groups, size_t group_count)
 {
 	size_t edge_count = 0;
 	for (size_t g = 0; g < group_count; g++)
-		for (size_t t = 0; t < groups[g].task_count; t++) {
-			struct task *task = &groups[g].tasks[t];
+		for (size_t t = 0; t < groups[g]->task_count; t++) {
+			struct task *task = groups[g]->tasks[t];
 			const struct task_config *config = task->config;
 			if (!config->after_count)
 				continue;
@@ -76,11 +76,11 @@ void task_dependencies_link(struct group *groups, size_t group_count)
 		compute_stop_order(groups, group_count, edge_count);
 }
 
-void task_dependencies_unlink(struct group *groups, size_t group_count)
+void task_dependencies_unlink(struct group **groups, size_t group_count)
 {
 	for (size_t g = 0; g < group_count; g++)
-		for (size_t t = 0; t < groups[g].task_count; t++) {
-			struct task *task = &groups[g].tasks[t];
+		for (size_t t = 0; t < groups[g]->task_count; t++) {
+			struct task *task = groups[g]->tasks[t];
 			free(task->after);
 			free(task->dependents);
 			task->after = NULL;
@@ -262,7 +262,7 @@ bool task_dependencies_stop_blocked(const struct task *task)
 	const struct group *group = task->group;
 	unsigned tier = dependency_stop_tier(task->config->stage);
 	for (size_t i = 0; i < group->task_count; i++) {
-		const struct task *other = &group->tasks[i];
+		const struct task *other = group->tasks[i];
 		/* A lower tier goes first, unless the stop order puts this task
 		 * before it: then it waits for this one. */
 		if (dependency_stop_tier(other->config->stage) < tier &&
@@ -280,5 +280,5 @@ void task_dependencies_changed(struct task *task)
 		return;
 	struct services *services = task->services;
 	for (size_t g = 0; g < services->group_count; g++)
-		group_mark_dirty(&services->groups[g]);
+		group_mark_dirty(services->groups[g]);
 }

@@ -24,8 +24,8 @@ struct task_link {
 /* After every group exists: resolves each task's edges to tasks, finds
  * every task's dependents, and computes the stop order of the whole
  * config. Nothing is allocated for a config without `after:`. */
-void task_dependencies_link(struct group *groups, size_t group_count);
-void task_dependencies_unlink(struct group *groups, size_t group_count);
+void task_dependencies_link(struct group **groups, size_t group_count);
+void task_dependencies_unlink(struct group **groups, size_t group_count);
 
 /* Every dependency holds, and no dependent of an older run of this task
  * (restart: true) is still alive: it may start when its gate is open. */
