@@ -1,0 +1,230 @@
+#include "config/config_diff.h"
+
+#include <string.h>
+
+/* ---- equality of the parts of a definition ---- */
+
+static bool strings_equal(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* NULL-terminated lists; NULL is the empty list. */
+static bool lists_equal(char *const *a, char *const *b)
+{
+	static char *const empty[] = {NULL};
+	a = a ? a : empty;
+	b = b ? b : empty;
+	for (; *a && *b; a++, b++)
+		if (strcmp(*a, *b) != 0)
+			return false;
+	return !*a && !*b;
+}
+
+static bool probes_equal(const struct probe_config *a, const struct probe_config *b)
+{
+	return lists_equal(a->argv, b->argv) && a->interval_ms == b->interval_ms &&
+	       a->timeout_ms == b->timeout_ms;
+}
+
+static bool resources_equal(const struct resources_config *a, const struct resources_config *b)
+{
+	return a->memory == b->memory && a->memory_high == b->memory_high &&
+	       a->has_memory_swap == b->has_memory_swap && a->memory_swap == b->memory_swap &&
+	       a->cpu_millicores == b->cpu_millicores && a->cpu_weight == b->cpu_weight &&
+	       a->pids == b->pids && strings_equal(a->cpuset, b->cpuset) &&
+	       a->io_weight == b->io_weight && a->optional == b->optional;
+}
+
+/* A limit that is set in `a` and not in `b`: the cgroup would keep it, as
+ * nothing writes "no limit" back; a new cgroup (a new process) drops it. */
+static bool resources_limit_removed(const struct resources_config *a,
+				    const struct resources_config *b)
+{
+	return (a->memory && !b->memory) || (a->memory_high && !b->memory_high) ||
+	       (a->has_memory_swap && !b->has_memory_swap) ||
+	       (a->cpu_millicores && !b->cpu_millicores) || (a->cpu_weight && !b->cpu_weight) ||
+	       (a->pids && !b->pids) || (a->cpuset && !b->cpuset) ||
+	       (a->io_weight && !b->io_weight);
+}
+
+static bool mounts_equal(const struct mount_config *a, const struct mount_config *b, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (!strings_equal(a[i].type, b[i].type) || !strings_equal(a[i].source, b[i].source) ||
+		    !strings_equal(a[i].target, b[i].target) ||
+		    !lists_equal(a[i].options, b[i].options) || a[i].readonly != b[i].readonly ||
+		    a[i].propagation != b[i].propagation)
+			return false;
+	return true;
+}
+
+static bool devices_equal(const struct device_config *a, const struct device_config *b,
+			  size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (!strings_equal(a[i].source, b[i].source) ||
+		    !strings_equal(a[i].target, b[i].target) || a[i].permissions != b[i].permissions)
+			return false;
+	return true;
+}
+
+static bool id_maps_equal(const struct id_map_range *a, size_t a_count,
+			  const struct id_map_range *b, size_t b_count)
+{
+	return a_count == b_count && (!a_count || memcmp(a, b, a_count * sizeof(*a)) == 0);
+}
+
+static bool isolation_equal(const struct isolation_config *a, const struct isolation_config *b)
+{
+	return a->enabled == b->enabled && a->namespaces == b->namespaces &&
+	       strings_equal(a->hostname, b->hostname) && a->init == b->init &&
+	       a->capabilities == b->capabilities && a->seccomp.kind == b->seccomp.kind &&
+	       a->seccomp.default_action == b->seccomp.default_action &&
+	       lists_equal(a->seccomp.allow, b->seccomp.allow) &&
+	       lists_equal(a->seccomp.deny, b->seccomp.deny) &&
+	       a->no_new_privileges == b->no_new_privileges &&
+	       a->rlimit_count == b->rlimit_count &&
+	       memcmp(a->rlimits, b->rlimits, a->rlimit_count * sizeof(a->rlimits[0])) == 0 &&
+	       a->umask == b->umask && strings_equal(a->rootfs, b->rootfs) &&
+	       a->readonly_rootfs == b->readonly_rootfs && a->mount_count == b->mount_count &&
+	       mounts_equal(a->mounts, b->mounts, a->mount_count) &&
+	       a->device_count == b->device_count &&
+	       devices_equal(a->devices, b->devices, a->device_count) &&
+	       id_maps_equal(a->uid_map, a->uid_map_count, b->uid_map, b->uid_map_count) &&
+	       id_maps_equal(a->gid_map, a->gid_map_count, b->gid_map, b->gid_map_count) &&
+	       a->network == b->network;
+}
+
+static bool hooks_equal(const struct task_config *a, const struct task_config *b)
+{
+	if (a->hook_count != b->hook_count)
+		return false;
+	for (size_t i = 0; i < a->hook_count; i++) {
+		const struct hook_config *x = &a->hooks[i], *y = &b->hooks[i];
+		if (!strings_equal(x->name, y->name) || x->stage != y->stage ||
+		    !lists_equal(x->argv, y->argv) || x->timeout_ms != y->timeout_ms)
+			return false;
+	}
+	return true;
+}
+
+/* By name and meaning: the indices say where the target sits in its
+ * config, which another task's addition may shift. */
+static bool dependencies_equal(const struct task_config *a, const struct task_config *b)
+{
+	if (a->after_count != b->after_count)
+		return false;
+	for (size_t i = 0; i < a->after_count; i++) {
+		const struct task_dependency *x = &a->after[i], *y = &b->after[i];
+		if (!strings_equal(x->name, y->name) || x->condition != y->condition ||
+		    x->restart != y->restart || x->implicit != y->implicit)
+			return false;
+	}
+	return true;
+}
+
+static bool restart_equal(const struct restart_policy *a, const struct restart_policy *b)
+{
+	return a->policy == b->policy && a->attempts == b->attempts &&
+	       a->interval_ms == b->interval_ms && a->delay_ms == b->delay_ms &&
+	       a->max_delay_ms == b->max_delay_ms && a->mode == b->mode &&
+	       memcmp(&a->success_exit, &b->success_exit, sizeof(a->success_exit)) == 0 &&
+	       memcmp(&a->no_restart_exit, &b->no_restart_exit, sizeof(a->no_restart_exit)) == 0;
+}
+
+/* ---- the verdict ---- */
+
+static void note(struct task_diff *diff, bool differs, const char *field, enum task_change change)
+{
+	if (!differs)
+		return;
+	if (diff->field_count < TASK_CHANGE_FIELDS_MAX)
+		diff->fields[diff->field_count++] = field;
+	if (change > diff->change)
+		diff->change = change;
+}
+
+void task_config_diff(const struct task_config *a, const struct task_config *b,
+		      struct task_diff *diff)
+{
+	const enum task_change replace = TASK_CHANGE_REPLACE, in_place = TASK_CHANGE_IN_PLACE;
+	memset(diff, 0, sizeof(*diff));
+	note(diff, !lists_equal(a->argv, b->argv), "command", replace);
+	note(diff, !lists_equal(a->env, b->env), "env", replace);
+	note(diff, !strings_equal(a->cwd, b->cwd), "cwd", replace);
+	note(diff, !strings_equal(a->user, b->user), "user", replace);
+	note(diff, !lists_equal(a->groups, b->groups), "groups", replace);
+	note(diff, a->stage != b->stage, "lifecycle", replace);
+	note(diff, !restart_equal(&a->restart, &b->restart), "restart", in_place);
+	note(diff, a->kill_signal != b->kill_signal || a->kill_timeout_ms != b->kill_timeout_ms,
+	     "kill", in_place);
+	note(diff, !resources_equal(&a->resources, &b->resources), "resources",
+	     resources_limit_removed(&a->resources, &b->resources) ? replace : in_place);
+	/* The kind decides what the process is given (NOTIFY_SOCKET, an fd);
+	 * the probe and timeout only what corral does. */
+	bool readiness_kind = a->readiness.kind != b->readiness.kind ||
+			      a->readiness.fd != b->readiness.fd;
+	note(diff, readiness_kind || !probes_equal(&a->readiness.probe, &b->readiness.probe) ||
+			   a->readiness.timeout_ms != b->readiness.timeout_ms,
+	     "readiness", readiness_kind ? replace : in_place);
+	note(diff, !probes_equal(&a->health.probe, &b->health.probe) ||
+		       a->health.failures != b->health.failures,
+	     "health", in_place);
+	note(diff, !isolation_equal(&a->isolation, &b->isolation), "isolation", replace);
+	note(diff, !lists_equal(a->cdi.devices, b->cdi.devices) ||
+		       !lists_equal(a->cdi.spec_dirs, b->cdi.spec_dirs),
+	     "cdi", replace);
+	note(diff, a->task_dirs != b->task_dirs, "task_dirs", replace);
+	note(diff, a->log_mode != b->log_mode || a->log_history != b->log_history, "log",
+	     in_place);
+	note(diff, !hooks_equal(a, b), "hooks", replace);
+	note(diff, !dependencies_equal(a, b), "after", replace);
+}
+
+#define SWAP(a, b)                                                                         \
+	do {                                                                               \
+		__typeof__(a) swap_ = (a);                                                 \
+		(a) = (b);                                                                 \
+		(b) = swap_;                                                               \
+	} while (0)
+
+void task_config_swap_resources(struct task_config *into, struct task_config *from)
+{
+	SWAP(into->resources, from->resources);
+}
+
+void task_config_swap_in_place_fields(struct task_config *into, struct task_config *from)
+{
+	SWAP(into->restart, from->restart);
+	SWAP(into->kill_signal, from->kill_signal);
+	SWAP(into->kill_timeout_ms, from->kill_timeout_ms);
+	SWAP(into->resources, from->resources);
+	SWAP(into->readiness.probe, from->readiness.probe);
+	SWAP(into->readiness.timeout_ms, from->readiness.timeout_ms);
+	SWAP(into->health, from->health);
+	SWAP(into->log_mode, from->log_mode);
+	SWAP(into->log_history, from->log_history);
+}
+
+const char *config_diff_fixed_global(const struct config *a, const struct config *b)
+{
+	if (!strings_equal(a->socket_path, b->socket_path))
+		return "socket";
+	if (!strings_equal(a->control_group, b->control_group))
+		return "control.group";
+	if (!strings_equal(a->task_dirs_root, b->task_dirs_root))
+		return "task_dirs_root";
+	return NULL;
+}
+
+const char *config_diff_fixed_group_key(const struct group_config *a, const struct group_config *b)
+{
+	if (!strings_equal(a->network.bridge, b->network.bridge) ||
+	    a->network.subnet != b->network.subnet ||
+	    a->network.prefix_length != b->network.prefix_length)
+		return "network";
+	return NULL;
+}
