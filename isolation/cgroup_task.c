@@ -157,6 +157,24 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 	return 0;
 }
 
+int task_cgroup_update_limits(struct task_cgroup *cgroup, struct cgroup_tree *tree,
+			      const char *group_name, const char *task_name,
+			      const struct resources_config *resources, char *error,
+			      size_t error_size)
+{
+	if (!task_cgroup_exists(cgroup))
+		return 0; /* made with these limits at the next start */
+	struct cgroup_settings settings;
+	struct cgroup_availability availability = {has_v2, has_v1, tree};
+	char why[512];
+	if (cgroup_limits_plan(resources, &availability, &settings, why, sizeof(why)) < 0) {
+		snprintf(error, error_size, "resources: %s", why);
+		return -1;
+	}
+	return apply_settings(cgroup, tree, &settings, resources, group_name, task_name, error,
+			      error_size);
+}
+
 int task_cgroup_kill(struct task_cgroup *cgroup)
 {
 	if (cgroup->dir_fd < 0)

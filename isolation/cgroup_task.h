@@ -57,6 +57,14 @@ struct task_cgroup_v1 *task_cgroup_v1_group(struct task_cgroup *cgroup, struct c
 					    const char *controller, const char *group_name,
 					    const char *task_name, char *error, size_t error_size);
 
+/* Writes `resources` to the live cgroup (reload). Nothing when it is not
+ * made yet. -1 with `error` naming the limit the kernel refused (memory
+ * below what the task uses, say); the ones before it are written. */
+int task_cgroup_update_limits(struct task_cgroup *cgroup, struct cgroup_tree *tree,
+			      const char *group_name, const char *task_name,
+			      const struct resources_config *resources, char *error,
+			      size_t error_size);
+
 /* Kills every process in the task's cgroups (cgroup.kill). 0 or -errno. */
 int task_cgroup_kill(struct task_cgroup *cgroup);
 

@@ -10,6 +10,7 @@
 #include "config/units.h"
 #include "config/xmalloc.h"
 #include "supervisor/json_text.h"
+#include "supervisor/reload.h"
 #include "supervisor/loop.h"
 
 /* ---- replies ---- */
@@ -645,6 +646,24 @@ static void run_events(struct control_context *context, struct control_client *c
 		control_client_follow(client, CONTROL_FOLLOW_EVENTS, NULL);
 }
 
+static void run_reload(struct control_context *context, struct control_client *client,
+		       const struct control_request *request)
+{
+	/* Any file corral can read would become commands run as corral. */
+	if (request->path[0] && !control_client_is_owner(client)) {
+		reply_error(client, "reload of another file than the running config: only root "
+				    "and corral's own user may name one (the control group may "
+				    "reload the same file)");
+		return;
+	}
+	struct reload_options options = {
+		.path = request->path[0] ? request->path : NULL,
+		.dry_run = request->dry_run,
+		.rerun_completed = request->rerun_completed,
+	};
+	send_json(client, context->reload(context->supervisor, &options));
+}
+
 /* A task publishes its lines only while someone follows them: its own
  * followers, its group's and those of every task. */
 void control_commands_followers_changed(void *pointer, enum control_follow kind,
@@ -690,6 +709,9 @@ void control_commands_handle(void *pointer, struct control_client *client,
 		return;
 	case CONTROL_EVENTS:
 		run_events(context, client, request);
+		return;
+	case CONTROL_RELOAD:
+		run_reload(context, client, request);
 		return;
 	case CONTROL_SHUTDOWN:
 		reply_ok(client, "shutting down gracefully");

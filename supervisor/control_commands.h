@@ -2,11 +2,14 @@
  * The socket side is control_server.c; this file knows the supervisor. */
 #pragma once
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "supervisor/control_server.h"
 #include "supervisor/event_log.h"
 #include "supervisor/group.h"
+
+struct reload_options;
 
 struct control_context {
 	struct group **groups;
@@ -16,6 +19,8 @@ struct control_context {
 	void (*shutdown)(void *supervisor, const char *reason);
 	/* True once a shutdown began: nothing may be started any more. */
 	bool (*shutting_down)(void *supervisor);
+	/* A reload (supervisor/reload.h): its reply. */
+	json_t *(*reload)(void *supervisor, const struct reload_options *options);
 	void *supervisor;
 };
 

@@ -17,8 +17,8 @@
 #include "supervisor/json_text.h"
 
 #define ARRAY_SIZE(a)   (sizeof(a) / sizeof((a)[0]))
-#define COMMAND_COUNT   (CONTROL_SHUTDOWN + 1)
-#define KNOWN_COMMANDS  "status, restart, stop, start, signal, logs, events, shutdown"
+#define COMMAND_COUNT   (CONTROL_RELOAD + 1)
+#define KNOWN_COMMANDS  "status, restart, stop, start, signal, logs, events, shutdown, reload"
 #define KNOWN_MODES     "task, force, all, running"
 
 /* What a command's target must be. */
@@ -36,6 +36,9 @@ enum field_bit {
 	FIELD_SIGNAL = 1u << 2,
 	FIELD_FOLLOW = 1u << 3,
 	FIELD_TAIL = 1u << 4,
+	FIELD_PATH = 1u << 5,
+	FIELD_DRY_RUN = 1u << 6,
+	FIELD_RERUN_COMPLETED = 1u << 7,
 };
 
 struct command_info {
@@ -53,6 +56,7 @@ static const struct command_info commands[COMMAND_COUNT] = {
     [CONTROL_LOGS] = {"logs", TARGET_ANY, FIELD_TARGET | FIELD_FOLLOW | FIELD_TAIL},
     [CONTROL_EVENTS] = {"events", TARGET_NONE, FIELD_FOLLOW | FIELD_TAIL},
     [CONTROL_SHUTDOWN] = {"shutdown", TARGET_NONE, 0},
+    [CONTROL_RELOAD] = {"reload", TARGET_NONE, FIELD_PATH | FIELD_DRY_RUN | FIELD_RERUN_COMPLETED},
 };
 
 struct field_info {
@@ -69,11 +73,15 @@ static const struct field_info fields[] = {
     {"signal", FIELD_SIGNAL, "signal"},
     {"follow", FIELD_FOLLOW, "logs and events"},
     {"tail", FIELD_TAIL, "logs and events"},
+    {"path", FIELD_PATH, "reload"},
+    {"dry_run", FIELD_DRY_RUN, "reload"},
+    {"rerun_completed", FIELD_RERUN_COMPLETED, "reload"},
 };
 
 /* The same names, as suggest_nearest() takes them. */
-static const char *const field_names[] = {"version", "command", "target", "mode",
-					  "signal",  "follow",  "tail"};
+static const char *const field_names[] = {"version", "command", "target",  "mode",
+					  "signal",  "follow",  "tail",    "path",
+					  "dry_run", "rerun_completed"};
 _Static_assert(sizeof(field_names) / sizeof(field_names[0]) == sizeof(fields) / sizeof(fields[0]),
 	       "every field has its name in field_names");
 
@@ -290,7 +298,8 @@ static int check_fields(const json_t *object, enum control_command command, char
 					      quote(key, strlen(key)).text, nearest);
 			return refuse(error, error_size, "unknown field %s; known: %s",
 				      quote(key, strlen(key)).text,
-				      "version, command, target, mode, signal, follow, tail");
+				      "version, command, target, mode, signal, follow, tail, path, "
+				      "dry_run, rerun_completed");
 		}
 		if (field->bit == 0 || (commands[command].fields & field->bit))
 			continue;
@@ -392,6 +401,40 @@ static int read_follow_and_tail(const json_t *object, struct control_request *re
 	return 0;
 }
 
+static int read_boolean(const json_t *object, const char *name, bool *value, char *error,
+			size_t error_size)
+{
+	const json_t *field = json_object_get(object, name);
+	if (!field)
+		return 0;
+	if (!json_is_boolean(field))
+		return refuse(error, error_size, "\"%s\" must be a boolean, not %s", name,
+			      json_kind(field));
+	*value = json_is_true(field);
+	return 0;
+}
+
+static int read_reload_fields(const json_t *object, struct control_request *request,
+			      char *error, size_t error_size)
+{
+	const json_t *path = json_object_get(object, "path");
+	if (path) {
+		if (!json_is_string(path) || json_string_length(path) == 0)
+			return refuse(error, error_size, "\"path\" must be a non-empty string");
+		if (json_string_length(path) > CONTROL_PATH_MAX ||
+		    strlen(json_string_value(path)) != json_string_length(path))
+			return refuse(error, error_size,
+				      "\"path\" must be a file path of at most %d bytes, without NUL",
+				      CONTROL_PATH_MAX);
+		snprintf(request->path, sizeof(request->path), "%s", json_string_value(path));
+	}
+	return read_boolean(object, "dry_run", &request->dry_run, error, error_size) < 0 ||
+			       read_boolean(object, "rerun_completed", &request->rerun_completed,
+					    error, error_size) < 0
+		   ? -1
+		   : 0;
+}
+
 static int read_request(const json_t *object, struct control_request *request, char *error,
 			size_t error_size)
 {
@@ -403,7 +446,8 @@ static int read_request(const json_t *object, struct control_request *request, c
 	    read_target(object, request, error, error_size) < 0 ||
 	    read_mode(object, request, error, error_size) < 0 ||
 	    read_signal(object, request, error, error_size) < 0 ||
-	    read_follow_and_tail(object, request, error, error_size) < 0)
+	    read_follow_and_tail(object, request, error, error_size) < 0 ||
+	    read_reload_fields(object, request, error, error_size) < 0)
 		return -1;
 	return control_request_validate(request, error, error_size);
 }
@@ -463,6 +507,14 @@ char *control_request_encode(const struct control_request *request)
 		json_object_set_new(object, "follow", json_true());
 	if (commands[request->command].fields & FIELD_TAIL && request->tail)
 		json_object_set_new(object, "tail", json_integer(request->tail));
+	if (request->command == CONTROL_RELOAD) {
+		if (request->path[0])
+			json_object_set_new(object, "path", json_string(request->path));
+		if (request->dry_run)
+			json_object_set_new(object, "dry_run", json_true());
+		if (request->rerun_completed)
+			json_object_set_new(object, "rerun_completed", json_true());
+	}
 
 	compact = json_dumps(object, JSON_COMPACT);
 	json_decref(object);

@@ -16,6 +16,8 @@
 #define CONTROL_REQUEST_MAX (64 * 1024)
 /* "group/task": two names of at most 64 characters and a slash. */
 #define CONTROL_TARGET_MAX 130
+/* reload's "path": a config file. */
+#define CONTROL_PATH_MAX 4096
 
 enum control_command {
 	CONTROL_STATUS,
@@ -26,6 +28,7 @@ enum control_command {
 	CONTROL_LOGS,
 	CONTROL_EVENTS,
 	CONTROL_SHUTDOWN,
+	CONTROL_RELOAD,
 };
 
 enum control_restart_mode {
@@ -45,6 +48,9 @@ struct control_request {
 	int signal_number;                      /* signal only */
 	bool follow;                            /* logs, events */
 	unsigned tail;                          /* logs, events: 0 = all kept */
+	char path[CONTROL_PATH_MAX + 1];        /* reload: "" = the same file */
+	bool dry_run;                           /* reload */
+	bool rerun_completed;                   /* reload */
 };
 
 /* Parses one request (a JSON object, without its newline):

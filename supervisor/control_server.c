@@ -47,6 +47,7 @@ struct control_client {
 	bool sent_mid_line;
 	struct loop_timer cut_timer;
 
+	uid_t uid; /* the peer's, at connect */
 	enum control_follow follow;
 	const void *follow_subject;
 	bool closed; /* freed at the end of the current callback */
@@ -262,6 +263,29 @@ void control_server_publish(struct control_server *server, enum control_follow k
 	}
 }
 
+bool control_client_is_owner(const struct control_client *client)
+{
+	return client->uid == 0 || client->uid == geteuid();
+}
+
+void control_server_forget(struct control_server *server, enum control_follow kind,
+			   const void *subject)
+{
+	struct control_client *next;
+	for (struct control_client *client = server->clients; client; client = next) {
+		next = client->next;
+		if (client->follow != kind || client->follow_subject != subject)
+			continue;
+		/* The stream ends as at a half-close: what it is owed goes
+		 * out, then the connection closes (the CLI exits 0). */
+		stop_following(client);
+		client->input_ended = true;
+		flush(client);
+		if (client->closed)
+			client_retire(client);
+	}
+}
+
 static void reply_error(struct control_client *client, const char *message)
 {
 	char *reply = control_reply_error(message);
@@ -418,6 +442,7 @@ static void on_accept(struct loop_watch *watch, uint32_t events)
 		}
 		struct control_client *client = xcalloc(1, sizeof(*client));
 		client->server = server;
+		client->uid = peer.uid;
 		client->input = xmalloc(CLIENT_INPUT_MAX);
 		client->watch = (struct loop_watch){
 			.fd = fd, .callback = on_client_event, .data = client};

@@ -62,6 +62,15 @@ void control_client_send(struct control_client *client, const char *data, size_t
 void control_client_follow(struct control_client *client, enum control_follow kind,
 			   const void *subject);
 
+/* The client is root or corral's own user, not only a member of the
+ * control group: what reads files as corral may need it. */
+bool control_client_is_owner(const struct control_client *client);
+
+/* `subject` is going away (a task or group a reload removed): its
+ * followers' streams end, and their connections close once flushed. */
+void control_server_forget(struct control_server *server, enum control_follow kind,
+			   const void *subject);
+
 /* Sends a line to every client following `kind` and `subject`. */
 void control_server_publish(struct control_server *server, enum control_follow kind,
 			    const void *subject, const char *line, size_t length);

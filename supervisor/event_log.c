@@ -8,6 +8,7 @@
 
 #include "supervisor/json_text.h"
 #include "supervisor/log.h"
+#include "supervisor/task_event.h"
 
 int event_log_open(struct event_log *log, const char *path)
 {
@@ -79,6 +80,29 @@ void event_log_group(struct event_log *log, const char *group, const char *event
 	log_info("%s: %s", group, message);
 	json_t *object = json_object();
 	json_object_set_new(object, "group", json_string(group));
+	json_object_set_new(object, "event", json_string(event));
+	json_object_set_new(object, "message", json_string_lossy(message, strlen(message)));
+	write_json(log, object);
+}
+
+const char *corral_event_type_name(enum corral_event_type type)
+{
+	static const char *const names[CORRAL_EVENT_TYPE_COUNT] = {
+		[CORRAL_EVENT_RELOAD_STARTED] = "reload_started",
+		[CORRAL_EVENT_RELOAD_FINISHED] = "reload_finished",
+		[CORRAL_EVENT_RELOAD_REFUSED] = "reload_refused",
+	};
+	return (unsigned)type < CORRAL_EVENT_TYPE_COUNT ? names[type] : "unknown";
+}
+
+void event_log_corral(struct event_log *log, const char *event, const char *message)
+{
+	/* A refusal is an error the user must see, even when quiet. */
+	if (strcmp(event, "reload_refused") == 0)
+		log_message("%s", message);
+	else
+		log_info("%s", message);
+	json_t *object = json_object();
 	json_object_set_new(object, "event", json_string(event));
 	json_object_set_new(object, "message", json_string_lossy(message, strlen(message)));
 	write_json(log, object);

@@ -27,3 +27,5 @@ void event_log_task(struct event_log *log, const char *full_name, const char *ev
 		    const char *message, pid_t pid);
 void event_log_group(struct event_log *log, const char *group, const char *event,
 		     const char *message);
+/* An event of corral as a whole (corral_event_type_name): no group, no task. */
+void event_log_corral(struct event_log *log, const char *event, const char *message);

@@ -8,6 +8,7 @@
 #include "config/xmalloc.h"
 #include "supervisor/dependency_rules.h"
 #include "supervisor/group_failure.h"
+#include "supervisor/task_reload.h"
 
 const char *group_event_type_name(enum group_event_type type)
 {
@@ -356,6 +357,14 @@ static void apply_dependencies(struct group *group, uint64_t now_ms)
 	}
 }
 
+/* A reload's new definitions, taken by the tasks now between two runs. */
+static void take_next_configs(struct group *group)
+{
+	for (size_t i = 0; i < group->task_count; i++)
+		if (task_can_take_next_config(group->tasks[i]))
+			task_take_next_config(group->tasks[i]);
+}
+
 void group_settle(struct group *group, uint64_t now_ms)
 {
 	/* Bounded only by the number of state changes, each of which is
@@ -363,6 +372,7 @@ void group_settle(struct group *group, uint64_t now_ms)
 	 * pending-with-delay, never back to ready within one settle. */
 	while (group->dirty) {
 		group->dirty = false;
+		take_next_configs(group);
 		group_note_failures(group);
 		check_stop_conditions(group, now_ms);
 		if (group->stop_mode != GROUP_RUNNING && advance_stop(group, now_ms) &&

@@ -43,6 +43,7 @@ struct group {
 	 * earlier stages to be ready again (group.c, earlier_stages_ready) */
 	bool restart_in_order;
 	bool finished;
+	bool removed; /* a reload removed it: it stops, and is freed once finished */
 	/* on_failure: restart: the restarts it made, and its bound. */
 	struct restart_tracker failure_restarts;
 	unsigned failure_restart_count;

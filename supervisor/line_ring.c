@@ -124,3 +124,25 @@ void line_ring_visit(const struct line_ring *ring, size_t tail,
 	}
 	free(text);
 }
+
+struct resize_copy {
+	struct line_ring *into;
+};
+
+static void copy_line(void *context, uint64_t time_ms, const char *text, size_t length)
+{
+	struct resize_copy *copy = context;
+	line_ring_append(copy->into, time_ms, text, length);
+}
+
+void line_ring_resize(struct line_ring *ring, size_t capacity)
+{
+	if (capacity == ring->capacity)
+		return;
+	struct line_ring resized;
+	line_ring_init(&resized, capacity);
+	struct resize_copy copy = {&resized};
+	line_ring_visit(ring, 0, copy_line, &copy);
+	line_ring_free(ring);
+	*ring = resized;
+}

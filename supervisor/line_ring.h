@@ -18,6 +18,9 @@ struct line_ring {
 void line_ring_init(struct line_ring *ring, size_t capacity);
 void line_ring_free(struct line_ring *ring);
 
+/* A new capacity, keeping the newest lines that fit (reload). */
+void line_ring_resize(struct line_ring *ring, size_t capacity);
+
 /* Longer lines are cut to a quarter of the capacity. */
 void line_ring_append(struct line_ring *ring, uint64_t time_ms, const char *text, size_t length);
 

@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"signal", "send a signal to a task", command_signal, false},
 	{"logs", "show, or follow, a task's recent output", command_logs, false},
 	{"events", "show, or follow, recent task and group events", command_events, false},
+	{"reload", "load the config again and apply the difference", command_reload, false},
 	{"shutdown", "shut corral down gracefully, as SIGTERM does", command_shutdown, false},
 };
 

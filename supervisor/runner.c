@@ -46,6 +46,9 @@ const char *task_event_type_name(enum task_event_type type)
 		[TASK_EVENT_HOOK_FAILED] = "hook_failed",
 		[TASK_EVENT_PROBE_FAILED] = "probe_failed",
 		[TASK_EVENT_PROBE_PASSED] = "probe_passed",
+		[TASK_EVENT_UPDATED] = "updated",
+		[TASK_EVENT_REPLACED] = "replaced",
+		[TASK_EVENT_REMOVED] = "removed",
 	};
 	return (unsigned)type < TASK_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }

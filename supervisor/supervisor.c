@@ -15,43 +15,16 @@
 #include "config/units.h"
 #include "supervisor/control_commands.h"
 #include "supervisor/control_server.h"
+#include "supervisor/supervisor_internal.h"
 #include "supervisor/group.h"
 #include "supervisor/json_text.h"
 #include "supervisor/log.h"
 #include "supervisor/machine_init.h"
 #include "supervisor/reaper.h"
+#include "supervisor/reload.h"
 #include "supervisor/signals.h"
 #include "config/xmalloc.h"
 #include "hooks/task_dirs.h"
-
-#define OUTPUT_SINK_CAPACITY (256 * 1024)
-
-struct supervisor {
-	const struct config *config;
-	struct services services;
-	struct loop *loop;
-	struct spawn_slots spawn_slots;
-	struct cgroup_tree cgroups;
-	struct network_host network;
-	const char **group_names; /* the cgroup tree's, for its cleanup */
-	char *task_dirs_root;     /* ROOT/PID, or NULL: no task has task_dirs */
-	struct output_sink sink;
-	struct event_log events;
-	struct loop_watch signal_watch;
-	struct group **groups;
-	size_t group_count;
-	struct control_server *control;
-	struct control_context control_context;
-	const struct one_command *one_command; /* NULL: a config's run */
-
-	bool shutting_down;
-	bool killing;
-	struct loop_timer shutdown_timer;
-
-	bool have_failure;
-	bool failure_is_secondary; /* from a task that never started */
-	int exit_code;
-};
 
 #define SUPERVISOR_FROM_SERVICES(pointer)                                                  \
 	((struct supervisor *)((char *)(pointer) - offsetof(struct supervisor, services)))
@@ -122,6 +95,41 @@ static bool is_shutting_down(void *pointer)
 	return supervisor->shutting_down;
 }
 
+void supervisor_groups_changed(struct supervisor *supervisor)
+{
+	supervisor->services.groups = supervisor->groups;
+	supervisor->services.group_count = supervisor->group_count;
+	supervisor->control_context.groups = supervisor->groups;
+	supervisor->control_context.group_count = supervisor->group_count;
+}
+
+/* ---- reload: SIGHUP and the control socket ---- */
+
+static json_t *reload_from_control(void *pointer, const struct reload_options *options)
+{
+	struct supervisor *supervisor = pointer;
+	if (supervisor->shutting_down) {
+		json_t *reply = json_object();
+		json_object_set_new(reply, "ok", json_false());
+		json_object_set_new(reply, "error",
+				    json_string("corral is shutting down: nothing to reload"));
+		return reply;
+	}
+	return reload_run(supervisor, options);
+}
+
+/* SIGHUP: as `corral reload` of the same file; the event log and stderr
+ * tell how it went. */
+static void reload_on_hangup(struct supervisor *supervisor)
+{
+	struct reload_options options = {0};
+	json_t *reply = reload_from_control(supervisor, &options);
+	json_t *errors = json_object_get(reply, "errors");
+	for (size_t i = 0; i < json_array_size(errors); i++)
+		log_message("%s", json_string_value(json_array_get(errors, i)));
+	json_decref(reply);
+}
+
 /* ---- the control socket ---- */
 
 static void publish_event(void *pointer, const char *json, size_t length)
@@ -180,6 +188,7 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 		.events = &supervisor->events,
 		.shutdown = shutdown_from_control,
 		.shutting_down = is_shutting_down,
+		.reload = reload_from_control,
 		.supervisor = supervisor,
 	};
 	struct control_server_ops ops = {
@@ -255,6 +264,9 @@ static void on_signal(struct loop_watch *watch, uint32_t events)
 		case SIGQUIT:
 			begin_shutdown(supervisor, signal_name((int)info.ssi_signo));
 			break;
+		case SIGHUP:
+			reload_on_hangup(supervisor);
+			break;
 		default:
 			log_message("ignoring %s (from pid %u)", signal_name((int)info.ssi_signo),
 				    info.ssi_pid);
@@ -281,8 +293,10 @@ static void open_cgroup_tree(struct supervisor *supervisor)
 	const struct config *config = supervisor->config;
 	supervisor->group_names = xcalloc(config->group_count, sizeof(*supervisor->group_names));
 	for (size_t i = 0; i < config->group_count; i++)
-		supervisor->group_names[i] = config->groups[i].name;
-	cgroup_tree_open(&supervisor->cgroups, machine_init_active(), supervisor->group_names,
+		supervisor->group_names[i] = xstrdup(config->groups[i].name);
+	supervisor->group_name_count = config->group_count;
+	cgroup_tree_open(&supervisor->cgroups, machine_init_active(),
+			 (const char *const *)supervisor->group_names,
 			 config->group_count, log_message);
 	struct cgroup_tree *tree = &supervisor->cgroups;
 	if (!tree->enabled)
@@ -380,7 +394,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 			return -1;
 		}
 	}
-	task_dependencies_link(supervisor->groups, supervisor->group_count);
+	task_dependencies_link(supervisor->groups, supervisor->group_count, config);
 	supervisor->events.on_event = publish_event;
 	supervisor->events.on_event_context = supervisor;
 	/* tini and dumb-init have none; a one-command corral leaves no socket
@@ -418,6 +432,8 @@ static void supervisor_close(struct supervisor *supervisor)
 	remove_task_dirs(supervisor);
 	network_host_close(&supervisor->network);
 	cgroup_tree_close(&supervisor->cgroups);
+	for (size_t i = 0; i < supervisor->group_name_count; i++)
+		free(supervisor->group_names[i]);
 	free(supervisor->group_names);
 	if (supervisor->loop)
 		loop_timer_cancel(supervisor->loop, &supervisor->shutdown_timer);
@@ -431,6 +447,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	spawn_slots_close(&supervisor->spawn_slots);
 	event_log_close(&supervisor->events);
 	loop_free(supervisor->loop);
+	reload_free_generations(supervisor);
 }
 
 static bool all_done(const struct supervisor *supervisor)
@@ -494,6 +511,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 			break;
 		}
 		settle_groups(&supervisor);
+		reload_collect(&supervisor);
 		if (supervisor.control)
 			control_server_collect(supervisor.control);
 	}

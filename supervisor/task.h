@@ -58,7 +58,8 @@ struct task {
 
 	/* Config `after:` at run time (task_dependencies.c); NULL, 0 and
 	 * false for a config without it. */
-	struct task_link *after;   /* config->after_count of them */
+	struct task_link *after;   /* after_count of them */
+	size_t after_count;
 	struct task **dependents;  /* the tasks whose `after:` names this one */
 	size_t dependent_count;
 	size_t stop_position;      /* in the stop order of the whole config */
@@ -85,6 +86,12 @@ struct task {
 	struct line_ring logs;   /* recent output, for `corral logs` */
 	unsigned log_followers;  /* control clients following the logs */
 	struct loop_timer timers[RUNNER_TIMER_COUNT];
+
+	/* Reload (task_reload.h): the definition its next run takes, NULL
+	 * when none waits; and whether the config no longer has it (it
+	 * stops, and is freed once dead). */
+	const struct task_config *next_config;
+	bool removed;
 };
 
 /* Prepares everything a start needs; errors name the task. */

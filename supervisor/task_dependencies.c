@@ -35,7 +35,7 @@ static void compute_stop_order(struct group **groups, size_t group_count, size_t
 		}
 	size_t edge = 0;
 	for (size_t i = 0; i < count; i++)
-		for (size_t d = 0; d < tasks[i]->config->after_count; d++)
+		for (size_t d = 0; d < tasks[i]->after_count; d++)
 			edges[edge++] = (struct dependency_edge){
 				.from = i, .to = tasks[i]->after[d].target->stop_position};
 	dependency_stop_order(count, tiers, edges, edge_count, scratch, positions);
@@ -49,18 +49,20 @@ static void compute_stop_order(struct group **groups, size_t group_count, size_t
 	free(tasks);
 }
 
-void task_dependencies_link(struct group **groups, size_t group_count)
+void task_dependencies_link(struct group **groups, size_t group_count,
+			    const struct config *config)
 {
 	size_t edge_count = 0;
-	for (size_t g = 0; g < group_count; g++)
-		for (size_t t = 0; t < groups[g]->task_count; t++) {
+	for (size_t g = 0; g < config->group_count; g++)
+		for (size_t t = 0; t < config->groups[g].task_count; t++) {
 			struct task *task = groups[g]->tasks[t];
-			const struct task_config *config = task->config;
-			if (!config->after_count)
+			const struct task_config *task_config = &config->groups[g].tasks[t];
+			if (!task_config->after_count)
 				continue;
-			task->after = xcalloc(config->after_count, sizeof(*task->after));
-			for (size_t d = 0; d < config->after_count; d++) {
-				const struct task_dependency *edge = &config->after[d];
+			task->after = xcalloc(task_config->after_count, sizeof(*task->after));
+			task->after_count = task_config->after_count;
+			for (size_t d = 0; d < task_config->after_count; d++) {
+				const struct task_dependency *edge = &task_config->after[d];
 				struct task *target = task_at(groups, edge->group_index, edge->task_index);
 				task->after[d] = (struct task_link){.config = edge, .target = target};
 				target->dependents = xreallocarray(target->dependents,
@@ -76,17 +78,58 @@ void task_dependencies_link(struct group **groups, size_t group_count)
 		compute_stop_order(groups, group_count, edge_count);
 }
 
+static void unlink_task(struct task *task)
+{
+	free(task->after);
+	free(task->dependents);
+	task->after = NULL;
+	task->after_count = 0;
+	task->dependents = NULL;
+	task->dependent_count = 0;
+}
+
 void task_dependencies_unlink(struct group **groups, size_t group_count)
 {
 	for (size_t g = 0; g < group_count; g++)
+		for (size_t t = 0; t < groups[g]->task_count; t++)
+			unlink_task(groups[g]->tasks[t]);
+}
+
+/* A task's links before a relink. */
+struct old_links {
+	struct task *task;
+	struct task_link *after;
+	size_t count;
+};
+
+void task_dependencies_relink(struct group **groups, size_t group_count,
+			      const struct config *config)
+{
+	size_t task_count = 0;
+	for (size_t g = 0; g < group_count; g++)
+		task_count += groups[g]->task_count;
+	struct old_links *old = xcalloc(task_count + 1, sizeof(*old));
+	size_t n = 0;
+	for (size_t g = 0; g < group_count; g++)
 		for (size_t t = 0; t < groups[g]->task_count; t++) {
 			struct task *task = groups[g]->tasks[t];
-			free(task->after);
-			free(task->dependents);
+			old[n++] = (struct old_links){task, task->after, task->after_count};
 			task->after = NULL;
-			task->dependents = NULL;
-			task->dependent_count = 0;
+			unlink_task(task);
 		}
+	task_dependencies_link(groups, group_count, config);
+	/* An edge that survives keeps which run of its target the task
+	 * started with: a `restart: true` dependent must not take the reload
+	 * for a restart of what it waits for. */
+	for (size_t i = 0; i < n; i++) {
+		struct task *task = old[i].task;
+		for (size_t d = 0; d < task->after_count; d++)
+			for (size_t o = 0; o < old[i].count; o++)
+				if (old[i].after[o].target == task->after[d].target)
+					task->after[d].seen_generation = old[i].after[o].seen_generation;
+		free(old[i].after);
+	}
+	free(old);
 }
 
 static bool group_may_run_again(const struct group *group)
@@ -118,7 +161,7 @@ static bool stale_dependent_alive(const struct task *task)
 		enum task_state state = dependent->runner.state;
 		if (state != TASK_STARTING && state != TASK_RUNNING)
 			continue;
-		for (size_t d = 0; d < dependent->config->after_count; d++) {
+		for (size_t d = 0; d < dependent->after_count; d++) {
 			const struct task_link *link = &dependent->after[d];
 			if (link->target == task && link->config->restart &&
 			    link->seen_generation != task->runner.generation)
@@ -130,7 +173,7 @@ static bool stale_dependent_alive(const struct task *task)
 
 bool task_dependencies_allow_start(const struct task *task)
 {
-	for (size_t d = 0; d < task->config->after_count; d++) {
+	for (size_t d = 0; d < task->after_count; d++) {
 		const struct task_link *link = &task->after[d];
 		/* Its restart waits for this task to be down: not up again. */
 		if (link->config->restart && link->target->restart_held)
@@ -143,14 +186,14 @@ bool task_dependencies_allow_start(const struct task *task)
 
 void task_dependencies_started(struct task *task)
 {
-	for (size_t d = 0; d < task->config->after_count; d++)
+	for (size_t d = 0; d < task->after_count; d++)
 		task->after[d].seen_generation = task->after[d].target->runner.generation;
 }
 
 const struct task *task_dependencies_broken(const struct task *task, char *reason,
 					    size_t reason_size)
 {
-	for (size_t d = 0; d < task->config->after_count; d++) {
+	for (size_t d = 0; d < task->after_count; d++) {
 		const struct task_link *link = &task->after[d];
 		if (verdict_of(link) != DEPENDENCY_BROKEN)
 			continue;
@@ -170,7 +213,7 @@ const struct task *task_dependencies_broken(const struct task *task, char *reaso
 
 bool task_dependencies_describe_wait(const struct task *task, char *buffer, size_t size)
 {
-	for (size_t d = 0; d < task->config->after_count; d++) {
+	for (size_t d = 0; d < task->after_count; d++) {
 		const struct task_link *link = &task->after[d];
 		if (link->config->restart && link->target->restart_held) {
 			snprintf(buffer, size, "waits for %s to restart",
@@ -192,7 +235,7 @@ bool task_dependencies_describe_wait(const struct task *task, char *buffer, size
 
 const struct task *task_dependencies_restarted(const struct task *task)
 {
-	for (size_t d = 0; d < task->config->after_count; d++) {
+	for (size_t d = 0; d < task->after_count; d++) {
 		const struct task_link *link = &task->after[d];
 		if (link->config->restart &&
 		    (link->seen_generation != link->target->runner.generation ||
@@ -209,7 +252,7 @@ bool task_dependencies_restart_dependents_alive(const struct task *task)
 		enum task_state state = dependent->runner.state;
 		if (state != TASK_STARTING && state != TASK_RUNNING)
 			continue;
-		for (size_t d = 0; d < dependent->config->after_count; d++)
+		for (size_t d = 0; d < dependent->after_count; d++)
 			if (dependent->after[d].target == task && dependent->after[d].config->restart)
 				return true;
 	}

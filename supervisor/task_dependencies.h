@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/config.h"
+
 struct group;
 struct task;
 
@@ -24,8 +26,16 @@ struct task_link {
 /* After every group exists: resolves each task's edges to tasks, finds
  * every task's dependents, and computes the stop order of the whole
  * config. Nothing is allocated for a config without `after:`. */
-void task_dependencies_link(struct group **groups, size_t group_count);
+void task_dependencies_link(struct group **groups, size_t group_count,
+			    const struct config *config);
 void task_dependencies_unlink(struct group **groups, size_t group_count);
+
+/* After a reload: every link made again from `config`, whose groups and
+ * tasks are the first of `groups` and of each group's tasks, in its order
+ * (the others, removed by the reload, get none). A link that was there
+ * before keeps what it saw of its target. */
+void task_dependencies_relink(struct group **groups, size_t group_count,
+			      const struct config *config);
 
 /* Every dependency holds, and no dependent of an older run of this task
  * (restart: true) is still alive: it may start when its gate is open. */

@@ -24,8 +24,11 @@ enum task_event_type {
 	TASK_EVENT_HOOK_FAILED,       /* a poststart, prekill, exited or stop hook failed */
 	TASK_EVENT_PROBE_FAILED,      /* a readiness or health probe failed (probe_record.h) */
 	TASK_EVENT_PROBE_PASSED,      /* the health probe passed again after failing */
+	TASK_EVENT_UPDATED,           /* a reload changed it in place */
+	TASK_EVENT_REPLACED,          /* a reload changed it: a new process takes over */
+	TASK_EVENT_REMOVED,           /* a reload removed it: it stops */
 };
-#define TASK_EVENT_TYPE_COUNT 18
+#define TASK_EVENT_TYPE_COUNT 21
 
 /* "received", "started", "start_failed", ... (stable: the JSON log uses it) */
 const char *task_event_type_name(enum task_event_type type);
@@ -41,3 +44,13 @@ enum group_event_type {
 
 /* "lifecycle", "stopping", ... (stable, as task event names are) */
 const char *group_event_type_name(enum group_event_type type);
+
+/* Events of corral as a whole. */
+enum corral_event_type {
+	CORRAL_EVENT_RELOAD_STARTED,  /* a reload's plan is being applied */
+	CORRAL_EVENT_RELOAD_FINISHED, /* ... and was */
+	CORRAL_EVENT_RELOAD_REFUSED,  /* a reload changed nothing: the config's errors, or why */
+};
+#define CORRAL_EVENT_TYPE_COUNT 3
+
+const char *corral_event_type_name(enum corral_event_type type);

@@ -18,7 +18,7 @@
 
 struct row {
 	char name[48];
-	char kind[8]; /* "task" or "group" */
+	char kind[8]; /* "task", "group" or "corral" */
 };
 
 /* The rows "| `name` | kind | ..." of the table under "`event` is one of". */
@@ -34,7 +34,8 @@ static size_t read_doc_rows(struct row *rows)
 		char name[48], kind[8];
 		if (sscanf(cursor, "| `%47[a-z_]` | %7[a-z] |", name, kind) != 2)
 			continue;
-		if (strcmp(kind, "task") != 0 && strcmp(kind, "group") != 0)
+		if (strcmp(kind, "task") != 0 && strcmp(kind, "group") != 0 &&
+		    strcmp(kind, "corral") != 0)
 			continue;
 		assert_true(count < MAX_ROWS);
 		snprintf(rows[count].name, sizeof(rows[count].name), "%s", name);
@@ -61,6 +62,12 @@ static bool in_code(const char *name, const char *kind)
 				return true;
 		return false;
 	}
+	if (strcmp(kind, "corral") == 0) {
+		for (int type = 0; type < CORRAL_EVENT_TYPE_COUNT; type++)
+			if (strcmp(corral_event_type_name((enum corral_event_type)type), name) == 0)
+				return true;
+		return false;
+	}
 	for (int type = 0; type < GROUP_EVENT_TYPE_COUNT; type++)
 		if (strcmp(group_event_type_name((enum group_event_type)type), name) == 0)
 			return true;
@@ -82,6 +89,11 @@ static void test_every_event_of_the_code_is_documented(void **state)
 		if (!documented(rows, count, name, "group"))
 			fail_msg("group event \"%s\" is not in docs/cli.md's event table", name);
 	}
+	for (int type = 0; type < CORRAL_EVENT_TYPE_COUNT; type++) {
+		const char *name = corral_event_type_name((enum corral_event_type)type);
+		if (!documented(rows, count, name, "corral"))
+			fail_msg("corral event \"%s\" is not in docs/cli.md's event table", name);
+	}
 }
 
 static void test_every_documented_event_exists(void **state)
@@ -89,7 +101,8 @@ static void test_every_documented_event_exists(void **state)
 	(void)state;
 	struct row rows[MAX_ROWS];
 	size_t count = read_doc_rows(rows);
-	assert_int_equal(count, TASK_EVENT_TYPE_COUNT + GROUP_EVENT_TYPE_COUNT);
+	assert_int_equal(count,
+			 TASK_EVENT_TYPE_COUNT + GROUP_EVENT_TYPE_COUNT + CORRAL_EVENT_TYPE_COUNT);
 	for (size_t i = 0; i < count; i++)
 		if (!in_code(rows[i].name, rows[i].kind))
 			fail_msg("docs/cli.md lists %s event \"%s\", which the code does not have",

@@ -1,0 +1,26 @@
+/* Reload: the config loaded again and applied while everything else runs
+ * (supervisor/reload.c says how; docs/cli.md says what users see). */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "supervisor/supervisor_internal.h"
+
+struct reload_options {
+	const char *path;     /* NULL: the path the current config came from */
+	bool dry_run;         /* the plan only */
+	bool rerun_completed; /* a changed task that is dead runs again */
+};
+
+/* The reply of a `reload` request: {"ok": true, "path", "dry_run", "plan":
+ * {"groups": [...], "tasks": [...], "unchanged": N}}, or {"ok": false,
+ * "error", "errors": ["FILE:LINE:COLUMN: ..."]} with nothing changed. */
+json_t *reload_run(struct supervisor *supervisor, const struct reload_options *options);
+
+/* After each settle: frees the tasks and groups a reload removed once they
+ * are dead, and the configs nothing points into any more. */
+void reload_collect(struct supervisor *supervisor);
+
+/* At exit, after every group is freed: the configs reloads loaded. */
+void reload_free_generations(struct supervisor *supervisor);

@@ -1,0 +1,66 @@
+/* The supervisor's state, shared by the files that make up its run:
+ * supervisor.c (set-up, signals, the loop) and reload.c (a new config
+ * applied while everything runs). Nothing else includes this. */
+#pragma once
+
+#include "config/config.h"
+#include "isolation/cgroup_tree.h"
+#include "isolation/network.h"
+#include "isolation/spawn.h"
+#include "supervisor/control_commands.h"
+#include "supervisor/control_server.h"
+#include "supervisor/event_log.h"
+#include "supervisor/group.h"
+#include "supervisor/loop.h"
+#include "supervisor/one_command.h"
+#include "supervisor/output_sink.h"
+#include "supervisor/services.h"
+
+#define OUTPUT_SINK_CAPACITY (256 * 1024)
+
+/* A config the supervisor has run: the one it started with (its caller's)
+ * and each one a reload loaded (its own). Tasks and groups point into the
+ * config they were made or last updated from, so an older one is freed
+ * only once nothing points into it (reload_collect). */
+struct config_generation {
+	struct config *config;
+	bool owned;
+};
+
+struct supervisor {
+	const struct config *config; /* the current one */
+	struct config_generation *generations;
+	size_t generation_count;
+	struct services services;
+	struct loop *loop;
+	struct spawn_slots spawn_slots;
+	struct cgroup_tree cgroups;
+	struct network_host network;
+	/* Every group name this run made a cgroup for, owned: what the cgroup
+	 * tree removes at close. */
+	char **group_names;
+	size_t group_name_count;
+	char *task_dirs_root;     /* ROOT/PID, or NULL: no task has task_dirs */
+	struct output_sink sink;
+	struct event_log events;
+	struct loop_watch signal_watch;
+	/* The current config's groups in its order, then those a reload
+	 * removed that are still stopping. */
+	struct group **groups;
+	size_t group_count;
+	struct control_server *control;
+	struct control_context control_context;
+	const struct one_command *one_command; /* NULL: a config's run */
+
+	bool shutting_down;
+	bool killing;
+	struct loop_timer shutdown_timer;
+
+	bool have_failure;
+	bool failure_is_secondary; /* from a task that never started */
+	int exit_code;
+};
+
+/* After a change of the group list: the control socket's and the tasks'
+ * views of it follow. */
+void supervisor_groups_changed(struct supervisor *supervisor);
