@@ -144,7 +144,8 @@ static void format_event_time(const json_t *time_value, char *buffer, size_t siz
 		 milliseconds);
 }
 
-/* "group/task", or "group" for a group event. */
+/* "group/task", "group" for a group event, "corral" for one of corral's
+ * own (reload). */
 static void format_event_name(const json_t *event, char *buffer, size_t size)
 {
 	const char *group = json_string_value(json_object_get(event, "group"));
@@ -153,7 +154,7 @@ static void format_event_name(const json_t *event, char *buffer, size_t size)
 	if (task)
 		snprintf(buffer, size, "%s/%s", group ? group : "?", task);
 	else
-		snprintf(buffer, size, "%s", group ? group : "?");
+		snprintf(buffer, size, "%s", group ? group : "corral");
 }
 
 /* Widths only grow: the kept events are measured before any is printed,

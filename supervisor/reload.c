@@ -387,7 +387,11 @@ static void apply_task_step(struct supervisor *supervisor, struct task_step *ste
 		} else if (task->runner.state == TASK_DEAD && options->rerun_completed &&
 			   task_can_take_next_config(task)) {
 			task_take_next_config(task);
-			group_force_restart_task(task->group, task, now_ms);
+			if (group_force_restart_task(task->group, task, now_ms) != RUNNER_REQUEST_DONE)
+				snprintf(step->warning, sizeof(step->warning),
+					 "not run again: its stage gate cannot open again before "
+					 "its group restarts (corral restart --all %s)",
+					 task->group->config->name);
 		}
 		return;
 	case STEP_REMOVE:

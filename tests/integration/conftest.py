@@ -236,7 +236,7 @@ class Events(list):
         return [
             e
             for e in self
-            if "task" not in e and e["group"] == group and (event is None or e["event"] == event)
+            if "task" not in e and e.get("group") == group and (event is None or e["event"] == event)
         ]
 
     def lifecycle(self, group):
