@@ -373,13 +373,13 @@ static void apply_task_step(struct supervisor *supervisor, struct task_step *ste
 				    step->warning);
 			snprintf(message, sizeof(message), "not updated: %.140s", step->warning);
 		} else {
-			snprintf(message, sizeof(message), "updated in place by a reload: %s",
+			snprintf(message, sizeof(message), "updated in place by a reload: %.120s",
 				 fields);
 		}
 		note_task(supervisor, task->config->full_name, TASK_EVENT_UPDATED, message);
 		return;
 	case STEP_REPLACE:
-		snprintf(message, sizeof(message), "replaced by a reload: %s changed", fields);
+		snprintf(message, sizeof(message), "replaced by a reload: %.120s changed", fields);
 		note_task(supervisor, task->config->full_name, TASK_EVENT_REPLACED, message);
 		task->next_config = step->definition;
 		if (task->runner.state == TASK_RUNNING || task->runner.state == TASK_STARTING) {
