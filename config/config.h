@@ -271,10 +271,11 @@ enum hook_stage {
 	HOOK_STAGE_PREKILL,   /* before the kill signal of a stop or restart */
 	HOOK_STAGE_EXITED,    /* after every exit of the task's process */
 	HOOK_STAGE_STOP,      /* once the task is dead for good */
+	HOOK_STAGE_UPDATE,    /* a reload changed the running task in place */
 };
-#define HOOK_STAGE_COUNT 5
+#define HOOK_STAGE_COUNT 6
 
-/* "prestart", "poststart", "prekill", "exited", "stop" */
+/* "prestart", "poststart", "prekill", "exited", "stop", "update" */
 const char *hook_stage_name(enum hook_stage stage);
 
 /* An external hook (config `hooks:` of a task or group): a program that

@@ -12,7 +12,7 @@
 static const char *const hook_keys[] = {"name", "stage", "exec", "timeout", NULL};
 /* In the order of enum hook_stage. */
 static const char *const stage_names[HOOK_STAGE_COUNT] = {"prestart", "poststart", "prekill",
-							  "exited", "stop"};
+							  "exited",   "stop",      "update"};
 
 const char *hook_stage_name(enum hook_stage stage)
 {

@@ -58,6 +58,45 @@ static json_t *namespace_list(unsigned namespaces)
 	return list;
 }
 
+/* The limits as the config writes them, the ones that are set. */
+static json_t *resources_object(const struct resources_config *resources)
+{
+	json_t *object = json_object();
+	if (resources->memory)
+		json_object_set_new(object, "memory", json_integer((json_int_t)resources->memory));
+	if (resources->memory_high)
+		json_object_set_new(object, "memory_high",
+				    json_integer((json_int_t)resources->memory_high));
+	if (resources->has_memory_swap)
+		json_object_set_new(object, "memory_swap",
+				    json_integer((json_int_t)resources->memory_swap));
+	if (resources->cpu_millicores)
+		json_object_set_new(object, "cpu", json_real(resources->cpu_millicores / 1000.0));
+	if (resources->cpu_weight)
+		json_object_set_new(object, "cpu_weight", json_integer(resources->cpu_weight));
+	if (resources->pids)
+		json_object_set_new(object, "pids", json_integer((json_int_t)resources->pids));
+	if (resources->cpuset)
+		json_object_set_new(object, "cpuset", json_string(resources->cpuset));
+	if (resources->io_weight)
+		json_object_set_new(object, "io_weight", json_integer(resources->io_weight));
+	return object;
+}
+
+/* update: what changed, and the new values that a hook may act on. */
+static void add_update(json_t *object, const struct hook_request *request)
+{
+	json_t *changed = json_array();
+	const char *cursor = request->changed ? request->changed : "";
+	while (*cursor) {
+		size_t length = strcspn(cursor, ",");
+		json_array_append_new(changed, json_stringn(cursor, length));
+		cursor += length + (cursor[length] == ',');
+	}
+	json_object_set_new(object, "changed", changed);
+	json_object_set_new(object, "resources", resources_object(&request->task->resources));
+}
+
 char *hook_request_build(const struct hook_request *request, size_t *length)
 {
 	const struct task_config *task = request->task;
@@ -90,6 +129,8 @@ char *hook_request_build(const struct hook_request *request, size_t *length)
 					    json_string(signal_name(request->exit_signal)));
 		json_object_set_new(object, "exit", exit);
 	}
+	if (request->stage == HOOK_STAGE_UPDATE)
+		add_update(object, request);
 	json_object_set_new(object, "state",
 			    request->state ? json_deep_copy(request->state) : json_null());
 

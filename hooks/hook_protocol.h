@@ -31,6 +31,7 @@ struct hook_request {
 	int exit_code;
 	int exit_signal;
 	const json_t *state; /* what the hook returned last time; NULL: nothing */
+	const char *changed; /* update: the keys a reload changed, "resources,health" */
 };
 
 /* The request as one JSON document ending in a newline; the caller frees

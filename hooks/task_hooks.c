@@ -274,6 +274,7 @@ static void fill_request(struct task_hooks *hooks, const struct task_hook *hook,
 	    .exit_code = facts->exit_code,
 	    .exit_signal = facts->exit_signal,
 	    .state = state_of(hooks, hook->name)->state,
+	    .changed = facts->changed,
 	};
 }
 

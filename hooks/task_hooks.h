@@ -47,6 +47,8 @@ struct hook_facts {
 	bool has_exit;
 	int exit_code; /* -1: killed by exit_signal */
 	int exit_signal;
+	/* update: the keys a reload changed, "resources,health" */
+	char changed[128];
 };
 
 /* What the task gives its hooks. */

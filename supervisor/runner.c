@@ -593,6 +593,7 @@ void runner_hooks_finished(struct runner *runner, enum hook_stage stage, bool ok
 	case HOOK_STAGE_POSTSTART:
 	case HOOK_STAGE_EXITED:
 	case HOOK_STAGE_STOP:
+	case HOOK_STAGE_UPDATE:
 		return; /* nothing waits for them */
 	}
 }

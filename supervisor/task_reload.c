@@ -30,6 +30,21 @@ static void remake_probes(struct task *task)
 		probe_start(&readiness->health_probe);
 }
 
+/* Nomad's Update hook: a running task's update hooks hear what changed,
+ * and are not waited for; a failure is a hook_failed event. */
+static void run_update_hooks(struct task *task, const struct task_diff *diff)
+{
+	if (task->runner.state != TASK_RUNNING)
+		return;
+	struct hook_facts facts = {.run = task->runner.restart_count,
+				  .pid = task_command_pid(task)};
+	size_t used = 0;
+	for (size_t i = 0; i < diff->field_count && used < sizeof(facts.changed); i++)
+		used += (size_t)snprintf(facts.changed + used, sizeof(facts.changed) - used, "%s%s",
+					 i ? "," : "", diff->fields[i]);
+	task_hooks_run(&task->hooks, HOOK_STAGE_UPDATE, &facts);
+}
+
 int task_update_in_place(struct task *task, struct task_config *definition,
 			 const struct task_diff *diff, char *error, size_t error_size)
 {
@@ -59,6 +74,7 @@ int task_update_in_place(struct task *task, struct task_config *definition,
 			task->output.drop_when_full = own->log_mode == LOG_MODE_NON_BLOCKING;
 		}
 	}
+	run_update_hooks(task, diff);
 	return 0;
 }
 

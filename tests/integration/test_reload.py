@@ -277,3 +277,32 @@ def test_a_follower_of_a_removed_task_sees_its_stream_end(corral):
     assert follower.returncode == 0, err
     wait_for(lambda: set(status_json(corral)) == {"g/a"}, what="b forgotten")
     stop(running)
+
+
+def test_update_hooks_hear_an_in_place_change_and_a_failure_is_only_reported(corral, tmp_path):
+    requests = tmp_path / "requests"
+    record = sh(f"cat >> {requests}; echo >> {requests}")
+    hooks = [{"name": "record", "stage": "update", "exec": record},
+             {"name": "broken", "stage": "update", "exec": ["/bin/false"]}]
+
+    def with_memory(memory):
+        return config({"a": {"command": SLEEP, "hooks": hooks,
+                             "resources": {"memory": memory}}})
+
+    running, path = start(corral, with_memory("64M"))
+    before = pids(corral)
+    assert not requests.exists()  # no update hook at a start
+    corral.config(with_memory("96M"), name="reload.yaml")
+    assert reload(corral).returncode == 0
+    wait_for(lambda: requests.exists() and requests.read_text().strip(), what="the hook")
+    request = json.loads(requests.read_text().splitlines()[0])
+    assert request["stage"] == "update"
+    assert request["changed"] == ["resources"]
+    assert request["resources"] == {"memory": 96 << 20}
+    assert request["pid"] == before["g/a"]
+    wait_for(lambda: any(e["event"] == "hook_failed" for e in running.events()),
+             what="the broken hook's failure")
+    assert pids(corral) == before  # a failed update hook does not stop the task
+    result = stop(running)
+    failed = result.events.of_task("a", "hook_failed")
+    assert failed and "(update)" in failed[0]["message"], failed

@@ -247,6 +247,29 @@ static void test_request(void **state)
 	json_decref(previous);
 }
 
+/* Nomad's Update hook: what a reload changed, and the limits now. */
+static void test_update_request(void **state)
+{
+	(void)state;
+	char *argv[] = {"/bin/app", NULL};
+	char *env[] = {NULL};
+	struct task_config task = {.name = "app", .full_name = "web/app", .argv = argv, .argc = 1};
+	task.resources.memory = 128u << 20;
+	task.resources.cpu_millicores = 500;
+	struct hook_request request = {
+	    .stage = HOOK_STAGE_UPDATE, .hook = "scale", .group = "web", .task = &task,
+	    .env = env, .run = 0, .pid = 42, .changed = "resources,health"};
+	size_t length;
+	char *text = hook_request_build(&request, &length);
+	assert_string_equal(
+	    text, "{\"version\":1,\"stage\":\"update\",\"hook\":\"scale\",\"group\":\"web\","
+		  "\"task\":\"app\",\"run\":0,\"command\":[\"/bin/app\"],\"env\":{},"
+		  "\"directories\":{\"root\":\"/\",\"cwd\":null},\"namespaces\":[],\"pid\":42,"
+		  "\"changed\":[\"resources\",\"health\"],"
+		  "\"resources\":{\"memory\":134217728,\"cpu\":0.5},\"state\":null}\n");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +278,7 @@ int main(void)
 	    cmocka_unit_test(test_full_response),
 	    cmocka_unit_test(test_empty_output_is_an_empty_response),
 	    cmocka_unit_test(test_request),
+	    cmocka_unit_test(test_update_request),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
