@@ -8,6 +8,8 @@ import json
 import signal
 from pathlib import Path
 
+import pytest
+
 from conftest import mark, read_marks, sh, wait_for
 from test_control import count
 
@@ -306,3 +308,30 @@ def test_update_hooks_hear_an_in_place_change_and_a_failure_is_only_reported(cor
     result = stop(running)
     failed = result.events.of_task("a", "hook_failed")
     assert failed and "(update)" in failed[0]["message"], failed
+
+
+def test_a_limit_the_kernel_refuses_is_reported_and_the_old_one_stays(corral):
+    swap = [line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("SwapTotal:")]
+    if swap != ["0"]:
+        pytest.skip("with swap, the kernel may page the task out to meet the limit")
+    hog = ["python3", "-c", "import time; b = bytearray(60 << 20)\n"
+           "for i in range(0, len(b), 4096): b[i] = 1\n"
+           "print('ready', flush=True); time.sleep(1000)"]
+
+    def with_memory(memory):
+        return config({"hog": {"command": hog, "resources": {"memory": memory}}})
+
+    running, path = start(corral, with_memory("100M"))
+    wait_for(lambda: "ready" in corral.cli("logs", "g/hog").stdout, what="60M touched")
+    before = pids(corral)
+    corral.config(with_memory("20M"), name="reload.yaml")
+    result = reload(corral)
+    assert result.returncode == 0, result
+    assert "task g/hog: updated in place (resources); not applied: resources: memory" \
+        in result.stdout, result.stdout
+    assert pids(corral) == before
+    assert memory_limit(before["g/hog"]) == 100 << 20
+    result = stop(running)
+    assert "not updated: resources: memory" in result.events.of_task("hog", "updated")[0][
+        "message"]
