@@ -125,6 +125,25 @@ bool resources_config_has_limits(const struct resources_config *resources)
 	       resources->cpuset || resources->io_weight;
 }
 
+const char *probe_kind_name(enum probe_kind kind)
+{
+	static const char *const names[] = {
+		[PROBE_NONE] = "none", [PROBE_EXEC] = "exec", [PROBE_TCP] = "tcp",
+		[PROBE_HTTP] = "http", [PROBE_UNIX] = "unix",
+	};
+	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+}
+
+void probe_config_free(struct probe_config *probe)
+{
+	string_vector_free(probe->argv);
+	free(probe->host);
+	free(probe->path);
+	string_vector_free(probe->headers);
+	probe->argv = probe->headers = NULL;
+	probe->host = probe->path = NULL;
+}
+
 static void task_config_free(struct task_config *task)
 {
 	free(task->name);
@@ -134,8 +153,8 @@ static void task_config_free(struct task_config *task)
 	free(task->cwd);
 	free(task->user);
 	free(task->resources.cpuset);
-	string_vector_free(task->readiness.probe.argv);
-	string_vector_free(task->health.probe.argv);
+	probe_config_free(&task->readiness.probe);
+	probe_config_free(&task->health.probe);
 	free(task->isolation.hostname);
 	free(task->isolation.rootfs);
 	mount_configs_free(task->isolation.mounts, task->isolation.mount_count);

@@ -85,22 +85,46 @@ struct resources_config {
 /* True when any limit is set (optional alone is not a limit). */
 bool resources_config_has_limits(const struct resources_config *resources);
 
-/* A command corral runs now and then to ask about a task (readiness or
- * health probes). The loader (config_probes.c) guarantees, when argv is
- * set: argc >= 1, interval_ms > 0, 0 < timeout_ms <= interval_ms, so runs
- * of one probe never overlap. */
+enum probe_kind {
+	PROBE_NONE,
+	PROBE_EXEC, /* a command that exits 0 */
+	PROBE_TCP,  /* a TCP connect succeeds */
+	PROBE_HTTP, /* a GET answers 200..399 */
+	PROBE_UNIX, /* a connect to a Unix stream socket succeeds */
+};
+
+/* "exec", "tcp", "http", "unix"; "none". */
+const char *probe_kind_name(enum probe_kind kind);
+
+/* How corral asks about a task now and then (readiness or health probes):
+ * a command it runs, or a connection it makes from its own loop (no
+ * process: docs/config.md, "Probes"). The loader (config_probes.c)
+ * guarantees, when kind is not PROBE_NONE: interval_ms > 0, 0 < timeout_ms
+ * <= interval_ms, so runs of one probe never overlap; and the fields of
+ * its kind. */
 struct probe_config {
-	char **argv; /* NULL-terminated; NULL: no probe */
+	enum probe_kind kind;
+	char **argv; /* PROBE_EXEC: NULL-terminated, argc >= 1 */
 	size_t argc;
+	/* PROBE_TCP, PROBE_HTTP: an IPv4 or IPv6 literal (default 127.0.0.1:
+	 * in the task's own network namespace when it has one) and a port. */
+	char *host;
+	uint16_t port;
+	/* PROBE_HTTP: the request path, "/..." (default "/"); PROBE_UNIX: the
+	 * socket's path, absolute, in the task's root. */
+	char *path;
+	char **headers; /* PROBE_HTTP: NULL-terminated "Name: value", or NULL */
 	uint64_t interval_ms; /* between the start of one run and the next */
 	uint64_t timeout_ms;  /* a run still going after this counts as failed */
 };
+
+void probe_config_free(struct probe_config *probe);
 
 enum readiness_kind {
 	READINESS_NONE,           /* started means ready, as in Nomad */
 	READINESS_NOTIFY_SYSTEMD, /* sd_notify READY=1 on NOTIFY_SOCKET */
 	READINESS_NOTIFY_FD,      /* s6 style: a newline written to fd `fd` */
-	READINESS_EXEC,           /* `probe` exits 0 */
+	READINESS_PROBE,          /* `probe` passes (exec, tcp, http, unix) */
 };
 
 /* How a task says it is ready (config `readiness:`). Only main tasks and
@@ -109,7 +133,7 @@ enum readiness_kind {
 struct readiness_config {
 	enum readiness_kind kind;
 	int fd;              /* READINESS_NOTIFY_FD: the fd number in the task, 3..1023 */
-	/* READINESS_EXEC: interval_ms from the config (default 1s), and
+	/* READINESS_PROBE: interval_ms from the config (default 1s), and
 	 * timeout_ms = interval_ms: each run is cut at the interval. Unset
 	 * (argv NULL, zeros) for the other kinds. */
 	struct probe_config probe;
@@ -122,7 +146,7 @@ struct readiness_config {
  * a row is restarted. Main tasks and sidecars only. Defaults: interval 10s,
  * timeout 5s (or the interval when shorter), failures 3. */
 struct health_config {
-	struct probe_config probe; /* probe.argv NULL: no health check */
+	struct probe_config probe; /* kind PROBE_NONE: no health check */
 	unsigned failures;         /* >= 1 with a probe; 0 without */
 };
 

@@ -388,7 +388,7 @@ static void check_edge(struct load_context *context, const struct task_config *t
 			 target->full_name);
 		return;
 	}
-	if (dependency->condition == DEPENDS_HEALTHY && !target->health.probe.argv)
+	if (dependency->condition == DEPENDS_HEALTHY && target->health.probe.kind == PROBE_NONE)
 		complain(context, at, task, dependency,
 			 "healthy cannot hold: %s has no health probe; add `health:` to it, or "
 			 "write ready",

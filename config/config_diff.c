@@ -25,8 +25,10 @@ static bool lists_equal(char *const *a, char *const *b)
 
 static bool probes_equal(const struct probe_config *a, const struct probe_config *b)
 {
-	return lists_equal(a->argv, b->argv) && a->interval_ms == b->interval_ms &&
-	       a->timeout_ms == b->timeout_ms;
+	return a->kind == b->kind && lists_equal(a->argv, b->argv) &&
+	       strings_equal(a->host, b->host) && a->port == b->port &&
+	       strings_equal(a->path, b->path) && lists_equal(a->headers, b->headers) &&
+	       a->interval_ms == b->interval_ms && a->timeout_ms == b->timeout_ms;
 }
 
 static bool resources_equal(const struct resources_config *a, const struct resources_config *b)

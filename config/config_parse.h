@@ -95,6 +95,17 @@ void command_list_parse(struct load_context *context, const yaml_node_t *node,
 
 /* Reads a task's `readiness` map into `out`. Refused (reported) for a task
  * of a stage that does not keep running: ephemeral and poststop tasks. */
+/* A probe's target: one of `probe_target_keys` in `fields` (exec, tcp,
+ * http, unix), parsed into `probe` with its kind (config_probe_targets.c).
+ * false when none is there, or two are (reported). */
+extern const char *const probe_target_keys[];
+bool probe_target_parse(struct load_context *context, const yaml_node_t *node,
+			const struct map_entries *fields, const struct where *where,
+			struct probe_config *probe);
+/* `exec`: the probe command, a list. */
+void probe_command_parse(struct load_context *context, const yaml_node_t *node,
+			 const struct where *where, struct probe_config *probe);
+
 void readiness_parse(struct load_context *context, const yaml_node_t *node,
 		     const struct where *where, enum lifecycle_stage stage,
 		     struct readiness_config *out);

@@ -8,8 +8,10 @@
 #include "config/diagnostics.h"
 #include "config/units.h"
 
-static const char *const readiness_keys[] = {"notify", "fd", "exec", "interval", "timeout", NULL};
-static const char *const health_keys[] = {"exec", "interval", "timeout", "failures", NULL};
+static const char *const readiness_keys[] = {"notify", "fd",	   "exec",    "tcp", "http",
+					     "unix",   "interval", "timeout", NULL};
+static const char *const health_keys[] = {"exec",     "tcp",	 "http",     "unix",
+					  "interval", "timeout", "failures", NULL};
 /* In the order of enum notify_method. */
 static const char *const notify_names[] = {"systemd", "fd"};
 enum notify_method { NOTIFY_SYSTEMD, NOTIFY_FD };
@@ -105,8 +107,10 @@ static bool parse_positive_duration(struct load_context *context, const yaml_nod
 
 /* The probe command: a list, as `command` is read. A shell line is not
  * taken, so that `exec` never hides a /bin/sh the user did not write. */
-static void parse_probe_command(struct load_context *context, const yaml_node_t *node,
-				const struct where *where, struct probe_config *probe)
+const char *const probe_target_keys[] = {"exec", "tcp", "http", "unix", NULL};
+
+void probe_command_parse(struct load_context *context, const yaml_node_t *node,
+			 const struct where *where, struct probe_config *probe)
 {
 	if (node_is_null(node))
 		report(context, node, where, "must not be empty");
@@ -126,26 +130,30 @@ static int parse_readiness_kind(struct load_context *context, const yaml_node_t 
 				const struct map_entries *fields, const struct where *where,
 				struct readiness_config *out)
 {
-	const yaml_node_t *notify = map_lookup(fields, "notify"),
-			  *exec = map_lookup(fields, "exec");
+	const yaml_node_t *notify = map_lookup(fields, "notify");
 	char buffer[64];
 	struct where field_where;
 	int method;
+	const yaml_node_t *probe = NULL;
+	const char *probe_key = NULL;
 
-	if (notify && exec) {
+	for (const char *const *key = probe_target_keys; *key && !probe; key++)
+		if ((probe = map_lookup(fields, *key)))
+			probe_key = *key;
+	if (notify && probe) {
 		/* At the second one: the first was a complete choice. */
 		const yaml_node_t *later =
-		    notify->start_mark.index > exec->start_mark.index ? notify : exec;
+		    notify->start_mark.index > probe->start_mark.index ? notify : probe;
 
-		report(context, later, where,
-		       "\"notify\" and \"exec\" exclude each other; keep one");
+		report(context, later, where, "\"notify\" and \"%s\" exclude each other; keep one",
+		       probe_key);
 		return -1;
 	}
-	if (exec) {
-		field_where = where_field(where, "exec", buffer, sizeof(buffer));
-		parse_probe_command(context, exec, &field_where, &out->probe);
-		out->kind = READINESS_EXEC;
-		return READINESS_EXEC;
+	if (probe) {
+		if (!probe_target_parse(context, node, fields, where, &out->probe))
+			return -1;
+		out->kind = READINESS_PROBE;
+		return READINESS_PROBE;
 	}
 	if (notify) {
 		field_where = where_field(where, "notify", buffer, sizeof(buffer));
@@ -159,7 +167,8 @@ static int parse_readiness_kind(struct load_context *context, const yaml_node_t 
 	if (!map_has_key_or_typo(fields, readiness_keys, "notify") &&
 	    !map_has_key_or_typo(fields, readiness_keys, "exec"))
 		report(context, node, where,
-		       "missing \"notify\" (systemd or fd) or \"exec\" (a probe command)");
+		       "missing \"notify\" (systemd or fd) or a probe: \"exec\" (a command), "
+		       "\"tcp\", \"http\" or \"unix\"");
 	return -1;
 }
 
@@ -182,7 +191,7 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 			     "exits 0");
 		return;
 	}
-	if (!expect_map(context, node, where, "a map with \"notify\" or \"exec\""))
+	if (!expect_map(context, node, where, "a map with \"notify\" or a probe (\"exec\", \"tcp\", ...)"))
 		return;
 	map_collect(context, node, where, "key", &fields);
 	map_check_keys(context, &fields, where, readiness_keys);
@@ -204,18 +213,18 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 	}
 	if ((field = map_lookup(&fields, "interval"))) {
 		field_where = where_field(where, "interval", buffer, sizeof(buffer));
-		if (kind == READINESS_EXEC)
+		if (kind == READINESS_PROBE)
 			parse_positive_duration(context, field, &field_where, &interval_ms);
 		else if (kind >= 0)
 			report(context, field, &field_where,
-			       "only goes with \"exec\" (a notifying task is not polled)");
+			       "only goes with a probe (a notifying task is not polled)");
 	}
 	if ((field = map_lookup(&fields, "timeout"))) {
 		field_where = where_field(where, "timeout", buffer, sizeof(buffer));
 		expect_duration(context, field, &field_where, &out->timeout_ms);
 	}
 
-	if (kind == READINESS_EXEC) {
+	if (kind == READINESS_PROBE) {
 		/* A run is cut at the interval, so that runs never overlap and
 		 * a hung probe does not hold back the next one. */
 		out->probe.interval_ms = interval_ms;
@@ -259,17 +268,15 @@ void health_parse(struct load_context *context, const yaml_node_t *node, const s
 			  "exit");
 		return;
 	}
-	if (!expect_map(context, node, where, "a map with \"exec\""))
+	if (!expect_map(context, node, where, "a map with a probe (\"exec\", \"tcp\", ...)"))
 		return;
 	map_collect(context, node, where, "key", &fields);
 	map_check_keys(context, &fields, where, health_keys);
 
-	if ((field = map_lookup(&fields, "exec"))) {
-		field_where = where_field(where, "exec", buffer, sizeof(buffer));
-		parse_probe_command(context, field, &field_where, probe);
-	} else if (!map_has_key_or_typo(&fields, health_keys, "exec")) {
-		report(context, node, where, "missing \"exec\" (the probe command)");
-	}
+	if (!probe_target_parse(context, node, &fields, where, probe) &&
+	    !map_has_key_or_typo(&fields, health_keys, "exec"))
+		report(context, node, where,
+		       "missing a probe: \"exec\" (a command), \"tcp\", \"http\" or \"unix\"");
 	probe->interval_ms = HEALTH_DEFAULT_INTERVAL_MS;
 	if ((interval_node = map_lookup(&fields, "interval"))) {
 		field_where = where_field(where, "interval", buffer, sizeof(buffer));

@@ -127,6 +127,22 @@ static void go_home(struct network_host *host)
 	}
 }
 
+int network_socket_in(struct network_host *host, int netns_fd, int domain, int type,
+		      struct network_failure *failure)
+{
+	int result = host_open(host, failure);
+	if (result < 0)
+		return result;
+	if (setns(netns_fd, CLONE_NEWNET) < 0)
+		return fail(failure, errno, "enter the task's network namespace");
+	int fd = socket(domain, type, 0);
+	int error = errno;
+	go_home(host);
+	if (fd < 0)
+		return fail(failure, error, "socket");
+	return fd;
+}
+
 int network_namespace_create(struct network_host *host, int *netns_fd,
 			     struct network_failure *failure)
 {

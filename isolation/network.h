@@ -42,6 +42,13 @@ struct network_host {
 
 void network_host_close(struct network_host *host);
 
+/* A socket made in the network namespace `netns_fd` (its connections go
+ * from there: 127.0.0.1 is that namespace's loopback), corral back home
+ * at once. A socket keeps its namespace for its whole life. The fd, or
+ * -errno with `failure`. */
+int network_socket_in(struct network_host *host, int netns_fd, int domain, int type,
+		      struct network_failure *failure);
+
 /* A new network namespace, not entered: its fd (CLOEXEC) in *netns_fd. */
 int network_namespace_create(struct network_host *host, int *netns_fd,
 			     struct network_failure *failure);

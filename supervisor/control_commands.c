@@ -179,8 +179,8 @@ static json_t *readiness_kind_json(const struct task_config *config)
 		return json_string("systemd");
 	case READINESS_NOTIFY_FD:
 		return json_string("fd");
-	case READINESS_EXEC:
-		return json_string("exec");
+	case READINESS_PROBE:
+		return json_string(probe_kind_name(config->readiness.probe.kind));
 	case READINESS_NONE:
 		break;
 	}
@@ -211,11 +211,11 @@ static json_t *probes_json(const struct task *task, uint64_t now_ms)
 	const struct task_config *config = task->config;
 	json_t *object = json_object();
 	json_object_set_new(object, "readiness",
-			    config->readiness.kind == READINESS_EXEC
+			    config->readiness.kind == READINESS_PROBE
 				    ? probe_json(&task->readiness.readiness_record, now_ms)
 				    : json_null());
 	json_t *health = json_null();
-	if (config->health.probe.argv) {
+	if (config->health.probe.kind != PROBE_NONE) {
 		health = probe_json(&task->readiness.health_record, now_ms);
 		json_object_set_new(health, "failures_to_restart",
 				    json_integer(config->health.failures));

@@ -32,15 +32,29 @@ void probe_init(struct probe *probe, const struct probe_config *config,
 	probe->context = context;
 	probe->error_fd = -1;
 	probe->pidfd_watch = (struct loop_watch){.fd = -1, .callback = on_run_exit, .data = probe};
+	probe->socket_watch.fd = -1;
 	loop_timer_init(&probe->next_run, on_next_run, probe);
 	loop_timer_init(&probe->deadline, on_deadline, probe);
+	probe->made = true;
+	if (config->kind != PROBE_EXEC)
+		return;
 	char buffer[PATH_MAX];
 	probe->executable = xstrdup(
 		spawn_resolve_executable(config->argv[0], plan->envp, buffer, sizeof(buffer)));
 }
 
+/* A run is under way: a process, or a connection. */
+static bool run_in_progress(const struct probe *probe)
+{
+	return probe->pid != 0 || net_probe_running(probe);
+}
+
 static void run_once(struct probe *probe)
 {
+	if (probe->config->kind != PROBE_EXEC) {
+		net_probe_run(probe);
+		return;
+	}
 	struct spawn_slots *slots = probe->services->spawn_slots;
 	struct spawn_request request = {
 		.executable = probe->executable,
@@ -77,7 +91,7 @@ static void on_next_run(struct loop_timer *timer)
 {
 	struct probe *probe = timer->data;
 	/* A run still going when the next is due is left to its deadline. */
-	if (probe->active && probe->pid == 0)
+	if (probe->active && !run_in_progress(probe))
 		run_once(probe);
 	else if (probe->active)
 		loop_timer_arm(probe->services->loop, &probe->next_run,
@@ -87,6 +101,10 @@ static void on_next_run(struct loop_timer *timer)
 static void on_deadline(struct loop_timer *timer)
 {
 	struct probe *probe = timer->data;
+	if (net_probe_running(probe)) {
+		net_probe_timed_out(probe);
+		return;
+	}
 	probe->timed_out = true;
 	process_group_kill(probe->pid);
 }
@@ -149,7 +167,7 @@ bool probe_reap(struct probe *probe, pid_t pid)
 void probe_start(struct probe *probe)
 {
 	probe->active = true;
-	if (probe->pid == 0)
+	if (!run_in_progress(probe))
 		run_once(probe);
 }
 
@@ -158,11 +176,15 @@ void probe_stop(struct probe *probe)
 	probe->active = false;
 	loop_timer_cancel(probe->services->loop, &probe->next_run);
 	process_group_kill(probe->pid);
+	if (net_probe_running(probe)) {
+		net_probe_cancel(probe);
+		loop_timer_cancel(probe->services->loop, &probe->deadline);
+	}
 }
 
 void probe_free(struct probe *probe)
 {
-	if (!probe->executable)
+	if (!probe->made)
 		return;
 	probe_stop(probe);
 	if (probe->pid > 0) {
@@ -174,4 +196,5 @@ void probe_free(struct probe *probe)
 	loop_timer_cancel(probe->services->loop, &probe->deadline);
 	free(probe->executable);
 	probe->executable = NULL;
+	probe->made = false;
 }

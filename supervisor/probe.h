@@ -1,8 +1,11 @@
-/* A probe: a command corral runs every `interval` to ask about a task
- * (readiness `exec`, `health`). Each run is a process of its own, started
- * and watched through the loop like a task, with the task's environment,
- * working directory and ids, its output thrown away, and its whole process
- * group killed when it outlives its timeout. */
+/* A probe: how corral asks about a task every `interval` (readiness,
+ * health).
+ * - exec: each run is a process of its own, started and watched through
+ *   the loop like a task, with the task's environment, working directory
+ *   and ids, its output thrown away, and its whole process group killed
+ *   when it outlives its timeout.
+ * - tcp, http, unix: each run is a non-blocking connection corral makes
+ *   from its loop (net_probe.c): no process. */
 #pragma once
 
 #include <stdbool.h>
@@ -26,7 +29,8 @@ struct probe {
 	probe_result_function on_result;
 	void *context;
 
-	char *executable; /* argv[0] resolved once */
+	bool made;        /* probe_init was called, probe_free not yet */
+	char *executable; /* exec: argv[0] resolved once */
 	bool active;      /* between probe_start and probe_stop */
 	pid_t pid;        /* of the run in progress, else 0 */
 	struct loop_watch pidfd_watch;
@@ -34,6 +38,14 @@ struct probe {
 	bool timed_out;
 	struct loop_timer next_run;
 	struct loop_timer deadline;
+
+	/* tcp, http, unix (net_probe.c). */
+	pid_t (*target_pid)(void *context); /* the task's process, for its namespaces */
+	struct loop_watch socket_watch;     /* fd -1 between runs */
+	char *request;                      /* http: the GET, and how much went out */
+	size_t request_length, request_sent;
+	char response[512];                 /* http: the start of the answer */
+	size_t response_length;
 };
 
 void probe_init(struct probe *probe, const struct probe_config *config,
@@ -50,3 +62,15 @@ void probe_stop(struct probe *probe);
 bool probe_reap(struct probe *probe, pid_t pid);
 
 void probe_free(struct probe *probe);
+
+/* ---- net_probe.c: the connection kinds, for probe.c ---- */
+
+/* One run: the connection is made (in the task's network namespace, or
+ * through its root for a Unix socket), and its result reported. */
+void net_probe_run(struct probe *probe);
+/* The run in progress ends without a result. */
+void net_probe_cancel(struct probe *probe);
+/* Whether a run is in progress. */
+bool net_probe_running(const struct probe *probe);
+/* Its deadline passed: a failure, "timed out after 2s". */
+void net_probe_timed_out(struct probe *probe);

@@ -259,15 +259,26 @@ static void on_health_probe(void *context, bool passed, const char *why)
 	group_restart_task(task->group, task, loop_now_ms());
 }
 
+/* A connection probe enters the namespaces of the task's own process. */
+static pid_t probe_target_pid(void *context)
+{
+	return task_command_pid(context);
+}
+
 void task_readiness_init_probes(struct task *task)
 {
 	const struct task_config *config = task->config;
-	if (config->readiness.kind == READINESS_EXEC)
-		probe_init(&task->readiness.readiness_probe, &config->readiness.probe, config,
+	struct task_readiness *readiness = &task->readiness;
+	if (config->readiness.kind == READINESS_PROBE) {
+		probe_init(&readiness->readiness_probe, &config->readiness.probe, config,
 			   &task->plan, task->services, on_readiness_probe, task);
-	if (config->health.probe.argv)
-		probe_init(&task->readiness.health_probe, &config->health.probe, config,
-			   &task->plan, task->services, on_health_probe, task);
+		readiness->readiness_probe.target_pid = probe_target_pid;
+	}
+	if (config->health.probe.kind != PROBE_NONE) {
+		probe_init(&readiness->health_probe, &config->health.probe, config, &task->plan,
+			   task->services, on_health_probe, task);
+		readiness->health_probe.target_pid = probe_target_pid;
+	}
 }
 
 /* ---- a run ---- */
@@ -277,30 +288,30 @@ void task_readiness_run_started(struct task *task)
 	task->readiness.status_text[0] = '\0';
 	probe_record_reset(&task->readiness.readiness_record);
 	probe_record_reset(&task->readiness.health_record);
-	if (task->config->readiness.kind == READINESS_EXEC)
+	if (task->config->readiness.kind == READINESS_PROBE)
 		probe_start(&task->readiness.readiness_probe);
 }
 
 void task_readiness_now_ready(struct task *task)
 {
-	if (task->config->health.probe.argv)
+	if (task->config->health.probe.kind != PROBE_NONE)
 		probe_start(&task->readiness.health_probe);
 }
 
 void task_readiness_run_ended(struct task *task)
 {
-	if (task->readiness.readiness_probe.executable)
+	if (task->readiness.readiness_probe.made)
 		probe_stop(&task->readiness.readiness_probe);
-	if (task->readiness.health_probe.executable)
+	if (task->readiness.health_probe.made)
 		probe_stop(&task->readiness.health_probe);
 	close_notify_pipe(task);
 }
 
 bool task_readiness_reap(struct task *task, pid_t pid)
 {
-	return (task->readiness.readiness_probe.executable &&
+	return (task->readiness.readiness_probe.made &&
 		probe_reap(&task->readiness.readiness_probe, pid)) ||
-	       (task->readiness.health_probe.executable &&
+	       (task->readiness.health_probe.made &&
 		probe_reap(&task->readiness.health_probe, pid));
 }
 

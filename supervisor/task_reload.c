@@ -23,10 +23,10 @@ static void remake_probes(struct task *task)
 	memset(&readiness->readiness_probe, 0, sizeof(readiness->readiness_probe));
 	memset(&readiness->health_probe, 0, sizeof(readiness->health_probe));
 	task_readiness_init_probes(task);
-	if (readiness_active && task->config->readiness.kind == READINESS_EXEC)
+	if (readiness_active && task->config->readiness.kind == READINESS_PROBE)
 		probe_start(&readiness->readiness_probe);
 	bool running_ready = task->runner.state == TASK_RUNNING && task->runner.ready;
-	if ((health_active || running_ready) && task->config->health.probe.argv)
+	if ((health_active || running_ready) && task->config->health.probe.kind != PROBE_NONE)
 		probe_start(&readiness->health_probe);
 }
 

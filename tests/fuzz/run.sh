@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the fuzzers with clang (libFuzzer + ASan + UBSan) and runs them:
-# the config parser, the control request parser, the CDI spec parser and
-# the hook response parser. Each starts from a few seeds written here, the
+# the config parser, the control request parser, the CDI spec parser, the
+# hook response parser and the http probe's status line reader. Each starts from a few seeds written here, the
 # configs we ship and test, and the corpus kept in tests/fuzz/corpus/NAME
 # (inputs earlier long runs found interesting, and the regression inputs of
 # what they found): replaying it is part of every run.
@@ -35,9 +35,10 @@ mkdir -p "$out/artifacts"
 build() {
 	local name=$1 modules=$2
 	shift 2
-	# shellcheck disable=SC2046 # pkg-config prints several words on purpose
-	clang "${flags[@]}" "tests/fuzz/$name.c" "$@" $(pkg-config --cflags --libs $modules) \
-		-o "$out/$name"
+	local libraries=""
+	[[ -z $modules ]] || libraries=$(pkg-config --cflags --libs $modules)
+	# shellcheck disable=SC2086 # pkg-config prints several words on purpose
+	clang "${flags[@]}" "tests/fuzz/$name.c" "$@" $libraries -o "$out/$name"
 }
 
 # hooks/cdi_name.c: the config checks CDI device names; config/*.c also
@@ -49,11 +50,12 @@ build fuzz_control_protocol "jansson $libs_config" supervisor/control_protocol.c
 build fuzz_cdi_spec "$libs_config" hooks/cdi_spec.c hooks/cdi_name.c config/*.c
 build fuzz_hook_protocol "jansson $libs_config" hooks/hook_protocol.c hooks/start_additions.c \
 	supervisor/json_text.c config/*.c hooks/cdi_name.c
+build fuzz_http_status "" supervisor/http_status.c
 
 # ---- seeds: build-fuzz/seeds/NAME ----
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{fuzz_config,fuzz_control_protocol,fuzz_cdi_spec,fuzz_hook_protocol}
+mkdir -p "$seeds"/{fuzz_config,fuzz_control_protocol,fuzz_cdi_spec,fuzz_hook_protocol,fuzz_http_status}
 cp examples/*.yaml tests/unit/configs/*.yaml "$seeds/fuzz_config/" 2>/dev/null || true
 seed=0
 for request in \
@@ -66,7 +68,8 @@ for request in \
 	'{"version":1,"command":"signal","target":"web/app","signal":"SIGHUP"}' \
 	'{"version":1,"command":"logs","target":"web/app","follow":true,"tail":10}' \
 	'{"version":1,"command":"events","follow":false,"tail":0}' \
-	'{"version":1,"command":"shutdown"}'; do
+	'{"version":1,"command":"shutdown"}' \
+	'{"version":1,"command":"reload","path":"/etc/corral.yaml","dry_run":true}'; do
 	printf '%s' "$request" >"$seeds/fuzz_control_protocol/seed-$seed.json"
 	seed=$((seed + 1))
 done
@@ -83,6 +86,9 @@ for response in \
 	printf '%s' "$response" >"$seeds/fuzz_hook_protocol/seed-$seed.json"
 	seed=$((seed + 1))
 done
+
+printf 'HTTP/1.1 200 OK\r\nServer: x\r\n\r\n' >"$seeds/fuzz_http_status/seed-ok.txt"
+printf 'HTTP/1.0 404 File not found\r\n' >"$seeds/fuzz_http_status/seed-404.txt"
 
 # NAME MAX_LEN LIMIT...: runs NAME over a scratch corpus made of the seeds
 # and the kept corpus, with libFuzzer's LIMIT options (-max_total_time=,
@@ -116,12 +122,14 @@ if $long; then
 	fuzz fuzz_control_protocol 1024 -runs="$runs"
 	fuzz fuzz_cdi_spec 2048 -runs="$runs"
 	fuzz fuzz_hook_protocol 4096 -runs="$runs"
+	fuzz fuzz_http_status 512 -runs="$runs"
 else
 	config_seconds=$(((seconds + 1) / 2))
 	rest=$((seconds - config_seconds))
-	each=$((rest / 3 > 0 ? rest / 3 : 1))
+	each=$((rest / 4 > 0 ? rest / 4 : 1))
 	fuzz fuzz_config 4096 -max_total_time="$config_seconds"
 	fuzz fuzz_control_protocol 1024 -max_total_time="$each"
 	fuzz fuzz_cdi_spec 2048 -max_total_time="$each"
 	fuzz fuzz_hook_protocol 4096 -max_total_time="$each"
+	fuzz fuzz_http_status 512 -max_total_time="$each"
 fi

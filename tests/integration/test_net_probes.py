@@ -1,0 +1,171 @@
+"""tcp, http and unix probes (docs/config.md, "Probes"): connections corral
+makes from its loop, against real servers (python's http.server, socket
+listeners), on the host and inside a task's own network and mount
+namespaces; what status and the events say when they fail."""
+
+import json
+import socket
+import sys
+
+import pytest
+
+from conftest import wait_for
+from test_network import BRIDGE, in_own_netns
+
+PYTHON = sys.executable
+NEVER = {"policy": "never"}
+
+
+def free_port():
+    with socket.socket() as probe_socket:
+        probe_socket.bind(("127.0.0.1", 0))
+        return probe_socket.getsockname()[1]
+
+
+def http_server(port, bind="127.0.0.1"):
+    return [PYTHON, "-m", "http.server", str(port), "--bind", bind]
+
+
+# Answers 200 when the request has "X-Probe: yes", 403 otherwise.
+HEADER_SERVER = r"""
+import http.server, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.headers.get("X-Probe") == "yes" else 403)
+        self.end_headers()
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+UNIX_SERVER = r"""
+import os, socket, sys, time
+os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen()
+time.sleep(1000)
+"""
+
+
+def status_json(corral):
+    result = corral.cli("status", "--json")
+    assert result.returncode == 0, result
+    return {task["task"]: task for group in json.loads(result.stdout)["groups"]
+            for task in group["tasks"]}
+
+
+def run_until(corral, config, predicate, what, wrapper=None):
+    running = corral.start(config, wrapper=wrapper)
+    corral.wait_control(running)
+    wait_for(lambda: predicate(status_json(corral)), timeout=20, what=what)
+    return running
+
+
+def stop(running):
+    running.send(15)
+    return running.wait()
+
+
+def test_a_tcp_readiness_probe_holds_a_dependent_until_the_server_listens(corral):
+    port = free_port()
+    config = {"groups": {"g": {"tasks": {
+        "web": {"command": ["/bin/sh", "-c", f"sleep 0.5; exec {PYTHON} -m http.server "
+                            f"{port} --bind 127.0.0.1"],
+                "readiness": {"tcp": port, "interval": "100ms"}},
+        "client": {"command": ["/bin/sh", "-c", f"exec {PYTHON} -c \"import socket; "
+                               f"socket.create_connection(('127.0.0.1', {port}))\"; "
+                               "sleep 1000"],
+                   "after": {"web": "ready"}, "restart": NEVER},
+    }}}}
+    running = run_until(corral, config, lambda s: s["g/client"]["state"] == "running",
+                        "client started")
+    statuses = status_json(corral)
+    assert statuses["g/web"]["readiness_kind"] == "tcp"
+    assert statuses["g/client"]["restarts"] == 0  # it connected at its first start
+    result = stop(running)
+    refused = [e for e in result.events.of_task("web", "probe_failed")]
+    assert refused and f"connect 127.0.0.1:{port}: Connection refused" in refused[0]["message"]
+
+
+def test_an_http_probe_fails_on_a_4xx_and_passes_with_its_header(corral):
+    port, other = free_port(), free_port()
+    config = {"groups": {"g": {"tasks": {
+        "server": {"command": [PYTHON, "-c", HEADER_SERVER, str(port)],
+                   "readiness": {"http": {"port": port, "path": "/health",
+                                          "headers": {"X-Probe": "yes"}},
+                                 "interval": "100ms"}},
+        "plain": {"command": http_server(other),
+                  "health": {"http": {"port": other, "path": "/missing"},
+                             "interval": "200ms", "failures": 100}},
+    }}}}
+    running = run_until(corral, config,
+                        lambda s: s["g/server"]["ready"] and
+                        (s["g/plain"]["probes"]["health"] or {}).get("last_result") ==
+                        "HTTP 404", "the server ready, and plain's probe answered 404")
+    health = status_json(corral)["g/plain"]["probes"]["health"]
+    assert health["passed"] is False and health["last_result"] == "HTTP 404", health
+    stop(running)
+
+
+def test_a_unix_probe_reaches_a_socket_only_the_task_s_mount_namespace_has(corral, tmp_path):
+    path = "/run/corral-probe-test/app.sock"
+    config = {"groups": {"g": {"tasks": {"app": {
+        "command": [PYTHON, "-c", UNIX_SERVER, path],
+        "isolation": {"namespaces": ["mount"],
+                      "mounts": [{"type": "tmpfs", "target": "/run/corral-probe-test"}]},
+        "readiness": {"unix": path, "interval": "100ms"},
+    }}}}}
+    running = run_until(corral, config, lambda s: s["g/app"]["ready"], "app ready")
+    assert not (tmp_path / path.lstrip("/")).exists()
+    import os
+    assert not os.path.exists(path)  # only inside the task
+    stop(running)
+
+
+def test_a_tcp_probe_of_a_task_with_its_own_network_uses_its_loopback(corral):
+    port = free_port()
+    config = {"groups": {"g": {"tasks": {"app": {
+        "command": http_server(port),
+        "isolation": {"network": {"mode": "none"}},
+        "readiness": {"tcp": port, "interval": "100ms"},
+        "health": {"http": {"port": port}, "interval": "200ms"},
+    }}}}}
+    running = run_until(corral, config,
+                        lambda s: s["g/app"]["ready"] and
+                        (s["g/app"]["probes"]["health"] or {}).get("passed"),
+                        "ready and healthy inside its own namespace")
+    # corral's own loopback has nothing there.
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    stop(running)
+
+
+def test_an_http_probe_of_a_bridge_task(corral, tmp_path):
+    port = free_port()
+    config = {"groups": {"g": {"network": BRIDGE, "tasks": {"app": {
+        "command": http_server(port, "0.0.0.0"),
+        "isolation": {"network": {"mode": "bridge"}},
+        "readiness": {"http": {"port": port, "path": "/"}, "interval": "100ms"},
+    }}}}}
+    running = run_until(corral, config, lambda s: s["g/app"]["ready"], "app ready",
+                        wrapper=in_own_netns(tmp_path))
+    stop(running)
+
+
+def test_a_probe_that_never_answers_times_out(corral):
+    # A listener that accepts (the kernel does) and never answers.
+    silent = [PYTHON, "-c", "import socket, sys, time\n"
+              "s = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen()\n"
+              "time.sleep(1000)", "0"]
+    port = free_port()
+    silent[-1] = str(port)
+    config = {"groups": {"g": {"tasks": {"app": {
+        "command": silent,
+        "health": {"http": {"port": port}, "interval": "300ms", "timeout": "200ms",
+                   "failures": 100},
+    }}}}}
+    running = run_until(corral, config,
+                        lambda s: (s["g/app"]["probes"]["health"] or {}).get(
+                            "last_result", "").startswith("timed out"), "a timeout")
+    last = status_json(corral)["g/app"]["probes"]["health"]["last_result"]
+    assert last == "timed out after 200ms waiting for the answer", last
+    stop(running)
