@@ -44,7 +44,7 @@ echo "=== fuzzing the four parsers over their kept corpus, 20 s in all (libFuzze
 tests/fuzz/run.sh 20
 
 echo "=== benchmark smoke run (figures are not checked)"
-for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output; do
+for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output bench_probes; do
 	build/tests/bench/$bench --quick --corral build/corral || {
 		echo "benchmark smoke run failed: $bench" >&2
 		exit 1
