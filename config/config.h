@@ -268,6 +268,14 @@ struct isolation_config {
 	enum network_mode network;
 };
 
+/* The task gets a network namespace of its own (`namespaces: [net]`, or a
+ * network mode other than host). */
+static inline bool isolation_has_own_network(const struct isolation_config *isolation)
+{
+	return isolation->enabled &&
+	       ((isolation->namespaces & ISOLATION_NS_NET) || isolation->network != NETWORK_HOST);
+}
+
 /* What one start of a task adds to its configuration: the prestart hooks'
  * results (hooks/), applied by the same code as the configured values. */
 struct start_additions {

@@ -326,22 +326,20 @@ static void parse_kill(struct load_context *context, const yaml_node_t *node,
 	map_entries_free(&fields);
 }
 
-/* NOTIFY_SOCKET is an abstract socket, which belongs to corral's network
- * namespace: a task with a namespace of its own cannot reach it. */
+/* A task with a network namespace of its own gets NOTIFY_SOCKET as a path
+ * on the host's file system (task_readiness.c): one with a root file
+ * system of its own does not see it. */
 static void check_notify_reachable(struct load_context *context, const yaml_node_t *readiness,
 				   const char *owner, const struct task_config *task)
 {
 	const struct isolation_config *isolation = &task->isolation;
-	bool own_network = isolation->enabled && ((isolation->namespaces & ISOLATION_NS_NET) ||
-						  isolation->network != NETWORK_HOST);
-	if (!readiness || task->readiness.kind != READINESS_NOTIFY_SYSTEMD || !own_network)
+	if (!readiness || task->readiness.kind != READINESS_NOTIFY_SYSTEMD ||
+	    !isolation_has_own_network(isolation) || !isolation->rootfs)
 		return;
 	report(context, readiness, &(struct where){owner, "readiness.notify"},
-	       "systemd: NOTIFY_SOCKET is in corral's network namespace, which this task (network "
-	       "mode %s) cannot reach; take notify: fd, or an exec probe",
-	       isolation->network == NETWORK_BRIDGE  ? "bridge"
-	       : isolation->network == NETWORK_GROUP ? "group"
-						     : "none");
+	       "systemd: with a network namespace of its own, NOTIFY_SOCKET is a path on the "
+	       "host's file system, which a task with its own rootfs does not see; take notify: "
+	       "fd, or a probe (tcp, http, unix, exec)");
 }
 
 void task_parse(struct load_context *context, const yaml_node_t *node, const char *owner,

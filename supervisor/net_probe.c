@@ -88,7 +88,7 @@ static void fail_run(struct probe *probe, const char *step, int error)
  * its group's): the probe is made from there. */
 static bool task_has_own_network(const struct task_config *task)
 {
-	return task->isolation.enabled && task->isolation.network != NETWORK_HOST;
+	return isolation_has_own_network(&task->isolation);
 }
 
 static int open_socket(struct probe *probe, int domain, pid_t pid, char *why, size_t size)

@@ -25,6 +25,11 @@ struct services {
 	/* ROOT/PID of the task directories (hooks/task_dirs.h) when a task
 	 * has task_dirs, else NULL; removed when corral exits. */
 	const char *task_dirs_root;
+	/* Where the NOTIFY_SOCKETs of tasks with a network namespace of their
+	 * own are (task_readiness.c): made at the first, removed at exit;
+	 * NULL until then. `notify_sockets` numbers them. */
+	char *notify_dir;
+	unsigned notify_sockets;
 	/* Every group, for dependencies that cross groups. */
 	struct group **groups;
 	size_t group_count;

@@ -430,6 +430,10 @@ static void supervisor_close(struct supervisor *supervisor)
 	}
 	free(supervisor->groups);
 	remove_task_dirs(supervisor);
+	if (supervisor->services.notify_dir) {
+		rmdir(supervisor->services.notify_dir);
+		free(supervisor->services.notify_dir);
+	}
 	network_host_close(&supervisor->network);
 	cgroup_tree_close(&supervisor->cgroups);
 	for (size_t i = 0; i < supervisor->group_name_count; i++)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -82,6 +83,51 @@ static void on_notify_socket(struct loop_watch *watch, uint32_t events)
 	}
 }
 
+/* corral's directory for path sockets: in /run when it may write there
+ * (root), else /tmp; mode 0711, so that a task running as another user
+ * reaches the socket it is told of and lists nothing. (Not in /run/corral,
+ * the control socket's, which is 0700.) */
+static const char *notify_dir(struct services *services, char *error, size_t error_size)
+{
+	if (services->notify_dir)
+		return services->notify_dir;
+	char *candidates[] = {xasprintf("/run/corral-notify-%d", (int)getpid()),
+			      xasprintf("/tmp/corral-notify-%d", (int)getpid())};
+	for (size_t i = 0; i < 2; i++) {
+		if (!services->notify_dir && (mkdir(candidates[i], 0711) == 0 || errno == EEXIST))
+			services->notify_dir = candidates[i];
+		else if (!services->notify_dir && i == 1)
+			snprintf(error, error_size, "readiness: notify socket directory %s: %s",
+				 candidates[i], strerror(errno));
+		if (services->notify_dir != candidates[i])
+			free(candidates[i]);
+	}
+	return services->notify_dir;
+}
+
+/* A task with a network namespace of its own cannot reach an abstract
+ * socket, which belongs to corral's: it gets a path instead. Anyone may
+ * write to it; only the task's processes are listened to (sent_by_task). */
+static int bind_notify_path(struct task *task, int fd, char *error, size_t error_size)
+{
+	const char *dir = notify_dir(task->services, error, error_size);
+	if (!dir)
+		return -1;
+	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	snprintf(address.sun_path, sizeof(address.sun_path), "%s/%u.sock", dir,
+		 ++task->services->notify_sockets);
+	unlink(address.sun_path);
+	if (bind(fd, (struct sockaddr *)&address, sizeof(address)) < 0 ||
+	    chmod(address.sun_path, 0666) < 0) {
+		snprintf(error, error_size, "readiness: notify socket %s: %s", address.sun_path,
+			 strerror(errno));
+		return -1;
+	}
+	task->readiness.notify_env = xasprintf("NOTIFY_SOCKET=%s", address.sun_path);
+	task->readiness.notify_path = xstrdup(address.sun_path);
+	return 0;
+}
+
 static int open_notify_socket(struct task *task, char *error, size_t error_size)
 {
 	struct task_readiness *readiness = &task->readiness;
@@ -92,6 +138,15 @@ static int open_notify_socket(struct task *task, char *error, size_t error_size)
 		if (fd >= 0)
 			close(fd);
 		return -1;
+	}
+	if (isolation_has_own_network(&task->config->isolation)) {
+		if (bind_notify_path(task, fd, error, error_size) < 0) {
+			close(fd);
+			return -1;
+		}
+		readiness->notify_socket.fd = fd;
+		loop_watch_add(task->services->loop, &readiness->notify_socket, EPOLLIN);
+		return 0;
 	}
 	/* Abstract, and named by the kernel (autobind): nothing to clean up,
 	 * no directory to agree on, and no clash with another corral in the
@@ -344,4 +399,9 @@ void task_readiness_close(struct task *task)
 	}
 	free(readiness->notify_env);
 	readiness->notify_env = NULL;
+	if (readiness->notify_path) {
+		unlink(readiness->notify_path);
+		free(readiness->notify_path);
+		readiness->notify_path = NULL;
+	}
 }

@@ -26,6 +26,7 @@ struct task;
 
 struct task_readiness {
 	char *notify_env;        /* "NOTIFY_SOCKET=@corral/..." for the task */
+	char *notify_path;       /* its path, for a task with its own network; else NULL */
 	struct loop_watch notify_socket; /* notify systemd */
 	struct loop_watch notify_pipe;   /* notify fd: the read end of this run */
 	int notify_pipe_write;           /* its write end, until the spawn is done */

@@ -4,12 +4,13 @@ listeners), on the host and inside a task's own network and mount
 namespaces; what status and the events say when they fail."""
 
 import json
+import os
 import socket
 import sys
 
 import pytest
 
-from conftest import wait_for
+from conftest import children_of, wait_for
 from test_network import BRIDGE, in_own_netns
 
 PYTHON = sys.executable
@@ -36,6 +37,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 """
 
+NOTIFIER = r"""
+import os, socket, time
+path = os.environ["NOTIFY_SOCKET"]
+print(path, flush=True)
+socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"READY=1", path)
+time.sleep(1000)
+"""
+
 UNIX_SERVER = r"""
 import os, socket, sys, time
 os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)
@@ -60,9 +69,13 @@ def run_until(corral, config, predicate, what, wrapper=None):
     return running
 
 
-def stop(running):
-    running.send(15)
-    return running.wait()
+def stop(running, wrapped=False):
+    """SIGTERM to corral: under the in_own_netns wrapper, the shell's child."""
+    children = [pid for pid, _ in children_of(running.pid)] if wrapped else []
+    os.kill(children[0] if children else running.pid, 15)
+    result = running.wait()
+    assert result.returncode == 0, result
+    return result
 
 
 def test_a_tcp_readiness_probe_holds_a_dependent_until_the_server_listens(corral):
@@ -107,17 +120,16 @@ def test_an_http_probe_fails_on_a_4xx_and_passes_with_its_header(corral):
 
 
 def test_a_unix_probe_reaches_a_socket_only_the_task_s_mount_namespace_has(corral, tmp_path):
-    path = "/run/corral-probe-test/app.sock"
+    hidden = tmp_path / "hidden"
+    path = f"{hidden}/app.sock"
     config = {"groups": {"g": {"tasks": {"app": {
         "command": [PYTHON, "-c", UNIX_SERVER, path],
         "isolation": {"namespaces": ["mount"],
-                      "mounts": [{"type": "tmpfs", "target": "/run/corral-probe-test"}]},
+                      "mounts": [{"type": "tmpfs", "target": str(hidden)}]},
         "readiness": {"unix": path, "interval": "100ms"},
     }}}}}
     running = run_until(corral, config, lambda s: s["g/app"]["ready"], "app ready")
-    assert not (tmp_path / path.lstrip("/")).exists()
-    import os
-    assert not os.path.exists(path)  # only inside the task
+    assert not os.path.exists(path)  # only inside the task, on its tmpfs
     stop(running)
 
 
@@ -148,7 +160,7 @@ def test_an_http_probe_of_a_bridge_task(corral, tmp_path):
     }}}}}
     running = run_until(corral, config, lambda s: s["g/app"]["ready"], "app ready",
                         wrapper=in_own_netns(tmp_path))
-    stop(running)
+    stop(running, wrapped=True)
 
 
 def test_a_probe_that_never_answers_times_out(corral):
@@ -169,3 +181,33 @@ def test_a_probe_that_never_answers_times_out(corral):
     last = status_json(corral)["g/app"]["probes"]["health"]["last_result"]
     assert last == "timed out after 200ms waiting for the answer", last
     stop(running)
+
+
+def test_redis_with_sd_notify_on_a_bridge_network_becomes_ready(corral, tmp_path):
+    """Its own network namespace cannot reach an abstract NOTIFY_SOCKET:
+    it gets a path, and READY=1 comes through."""
+    import shutil
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server is needed (scripts/install-deps.sh installs it)")
+    config = {"groups": {"g": {"network": BRIDGE, "tasks": {
+        "redis": {"command": ["redis-server", "--port", "6390", "--supervised", "systemd",
+                              "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+                  "isolation": {"network": {"mode": "bridge"}},
+                  "readiness": {"notify": "systemd", "timeout": "20s"}},
+        "client": {"command": ["/bin/sh", "-c", "sleep 1000"], "after": {"redis": "ready"},
+                   "restart": NEVER},
+        # Says where NOTIFY_SOCKET is (redis rewrites its environment).
+        "notifier": {"command": [PYTHON, "-c", NOTIFIER],
+                     "isolation": {"network": {"mode": "bridge"}},
+                     "readiness": {"notify": "systemd", "timeout": "20s"}},
+    }}}}
+    running = run_until(corral, config, lambda s: s["g/client"]["state"] == "running",
+                        "the client, after redis said READY=1",
+                        wrapper=in_own_netns(tmp_path))
+    wait_for(lambda: status_json(corral)["g/notifier"]["ready"], what="the notifier")
+    path = corral.cli("logs", "g/notifier").stdout.strip()
+    assert path.startswith("/"), path  # a path, not @abstract
+    result = stop(running, wrapped=True)
+    assert result.events.of_task("redis", "ready")[0]["message"] == "ready (READY=1)"
+    # The socket and its directory go with corral.
+    assert not os.path.exists(path) and not os.path.exists(os.path.dirname(path))

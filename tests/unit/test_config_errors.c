@@ -611,6 +611,13 @@ static const struct error_case cases[] = {
      "web/app: health: unknown key \"exce\"; did you mean \"exec\"?"},
     {"unknown health key", TASK("{command: a, health: {exec: [a], retries: 3}}"), 4, 45,
      "web/app: health: unknown key \"retries\" (expected exec, tcp, http, unix, interval, timeout or failures)"},
+    {"notify systemd with its own network and rootfs",
+     TASK("{command: a, readiness: {notify: systemd}, isolation: {namespaces: [mount], "
+	  "rootfs: /tmp, network: {mode: none}}}"),
+     4, 36,
+     "web/app: readiness.notify: systemd: with a network namespace of its own, NOTIFY_SOCKET "
+     "is a path on the host's file system, which a task with its own rootfs does not see; take "
+     "notify: fd, or a probe (tcp, http, unix, exec)"},
     {"tcp not a port", TASK("{command: a, health: {tcp: abc}}"), 4, 39,
      "web/app: health.tcp: must be PORT or ADDRESS:PORT with a port from 1 to 65535, not \"abc\""},
     {"tcp port 0", TASK("{command: a, health: {tcp: 0}}"), 4, 39,
