@@ -140,6 +140,9 @@ struct readiness_config {
 	/* Every kind: counted from the start of the run, the start fails if
 	 * the task is not ready by then; 0: no limit. */
 	uint64_t timeout_ms;
+	/* READINESS_NOTIFY_SYSTEMD: once ready, WATCHDOG=1 is expected at
+	 * least this often (systemd's WatchdogSec); 0: no watchdog. */
+	uint64_t watchdog_ms;
 };
 
 /* Liveness (config `health:`): a task whose probe fails `failures` times in

@@ -168,7 +168,8 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	/* The kind decides what the process is given (NOTIFY_SOCKET, an fd);
 	 * the probe and timeout only what corral does. */
 	bool readiness_kind = a->readiness.kind != b->readiness.kind ||
-			      a->readiness.fd != b->readiness.fd;
+			      a->readiness.fd != b->readiness.fd ||
+			      a->readiness.watchdog_ms != b->readiness.watchdog_ms;
 	note(diff, readiness_kind || !probes_equal(&a->readiness.probe, &b->readiness.probe) ||
 			   a->readiness.timeout_ms != b->readiness.timeout_ms,
 	     "readiness", readiness_kind ? replace : in_place);

@@ -8,8 +8,9 @@
 #include "config/diagnostics.h"
 #include "config/units.h"
 
-static const char *const readiness_keys[] = {"notify", "fd",	   "exec",    "tcp", "http",
-					     "unix",   "interval", "timeout", NULL};
+static const char *const readiness_keys[] = {"notify",   "fd",	    "exec",	"tcp",
+					     "http",	 "unix",    "interval", "timeout",
+					     "watchdog", NULL};
 static const char *const health_keys[] = {"exec",     "tcp",	 "http",     "unix",
 					  "interval", "timeout", "failures", NULL};
 /* In the order of enum notify_method. */
@@ -222,6 +223,14 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 	if ((field = map_lookup(&fields, "timeout"))) {
 		field_where = where_field(where, "timeout", buffer, sizeof(buffer));
 		expect_duration(context, field, &field_where, &out->timeout_ms);
+	}
+	if ((field = map_lookup(&fields, "watchdog"))) {
+		field_where = where_field(where, "watchdog", buffer, sizeof(buffer));
+		if (kind == READINESS_NOTIFY_SYSTEMD)
+			parse_positive_duration(context, field, &field_where, &out->watchdog_ms);
+		else if (kind >= 0)
+			report(context, field, &field_where,
+			       "only goes with \"notify: systemd\" (WATCHDOG=1 comes that way)");
 	}
 
 	if (kind == READINESS_PROBE) {

@@ -220,6 +220,14 @@ void runner_start(struct runner *runner, uint64_t now_ms)
 	spawn_now(runner, now_ms);
 }
 
+void runner_extend_readiness(struct runner *runner, uint64_t until_ms)
+{
+	if (runner->state != TASK_RUNNING || runner->ready || runner->stop_intent != RUNNER_STOP_NONE ||
+	    !runner->config->readiness.timeout_ms)
+		return;
+	runner->effects->arm_timer(runner, RUNNER_TIMER_READINESS, until_ms);
+}
+
 void runner_exec_succeeded(struct runner *runner, uint64_t now_ms)
 {
 	if (runner->state != TASK_STARTING)

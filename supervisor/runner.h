@@ -157,6 +157,9 @@ void runner_exec_succeeded(struct runner *runner, uint64_t now_ms);
  * once the exec is confirmed. */
 void runner_ready(struct runner *runner, const char *how);
 bool runner_is_ready(const struct runner *runner);
+/* EXTEND_TIMEOUT_USEC: a running task that is not ready yet has until
+ * `until_ms` (rather than its readiness timeout) to become ready. */
+void runner_extend_readiness(struct runner *runner, uint64_t until_ms);
 /* Its health probe passed (once per run is enough to be healthy). */
 void runner_healthy(struct runner *runner);
 void runner_start_failed(struct runner *runner, const char *message, int exit_code,

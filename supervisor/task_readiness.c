@@ -37,6 +37,46 @@ static bool sent_by_task(const struct task *task, const struct ucred *sender)
 	return errno == ESRCH && sender->uid == task_uid;
 }
 
+/* readiness.watchdog: the next WATCHDOG=1 is due by now + watchdog. */
+static void feed_watchdog(struct task *task)
+{
+	uint64_t watchdog_ms = task->config->readiness.watchdog_ms;
+	if (watchdog_ms && task->runner.state == TASK_RUNNING && runner_is_ready(&task->runner))
+		loop_timer_arm(task->services->loop, &task->readiness.watchdog,
+			       loop_now_ms() + watchdog_ms);
+}
+
+/* A missed WATCHDOG=1, or WATCHDOG=trigger: the task is hung, as systemd
+ * takes it; it is restarted as an unhealthy one is. */
+static void watchdog_failed(struct task *task, const char *why)
+{
+	if (task->runner.state != TASK_RUNNING || task->runner.stop_intent != RUNNER_STOP_NONE)
+		return;
+	loop_timer_cancel(task->services->loop, &task->readiness.watchdog);
+	char message[TASK_EVENT_MESSAGE_MAX];
+	snprintf(message, sizeof(message), "watchdog: %s: restarting", why);
+	task_note_event(task, TASK_EVENT_UNHEALTHY, message);
+	group_restart_task(task->group, task, loop_now_ms());
+}
+
+static void on_watchdog(struct loop_timer *timer)
+{
+	struct task *task = timer->data;
+	char why[96], watchdog[32];
+	format_duration_ms(task->config->readiness.watchdog_ms, watchdog, sizeof(watchdog));
+	snprintf(why, sizeof(why), "no WATCHDOG=1 within %s", watchdog);
+	watchdog_failed(task, why);
+}
+
+/* EXTEND_TIMEOUT_USEC=N: N microseconds more to become ready. */
+static void extend_timeout(struct task *task, const char *value)
+{
+	char *end;
+	unsigned long long usec = strtoull(value, &end, 10);
+	if (end != value && !*end)
+		runner_extend_readiness(&task->runner, loop_now_ms() + usec / 1000);
+}
+
 /* sd_notify's format: newline-separated VARIABLE=value assignments. */
 static void take_notification(struct task *task, char *text)
 {
@@ -45,6 +85,15 @@ static void take_notification(struct task *task, char *text)
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (strcmp(line, "READY=1") == 0)
 			runner_ready(&task->runner, "READY=1");
+		else if (strcmp(line, "WATCHDOG=1") == 0)
+			feed_watchdog(task);
+		else if (strcmp(line, "WATCHDOG=trigger") == 0)
+			watchdog_failed(task, "WATCHDOG=trigger");
+		else if (strncmp(line, "EXTEND_TIMEOUT_USEC=", 20) == 0)
+			extend_timeout(task, line + 20);
+		else if (strcmp(line, "RELOADING=1") == 0)
+			snprintf(readiness->status_text, sizeof(readiness->status_text),
+				 "reloading");
 		else if (strncmp(line, "STATUS=", 7) == 0)
 			snprintf(readiness->status_text, sizeof(readiness->status_text), "%s",
 				 line + 7);
@@ -349,12 +398,14 @@ void task_readiness_run_started(struct task *task)
 
 void task_readiness_now_ready(struct task *task)
 {
+	feed_watchdog(task);
 	if (task->config->health.probe.kind != PROBE_NONE)
 		probe_start(&task->readiness.health_probe);
 }
 
 void task_readiness_run_ended(struct task *task)
 {
+	loop_timer_cancel(task->services->loop, &task->readiness.watchdog);
 	if (task->readiness.readiness_probe.made)
 		probe_stop(&task->readiness.readiness_probe);
 	if (task->readiness.health_probe.made)
@@ -381,6 +432,10 @@ int task_readiness_open(struct task *task, char *error, size_t error_size)
 	readiness->notify_pipe =
 		(struct loop_watch){.fd = -1, .callback = on_notify_pipe, .data = task};
 	readiness->notify_pipe_write = -1;
+	loop_timer_init(&readiness->watchdog, on_watchdog, task);
+	if (task->config->readiness.watchdog_ms)
+		readiness->watchdog_env = xasprintf("WATCHDOG_USEC=%llu",
+						    (unsigned long long)task->config->readiness.watchdog_ms * 1000);
 	if (task->config->readiness.kind == READINESS_NOTIFY_SYSTEMD)
 		return open_notify_socket(task, error, error_size);
 	return 0;
@@ -399,6 +454,9 @@ void task_readiness_close(struct task *task)
 	}
 	free(readiness->notify_env);
 	readiness->notify_env = NULL;
+	loop_timer_cancel(task->services->loop, &readiness->watchdog);
+	free(readiness->watchdog_env);
+	readiness->watchdog_env = NULL;
 	if (readiness->notify_path) {
 		unlink(readiness->notify_path);
 		free(readiness->notify_path);

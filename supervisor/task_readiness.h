@@ -37,6 +37,10 @@ struct task_readiness {
 	struct probe_record readiness_record;
 	struct probe_record health_record;
 	char status_text[TASK_STATUS_TEXT_MAX]; /* the last STATUS= */
+	/* readiness.watchdog: WATCHDOG_USEC=... for the task, and the
+	 * deadline of its next WATCHDOG=1 while it runs ready. */
+	char *watchdog_env;
+	struct loop_timer watchdog;
 };
 
 /* Before the task's plan is built: the notify socket (its env var). 0, or

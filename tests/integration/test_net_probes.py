@@ -211,3 +211,64 @@ def test_redis_with_sd_notify_on_a_bridge_network_becomes_ready(corral, tmp_path
     assert result.events.of_task("redis", "ready")[0]["message"] == "ready (READY=1)"
     # The socket and its directory go with corral.
     assert not os.path.exists(path) and not os.path.exists(os.path.dirname(path))
+
+
+# Says READY=1, then WATCHDOG=1 every 100 ms for `beats` times, then
+# nothing; prints its WATCHDOG_USEC first.
+WATCHDOG_TASK = r"""
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+path = os.environ["NOTIFY_SOCKET"]
+path = "\0" + path[1:] if path.startswith("@") else path
+print(os.environ.get("WATCHDOG_USEC"), flush=True)
+s.sendto(b"READY=1", path)
+for _ in range(int(sys.argv[1])):
+    time.sleep(0.1)
+    s.sendto(b"WATCHDOG=1", path)
+if sys.argv[2] == "trigger":
+    s.sendto(b"WATCHDOG=trigger", path)
+time.sleep(1000)
+"""
+
+
+def watchdog_task(beats, then="silence"):
+    return {"command": [PYTHON, "-c", WATCHDOG_TASK, str(beats), then],
+            "readiness": {"notify": "systemd", "watchdog": "400ms"},
+            "restart": {"policy": "always", "delay": "100ms"}}
+
+
+def test_a_missed_watchdog_restarts_the_task_and_one_kept_does_not(corral):
+    config = {"groups": {"g": {"tasks": {
+        "kept": watchdog_task(1000),
+        "missed": watchdog_task(5),
+        "triggered": watchdog_task(1, "trigger"),
+    }}}}
+    running = run_until(corral, config,
+                        lambda s: s["g/missed"]["restarts"] >= 1 and
+                        s["g/triggered"]["restarts"] >= 1, "missed and triggered restarted")
+    statuses = status_json(corral)
+    assert statuses["g/kept"]["restarts"] == 0, statuses["g/kept"]
+    assert corral.cli("logs", "g/kept").stdout.splitlines()[0] == "400000"  # WATCHDOG_USEC
+    result = stop(running)
+    missed = result.events.of_task("missed", "unhealthy")
+    assert missed[0]["message"] == "watchdog: no WATCHDOG=1 within 400ms: restarting", missed
+    triggered = result.events.of_task("triggered", "unhealthy")
+    assert triggered[0]["message"] == "watchdog: WATCHDOG=trigger: restarting", triggered
+
+
+def test_extend_timeout_usec_gives_a_slow_start_more_time(corral):
+    slow = r"""
+import os, socket, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+path = "\0" + os.environ["NOTIFY_SOCKET"][1:]
+s.sendto(b"EXTEND_TIMEOUT_USEC=2000000", path)
+time.sleep(1)
+s.sendto(b"READY=1", path)
+time.sleep(1000)
+"""
+    config = {"groups": {"g": {"tasks": {"slow": {
+        "command": [PYTHON, "-c", slow],
+        "readiness": {"notify": "systemd", "timeout": "500ms"}, "restart": NEVER}}}}}
+    running = run_until(corral, config, lambda s: s["g/slow"]["ready"], "ready after 1s")
+    result = stop(running)
+    assert not result.events.of_task("slow", "not_ready")

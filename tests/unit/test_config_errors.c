@@ -536,7 +536,7 @@ static const struct error_case cases[] = {
     {"misspelt readiness key", TASK("{command: a, readiness: {notify: systemd, timout: 1s}}"), 4,
      54, "web/app: readiness: unknown key \"timout\"; did you mean \"timeout\"?"},
     {"unknown readiness key", TASK("{command: a, readiness: {notify: systemd, port: 80}}"), 4, 54,
-     "web/app: readiness: unknown key \"port\" (expected notify, fd, exec, tcp, http, unix, interval or timeout)"},
+     "web/app: readiness: unknown key \"port\" (expected notify, fd, exec, tcp, http, unix, interval, timeout or watchdog)"},
     {"readiness without notify or exec", TASK("{command: a, readiness: {timeout: 1s}}"), 4, 36,
      "web/app: readiness: missing \"notify\" (systemd or fd) or a probe: \"exec\" (a command), \"tcp\", \"http\" or \"unix\""},
     {"misspelt notify is not also missing", TASK("{command: a, readiness: {notfy: systemd}}"), 4,
@@ -618,6 +618,10 @@ static const struct error_case cases[] = {
      "web/app: readiness.notify: systemd: with a network namespace of its own, NOTIFY_SOCKET "
      "is a path on the host's file system, which a task with its own rootfs does not see; take "
      "notify: fd, or a probe (tcp, http, unix, exec)"},
+    {"watchdog without notify systemd",
+     TASK("{command: a, readiness: {notify: fd, fd: 3, watchdog: 10s}}"), 4, 66,
+     "web/app: readiness.watchdog: only goes with \"notify: systemd\" (WATCHDOG=1 comes that "
+     "way)"},
     {"tcp not a port", TASK("{command: a, health: {tcp: abc}}"), 4, 39,
      "web/app: health.tcp: must be PORT or ADDRESS:PORT with a port from 1 to 65535, not \"abc\""},
     {"tcp port 0", TASK("{command: a, health: {tcp: 0}}"), 4, 39,
