@@ -116,6 +116,11 @@ struct probe_config {
 	char **headers; /* PROBE_HTTP: NULL-terminated "Name: value", or NULL */
 	uint64_t interval_ms; /* between the start of one run and the next */
 	uint64_t timeout_ms;  /* a run still going after this counts as failed */
+	/* Compose's start_interval: the interval until the first pass; 0:
+	 * interval_ms. Kubernetes' initialDelaySeconds: the first run waits
+	 * this long after the probe starts. */
+	uint64_t start_interval_ms;
+	uint64_t initial_delay_ms;
 };
 
 void probe_config_free(struct probe_config *probe);

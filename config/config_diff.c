@@ -28,7 +28,9 @@ static bool probes_equal(const struct probe_config *a, const struct probe_config
 	return a->kind == b->kind && lists_equal(a->argv, b->argv) &&
 	       strings_equal(a->host, b->host) && a->port == b->port &&
 	       strings_equal(a->path, b->path) && lists_equal(a->headers, b->headers) &&
-	       a->interval_ms == b->interval_ms && a->timeout_ms == b->timeout_ms;
+	       a->interval_ms == b->interval_ms && a->timeout_ms == b->timeout_ms &&
+	       a->start_interval_ms == b->start_interval_ms &&
+	       a->initial_delay_ms == b->initial_delay_ms;
 }
 
 static bool resources_equal(const struct resources_config *a, const struct resources_config *b)

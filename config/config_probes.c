@@ -8,11 +8,32 @@
 #include "config/diagnostics.h"
 #include "config/units.h"
 
-static const char *const readiness_keys[] = {"notify",   "fd",	    "exec",	"tcp",
-					     "http",	 "unix",    "interval", "timeout",
-					     "watchdog", NULL};
-static const char *const health_keys[] = {"exec",     "tcp",	 "http",     "unix",
-					  "interval", "timeout", "failures", NULL};
+static const char *const readiness_keys[] = {
+	"notify",   "fd",      "exec",	   "tcp",	    "http",	     "unix",
+	"interval", "timeout", "watchdog", "start_interval", "initial_delay", NULL};
+static const char *const health_keys[] = {
+	"exec",	    "tcp",	"http",	    "unix",	     "interval",
+	"timeout", "failures", "start_interval", "initial_delay", NULL};
+
+static bool parse_positive_duration(struct load_context *context, const yaml_node_t *node,
+				    const struct where *where, uint64_t *out_ms);
+
+/* start_interval and initial_delay, of any probe. */
+static void parse_probe_timing(struct load_context *context, const struct map_entries *fields,
+			       const struct where *where, struct probe_config *probe)
+{
+	const yaml_node_t *field;
+	char buffer[64];
+	struct where field_where;
+	if ((field = map_lookup(fields, "start_interval"))) {
+		field_where = where_field(where, "start_interval", buffer, sizeof(buffer));
+		parse_positive_duration(context, field, &field_where, &probe->start_interval_ms);
+	}
+	if ((field = map_lookup(fields, "initial_delay"))) {
+		field_where = where_field(where, "initial_delay", buffer, sizeof(buffer));
+		expect_duration(context, field, &field_where, &probe->initial_delay_ms);
+	}
+}
 /* In the order of enum notify_method. */
 static const char *const notify_names[] = {"systemd", "fd"};
 enum notify_method { NOTIFY_SYSTEMD, NOTIFY_FD };
@@ -220,6 +241,18 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 			report(context, field, &field_where,
 			       "only goes with a probe (a notifying task is not polled)");
 	}
+	if (kind == READINESS_PROBE) {
+		parse_probe_timing(context, &fields, where, &out->probe);
+	} else if (kind >= 0) {
+		for (const char *const *key = (const char *const[]){"start_interval", "initial_delay",
+								    NULL};
+		     *key; key++)
+			if ((field = map_lookup(&fields, *key))) {
+				field_where = where_field(where, *key, buffer, sizeof(buffer));
+				report(context, field, &field_where,
+				       "only goes with a probe (a notifying task is not polled)");
+			}
+	}
 	if ((field = map_lookup(&fields, "timeout"))) {
 		field_where = where_field(where, "timeout", buffer, sizeof(buffer));
 		expect_duration(context, field, &field_where, &out->timeout_ms);
@@ -298,6 +331,7 @@ void health_parse(struct load_context *context, const yaml_node_t *node, const s
 		timeout_valid = parse_positive_duration(context, timeout_node, &timeout_where,
 							&probe->timeout_ms);
 	}
+	parse_probe_timing(context, &fields, where, probe);
 	out->failures = HEALTH_DEFAULT_FAILURES;
 	if ((field = map_lookup(&fields, "failures"))) {
 		field_where = where_field(where, "failures", buffer, sizeof(buffer));

@@ -50,8 +50,7 @@ static void finish(struct probe *probe, bool passed, const char *why)
 {
 	close_run(probe);
 	loop_timer_cancel(probe->services->loop, &probe->deadline);
-	if (probe->active)
-		probe->on_result(probe->context, passed, why);
+	probe_report(probe, passed, why);
 }
 
 void net_probe_timed_out(struct probe *probe)
@@ -174,7 +173,7 @@ void net_probe_run(struct probe *probe)
 {
 	const struct probe_config *config = probe->config;
 	uint64_t now = loop_now_ms();
-	loop_timer_arm(probe->services->loop, &probe->next_run, now + config->interval_ms);
+	loop_timer_arm(probe->services->loop, &probe->next_run, now + probe_interval_ms(probe));
 	loop_timer_arm(probe->services->loop, &probe->deadline, now + config->timeout_ms);
 	pid_t pid = probe->target_pid ? probe->target_pid(probe->context) : 0;
 	char why[256];

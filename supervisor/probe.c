@@ -43,6 +43,21 @@ void probe_init(struct probe *probe, const struct probe_config *config,
 		spawn_resolve_executable(config->argv[0], plan->envp, buffer, sizeof(buffer)));
 }
 
+uint64_t probe_interval_ms(const struct probe *probe)
+{
+	const struct probe_config *config = probe->config;
+	return config->start_interval_ms && !probe->passed_once ? config->start_interval_ms
+								: config->interval_ms;
+}
+
+void probe_report(struct probe *probe, bool passed, const char *why)
+{
+	if (!probe->active)
+		return;
+	probe->passed_once |= passed;
+	probe->on_result(probe->context, passed, why);
+}
+
 /* A run is under way: a process, or a connection. */
 static bool run_in_progress(const struct probe *probe)
 {
@@ -71,12 +86,12 @@ static void run_once(struct probe *probe)
 	};
 	struct spawn_result result;
 	uint64_t now = loop_now_ms();
-	loop_timer_arm(probe->services->loop, &probe->next_run, now + probe->config->interval_ms);
+	loop_timer_arm(probe->services->loop, &probe->next_run, now + probe_interval_ms(probe));
 	int error = spawn_process(slots, &request, &result);
 	if (error < 0) {
 		char why[96];
 		snprintf(why, sizeof(why), "clone3: %s", strerror(-error));
-		probe->on_result(probe->context, false, why);
+		probe_report(probe, false, why);
 		return;
 	}
 	probe->pid = result.pid;
@@ -95,7 +110,7 @@ static void on_next_run(struct loop_timer *timer)
 		run_once(probe);
 	else if (probe->active)
 		loop_timer_arm(probe->services->loop, &probe->next_run,
-			       loop_now_ms() + probe->config->interval_ms);
+			       loop_now_ms() + probe_interval_ms(probe));
 }
 
 static void on_deadline(struct loop_timer *timer)
@@ -147,8 +162,7 @@ static void finish_run(struct probe *probe)
 	probe->error_fd = -1;
 	probe->pid = 0;
 	loop_timer_cancel(probe->services->loop, &probe->deadline);
-	if (probe->active)
-		probe->on_result(probe->context, passed, why);
+	probe_report(probe, passed, why);
 }
 
 static void on_run_exit(struct loop_watch *watch, uint32_t events)
@@ -167,7 +181,11 @@ bool probe_reap(struct probe *probe, pid_t pid)
 void probe_start(struct probe *probe)
 {
 	probe->active = true;
-	if (!run_in_progress(probe))
+	probe->passed_once = false;
+	if (probe->config->initial_delay_ms)
+		loop_timer_arm(probe->services->loop, &probe->next_run,
+			       loop_now_ms() + probe->config->initial_delay_ms);
+	else if (!run_in_progress(probe))
 		run_once(probe);
 }
 

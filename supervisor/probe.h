@@ -32,6 +32,7 @@ struct probe {
 	bool made;        /* probe_init was called, probe_free not yet */
 	char *executable; /* exec: argv[0] resolved once */
 	bool active;      /* between probe_start and probe_stop */
+	bool passed_once; /* since probe_start: start_interval is over */
 	pid_t pid;        /* of the run in progress, else 0 */
 	struct loop_watch pidfd_watch;
 	int error_fd;     /* the run's spawn error pipe */
@@ -62,6 +63,11 @@ void probe_stop(struct probe *probe);
 bool probe_reap(struct probe *probe, pid_t pid);
 
 void probe_free(struct probe *probe);
+
+/* The interval now: start_interval until the first pass, then interval. */
+uint64_t probe_interval_ms(const struct probe *probe);
+/* A run's result, to the owner while the probe is active. */
+void probe_report(struct probe *probe, bool passed, const char *why);
 
 /* ---- net_probe.c: the connection kinds, for probe.c ---- */
 

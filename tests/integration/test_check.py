@@ -125,8 +125,9 @@ def test_check_refuses_an_unknown_key_with_its_location(corral, tmp_path):
          "        isolation: {seccomp: {default_action: errno, deny: [mout]}}\n", 6, 61,
          ["a: isolation.seccomp.deny[0]", "unknown syscall \"mout\"", "did you mean \"mount\""]),
         ("groups:\n  g:\n    tasks:\n      a:\n        command: [/bin/true]\n"
-         "        readiness: {notify: systemd}\n        isolation: {namespaces: [net]}\n",
-         6, 20, ["a: readiness.notify", "NOTIFY_SOCKET", "network mode none", "notify: fd"]),
+         "        readiness: {notify: systemd}\n"
+         "        isolation: {namespaces: [net, mount], rootfs: /tmp}\n",
+         6, 20, ["a: readiness.notify", "NOTIFY_SOCKET", "its own rootfs", "notify: fd"]),
         ("groups:\n  g:\n    isolation: {no_new_privileges: false}\n    tasks:\n"
          "      a: {command: [/bin/true]}\n", 3, 36,
          ["a: isolation.no_new_privileges", "(set in group g)", "seccomp: unconfined"]),
@@ -135,7 +136,7 @@ def test_check_refuses_an_unknown_key_with_its_location(corral, tmp_path):
          None, None, []),
     ],
     ids=["bad-duration", "bad-policy", "bad-signal", "bad-hook", "bad-memory-unit",
-         "memory-high-above-memory", "unknown-syscall", "notify-in-own-netns", "filter-without-no-new-privs", "top-level-typo", "yaml-syntax"],
+         "memory-high-above-memory", "unknown-syscall", "notify-in-own-netns-and-rootfs", "filter-without-no-new-privs", "top-level-typo", "yaml-syntax"],
 )
 def test_check_refuses_invalid_values_with_a_location(corral, text, line, column, words):
     path = corral.config(text, name="bad.yaml")

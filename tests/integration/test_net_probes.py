@@ -272,3 +272,26 @@ time.sleep(1000)
     running = run_until(corral, config, lambda s: s["g/slow"]["ready"], "ready after 1s")
     result = stop(running)
     assert not result.events.of_task("slow", "not_ready")
+
+
+def test_start_interval_until_the_first_pass_and_initial_delay(corral):
+    port = free_port()
+    late_server = ["/bin/sh", "-c", f"sleep 0.5; exec {PYTHON} -m http.server {port} "
+                   "--bind 127.0.0.1"]
+    failing = {"exec": ["false"], "interval": "200ms", "failures": 1}
+    config = {"groups": {"g": {"tasks": {
+        # Every 10s, but every 100ms until it first passes.
+        "quick": {"command": late_server,
+                  "readiness": {"http": {"port": port}, "interval": "10s",
+                                "start_interval": "100ms"}},
+        # The same failing probe, with and without an hour's initial delay.
+        "delayed": {"command": ["sleep", "1000"],
+                    "health": {**failing, "initial_delay": "1h"}},
+        "undelayed": {"command": ["sleep", "1000"], "health": failing,
+                      "restart": {"policy": "always", "delay": "100ms"}},
+    }}}}
+    running = run_until(corral, config,
+                        lambda s: s["g/quick"]["ready"] and s["g/undelayed"]["restarts"] >= 2,
+                        "quick ready within seconds, undelayed restarted twice")
+    assert status_json(corral)["g/delayed"]["restarts"] == 0
+    stop(running)
