@@ -49,6 +49,7 @@ const char *task_event_type_name(enum task_event_type type)
 		[TASK_EVENT_UPDATED] = "updated",
 		[TASK_EVENT_REPLACED] = "replaced",
 		[TASK_EVENT_REMOVED] = "removed",
+		[TASK_EVENT_HEALTHY] = "healthy",
 	};
 	return (unsigned)type < TASK_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }
@@ -281,6 +282,7 @@ void runner_healthy(struct runner *runner)
 	if (runner->state != TASK_RUNNING || runner->healthy)
 		return;
 	runner->healthy = true;
+	emit(runner, TASK_EVENT_HEALTHY, "healthy (its health probe passed)");
 	runner->effects->changed(runner);
 }
 

@@ -116,7 +116,8 @@ def test_an_http_probe_fails_on_a_4xx_and_passes_with_its_header(corral):
                         "HTTP 404", "the server ready, and plain's probe answered 404")
     health = status_json(corral)["g/plain"]["probes"]["health"]
     assert health["passed"] is False and health["last_result"] == "HTTP 404", health
-    stop(running)
+    result = stop(running)
+    assert not result.events.of_task("plain", "healthy")
 
 
 def test_a_unix_probe_reaches_a_socket_only_the_task_s_mount_namespace_has(corral, tmp_path):
@@ -148,7 +149,8 @@ def test_a_tcp_probe_of_a_task_with_its_own_network_uses_its_loopback(corral):
     # corral's own loopback has nothing there.
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
-    stop(running)
+    result = stop(running)
+    assert len(result.events.of_task("app", "healthy")) == 1
 
 
 def test_an_http_probe_of_a_bridge_task(corral, tmp_path):
