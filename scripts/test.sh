@@ -4,7 +4,8 @@
 # once on a normal build with warnings as errors and once under ASan+UBSan;
 # system tests (corral as the init of a qemu VM, then as PID 1 of an OCI
 # container under runc, statically linked); the fuzzers for a short while;
-# and the benchmarks in their quick mode, as a smoke test.
+# a minute of the soak; and the benchmarks in their quick mode, as a smoke
+# test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -42,6 +43,9 @@ run_suites build-asan
 
 echo "=== fuzzing the four parsers over their kept corpus, 20 s in all (libFuzzer, ASan, UBSan)"
 tests/fuzz/run.sh 20
+
+echo "=== soak smoke run: 60 s of load and faults, invariants checked (tests/soak)"
+"$python" tests/soak/soak.py --corral build/corral --duration 60 --tasks 50
 
 echo "=== benchmark smoke run (figures are not checked)"
 for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output bench_probes; do

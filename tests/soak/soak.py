@@ -1,0 +1,458 @@
+#!/usr/bin/python3
+"""Soak: corral under load and faults for a fixed time, its invariants
+checked all along (issue "Prove it holds", docs/reliability.md).
+
+    tests/soak/soak.py [--corral PATH] [--duration SECONDS] [--tasks N] [--seed N]
+
+Defaults: build/corral, 1800 s, 200 tasks. CI runs a 60-second smoke of it.
+
+Load, all at once:
+- tasks that exit at random and restart; kill -9s of random task processes;
+- concurrent CLI clients: status, restart, restart --force, stop/start,
+  restart --all, signal, logs, events;
+- hooks that hang (timeout), crash, print garbage or a megabyte;
+- health probes that flap (exec and tcp); a task flooding its output;
+- a fork bomb held by pids.max and a memory hog held by memory.max;
+- hostile control clients: garbage, half-closed, never reading a follow
+  stream, and many held connections;
+- a reload every few seconds, between two configs that add, remove,
+  replace and update tasks in place.
+Faults to corral itself: RLIMIT_NOFILE lowered for a while (opens fail),
+SIGSTOP for a few seconds then SIGCONT.
+
+Invariants, checked every few seconds and at the end:
+- corral is alive, and `status` answers (within 10 s, stops aside);
+- every task `status` says is running has that process in /proc;
+- corral's fds, RSS, cgroups and zombie children stay bounded, and come
+  back near their starting level once the load stops;
+- after SIGTERM corral exits, and leaves no process, cgroup or socket.
+It prints what it did and the maxima, and exits 1 when an invariant broke."""
+
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+MARK = "CORRAL_SOAK_ID"
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corral", default="build/corral")
+    parser.add_argument("--duration", type=float, default=1800.0)
+    parser.add_argument("--tasks", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=None)
+    return parser.parse_args()
+
+
+# ---- the configs ----------------------------------------------------------
+
+def hook_script(kind):
+    return {
+        "hang": "sleep 30",
+        "crash": "kill -SEGV $$",
+        "garbage": "echo '{not json'",
+        "huge": "head -c 1048576 /dev/zero | tr '\\0' x",
+        "ok": "cat >/dev/null; echo '{}'",
+    }[kind]
+
+
+def config(variant, tasks, port, directory):
+    """Config A (variant 0) or B (1): B replaces, removes, adds and updates
+    tasks of A in place, so that reloading between them exercises every
+    kind of change."""
+    workers = {}
+    for i in range(tasks):
+        life = 1 + (i * 7919) % 23  # seconds before it exits, spread out
+        task = {
+            "command": ["/bin/sh", "-c", f"sleep {life}; exit {i % 3}", f"w{i}"],
+            "restart": {"policy": "always", "delay": "200ms", "attempts": 1000000,
+                        "interval": "1s"},
+            "kill": {"timeout": "2s"},
+        }
+        if i % 10 == 0:
+            # Flaps: passes two seconds out of three.
+            task["health"] = {"exec": ["/bin/sh", "-c", "test $(( $(date +%s) % 3 )) != 0"],
+                              "interval": "1s", "failures": 2}
+        elif i % 10 == 1:
+            task["health"] = {"tcp": port, "interval": "1s", "failures": 1000000}
+        if i % 25 == 2:
+            kind = ["hang", "crash", "garbage", "huge", "ok"][(i // 25) % 5]
+            task["hooks"] = [{"name": "h", "stage": "prestart", "timeout": "1s",
+                              "exec": ["/bin/sh", "-c", hook_script(kind)]}]
+            task["restart"]["delay"] = "1s"
+        if variant == 1 and i % 17 == 0:
+            task["command"][2] = f"sleep {life + 1}; exit 0"  # replaced
+        if variant == 1 and i % 13 == 0:
+            task["kill"] = {"timeout": "3s"}  # updated in place
+        if variant == 1 and i % 29 == 5:
+            continue  # removed
+        workers[f"w{i:04d}"] = task
+    if variant == 1:
+        workers["added"] = {"command": ["sleep", "100000"]}
+    limits = {
+        "forkbomb": {"command": ["/bin/sh", "-c", "while :; do sleep 100 & done"],
+                     "resources": {"pids": 20, "optional": True},
+                     "restart": {"policy": "always", "delay": "2s", "attempts": 1000000,
+                                 "interval": "1s"}},
+        "hog": {"command": [sys.executable, "-c",
+                            "b = []\nwhile True: b.append(bytearray(1 << 20))"],
+                "resources": {"memory": "48M" if variant == 0 else "64M"},
+                "restart": {"policy": "always", "delay": "2s", "attempts": 1000000,
+                            "interval": "1s"}},
+        "chatty": {"command": ["/bin/sh", "-c", "while :; do seq 1 2000; sleep 0.2; done"]},
+    }
+    return {"socket": str(directory / "control.sock"), "shutdown_timeout": "20s",
+            "groups": {"workers": {"tasks": workers}, "limits": {"tasks": limits}}}
+
+
+# ---- watching corral ------------------------------------------------------
+
+class Soak:
+    def __init__(self, arguments):
+        self.arguments = arguments
+        self.corral = str(Path(arguments.corral).resolve())
+        self.random = random.Random(arguments.seed)
+        self.directory = Path(tempfile.mkdtemp(prefix="corral-soak."))
+        self.socket_path = self.directory / "control.sock"
+        self.env = dict(os.environ, CORRAL_SOCKET=str(self.socket_path),
+                        **{MARK: self.directory.name})
+        self.stop_load = threading.Event()
+        self.counts = {}
+        self.lock = threading.Lock()
+        self.failures = []
+        self.maxima = {"fds": 0, "rss_kib": 0, "cgroups": 0, "zombies": 0,
+                       "status_ms": 0.0}
+        self.stopped_until = 0.0  # corral is SIGSTOPped until then
+
+    def count(self, what, n=1):
+        with self.lock:
+            self.counts[what] = self.counts.get(what, 0) + n
+
+    def fail(self, message):
+        with self.lock:
+            self.failures.append(f"{time.monotonic() - self.started:.0f}s: {message}")
+        print(f"soak: INVARIANT BROKEN: {message}", file=sys.stderr, flush=True)
+
+    def cli(self, *args, timeout=30):
+        return subprocess.run([self.corral, *args], capture_output=True, text=True,
+                              env=self.env, timeout=timeout)
+
+    def status(self):
+        result = self.cli("status", "--json", timeout=60)
+        if result.returncode != 0:
+            return None
+        return json.loads(result.stdout)
+
+    def tasks(self, status):
+        return [task for group in status["groups"] for task in group["tasks"]]
+
+    def write_config(self, variant):
+        text = json.dumps(config(variant, self.arguments.tasks, self.port, self.directory))
+        (self.directory / "soak.yaml").write_text(text)
+
+    # ---- resources of corral ----
+
+    def corral_fds(self):
+        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
+
+    def corral_rss_kib(self):
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        return 0
+
+    def corral_cgroups(self):
+        own = Path(f"/proc/{self.process.pid}/cgroup").read_text().splitlines()[-1]
+        path = own.split("::")[1]
+        unified = Path("/sys/fs/cgroup/unified")
+        mount = unified if unified.is_dir() else Path("/sys/fs/cgroup")
+        root = (mount / path.lstrip("/")).parent  # corral sits in root/supervisor
+        return sum(1 for _ in root.rglob("cgroup.procs"))
+
+    def corral_zombies(self):
+        zombies = 0
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            # Zombies corral has not reaped for more than a moment are
+            # counted by the check, which samples twice.
+            if fields[0] == "Z" and int(fields[1]) == self.process.pid:
+                zombies += 1
+        return zombies
+
+    # ---- load ----
+
+    def loop(self, name, action, pause):
+        while not self.stop_load.is_set():
+            try:
+                action()
+                self.count(name)
+            except Exception as error:  # a load thread never stops the soak
+                self.count(f"{name} (error: {type(error).__name__})")
+            self.stop_load.wait(pause)
+
+    def random_worker(self):
+        return f"workers/w{self.random.randrange(self.arguments.tasks):04d}"
+
+    def cli_client(self):
+        choice = self.random.random()
+        if choice < 0.3:
+            self.cli("status")
+        elif choice < 0.45:
+            self.cli("restart", self.random_worker())
+        elif choice < 0.55:
+            self.cli("restart", "--force", self.random_worker())
+        elif choice < 0.65:
+            task = self.random_worker()
+            self.cli("stop", task)
+            self.cli("start", task)
+        elif choice < 0.7:
+            self.cli("restart", "--all", "limits")
+        elif choice < 0.8:
+            self.cli("signal", self.random_worker(), "HUP")
+        elif choice < 0.9:
+            self.cli("logs", "--tail", "50", "limits/chatty")
+        else:
+            self.cli("events", "--tail", "100")
+
+    def kill_random_task_process(self):
+        status = self.status()
+        if not status:
+            return
+        running = [t for t in self.tasks(status) if t["state"] == "running" and t["pid"]]
+        if running:
+            try:
+                os.kill(self.random.choice(running)["pid"], signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def hostile_client(self):
+        kind = self.random.randrange(3)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.settimeout(5)
+            client.connect(str(self.socket_path))
+            if kind == 0:
+                client.sendall(os.urandom(self.random.randrange(1, 4096)) + b"\n")
+            elif kind == 1:
+                client.sendall(b'{"version": 1, "command": "status"')
+                client.shutdown(socket.SHUT_WR)
+            else:
+                # Follows the chatty task's logs and never reads.
+                client.sendall(b'{"version":1,"command":"logs","target":"limits/chatty",'
+                               b'"follow":true}\n')
+                self.stop_load.wait(3)
+
+    def held_connections(self):
+        held = []
+        try:
+            for _ in range(300):
+                client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                client.connect(str(self.socket_path))
+                held.append(client)
+            self.stop_load.wait(5)
+        finally:
+            for client in held:
+                client.close()
+
+    def reload(self):
+        self.variant = 1 - self.variant
+        self.write_config(self.variant)
+        result = self.cli("reload", timeout=60)
+        if result.returncode != 0:
+            self.fail(f"reload refused: {result.stderr.strip()[:300]}")
+
+    def listener(self):
+        """The tcp health probes' server: up 2 s, down 1 s."""
+        while not self.stop_load.is_set():
+            with socket.socket() as server:
+                server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                server.bind(("127.0.0.1", self.port))
+                server.listen(1024)
+                server.settimeout(0.1)
+                end = time.monotonic() + 2
+                while time.monotonic() < end and not self.stop_load.is_set():
+                    try:
+                        server.accept()[0].close()
+                    except OSError:
+                        pass
+            self.stop_load.wait(1)
+
+    # ---- faults to corral ----
+
+    def fault(self):
+        self.faults = getattr(self, "faults", 0) + 1
+        kind = ["nofile", "sigstop"][self.faults % 2]
+        pid = self.process.pid
+        if kind == "nofile":
+            import resource
+            soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+            low = min(soft, max(64, self.corral_fds() + 8))
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (low, hard))
+            self.stop_load.wait(5)
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
+        else:
+            self.stopped_until = time.monotonic() + 4
+            os.kill(pid, signal.SIGSTOP)
+            time.sleep(3)
+            os.kill(pid, signal.SIGCONT)
+        self.count(f"fault {kind}")
+
+    # ---- invariants ----
+
+    def check(self, final=False):
+        if self.process.poll() is not None:
+            self.fail(f"corral exited with {self.process.returncode}")
+            return
+        begun = time.monotonic()
+        status = self.status()
+        took = time.monotonic() - begun
+        if status is None:
+            self.fail("status did not answer")
+            return
+        if begun > self.stopped_until:
+            self.maxima["status_ms"] = max(self.maxima["status_ms"], took * 1000)
+            if took > 10:
+                self.fail(f"status took {took:.1f}s")
+        for task in self.tasks(status):
+            if task["state"] == "running" and task["pid"] and \
+                    not Path(f"/proc/{task['pid']}").exists():
+                # It may have exited since: ask again before calling it wrong.
+                time.sleep(1)
+                again = {t["task"]: t for t in self.tasks(self.status() or status)}
+                now = again.get(task["task"], {})
+                if now.get("state") == "running" and now.get("pid") == task["pid"]:
+                    self.fail(f"{task['task']} said running as pid {task['pid']}, "
+                              f"which does not exist")
+        figures = {"fds": self.corral_fds(), "rss_kib": self.corral_rss_kib(),
+                   "cgroups": self.corral_cgroups(), "zombies": self.corral_zombies()}
+        for key, value in figures.items():
+            self.maxima[key] = max(self.maxima[key], value)
+        if figures["zombies"] and self.corral_zombies():
+            time.sleep(1)
+            if self.corral_zombies() >= figures["zombies"]:
+                self.fail(f"{figures['zombies']} zombie children not reaped")
+        return figures
+
+    # ---- the run ----
+
+    def run(self):
+        arguments = self.arguments
+        with socket.socket() as probe_port:
+            probe_port.bind(("127.0.0.1", 0))
+            self.port = probe_port.getsockname()[1]
+        self.variant = 0
+        self.write_config(0)
+        log = open(self.directory / "corral.log", "wb")
+        self.process = subprocess.Popen([self.corral, "run", str(self.directory / "soak.yaml")],
+                                        stdout=subprocess.DEVNULL, stderr=log, env=self.env,
+                                        start_new_session=True)
+        self.started = time.monotonic()
+        print(f"soak: corral {self.corral}, {arguments.tasks} tasks, {arguments.duration:.0f}s,"
+              f" seed {arguments.seed}, in {self.directory}", flush=True)
+        deadline = time.monotonic() + 120
+        while not self.status():
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                print("soak: corral did not come up", file=sys.stderr)
+                return 1
+            time.sleep(0.2)
+        time.sleep(3)
+        baseline = self.check()
+
+        quick = arguments.duration < 300
+        threads = [
+            threading.Thread(target=self.listener, daemon=True),
+            threading.Thread(target=self.loop, args=("kill -9 a task", self.kill_random_task_process, 0.5), daemon=True),
+            threading.Thread(target=self.loop, args=("hostile client", self.hostile_client, 0.3), daemon=True),
+            threading.Thread(target=self.loop, args=("300 held connections", self.held_connections, 20), daemon=True),
+            threading.Thread(target=self.loop, args=("reload", self.reload, 5), daemon=True),
+            threading.Thread(target=self.loop, args=("fault to corral", self.fault, 15 if quick else 60), daemon=True),
+        ] + [threading.Thread(target=self.loop, args=("CLI command", self.cli_client, 0.05), daemon=True)
+             for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        end = self.started + arguments.duration
+        while time.monotonic() < end and not self.failures:
+            time.sleep(5)
+            self.check()
+        self.stop_load.set()
+        for thread in threads:
+            thread.join(timeout=30)
+
+        # Back to config A, the load gone: resources come back down.
+        if self.variant == 1:
+            self.reload()
+        time.sleep(8)
+        final = self.check(final=True) or {}
+        if baseline and final:
+            if final["fds"] > baseline["fds"] * 1.2 + 20:
+                self.fail(f"fds grew from {baseline['fds']} to {final['fds']}")
+            if final["cgroups"] > baseline["cgroups"] + 5:
+                self.fail(f"cgroups grew from {baseline['cgroups']} to {final['cgroups']}")
+
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            code = self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.fail("corral did not exit within 60s of SIGTERM")
+            self.process.kill()
+            code = self.process.wait()
+        leftovers = [entry.name for entry in Path("/proc").iterdir() if entry.name.isdigit()
+                     and self.marked(entry)]
+        if leftovers:
+            self.fail(f"{len(leftovers)} processes left after corral exited")
+        if self.socket_path.exists():
+            self.fail("the control socket was left behind")
+
+        print(f"soak: {time.monotonic() - self.started:.0f}s, corral exited with {code}")
+        said = (self.directory / "corral.log").read_text(errors="replace")
+        print(f"soak: corral's log: {said.count('Too many open files')} lines on running out "
+              f"of fds, {said.count('OOM killed')} OOM kills, "
+              f"{said.count('hook_failed') + said.count('hook h')} on failed hooks, "
+              f"{said.count('refused')} on refused requests")
+        print("soak: done:")
+        for what, n in sorted(self.counts.items()):
+            print(f"  {n:8d}  {what}")
+        print("soak: corral's maxima: " + ", ".join(
+            f"{key} {value:.0f}" for key, value in self.maxima.items()))
+        if baseline and final:
+            print(f"soak: at start / at end: fds {baseline['fds']}/{final['fds']}, "
+                  f"RSS {baseline['rss_kib']}/{final['rss_kib']} KiB, "
+                  f"cgroups {baseline['cgroups']}/{final['cgroups']}")
+        if self.failures:
+            print("soak: FAILED:\n  " + "\n  ".join(self.failures), file=sys.stderr)
+            print(f"soak: corral's log: {self.directory}/corral.log", file=sys.stderr)
+            return 1
+        print("soak: every invariant held")
+        subprocess.run(["rm", "-rf", str(self.directory)])
+        return 0
+
+    def marked(self, entry):
+        try:
+            return f"{MARK}={self.directory.name}".encode() in (entry / "environ").read_bytes()
+        except OSError:
+            return False
+
+
+def main():
+    if os.geteuid() != 0:
+        print("soak: run as root (cgroups, limits)", file=sys.stderr)
+        return 2
+    return Soak(parse_arguments()).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
