@@ -398,6 +398,9 @@ struct task_config {
 	struct isolation_config isolation;
 	struct cdi_config cdi;
 	bool task_dirs; /* config `task_dirs`: alloc/, local/, secrets/ (hooks/task_dirs.h) */
+	/* config `autostart: false`: it starts only when asked (`corral
+	 * start`), never by itself nor with its group. */
+	bool manual_start;
 	enum log_mode log_mode;
 	uint64_t log_history; /* bytes of recent output kept for `corral logs`, 1K..64M */
 	/* The group's hooks, then the task's own; one of the task's with the

@@ -183,6 +183,7 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 		       !lists_equal(a->cdi.spec_dirs, b->cdi.spec_dirs),
 	     "cdi", replace);
 	note(diff, a->task_dirs != b->task_dirs, "task_dirs", replace);
+	note(diff, a->manual_start != b->manual_start, "autostart", in_place);
 	note(diff, a->log_mode != b->log_mode || a->log_history != b->log_history, "log",
 	     in_place);
 	note(diff, !hooks_equal(a, b), "hooks", replace);
@@ -212,6 +213,7 @@ void task_config_swap_in_place_fields(struct task_config *into, struct task_conf
 	SWAP(into->health, from->health);
 	SWAP(into->log_mode, from->log_mode);
 	SWAP(into->log_history, from->log_history);
+	SWAP(into->manual_start, from->manual_start);
 }
 
 const char *config_diff_fixed_global(const struct config *a, const struct config *b)

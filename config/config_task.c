@@ -18,7 +18,7 @@ static const char *const task_keys[] = {"command",   "env",       "cwd",     "us
 					"groups",    "lifecycle", "restart", "kill",
 					"resources", "readiness", "health",  "isolation",
 					"cdi",       "task_dirs", "hooks",   "after",
-					"log",       NULL};
+					"log",       "autostart", NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -419,6 +419,10 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	task->task_dirs = group->task_dirs;
 	if ((field = map_lookup(&fields, "task_dirs")))
 		expect_bool(context, field, &(struct where){owner, "task_dirs"}, &task->task_dirs);
+	bool autostart = true;
+	if ((field = map_lookup(&fields, "autostart")))
+		expect_bool(context, field, &(struct where){owner, "autostart"}, &autostart);
+	task->manual_start = !autostart;
 	if ((field = map_lookup(&fields, "hooks")))
 		hooks_parse(context, field, &(struct where){owner, "hooks"}, &task_hooks);
 	hooks_merge(&group->hooks, &task_hooks, &task->hooks, &task->hook_count);

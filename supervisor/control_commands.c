@@ -263,6 +263,8 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	char waiting[192];
 	bool waits = runner->state == TASK_PENDING &&
 		     task_dependencies_describe_wait(task, waiting, sizeof(waiting));
+	if (task_is_dormant(task))
+		waits = snprintf(waiting, sizeof(waiting), "corral start (autostart: false)") > 0;
 	json_object_set_new(object, "waiting_for", waits ? json_string(waiting) : json_null());
 	return object;
 }

@@ -104,9 +104,12 @@ void group_mark_dirty(struct group *group)
 static void update_coordinator(struct group *group)
 {
 	struct coordinator_task *views = group->coordinator_views;
+	size_t count = 0;
 	for (size_t i = 0; i < group->task_count; i++) {
 		const struct runner *runner = &group->tasks[i]->runner;
-		views[i] = (struct coordinator_task){
+		if (task_is_dormant(group->tasks[i]))
+			continue;
+		views[count++] = (struct coordinator_task){
 			.stage = group->tasks[i]->config->stage,
 			.state = coordinator_view(runner),
 			.failed = runner->failed,
@@ -114,7 +117,7 @@ static void update_coordinator(struct group *group)
 	}
 	for (;;) {
 		enum coordinator_state before = group->coordinator.state;
-		if (!coordinator_step(&group->coordinator, views, group->task_count))
+		if (!coordinator_step(&group->coordinator, views, count))
 			return;
 		char message[96];
 		snprintf(message, sizeof(message), "lifecycle %s -> %s",

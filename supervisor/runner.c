@@ -150,6 +150,8 @@ static void note_failure(struct runner *runner, const char *reason)
 
 static void set_state(struct runner *runner, enum task_state state)
 {
+	if (state != TASK_DEAD)
+		runner->dormant = false;
 	if (state == TASK_PENDING && runner->state != TASK_PENDING)
 		runner->generation++;
 	runner->state = state;
@@ -169,6 +171,13 @@ void runner_init(struct runner *runner, const struct task_config *config,
 
 void runner_received(struct runner *runner)
 {
+	if (runner->config->manual_start) {
+		/* Dead without a run: no stop hooks, nothing failed. */
+		emit(runner, TASK_EVENT_RECEIVED, "received: autostart: false, it waits for corral start");
+		set_state(runner, TASK_DEAD);
+		runner->dormant = true;
+		return;
+	}
 	emit(runner, TASK_EVENT_RECEIVED, "received: waits for the %s gate",
 	     lifecycle_stage_name(runner->config->stage));
 }
@@ -684,6 +693,11 @@ void runner_rearm(struct runner *runner)
 	restart_tracker_reset(&runner->tracker);
 	if (runner->state != TASK_DEAD)
 		return;
+	/* Only `corral start` runs it, not its group's restarts. */
+	if (runner->config->manual_start) {
+		runner->dormant = true;
+		return;
+	}
 	emit(runner, TASK_EVENT_RECEIVED, "waiting to run again with its group");
 	become_pending_now(runner);
 }

@@ -95,6 +95,9 @@ struct runner {
 	bool delay_pending;          /* pending, but a restart delay runs */
 	enum runner_stop_intent stop_intent;
 	bool failed;                 /* dead and failed for good */
+	/* autostart: false, dead until `corral start`: at first, and again
+	 * after each restart of its group. */
+	bool dormant;
 	/* Running and said it is ready (at once without `readiness:`). The
 	 * coordinator sees a running task that is not ready as pending. */
 	bool ready;

@@ -24,6 +24,11 @@ static int pidfd_send_signal_compat(int pidfd, int signal_number)
 	return (int)syscall(SYS_pidfd_send_signal, pidfd, signal_number, NULL, 0);
 }
 
+bool task_is_dormant(const struct task *task)
+{
+	return task->runner.dormant && task->runner.state == TASK_DEAD;
+}
+
 bool task_has_process(const struct task *task)
 {
 	return task->pid > 0 || task->awaiting_empty_cgroup || task_hooks_busy(&task->hooks);

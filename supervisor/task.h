@@ -105,6 +105,10 @@ void task_reap(struct task *task);
 
 bool task_has_process(const struct task *task);
 
+/* autostart: false, and not started yet: its group's lifecycle goes on
+ * without it, as if it were not in the config, until `corral start`. */
+bool task_is_dormant(const struct task *task);
+
 /* Records an event of the task (the event log) outside the runner:
  * readiness and health. */
 void task_note_event(struct task *task, enum task_event_type type, const char *message);

@@ -69,6 +69,10 @@ int task_update_in_place(struct task *task, struct task_config *definition,
 		}
 		if (strcmp(field, "readiness") == 0 || strcmp(field, "health") == 0)
 			remake_probes(task);
+		/* autostart turned on: a task that never ran starts now. */
+		if (strcmp(field, "autostart") == 0 && !own->manual_start &&
+		    task_is_dormant(task))
+			group_force_restart_task(task->group, task, loop_now_ms());
 		if (strcmp(field, "log") == 0) {
 			line_ring_resize(&task->logs, own->log_history);
 			task->output.drop_when_full = own->log_mode == LOG_MODE_NON_BLOCKING;

@@ -335,3 +335,34 @@ def test_a_limit_the_kernel_refuses_is_reported_and_the_old_one_stays(corral):
     result = stop(running)
     assert "not updated: resources: memory" in result.events.of_task("hog", "updated")[0][
         "message"]
+
+
+def test_autostart_false_waits_for_start_and_a_reload_can_turn_it_on(corral):
+    first = config({"main": {"command": SLEEP},
+                    "manual": {"command": SLEEP, "autostart": False},
+                    "later": {"command": SLEEP, "autostart": False}})
+    path = corral.config(first, name="reload.yaml")
+    running = corral.start(path)
+    corral.wait_control(running)
+    wait_for(lambda: status_json(corral)["g/main"]["state"] == "running", what="main")
+    statuses = status_json(corral)
+    assert statuses["g/manual"]["state"] == "dead" and not statuses["g/manual"]["failed"]
+    assert statuses["g/manual"]["waiting_for"] == "corral start (autostart: false)"
+    assert corral.cli("start", "g/manual").returncode == 0
+    wait_for(lambda: status_json(corral)["g/manual"]["state"] == "running", what="started")
+    # A restart of the group leaves the one never started alone; the one
+    # started runs again with it.
+    main_pid = status_json(corral)["g/main"]["pid"]
+    assert corral.cli("restart", "--all", "g").returncode == 0
+    wait_for(lambda: status_json(corral)["g/main"]["pid"] not in (None, main_pid) and
+             status_json(corral)["g/manual"]["state"] == "running", what="the group again")
+    assert status_json(corral)["g/later"]["state"] == "dead"
+    # autostart turned on by a reload: it starts.
+    second = config({"main": {"command": SLEEP},
+                     "manual": {"command": SLEEP, "autostart": False},
+                     "later": {"command": SLEEP}})
+    corral.config(second, name="reload.yaml")
+    result = reload(corral)
+    assert "task g/later: updated in place (autostart)" in result.stdout, result
+    wait_for(lambda: status_json(corral)["g/later"]["state"] == "running", what="later")
+    stop(running)
