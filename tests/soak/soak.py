@@ -451,7 +451,15 @@ def main():
     if os.geteuid() != 0:
         print("soak: run as root (cgroups, limits)", file=sys.stderr)
         return 2
-    return Soak(parse_arguments()).run()
+    soak = Soak(parse_arguments())
+    try:
+        return soak.run()
+    finally:
+        # Whatever happened to the soak itself, corral and its tasks go.
+        process = getattr(soak, "process", None)
+        if process and process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 if __name__ == "__main__":
