@@ -458,8 +458,13 @@ def main():
         # Whatever happened to the soak itself, corral and its tasks go.
         process = getattr(soak, "process", None)
         if process and process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            process.send_signal(signal.SIGCONT)
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 if __name__ == "__main__":
