@@ -452,8 +452,20 @@ struct group_config {
 	size_t task_count;
 };
 
+/* How task lines look on corral's stdout (config `log_format`, `corral
+ * run --log-format`). */
+enum log_format {
+	LOG_FORMAT_PLAIN,       /* web/app | line */
+	LOG_FORMAT_TIMESTAMPED, /* 2026-11-24T10:00:00.123Z web/app | line */
+	LOG_FORMAT_JSON,        /* one JSON object per line */
+};
+
+/* "plain", "timestamped", "json"; -1 for anything else. */
+int log_format_parse(const char *text);
+
 struct config {
 	char *path;
+	enum log_format log_format;
 	uint64_t shutdown_timeout_ms;
 	char *socket_path;   /* NULL: the default, see docs/control-protocol.md */
 	char *control_group; /* NULL: only root and corral's own uid may control */

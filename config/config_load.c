@@ -21,8 +21,18 @@
  * would otherwise be read until memory runs out. */
 #define CONFIG_FILE_MAX_BYTES (16u << 20)
 
-static const char *const top_level_keys[] = {"shutdown_timeout", "groups", "socket", "control",
-					     "task_dirs_root", NULL};
+static const char *const top_level_keys[] = {"shutdown_timeout", "groups",	  "socket",
+					     "control",		 "task_dirs_root", "log_format",
+					     NULL};
+static const char *const log_format_names[] = {"plain", "timestamped", "json"};
+
+int log_format_parse(const char *text)
+{
+	for (size_t i = 0; i < sizeof(log_format_names) / sizeof(log_format_names[0]); i++)
+		if (strcmp(text, log_format_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
 static const char *const control_keys[] = {"group", NULL};
 static const char *const group_keys[] = {"restart",   "resources", "isolation", "network",
 					 "cdi",       "task_dirs", "hooks",     "tasks",
@@ -273,6 +283,14 @@ static void parse_top_level(struct load_context *context, const yaml_node_t *roo
 	map_collect(context, root, &top, "key", &fields);
 	map_check_keys(context, &fields, &top, top_level_keys);
 
+	const yaml_node_t *log_format = map_lookup(&fields, "log_format");
+	if (log_format) {
+		struct where where = {.owner = "", .field = "log_format"};
+		int format = expect_keyword(context, log_format, &where, "log format",
+					    log_format_names, 3);
+		if (format >= 0)
+			config->log_format = (enum log_format)format;
+	}
 	shutdown_timeout = map_lookup(&fields, "shutdown_timeout");
 	if (shutdown_timeout) {
 		struct where where = {.owner = "", .field = "shutdown_timeout"};

@@ -136,7 +136,7 @@ int command_one(int argc, char **argv)
 	if (!config)
 		return 1;
 	one_command_release_terminal(&mode);
-	struct run_options run_options = {.one_command = &mode};
+	struct run_options run_options = {.one_command = &mode, .log_format = -1};
 	int exit_code = supervisor_run(config, &run_options);
 	config_free(config);
 	log_info("exiting with code %d", exit_code);

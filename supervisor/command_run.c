@@ -8,7 +8,8 @@
 
 static void print_run_usage(FILE *out)
 {
-	fprintf(out, "usage: corral run [--events FILE] [--socket PATH] [--keep-running] CONFIG\n\n"
+	fprintf(out, "usage: corral run [--events FILE] [--socket PATH] [--keep-running]\n"
+		     "                  [--log-format plain|timestamped|json] CONFIG\n\n"
 		     "Runs the task groups of CONFIG until they are finished, or until SIGTERM\n"
 		     "or SIGINT asks for a graceful shutdown (a second one kills at once).\n\n"
 		     "  --events FILE  also write every event as a JSON object per line to FILE\n"
@@ -17,6 +18,11 @@ static void print_run_usage(FILE *out)
 		     "                 when every group is finished; a main task stopped with\n"
 		     "                 'corral stop' does not end its group, and 'corral start'\n"
 		     "                 runs it again (supervisord's behaviour)\n"
+		     "  --log-format plain|timestamped|json\n"
+		     "                 task lines on stdout as 'web/app | line' (plain), after\n"
+		     "                 their UTC time (timestamped), or one JSON object each:\n"
+		     "                 {\"time\",\"group\",\"task\",\"line\"} (json); over the\n"
+		     "                 config's log_format\n"
 		     "  --socket PATH  control socket (default: $CORRAL_SOCKET, the config's\n"
 		     "                 socket:, or /run/corral/control.sock)\n\n"
 		     "Exit code: 0 when every task ended well, else the code of the first task\n"
@@ -29,10 +35,11 @@ int command_run(int argc, char **argv)
 		{"events", required_argument, NULL, 'e'},
 		{"socket", required_argument, NULL, 's'},
 		{"keep-running", no_argument, NULL, 'k'},
+		{"log-format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct run_options run_options = {0};
+	struct run_options run_options = {.log_format = -1};
 	int option;
 	optind = 1;
 	while ((option = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
@@ -45,6 +52,13 @@ int command_run(int argc, char **argv)
 			break;
 		case 'k':
 			run_options.keep_running = true;
+			break;
+		case 'f':
+			run_options.log_format = log_format_parse(optarg);
+			if (run_options.log_format < 0)
+				return command_usage_error(
+				    "run", print_run_usage,
+				    "--log-format %s: expected plain, timestamped or json", optarg);
 			break;
 		case 'h':
 			print_run_usage(stdout);

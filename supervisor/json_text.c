@@ -51,6 +51,42 @@ bool utf8_is_valid(const char *text, size_t length)
 	return true;
 }
 
+size_t json_escape_into(char *out, const char *text, size_t length)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *bytes = (const unsigned char *)text;
+	size_t used = 0;
+	for (size_t i = 0; i < length;) {
+		unsigned char c = bytes[i];
+		if (c == '"' || c == '\\') {
+			out[used++] = '\\';
+			out[used++] = (char)c;
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			memcpy(out + used, "\\u00", 4);
+			out[used + 4] = hex[c >> 4];
+			out[used + 5] = hex[c & 15];
+			used += 6;
+			i++;
+		} else if (c < 0x80) {
+			out[used++] = (char)c;
+			i++;
+		} else {
+			size_t size = valid_sequence(bytes + i, length - i);
+			if (size) {
+				memcpy(out + used, text + i, size);
+				used += size;
+				i += size;
+			} else {
+				memcpy(out + used, "\\ufffd", 6);
+				used += 6;
+				i++;
+			}
+		}
+	}
+	return used;
+}
+
 json_t *json_string_lossy(const char *text, size_t length)
 {
 	if (utf8_is_valid(text, length))

@@ -10,6 +10,13 @@
 
 bool utf8_is_valid(const char *text, size_t length);
 
+/* Writes `text` as the inside of a JSON string (no quotes) to `out`, which
+ * has room for json_escaped_max(length) bytes: quotes, backslashes and
+ * control characters escaped, invalid UTF-8 bytes as \ufffd. Returns the
+ * bytes written. */
+size_t json_escape_into(char *out, const char *text, size_t length);
+#define json_escaped_max(length) ((length) * 6)
+
 /* A new JSON string of `text`, invalid sequences replaced. */
 json_t *json_string_lossy(const char *text, size_t length);
 

@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config/xmalloc.h"
+#include "supervisor/json_text.h"
 #include "supervisor/log.h"
 
 /* What a slow reader of corral's stdout gets at exit before the last lines
@@ -156,10 +158,63 @@ static bool make_room(struct output_sink *sink, size_t record)
 	return sink->capacity - pending_bytes(sink) >= record;
 }
 
-bool output_sink_append_line(struct output_sink *sink, const char *name, size_t name_length,
-			     const char *text, size_t length)
+/* "2026-11-24T10:00:00.123Z ", 25 bytes. */
+#define TIMESTAMP_LENGTH 25
+
+static size_t write_timestamp(char *out, uint64_t time_ms)
 {
-	size_t record = name_length + 3 + length + 1;
+	time_t seconds = (time_t)(time_ms / 1000);
+	struct tm utc;
+	char text[32];
+	if (!gmtime_r(&seconds, &utc))
+		memset(&utc, 0, sizeof(utc));
+	size_t length = strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
+	length += (size_t)snprintf(text + length, sizeof(text) - length, ".%03uZ ",
+				   (unsigned)(time_ms % 1000));
+	memcpy(out, text, length);
+	return length;
+}
+
+/* {"time":S.mmm,"group":"G","task":"T","line":"..."}: the fields of
+ * `corral logs --json`, for Docker's json-file, Kubernetes and shippers. */
+static size_t write_json_line(char *out, const char *name, size_t name_length, const char *text,
+			      size_t length, uint64_t time_ms)
+{
+	const char *slash = memchr(name, '/', name_length);
+	size_t group_length = slash ? (size_t)(slash - name) : name_length;
+	size_t used = (size_t)sprintf(out, "{\"time\":%llu.%03u,\"group\":\"",
+				      (unsigned long long)(time_ms / 1000),
+				      (unsigned)(time_ms % 1000));
+	used += json_escape_into(out + used, name, group_length);
+	memcpy(out + used, "\",\"task\":\"", 10);
+	used += 10;
+	if (slash)
+		used += json_escape_into(out + used, slash + 1, name_length - group_length - 1);
+	memcpy(out + used, "\",\"line\":\"", 10);
+	used += 10;
+	used += json_escape_into(out + used, text, length);
+	memcpy(out + used, "\"}\n", 3);
+	return used + 3;
+}
+
+/* The most a line can take in the buffer, in the sink's format. */
+static size_t record_bound(const struct output_sink *sink, size_t name_length, size_t length)
+{
+	switch (sink->format) {
+	case OUTPUT_FORMAT_JSON:
+		return json_escaped_max(name_length + length) + 64;
+	case OUTPUT_FORMAT_TIMESTAMPED:
+		return TIMESTAMP_LENGTH + name_length + 3 + length + 1;
+	case OUTPUT_FORMAT_PLAIN:
+		break;
+	}
+	return name_length + 3 + length + 1;
+}
+
+bool output_sink_append_line(struct output_sink *sink, const char *name, size_t name_length,
+			     const char *text, size_t length, uint64_t time_ms)
+{
+	size_t record = record_bound(sink, name_length, length);
 	if (!make_room(sink, record)) {
 		if (!sink->broken && !sink->closing && record <= sink->capacity)
 			return false;
@@ -175,6 +230,16 @@ bool output_sink_append_line(struct output_sink *sink, const char *name, size_t 
 	if (sink->capacity - sink->end < record)
 		compact(sink);
 	char *out = sink->buffer + sink->end;
+	if (sink->format == OUTPUT_FORMAT_JSON) {
+		sink->end += write_json_line(out, name, name_length, text, length, time_ms);
+		return true;
+	}
+	if (sink->format == OUTPUT_FORMAT_TIMESTAMPED) {
+		size_t stamp = write_timestamp(out, time_ms);
+		out += stamp;
+		sink->end += stamp;
+		record -= TIMESTAMP_LENGTH;
+	}
 	memcpy(out, name, name_length);
 	memcpy(out + name_length, " | ", 3);
 	memcpy(out + name_length + 3, text, length);

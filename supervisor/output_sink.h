@@ -27,8 +27,17 @@ struct output_sink_waiter {
 	void (*resume)(struct output_sink_waiter *waiter);
 };
 
+/* How a line looks on corral's stdout (`corral run --log-format`, the
+ * config's `log_format`). */
+enum output_format {
+	OUTPUT_FORMAT_PLAIN,       /* web/app | line */
+	OUTPUT_FORMAT_TIMESTAMPED, /* 2026-11-24T10:00:00.123Z web/app | line */
+	OUTPUT_FORMAT_JSON,        /* {"time":1763978400.123,"group":"web","task":"app","line":"line"} */
+};
+
 struct output_sink {
 	struct loop *loop;
+	enum output_format format;
 	struct loop_watch watch;
 	bool pollable;       /* epoll accepts the fd: buffer and wait for EPOLLOUT */
 	bool waiting_for_writable;
@@ -46,11 +55,13 @@ struct output_sink {
 
 void output_sink_open(struct output_sink *sink, struct loop *loop, int fd, size_t capacity);
 
-/* Adds "name | text\n" to the buffer. false: the buffer is full and stdout
- * takes nothing now; nothing was added, and the caller keeps the line and
- * waits (output_sink_wait). Never false once stdout is gone or closing. */
+/* Adds the line, "name | text\n" or as sink->format says, to the buffer.
+ * `time_ms`: when it was read, CLOCK_REALTIME. false: the buffer is full
+ * and stdout takes nothing now; nothing was added, and the caller keeps the
+ * line and waits (output_sink_wait). Never false once stdout is gone or
+ * closing. */
 bool output_sink_append_line(struct output_sink *sink, const char *name, size_t name_length,
-			     const char *text, size_t length);
+			     const char *text, size_t length, uint64_t time_ms);
 
 /* Writes what the buffer holds, as far as stdout takes it now. */
 void output_sink_flush(struct output_sink *sink);

@@ -95,6 +95,13 @@ static bool is_shutting_down(void *pointer)
 	return supervisor->shutting_down;
 }
 
+void supervisor_apply_log_format(struct supervisor *supervisor)
+{
+	int format = supervisor->log_format_option >= 0 ? supervisor->log_format_option
+							: (int)supervisor->config->log_format;
+	supervisor->sink.format = (enum output_format)format;
+}
+
 void supervisor_groups_changed(struct supervisor *supervisor)
 {
 	supervisor->services.groups = supervisor->groups;
@@ -355,6 +362,8 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	output_sink_open(&supervisor->sink, supervisor->loop,
 			 options->one_command ? supervisor->spawn_slots.devnull_fd : STDOUT_FILENO,
 			 OUTPUT_SINK_CAPACITY);
+	supervisor->log_format_option = options->log_format;
+	supervisor_apply_log_format(supervisor);
 	open_cgroup_tree(supervisor);
 	if (any_task_dirs(config))
 		supervisor->task_dirs_root =

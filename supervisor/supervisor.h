@@ -15,6 +15,8 @@ struct run_options {
 	 * command, which gets corral's stdio; no control socket. NULL: a
 	 * config's run. */
 	const struct one_command *one_command;
+	/* --log-format: over the config's log_format; -1: the config's. */
+	int log_format;
 };
 
 /* Runs the config until every group is finished, or a shutdown is asked

@@ -51,6 +51,7 @@ struct supervisor {
 	struct control_server *control;
 	struct control_context control_context;
 	const struct one_command *one_command; /* NULL: a config's run */
+	int log_format_option; /* --log-format, -1: the config's log_format */
 
 	bool shutting_down;
 	bool killing;
@@ -64,3 +65,7 @@ struct supervisor {
 /* After a change of the group list: the control socket's and the tasks'
  * views of it follow. */
 void supervisor_groups_changed(struct supervisor *supervisor);
+
+/* The format of task lines on stdout: --log-format, else the current
+ * config's (a reload may change it). */
+void supervisor_apply_log_format(struct supervisor *supervisor);

@@ -64,7 +64,7 @@ static void end_of_drops(struct task_output *output)
 static bool emit(struct task_output *output, const char *text, size_t length, uint64_t now_ms)
 {
 	if (output_sink_append_line(output->sink, output->name, output->name_length, text,
-				    length))
+				    length, now_ms))
 		end_of_drops(output);
 	else if (output->drop_when_full)
 		note_dropped(output, now_ms);
