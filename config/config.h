@@ -466,6 +466,9 @@ int log_format_parse(const char *text);
 struct config {
 	char *path;
 	enum log_format log_format;
+	/* Hook processes running at once, all tasks together (config
+	 * `hook_concurrency`); 0: four per CPU, at least 8. */
+	unsigned hook_concurrency;
 	uint64_t shutdown_timeout_ms;
 	char *socket_path;   /* NULL: the default, see docs/control-protocol.md */
 	char *control_group; /* NULL: only root and corral's own uid may control */

@@ -21,9 +21,9 @@
  * would otherwise be read until memory runs out. */
 #define CONFIG_FILE_MAX_BYTES (16u << 20)
 
-static const char *const top_level_keys[] = {"shutdown_timeout", "groups",	  "socket",
-					     "control",		 "task_dirs_root", "log_format",
-					     NULL};
+static const char *const top_level_keys[] = {
+	"shutdown_timeout", "groups", "socket", "control", "task_dirs_root", "log_format",
+	"hook_concurrency", NULL};
 static const char *const log_format_names[] = {"plain", "timestamped", "json"};
 
 int log_format_parse(const char *text)
@@ -283,6 +283,19 @@ static void parse_top_level(struct load_context *context, const yaml_node_t *roo
 	map_collect(context, root, &top, "key", &fields);
 	map_check_keys(context, &fields, &top, top_level_keys);
 
+	const yaml_node_t *hook_concurrency = map_lookup(&fields, "hook_concurrency");
+	if (hook_concurrency) {
+		struct where where = {.owner = "", .field = "hook_concurrency"};
+		const char *text = expect_string(context, hook_concurrency, &where);
+		char *end;
+		unsigned long value = text ? strtoul(text, &end, 10) : 0;
+		if (text && (!*text || *end || text[0] == '-' || value < 1 || value > 4096))
+			report(context, hook_concurrency, &where,
+			       "must be a whole number from 1 to 4096, not %s",
+			       quote(text, hook_concurrency->data.scalar.length).text);
+		else if (text)
+			config->hook_concurrency = (unsigned)value;
+	}
 	const yaml_node_t *log_format = map_lookup(&fields, "log_format");
 	if (log_format) {
 		struct where where = {.owner = "", .field = "log_format"};

@@ -14,6 +14,7 @@
 
 static void on_step(struct loop_timer *timer);
 static void on_run_done(void *context, const struct hook_run_result *result);
+static void release_slot(struct task_hooks *hooks);
 
 static struct hook_state *state_of(struct task_hooks *hooks, const char *name)
 {
@@ -133,6 +134,8 @@ void task_hooks_cancel(struct task_hooks *hooks, enum hook_stage stage)
 	if (hooks->job_active && hooks->job.stage == stage) {
 		hooks->job_cancelled = true;
 		hook_run_kill(&hooks->run);
+		if (hooks->waiting_for_slot)
+			loop_timer_arm(hooks->owner.loop, &hooks->step, loop_now_ms());
 	}
 }
 
@@ -142,6 +145,8 @@ void task_hooks_abandon(struct task_hooks *hooks)
 	if (hooks->job_active) {
 		hooks->job_cancelled = true;
 		hook_run_kill(&hooks->run);
+		if (hooks->waiting_for_slot)
+			loop_timer_arm(hooks->owner.loop, &hooks->step, loop_now_ms());
 	}
 }
 
@@ -237,6 +242,7 @@ static void take_answer(struct task_hooks *hooks, struct task_hook *hook, const 
 static void on_run_done(void *context, const struct hook_run_result *result)
 {
 	struct task_hooks *hooks = context;
+	release_slot(hooks);
 	struct task_hook *hook = &hooks->hooks[hooks->next_hook];
 	char why[HOOK_MESSAGE_MAX];
 	if (result->timed_out) {
@@ -278,6 +284,67 @@ static void fill_request(struct task_hooks *hooks, const struct task_hook *hook,
 	};
 }
 
+/* ---- the bound on hook processes (struct hook_limiter) ---- */
+
+static void release_slot(struct task_hooks *hooks)
+{
+	struct hook_limiter *limiter = hooks->owner.limiter;
+	if (!hooks->holds_slot)
+		return;
+	hooks->holds_slot = false;
+	limiter->running--;
+	struct task_hooks *next = limiter->first_waiting;
+	if (!next)
+		return;
+	limiter->first_waiting = next->next_waiting;
+	if (!limiter->first_waiting)
+		limiter->last_waiting = NULL;
+	next->next_waiting = NULL;
+	next->waiting_for_slot = false;
+	loop_timer_arm(next->owner.loop, &next->step, loop_now_ms());
+}
+
+static void stop_waiting(struct task_hooks *hooks)
+{
+	struct hook_limiter *limiter = hooks->owner.limiter;
+	if (!hooks->waiting_for_slot)
+		return;
+	struct task_hooks **link = &limiter->first_waiting, *previous = NULL;
+	while (*link && *link != hooks) {
+		previous = *link;
+		link = &(*link)->next_waiting;
+	}
+	if (*link)
+		*link = hooks->next_waiting;
+	if (limiter->last_waiting == hooks)
+		limiter->last_waiting = previous;
+	hooks->next_waiting = NULL;
+	hooks->waiting_for_slot = false;
+}
+
+/* An exec hook may start now: true with a slot taken, or false with the
+ * task queued for the next one free. */
+static bool take_slot(struct task_hooks *hooks)
+{
+	struct hook_limiter *limiter = hooks->owner.limiter;
+	if (!limiter || hooks->holds_slot)
+		return true;
+	if (limiter->running >= limiter->max) {
+		if (!hooks->waiting_for_slot) {
+			hooks->waiting_for_slot = true;
+			if (limiter->last_waiting)
+				limiter->last_waiting->next_waiting = hooks;
+			else
+				limiter->first_waiting = hooks;
+			limiter->last_waiting = hooks;
+		}
+		return false;
+	}
+	limiter->running++;
+	hooks->holds_slot = true;
+	return true;
+}
+
 /* Starts the hook; a built-in, or an exec hook that could not start, is
  * over at once (hook_finished), an exec hook that runs ends in on_run_done. */
 static void start_hook(struct task_hooks *hooks, struct task_hook *hook)
@@ -302,6 +369,7 @@ static void start_hook(struct task_hooks *hooks, struct task_hook *hook)
 			   hooks->owner.stderr_fd, hook->exec->timeout_ms, on_run_done, hooks);
 	if (error == 0)
 		return;
+	release_slot(hooks);
 	char why[HOOK_MESSAGE_MAX];
 	snprintf(why, sizeof(why), "exec %s: %s", hook->exec->argv[0], strerror(-error));
 	hook_finished(hooks, hook, why);
@@ -331,11 +399,15 @@ static void on_step(struct loop_timer *timer)
 		hooks->next_hook++;
 	/* Cancelled between two of its hooks: the rest do not run. */
 	if (hooks->job_cancelled || hooks->next_hook == hooks->count) {
+		stop_waiting(hooks);
 		end_job(hooks, !hooks->job_cancelled, NULL);
 		loop_timer_arm(hooks->owner.loop, &hooks->step, loop_now_ms());
 		return;
 	}
-	start_hook(hooks, &hooks->hooks[hooks->next_hook]);
+	struct task_hook *hook = &hooks->hooks[hooks->next_hook];
+	if (!hook->builtin && !take_slot(hooks))
+		return; /* release_slot of another task steps this one again */
+	start_hook(hooks, hook);
 }
 
 void task_hooks_free(struct task_hooks *hooks)
@@ -343,6 +415,8 @@ void task_hooks_free(struct task_hooks *hooks)
 	if (!hooks->owner.loop)
 		return;
 	hook_run_free(&hooks->run);
+	stop_waiting(hooks);
+	release_slot(hooks);
 	loop_timer_cancel(hooks->owner.loop, &hooks->step);
 	for (size_t i = 0; i < hooks->count; i++) {
 		start_additions_free(&hooks->hooks[i].last);

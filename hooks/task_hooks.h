@@ -51,6 +51,15 @@ struct hook_facts {
 	char changed[128];
 };
 
+/* How many hook processes run at once, for all tasks (config
+ * `hook_concurrency`): a stop of 1000 tasks with an `exited` hook each
+ * queues them rather than forking 1000 at once. The others wait, in
+ * order. */
+struct hook_limiter {
+	unsigned running, max;
+	struct task_hooks *first_waiting, *last_waiting;
+};
+
 /* What the task gives its hooks. */
 struct task_hooks_owner {
 	struct loop *loop;
@@ -66,6 +75,7 @@ struct task_hooks_owner {
 	/* A hook of another stage failed; the others still run. */
 	void (*failed)(void *context, enum hook_stage stage, const char *message);
 	void *context;
+	struct hook_limiter *limiter; /* NULL: no bound */
 };
 
 struct hook_state {
@@ -93,6 +103,9 @@ struct task_hooks {
 	size_t next_hook;       /* in `hooks`, for the current job */
 	struct hook_run run;    /* the exec hook running now */
 	struct loop_timer step; /* continues a job from the loop, never inline */
+	bool holds_slot;        /* of owner.limiter, for the exec hook running now */
+	bool waiting_for_slot;
+	struct task_hooks *next_waiting;
 };
 
 /* The task's configured exec hooks, in order. */

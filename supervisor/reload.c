@@ -482,7 +482,7 @@ static void apply(struct supervisor *supervisor, struct plan *plan,
 	supervisor->groups = groups;
 	supervisor->group_count = count;
 	supervisor->config = plan->config;
-	supervisor_apply_log_format(supervisor);
+	supervisor_apply_settings(supervisor);
 	task_dependencies_relink(supervisor->groups, supervisor->group_count, plan->config);
 	supervisor_groups_changed(supervisor);
 

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hooks/task_hooks.h"
 #include "isolation/cgroup_tree.h"
 #include "isolation/network.h"
 #include "isolation/spawn.h"
@@ -30,6 +31,8 @@ struct services {
 	 * NULL until then. `notify_sockets` numbers them. */
 	char *notify_dir;
 	unsigned notify_sockets;
+	/* Hook processes at once, all tasks together (config hook_concurrency). */
+	struct hook_limiter *hook_limiter;
 	/* Every group, for dependencies that cross groups. */
 	struct group **groups;
 	size_t group_count;

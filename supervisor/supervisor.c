@@ -95,11 +95,16 @@ static bool is_shutting_down(void *pointer)
 	return supervisor->shutting_down;
 }
 
-void supervisor_apply_log_format(struct supervisor *supervisor)
+void supervisor_apply_settings(struct supervisor *supervisor)
 {
 	int format = supervisor->log_format_option >= 0 ? supervisor->log_format_option
 							: (int)supervisor->config->log_format;
 	supervisor->sink.format = (enum output_format)format;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned automatic = cpus > 2 ? (unsigned)cpus * 4 : 8;
+	supervisor->hook_limiter.max = supervisor->config->hook_concurrency
+					       ? supervisor->config->hook_concurrency
+					       : automatic;
 }
 
 void supervisor_groups_changed(struct supervisor *supervisor)
@@ -363,7 +368,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 			 options->one_command ? supervisor->spawn_slots.devnull_fd : STDOUT_FILENO,
 			 OUTPUT_SINK_CAPACITY);
 	supervisor->log_format_option = options->log_format;
-	supervisor_apply_log_format(supervisor);
+	supervisor_apply_settings(supervisor);
 	open_cgroup_tree(supervisor);
 	if (any_task_dirs(config))
 		supervisor->task_dirs_root =
@@ -376,6 +381,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.cgroups = &supervisor->cgroups,
 		.network = &supervisor->network,
 		.task_dirs_root = supervisor->task_dirs_root,
+		.hook_limiter = &supervisor->hook_limiter,
 		.task_failed_for_good = note_task_failed_for_good,
 		.task_output_line = publish_output_line,
 		.keep_running = options->keep_running,

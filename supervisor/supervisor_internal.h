@@ -52,6 +52,7 @@ struct supervisor {
 	struct control_context control_context;
 	const struct one_command *one_command; /* NULL: a config's run */
 	int log_format_option; /* --log-format, -1: the config's log_format */
+	struct hook_limiter hook_limiter;
 
 	bool shutting_down;
 	bool killing;
@@ -66,6 +67,7 @@ struct supervisor {
  * views of it follow. */
 void supervisor_groups_changed(struct supervisor *supervisor);
 
-/* The format of task lines on stdout: --log-format, else the current
- * config's (a reload may change it). */
-void supervisor_apply_log_format(struct supervisor *supervisor);
+/* What the current config's global keys set and a reload may change:
+ * the format of task lines on stdout (--log-format over the config's),
+ * the bound on hook processes. */
+void supervisor_apply_settings(struct supervisor *supervisor);

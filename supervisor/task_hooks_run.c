@@ -39,6 +39,7 @@ void task_hooks_open(struct task *task, const char *group_name)
 	    .finished = on_hooks_finished,
 	    .failed = on_hook_failed,
 	    .context = task,
+	    .limiter = task->services->hook_limiter,
 	};
 	task_hooks_init(&task->hooks, &owner);
 	task_builtin_hooks_add(task);

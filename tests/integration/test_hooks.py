@@ -422,3 +422,24 @@ def test_hook_runs_leak_no_fds_and_no_processes(corral, tmp_path):
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
     assert not corral.leftovers()
+
+
+def test_hook_processes_at_once_are_bounded_by_hook_concurrency(corral, tmp_path):
+    """hook_concurrency: 3 and 24 tasks whose exited hook takes 0.3 s: all
+    run, never more than 3 at a time."""
+    log = tmp_path / "hooks.log"
+    hook = ["/bin/sh", "-c", f'echo "+ $(date +%s.%N)" >> {log}; sleep 0.3; '
+            f'echo "- $(date +%s.%N)" >> {log}; cat >/dev/null']
+    tasks = {f"t{i:02d}": {"command": ["true"], "restart": {"policy": "never"},
+                           "hooks": [{"name": "slow", "stage": "exited", "exec": hook}]}
+             for i in range(24)}
+    result = corral.run({"hook_concurrency": 3, "groups": {"g": {"tasks": tasks}}})
+    assert result.returncode == 0, result
+    events = sorted((float(line.split()[1]), line[0]) for line in log.read_text().splitlines())
+    assert sum(1 for _, sign in events if sign == "+") == 24
+    running = peak = 0
+    for _, sign in events:
+        running += 1 if sign == "+" else -1
+        peak = max(peak, running)
+    assert peak <= 3, peak
+    assert peak == 3  # and the bound is used, not one at a time
