@@ -9,6 +9,7 @@
 
 #include "config/units.h"
 #include "config/xmalloc.h"
+#include "supervisor/exec_session.h"
 #include "supervisor/json_text.h"
 #include "supervisor/reload.h"
 #include "supervisor/loop.h"
@@ -266,6 +267,9 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	if (task_is_dormant(task))
 		waits = snprintf(waiting, sizeof(waiting), "corral start (autostart: false)") > 0;
 	json_object_set_new(object, "waiting_for", waits ? json_string(waiting) : json_null());
+	if (task->services->exec_sessions)
+		json_object_set_new(object, "exec_sessions",
+				    exec_sessions_of_task_json(task->services->exec_sessions, task));
 	return object;
 }
 
@@ -648,6 +652,47 @@ static void run_events(struct control_context *context, struct control_client *c
 		control_client_follow(client, CONTROL_FOLLOW_EVENTS, NULL);
 }
 
+void control_commands_exec_client_gone(void *pointer, const void *session)
+{
+	struct control_context *context = pointer;
+	exec_session_client_gone(context->exec_sessions, session);
+}
+
+/* A command inside a running task (exec_session.h). It runs code as the
+ * task's user, which restart and stop do not: root and corral's own user
+ * only. */
+static void run_exec(struct control_context *context, struct control_client *client,
+		     const struct control_request *request)
+{
+	int fds[CONTROL_PASSED_FDS_MAX];
+	size_t fd_count = control_client_take_fds(client, fds);
+	struct task *task = NULL;
+	char error[512] = "";
+	if (!control_client_is_owner(client))
+		snprintf(error, sizeof(error),
+			 "exec runs code in a task: only root and corral's own user may (the "
+			 "control group may not)");
+	else if (!(task = lookup_task(context, client, request->target)))
+		error[0] = '\0'; /* lookup_task replied */
+	else if (task->runner.state != TASK_RUNNING || !task_command_pid(task)) {
+		char state[128];
+		describe_state(task, state, sizeof(state));
+		snprintf(error, sizeof(error), "%s is %s: exec needs a running task",
+			 task->config->full_name, state);
+	}
+	if (!error[0] && task) {
+		/* It takes the fds over, started or not. */
+		if (exec_session_start(context->exec_sessions, task, client, request, fds,
+				       fd_count, error, sizeof(error)) == 0)
+			return;
+	} else {
+		for (size_t i = 0; i < fd_count; i++)
+			close(fds[i]);
+	}
+	if (error[0])
+		reply_error(client, "%s", error);
+}
+
 static void run_reload(struct control_context *context, struct control_client *client,
 		       const struct control_request *request)
 {
@@ -714,6 +759,9 @@ void control_commands_handle(void *pointer, struct control_client *client,
 		return;
 	case CONTROL_RELOAD:
 		run_reload(context, client, request);
+		return;
+	case CONTROL_EXEC:
+		run_exec(context, client, request);
 		return;
 	case CONTROL_SHUTDOWN:
 		reply_ok(client, "shutting down gracefully");

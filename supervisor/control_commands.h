@@ -21,12 +21,16 @@ struct control_context {
 	bool (*shutting_down)(void *supervisor);
 	/* A reload (supervisor/reload.h): its reply. */
 	json_t *(*reload)(void *supervisor, const struct reload_options *options);
+	struct exec_sessions *exec_sessions;
 	void *supervisor;
 };
 
 /* control_server_ops.handle */
 void control_commands_handle(void *context, struct control_client *client,
 			     const struct control_request *request);
+
+/* control_server_ops.exec_client_gone */
+void control_commands_exec_client_gone(void *context, const void *session);
 
 /* control_server_ops.followers_changed */
 void control_commands_followers_changed(void *context, enum control_follow kind,

@@ -17,8 +17,8 @@
 #include "supervisor/json_text.h"
 
 #define ARRAY_SIZE(a)   (sizeof(a) / sizeof((a)[0]))
-#define COMMAND_COUNT   (CONTROL_RELOAD + 1)
-#define KNOWN_COMMANDS  "status, restart, stop, start, signal, logs, events, shutdown, reload"
+#define COMMAND_COUNT   (CONTROL_EXEC + 1)
+#define KNOWN_COMMANDS  "status, restart, stop, start, signal, logs, events, shutdown, reload, exec"
 #define KNOWN_MODES     "task, force, all, running"
 
 /* What a command's target must be. */
@@ -39,6 +39,10 @@ enum field_bit {
 	FIELD_PATH = 1u << 5,
 	FIELD_DRY_RUN = 1u << 6,
 	FIELD_RERUN_COMPLETED = 1u << 7,
+	FIELD_ARGV = 1u << 8,
+	FIELD_ENV = 1u << 9,
+	FIELD_USER = 1u << 10,
+	FIELD_CWD = 1u << 11,
 };
 
 struct command_info {
@@ -57,6 +61,8 @@ static const struct command_info commands[COMMAND_COUNT] = {
     [CONTROL_EVENTS] = {"events", TARGET_NONE, FIELD_FOLLOW | FIELD_TAIL},
     [CONTROL_SHUTDOWN] = {"shutdown", TARGET_NONE, 0},
     [CONTROL_RELOAD] = {"reload", TARGET_NONE, FIELD_PATH | FIELD_DRY_RUN | FIELD_RERUN_COMPLETED},
+    [CONTROL_EXEC] = {"exec", TARGET_TASK,
+		      FIELD_TARGET | FIELD_ARGV | FIELD_ENV | FIELD_USER | FIELD_CWD},
 };
 
 struct field_info {
@@ -76,12 +82,17 @@ static const struct field_info fields[] = {
     {"path", FIELD_PATH, "reload"},
     {"dry_run", FIELD_DRY_RUN, "reload"},
     {"rerun_completed", FIELD_RERUN_COMPLETED, "reload"},
+    {"argv", FIELD_ARGV, "exec"},
+    {"env", FIELD_ENV, "exec"},
+    {"user", FIELD_USER, "exec"},
+    {"cwd", FIELD_CWD, "exec"},
 };
 
 /* The same names, as suggest_nearest() takes them. */
 static const char *const field_names[] = {"version", "command", "target",  "mode",
 					  "signal",  "follow",  "tail",    "path",
-					  "dry_run", "rerun_completed"};
+					  "dry_run", "rerun_completed", "argv", "env",
+					  "user",    "cwd"};
 _Static_assert(sizeof(field_names) / sizeof(field_names[0]) == sizeof(fields) / sizeof(fields[0]),
 	       "every field has its name in field_names");
 
@@ -299,7 +310,7 @@ static int check_fields(const json_t *object, enum control_command command, char
 			return refuse(error, error_size, "unknown field %s; known: %s",
 				      quote(key, strlen(key)).text,
 				      "version, command, target, mode, signal, follow, tail, path, "
-				      "dry_run, rerun_completed");
+				      "dry_run, rerun_completed, argv, env, user, cwd");
 		}
 		if (field->bit == 0 || (commands[command].fields & field->bit))
 			continue;
@@ -435,6 +446,81 @@ static int read_reload_fields(const json_t *object, struct control_request *requ
 		   : 0;
 }
 
+/* A list of strings without NUL bytes: `at_least` of them, each matching
+ * `pattern` when given ("NAME=VALUE" for env). */
+static int read_string_list(const json_t *object, const char *name, size_t at_least,
+			    char ***out, char *error, size_t error_size)
+{
+	const json_t *list = json_object_get(object, name);
+	if (!list)
+		return at_least ? refuse(error, error_size, "\"%s\" is required", name) : 0;
+	if (!json_is_array(list) || json_array_size(list) < at_least ||
+	    json_array_size(list) > 4096)
+		return refuse(error, error_size,
+			      "\"%s\" must be a list of %zu to 4096 strings", name, at_least);
+	char **strings = calloc(json_array_size(list) + 1, sizeof(*strings));
+	if (!strings)
+		return refuse(error, error_size, "out of memory");
+	*out = strings;
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *item = json_array_get(list, i);
+		if (!json_is_string(item) ||
+		    strlen(json_string_value(item)) != json_string_length(item))
+			return refuse(error, error_size, "\"%s\"[%zu] must be a string without NUL",
+				      name, i);
+		const char *text = json_string_value(item);
+		if (strcmp(name, "env") == 0 && (!strchr(text, '=') || text[0] == '='))
+			return refuse(error, error_size, "\"env\"[%zu] must be NAME=VALUE", i);
+		strings[i] = strdup(text);
+		if (!strings[i])
+			return refuse(error, error_size, "out of memory");
+	}
+	return 0;
+}
+
+static int read_bounded_string(const json_t *object, const char *name, char *out, size_t size,
+			       char *error, size_t error_size)
+{
+	const json_t *value = json_object_get(object, name);
+	if (!value)
+		return 0;
+	if (!json_is_string(value) || json_string_length(value) == 0 ||
+	    json_string_length(value) >= size ||
+	    strlen(json_string_value(value)) != json_string_length(value))
+		return refuse(error, error_size, "\"%s\" must be a string of 1 to %zu bytes", name,
+			      size - 1);
+	memcpy(out, json_string_value(value), json_string_length(value) + 1);
+	return 0;
+}
+
+static int read_exec_fields(const json_t *object, struct control_request *request, char *error,
+			    size_t error_size)
+{
+	if (request->command != CONTROL_EXEC)
+		return 0;
+	if (read_string_list(object, "argv", 1, &request->argv, error, error_size) < 0 ||
+	    read_string_list(object, "env", 0, &request->env, error, error_size) < 0 ||
+	    read_bounded_string(object, "user", request->user, sizeof(request->user), error,
+				error_size) < 0 ||
+	    read_bounded_string(object, "cwd", request->cwd, sizeof(request->cwd), error,
+				error_size) < 0)
+		return -1;
+	if (request->cwd[0] && request->cwd[0] != '/')
+		return refuse(error, error_size, "\"cwd\" must be an absolute path");
+	return 0;
+}
+
+void control_request_free(struct control_request *request)
+{
+	for (char **string = request->argv; string && *string; string++)
+		free(*string);
+	for (char **string = request->env; string && *string; string++)
+		free(*string);
+	free(request->argv);
+	free(request->env);
+	request->argv = request->env = NULL;
+}
+
 static int read_request(const json_t *object, struct control_request *request, char *error,
 			size_t error_size)
 {
@@ -447,7 +533,8 @@ static int read_request(const json_t *object, struct control_request *request, c
 	    read_mode(object, request, error, error_size) < 0 ||
 	    read_signal(object, request, error, error_size) < 0 ||
 	    read_follow_and_tail(object, request, error, error_size) < 0 ||
-	    read_reload_fields(object, request, error, error_size) < 0)
+	    read_reload_fields(object, request, error, error_size) < 0 ||
+	    read_exec_fields(object, request, error, error_size) < 0)
 		return -1;
 	return control_request_validate(request, error, error_size);
 }
@@ -478,8 +565,10 @@ int control_request_parse(const char *line, size_t length, struct control_reques
 		result = read_request(object, request, error, error_size);
 	}
 	json_decref(object);
-	if (result < 0)
+	if (result < 0) {
+		control_request_free(request);
 		memset(request, 0, sizeof(*request));
+	}
 	return result;
 }
 
@@ -507,6 +596,22 @@ char *control_request_encode(const struct control_request *request)
 		json_object_set_new(object, "follow", json_true());
 	if (commands[request->command].fields & FIELD_TAIL && request->tail)
 		json_object_set_new(object, "tail", json_integer(request->tail));
+	if (request->command == CONTROL_EXEC) {
+		json_t *argv = json_array(), *env = json_array();
+		for (char **string = request->argv; string && *string; string++)
+			json_array_append_new(argv, json_string(*string));
+		for (char **string = request->env; string && *string; string++)
+			json_array_append_new(env, json_string(*string));
+		json_object_set_new(object, "argv", argv);
+		if (json_array_size(env))
+			json_object_set_new(object, "env", env);
+		else
+			json_decref(env);
+		if (request->user[0])
+			json_object_set_new(object, "user", json_string(request->user));
+		if (request->cwd[0])
+			json_object_set_new(object, "cwd", json_string(request->cwd));
+	}
 	if (request->command == CONTROL_RELOAD) {
 		if (request->path[0])
 			json_object_set_new(object, "path", json_string(request->path));

@@ -29,6 +29,7 @@ enum control_command {
 	CONTROL_EVENTS,
 	CONTROL_SHUTDOWN,
 	CONTROL_RELOAD,
+	CONTROL_EXEC,
 };
 
 enum control_restart_mode {
@@ -51,7 +52,17 @@ struct control_request {
 	char path[CONTROL_PATH_MAX + 1];        /* reload: "" = the same file */
 	bool dry_run;                           /* reload */
 	bool rerun_completed;                   /* reload */
+	/* exec: the command (NULL-terminated, at least one), NAME=VALUE
+	 * over the task's environment, a user other than the task's, a
+	 * working directory other than its; owned (control_request_free). */
+	char **argv;
+	char **env;
+	char user[CONTROL_TARGET_MAX + 1];
+	char cwd[CONTROL_PATH_MAX + 1];
 };
+
+/* Frees what a parsed request owns (exec's argv and env). */
+void control_request_free(struct control_request *request);
 
 /* Parses one request (a JSON object, without its newline):
  *   {"version": 1, "command": "restart", "target": "web/app", "mode": "force"}

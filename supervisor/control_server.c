@@ -48,6 +48,10 @@ struct control_client {
 	struct loop_timer cut_timer;
 
 	uid_t uid; /* the peer's, at connect */
+	/* SCM_RIGHTS fds that came with the input, for the request they came
+	 * with (exec); closed unless it takes them. */
+	int passed_fds[CONTROL_PASSED_FDS_MAX];
+	size_t passed_fd_count;
 	enum control_follow follow;
 	const void *follow_subject;
 	bool closed; /* freed at the end of the current callback */
@@ -70,9 +74,18 @@ struct control_server {
 
 /* ---- clients ---- */
 
+static void close_passed_fds(struct control_client *client)
+{
+	for (size_t i = 0; i < client->passed_fd_count; i++)
+		close(client->passed_fds[i]);
+	client->passed_fd_count = 0;
+}
+
 static void stop_following(struct control_client *client)
 {
 	struct control_server *server = client->server;
+	if (client->follow == CONTROL_FOLLOW_EXEC && server->ops.exec_client_gone)
+		server->ops.exec_client_gone(server->ops.context, client->follow_subject);
 	if (control_follow_is_logs(client->follow) && server->ops.followers_changed)
 		server->ops.followers_changed(server->ops.context, client->follow,
 					      client->follow_subject, -1);
@@ -87,6 +100,7 @@ static void client_retire(struct control_client *client)
 	struct control_server *server = client->server;
 	client->closed = true;
 	stop_following(client);
+	close_passed_fds(client);
 	loop_timer_cancel(server->loop, &client->cut_timer);
 	loop_watch_remove(server->loop, &client->watch);
 	if (client->previous)
@@ -302,6 +316,8 @@ static void handle_line(struct control_client *client, const char *line, size_t 
 		return;
 	}
 	client->server->ops.handle(client->server->ops.context, client, &request);
+	control_request_free(&request);
+	close_passed_fds(client);
 }
 
 /* Frames requests from the input buffer; an oversize line gets one error
@@ -336,10 +352,59 @@ static void process_input(struct control_client *client)
 	}
 }
 
+/* Reads input, and the fds that come with it (at most
+ * CONTROL_PASSED_FDS_MAX in all; more are closed at once). */
+static ssize_t receive(struct control_client *client)
+{
+	union {
+		struct cmsghdr header;
+		char space[CMSG_SPACE(sizeof(int) * CONTROL_PASSED_FDS_MAX)];
+	} control;
+	struct iovec vector = {.iov_base = client->input + client->input_length,
+			       .iov_len = CLIENT_INPUT_MAX - client->input_length};
+	struct msghdr message = {.msg_iov = &vector, .msg_iovlen = 1,
+				 .msg_control = &control, .msg_controllen = sizeof(control)};
+	ssize_t got = recvmsg(client->watch.fd, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (got < 0)
+		return got;
+	for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header;
+	     header = CMSG_NXTHDR(&message, header)) {
+		if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int fds[CONTROL_PASSED_FDS_MAX];
+		memcpy(fds, CMSG_DATA(header), count * sizeof(int));
+		for (size_t i = 0; i < count; i++) {
+			if (client->passed_fd_count < CONTROL_PASSED_FDS_MAX)
+				client->passed_fds[client->passed_fd_count++] = fds[i];
+			else
+				close(fds[i]);
+		}
+	}
+	return got;
+}
+
+size_t control_client_take_fds(struct control_client *client, int *fds)
+{
+	size_t count = client->passed_fd_count;
+	memcpy(fds, client->passed_fds, count * sizeof(int));
+	client->passed_fd_count = 0;
+	return count;
+}
+
+void control_client_finish(struct control_client *client, const char *line, size_t length)
+{
+	client->follow = CONTROL_FOLLOW_NONE;
+	control_client_send(client, line, length);
+	client->input_ended = true;
+	flush(client);
+	if (client->closed)
+		client_retire(client);
+}
+
 static void read_input(struct control_client *client)
 {
-	ssize_t got = recv(client->watch.fd, client->input + client->input_length,
-			   CLIENT_INPUT_MAX - client->input_length, MSG_DONTWAIT);
+	ssize_t got = receive(client);
 	if (got < 0) {
 		if (errno != EAGAIN && errno != EINTR)
 			client->closed = true;

@@ -27,6 +27,7 @@ enum control_follow {
 	CONTROL_FOLLOW_LOGS_GROUP, /* subject: the group: every task of it */
 	CONTROL_FOLLOW_LOGS_ALL,   /* subject: NULL: every task */
 	CONTROL_FOLLOW_EVENTS,     /* subject: NULL */
+	CONTROL_FOLLOW_EXEC,       /* subject: an exec session; its exit line follows */
 };
 
 /* One of the three kinds of logs follower. */
@@ -41,6 +42,9 @@ struct control_server_ops {
 	 * nothing. */
 	void (*followers_changed)(void *context, enum control_follow kind, const void *subject,
 				  int delta);
+	/* A client following CONTROL_FOLLOW_EXEC went away: its session
+	 * ends (exec_session.h). */
+	void (*exec_client_gone)(void *context, const void *subject);
 	void *context;
 };
 
@@ -65,6 +69,16 @@ void control_client_follow(struct control_client *client, enum control_follow ki
 /* The client is root or corral's own user, not only a member of the
  * control group: what reads files as corral may need it. */
 bool control_client_is_owner(const struct control_client *client);
+
+/* The fds (SCM_RIGHTS) that came with the request being handled, up to
+ * CONTROL_PASSED_FDS_MAX: taken over by the caller (else closed once the
+ * request is handled). Returns their number. */
+#define CONTROL_PASSED_FDS_MAX 3
+size_t control_client_take_fds(struct control_client *client, int *fds);
+
+/* Sends `line` (with its newline), then closes the connection once it is
+ * out: the end of an exec session. */
+void control_client_finish(struct control_client *client, const char *line, size_t length);
 
 /* `subject` is going away (a task or group a reload removed): its
  * followers' streams end, and their connections close once flushed. */

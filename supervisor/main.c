@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{"logs", "show, or follow, a task's recent output", command_logs, false},
 	{"events", "show, or follow, recent task and group events", command_events, false},
 	{"reload", "load the config again and apply the difference", command_reload, false},
+	{"exec", "run a command inside a running task", command_exec, false},
 	{"shutdown", "shut corral down gracefully, as SIGTERM does", command_shutdown, false},
 };
 

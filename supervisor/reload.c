@@ -597,6 +597,7 @@ static bool free_removed_tasks(struct supervisor *supervisor, struct group *grou
 		}
 		if (supervisor->control)
 			control_server_forget(supervisor->control, CONTROL_FOLLOW_LOGS, task);
+		exec_sessions_forget_task(&supervisor->exec_sessions, task);
 		task_free(task);
 		free(task);
 		freed = true;
@@ -672,13 +673,14 @@ void reload_collect(struct supervisor *supervisor)
 			supervisor->groups[kept++] = group;
 			continue;
 		}
-		if (supervisor->control) {
-			for (size_t t = 0; t < group->task_count; t++)
+		for (size_t t = 0; t < group->task_count; t++) {
+			exec_sessions_forget_task(&supervisor->exec_sessions, group->tasks[t]);
+			if (supervisor->control)
 				control_server_forget(supervisor->control, CONTROL_FOLLOW_LOGS,
 						      group->tasks[t]);
-			control_server_forget(supervisor->control, CONTROL_FOLLOW_LOGS_GROUP,
-					      group);
 		}
+		if (supervisor->control)
+			control_server_forget(supervisor->control, CONTROL_FOLLOW_LOGS_GROUP, group);
 		group_free(group);
 		free(group);
 		changed = true;

@@ -33,6 +33,8 @@ struct services {
 	unsigned notify_sockets;
 	/* Hook processes at once, all tasks together (config hook_concurrency). */
 	struct hook_limiter *hook_limiter;
+	/* `corral exec` sessions (exec_session.h), for status. */
+	struct exec_sessions *exec_sessions;
 	/* Every group, for dependencies that cross groups. */
 	struct group **groups;
 	size_t group_count;

@@ -201,11 +201,13 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 		.shutdown = shutdown_from_control,
 		.shutting_down = is_shutting_down,
 		.reload = reload_from_control,
+		.exec_sessions = &supervisor->exec_sessions,
 		.supervisor = supervisor,
 	};
 	struct control_server_ops ops = {
 		.handle = control_commands_handle,
 		.followers_changed = control_commands_followers_changed,
+		.exec_client_gone = control_commands_exec_client_gone,
 		.context = &supervisor->control_context,
 	};
 	bool is_default;
@@ -246,7 +248,7 @@ static bool reap_if_task(void *context, pid_t pid)
 				return true;
 		}
 	}
-	return false;
+	return exec_sessions_reap(&supervisor->exec_sessions, pid);
 }
 
 /* One-command mode: whatever corral gets but SIGCHLD is the command's. */
@@ -356,6 +358,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		log_message("cannot create the event loop: %s", strerror(-error));
 		return -1;
 	}
+	supervisor->exec_sessions.loop = supervisor->loop;
 	error = event_log_open(&supervisor->events, options->events_path);
 	if (error < 0) {
 		log_message("cannot open the event log %s: %s", options->events_path,
@@ -382,6 +385,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.network = &supervisor->network,
 		.task_dirs_root = supervisor->task_dirs_root,
 		.hook_limiter = &supervisor->hook_limiter,
+		.exec_sessions = &supervisor->exec_sessions,
 		.task_failed_for_good = note_task_failed_for_good,
 		.task_output_line = publish_output_line,
 		.keep_running = options->keep_running,
@@ -433,6 +437,8 @@ static void remove_task_dirs(struct supervisor *supervisor)
 
 static void supervisor_close(struct supervisor *supervisor)
 {
+	/* Before the control socket: a session's end is said to its client. */
+	exec_sessions_close(&supervisor->exec_sessions);
 	control_server_close(supervisor->control);
 	supervisor->control = NULL;
 	task_dependencies_unlink(supervisor->groups, supervisor->group_count);

@@ -10,6 +10,7 @@
 #include "supervisor/control_commands.h"
 #include "supervisor/control_server.h"
 #include "supervisor/event_log.h"
+#include "supervisor/exec_session.h"
 #include "supervisor/group.h"
 #include "supervisor/loop.h"
 #include "supervisor/one_command.h"
@@ -53,6 +54,7 @@ struct supervisor {
 	const struct one_command *one_command; /* NULL: a config's run */
 	int log_format_option; /* --log-format, -1: the config's log_format */
 	struct hook_limiter hook_limiter;
+	struct exec_sessions exec_sessions;
 
 	bool shutting_down;
 	bool killing;

@@ -41,6 +41,7 @@ static void check_round_trip(const struct control_request *request)
 	    again.tail != request->tail ||
 	    (request->command == CONTROL_RESTART && again.restart_mode != request->restart_mode))
 		abort();
+	control_request_free(&again);
 	free(line);
 }
 
@@ -49,9 +50,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct control_request request;
 	char error[512];
 
-	if (control_request_parse((const char *)data, size, &request, error, sizeof(error)) == 0)
+	if (control_request_parse((const char *)data, size, &request, error, sizeof(error)) == 0) {
 		check_round_trip(&request);
-	else
+		control_request_free(&request);
+	} else
 		check_error_reply(error);
 	return 0;
 }

@@ -1,0 +1,59 @@
+/* `corral exec`: a command run inside a running task (docs/cli.md).
+ *
+ * The command joins the task's namespaces (setns through a pidfd of the
+ * task's process: its root comes with the mount namespace), its cgroup,
+ * and takes its user and groups, capabilities, no_new_privs, seccomp
+ * filter, rlimits, umask, environment and working directory. Its stdin,
+ * stdout and stderr are the CLI's own fds, passed over the control socket
+ * (SCM_RIGHTS): corral relays nothing.
+ *
+ * How, without blocking the loop: corral forks a helper, which joins the
+ * cgroup and the namespaces and clones the command with CLONE_PARENT, so
+ * that the command is corral's own child, inside the task's pid namespace;
+ * the helper exits at once. The command's exec failure comes back on a
+ * CLOEXEC pipe, its exit through its pidfd, and the CLI gets it as its
+ * exit code. A client that goes away takes its command with it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "supervisor/control_protocol.h"
+#include "supervisor/control_server.h"
+#include "supervisor/loop.h"
+
+struct task;
+struct exec_session;
+
+struct exec_sessions {
+	struct loop *loop;
+	struct exec_session *first;
+};
+
+/* Starts `request` (CONTROL_EXEC) in `task`, with `fds` as stdin, stdout,
+ * stderr (fewer: /dev/null for the rest; taken over). 0 with the session
+ * started, the reply sent and the client following it; -1 with `error`
+ * saying why not (nothing started, the fds closed). */
+int exec_session_start(struct exec_sessions *sessions, struct task *task,
+		       struct control_client *client, const struct control_request *request,
+		       int *fds, size_t fd_count, char *error, size_t error_size);
+
+/* The SIGCHLD sweep found `pid` exited: true when it is a session's
+ * command, now reaped (and its client told). */
+bool exec_sessions_reap(struct exec_sessions *sessions, pid_t pid);
+
+/* The session's client went away (control_server_ops.exec_client_gone):
+ * its command is killed. */
+void exec_session_client_gone(struct exec_sessions *sessions, const void *session);
+
+/* The sessions in `task` now, as a JSON array for status: [{pid, command}]. */
+struct json_t;
+struct json_t *exec_sessions_of_task_json(const struct exec_sessions *sessions,
+					  const struct task *task);
+
+/* `task` is going away: its sessions' commands are killed and forgotten. */
+void exec_sessions_forget_task(struct exec_sessions *sessions, const struct task *task);
+
+/* At exit: every command killed and reaped. */
+void exec_sessions_close(struct exec_sessions *sessions);
