@@ -76,6 +76,9 @@ struct task {
 	struct device_policy devices; /* an isolated task's, on its cgroup */
 	uint64_t oom_kills_reported; /* the counter when last reported */
 	bool awaiting_empty_cgroup;
+	/* Instead of cgroup.events, when it could not be watched (corral
+	 * short of fds): the cgroup is looked at every 50 ms. */
+	struct loop_timer cgroup_poll;
 	struct task_exit pending_exit;
 
 	struct task_readiness readiness;

@@ -17,6 +17,9 @@
 
 static void on_memory_events(struct loop_watch *watch, uint32_t events);
 static void on_cgroup_events(struct loop_watch *watch, uint32_t events);
+static void on_cgroup_poll(struct loop_timer *timer);
+
+#define CGROUP_POLL_MS 50
 
 void task_cgroup_run_init(struct task *task)
 {
@@ -24,6 +27,7 @@ void task_cgroup_run_init(struct task *task)
 		(struct loop_watch){.fd = -1, .callback = on_cgroup_events, .data = task};
 	task->memory_events_watch =
 		(struct loop_watch){.fd = -1, .callback = on_memory_events, .data = task};
+	loop_timer_init(&task->cgroup_poll, on_cgroup_poll, task);
 	task_cgroup_init(&task->cgroup);
 	device_policy_init(&task->devices);
 	struct cgroup_tree *tree = task->services->cgroups;
@@ -107,6 +111,7 @@ void task_cgroup_run_release(struct task *task)
 {
 	unwatch_file(task, &task->cgroup_events_watch);
 	unwatch_file(task, &task->memory_events_watch);
+	loop_timer_cancel(task->services->loop, &task->cgroup_poll);
 	device_policy_release(&task->devices);
 	if (task_cgroup_exists(&task->cgroup))
 		task_cgroup_remove(&task->cgroup, task->services->cgroups);
@@ -174,6 +179,21 @@ static void on_cgroup_events(struct loop_watch *watch, uint32_t events)
 	if (cgroup_events_populated(watch->fd) || !task->awaiting_empty_cgroup)
 		return;
 	task->awaiting_empty_cgroup = false;
+	loop_timer_cancel(task->services->loop, &task->cgroup_poll);
+	task_finish_run(task, task->pending_exit);
+}
+
+static void on_cgroup_poll(struct loop_timer *timer)
+{
+	struct task *task = timer->data;
+	if (!task->awaiting_empty_cgroup)
+		return;
+	if (task_cgroup_populated(&task->cgroup)) {
+		loop_timer_arm(task->services->loop, &task->cgroup_poll,
+			       loop_now_ms() + CGROUP_POLL_MS);
+		return;
+	}
+	task->awaiting_empty_cgroup = false;
 	task_finish_run(task, task->pending_exit);
 }
 
@@ -196,6 +216,17 @@ bool task_cgroup_run_end(struct task *task, const struct task_exit *exit)
 	task_note_event(task, TASK_EVENT_LEFTOVERS_KILLED, message);
 	task->pending_exit = *exit;
 	task->awaiting_empty_cgroup = true;
+	/* No cgroup.events to hear the end from (it could not be opened when
+	 * the cgroup was made, corral short of fds): try again, else look. */
+	if (task->cgroup_events_watch.fd < 0)
+		watch_file(task, &task->cgroup_events_watch, task_cgroup_open_events(&task->cgroup));
+	if (task->cgroup_events_watch.fd < 0) {
+		log_message("%s: cannot watch cgroup.events (%s): looking at it every %d ms "
+			    "until its processes are gone",
+			    task->config->full_name, strerror(errno), CGROUP_POLL_MS);
+		loop_timer_arm(task->services->loop, &task->cgroup_poll,
+			       loop_now_ms() + CGROUP_POLL_MS);
+	}
 	/* It may have emptied before the watch was rearmed. */
 	if (!task_cgroup_populated(&task->cgroup))
 		on_cgroup_events(&task->cgroup_events_watch, EPOLLPRI);

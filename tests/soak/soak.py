@@ -280,6 +280,12 @@ class Soak:
             self.count("reload refused for want of fds (fault)")
             self.variant = 1 - self.variant  # nothing changed
             return
+        # A task the last reload removed is still being stopped (its kill
+        # timeout, or corral was SIGSTOPped): refused whole until it is.
+        if "is still stopping: reload again once" in result.stderr:
+            self.count("reload refused: a removed task still stopping")
+            self.variant = 1 - self.variant
+            return
         self.fail(f"reload refused: {result.stderr.strip()[:300]}")
 
     def listener(self):
