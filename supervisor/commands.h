@@ -29,6 +29,7 @@ void command_one_print_usage(FILE *out);
 int command_status(int argc, char **argv);
 int command_reload(int argc, char **argv);
 int command_exec(int argc, char **argv);
+int command_inspect(int argc, char **argv);
 int command_restart(int argc, char **argv);
 int command_stop(int argc, char **argv);
 int command_start(int argc, char **argv);

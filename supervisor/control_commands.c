@@ -12,6 +12,7 @@
 #include "supervisor/exec_session.h"
 #include "supervisor/json_text.h"
 #include "supervisor/reload.h"
+#include "supervisor/task_inspect.h"
 #include "supervisor/loop.h"
 
 /* ---- replies ---- */
@@ -652,6 +653,24 @@ static void run_events(struct control_context *context, struct control_client *c
 		control_client_follow(client, CONTROL_FOLLOW_EVENTS, NULL);
 }
 
+/* Secrets (env values) only for root and corral's own user. */
+static void run_inspect(struct control_context *context, struct control_client *client,
+			const struct control_request *request)
+{
+	struct task *task = lookup_task(context, client, request->target);
+	if (!task)
+		return;
+	if (request->show_secrets && !control_client_is_owner(client)) {
+		reply_error(client, "--show-secrets: only root and corral's own user may see "
+				    "the values of secret variables");
+		return;
+	}
+	json_t *reply = json_object();
+	json_object_set_new(reply, "ok", json_true());
+	json_object_set_new(reply, "inspect", task_inspect_json(task, request->show_secrets));
+	send_json(client, reply);
+}
+
 void control_commands_exec_client_gone(void *pointer, const void *session)
 {
 	struct control_context *context = pointer;
@@ -762,6 +781,9 @@ void control_commands_handle(void *pointer, struct control_client *client,
 		return;
 	case CONTROL_EXEC:
 		run_exec(context, client, request);
+		return;
+	case CONTROL_INSPECT:
+		run_inspect(context, client, request);
 		return;
 	case CONTROL_SHUTDOWN:
 		reply_ok(client, "shutting down gracefully");

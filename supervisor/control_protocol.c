@@ -17,8 +17,8 @@
 #include "supervisor/json_text.h"
 
 #define ARRAY_SIZE(a)   (sizeof(a) / sizeof((a)[0]))
-#define COMMAND_COUNT   (CONTROL_EXEC + 1)
-#define KNOWN_COMMANDS  "status, restart, stop, start, signal, logs, events, shutdown, reload, exec"
+#define COMMAND_COUNT   (CONTROL_INSPECT + 1)
+#define KNOWN_COMMANDS  "status, restart, stop, start, signal, logs, events, shutdown, reload, exec, inspect"
 #define KNOWN_MODES     "task, force, all, running"
 
 /* What a command's target must be. */
@@ -43,6 +43,7 @@ enum field_bit {
 	FIELD_ENV = 1u << 9,
 	FIELD_USER = 1u << 10,
 	FIELD_CWD = 1u << 11,
+	FIELD_SHOW_SECRETS = 1u << 12,
 };
 
 struct command_info {
@@ -63,6 +64,7 @@ static const struct command_info commands[COMMAND_COUNT] = {
     [CONTROL_RELOAD] = {"reload", TARGET_NONE, FIELD_PATH | FIELD_DRY_RUN | FIELD_RERUN_COMPLETED},
     [CONTROL_EXEC] = {"exec", TARGET_TASK,
 		      FIELD_TARGET | FIELD_ARGV | FIELD_ENV | FIELD_USER | FIELD_CWD},
+    [CONTROL_INSPECT] = {"inspect", TARGET_TASK, FIELD_TARGET | FIELD_SHOW_SECRETS},
 };
 
 struct field_info {
@@ -86,13 +88,14 @@ static const struct field_info fields[] = {
     {"env", FIELD_ENV, "exec"},
     {"user", FIELD_USER, "exec"},
     {"cwd", FIELD_CWD, "exec"},
+    {"show_secrets", FIELD_SHOW_SECRETS, "inspect"},
 };
 
 /* The same names, as suggest_nearest() takes them. */
 static const char *const field_names[] = {"version", "command", "target",  "mode",
 					  "signal",  "follow",  "tail",    "path",
 					  "dry_run", "rerun_completed", "argv", "env",
-					  "user",    "cwd"};
+					  "user",    "cwd", "show_secrets"};
 _Static_assert(sizeof(field_names) / sizeof(field_names[0]) == sizeof(fields) / sizeof(fields[0]),
 	       "every field has its name in field_names");
 
@@ -310,7 +313,7 @@ static int check_fields(const json_t *object, enum control_command command, char
 			return refuse(error, error_size, "unknown field %s; known: %s",
 				      quote(key, strlen(key)).text,
 				      "version, command, target, mode, signal, follow, tail, path, "
-				      "dry_run, rerun_completed, argv, env, user, cwd");
+				      "dry_run, rerun_completed, argv, env, user, cwd, show_secrets");
 		}
 		if (field->bit == 0 || (commands[command].fields & field->bit))
 			continue;
@@ -496,6 +499,9 @@ static int read_bounded_string(const json_t *object, const char *name, char *out
 static int read_exec_fields(const json_t *object, struct control_request *request, char *error,
 			    size_t error_size)
 {
+	if (request->command == CONTROL_INSPECT)
+		return read_boolean(object, "show_secrets", &request->show_secrets, error,
+				    error_size);
 	if (request->command != CONTROL_EXEC)
 		return 0;
 	if (read_string_list(object, "argv", 1, &request->argv, error, error_size) < 0 ||
@@ -596,6 +602,8 @@ char *control_request_encode(const struct control_request *request)
 		json_object_set_new(object, "follow", json_true());
 	if (commands[request->command].fields & FIELD_TAIL && request->tail)
 		json_object_set_new(object, "tail", json_integer(request->tail));
+	if (request->command == CONTROL_INSPECT && request->show_secrets)
+		json_object_set_new(object, "show_secrets", json_true());
 	if (request->command == CONTROL_EXEC) {
 		json_t *argv = json_array(), *env = json_array();
 		for (char **string = request->argv; string && *string; string++)

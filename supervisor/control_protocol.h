@@ -30,6 +30,7 @@ enum control_command {
 	CONTROL_SHUTDOWN,
 	CONTROL_RELOAD,
 	CONTROL_EXEC,
+	CONTROL_INSPECT,
 };
 
 enum control_restart_mode {
@@ -59,6 +60,7 @@ struct control_request {
 	char **env;
 	char user[CONTROL_TARGET_MAX + 1];
 	char cwd[CONTROL_PATH_MAX + 1];
+	bool show_secrets; /* inspect */
 };
 
 /* Frees what a parsed request owns (exec's argv and env). */
