@@ -177,7 +177,9 @@ class Soak:
         unified = Path("/sys/fs/cgroup/unified")
         mount = unified if unified.is_dir() else Path("/sys/fs/cgroup")
         root = (mount / path.lstrip("/")).parent  # corral sits in root/supervisor
-        return sum(1 for _ in root.rglob("cgroup.procs"))
+        # Cgroups come and go while this walks: what vanished is not counted.
+        return sum(1 for _, _, files in os.walk(root, onerror=lambda error: None)
+                   if "cgroup.procs" in files)
 
     def corral_zombies(self):
         zombies = 0
