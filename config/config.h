@@ -121,6 +121,11 @@ struct probe_config {
 	 * this long after the probe starts. */
 	uint64_t start_interval_ms;
 	uint64_t initial_delay_ms;
+	/* PROBE_EXEC: run inside the task (its namespaces, root, cgroup,
+	 * user, capabilities, filter), as `corral exec` does, as Kubernetes
+	 * runs exec probes; false: on the host, with the task's user, env and
+	 * cwd. */
+	bool inside;
 };
 
 void probe_config_free(struct probe_config *probe);

@@ -30,7 +30,7 @@ static bool probes_equal(const struct probe_config *a, const struct probe_config
 	       strings_equal(a->path, b->path) && lists_equal(a->headers, b->headers) &&
 	       a->interval_ms == b->interval_ms && a->timeout_ms == b->timeout_ms &&
 	       a->start_interval_ms == b->start_interval_ms &&
-	       a->initial_delay_ms == b->initial_delay_ms;
+	       a->initial_delay_ms == b->initial_delay_ms && a->inside == b->inside;
 }
 
 static bool resources_equal(const struct resources_config *a, const struct resources_config *b)

@@ -10,10 +10,10 @@
 
 static const char *const readiness_keys[] = {
 	"notify",   "fd",      "exec",	   "tcp",	    "http",	     "unix",
-	"interval", "timeout", "watchdog", "start_interval", "initial_delay", NULL};
+	"interval", "timeout", "watchdog", "start_interval", "initial_delay", "inside", NULL};
 static const char *const health_keys[] = {
-	"exec",	    "tcp",	"http",	    "unix",	     "interval",
-	"timeout", "failures", "start_interval", "initial_delay", NULL};
+	"exec",	    "tcp",	"http",	    "unix",	     "interval",      "timeout",
+	"failures", "start_interval", "initial_delay", "inside", NULL};
 
 static bool parse_positive_duration(struct load_context *context, const yaml_node_t *node,
 				    const struct where *where, uint64_t *out_ms);
@@ -32,6 +32,14 @@ static void parse_probe_timing(struct load_context *context, const struct map_en
 	if ((field = map_lookup(fields, "initial_delay"))) {
 		field_where = where_field(where, "initial_delay", buffer, sizeof(buffer));
 		expect_duration(context, field, &field_where, &probe->initial_delay_ms);
+	}
+	if ((field = map_lookup(fields, "inside"))) {
+		field_where = where_field(where, "inside", buffer, sizeof(buffer));
+		if (expect_bool(context, field, &field_where, &probe->inside) &&
+		    probe->inside && probe->kind != PROBE_EXEC && probe->kind != PROBE_NONE)
+			report(context, field, &field_where,
+			       "only goes with \"exec\" (tcp, http and unix probes are made from "
+			       "inside the task's network and root already)");
 	}
 }
 /* In the order of enum notify_method. */
@@ -245,7 +253,7 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 		parse_probe_timing(context, &fields, where, &out->probe);
 	} else if (kind >= 0) {
 		for (const char *const *key = (const char *const[]){"start_interval", "initial_delay",
-								    NULL};
+								    "inside", NULL};
 		     *key; key++)
 			if ((field = map_lookup(&fields, *key))) {
 				field_where = where_field(where, *key, buffer, sizeof(buffer));

@@ -342,6 +342,18 @@ static void check_notify_reachable(struct load_context *context, const yaml_node
 	       "fd, or a probe (tcp, http, unix, exec)");
 }
 
+/* An exec probe run inside the task needs namespaces of its own to run in. */
+static void check_probe_inside(struct load_context *context, const yaml_node_t *node,
+			       const char *owner, const char *field,
+			       const struct probe_config *probe, const struct isolation_config *isolation)
+{
+	if (!node || !probe->inside || (isolation->enabled && isolation->namespaces))
+		return;
+	report(context, node, &(struct where){owner, field},
+	       "inside: the task has no namespaces of its own to run the probe in (add "
+	       "isolation.namespaces, or leave inside out)");
+}
+
 void task_parse(struct load_context *context, const yaml_node_t *node, const char *owner,
 		const struct group_defaults *group, struct task_config *task)
 {
@@ -405,6 +417,10 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 				group->network, &task->isolation);
 	isolation_fields_free(&task_isolation);
 	check_notify_reachable(context, map_lookup(&fields, "readiness"), owner, task);
+	check_probe_inside(context, map_lookup(&fields, "readiness"), owner, "readiness",
+			   &task->readiness.probe, &task->isolation);
+	check_probe_inside(context, map_lookup(&fields, "health"), owner, "health",
+			   &task->health.probe, &task->isolation);
 	/* After isolation: CDI devices need the merged mount namespace. */
 	if ((field = map_lookup(&fields, "cdi")))
 		cdi_fields_parse(context, field, &(struct where){owner, "cdi"}, &task_cdi);

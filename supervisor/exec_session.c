@@ -63,7 +63,7 @@ static const char *const stage_names[] = {
 /* ---- what the command is given, prepared before the fork ---- */
 
 struct exec_plan {
-	char **argv;
+	char *const *argv;
 	char **envp; /* owned, strings too */
 	const char *cwd;
 	bool change_ids;
@@ -116,7 +116,7 @@ static char **environment(const struct task *task, char *const *overrides)
 /* "name", "uid" or "uid:gid": the host's passwd database, or numbers. */
 static int resolve_user(const char *text, struct exec_plan *plan, char *error, size_t size)
 {
-	char name[CONTROL_TARGET_MAX + 1];
+	char name[256];
 	snprintf(name, sizeof(name), "%s", text);
 	char *colon = strchr(name, ':');
 	if (colon)
@@ -176,7 +176,7 @@ static int own_namespaces(pid_t pid)
 }
 
 static int prepare(struct exec_plan *plan, const struct task *task,
-		   const struct control_request *request, char *error, size_t size)
+		   const struct task_join_request *request, char *error, size_t size)
 {
 	memset(plan, 0, sizeof(*plan));
 	plan->target_pidfd = -1;
@@ -184,7 +184,7 @@ static int prepare(struct exec_plan *plan, const struct task *task,
 	pid_t pid = task_command_pid(task);
 	plan->argv = request->argv;
 	plan->envp = environment(task, request->env);
-	plan->cwd = request->cwd[0] ? request->cwd : task->config->cwd;
+	plan->cwd = request->cwd ? request->cwd : task->config->cwd;
 	plan->change_ids = task->plan.change_ids;
 	plan->uid = task->plan.uid;
 	plan->gid = task->plan.gid;
@@ -193,7 +193,7 @@ static int prepare(struct exec_plan *plan, const struct task *task,
 		memcpy(plan->groups, task->plan.groups, task->plan.group_count * sizeof(gid_t));
 		plan->group_count = task->plan.group_count;
 	}
-	if (request->user[0] && resolve_user(request->user, plan, error, size) < 0)
+	if (request->user && resolve_user(request->user, plan, error, size) < 0)
 		return -1;
 	if (task->isolation.enabled) {
 		/* Its limits and privileges, none of what makes namespaces:
@@ -405,14 +405,13 @@ bool exec_sessions_reap(struct exec_sessions *sessions, pid_t pid)
 	return false;
 }
 
-int exec_session_start(struct exec_sessions *sessions, struct task *task,
-		       struct control_client *client, const struct control_request *request,
-		       int *fds, size_t fd_count, char *error, size_t error_size)
+int task_join_spawn(struct task *task, const struct task_join_request *request,
+		    struct task_join_result *result, char *error, size_t error_size)
 {
 	struct exec_plan plan;
 	int pid_pipe[2] = {-1, -1}, error_pipe[2] = {-1, -1};
-	int result = -1;
-	pid_t helper = -1, command = 0;
+	int outcome = -1;
+	pid_t helper, command = 0;
 	if (prepare(&plan, task, request, error, error_size) < 0)
 		goto out;
 	if (pipe2(pid_pipe, O_CLOEXEC) < 0 || pipe2(error_pipe, O_CLOEXEC) < 0) {
@@ -427,7 +426,7 @@ int exec_session_start(struct exec_sessions *sessions, struct task *task,
 	if (helper == 0) {
 		close(pid_pipe[0]);
 		close(error_pipe[0]);
-		run_helper(&plan, fds, fd_count, pid_pipe[1], error_pipe[1]);
+		run_helper(&plan, request->fds, request->fd_count, pid_pipe[1], error_pipe[1]);
 	}
 	close(pid_pipe[1]);
 	close(error_pipe[1]);
@@ -447,32 +446,12 @@ int exec_session_start(struct exec_sessions *sessions, struct task *task,
 		snprintf(error, error_size, "cannot enter the task: %s", strerror(report[1]));
 		goto out;
 	}
-	struct exec_session *session = xcalloc(1, sizeof(*session));
-	session->owner = sessions;
-	session->task = task;
-	session->client = client;
-	session->pid = command;
-	snprintf(session->command, sizeof(session->command), "%s", request->argv[0]);
-	session->pidfd_watch = (struct loop_watch){
-		.fd = (int)syscall(SYS_pidfd_open, command, 0), .callback = on_exit_watch,
-		.data = session};
-	session->error_watch =
-		(struct loop_watch){.fd = error_pipe[0], .callback = on_error_pipe, .data = session};
+	result->pid = command;
+	result->pidfd = (int)syscall(SYS_pidfd_open, command, 0);
+	result->error_fd = error_pipe[0];
 	error_pipe[0] = -1;
-	loop_watch_add(sessions->loop, &session->error_watch, EPOLLIN);
-	loop_watch_add(sessions->loop, &session->pidfd_watch, EPOLLIN);
-	session->next = sessions->first;
-	sessions->first = session;
-	json_t *reply = json_pack("{s:b, s:i}", "ok", 1, "pid", (int)command);
-	size_t length;
-	char *line = json_line_take(reply, &length);
-	control_client_send(client, line, length);
-	free(line);
-	control_client_follow(client, CONTROL_FOLLOW_EXEC, session);
-	result = 0;
+	outcome = 0;
 out:
-	for (size_t i = 0; i < fd_count; i++)
-		close(fds[i]);
 	for (int i = 0; i < 2; i++) {
 		if (pid_pipe[i] >= 0)
 			close(pid_pipe[i]);
@@ -480,7 +459,54 @@ out:
 			close(error_pipe[i]);
 	}
 	free_plan(&plan);
-	return result;
+	return outcome;
+}
+
+bool task_join_read_failure(int error_fd, char *message, size_t size, const char *command)
+{
+	int report[2];
+	if (read(error_fd, report, sizeof(report)) != (ssize_t)sizeof(report))
+		return false;
+	int stage = report[0] < 0 || report[0] > EXEC_STAGE_EXEC ? 0 : report[0];
+	snprintf(message, size, "%s %s: %s", stage_names[stage], command, strerror(report[1]));
+	return true;
+}
+
+int exec_session_start(struct exec_sessions *sessions, struct task *task,
+		       struct control_client *client, const struct control_request *request,
+		       int *fds, size_t fd_count, char *error, size_t error_size)
+{
+	struct task_join_request join = {.argv = request->argv, .env = request->env,
+					 .user = request->user[0] ? request->user : NULL,
+					 .cwd = request->cwd[0] ? request->cwd : NULL,
+					 .fds = fds, .fd_count = fd_count};
+	struct task_join_result started;
+	int result = task_join_spawn(task, &join, &started, error, error_size);
+	for (size_t i = 0; i < fd_count; i++)
+		close(fds[i]);
+	if (result < 0)
+		return -1;
+	struct exec_session *session = xcalloc(1, sizeof(*session));
+	session->owner = sessions;
+	session->task = task;
+	session->client = client;
+	session->pid = started.pid;
+	snprintf(session->command, sizeof(session->command), "%s", request->argv[0]);
+	session->pidfd_watch = (struct loop_watch){
+		.fd = started.pidfd, .callback = on_exit_watch, .data = session};
+	session->error_watch = (struct loop_watch){
+		.fd = started.error_fd, .callback = on_error_pipe, .data = session};
+	loop_watch_add(sessions->loop, &session->error_watch, EPOLLIN);
+	loop_watch_add(sessions->loop, &session->pidfd_watch, EPOLLIN);
+	session->next = sessions->first;
+	sessions->first = session;
+	json_t *reply = json_pack("{s:b, s:i}", "ok", 1, "pid", (int)started.pid);
+	size_t length;
+	char *line = json_line_take(reply, &length);
+	control_client_send(client, line, length);
+	free(line);
+	control_client_follow(client, CONTROL_FOLLOW_EXEC, session);
+	return 0;
 }
 
 void exec_session_client_gone(struct exec_sessions *sessions, const void *pointer)

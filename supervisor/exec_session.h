@@ -26,6 +26,32 @@
 struct task;
 struct exec_session;
 
+/* ---- a process inside a running task (exec, and probes run inside) ---- */
+
+struct task_join_request {
+	char *const *argv;     /* looked up in the task's PATH, in its root */
+	char *const *env;      /* NAME=VALUE over the task's environment, or NULL */
+	const char *user;      /* name, uid or uid:gid; NULL: the task's */
+	const char *cwd;       /* NULL: the task's */
+	const int *fds;        /* its stdin, stdout, stderr; fewer: /dev/null */
+	size_t fd_count;
+};
+
+struct task_join_result {
+	pid_t pid;    /* corral's own child, in the task's pid namespace */
+	int pidfd;
+	int error_fd; /* EOF once it exec'd; else task_join_read_failure */
+};
+
+/* Starts the process; 0, or -1 with `error` (nothing started). The
+ * caller keeps the fds it passed. */
+int task_join_spawn(struct task *task, const struct task_join_request *request,
+		    struct task_join_result *result, char *error, size_t error_size);
+
+/* The process never ran: "exec /x: No such file or directory" in
+ * `message`; false when it did (EOF). */
+bool task_join_read_failure(int error_fd, char *message, size_t size, const char *command);
+
 struct exec_sessions {
 	struct loop *loop;
 	struct exec_session *first;

@@ -13,6 +13,7 @@
 #include "config/units.h"
 #include "config/xmalloc.h"
 #include "isolation/spawn.h"
+#include "supervisor/exec_session.h"
 #include "supervisor/process_group.h"
 
 static void on_next_run(struct loop_timer *timer);
@@ -64,12 +65,46 @@ static bool run_in_progress(const struct probe *probe)
 	return probe->pid != 0 || net_probe_running(probe);
 }
 
+/* `inside`: the run joins the task, as `corral exec` does. */
+static int run_inside(struct probe *probe, struct spawn_result *result, char *why, size_t size)
+{
+	struct task_join_request request = {.argv = probe->config->argv};
+	struct task_join_result joined;
+	if (task_join_spawn(probe->inside_task, &request, &joined, why, size) < 0)
+		return -1;
+	result->pid = joined.pid;
+	result->pidfd = joined.pidfd;
+	result->error_fd = joined.error_fd;
+	return 0;
+}
+
 static void run_once(struct probe *probe)
 {
 	if (probe->config->kind != PROBE_EXEC) {
 		net_probe_run(probe);
 		return;
 	}
+	if (probe->config->inside && probe->inside_task) {
+		struct spawn_result result;
+		char why[160];
+		uint64_t now = loop_now_ms();
+		loop_timer_arm(probe->services->loop, &probe->next_run,
+			       now + probe_interval_ms(probe));
+		if (run_inside(probe, &result, why, sizeof(why)) < 0) {
+			probe_report(probe, false, why);
+			return;
+		}
+		probe->run_joined = true;
+		probe->pid = result.pid;
+		probe->timed_out = false;
+		probe->error_fd = result.error_fd;
+		probe->pidfd_watch.fd = result.pidfd;
+		loop_watch_add(probe->services->loop, &probe->pidfd_watch, EPOLLIN);
+		loop_timer_arm(probe->services->loop, &probe->deadline,
+			       now + probe->config->timeout_ms);
+		return;
+	}
+	probe->run_joined = false;
 	struct spawn_slots *slots = probe->services->spawn_slots;
 	struct spawn_request request = {
 		.executable = probe->executable,
@@ -127,7 +162,10 @@ static void on_deadline(struct loop_timer *timer)
 static void describe_exit(struct probe *probe, const siginfo_t *info, char *why, size_t size)
 {
 	struct spawn_failure failure;
-	if (spawn_read_failure(probe->error_fd, &failure) == 1) {
+	if (probe->run_joined &&
+	    task_join_read_failure(probe->error_fd, why, size, probe->config->argv[0]))
+		return;
+	if (!probe->run_joined && spawn_read_failure(probe->error_fd, &failure) == 1) {
 		struct spawn_request request = {.executable = probe->executable,
 						.cwd = probe->task->cwd,
 						.uid = probe->plan->uid,

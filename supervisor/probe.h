@@ -40,6 +40,10 @@ struct probe {
 	struct loop_timer next_run;
 	struct loop_timer deadline;
 
+	/* exec with `inside`: the run is started in the task (task_join_spawn). */
+	struct task *inside_task;
+	bool run_joined; /* the run in progress was: its failure reads differently */
+
 	/* tcp, http, unix (net_probe.c). */
 	pid_t (*target_pid)(void *context); /* the task's process, for its namespaces */
 	struct loop_watch socket_watch;     /* fd -1 between runs */

@@ -377,11 +377,13 @@ void task_readiness_init_probes(struct task *task)
 		probe_init(&readiness->readiness_probe, &config->readiness.probe, config,
 			   &task->plan, task->services, on_readiness_probe, task);
 		readiness->readiness_probe.target_pid = probe_target_pid;
+		readiness->readiness_probe.inside_task = task;
 	}
 	if (config->health.probe.kind != PROBE_NONE) {
 		probe_init(&readiness->health_probe, &config->health.probe, config, &task->plan,
 			   task->services, on_health_probe, task);
 		readiness->health_probe.target_pid = probe_target_pid;
+		readiness->health_probe.inside_task = task;
 	}
 }
 

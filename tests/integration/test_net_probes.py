@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import sys
+import time
 
 import pytest
 
@@ -297,3 +298,31 @@ def test_start_interval_until_the_first_pass_and_initial_delay(corral):
                         "quick ready within seconds, undelayed restarted twice")
     assert status_json(corral)["g/delayed"]["restarts"] == 0
     stop(running)
+
+
+def test_an_exec_probe_inside_the_task_sees_what_the_task_sees(corral, tmp_path):
+    """inside: true runs the probe in the task's namespaces: it finds a file
+    on a tmpfs only the task has, which the same probe on the host does
+    not."""
+    hidden = tmp_path / "hidden"
+    probe = ["/bin/sh", "-c", f"test -f {hidden}/ready"]
+    task = {"command": ["/bin/sh", "-c", f"touch {hidden}/ready; exec sleep 1000"],
+            "isolation": {"namespaces": ["pid", "mount", "net"],
+                          "mounts": [{"type": "tmpfs", "target": str(hidden)}]}}
+    config = {"groups": {"g": {"tasks": {
+        "inside": {**task, "readiness": {"exec": probe, "interval": "100ms", "inside": True}},
+        "host": {**task, "readiness": {"exec": probe, "interval": "100ms"}},
+    }}}}
+    running = run_until(corral, config, lambda s: s["g/inside"]["ready"], "inside ready")
+    time.sleep(0.5)
+    host = status_json(corral)["g/host"]
+    assert not host["ready"], host
+    assert host["probes"]["readiness"]["last_result"] == "exited with code 1"
+    stop(running)
+
+
+def test_inside_is_refused_for_a_task_without_namespaces(corral):
+    result = corral.check({"groups": {"g": {"tasks": {"a": {
+        "command": ["sleep", "1"], "health": {"exec": ["true"], "inside": True}}}}}})
+    assert result.returncode == 1
+    assert "inside: the task has no namespaces of its own" in result.stderr, result.stderr
