@@ -536,7 +536,7 @@ static const struct error_case cases[] = {
     {"misspelt readiness key", TASK("{command: a, readiness: {notify: systemd, timout: 1s}}"), 4,
      54, "web/app: readiness: unknown key \"timout\"; did you mean \"timeout\"?"},
     {"unknown readiness key", TASK("{command: a, readiness: {notify: systemd, port: 80}}"), 4, 54,
-     "web/app: readiness: unknown key \"port\" (expected notify, fd, exec, tcp, http, unix, interval, timeout, watchdog, start_interval or initial_delay)"},
+     "web/app: readiness: unknown key \"port\" (expected notify, fd, exec, tcp, http, unix, interval, timeout, watchdog, start_interval, initial_delay or inside)"},
     {"readiness without notify or exec", TASK("{command: a, readiness: {timeout: 1s}}"), 4, 36,
      "web/app: readiness: missing \"notify\" (systemd or fd) or a probe: \"exec\" (a command), \"tcp\", \"http\" or \"unix\""},
     {"misspelt notify is not also missing", TASK("{command: a, readiness: {notfy: systemd}}"), 4,
@@ -610,7 +610,7 @@ static const struct error_case cases[] = {
     {"misspelt health exec is not also missing", TASK("{command: a, health: {exce: [a]}}"), 4, 34,
      "web/app: health: unknown key \"exce\"; did you mean \"exec\"?"},
     {"unknown health key", TASK("{command: a, health: {exec: [a], retries: 3}}"), 4, 45,
-     "web/app: health: unknown key \"retries\" (expected exec, tcp, http, unix, interval, timeout, failures, start_interval or initial_delay)"},
+     "web/app: health: unknown key \"retries\" (expected exec, tcp, http, unix, interval, timeout, failures, start_interval, initial_delay or inside)"},
     {"notify systemd with its own network and rootfs",
      TASK("{command: a, readiness: {notify: systemd}, isolation: {namespaces: [mount], "
 	  "rootfs: /tmp, network: {mode: none}}}"),
