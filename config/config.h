@@ -477,6 +477,7 @@ struct config {
 	uint64_t shutdown_timeout_ms;
 	char *socket_path;   /* NULL: the default, see docs/control-protocol.md */
 	char *control_group; /* NULL: only root and corral's own uid may control */
+	bool control_group_exec; /* control.exec: its members may `corral exec` too */
 	char *task_dirs_root; /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
 	struct group_config *groups; /* in file order */
 	size_t group_count;

@@ -33,7 +33,7 @@ int log_format_parse(const char *text)
 			return (int)i;
 	return -1;
 }
-static const char *const control_keys[] = {"group", NULL};
+static const char *const control_keys[] = {"group", "exec", NULL};
 static const char *const group_keys[] = {"restart",   "resources", "isolation", "network",
 					 "cdi",       "task_dirs", "hooks",     "tasks",
 					 "order",     "on_failure", "log", NULL};
@@ -250,6 +250,13 @@ static void parse_control(struct load_context *context, const yaml_node_t *node,
 			report(context, group, &group_where, "must not be empty");
 		else if (name)
 			config->control_group = xstrdup(name);
+	}
+	const yaml_node_t *exec = map_lookup(&fields, "exec");
+	if (exec) {
+		struct where exec_where = {.owner = "", .field = "control.exec"};
+		if (expect_bool(context, exec, &exec_where, &config->control_group_exec) &&
+		    config->control_group_exec && !group)
+			report(context, exec, &exec_where, "needs control.group: whose members may exec");
 	}
 	map_entries_free(&fields);
 }

@@ -687,10 +687,13 @@ static void run_exec(struct control_context *context, struct control_client *cli
 	size_t fd_count = control_client_take_fds(client, fds);
 	struct task *task = NULL;
 	char error[512] = "";
-	if (!control_client_is_owner(client))
+	if (!control_client_is_owner(client) && !context->group_may_exec(context->supervisor))
 		snprintf(error, sizeof(error),
-			 "exec runs code in a task: only root and corral's own user may (the "
-			 "control group may not)");
+			 "exec runs code in a task: only root and corral's own user may, and the "
+			 "control group only with control: {exec: true}");
+	else if (request->user[0] && !control_client_is_owner(client))
+		snprintf(error, sizeof(error),
+			 "-u: only root and corral's own user may exec as another user");
 	else if (!(task = lookup_task(context, client, request->target)))
 		error[0] = '\0'; /* lookup_task replied */
 	else if (task->runner.state != TASK_RUNNING || !task_command_pid(task)) {

@@ -22,6 +22,8 @@ struct control_context {
 	/* A reload (supervisor/reload.h): its reply. */
 	json_t *(*reload)(void *supervisor, const struct reload_options *options);
 	struct exec_sessions *exec_sessions;
+	/* control.exec: the control group's members may exec. */
+	bool (*group_may_exec)(void *supervisor);
 	void *supervisor;
 };
 

@@ -142,6 +142,12 @@ static void reload_on_hangup(struct supervisor *supervisor)
 	json_decref(reply);
 }
 
+static bool group_may_exec(void *pointer)
+{
+	struct supervisor *supervisor = pointer;
+	return supervisor->config->control_group_exec;
+}
+
 /* ---- the control socket ---- */
 
 static void publish_event(void *pointer, const char *json, size_t length)
@@ -202,6 +208,7 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 		.shutting_down = is_shutting_down,
 		.reload = reload_from_control,
 		.exec_sessions = &supervisor->exec_sessions,
+		.group_may_exec = group_may_exec,
 		.supervisor = supervisor,
 	};
 	struct control_server_ops ops = {

@@ -185,3 +185,25 @@ def _name(entry):
         return (entry / "comm").read_text().strip()
     except OSError:
         return None
+
+
+def test_the_control_group_may_exec_with_control_exec_as_the_task_s_user_only(corral, open_dir):
+    path = open_dir / "control.sock"
+    config = {"control": {"group": "nogroup", "exec": True}, "groups": {"g": {"tasks": {
+        "app": {"command": ["sleep", "1000"], "user": "nobody", "restart": NEVER}}}}}
+    running = corral.start(config, env={"CORRAL_SOCKET": str(path)})
+    corral.wait_control(running, path=path)
+
+    def as_nobody(*args):
+        return subprocess.run([str(corral.binary), "exec", *args], capture_output=True,
+                              text=True, env=corral.env({"CORRAL_SOCKET": str(path)}),
+                              timeout=RUN_TIMEOUT, cwd="/",
+                              preexec_fn=lambda: (os.setgroups([]), os.setgid(NOBODY),
+                                                  os.setuid(NOBODY)))
+
+    ran = as_nobody("g/app", "--", "id", "-u")
+    assert ran.returncode == 0 and ran.stdout == f"{NOBODY}\n", ran
+    refused = as_nobody("-u", "root", "g/app", "--", "id", "-u")
+    assert refused.returncode == 1 and "-u: only root and corral's own user" in refused.stderr
+    running.send(signal.SIGTERM)
+    running.wait()
