@@ -370,7 +370,17 @@ static void finish(struct exec_session *session, const siginfo_t *info)
 	}
 	send_line(session, reply);
 	unlink_session(session);
-	free(session);
+	session->next = session->owner->retired;
+	session->owner->retired = session;
+}
+
+void exec_sessions_collect(struct exec_sessions *sessions)
+{
+	while (sessions->retired) {
+		struct exec_session *session = sessions->retired;
+		sessions->retired = session->next;
+		free(session);
+	}
 }
 
 static void on_exit_watch(struct loop_watch *watch, uint32_t events)
@@ -553,4 +563,5 @@ void exec_sessions_close(struct exec_sessions *sessions)
 {
 	while (sessions->first)
 		kill_and_reap(sessions->first);
+	exec_sessions_collect(sessions);
 }

@@ -55,6 +55,9 @@ bool task_join_read_failure(int error_fd, char *message, size_t size, const char
 struct exec_sessions {
 	struct loop *loop;
 	struct exec_session *first;
+	/* Ended in this event batch: freed after it (exec_sessions_collect),
+	 * since an event of the batch may still name their watches. */
+	struct exec_session *retired;
 };
 
 /* Starts `request` (CONTROL_EXEC) in `task`, with `fds` as stdin, stdout,
@@ -80,6 +83,9 @@ struct json_t *exec_sessions_of_task_json(const struct exec_sessions *sessions,
 
 /* `task` is going away: its sessions' commands are killed and forgotten. */
 void exec_sessions_forget_task(struct exec_sessions *sessions, const struct task *task);
+
+/* After each event batch: frees the sessions that ended in it. */
+void exec_sessions_collect(struct exec_sessions *sessions);
 
 /* At exit: every command killed and reaped. */
 void exec_sessions_close(struct exec_sessions *sessions);

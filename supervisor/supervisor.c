@@ -544,6 +544,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		}
 		settle_groups(&supervisor);
 		reload_collect(&supervisor);
+		exec_sessions_collect(&supervisor.exec_sessions);
 		if (supervisor.control)
 			control_server_collect(supervisor.control);
 	}

@@ -66,7 +66,7 @@ def status_json(corral):
 def run_until(corral, config, predicate, what, wrapper=None):
     running = corral.start(config, wrapper=wrapper)
     corral.wait_control(running)
-    wait_for(lambda: predicate(status_json(corral)), timeout=20, what=what)
+    wait_for(lambda: predicate(status_json(corral)), timeout=60, what=what)
     return running
 
 
