@@ -337,6 +337,8 @@ struct hook_config {
 };
 
 #define CONFIG_DEFAULT_HOOK_TIMEOUT_MS 10000
+#define CONFIG_DEFAULT_LOG_MAX_SIZE (10ull * 1024 * 1024)
+#define CONFIG_DEFAULT_LOG_KEEP 5
 
 void hook_configs_free(struct hook_config *hooks, size_t count);
 
@@ -408,6 +410,11 @@ struct task_config {
 	bool manual_start;
 	enum log_mode log_mode;
 	uint64_t log_history; /* bytes of recent output kept for `corral logs`, 1K..64M */
+	/* log.dir: its lines also go to DIR/GROUP/TASK.log, rotated at
+	 * log_max_size into .1 ... .log_keep; NULL: no file. */
+	char *log_dir;
+	uint64_t log_max_size;
+	unsigned log_keep;
 	/* The group's hooks, then the task's own; one of the task's with the
 	 * name and stage of a group hook replaces it in place. */
 	struct hook_config *hooks;

@@ -184,8 +184,10 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	     "cdi", replace);
 	note(diff, a->task_dirs != b->task_dirs, "task_dirs", replace);
 	note(diff, a->manual_start != b->manual_start, "autostart", in_place);
-	note(diff, a->log_mode != b->log_mode || a->log_history != b->log_history, "log",
-	     in_place);
+	note(diff, a->log_mode != b->log_mode || a->log_history != b->log_history ||
+			   !strings_equal(a->log_dir, b->log_dir) ||
+			   a->log_max_size != b->log_max_size || a->log_keep != b->log_keep,
+	     "log", in_place);
 	note(diff, !hooks_equal(a, b), "hooks", replace);
 	note(diff, !dependencies_equal(a, b), "after", replace);
 }
@@ -213,6 +215,9 @@ void task_config_swap_in_place_fields(struct task_config *into, struct task_conf
 	SWAP(into->health, from->health);
 	SWAP(into->log_mode, from->log_mode);
 	SWAP(into->log_history, from->log_history);
+	SWAP(into->log_dir, from->log_dir);
+	SWAP(into->log_max_size, from->log_max_size);
+	SWAP(into->log_keep, from->log_keep);
 	SWAP(into->manual_start, from->manual_start);
 }
 

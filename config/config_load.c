@@ -104,7 +104,11 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 {
 	struct quoted name = display_name(entry);
 	char owner[sizeof(name.text) + 8];
-	struct group_defaults defaults = {.owner = owner, .log_history = CONFIG_DEFAULT_LOG_HISTORY};
+	struct group_defaults defaults = {
+		.owner = owner,
+		.log = {.history = CONFIG_DEFAULT_LOG_HISTORY,
+			.max_size = CONFIG_DEFAULT_LOG_MAX_SIZE,
+			.keep = CONFIG_DEFAULT_LOG_KEEP}};
 	struct where where = {.owner = owner, .field = ""};
 	struct map_entries fields;
 	const yaml_node_t *restart, *resources, *isolation, *network, *tasks, *field;
@@ -152,8 +156,7 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	if ((field = map_lookup(&fields, "cdi")))
 		cdi_fields_parse(context, field, &(struct where){owner, "cdi"}, &defaults.cdi);
 	if ((field = map_lookup(&fields, "log")))
-		log_fields_parse(context, field, &(struct where){owner, "log"}, &defaults.log_mode,
-				 &defaults.log_history);
+		log_fields_parse(context, field, &(struct where){owner, "log"}, &defaults.log);
 	if ((field = map_lookup(&fields, "task_dirs")))
 		expect_bool(context, field, &(struct where){owner, "task_dirs"},
 			    &defaults.task_dirs);

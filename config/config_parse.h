@@ -44,8 +44,17 @@ void on_failure_parse(struct load_context *context, const yaml_node_t *node,
 
 /* A `log` map (mode, history); a field left out keeps its value as it
  * is, so a task keeps its group's. */
+/* A `log` map's values, a group's defaults or a task's own. */
+struct log_fields {
+	enum log_mode mode;
+	uint64_t history;
+	const char *dir; /* in the YAML document: valid while it is */
+	uint64_t max_size;
+	unsigned keep;
+};
+
 void log_fields_parse(struct load_context *context, const yaml_node_t *node,
-		      const struct where *where, enum log_mode *mode, uint64_t *history);
+		      const struct where *where, struct log_fields *fields);
 
 /* `WHERE: unknown signal "x"; did you mean "SIGY"?` */
 void report_unknown_signal(struct load_context *context, const yaml_node_t *node,
@@ -286,8 +295,7 @@ struct group_defaults {
 	struct isolation_fields isolation;
 	struct cdi_fields cdi;
 	bool task_dirs; /* false unless the group writes `task_dirs: true` */
-	enum log_mode log_mode; /* blocking unless the group writes log.mode */
-	uint64_t log_history;   /* CONFIG_DEFAULT_LOG_HISTORY unless log.history */
+	struct log_fields log; /* blocking, CONFIG_DEFAULT_LOG_HISTORY, no file unless written */
 	struct hook_list hooks;
 	const struct group_network_config *network; /* the group's bridge, if any */
 };

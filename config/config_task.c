@@ -427,11 +427,14 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	task->cdi = cdi_merge(context, &group->cdi, group->owner, &task_cdi, owner,
 			      task->isolation.namespaces);
 	cdi_fields_free(&task_cdi);
-	task->log_mode = group->log_mode;
-	task->log_history = group->log_history;
+	struct log_fields log = group->log;
 	if ((field = map_lookup(&fields, "log")))
-		log_fields_parse(context, field, &(struct where){owner, "log"}, &task->log_mode,
-				 &task->log_history);
+		log_fields_parse(context, field, &(struct where){owner, "log"}, &log);
+	task->log_mode = log.mode;
+	task->log_history = log.history;
+	task->log_dir = log.dir ? xstrdup(log.dir) : NULL;
+	task->log_max_size = log.max_size;
+	task->log_keep = log.keep;
 	task->task_dirs = group->task_dirs;
 	if ((field = map_lookup(&fields, "task_dirs")))
 		expect_bool(context, field, &(struct where){owner, "task_dirs"}, &task->task_dirs);

@@ -351,6 +351,7 @@ static void on_output_line(void *context, uint64_t now, const char *text, size_t
 {
 	struct task *task = context;
 	line_ring_append(&task->logs, now, text, length);
+	log_file_append(&task->log_file, now, text, length);
 	if (task->log_followers)
 		task->services->task_output_line(task->services, task, now, text, length);
 }
@@ -385,6 +386,8 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	if (task_isolation_build(&task->isolation, config, &task->plan, error, error_size) < 0)
 		return -1;
 	line_ring_init(&task->logs, config->log_history);
+	log_file_open(&task->log_file, services->loop, config->log_dir, config->full_name,
+		      config->log_max_size, config->log_keep);
 	int result = task_output_open(&task->output, services->loop, services->sink,
 				      config->full_name, on_output_line, task);
 	task->output.drop_when_full = config->log_mode == LOG_MODE_NON_BLOCKING;
@@ -409,6 +412,7 @@ void task_free(struct task *task)
 	task_readiness_close(task);
 	task_isolation_free(&task->isolation);
 	task_output_close(&task->output);
+	log_file_close(&task->log_file);
 	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);
 }

@@ -14,6 +14,7 @@
 #include "isolation/task_isolation.h"
 #include "isolation/task_plan.h"
 #include "supervisor/line_ring.h"
+#include "supervisor/log_file.h"
 #include "supervisor/runner.h"
 #include "supervisor/services.h"
 #include "supervisor/task_dependencies.h"
@@ -87,6 +88,7 @@ struct task {
 
 	struct task_output output;
 	struct line_ring logs;   /* recent output, for `corral logs` */
+	struct log_file log_file; /* config log.dir: its lines on disk too */
 	unsigned log_followers;  /* control clients following the logs */
 	struct loop_timer timers[RUNNER_TIMER_COUNT];
 

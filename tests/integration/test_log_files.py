@@ -1,0 +1,73 @@
+"""Log files (config `log.dir`): corral writes each task's lines, after
+their UTC time, to DIR/GROUP/TASK.log and rotates it at max_size, keeping
+`keep` old files; a read-only or full disk is reported and stops nothing."""
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import sh
+
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")
+
+
+def lines_task(count, **log):
+    script = f'i=1; while [ $i -le {count} ]; do echo "line $i of the task"; i=$((i+1)); done'
+    return {"groups": {"g": {"log": log, "tasks": {"t": {
+        "command": sh(script), "restart": {"policy": "never"}}}}}}
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    mounts = []
+
+    def make(options):
+        path = tmp_path / f"fs{len(mounts)}"
+        path.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], check=True)
+        mounts.append(path)
+        return path
+    yield make
+    for path in mounts:
+        subprocess.run(["umount", str(path)], check=False)
+
+
+def test_lines_are_written_with_their_time_and_rotated_at_max_size(corral, tmp_path):
+    logs = tmp_path / "logs"
+    result = corral.run(lines_task(400, dir=str(logs), max_size="4K", keep=2))
+    assert result.returncode == 0, result
+    files = sorted(p.name for p in (logs / "g").iterdir())
+    assert files == ["t.log", "t.log.1", "t.log.2"], files  # two kept, the rest deleted
+    text = []
+    for name in ["t.log.2", "t.log.1", "t.log"]:  # oldest first
+        content = (logs / "g" / name).read_text().splitlines()
+        assert len((logs / "g" / name).read_bytes()) <= 4096 + 4096
+        for line in content:
+            assert STAMP.match(line), line
+        text += [STAMP.sub("", line) for line in content]
+    numbers = [int(line.split()[1]) for line in text]
+    assert numbers == list(range(numbers[0], 401)), numbers[:5]  # in order, the newest kept
+    assert numbers[0] > 1  # the oldest went with the rotations
+    assert len(result.stdout_lines()) == 400  # stdout has every line, as before
+
+
+def test_a_read_only_log_dir_is_reported_and_stops_nothing(corral, small_tmpfs):
+    logs = small_tmpfs("ro,size=1m")
+    result = corral.run(lines_task(50, dir=str(logs / "sub")))
+    assert result.returncode == 0, result
+    assert "g/t: log file" in result.stderr and "Read-only file system" in result.stderr
+    assert len([l for l in result.stdout_lines() if l.startswith("g/t | ")]) == 50
+
+
+def test_a_full_disk_loses_lines_to_the_file_only_and_says_how_many(corral, small_tmpfs):
+    logs = small_tmpfs("size=16k")
+    result = corral.run(lines_task(3000, dir=str(logs)))
+    assert result.returncode == 0, result
+    assert "No space left on device" in result.stderr, result.stderr
+    said = re.findall(r"\((\d+) in all\)", result.stderr)
+    assert said and int(said[-1]) > 0, result.stderr
+    written = (logs / "g" / "t.log").read_text().splitlines()
+    assert int(said[-1]) + len(written) <= 3000
+    assert len([l for l in result.stdout_lines() if l.startswith("g/t | ")]) == 3000
