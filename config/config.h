@@ -415,6 +415,9 @@ struct task_config {
 	char *log_dir;
 	uint64_t log_max_size;
 	unsigned log_keep;
+	/* log.rate_limit: bytes a second read from the task's output; past it
+	 * the task waits. 0: no limit. */
+	uint64_t log_rate_limit;
 	/* The group's hooks, then the task's own; one of the task's with the
 	 * name and stage of a group hook replaces it in place. */
 	struct hook_config *hooks;

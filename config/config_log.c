@@ -5,12 +5,15 @@
 
 #include <stdlib.h>
 
-static const char *const log_keys[] = {"mode", "history", "dir", "max_size", "keep", NULL};
+static const char *const log_keys[] = {"mode",	  "history", "dir", "max_size",
+				       "keep",	  "rate_limit", NULL};
 /* Enough for a few lines; more than a task's recent output needs. */
 #define HISTORY_MIN 1024
 #define HISTORY_MAX (64ull * 1024 * 1024)
 /* A rotation per few lines would be all the file does. */
 #define MAX_SIZE_MIN 4096
+/* One of corral's reads a second at least. */
+#define RATE_LIMIT_MIN (64 * 1024)
 /* In enum order. */
 static const char *const mode_names[] = {"blocking", "non-blocking"};
 
@@ -59,6 +62,20 @@ void log_fields_parse(struct load_context *context, const yaml_node_t *node,
 				out->max_size = bytes;
 			else
 				report(context, field, &field_where, "must be 4K or more, not %s",
+				       quote((const char *)field->data.scalar.value,
+					     field->data.scalar.length)
+					   .text);
+		}
+	}
+	if ((field = map_lookup(&fields, "rate_limit"))) {
+		field_where = where_field(where, "rate_limit", buffer, sizeof(buffer));
+		uint64_t bytes;
+		if (expect_size(context, field, &field_where, &bytes)) {
+			if (bytes >= RATE_LIMIT_MIN)
+				out->rate_limit = bytes;
+			else
+				report(context, field, &field_where,
+				       "must be 64K (a second's worth) or more, not %s",
 				       quote((const char *)field->data.scalar.value,
 					     field->data.scalar.length)
 					   .text);

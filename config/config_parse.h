@@ -51,6 +51,7 @@ struct log_fields {
 	const char *dir; /* in the YAML document: valid while it is */
 	uint64_t max_size;
 	unsigned keep;
+	uint64_t rate_limit;
 };
 
 void log_fields_parse(struct load_context *context, const yaml_node_t *node,

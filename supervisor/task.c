@@ -391,6 +391,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	int result = task_output_open(&task->output, services->loop, services->sink,
 				      config->full_name, on_output_line, task);
 	task->output.drop_when_full = config->log_mode == LOG_MODE_NON_BLOCKING;
+	task_output_set_rate_limit(&task->output, config->log_rate_limit);
 	if (result < 0) {
 		snprintf(error, error_size, "output pipe: %s", strerror(-result));
 		return -1;

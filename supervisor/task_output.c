@@ -158,7 +158,8 @@ static void on_room(struct output_sink_waiter *waiter)
 	output->held = NULL;
 	output->held_start = output->held_end = 0;
 	output->paused = false;
-	loop_watch_modify(output->loop, &output->watch, EPOLLIN);
+	if (!output->rate_paused)
+		loop_watch_modify(output->loop, &output->watch, EPOLLIN);
 }
 
 /* Reads and forwards one batch. Returns the bytes read, 0 at EOF, nothing
@@ -179,12 +180,70 @@ static ssize_t read_batch(struct task_output *output, char *buffer)
 	return got;
 }
 
+/* ---- log.rate_limit ---- */
+
+static void refill(struct task_output *output, uint64_t now_ms)
+{
+	uint64_t elapsed = now_ms - output->refilled_ms;
+	output->refilled_ms = now_ms;
+	output->tokens += (int64_t)(output->rate_limit * elapsed / 1000);
+	if (output->tokens > (int64_t)output->rate_limit)
+		output->tokens = (int64_t)output->rate_limit; /* a burst of one second */
+}
+
+static void on_rate_refilled(struct loop_timer *timer)
+{
+	struct task_output *output = timer->data;
+	output->rate_paused = false;
+	if (!output->paused)
+		loop_watch_modify(output->loop, &output->watch, EPOLLIN);
+}
+
+/* Over the rate: the pipe is not read until the bucket has a read's worth
+ * again. Said at once and every DROP_REPORT_MS while it goes on. */
+static void throttle(struct task_output *output, uint64_t now_ms)
+{
+	uint64_t wait_ms = output->rate_limit
+				   ? (uint64_t)(-output->tokens + READ_SIZE) * 1000 / output->rate_limit + 1
+				   : 0;
+	output->rate_paused = true;
+	output->throttled_ms += wait_ms;
+	loop_watch_modify(output->loop, &output->watch, 0);
+	loop_timer_arm(output->loop, &output->rate_timer, now_ms + wait_ms);
+	if (output->throttle_report_ms && now_ms - output->throttle_report_ms < DROP_REPORT_MS)
+		return;
+	output->throttle_report_ms = now_ms;
+	log_message("%s: output over log.rate_limit (%llu bytes/s): read at that rate, the task "
+		    "waits (%llu ms so far)",
+		    output->name, (unsigned long long)output->rate_limit,
+		    (unsigned long long)output->throttled_ms);
+}
+
+void task_output_set_rate_limit(struct task_output *output, uint64_t bytes_per_second)
+{
+	output->rate_limit = bytes_per_second;
+	output->tokens = (int64_t)bytes_per_second;
+	output->refilled_ms = loop_now_ms();
+}
+
 static void read_batches(struct task_output *output, int limit)
 {
 	static char buffer[READ_SIZE]; /* one loop, one reader at a time */
-	for (int reads = 0; reads < limit && !output->paused; reads++)
-		if (read_batch(output, buffer) < READ_SIZE)
+	for (int reads = 0; reads < limit && !output->paused && !output->rate_paused; reads++) {
+		uint64_t now = loop_now_ms();
+		if (output->rate_limit) {
+			refill(output, now);
+			if (output->tokens <= 0) {
+				throttle(output, now);
+				break;
+			}
+		}
+		ssize_t got = read_batch(output, buffer);
+		if (output->rate_limit && got > 0)
+			output->tokens -= got;
+		if (got < READ_SIZE)
 			break;
+	}
 	output_sink_flush(output->sink);
 }
 
@@ -219,6 +278,7 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 	output->on_line_context = on_line_context;
 	output->waiter.resume = on_room;
 	output->loop = loop;
+	loop_timer_init(&output->rate_timer, on_rate_refilled, output);
 	int error = loop_watch_add(loop, &output->watch, EPOLLIN);
 	if (error < 0) {
 		task_output_close(output);
@@ -231,8 +291,17 @@ void task_output_drain(struct task_output *output)
 {
 	if (output->watch.fd < 0 || output->paused)
 		return;
+	/* The run is over: what it left in the pipe (at most its size) goes
+	 * out before its exit is said, whatever the rate limit. */
+	uint64_t rate = output->rate_limit;
+	output->rate_limit = 0;
+	if (output->rate_paused) {
+		loop_timer_cancel(output->loop, &output->rate_timer);
+		output->rate_paused = false;
+	}
 	/* Bounded: a leftover process that keeps writing cannot hold us. */
 	read_batches(output, 16);
+	output->rate_limit = rate;
 	if (output->paused || !output->line_length)
 		return;
 	output->line_complete = true;
@@ -243,6 +312,9 @@ void task_output_drain(struct task_output *output)
 
 void task_output_close(struct task_output *output)
 {
+	if (output->loop)
+		loop_timer_cancel(output->loop, &output->rate_timer);
+	output->rate_paused = false;
 	if (output->watch.fd >= 0) {
 		/* The sink waits for room now (output_sink_begin_close): what
 		 * was held, then the pipe, then a partial line. */

@@ -49,7 +49,19 @@ struct task_output {
 	bool line_complete;
 	size_t line_length;
 	char *line;
+	/* log.rate_limit: bytes a second read from the pipe (0: no limit),
+	 * a bucket of one second's worth. Past it the pipe waits, and so
+	 * does the task: a flood costs corral a bounded share of a CPU. */
+	uint64_t rate_limit;
+	int64_t tokens;
+	uint64_t refilled_ms;
+	bool rate_paused;
+	struct loop_timer rate_timer;
+	uint64_t throttled_ms, throttle_report_ms; /* waited in all; last said */
 };
+
+/* Sets (or, with 0, lifts) the task's rate limit (config log.rate_limit). */
+void task_output_set_rate_limit(struct task_output *output, uint64_t bytes_per_second);
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
 		     const char *name,

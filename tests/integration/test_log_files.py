@@ -71,3 +71,28 @@ def test_a_full_disk_loses_lines_to_the_file_only_and_says_how_many(corral, smal
     written = (logs / "g" / "t.log").read_text().splitlines()
     assert int(said[-1]) + len(written) <= 3000
     assert len([l for l in result.stdout_lines() if l.startswith("g/t | ")]) == 3000
+
+
+def test_a_rate_limit_holds_a_flooding_task_to_its_rate(corral):
+    """`yes` for 2 s: with log.rate_limit 64K, corral reads about a second's
+    worth a second (plus what the pipe holds at the end), and says so; the
+    task waits, nothing is lost."""
+    def flood(seconds="2", **log):
+        return {"groups": {"g": {"log": log, "tasks": {"yes": {
+            "command": ["timeout", seconds, "yes"],
+            "restart": {"policy": "never", "success_exit": [124]}}}}}}
+
+    limited = corral.run_piped(flood(rate_limit="64K"))
+    assert limited.returncode == 0, limited
+    assert "output over log.rate_limit (65536 bytes/s)" in limited.stderr, limited.stderr
+    limited_bytes = len(limited.stdout)
+    unlimited = corral.run_piped(flood("1"))
+    assert "output over log.rate_limit" not in unlimited.stderr
+    # 2 s at 64K/s, a second's burst, a read past it and the 256K pipe
+    # drained at the end, as "g/yes | y" lines (10 bytes for each 2 the
+    # task wrote).
+    assert limited_bytes < 5 * (4 * 64 * 1024 + 320 * 1024), limited_bytes
+    # Unlimited, half the time gives several times as much.
+    assert len(unlimited.stdout) > 3 * limited_bytes, (len(unlimited.stdout), limited_bytes)
+    # Every line the task wrote is there: whole "g/yes | y" lines only.
+    assert set(limited.stdout.splitlines()) == {"g/yes | y"}
