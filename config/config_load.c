@@ -23,7 +23,7 @@
 
 static const char *const top_level_keys[] = {
 	"shutdown_timeout", "groups", "socket", "control", "task_dirs_root", "log_format",
-	"hook_concurrency", NULL};
+	"hook_concurrency", "interpolate", NULL};
 static const char *const log_format_names[] = {"plain", "timestamped", "json"};
 
 int log_format_parse(const char *text)
@@ -422,6 +422,25 @@ static void refuse_more_documents(yaml_parser_t *parser, const char *buffer, siz
 	yaml_document_delete(&next);
 }
 
+/* Top-level `interpolate: true`, looked at before anything else is read. */
+static bool wants_interpolation(struct load_context *context, const yaml_node_t *root)
+{
+	if (root->type != YAML_MAPPING_NODE)
+		return false;
+	for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
+	     pair < root->data.mapping.pairs.top; pair++) {
+		yaml_node_t *key = yaml_document_get_node(context->document, pair->key);
+		if (!key || key->type != YAML_SCALAR_NODE ||
+		    strcmp((const char *)key->data.scalar.value, "interpolate") != 0)
+			continue;
+		bool on = false;
+		expect_bool(context, yaml_document_get_node(context->document, pair->value),
+			    &(struct where){"", "interpolate"}, &on);
+		return on;
+	}
+	return false;
+}
+
 struct config *config_parse_buffer(const char *path, const char *buffer, size_t size,
 				   struct config_diagnostics *diagnostics)
 {
@@ -448,6 +467,8 @@ struct config *config_parse_buffer(const char *path, const char *buffer, size_t 
 
 	context.document = &document;
 	root = yaml_document_get_root_node(&document);
+	if (root && wants_interpolation(&context, root))
+		config_interpolate_document(&context, &document);
 	if (!root || node_is_null(root))
 		diagnostics_add(diagnostics, (struct source_location){0},
 				"the file is empty; expected a map with \"groups\"");

@@ -116,6 +116,10 @@ bool probe_target_parse(struct load_context *context, const yaml_node_t *node,
 void probe_command_parse(struct load_context *context, const yaml_node_t *node,
 			 const struct where *where, struct probe_config *probe);
 
+/* `interpolate: true`: ${NAME} and the rest replaced in every string value
+ * of the document (config_variables.c), errors with their place. */
+void config_interpolate_document(struct load_context *context, yaml_document_t *document);
+
 void readiness_parse(struct load_context *context, const yaml_node_t *node,
 		     const struct where *where, enum lifecycle_stage stage,
 		     struct readiness_config *out);

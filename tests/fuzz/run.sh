@@ -87,6 +87,8 @@ for response in \
 	seed=$((seed + 1))
 done
 
+printf 'interpolate: true\ngroups:\n  g:\n    tasks:\n      t: {command: [echo, "${HOME:-x} $$ ${A:?m}"]}\n' \
+	>"$seeds/fuzz_config/seed-interpolate.yaml"
 printf 'HTTP/1.1 200 OK\r\nServer: x\r\n\r\n' >"$seeds/fuzz_http_status/seed-ok.txt"
 printf 'HTTP/1.0 404 File not found\r\n' >"$seeds/fuzz_http_status/seed-404.txt"
 
