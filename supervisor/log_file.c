@@ -138,16 +138,33 @@ void log_file_flush(struct log_file *file)
 		file->used = 0;
 		return;
 	}
-	if (file->size && file->size + file->used > file->max_size)
-		rotate(file);
 	size_t done = 0;
 	while (file->fd >= 0 && done < file->used) {
-		ssize_t written = write(file->fd, file->buffer + done, file->used - done);
+		/* As many whole lines as the file has room for; a file is
+		 * rotated between lines, never in one. */
+		const char *start = file->buffer + done;
+		size_t left = file->used - done;
+		size_t room = file->size < file->max_size ? (size_t)(file->max_size - file->size) : 0;
+		size_t chunk = left;
+		if (chunk > room) {
+			const char *cut = room ? memrchr(start, '\n', room) : NULL;
+			if (cut) {
+				chunk = (size_t)(cut - start) + 1;
+			} else if (file->size) {
+				rotate(file);
+				continue;
+			} else {
+				/* One line longer than the whole file: alone. */
+				const char *end = memchr(start, '\n', left);
+				chunk = end ? (size_t)(end - start) + 1 : left;
+			}
+		}
+		ssize_t written = write(file->fd, start, chunk);
 		if (written < 0 && errno == EINTR)
 			continue;
 		if (written <= 0) {
 			/* ENOSPC, EIO: what did not fit is lost to the file only. */
-			lose(file, count_lines(file->buffer + done, file->used - done),
+			lose(file, count_lines(start, left),
 			     written < 0 ? strerror(errno) : "nothing written");
 			break;
 		}
