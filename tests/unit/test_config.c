@@ -172,7 +172,7 @@ static void test_full_example(void **state)
 	assert_int_equal(task->resources.io_weight, 100);
 	assert_true(task->resources.optional);
 	assert_true(resources_config_has_limits(&task->resources));
-	assert_int_equal(task->readiness.kind, READINESS_EXEC);
+	assert_int_equal(task->readiness.kind, READINESS_PROBE);
 	assert_probe(&task->readiness.probe, (const char *const[]){"pg_isready", "-q"}, 2, 1000,
 		     1000);
 	assert_int_equal(task->readiness.timeout_ms, 30000);
@@ -506,7 +506,7 @@ static void test_readiness_values(void **state)
 
 	/* Each run of the probe is cut at the interval. */
 	task = find_task(config, "g/exec");
-	assert_int_equal(task->readiness.kind, READINESS_EXEC);
+	assert_int_equal(task->readiness.kind, READINESS_PROBE);
 	assert_probe(&task->readiness.probe, (const char *const[]){"pg_isready", "-q"}, 2, 250,
 		     250);
 	assert_int_equal(task->readiness.timeout_ms, 30000);

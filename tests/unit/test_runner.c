@@ -479,7 +479,7 @@ static void test_ready_when_the_task_says_so(void **state)
 static void test_readiness_timeout_stops_and_counts_as_a_failure(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 3, 100);
-	fixture->config.readiness.kind = READINESS_EXEC;
+	fixture->config.readiness.kind = READINESS_PROBE;
 	fixture->config.readiness.timeout_ms = 2000;
 	fixture->fake.hooks_wait[HOOK_STAGE_PREKILL] = true;
 	run_to_running(fixture, 0);
