@@ -85,9 +85,10 @@ def test_a_tcp_readiness_probe_holds_a_dependent_until_the_server_listens(corral
         "web": {"command": ["/bin/sh", "-c", f"sleep 0.5; exec {PYTHON} -m http.server "
                             f"{port} --bind 127.0.0.1"],
                 "readiness": {"tcp": port, "interval": "100ms"}},
-        "client": {"command": ["/bin/sh", "-c", f"exec {PYTHON} -c \"import socket; "
-                               f"socket.create_connection(('127.0.0.1', {port}))\"; "
-                               "sleep 1000"],
+        # Connects (or fails, and the run with it), then stays up.
+        "client": {"command": ["/bin/sh", "-c", f"{PYTHON} -c \"import socket; "
+                               f"socket.create_connection(('127.0.0.1', {port}))\" && "
+                               "exec sleep 1000"],
                    "after": {"web": "ready"}, "restart": NEVER},
     }}}}
     running = run_until(corral, config, lambda s: s["g/client"]["state"] == "running",
