@@ -445,7 +445,7 @@ struct config *config_parse_buffer(const char *path, const char *buffer, size_t 
 				   struct config_diagnostics *diagnostics)
 {
 	struct config *config = xcalloc(1, sizeof(*config));
-	struct load_context context = {.diagnostics = diagnostics};
+	struct load_context context = {.diagnostics = diagnostics, .path = path};
 	yaml_parser_t parser;
 	yaml_document_t document;
 	yaml_node_t *root;

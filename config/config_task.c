@@ -1,6 +1,7 @@
 /* One task: its command, environment, identity, lifecycle stage, restart
  * policy, resource limits, readiness and health probes, isolation, CDI
  * devices and task directories, and how it is stopped. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,11 +11,12 @@
 #include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
+#include "config/env_file.h"
 #include "config/suggest.h"
 #include "config/units.h"
 #include "config/xmalloc.h"
 
-static const char *const task_keys[] = {"command",   "env",       "cwd",     "user",
+static const char *const task_keys[] = {"command",   "env",       "env_file", "cwd",     "user",
 					"groups",    "lifecycle", "restart", "kill",
 					"resources", "readiness", "health",  "isolation",
 					"cdi",       "task_dirs", "hooks",   "after",
@@ -137,6 +139,91 @@ static void parse_env(struct load_context *context, const yaml_node_t *node,
 			task->env[task->env_count++] = xasprintf("%s=%s", entry->key, value);
 	}
 	map_entries_free(&variables);
+}
+
+/* Collects an env file's variables. */
+struct env_file_entries {
+	char **items;
+	size_t count;
+};
+
+static void add_entry(void *pointer, const char *name, size_t name_length, const char *value,
+		      size_t value_length)
+{
+	struct env_file_entries *entries = pointer;
+	entries->items = xreallocarray(entries->items, entries->count + 2, sizeof(char *));
+	entries->items[entries->count++] =
+	    xasprintf("%.*s=%.*s", (int)name_length, name, (int)value_length, value);
+	entries->items[entries->count] = NULL;
+}
+
+/* One env file, relative paths from the config file's directory. */
+static void read_env_file(struct load_context *context, const yaml_node_t *node,
+			  const struct where *where, const char *path,
+			  struct env_file_entries *entries)
+{
+	char *full;
+	if (path[0] == '/' || !context->path || !strrchr(context->path, '/'))
+		full = xstrdup(path);
+	else
+		full = xasprintf("%.*s/%s", (int)(strrchr(context->path, '/') - context->path),
+				 context->path, path);
+	FILE *file = fopen(full, "re");
+	if (!file) {
+		report(context, node, where, "%s: %s", full, strerror(errno));
+		free(full);
+		return;
+	}
+	char *text = NULL;
+	size_t length = 0;
+	FILE *memory = open_memstream(&text, &length);
+	char chunk[4096];
+	size_t got;
+	while ((got = fread(chunk, 1, sizeof(chunk), file)) > 0)
+		fwrite(chunk, 1, got, memory);
+	fclose(memory);
+	fclose(file);
+	unsigned line;
+	char error[160];
+	if (env_file_parse(text, length, add_entry, entries, &line, error, sizeof(error)) < 0)
+		report(context, node, where, "%s:%u: %s", full, line, error);
+	free(text);
+	free(full);
+}
+
+/* `env_file: PATH` or a list: NAME=VALUE files, read when the config loads
+ * (and again at each reload); `env:` wins over them, the later file over
+ * the earlier. */
+static void parse_env_files(struct load_context *context, const yaml_node_t *node,
+			    const struct where *where, struct task_config *task)
+{
+	struct env_file_entries entries = {0};
+	if (node->type == YAML_SCALAR_NODE) {
+		const char *path = expect_string(context, node, where);
+		if (path)
+			read_env_file(context, node, where, path, &entries);
+	} else if (expect_list(context, node, where, "a path or a list of paths")) {
+		for (size_t i = 0; i < list_length(node); i++) {
+			char buffer[64];
+			struct where item_where;
+			const yaml_node_t *item =
+			    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
+			const char *path = item ? expect_string(context, item, &item_where) : NULL;
+			if (path)
+				read_env_file(context, item, &item_where, path, &entries);
+		}
+	}
+	if (!entries.count)
+		return;
+	/* The files' first, so that env: (put after) overrides them. */
+	char **env = xcalloc(entries.count + task->env_count + 1, sizeof(*env));
+	memcpy(env, entries.items, entries.count * sizeof(*env));
+	if (task->env_count)
+		memcpy(env + entries.count, task->env, task->env_count * sizeof(*env));
+	free(task->env);
+	free(entries.items);
+	task->env = env;
+	task->env_count += entries.count;
 }
 
 static void parse_cwd(struct load_context *context, const yaml_node_t *node,
@@ -383,6 +470,8 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 		report(context, node, &where, "missing \"command\"");
 	if ((field = map_lookup(&fields, "env")))
 		parse_env(context, field, &(struct where){owner, "env"}, task);
+	if ((field = map_lookup(&fields, "env_file")))
+		parse_env_files(context, field, &(struct where){owner, "env_file"}, task);
 	if ((field = map_lookup(&fields, "cwd")))
 		parse_cwd(context, field, &(struct where){owner, "cwd"}, task);
 	if ((field = map_lookup(&fields, "user")))

@@ -18,6 +18,7 @@
 struct load_context {
 	yaml_document_t *document;
 	struct config_diagnostics *diagnostics;
+	const char *path; /* the config file's, for the paths relative to it */
 };
 
 struct where {

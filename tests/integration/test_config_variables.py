@@ -38,3 +38,29 @@ def test_without_the_key_dollars_reach_the_task_as_written(corral):
                         env={"WHO": "me"})
     assert result.returncode == 0, result
     assert result.stdout_lines() == ["g/t | $HOME ${NOT_SET_ANYWHERE} $(x)"]
+
+
+def test_env_files_relative_to_the_config_with_env_over_them(corral, tmp_path):
+    (tmp_path / "base.env").write_text("# shared\nA=from base\nB='kept $as written'\n")
+    (tmp_path / "local.env").write_text('export A="from local"\nC=3 # comment\n')
+    config = {"groups": {"g": {"tasks": {"t": {
+        "command": ["/bin/sh", "-c", 'echo "$A|$B|$C|$D"'],
+        "env_file": ["base.env", str(tmp_path / "local.env")],
+        "env": {"D": "from env", "C": "env wins"},
+        "restart": {"policy": "never"}}}}}}
+    result = corral.run(config)
+    assert result.returncode == 0, result
+    assert result.stdout_lines() == ["g/t | from local|kept $as written|env wins|from env"]
+
+
+def test_env_file_errors_name_the_file_and_line(corral, tmp_path):
+    (tmp_path / "bad.env").write_text("GOOD=1\nBROKEN LINE\n")
+    config = {"groups": {"g": {"tasks": {
+        "a": {"command": ["true"], "env_file": "bad.env"},
+        "b": {"command": ["true"], "env_file": ["missing.env"]}}}}}
+    result = corral.check(config)
+    assert result.returncode == 1, result
+    assert f"g/a: env_file: {tmp_path}/bad.env:2: expected NAME=VALUE: no = after BROKEN" \
+        in result.stderr, result.stderr
+    assert f"g/b: env_file[0]: {tmp_path}/missing.env: No such file or directory" \
+        in result.stderr, result.stderr

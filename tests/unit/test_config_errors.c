@@ -26,7 +26,7 @@ static const struct error_case cases[] = {
     {"unknown task key, with a suggestion", TASK("{comand: [a]}"), 4, 13,
      "web/app: unknown key \"comand\"; did you mean \"command\"?"},
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
-     "web/app: unknown key \"foo\" (expected command, env, cwd, user, groups, lifecycle, "
+     "web/app: unknown key \"foo\" (expected command, env, env_file, cwd, user, groups, lifecycle, "
      "restart, kill, resources, readiness, health, isolation, cdi, task_dirs, hooks, after, "
      "log or autostart)"},
     {"misspelt key in capitals", TASK("{Command: a}"), 4, 13,
