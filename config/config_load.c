@@ -36,7 +36,7 @@ int log_format_parse(const char *text)
 static const char *const control_keys[] = {"group", "exec", NULL};
 static const char *const group_keys[] = {"restart",   "resources", "isolation", "network",
 					 "cdi",       "task_dirs", "hooks",     "tasks",
-					 "order",     "on_failure", "log", NULL};
+					 "order",     "on_failure", "log", "env_file", NULL};
 static const char *const order_names[] = {"parallel", "sequential"};
 
 
@@ -160,6 +160,9 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	if ((field = map_lookup(&fields, "task_dirs")))
 		expect_bool(context, field, &(struct where){owner, "task_dirs"},
 			    &defaults.task_dirs);
+	if ((field = map_lookup(&fields, "env_file")))
+		env_files_parse(context, field, &(struct where){owner, "env_file"},
+				&defaults.env_file_entries, &defaults.env_file_count);
 	const yaml_node_t *hooks = map_lookup(&fields, "hooks");
 	if (hooks) {
 		struct where hooks_where = {.owner = owner, .field = "hooks"};
@@ -188,6 +191,9 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	isolation_fields_free(&defaults.isolation);
 	cdi_fields_free(&defaults.cdi);
 	hook_list_free(&defaults.hooks);
+	for (size_t i = 0; i < defaults.env_file_count; i++)
+		free(defaults.env_file_entries[i]);
+	free(defaults.env_file_entries);
 	map_entries_free(&fields);
 }
 

@@ -303,7 +303,15 @@ struct group_defaults {
 	struct log_fields log; /* blocking, CONFIG_DEFAULT_LOG_HISTORY, no file unless written */
 	struct hook_list hooks;
 	const struct group_network_config *network; /* the group's bridge, if any */
+	/* The group's env_file, read once: NAME=VALUE, owned. */
+	char **env_file_entries;
+	size_t env_file_count;
 };
+
+/* `env_file:` of a task or group: every NAME=VALUE of its files, in order,
+ * into *entries (owned by the caller; NULL when none). */
+void env_files_parse(struct load_context *context, const yaml_node_t *node,
+		     const struct where *where, char ***entries, size_t *count);
 
 /* Reads one task of a group into `task`, whose name, full_name and location
  * the caller set. `owner` is how messages name it ("web/app"). */

@@ -191,17 +191,14 @@ static void read_env_file(struct load_context *context, const yaml_node_t *node,
 	free(full);
 }
 
-/* `env_file: PATH` or a list: NAME=VALUE files, read when the config loads
- * (and again at each reload); `env:` wins over them, the later file over
- * the earlier. */
-static void parse_env_files(struct load_context *context, const yaml_node_t *node,
-			    const struct where *where, struct task_config *task)
+void env_files_parse(struct load_context *context, const yaml_node_t *node,
+		     const struct where *where, char ***entries, size_t *count)
 {
-	struct env_file_entries entries = {0};
+	struct env_file_entries read = {0};
 	if (node->type == YAML_SCALAR_NODE) {
 		const char *path = expect_string(context, node, where);
 		if (path)
-			read_env_file(context, node, where, path, &entries);
+			read_env_file(context, node, where, path, &read);
 	} else if (expect_list(context, node, where, "a path or a list of paths")) {
 		for (size_t i = 0; i < list_length(node); i++) {
 			char buffer[64];
@@ -210,20 +207,31 @@ static void parse_env_files(struct load_context *context, const yaml_node_t *nod
 			    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
 			const char *path = item ? expect_string(context, item, &item_where) : NULL;
 			if (path)
-				read_env_file(context, item, &item_where, path, &entries);
+				read_env_file(context, item, &item_where, path, &read);
 		}
 	}
-	if (!entries.count)
+	*entries = read.items;
+	*count = read.count;
+}
+
+/* The group's env files, then the task's, then `env:` (put after: it wins). */
+static void add_env_files(struct task_config *task, char *const *group_entries,
+			  size_t group_count, char **task_entries, size_t task_count)
+{
+	if (!group_count && !task_count)
 		return;
-	/* The files' first, so that env: (put after) overrides them. */
-	char **env = xcalloc(entries.count + task->env_count + 1, sizeof(*env));
-	memcpy(env, entries.items, entries.count * sizeof(*env));
-	if (task->env_count)
-		memcpy(env + entries.count, task->env, task->env_count * sizeof(*env));
+	char **env = xcalloc(group_count + task_count + task->env_count + 1, sizeof(*env));
+	size_t used = 0;
+	for (size_t i = 0; i < group_count; i++)
+		env[used++] = xstrdup(group_entries[i]);
+	for (size_t i = 0; i < task_count; i++)
+		env[used++] = task_entries[i];
+	for (size_t i = 0; i < task->env_count; i++)
+		env[used++] = task->env[i];
 	free(task->env);
-	free(entries.items);
+	free(task_entries);
 	task->env = env;
-	task->env_count += entries.count;
+	task->env_count = used;
 }
 
 static void parse_cwd(struct load_context *context, const yaml_node_t *node,
@@ -470,8 +478,13 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 		report(context, node, &where, "missing \"command\"");
 	if ((field = map_lookup(&fields, "env")))
 		parse_env(context, field, &(struct where){owner, "env"}, task);
+	char **file_entries = NULL;
+	size_t file_count = 0;
 	if ((field = map_lookup(&fields, "env_file")))
-		parse_env_files(context, field, &(struct where){owner, "env_file"}, task);
+		env_files_parse(context, field, &(struct where){owner, "env_file"}, &file_entries,
+				&file_count);
+	add_env_files(task, group->env_file_entries, group->env_file_count, file_entries,
+		      file_count);
 	if ((field = map_lookup(&fields, "cwd")))
 		parse_cwd(context, field, &(struct where){owner, "cwd"}, task);
 	if ((field = map_lookup(&fields, "user")))

@@ -64,3 +64,16 @@ def test_env_file_errors_name_the_file_and_line(corral, tmp_path):
         in result.stderr, result.stderr
     assert f"g/b: env_file[0]: {tmp_path}/missing.env: No such file or directory" \
         in result.stderr, result.stderr
+
+
+def test_a_group_s_env_files_come_before_its_tasks(corral, tmp_path):
+    (tmp_path / "group.env").write_text("A=group\nB=group\n")
+    (tmp_path / "task.env").write_text("B=task\n")
+    config = {"groups": {"g": {"env_file": "group.env", "tasks": {
+        "t": {"command": ["/bin/sh", "-c", 'echo "$A|$B"'], "env_file": "task.env",
+              "restart": {"policy": "never"}},
+        "u": {"command": ["/bin/sh", "-c", 'echo "$A|$B"'], "env": {"A": "env"},
+              "restart": {"policy": "never"}}}}}}
+    result = corral.run(config)
+    assert result.returncode == 0, result
+    assert sorted(result.stdout_lines()) == ["g/t | group|task", "g/u | env|group"]

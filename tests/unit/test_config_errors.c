@@ -208,7 +208,8 @@ static const struct error_case cases[] = {
     {"unknown group key lists resources",
      "groups:\n  web:\n    limits: {}\n    tasks: {a: {command: x}}\n", 3, 5,
      "group web: unknown key \"limits\" (expected restart, resources, isolation, network, "
-     "cdi, task_dirs, hooks, tasks, order, on_failure or log)"},
+     "cdi, task_dirs, hooks, tasks, order, on_failure, log or "
+     "env_file)"},
     {"misspelt log mode", TASK("{command: a, log: {mode: nonblocking}}"), 4, 37,
      "web/app: log.mode: unknown log mode \"nonblocking\"; did you mean \"non-blocking\"?"},
     {"log history too small", TASK("{command: a, log: {history: 512}}"), 4, 40,
