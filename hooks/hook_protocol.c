@@ -42,7 +42,7 @@ static json_t *environment_map(char *const *env)
 	return map;
 }
 
-static json_t *namespace_list(unsigned namespaces)
+json_t *namespace_list_json(unsigned namespaces)
 {
 	static const struct {
 		unsigned flag;
@@ -59,7 +59,7 @@ static json_t *namespace_list(unsigned namespaces)
 }
 
 /* The limits as the config writes them, the ones that are set. */
-static json_t *resources_object(const struct resources_config *resources)
+json_t *resources_json(const struct resources_config *resources)
 {
 	json_t *object = json_object();
 	if (resources->memory)
@@ -94,7 +94,7 @@ static void add_update(json_t *object, const struct hook_request *request)
 		cursor += length + (cursor[length] == ',');
 	}
 	json_object_set_new(object, "changed", changed);
-	json_object_set_new(object, "resources", resources_object(&request->task->resources));
+	json_object_set_new(object, "resources", resources_json(&request->task->resources));
 }
 
 char *hook_request_build(const struct hook_request *request, size_t *length)
@@ -117,7 +117,7 @@ char *hook_request_build(const struct hook_request *request, size_t *length)
 	json_object_set_new(object, "env", environment_map(request->env));
 	json_object_set_new(object, "directories", directories);
 	json_object_set_new(object, "namespaces",
-			    namespace_list(isolation->enabled ? isolation->namespaces : 0));
+			    namespace_list_json(isolation->enabled ? isolation->namespaces : 0));
 	if (request->pid > 0)
 		json_object_set_new(object, "pid", json_integer(request->pid));
 	if (request->has_exit) {

@@ -34,6 +34,12 @@ struct hook_request {
 	const char *changed; /* update: the keys a reload changed, "resources,health" */
 };
 
+/* The names of ISOLATION_NS_* flags, ["pid", "mount"], and the limits
+ * that are set, {"memory": bytes, "cpu": cores, ...}: as hook requests and
+ * `corral inspect` show them. */
+json_t *namespace_list_json(unsigned namespaces);
+json_t *resources_json(const struct resources_config *resources);
+
 /* The request as one JSON document ending in a newline; the caller frees
  * it. */
 char *hook_request_build(const struct hook_request *request, size_t *length);

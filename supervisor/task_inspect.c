@@ -9,6 +9,7 @@
 #include <sys/capability.h>
 #include <unistd.h>
 
+#include "hooks/hook_protocol.h"
 #include "supervisor/json_text.h"
 #include "supervisor/task.h"
 
@@ -141,22 +142,6 @@ static void add_mounts_and_devices(const struct task *task, json_t *object)
 	json_object_set_new(object, "devices", devices);
 }
 
-static json_t *namespaces_json(const struct isolation_config *isolation)
-{
-	static const struct {
-		unsigned flag;
-		const char *name;
-	} names[] = {{ISOLATION_NS_PID, "pid"},   {ISOLATION_NS_MOUNT, "mount"},
-		     {ISOLATION_NS_UTS, "uts"},   {ISOLATION_NS_IPC, "ipc"},
-		     {ISOLATION_NS_NET, "net"},   {ISOLATION_NS_CGROUP, "cgroup"},
-		     {ISOLATION_NS_USER, "user"}};
-	json_t *list = json_array();
-	for (size_t i = 0; isolation->enabled && i < sizeof(names) / sizeof(names[0]); i++)
-		if (isolation->namespaces & names[i].flag)
-			json_array_append_new(list, json_string(names[i].name));
-	return list;
-}
-
 static json_t *capabilities_json(const struct task *task)
 {
 	if (!task->isolation.enabled)
@@ -186,23 +171,6 @@ static const char *seccomp_name(const struct isolation_config *isolation)
 	return "custom";
 }
 
-static json_t *resources_json(const struct resources_config *resources)
-{
-	json_t *object = json_object();
-	if (resources->memory)
-		json_object_set_new(object, "memory", json_integer((json_int_t)resources->memory));
-	if (resources->memory_high)
-		json_object_set_new(object, "memory_high",
-				    json_integer((json_int_t)resources->memory_high));
-	if (resources->cpu_millicores)
-		json_object_set_new(object, "cpu", json_real(resources->cpu_millicores / 1000.0));
-	if (resources->pids)
-		json_object_set_new(object, "pids", json_integer((json_int_t)resources->pids));
-	if (resources->cpuset)
-		json_object_set_new(object, "cpuset", json_string(resources->cpuset));
-	return object;
-}
-
 json_t *task_inspect_json(const struct task *task, bool show_secrets)
 {
 	const struct task_config *config = task->config;
@@ -230,7 +198,8 @@ json_t *task_inspect_json(const struct task *task, bool show_secrets)
 	json_object_set_new(object, "user", user);
 	json_object_set_new(object, "env", environment_json(task, show_secrets));
 	json_object_set_new(object, "secrets_masked", json_boolean(!show_secrets));
-	json_object_set_new(object, "namespaces", namespaces_json(isolation));
+	json_object_set_new(object, "namespaces",
+			    namespace_list_json(isolation->enabled ? isolation->namespaces : 0));
 	json_object_set_new(object, "hostname",
 			    isolation->enabled && isolation->hostname ? json_string(isolation->hostname)
 								      : json_null());
