@@ -418,6 +418,9 @@ struct task_config {
 	/* log.rate_limit: bytes a second read from the task's output; past it
 	 * the task waits. 0: no limit. */
 	uint64_t log_rate_limit;
+	/* log.streams: separate: stderr has a pipe of its own and every line
+	 * says which stream it came from; else both share one (the default). */
+	bool log_separate_streams;
 	/* The group's hooks, then the task's own; one of the task's with the
 	 * name and stage of a group hook replaces it in place. */
 	struct hook_config *hooks;

@@ -187,8 +187,9 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	note(diff, a->log_mode != b->log_mode || a->log_history != b->log_history ||
 			   !strings_equal(a->log_dir, b->log_dir) ||
 			   a->log_max_size != b->log_max_size || a->log_keep != b->log_keep ||
-			   a->log_rate_limit != b->log_rate_limit,
-	     "log", in_place);
+			   a->log_rate_limit != b->log_rate_limit ||
+			   a->log_separate_streams != b->log_separate_streams,
+	     "log", a->log_separate_streams != b->log_separate_streams ? replace : in_place);
 	note(diff, !hooks_equal(a, b), "hooks", replace);
 	note(diff, !dependencies_equal(a, b), "after", replace);
 }

@@ -52,6 +52,7 @@ struct log_fields {
 	uint64_t max_size;
 	unsigned keep;
 	uint64_t rate_limit;
+	bool separate_streams;
 };
 
 void log_fields_parse(struct load_context *context, const yaml_node_t *node,

@@ -12,6 +12,7 @@
 #include "supervisor/event_log.h"
 #include "supervisor/loop.h"
 #include "supervisor/output_sink.h"
+#include "supervisor/output_stream.h"
 
 struct group;
 struct task;
@@ -51,5 +52,5 @@ struct services {
 	/* A line of a task's output, for the clients following its logs
 	 * (called only while task->log_followers > 0). */
 	void (*task_output_line)(struct services *services, struct task *task, uint64_t time_ms,
-				 const char *text, size_t length);
+				 enum output_stream stream, const char *text, size_t length);
 };

@@ -163,14 +163,15 @@ static void publish_event(void *pointer, const char *json, size_t length)
 }
 
 static void publish_output_line(struct services *services, struct task *task, uint64_t time_ms,
-				const char *text, size_t length)
+				enum output_stream stream, const char *text, size_t length)
 {
 	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(services);
 	if (!supervisor->control)
 		return;
 	size_t line_length;
 	char *line = json_line_take(
-	    output_line_json(time_ms, task->config->full_name, text, length), &line_length);
+	    output_line_json(time_ms, task->config->full_name, stream, text, length),
+	    &line_length);
 	if (!line)
 		return;
 	/* To those who follow the task, its group, or every task. */

@@ -86,7 +86,8 @@ struct task {
 	bool run_seen;   /* the current run's exec was seen (readiness listens) */
 	bool ready_seen; /* and its readiness (the health probe runs) */
 
-	struct task_output output;
+	struct task_output output;       /* stdout, and stderr unless separate */
+	struct task_output error_output; /* log.streams: separate: stderr; else unused */
 	struct line_ring logs;   /* recent output, for `corral logs` */
 	struct log_file log_file; /* config log.dir: its lines on disk too */
 	unsigned log_followers;  /* control clients following the logs */
@@ -160,6 +161,16 @@ pid_t task_command_pid(const struct task *task);
 void task_reaper_status_close(struct task *task);
 
 /* ---- its hooks (task_hooks_run.c) ---- */
+
+/* Where its stderr goes: its own pipe (log.streams: separate) or the
+ * output pipe. */
+int task_stderr_fd(const struct task *task);
+
+/* The config's log.mode and log.rate_limit, on each of its pipes. */
+void task_apply_output_settings(struct task *task);
+
+/* Lines its output pipes dropped (log.mode: non-blocking). */
+uint64_t task_dropped_lines(const struct task *task);
 
 /* After its plan and output exist. */
 void task_hooks_open(struct task *task, const char *group_name);

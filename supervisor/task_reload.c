@@ -75,8 +75,7 @@ int task_update_in_place(struct task *task, struct task_config *definition,
 			group_force_restart_task(task->group, task, loop_now_ms());
 		if (strcmp(field, "log") == 0) {
 			line_ring_resize(&task->logs, own->log_history);
-			task->output.drop_when_full = own->log_mode == LOG_MODE_NON_BLOCKING;
-			task_output_set_rate_limit(&task->output, own->log_rate_limit);
+			task_apply_output_settings(task);
 			log_file_close(&task->log_file);
 			log_file_open(&task->log_file, task->services->loop, own->log_dir,
 				      own->full_name, own->log_max_size, own->log_keep);

@@ -212,6 +212,8 @@ static const struct error_case cases[] = {
      "env_file)"},
     {"misspelt log mode", TASK("{command: a, log: {mode: nonblocking}}"), 4, 37,
      "web/app: log.mode: unknown log mode \"nonblocking\"; did you mean \"non-blocking\"?"},
+    {"misspelt log streams", TASK("{command: a, log: {streams: seperate}}"), 4, 40,
+     "web/app: log.streams: unknown log streams \"seperate\"; did you mean \"separate\"?"},
     {"log history too small", TASK("{command: a, log: {history: 512}}"), 4, 40,
      "web/app: log.history: must be from 1K to 64M, not \"512\""},
     {"log as a string", TASK("{command: a, log: non-blocking}"), 4, 30,
