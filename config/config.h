@@ -153,6 +153,12 @@ struct readiness_config {
 	/* READINESS_NOTIFY_SYSTEMD: once ready, WATCHDOG=1 is expected at
 	 * least this often (systemd's WatchdogSec); 0: no watchdog. */
 	uint64_t watchdog_ms;
+	/* `continuous: true`, Kubernetes' readiness after the start: a probe
+	 * goes on every interval once the task is ready, and `failures` in a
+	 * row make it not ready until the next pass; with notify systemd,
+	 * RELOADING=1 makes it not ready until READY=1. */
+	bool continuous;
+	unsigned failures; /* a probe with continuous: >= 1, default 3; else 0 */
 };
 
 /* Liveness (config `health:`): a task whose probe fails `failures` times in

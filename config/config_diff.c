@@ -173,7 +173,9 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 			      a->readiness.fd != b->readiness.fd ||
 			      a->readiness.watchdog_ms != b->readiness.watchdog_ms;
 	note(diff, readiness_kind || !probes_equal(&a->readiness.probe, &b->readiness.probe) ||
-			   a->readiness.timeout_ms != b->readiness.timeout_ms,
+			   a->readiness.timeout_ms != b->readiness.timeout_ms ||
+			   a->readiness.continuous != b->readiness.continuous ||
+			   a->readiness.failures != b->readiness.failures,
 	     "readiness", readiness_kind ? replace : in_place);
 	note(diff, !probes_equal(&a->health.probe, &b->health.probe) ||
 		       a->health.failures != b->health.failures,
@@ -214,6 +216,8 @@ void task_config_swap_in_place_fields(struct task_config *into, struct task_conf
 	SWAP(into->resources, from->resources);
 	SWAP(into->readiness.probe, from->readiness.probe);
 	SWAP(into->readiness.timeout_ms, from->readiness.timeout_ms);
+	SWAP(into->readiness.continuous, from->readiness.continuous);
+	SWAP(into->readiness.failures, from->readiness.failures);
 	SWAP(into->health, from->health);
 	SWAP(into->log_mode, from->log_mode);
 	SWAP(into->log_history, from->log_history);

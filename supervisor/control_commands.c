@@ -245,7 +245,10 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 				  : json_null());
 	json_object_set_new(object, "restarts", json_integer(runner->restart_count));
 	json_object_set_new(object, "failed", json_boolean(runner->failed));
-	json_object_set_new(object, "ready", json_boolean(runner_is_ready(runner)));
+	json_object_set_new(object, "ready", json_boolean(runner_is_ready_now(runner)));
+	/* readiness.continuous: it was ready in this run, and is not now. */
+	json_object_set_new(object, "ready_lost", json_boolean(runner_is_ready(runner) &&
+							       runner->ready_lost));
 	json_object_set_new(object, "readiness_kind", readiness_kind_json(task->config));
 	json_object_set_new(object, "probes", probes_json(task, now_ms));
 	json_object_set_new(object, "status_text",

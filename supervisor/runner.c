@@ -278,12 +278,34 @@ void runner_ready(struct runner *runner, const char *how)
 		}
 		return;
 	}
-	if (runner->state != TASK_RUNNING || runner->ready)
+	if (runner->state != TASK_RUNNING)
+		return;
+	if (runner->ready && runner->ready_lost) {
+		runner->ready_lost = false;
+		emit(runner, TASK_EVENT_READY, "ready again (%s)", how);
+		runner->effects->changed(runner);
+		return;
+	}
+	if (runner->ready)
 		return;
 	runner->ready = true;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_READINESS);
 	emit(runner, TASK_EVENT_READY, "ready (%s)", how);
 	runner->effects->changed(runner);
+}
+
+void runner_not_ready(struct runner *runner, const char *why)
+{
+	if (!runner_is_ready_now(runner) || runner->stop_intent != RUNNER_STOP_NONE)
+		return;
+	runner->ready_lost = true;
+	emit(runner, TASK_EVENT_NOT_READY, "not ready: %s", why);
+	runner->effects->changed(runner);
+}
+
+bool runner_is_ready_now(const struct runner *runner)
+{
+	return runner_is_ready(runner) && !runner->ready_lost;
 }
 
 void runner_healthy(struct runner *runner)
@@ -304,6 +326,7 @@ bool runner_is_ready(const struct runner *runner)
 static void forget_process(struct runner *runner)
 {
 	runner->ready = false;
+	runner->ready_lost = false;
 	runner->early_ready = false;
 	runner->healthy = false;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_KILL);

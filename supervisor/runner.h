@@ -107,6 +107,10 @@ struct runner {
 	 * the exec is confirmed; `early_ready_how` says how it was said. */
 	bool early_ready;
 	char early_ready_how[32];
+	/* readiness.continuous: ready once this run (the stage gates stay
+	 * open), and not ready now: a later check said so. Its dependents
+	 * that wait for `ready`, and `status --ready`, follow this. */
+	bool ready_lost;
 	/* Running, and its health probe passed since this run began. */
 	bool healthy;
 	/* Starting, and its prestart hooks run: no process yet. */
@@ -159,7 +163,14 @@ void runner_exec_succeeded(struct runner *runner, uint64_t now_ms);
  * Said while still starting (before runner_exec_succeeded), it counts
  * once the exec is confirmed. */
 void runner_ready(struct runner *runner, const char *how);
+/* Ready once in this run: what the stage gates wait for. */
 bool runner_is_ready(const struct runner *runner);
+/* readiness.continuous: a task that was ready is not any more (`why`:
+ * "readiness probe failed 3 times in a row (last: HTTP 503)"), until
+ * runner_ready says it is again. */
+void runner_not_ready(struct runner *runner, const char *why);
+/* Ready now: ready once, and not lost since. */
+bool runner_is_ready_now(const struct runner *runner);
 /* EXTEND_TIMEOUT_USEC: a running task that is not ready yet has until
  * `until_ms` (rather than its readiness timeout) to become ready. */
 void runner_extend_readiness(struct runner *runner, uint64_t until_ms);
