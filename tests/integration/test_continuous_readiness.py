@@ -127,3 +127,24 @@ def test_sd_notify_reloading_makes_the_task_not_ready_until_ready(corral, tmp_pa
                                        ("ready", "ready again (READY=1)")]
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
+
+
+def test_a_reload_turns_continuous_readiness_on_in_place(corral, tmp_path):
+    flag = tmp_path / "up"
+    flag.touch()
+    task = {"command": sh(IDLE),
+            "readiness": {"exec": ["test", "-e", str(flag)], "interval": "100ms"}}
+    config = {"groups": {"g": {"tasks": {"t": task}}}}
+    running = corral.start(corral.config(config, name="reload.yaml"))
+    corral.wait_control(running)
+    wait_for(lambda: status_json(corral)["g/t"]["ready"], what="ready")
+    pid = status_json(corral)["g/t"]["pid"]
+    task["readiness"]["continuous"] = True
+    corral.config(config, name="reload.yaml")
+    reload = corral.cli("reload")
+    assert reload.returncode == 0, reload
+    flag.unlink()
+    wait_for(lambda: not status_json(corral)["g/t"]["ready"], what="not ready once it checks")
+    assert status_json(corral)["g/t"]["pid"] == pid  # in place: the same process
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
