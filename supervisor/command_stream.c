@@ -77,7 +77,7 @@ static void format_utc_time(double seconds, char *buffer, size_t size)
 }
 
 /* --json: {"time","group","task","line"}, the fields log shippers take. */
-static void print_log_json(double time, const char *task, const char *stream, const char *text)
+static void print_log_json(double time, const char *task, const char *stream, const json_t *text)
 {
 	const char *slash = strchr(task, '/');
 	json_t *object = json_object();
@@ -87,7 +87,7 @@ static void print_log_json(double time, const char *task, const char *stream, co
 	json_object_set_new(object, "task", json_string(slash ? slash + 1 : task));
 	if (stream)
 		json_object_set_new(object, "stream", json_string(stream));
-	json_object_set_new(object, "line", json_string(text));
+	json_object_set_new(object, "line", json_copy((json_t *)text));
 	char *dumped = json_dumps(object, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (dumped)
 		printf("%s\n", dumped);
@@ -108,7 +108,7 @@ static void print_log_line(const struct stream_command *command, const json_t *l
 	if (!json_is_string(text) || (command->since && time < command->since))
 		return;
 	if (command->json) {
-		print_log_json(time, task ? task : "?", stream, json_string_value(text));
+		print_log_json(time, task ? task : "?", stream, text);
 		return;
 	}
 	FILE *out = stdout;
@@ -123,7 +123,8 @@ static void print_log_line(const struct stream_command *command, const json_t *l
 	}
 	if (!command->one_task)
 		fprintf(out, "%s | ", task ? task : "?");
-	fprintf(out, "%s\n", json_string_value(text));
+	fwrite(json_string_value(text), 1, json_string_length(text), out); /* NULs too */
+	fputc('\n', out);
 }
 
 /* "14:03:07.123" in local time; the date is rarely in doubt for recent
