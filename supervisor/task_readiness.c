@@ -380,6 +380,7 @@ static void on_health_probe(void *context, bool passed, const char *why)
 	unsigned failures = record->failures_in_a_row, limit = task->config->health.failures;
 	if (passed) {
 		say_probe_news(task, "health probe", news, record, "");
+		readiness->unhealthy_restarts = 0;
 		runner_healthy(&task->runner);
 		return;
 	}
@@ -397,6 +398,7 @@ static void on_health_probe(void *context, bool passed, const char *why)
 		 failures == 1 ? "" : "s", why);
 	task_note_event(task, TASK_EVENT_UNHEALTHY, message);
 	probe_stop(&readiness->health_probe);
+	readiness->unhealthy_restarts++;
 	group_restart_task(task->group, task, loop_now_ms());
 }
 
@@ -435,11 +437,31 @@ void task_readiness_run_started(struct task *task)
 		probe_start(&task->readiness.readiness_probe);
 }
 
+/* After an unhealthy restart, the new run's first check waits an interval
+ * (so that restarts are at least `failures` x interval apart, as
+ * documented), doubling with each further one in a row up to the restart
+ * policy's max_delay, as restart delays do. The first run of all is
+ * checked at once. */
+static uint64_t health_hold_off_ms(const struct task *task)
+{
+	unsigned streak = task->readiness.unhealthy_restarts;
+	uint64_t interval = task->config->health.probe.interval_ms;
+	uint64_t cap = task->config->restart.max_delay_ms > interval
+			       ? task->config->restart.max_delay_ms
+			       : interval;
+	if (!streak)
+		return 0;
+	uint64_t hold = interval;
+	for (unsigned i = 1; i < streak && hold < cap; i++)
+		hold *= 2;
+	return hold < cap ? hold : cap;
+}
+
 void task_readiness_now_ready(struct task *task)
 {
 	feed_watchdog(task);
 	if (task->config->health.probe.kind != PROBE_NONE)
-		probe_start(&task->readiness.health_probe);
+		probe_start_after(&task->readiness.health_probe, health_hold_off_ms(task));
 }
 
 void task_readiness_run_ended(struct task *task)
