@@ -450,6 +450,7 @@ static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
 		return;
 	case RUNNER_STOP_GROUP_RESTART:
 		decide(runner, NULL, TASK_EVENT_KILLED, "stopped for a restart of the group");
+		runner->restart_count++; /* as Nomad counts an alloc restart */
 		become_pending_now(runner);
 		return;
 	case RUNNER_STOP_DEPENDENCY:
@@ -722,6 +723,8 @@ void runner_rearm(struct runner *runner)
 		return;
 	}
 	emit(runner, TASK_EVENT_RECEIVED, "waiting to run again with its group");
+	if (runner->has_exited)
+		runner->restart_count++; /* it ran: this is a run again */
 	become_pending_now(runner);
 }
 
