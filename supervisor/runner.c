@@ -1,5 +1,6 @@
 #include "supervisor/runner.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -203,13 +204,48 @@ static void cancel_hooks(struct runner *runner, enum hook_stage stage)
 static void start_failed(struct runner *runner, const char *message, int exit_code,
 			 uint64_t now_ms, bool had_process);
 
+/* What corral ran short of to start a task (clone's EAGAIN under pids.max
+ * or RLIMIT_NPROC, EMFILE, ENFILE, ENOMEM): the machine's state, not the
+ * task's failure. */
+static bool resource_shortage(int error)
+{
+	return error == -EAGAIN || error == -EMFILE || error == -ENFILE || error == -ENOMEM;
+}
+
+#define RESOURCE_RETRY_FIRST_MS 100
+#define RESOURCE_RETRY_MAX_MS 5000
+
+/* Tried again later, with back-off, as a restart delay is; said each time. */
+static void postpone_start(struct runner *runner, const char *message, uint64_t now_ms)
+{
+	uint64_t retry = runner->resource_retry_ms ? 2 * runner->resource_retry_ms
+						   : RESOURCE_RETRY_FIRST_MS;
+	runner->resource_retry_ms = retry < RESOURCE_RETRY_MAX_MS ? retry : RESOURCE_RETRY_MAX_MS;
+	char delay[32];
+	format_duration_ms(runner->resource_retry_ms, delay, sizeof(delay));
+	emit(runner, TASK_EVENT_START_FAILED,
+	     "%s: corral is short of a resource; trying again in %s (not counted against the "
+	     "restart policy)",
+	     message, delay);
+	runner->delay_pending = true;
+	runner->next_start_ms = now_ms + runner->resource_retry_ms;
+	runner->effects->arm_timer(runner, RUNNER_TIMER_RESTART_DELAY, runner->next_start_ms);
+	set_state(runner, TASK_PENDING);
+}
+
 static void spawn_now(struct runner *runner, uint64_t now_ms)
 {
 	char message[MESSAGE_SIZE];
-	if (runner->effects->spawn(runner, message, sizeof(message)) < 0) {
+	int error = runner->effects->spawn(runner, message, sizeof(message));
+	if (error < 0 && resource_shortage(error)) {
+		postpone_start(runner, message, now_ms);
+		return;
+	}
+	if (error < 0) {
 		start_failed(runner, message, 126, now_ms, false);
 		return;
 	}
+	runner->resource_retry_ms = 0;
 	if (runner->state != TASK_STARTING)
 		set_state(runner, TASK_STARTING);
 }
@@ -707,7 +743,8 @@ enum runner_request_result runner_force_restart(struct runner *runner, bool gate
 	if (!gate_reachable)
 		return RUNNER_REQUEST_GATE_CLOSED;
 	emit(runner, TASK_EVENT_RESTART_REQUESTED, "restart requested (forced)");
-	runner->restart_count++;
+	if (runner->has_exited) /* the first start of an autostart: false task is not a restart */
+		runner->restart_count++;
 	become_pending_now(runner);
 	return RUNNER_REQUEST_DONE;
 }

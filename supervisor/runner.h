@@ -134,6 +134,10 @@ struct runner {
 	unsigned restart_count;      /* every run after the first */
 	uint64_t started_at_ms;      /* monotonic, when the current run began */
 	uint64_t next_start_ms;      /* when delay_pending: when it runs again */
+	/* The last start found corral short of a resource (fds, processes,
+	 * memory): it is tried again after this long, doubling, and not
+	 * counted against the restart policy. 0 once a start went through. */
+	uint64_t resource_retry_ms;
 	/* Counts the times it became pending again: a dependent that started
 	 * under an older generation saw a run that is over. */
 	uint64_t generation;

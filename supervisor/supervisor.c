@@ -15,6 +15,7 @@
 #include "config/units.h"
 #include "supervisor/control_commands.h"
 #include "supervisor/control_server.h"
+#include "supervisor/fd_budget.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/group.h"
 #include "supervisor/json_text.h"
@@ -345,7 +346,8 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->one_command = options->one_command;
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){
-		.stdin_fd = -1, .output_fd = -1, .error_fd = -1, .notify_fd = -1, .sync_fd = -1,
+		.stdin_fd = -1, .output_fd = -1, .stderr_fd = -1, .error_fd = -1, .notify_fd = -1,
+		.sync_fd = -1,
 		.netns_fd = -1, .reaper_fd = -1, .reaper_status_fd = -1,
 		.devnull_fd = -1};
 	supervisor->cgroups = (struct cgroup_tree){.base_fd = -1, .root_fd = -1, .v1_suffix = ""};
@@ -353,6 +355,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	/* Before anything can fail: supervisor_close() cancels it. */
 	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);
 	raise_fd_limit();
+	char fd_warning[320];
+	if (fd_budget_check(config, false, fd_warning, sizeof(fd_warning)) < 0)
+		log_message("warning: %s", fd_warning);
 
 	/* First, so that the slots sit below every per-task fd. */
 	int error = spawn_slots_open(&supervisor->spawn_slots);
