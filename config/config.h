@@ -191,7 +191,14 @@ struct mount_config {
 	bool readonly;
 	unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED, maybe |MS_REC;
 				    * 0: the default, rprivate */
+	/* propagation: bidirectional (a bind): the mount is a peer of the
+	 * host's source, so mounts the task makes below it reach the host
+	 * and other tasks binding the same source, and the host's reach it. */
+	bool bidirectional;
 };
+
+/* Bidirectional mounts of one task, at most. */
+#define MOUNT_BIDIRECTIONAL_MAX 8
 
 void mount_configs_free(struct mount_config *mounts, size_t count);
 
@@ -289,6 +296,9 @@ struct isolation_config {
 
 /* The task gets a network namespace of its own (`namespaces: [net]`, or a
  * network mode other than host). */
+/* How many of its mounts are bidirectional. */
+size_t mounts_bidirectional_count(const struct isolation_config *isolation);
+
 static inline bool isolation_has_own_network(const struct isolation_config *isolation)
 {
 	return isolation->enabled &&

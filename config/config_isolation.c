@@ -449,6 +449,10 @@ struct isolation_config isolation_merge(struct load_context *context,
 	merged.seccomp.allow = string_vector_copy(merged.seccomp.allow);
 	merged.seccomp.deny = string_vector_copy(merged.seccomp.deny);
 	root_fields_merge(&merged, &group->root, &task->root);
+	if (mounts_bidirectional_count(&merged) > MOUNT_BIDIRECTIONAL_MAX)
+		report(context, task->root.mounts_node ? task->root.mounts_node : group->root.mounts_node,
+		       &(struct where){task_where->owner, "isolation.mounts"},
+		       "has more than %d bidirectional mounts", MOUNT_BIDIRECTIONAL_MAX);
 	merged.uid_map = copy_ranges(merged.uid_map, merged.uid_map_count);
 	merged.gid_map = copy_ranges(merged.gid_map, merged.gid_map_count);
 	devices_merge(&merged, &group->values, &task->values);

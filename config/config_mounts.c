@@ -21,11 +21,13 @@ static const char *const mount_keys[] = {
 };
 
 /* mount(8)'s --make-* names, and what mount_setattr takes for each. */
-static const char *const propagation_names[] = {"private", "rprivate", "slave",
-						"rslave",  "shared",   "rshared"};
+static const char *const propagation_names[] = {"private", "rprivate", "slave",	"rslave",
+						"shared",  "rshared",  "bidirectional"};
+/* bidirectional is not a flag of the task's own: see mount_config. */
 static const unsigned long propagation_flags[] = {
-    MS_PRIVATE, MS_PRIVATE | MS_REC, MS_SLAVE, MS_SLAVE | MS_REC, MS_SHARED, MS_SHARED | MS_REC,
+    MS_PRIVATE, MS_PRIVATE | MS_REC, MS_SLAVE, MS_SLAVE | MS_REC, MS_SHARED, MS_SHARED | MS_REC, 0,
 };
+#define BIDIRECTIONAL_INDEX 6
 #define PROPAGATION_COUNT (sizeof(propagation_names) / sizeof(propagation_names[0]))
 
 static void mount_config_clear(struct mount_config *mount)
@@ -224,6 +226,13 @@ static bool parse_mount(struct load_context *context, const yaml_node_t *node,
 		if (index >= 0)
 			out->propagation = propagation_flags[index];
 		valid &= index >= 0;
+		out->bidirectional = index == BIDIRECTIONAL_INDEX;
+		if (out->bidirectional && !bind) {
+			report(context, field, &field_where,
+			       "bidirectional is for a bind mount: a new file system has no host "
+			       "side to share mounts with");
+			valid = false;
+		}
 	}
 	if ((field = map_lookup(&fields, "options"))) {
 		field_where = where_field(where, "options", buffer, sizeof(buffer));
@@ -257,10 +266,15 @@ static void parse_mounts(struct load_context *context, const yaml_node_t *node,
 
 		if (!item)
 			continue;
-		if (parse_mount(context, item, &item_where, mount))
-			out->mount_count++;
-		else
+		if (!parse_mount(context, item, &item_where, mount)) {
 			mount_config_clear(mount);
+			continue;
+		}
+		if (mount->bidirectional && !out->bidirectional_node) {
+			out->bidirectional_node = item;
+			out->bidirectional_index = i;
+		}
+		out->mount_count++;
 	}
 }
 
@@ -301,6 +315,16 @@ void root_fields_check(struct load_context *context, const char *owner,
 	    {fields->mounts_node, "isolation.mounts"},
 	};
 
+	if (fields->bidirectional_node && (namespaces & ISOLATION_NS_USER)) {
+		char field[64];
+		snprintf(field, sizeof(field), "isolation.mounts[%zu].propagation",
+			 fields->bidirectional_index);
+		report(context, fields->bidirectional_node, &(struct where){owner, field},
+		       "bidirectional cannot work in a user namespace%s: the kernel makes the "
+		       "mounts a less privileged namespace receives slaves, so the task's mounts "
+		       "would never reach the host; drop user from isolation.namespaces",
+		       set_in);
+	}
 	if (namespaces & ISOLATION_NS_MOUNT)
 		return;
 	for (size_t i = 0; i < sizeof(written) / sizeof(written[0]); i++) {
@@ -335,6 +359,14 @@ void root_fields_merge(struct isolation_config *merged, const struct root_fields
 		mount_config_copy(&merged->mounts[merged->mount_count++], &group->mounts[i]);
 	for (size_t i = 0; i < task->mount_count; i++)
 		mount_config_copy(&merged->mounts[merged->mount_count++], &task->mounts[i]);
+}
+
+size_t mounts_bidirectional_count(const struct isolation_config *isolation)
+{
+	size_t count = 0;
+	for (size_t i = 0; i < isolation->mount_count; i++)
+		count += isolation->mounts[i].bidirectional;
+	return count;
 }
 
 void root_fields_free(struct root_fields *fields)

@@ -139,6 +139,10 @@ struct root_fields {
 	size_t mount_count;
 	/* Set when written, valid or not: for "needs the mount namespace". */
 	const yaml_node_t *rootfs_node, *readonly_rootfs_node, *mounts_node;
+	/* The first `propagation: bidirectional`, and which mount has it:
+	 * refused with a user namespace. */
+	const yaml_node_t *bidirectional_node;
+	size_t bidirectional_index;
 };
 
 /* Reads the three keys from an `isolation` map's entries. The checks that

@@ -199,6 +199,7 @@ static int add_mount(struct mount_plan *plan, const struct mount_config *mount, 
 	}
 	step->readonly = mount->readonly;
 	step->propagation = mount->propagation;
+	step->shared_with_host = mount->bidirectional;
 	return take_options(step, mount, error, error_size);
 }
 

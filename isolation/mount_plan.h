@@ -61,6 +61,11 @@ struct mount_step {
 	 * bound tree (recursively) once it is attached. */
 	uint64_t attributes;
 	unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED [|MS_REC]; 0: keep */
+	/* BIND, propagation bidirectional: the tree is cloned while the new
+	 * namespace's copy of the host's (shared) source is still its peer,
+	 * before everything is made private (mount_plan_hold_shared); the
+	 * clone stays in the host's peer group. */
+	bool shared_with_host;
 };
 
 struct mount_plan {
@@ -91,5 +96,12 @@ void mount_plan_describe_failure(const struct mount_plan *plan, int stage, int i
 				 const char *reason, char *buffer, size_t size);
 
 /* Child side (mount_apply.c), raw syscalls only. What failed is said by
- * *stage (a SPAWN_STAGE_*) and *index (the step). */
-int mount_plan_apply(const struct mount_plan *plan, int *stage, int *index);
+ * *stage (a SPAWN_STAGE_*) and *index (the step).
+ *
+ * First, before the namespace is made private: a detached clone of each
+ * shared_with_host step's source, in step order, into held[]. */
+int mount_plan_hold_shared(const struct mount_plan *plan, int held[MOUNT_BIDIRECTIONAL_MAX],
+			   int *stage, int *index);
+/* Then the steps; the shared ones attach what was held. */
+int mount_plan_apply(const struct mount_plan *plan, const int held[MOUNT_BIDIRECTIONAL_MAX],
+		     int *stage, int *index);

@@ -7,6 +7,7 @@
 
 #include "hooks/task_hooks.h"
 #include "isolation/cgroup_tree.h"
+#include "isolation/host_shared_mounts.h"
 #include "isolation/network.h"
 #include "isolation/spawn.h"
 #include "supervisor/event_log.h"
@@ -24,6 +25,8 @@ struct services {
 	struct spawn_slots *spawn_slots; /* the low fds every spawn goes through */
 	struct cgroup_tree *cgroups;     /* enabled false: tasks get no cgroups */
 	struct network_host *network;    /* corral's network namespace (libnl) */
+	/* Sources of bidirectional mounts, shared on the host while bound. */
+	struct host_shared_mounts *shared_mounts;
 	/* ROOT/PID of the task directories (hooks/task_dirs.h) when a task
 	 * has task_dirs, else NULL; removed when corral exits. */
 	const char *task_dirs_root;

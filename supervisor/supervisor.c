@@ -396,6 +396,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.spawn_slots = &supervisor->spawn_slots,
 		.cgroups = &supervisor->cgroups,
 		.network = &supervisor->network,
+		.shared_mounts = &supervisor->shared_mounts,
 		.task_dirs_root = supervisor->task_dirs_root,
 		.hook_limiter = &supervisor->hook_limiter,
 		.exec_sessions = &supervisor->exec_sessions,
@@ -463,6 +464,8 @@ static void supervisor_close(struct supervisor *supervisor)
 		free(supervisor->groups[i]);
 	}
 	free(supervisor->groups);
+	/* Normally given back as each run ended; this is for the rest. */
+	host_shared_mounts_close(&supervisor->shared_mounts, log_message);
 	remove_task_dirs(supervisor);
 	if (supervisor->services.notify_dir) {
 		rmdir(supervisor->services.notify_dir);

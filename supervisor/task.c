@@ -14,6 +14,7 @@
 
 #include "config/units.h"
 #include "supervisor/group.h"
+#include "supervisor/log.h"
 #include "config/xmalloc.h"
 
 #define TASK_FROM_RUNNER(runner_pointer)                                                   \
@@ -110,6 +111,40 @@ static void close_process_fds(struct task *task)
 	}
 }
 
+/* propagation: bidirectional: each source is a shared mount on the host
+ * while a run binds it (isolation/host_shared_mounts.h). */
+static int take_shared_mounts(struct task *task, char *message, size_t message_size)
+{
+	const struct isolation_config *isolation = &task->config->isolation;
+	for (size_t i = 0; i < isolation->mount_count; i++) {
+		if (!isolation->mounts[i].bidirectional)
+			continue;
+		if (host_shared_mounts_take(task->services->shared_mounts,
+					    isolation->mounts[i].source, message, message_size) < 0) {
+			for (size_t j = 0; j < i; j++)
+				if (isolation->mounts[j].bidirectional)
+					host_shared_mounts_give_back(task->services->shared_mounts,
+								     isolation->mounts[j].source,
+								     log_message);
+			return -1;
+		}
+		task->shared_mounts_taken = true;
+	}
+	return 0;
+}
+
+void task_give_back_shared_mounts(struct task *task)
+{
+	if (!task->shared_mounts_taken)
+		return;
+	task->shared_mounts_taken = false;
+	const struct isolation_config *isolation = &task->config->isolation;
+	for (size_t i = 0; i < isolation->mount_count; i++)
+		if (isolation->mounts[i].bidirectional)
+			host_shared_mounts_give_back(task->services->shared_mounts,
+						     isolation->mounts[i].source, log_message);
+}
+
 static int effect_spawn(struct runner *runner, char *message, size_t message_size)
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
@@ -123,18 +158,24 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	if (task_isolation_refresh_mounts(&task->isolation, task->config, &task->additions,
 					  message, message_size) < 0)
 		return -EINVAL;
-	if (task_network_prepare_start(task, message, message_size) < 0)
+	if (take_shared_mounts(task, message, message_size) < 0)
 		return -EINVAL;
+	if (task_network_prepare_start(task, message, message_size) < 0) {
+		task_give_back_shared_mounts(task);
+		return -EINVAL;
+	}
 	fill_spawn_request(task, &request);
 	int error = task_readiness_prepare_spawn(task, &request);
 	if (error < 0) {
 		task_network_run_ended(task);
+		task_give_back_shared_mounts(task);
 		snprintf(message, message_size, "readiness: pipe: %s", strerror(-error));
 		return error;
 	}
 	error = task_reaper_status_prepare_spawn(task, &request);
 	if (error < 0) {
 		task_network_run_ended(task);
+		task_give_back_shared_mounts(task);
 		snprintf(message, message_size, "the reaper's status socket: %s", strerror(-error));
 		return error;
 	}
@@ -145,6 +186,7 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	if (error < 0) {
 		task_reaper_status_close(task);
 		task_network_run_ended(task);
+		task_give_back_shared_mounts(task);
 		snprintf(message, message_size, "%s", result.message);
 		return error;
 	}
@@ -318,6 +360,7 @@ void task_reap(struct task *task)
 		task->has_setup_failure = false;
 		task->pid = 0;
 		task_network_run_ended(task);
+		task_give_back_shared_mounts(task);
 		task_output_drain(&task->output);
 		task_output_drain(&task->error_output);
 		/* As shells do: 127 for a program not found, 126 otherwise. */
@@ -452,6 +495,7 @@ void task_free(struct task *task)
 	task_hooks_close(task);
 	task_cgroup_run_release(task);
 	task_network_run_ended(task);
+	task_give_back_shared_mounts(task);
 	task_readiness_close(task);
 	task_isolation_free(&task->isolation);
 	task_output_close(&task->output);

@@ -86,6 +86,9 @@ struct task {
 	bool run_seen;   /* the current run's exec was seen (readiness listens) */
 	bool ready_seen; /* and its readiness (the health probe runs) */
 
+	/* Its bidirectional mounts' sources are taken for the run. */
+	bool shared_mounts_taken;
+
 	struct task_output output;       /* stdout, and stderr unless separate */
 	struct task_output error_output; /* log.streams: separate: stderr; else unused */
 	struct line_ring logs;   /* recent output, for `corral logs` */
@@ -161,6 +164,10 @@ pid_t task_command_pid(const struct task *task);
 void task_reaper_status_close(struct task *task);
 
 /* ---- its hooks (task_hooks_run.c) ---- */
+
+/* The run is over: its bidirectional mounts' sources are given back (what
+ * it mounted below them goes once no run binds them). */
+void task_give_back_shared_mounts(struct task *task);
 
 /* Where its stderr goes: its own pipe (log.streams: separate) or the
  * output pipe. */
