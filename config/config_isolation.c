@@ -425,6 +425,39 @@ static struct id_map_range *copy_ranges(const struct id_map_range *ranges, size_
 	return copy;
 }
 
+/* Why a bidirectional bind cannot do its work in a task isolated as
+ * `merged` (Kubernetes allows Bidirectional in privileged containers only),
+ * or NULL. The user namespace and the mount namespace are checked with the
+ * other root fields (root_fields_check). */
+static const char *bidirectional_obstacle(const struct isolation_config *merged)
+{
+	if (!(merged->capabilities & (UINT64_C(1) << CAP_SYS_ADMIN)))
+		return "shares the mounts the task makes, but without the sys_admin capability "
+		       "it can make none; add sys_admin to isolation.capabilities.add";
+	if (merged->seccomp.kind == SECCOMP_PROFILE_DEFAULT)
+		return "shares the mounts the task makes, but the default seccomp profile refuses "
+		       "mount and the new mount API; take seccomp: unconfined or a profile that "
+		       "allows them";
+	return NULL;
+}
+
+static void check_bidirectional(struct load_context *context, const struct isolation_fields *group,
+				const struct isolation_fields *task, const struct where *task_where,
+				const struct isolation_config *merged)
+{
+	const struct root_fields *root = task->root.bidirectional_node ? &task->root : &group->root;
+	const char *obstacle = root->bidirectional_node && (merged->namespaces & ISOLATION_NS_MOUNT)
+				       ? bidirectional_obstacle(merged)
+				       : NULL;
+	if (!obstacle)
+		return;
+	char field[64];
+	snprintf(field, sizeof(field), "isolation.mounts[%zu].propagation", root->bidirectional_index);
+	report(context, root->bidirectional_node, &(struct where){task_where->owner, field},
+	       "bidirectional %s", obstacle);
+}
+
+
 struct isolation_config isolation_merge(struct load_context *context,
 					const struct isolation_fields *group,
 					const char *group_owner,
@@ -449,6 +482,7 @@ struct isolation_config isolation_merge(struct load_context *context,
 	merged.seccomp.allow = string_vector_copy(merged.seccomp.allow);
 	merged.seccomp.deny = string_vector_copy(merged.seccomp.deny);
 	root_fields_merge(&merged, &group->root, &task->root);
+	check_bidirectional(context, group, task, task_where, &merged);
 	if (mounts_bidirectional_count(&merged) > MOUNT_BIDIRECTIONAL_MAX)
 		report(context, task->root.mounts_node ? task->root.mounts_node : group->root.mounts_node,
 		       &(struct where){task_where->owner, "isolation.mounts"},

@@ -227,10 +227,18 @@ static bool parse_mount(struct load_context *context, const yaml_node_t *node,
 			out->propagation = propagation_flags[index];
 		valid &= index >= 0;
 		out->bidirectional = index == BIDIRECTIONAL_INDEX;
+		struct stat status;
 		if (out->bidirectional && !bind) {
 			report(context, field, &field_where,
 			       "bidirectional is for a bind mount: a new file system has no host "
 			       "side to share mounts with");
+			valid = false;
+		} else if (out->bidirectional && out->source && stat(out->source, &status) == 0 &&
+			   !S_ISDIR(status.st_mode)) {
+			report(context, field, &field_where,
+			       "bidirectional needs a directory as source, where the task's mounts "
+			       "are made; %s is not one",
+			       out->source);
 			valid = false;
 		}
 	}

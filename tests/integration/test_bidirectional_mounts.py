@@ -70,6 +70,33 @@ def test_a_plugins_mount_reaches_the_host_and_a_second_task(corral, source, tmp_
     assert not (source / "vol" / "f").exists()
 
 
+def test_the_hosts_mount_reaches_the_task_and_a_restart_starts_clean(corral, source):
+    config = {"groups": {"csi": {"tasks": {
+        "plugin": plugin(source, "mkdir -p /plugin/mine && mount -t tmpfs mine /plugin/mine; "
+                                 "while [ ! -e /plugin/from-host/note ]; do sleep 0.05; done; "
+                                 f"cat /plugin/from-host/note; {IDLE}"),
+    }}}}
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: f"{source}/mine" in mounts_below(source), what="the plugin's mount")
+    (source / "from-host").mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "from-host", str(source / "from-host")], check=True)
+    (source / "from-host" / "note").write_text("mounted by the host\n")
+    wait_for(lambda: "mounted by the host" in corral.cli("logs", "csi/plugin").stdout,
+             what="the task reading the host's mount")
+    pid = corral.task_status("csi/plugin")["pid"]
+    assert corral.cli("restart", "csi/plugin").returncode == 0
+    wait_for(lambda: corral.task_status("csi/plugin")["pid"] not in (None, pid),
+             what="the new run")
+    # The old run's mounts (and the host's, made while it ran) went with
+    # it; the new run mounted its own again.
+    wait_for(lambda: mounts_below(source) == [str(source), f"{source}/mine"],
+             what=lambda: f"a clean start: {mounts_below(source)}")
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+    assert mounts_below(source) == []
+
+
 def test_the_mounts_go_when_the_last_run_ends_not_before(corral, source):
     config = {"groups": {"csi": {"tasks": {
         "plugin": plugin(source, f"mkdir -p /plugin/v && mount -t tmpfs v /plugin/v; {IDLE}"),
@@ -125,6 +152,8 @@ def test_with_a_root_file_system_of_its_own(corral, source, tmp_path):
 def test_bidirectional_is_refused_where_it_cannot_work(corral, tmp_path):
     src = tmp_path / "src"
     src.mkdir()
+    afile = tmp_path / "file"
+    afile.write_text("")
     bind = {"source": str(src), "target": "/plugin", "propagation": "bidirectional"}
     cases = {
         "a user namespace": ({"namespaces": ["mount", "user"], "mounts": [bind]},
@@ -135,6 +164,16 @@ def test_bidirectional_is_refused_where_it_cannot_work(corral, tmp_path):
                      "mounts": [{"type": "tmpfs", "target": "/t",
                                  "propagation": "bidirectional"}]},
                     "isolation.mounts[0].propagation: bidirectional is for a bind mount"),
+        "no sys_admin": ({"namespaces": ["mount"], "seccomp": "unconfined", "mounts": [bind]},
+                         "bidirectional shares the mounts the task makes, but without the "
+                         "sys_admin capability it can make none"),
+        "the default seccomp profile": ({"namespaces": ["mount"],
+                                         "capabilities": {"add": ["sys_admin"]},
+                                         "mounts": [bind]},
+                                        "the default seccomp profile refuses mount"),
+        "a file as source": ({"namespaces": ["mount"], **PRIVILEGED,
+                              "mounts": [{**bind, "source": str(afile)}]},
+                             "bidirectional needs a directory as source"),
     }
     for name, (isolation, said) in cases.items():
         result = corral.check({"groups": {"g": {"tasks": {"t": {
@@ -148,5 +187,7 @@ def test_the_csi_plugin_example_runs_and_leaves_the_host_as_it_was(corral):
     result = corral.run(example)
     assert result.returncode == 0, result
     assert "storage/workload | written by the node plugin" in result.stdout_lines(), result
+    assert "storage/workload | workload: read the plugin's volume on the host" in \
+        result.stdout_lines(), result
     assert "storage/node-plugin: healthy (its health probe passed)" in result.stderr, result
     assert mounts_below("/mnt") == before, host_mounts()
