@@ -162,8 +162,9 @@ static void on_room(struct output_sink_waiter *waiter)
 		loop_watch_modify(output->loop, &output->watch, EPOLLIN);
 }
 
-/* Reads and forwards one batch. Returns the bytes read, 0 at EOF, nothing
- * available, or when the batch was held for room in the sink. */
+/* Reads and forwards one batch. Returns the bytes read (held for room in
+ * the sink or not: they count against the rate limit either way), 0 at
+ * EOF or when nothing is there. */
 static ssize_t read_batch(struct task_output *output, char *buffer)
 {
 	ssize_t got;
@@ -173,10 +174,8 @@ static ssize_t read_batch(struct task_output *output, char *buffer)
 	if (got <= 0)
 		return got;
 	size_t taken = forward(output, buffer, (size_t)got, realtime_ms());
-	if (taken < (size_t)got || output->line_complete) {
+	if (taken < (size_t)got || output->line_complete)
 		pause_reading(output, buffer + taken, (size_t)got - taken);
-		return 0;
-	}
 	return got;
 }
 

@@ -2,8 +2,10 @@
 their UTC time, to DIR/GROUP/TASK.log and rotates it at max_size, keeping
 `keep` old files; a read-only or full disk is reported and stops nothing."""
 
+import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,28 @@ def test_a_rate_limit_holds_a_flooding_task_to_its_rate(corral):
     assert len(unlimited.stdout) > 3 * limited_bytes, (len(unlimited.stdout), limited_bytes)
     # Every line the task wrote is there: whole "g/yes | y" lines only.
     assert set(limited.stdout.splitlines()) == {"g/yes | y"}
+
+
+def test_the_rate_limit_holds_when_stdout_is_slow_too(corral):
+    """A read held for room on a full stdout was not charged to the rate
+    limit, so a flood behind a slow reader went on at the reader's speed
+    (18 MB instead of about 0.5 MB, seen under load). Now every read
+    counts. The reader stalls 1 s (corral's buffer fills), then reads
+    4 MB/s: far more than the limit lets through, so with every read
+    charged corral's buffer empties and stays so."""
+    config = {"groups": {"g": {"log": {"rate_limit": "64K"}, "tasks": {"yes": {
+        "command": ["timeout", "3", "yes"],
+        "restart": {"policy": "never", "success_exit": [124]}}}}}}
+    path = corral.config(config)
+    process = subprocess.Popen([str(corral.binary), "run", str(path)], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, env=corral.env())
+    time.sleep(1)
+    out = bytearray()
+    while chunk := os.read(process.stdout.fileno(), 65536):
+        out += chunk
+        time.sleep(0.016)
+    assert process.wait(timeout=60) == 0
+    # 3 s at 64K/s, a second's burst, a read past it, the 256K pipe drained
+    # at the end: at most 576K from the task, 5 bytes out for each.
+    assert len(out) < 5 * (5 * 64 * 1024 + 256 * 1024), len(out)
+    assert set(out.decode().splitlines()) == {"g/yes | y"}
