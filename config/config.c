@@ -192,6 +192,9 @@ void config_free(struct config *config)
 		group_config_free(&config->groups[i]);
 	free(config->groups);
 	free(config->path);
+	for (size_t i = 0; i < config->source_count; i++)
+		free(config->sources[i]);
+	free(config->sources);
 	free(config->socket_path);
 	free(config->control_group);
 	free(config->task_dirs_root);

@@ -63,6 +63,7 @@ struct restart_policy {
 struct source_location {
 	unsigned line;
 	unsigned column;
+	unsigned file; /* a config of several files: which one (config_diagnostics.files) */
 };
 
 /* Resource limits of one task (config `resources:`, group defaults merged
@@ -499,6 +500,10 @@ int log_format_parse(const char *text);
 
 struct config {
 	char *path;
+	/* The paths it was loaded from (files and directories, as given),
+	 * which a reload reads again; none for a config from a buffer. */
+	char **sources;
+	size_t source_count;
 	enum log_format log_format;
 	/* Hook processes running at once, all tasks together (config
 	 * `hook_concurrency`); 0: four per CPU, at least 8. */

@@ -364,21 +364,23 @@ static struct source_location location_of_offset(const char *buffer, size_t size
 }
 
 static void report_yaml_error(const yaml_parser_t *parser, const char *buffer, size_t size,
-			      struct config_diagnostics *diagnostics)
+			      unsigned file, struct config_diagnostics *diagnostics)
 {
 	const char *problem = parser->problem ? parser->problem : "unknown error";
 	struct source_location location = {
 	    .line = (unsigned)parser->problem_mark.line + 1,
 	    .column = (unsigned)parser->problem_mark.column + 1,
+	    .file = file,
 	};
 
 	switch (parser->error) {
 	case YAML_MEMORY_ERROR:
-		diagnostics_add(diagnostics, (struct source_location){0},
+		diagnostics_add(diagnostics, (struct source_location){.file = file},
 				"out of memory while parsing YAML");
 		return;
 	case YAML_READER_ERROR:
 		location = location_of_offset(buffer, size, parser->problem_offset);
+		location.file = file;
 		if (parser->problem_value != -1)
 			diagnostics_add(diagnostics, location,
 					"YAML syntax error: %s (byte 0x%02x)", problem,
@@ -411,12 +413,12 @@ static void report_yaml_error(const yaml_parser_t *parser, const char *buffer, s
 /* A second document would be silently ignored by yaml_parser_load(); say
  * so instead. */
 static void refuse_more_documents(yaml_parser_t *parser, const char *buffer, size_t size,
-				  struct config_diagnostics *diagnostics)
+				  unsigned file, struct config_diagnostics *diagnostics)
 {
 	yaml_document_t next;
 
 	if (!yaml_parser_load(parser, &next)) {
-		report_yaml_error(parser, buffer, size, diagnostics);
+		report_yaml_error(parser, buffer, size, file, diagnostics);
 		return;
 	}
 	if (yaml_document_get_root_node(&next))
@@ -424,6 +426,7 @@ static void refuse_more_documents(yaml_parser_t *parser, const char *buffer, siz
 				(struct source_location){
 				    .line = (unsigned)next.start_mark.line + 1,
 				    .column = (unsigned)next.start_mark.column + 1,
+				    .file = file,
 				},
 				"only one YAML document is allowed; this file has more");
 	yaml_document_delete(&next);
@@ -448,46 +451,48 @@ static bool wants_interpolation(struct load_context *context, const yaml_node_t 
 	return false;
 }
 
-struct config *config_parse_buffer(const char *path, const char *buffer, size_t size,
-				   struct config_diagnostics *diagnostics)
+bool config_load_document(const char *buffer, size_t size, unsigned file,
+			  yaml_document_t *document, struct config_diagnostics *diagnostics)
 {
-	struct config *config = xcalloc(1, sizeof(*config));
-	struct load_context context = {.diagnostics = diagnostics, .path = path};
 	yaml_parser_t parser;
-	yaml_document_t document;
-	yaml_node_t *root;
-
-	*diagnostics = (struct config_diagnostics){0};
-	config->path = xstrdup(path ? path : "");
-	config->shutdown_timeout_ms = CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS;
+	bool loaded = false;
 
 	if (!yaml_parser_initialize(&parser)) {
 		fputs("corral: out of memory\n", stderr);
 		abort();
 	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)(buffer ? buffer : ""),
-				     buffer ? size : 0);
-	if (!yaml_within_limits(buffer ? buffer : "", buffer ? size : 0, diagnostics))
-		goto done_parser;
-	if (!yaml_parser_load(&parser, &document)) {
-		report_yaml_error(&parser, buffer, size, diagnostics);
-		goto done_parser;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buffer, size);
+	if (!yaml_within_limits(buffer, size, file, diagnostics))
+		goto done;
+	if (!yaml_parser_load(&parser, document)) {
+		report_yaml_error(&parser, buffer, size, file, diagnostics);
+		goto done;
 	}
+	loaded = true;
+	refuse_more_documents(&parser, buffer, size, file, diagnostics);
+done:
+	yaml_parser_delete(&parser);
+	return loaded;
+}
 
-	context.document = &document;
-	root = yaml_document_get_root_node(&document);
+struct config *config_from_document(const char *path, yaml_document_t *document,
+				    const char *const *files, size_t file_count,
+				    struct config_diagnostics *diagnostics)
+{
+	struct config *config = xcalloc(1, sizeof(*config));
+	struct load_context context = {.document = document, .diagnostics = diagnostics,
+				       .path = path, .files = files, .file_count = file_count};
+	yaml_node_t *root = yaml_document_get_root_node(document);
+
+	config->path = xstrdup(path ? path : "");
+	config->shutdown_timeout_ms = CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS;
 	if (root && wants_interpolation(&context, root))
-		config_interpolate_document(&context, &document);
+		config_interpolate_document(&context, document);
 	if (!root || node_is_null(root))
 		diagnostics_add(diagnostics, (struct source_location){0},
 				"the file is empty; expected a map with \"groups\"");
 	else
 		parse_top_level(&context, root, config);
-	refuse_more_documents(&parser, buffer, size, diagnostics);
-	yaml_document_delete(&document);
-done_parser:
-	yaml_parser_delete(&parser);
-
 	if (diagnostics->count) {
 		diagnostics_sort(diagnostics);
 		config_free(config);
@@ -496,8 +501,24 @@ done_parser:
 	return config;
 }
 
+struct config *config_parse_buffer(const char *path, const char *buffer, size_t size,
+				   struct config_diagnostics *diagnostics)
+{
+	yaml_document_t document;
+
+	*diagnostics = (struct config_diagnostics){0};
+	if (!config_load_document(buffer ? buffer : "", buffer ? size : 0, 0, &document,
+				  diagnostics)) {
+		diagnostics_sort(diagnostics);
+		return NULL;
+	}
+	struct config *config = config_from_document(path, &document, NULL, 0, diagnostics);
+	yaml_document_delete(&document);
+	return config;
+}
+
 /* The whole file, or -errno. */
-static int read_file(const char *path, char **out, size_t *out_size)
+int config_read_file(const char *path, char **out, size_t *out_size)
 {
 	size_t size = 0, capacity = 4096;
 	char *data;
@@ -543,7 +564,7 @@ struct config *config_load_file(const char *path, struct config_diagnostics *dia
 	struct config *config;
 	size_t size = 0;
 	char *data = NULL;
-	int r = read_file(path, &data, &size);
+	int r = config_read_file(path, &data, &size);
 
 	if (r == -EFBIG) {
 		*diagnostics = (struct config_diagnostics){0};

@@ -322,3 +322,20 @@ void env_files_parse(struct load_context *context, const yaml_node_t *node,
  * the caller set. `owner` is how messages name it ("web/app"). */
 void task_parse(struct load_context *context, const yaml_node_t *node, const char *owner,
 		const struct group_defaults *group, struct task_config *task);
+
+/* ---- config_load.c, for config_sources.c ---- */
+
+/* The whole file (at most 16 MiB), or -errno (-EFBIG past that). */
+int config_read_file(const char *path, char **out, size_t *out_size);
+
+/* One file's YAML, within yaml_limits.h's bounds, as a document (the
+ * caller deletes it): true; false with the errors, at `file`. */
+bool config_load_document(const char *buffer, size_t size, unsigned file,
+			  yaml_document_t *document, struct config_diagnostics *diagnostics);
+
+/* The config a document holds, every check made (variables replaced when
+ * it asks). `files`: the names of a merged document's files; NULL for
+ * one. NULL with the diagnostics, sorted. */
+struct config *config_from_document(const char *path, yaml_document_t *document,
+				    const char *const *files, size_t file_count,
+				    struct config_diagnostics *diagnostics);

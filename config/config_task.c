@@ -163,11 +163,12 @@ static void read_env_file(struct load_context *context, const yaml_node_t *node,
 			  struct env_file_entries *entries)
 {
 	char *full;
-	if (path[0] == '/' || !context->path || !strrchr(context->path, '/'))
+	const char *config_file = node_file(context, node);
+	if (path[0] == '/' || !config_file || !strrchr(config_file, '/'))
 		full = xstrdup(path);
 	else
-		full = xasprintf("%.*s/%s", (int)(strrchr(context->path, '/') - context->path),
-				 context->path, path);
+		full = xasprintf("%.*s/%s", (int)(strrchr(config_file, '/') - config_file),
+				 config_file, path);
 	FILE *file = fopen(full, "re");
 	if (!file) {
 		report(context, node, where, "%s: %s", full, strerror(errno));

@@ -37,6 +37,8 @@ static int compare_numbered(const void *a, const void *b)
 	const struct source_location *l = &left->diagnostic.location;
 	const struct source_location *r = &right->diagnostic.location;
 
+	if (l->file != r->file)
+		return l->file < r->file ? -1 : 1;
 	if (l->line != r->line)
 		return l->line < r->line ? -1 : 1;
 	if (l->column != r->column)
@@ -105,17 +107,28 @@ struct quoted quote(const char *text, size_t length)
 	return result;
 }
 
+void config_diagnostic_format(const struct config_diagnostics *diagnostics, size_t index,
+			      const char *path, char *buffer, size_t size)
+{
+	const struct config_diagnostic *item = &diagnostics->items[index];
+	const char *file = item->location.file < diagnostics->file_count
+				   ? diagnostics->files[item->location.file]
+				   : path;
+
+	if (item->location.line == 0)
+		snprintf(buffer, size, "%s: %s", file, item->message);
+	else
+		snprintf(buffer, size, "%s:%u:%u: %s", file, item->location.line,
+			 item->location.column, item->message);
+}
+
 void config_diagnostics_print(const struct config_diagnostics *diagnostics, const char *path,
 			      FILE *out)
 {
+	char line[2048];
 	for (size_t i = 0; i < diagnostics->count; i++) {
-		const struct config_diagnostic *item = &diagnostics->items[i];
-
-		if (item->location.line == 0)
-			fprintf(out, "%s: %s\n", path, item->message);
-		else
-			fprintf(out, "%s:%u:%u: %s\n", path, item->location.line,
-				item->location.column, item->message);
+		config_diagnostic_format(diagnostics, i, path, line, sizeof(line));
+		fprintf(out, "%s\n", line);
 	}
 }
 
@@ -128,4 +141,9 @@ void config_diagnostics_free(struct config_diagnostics *diagnostics)
 	free(diagnostics->items);
 	diagnostics->items = NULL;
 	diagnostics->count = 0;
+	for (size_t i = 0; i < diagnostics->file_count; i++)
+		free(diagnostics->files[i]);
+	free(diagnostics->files);
+	diagnostics->files = NULL;
+	diagnostics->file_count = 0;
 }

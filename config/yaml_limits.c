@@ -67,13 +67,15 @@ static size_t alias_size(const struct limits_pass *pass, const yaml_char_t *name
 	return 1; /* unknown: the loader says so */
 }
 
-static struct source_location location_of(const yaml_mark_t *mark)
+static struct source_location location_of(const yaml_mark_t *mark, unsigned file)
 {
 	return (struct source_location){.line = (unsigned)mark->line + 1,
-					.column = (unsigned)mark->column + 1};
+					.column = (unsigned)mark->column + 1,
+					.file = file};
 }
 
-bool yaml_within_limits(const char *buffer, size_t size, struct config_diagnostics *diagnostics)
+bool yaml_within_limits(const char *buffer, size_t size, unsigned file,
+			struct config_diagnostics *diagnostics)
 {
 	yaml_parser_t parser;
 	struct limits_pass pass = {0};
@@ -100,7 +102,7 @@ bool yaml_within_limits(const char *buffer, size_t size, struct config_diagnosti
 						: event.data.mapping_start.anchor,
 				     true);
 			if (pass.depth > YAML_DEPTH_MAX) {
-				diagnostics_add(diagnostics, location_of(&event.start_mark),
+				diagnostics_add(diagnostics, location_of(&event.start_mark, file),
 						"lists and maps nested more than %d deep",
 						YAML_DEPTH_MAX);
 				ok = false;
@@ -114,7 +116,7 @@ bool yaml_within_limits(const char *buffer, size_t size, struct config_diagnosti
 		case YAML_ALIAS_EVENT:
 			pass.values += alias_size(&pass, event.data.alias.anchor);
 			if (pass.values > YAML_VALUES_MAX) {
-				diagnostics_add(diagnostics, location_of(&event.start_mark),
+				diagnostics_add(diagnostics, location_of(&event.start_mark, file),
 						"aliases expand the config to more than %d values "
 						"(*%s is one of them); write the values out or share "
 						"them through a group",

@@ -12,4 +12,5 @@
 
 /* false, with an error at the place that went past a bound. A syntax
  * error is not reported here: the loader reports it. */
-bool yaml_within_limits(const char *buffer, size_t size, struct config_diagnostics *diagnostics);
+bool yaml_within_limits(const char *buffer, size_t size, unsigned file,
+			struct config_diagnostics *diagnostics);

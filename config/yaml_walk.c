@@ -37,9 +37,16 @@ struct source_location node_location(const yaml_node_t *node)
 {
 	/* libyaml counts from 0; editors and compilers from 1. */
 	return (struct source_location){
-	    .line = (unsigned)node->start_mark.line + 1,
+	    .line = (unsigned)(node->start_mark.line & YAML_MARK_LINE_MASK) + 1,
 	    .column = (unsigned)node->start_mark.column + 1,
+	    .file = (unsigned)(node->start_mark.line >> YAML_MARK_FILE_SHIFT),
 	};
+}
+
+const char *node_file(const struct load_context *context, const yaml_node_t *node)
+{
+	unsigned file = node_location(node).file;
+	return file < context->file_count ? context->files[file] : context->path;
 }
 
 void report(struct load_context *context, const yaml_node_t *node, const struct where *where,
@@ -286,10 +293,16 @@ static bool *find_repeated_keys(struct load_context *context, const struct map_e
 			continue;
 		}
 		repeated[sorted[i].order] = true;
-		report(context, entry->key_node, where,
-		       "duplicate %s %s (first defined at line %u)", noun,
-		       quote(entry->key, entry->key_length).text,
-		       node_location(original->key_node).line);
+		struct source_location first_place = node_location(original->key_node);
+		if (first_place.file == node_location(entry->key_node).file)
+			report(context, entry->key_node, where,
+			       "duplicate %s %s (first defined at line %u)", noun,
+			       quote(entry->key, entry->key_length).text, first_place.line);
+		else
+			report(context, entry->key_node, where,
+			       "duplicate %s %s (first defined at %s:%u)", noun,
+			       quote(entry->key, entry->key_length).text,
+			       node_file(context, original->key_node), first_place.line);
 	}
 	free(sorted);
 	return repeated;

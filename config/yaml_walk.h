@@ -19,7 +19,13 @@ struct load_context {
 	yaml_document_t *document;
 	struct config_diagnostics *diagnostics;
 	const char *path; /* the config file's, for the paths relative to it */
+	/* A config of several files: their names, by node_location().file. */
+	const char *const *files;
+	size_t file_count;
 };
+
+/* The file `node` came from (for paths relative to it), or NULL. */
+const char *node_file(const struct load_context *context, const yaml_node_t *node);
 
 struct where {
 	const char *owner; /* "web/app", "group web"; "" at the top level */
@@ -29,6 +35,12 @@ struct where {
 /* The field `name` inside `parent` (parent's field, a dot, the name), its
  * text written into `buffer`. */
 struct where where_field(const struct where *parent, const char *name, char *buffer, size_t size);
+
+/* A document merged from several files (config_sources.c) keeps each
+ * node's file in the high bits of its mark's line: libyaml has no field
+ * for it, and no file has 2^32 lines. */
+#define YAML_MARK_FILE_SHIFT 32
+#define YAML_MARK_LINE_MASK ((UINT64_C(1) << YAML_MARK_FILE_SHIFT) - 1)
 
 struct source_location node_location(const yaml_node_t *node);
 

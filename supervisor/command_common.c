@@ -66,13 +66,13 @@ int command_set_target(const char *name, void (*print_usage)(FILE *out),
 	return 0;
 }
 
-struct config *command_load_config(const char *path, size_t *error_count)
+struct config *command_load_config(const char *const *paths, size_t count, size_t *error_count)
 {
 	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_load_file(path, &diagnostics);
+	struct config *config = config_load_paths(paths, count, &diagnostics);
 	*error_count = diagnostics.count;
 	if (!config)
-		config_diagnostics_print(&diagnostics, path, stderr);
+		config_diagnostics_print(&diagnostics, paths[0], stderr);
 	config_diagnostics_free(&diagnostics);
 	return config;
 }

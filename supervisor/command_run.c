@@ -9,9 +9,11 @@
 static void print_run_usage(FILE *out)
 {
 	fprintf(out, "usage: corral run [--events FILE] [--socket PATH] [--keep-running]\n"
-		     "                  [--log-format plain|timestamped|json] CONFIG\n\n"
+		     "                  [--log-format plain|timestamped|json] CONFIG...\n\n"
 		     "Runs the task groups of CONFIG until they are finished, or until SIGTERM\n"
-		     "or SIGINT asks for a graceful shutdown (a second one kills at once).\n\n"
+		     "or SIGINT asks for a graceful shutdown (a second one kills at once).\n"
+		     "Several files, or a directory (its *.yaml and *.yml in name order), are\n"
+		     "merged into one config.\n\n"
 		     "  --events FILE  also write every event as a JSON object per line to FILE\n"
 		     "  --keep-running\n"
 		     "                 stay up until SIGTERM, SIGINT or 'corral shutdown', even\n"
@@ -68,11 +70,13 @@ int command_run(int argc, char **argv)
 			return COMMAND_USAGE_ERROR;
 		}
 	}
-	if (optind != argc - 1)
-		return command_usage_error("run", print_run_usage, "expected one CONFIG file");
+	if (optind >= argc)
+		return command_usage_error("run", print_run_usage,
+					   "expected a CONFIG file or directory");
 	const char *path = argv[optind];
 	size_t errors;
-	struct config *config = command_load_config(path, &errors);
+	struct config *config = command_load_config((const char *const *)argv + optind,
+						    (size_t)(argc - optind), &errors);
 	int exit_code = 1;
 	if (config) {
 		exit_code = supervisor_run(config, &run_options);

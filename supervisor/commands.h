@@ -54,7 +54,7 @@ struct config;
 
 /* Loads CONFIG for `check` and `run`. On any error prints every diagnostic
  * as FILE:LINE:COLUMN: message, sets *error_count and returns NULL. */
-struct config *command_load_config(const char *path, size_t *error_count);
+struct config *command_load_config(const char *const *paths, size_t count, size_t *error_count);
 
 int command_usage_error(const char *name, void (*print_usage)(FILE *out), const char *format, ...)
     __attribute__((format(printf, 3, 4)));

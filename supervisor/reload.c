@@ -513,19 +513,24 @@ static json_t *refused(struct supervisor *supervisor, const char *path, const ch
 
 json_t *reload_run(struct supervisor *supervisor, const struct reload_options *options)
 {
-	const char *path = options->path ? options->path : supervisor->config->path;
+	/* A path given, or every file and directory the running config came
+	 * from. */
+	const struct config *current = supervisor->config;
+	const char *const *sources = options->path ? &options->path
+						   : (const char *const *)current->sources;
+	size_t source_count = options->path ? 1 : current->source_count;
+	if (!source_count) {
+		sources = (const char *const *)&current->path;
+		source_count = 1;
+	}
+	const char *path = sources[0];
 	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_load_file(path, &diagnostics);
+	struct config *config = config_load_paths(sources, source_count, &diagnostics);
 	if (!config) {
 		json_t *errors = json_array();
 		for (size_t i = 0; i < diagnostics.count; i++) {
-			const struct config_diagnostic *item = &diagnostics.items[i];
 			char line[1024];
-			if (item->location.line)
-				snprintf(line, sizeof(line), "%s:%u:%u: %s", path, item->location.line,
-					 item->location.column, item->message);
-			else
-				snprintf(line, sizeof(line), "%s: %s", path, item->message);
+			config_diagnostic_format(&diagnostics, i, path, line, sizeof(line));
 			json_array_append_new(errors, json_string(line));
 		}
 		char reason[64];

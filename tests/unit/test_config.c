@@ -770,10 +770,10 @@ static void test_load_directory(void **state)
 static void test_print(void **state)
 {
 	struct config_diagnostic items[] = {
-	    {{0, 0}, "cannot read: No such file or directory"},
-	    {{3, 7}, "group web: duplicate task \"app\" (first defined at line 2)"},
+	    {{0, 0, 0}, "cannot read: No such file or directory"},
+	    {{3, 7, 0}, "group web: duplicate task \"app\" (first defined at line 2)"},
 	};
-	struct config_diagnostics diagnostics = {items, ARRAY_SIZE(items)};
+	struct config_diagnostics diagnostics = {.items = items, .count = ARRAY_SIZE(items)};
 	char *text = NULL;
 	size_t size = 0;
 	FILE *out = open_memstream(&text, &size);

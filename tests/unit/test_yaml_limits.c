@@ -42,7 +42,7 @@ static void reset(void)
 static unsigned check(const char **message)
 {
 	struct config_diagnostics diagnostics = {0};
-	bool ok = yaml_within_limits(text, used, &diagnostics);
+	bool ok = yaml_within_limits(text, used, 0, &diagnostics);
 	unsigned place = 0;
 	assert_int_equal(ok, diagnostics.count == 0);
 	if (!ok) {
