@@ -195,24 +195,42 @@ static bool is_map(yaml_document_t *document, int id)
 	return node_at(document, id)->type == YAML_MAPPING_NODE;
 }
 
-/* One group of one file into the merged group: `tasks` combine, other
- * keys are copied (written twice: the reader says so, with both places). */
-static void merge_group(struct merge *merge, int group, yaml_document_t *from, int value,
-			unsigned file)
+typedef void merge_pair_fn(struct merge *merge, int into, yaml_document_t *from,
+			   const yaml_node_pair_t *pair, unsigned file);
+
+/* Each pair of `from`'s mapping `value` into the mapping `into`: the one
+ * under `key`, a mapping, combines with what earlier files put there, its
+ * pairs through `inner`; any other pair is copied (written twice: the
+ * reader says so, with both places). */
+static void merge_pairs(struct merge *merge, int into, yaml_document_t *from, int value,
+			unsigned file, const char *key, merge_pair_fn *inner)
 {
 	const yaml_node_t *node = node_at(from, value);
 	for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
 	     pair < node->data.mapping.pairs.top; pair++) {
-		if (!key_is(from, pair->key, "tasks") || !is_map(from, pair->value)) {
-			copy_pair(merge, group, from, pair, file);
+		if (!key_is(from, pair->key, key) || !is_map(from, pair->value)) {
+			copy_pair(merge, into, from, pair, file);
 			continue;
 		}
-		int tasks = merged_map(merge, group, from, pair->key, pair->value, file);
-		const yaml_node_t *list = node_at(from, pair->value);
-		for (yaml_node_pair_t *task = list->data.mapping.pairs.start;
-		     task < list->data.mapping.pairs.top; task++)
-			copy_pair(merge, tasks, from, task, file);
+		int combined = merged_map(merge, into, from, pair->key, pair->value, file);
+		const yaml_node_t *map = node_at(from, pair->value);
+		for (yaml_node_pair_t *entry = map->data.mapping.pairs.start;
+		     entry < map->data.mapping.pairs.top; entry++)
+			inner(merge, combined, from, entry, file);
 	}
+}
+
+/* A group of one file into the merged group of its name: its tasks
+ * combine, each copied. */
+static void merge_group(struct merge *merge, int groups, yaml_document_t *from,
+			const yaml_node_pair_t *group, unsigned file)
+{
+	if (!is_map(from, group->value)) {
+		copy_pair(merge, groups, from, group, file);
+		return;
+	}
+	merge_pairs(merge, merged_map(merge, groups, from, group->key, group->value, file), from,
+		    group->value, file, "tasks", copy_pair);
 }
 
 static void merge_file(struct merge *merge, int root, yaml_document_t *from, unsigned file,
@@ -229,25 +247,8 @@ static void merge_file(struct merge *merge, int root, yaml_document_t *from, uns
 				"must be a map with \"groups\" or other top-level keys");
 		return;
 	}
-	for (yaml_node_pair_t *pair = top->data.mapping.pairs.start;
-	     pair < top->data.mapping.pairs.top; pair++) {
-		if (!key_is(from, pair->key, "groups") || !is_map(from, pair->value)) {
-			copy_pair(merge, root, from, pair, file);
-			continue;
-		}
-		int groups = merged_map(merge, root, from, pair->key, pair->value, file);
-		const yaml_node_t *list = node_at(from, pair->value);
-		for (yaml_node_pair_t *group = list->data.mapping.pairs.start;
-		     group < list->data.mapping.pairs.top; group++) {
-			if (!is_map(from, group->value)) {
-				copy_pair(merge, groups, from, group, file);
-				continue;
-			}
-			merge_group(merge, merged_map(merge, groups, from, group->key, group->value,
-						      file),
-				    from, group->value, file);
-		}
-	}
+	merge_pairs(merge, root, from, (int)(top - from->nodes.start) + 1, file, "groups",
+		    merge_group);
 }
 
 /* ---- loading ---- */
