@@ -205,13 +205,23 @@ def test_run_with_an_unwritable_event_log_starts_nothing(corral, tmp_path):
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("args", [["run"], ["run", "a.yaml", "b.yaml"], ["frobnicate"], [],
+# (`run a.yaml b.yaml` is no usage error: several files are one config.)
+@pytest.mark.parametrize("args", [["run"], ["check", "--print"], ["frobnicate"], [],
                                   ["check"], ["run", "--no-such-option", "a.yaml"]])
 def test_usage_errors_exit_2(corral_bin, args):
     result = subprocess.run([str(corral_bin), *args], capture_output=True, text=True, timeout=30)
     assert not sanitizer_report(result.stderr), result.stderr
     assert result.returncode == 2, (args, result)
     assert "usage" in result.stderr, result.stderr
+
+
+def test_each_missing_file_of_several_is_named(corral, tmp_path):
+    result = subprocess.run([str(corral.binary), "check", str(tmp_path / "a.yaml"),
+                             str(tmp_path / "b.yaml")], capture_output=True, text=True,
+                            timeout=30, env=corral.env())
+    assert result.returncode == 1, result
+    assert f"{tmp_path}/a.yaml: cannot read: No such file or directory" in result.stderr
+    assert f"{tmp_path}/b.yaml: cannot read: No such file or directory" in result.stderr
 
 
 def test_run_of_a_missing_config_exits_1(corral, tmp_path):
