@@ -185,6 +185,11 @@ struct mount_config {
 	bool readonly;
 	unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED, maybe |MS_REC;
 				    * 0: the default, rprivate */
+	/* `propagation: bidirectional` (a bind; propagation is then 0): the
+	 * bind stays a peer of the host's source, so that what the task
+	 * mounts below it reaches the host and back (docs/architecture.md,
+	 * "Bidirectional mounts"). */
+	bool bidirectional;
 };
 
 void mount_configs_free(struct mount_config *mounts, size_t count);

@@ -60,7 +60,8 @@ static bool mounts_equal(const struct mount_config *a, const struct mount_config
 		if (!strings_equal(a[i].type, b[i].type) || !strings_equal(a[i].source, b[i].source) ||
 		    !strings_equal(a[i].target, b[i].target) ||
 		    !lists_equal(a[i].options, b[i].options) || a[i].readonly != b[i].readonly ||
-		    a[i].propagation != b[i].propagation)
+		    a[i].propagation != b[i].propagation ||
+		    a[i].bidirectional != b[i].bidirectional)
 			return false;
 	return true;
 }

@@ -371,6 +371,19 @@ static void check_seccomp_privileges(struct load_context *context,
 	       set_in);
 }
 
+/* Bidirectional mounts need what the merge decides (namespaces,
+ * capabilities, seccomp): the task's own, and the group's for each task. */
+static void check_bidirectional(struct load_context *context, const struct isolation_fields *group,
+				const char *group_owner, const struct isolation_fields *task,
+				const struct where *task_where, const struct isolation_config *merged)
+{
+	char set_in[sizeof(struct quoted) + 16];
+
+	snprintf(set_in, sizeof(set_in), " (set in %s)", group_owner);
+	root_fields_check_bidirectional(context, task_where->owner, &task->root, "", merged);
+	root_fields_check_bidirectional(context, task_where->owner, &group->root, set_in, merged);
+}
+
 /* A resource the task limits replaces the group's limit of it. */
 static void merge_rlimits(struct isolation_config *merged, const struct isolation_config *fields)
 {
@@ -454,6 +467,7 @@ struct isolation_config isolation_merge(struct load_context *context,
 	devices_merge(&merged, &group->values, &task->values);
 	check_merged(context, group, group_owner, task, task_where, merged.namespaces);
 	check_seccomp_privileges(context, group, group_owner, task, task_where, &merged);
+	check_bidirectional(context, group, group_owner, task, task_where, &merged);
 	return merged;
 }
 

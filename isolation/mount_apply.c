@@ -173,14 +173,18 @@ CHILD_CODE static int set_attributes(long mount, const struct mount_step *step)
 	return 0;
 }
 
-CHILD_CODE static int apply_step(int root_fd, const struct mount_step *step, int *stage)
+/* `tree`: the step's clone of a shared source (bidirectional), else -1. */
+CHILD_CODE static int apply_step(int root_fd, const struct mount_step *step, long tree,
+				 int *stage)
 {
 	if (step->kind == MOUNT_STEP_SYMLINK)
 		return make_symlink(root_fd, step, stage);
 	long target = open_target(root_fd, step);
-	if (target < 0)
+	if (target < 0) {
+		close_keeping_errno(tree);
 		return fail(stage, SPAWN_STAGE_MOUNT_TARGET);
-	long mount = make_mount(step);
+	}
+	long mount = tree >= 0 ? tree : make_mount(step);
 	long result = mount < 0 ? -1
 				: syscall(SYS_move_mount, (int)mount, "", (int)target, "",
 					  MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
@@ -205,7 +209,27 @@ CHILD_CODE static int pivot_into(int root_fd)
 	return 0;
 }
 
-CHILD_CODE int mount_plan_apply(const struct mount_plan *plan, int *stage, int *index)
+CHILD_CODE int mount_plan_clone_shared(const struct mount_plan *plan, int *trees, int *stage,
+				       int *index)
+{
+	size_t taken = 0;
+	for (size_t i = 0; i < plan->step_count; i++) {
+		const struct mount_step *step = &plan->steps[i];
+		if (!step->bidirectional)
+			continue;
+		long tree = syscall(SYS_open_tree, AT_FDCWD, step->source,
+				    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (tree < 0) {
+			*index = (int)i;
+			return fail(stage, SPAWN_STAGE_MOUNT_CLONE_SHARED);
+		}
+		trees[taken++] = (int)tree;
+	}
+	return 0;
+}
+
+CHILD_CODE int mount_plan_apply(const struct mount_plan *plan, const int *trees, int *stage,
+				int *index)
 {
 	const char *root = plan->rootfs ? plan->rootfs : "/";
 	/* pivot_root needs the new root to be a mount point. */
@@ -216,9 +240,11 @@ CHILD_CODE int mount_plan_apply(const struct mount_plan *plan, int *stage, int *
 	if (root_fd < 0)
 		return fail(stage, SPAWN_STAGE_ROOTFS);
 	int result = 0;
+	size_t tree_index = 0;
 	for (size_t i = 0; result == 0 && i < plan->step_count; i++) {
 		*index = (int)i;
-		result = apply_step((int)root_fd, &plan->steps[i], stage);
+		long tree = plan->steps[i].bidirectional && trees ? trees[tree_index++] : -1;
+		result = apply_step((int)root_fd, &plan->steps[i], tree, stage);
 	}
 	if (result == 0 && plan->rootfs && pivot_into((int)root_fd) < 0)
 		result = fail(stage, SPAWN_STAGE_PIVOT_ROOT);

@@ -61,7 +61,16 @@ struct mount_step {
 	 * bound tree (recursively) once it is attached. */
 	uint64_t attributes;
 	unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED [|MS_REC]; 0: keep */
+	/* BIND: a peer of the host's source (`propagation: bidirectional`):
+	 * cloned before / is made private (mount_plan_clone_shared), attached
+	 * here. corral made the source a shared mount before the clone
+	 * (shared_source.h). */
+	bool bidirectional;
 };
+
+/* The child keeps one fd per bidirectional bind on its stack, between the
+ * clone of the source and its attachment. */
+#define MOUNT_PLAN_BIDIRECTIONAL_MAX 32
 
 struct mount_plan {
 	char *rootfs; /* NULL: the host's / */
@@ -70,6 +79,7 @@ struct mount_plan {
 	size_t step_count;
 	size_t capacity;
 	bool has_additions; /* built with a start's additions: rebuild next time */
+	size_t bidirectional_count; /* steps with `bidirectional` */
 };
 
 /* From the task's isolation and this start's additions (NULL: none).
@@ -92,4 +102,13 @@ void mount_plan_describe_failure(const struct mount_plan *plan, int stage, int i
 
 /* Child side (mount_apply.c), raw syscalls only. What failed is said by
  * *stage (a SPAWN_STAGE_*) and *index (the step). */
-int mount_plan_apply(const struct mount_plan *plan, int *stage, int *index);
+
+/* Before / is made private: a detached clone of each bidirectional bind's
+ * source, in `trees` (bidirectional_count of them, CLOEXEC). A clone of a
+ * shared mount joins its peer group, and making / private later does not
+ * reach a detached tree: the clone stays the host's peer. */
+int mount_plan_clone_shared(const struct mount_plan *plan, int *trees, int *stage, int *index);
+
+/* `trees`: from mount_plan_clone_shared (NULL without bidirectional
+ * binds); each is attached at its step, and closed. */
+int mount_plan_apply(const struct mount_plan *plan, const int *trees, int *stage, int *index);

@@ -575,6 +575,7 @@ void spawn_failure_describe(const struct spawn_request *request,
 	case SPAWN_STAGE_ROOTFS:
 	case SPAWN_STAGE_MOUNT_TARGET:
 	case SPAWN_STAGE_MOUNT:
+	case SPAWN_STAGE_MOUNT_CLONE_SHARED:
 	case SPAWN_STAGE_PIVOT_ROOT:
 	case SPAWN_STAGE_READONLY_ROOTFS:
 		mount_plan_describe_failure(request->isolation ? request->isolation->mounts : NULL,

@@ -30,6 +30,7 @@ enum spawn_stage {
 	SPAWN_STAGE_ROOTFS,       /* the rootfs bound onto itself, opened */
 	SPAWN_STAGE_MOUNT_TARGET, /* index: the mount plan's step */
 	SPAWN_STAGE_MOUNT,        /* index: the mount plan's step */
+	SPAWN_STAGE_MOUNT_CLONE_SHARED, /* index: the bidirectional step */
 	SPAWN_STAGE_PIVOT_ROOT,
 	SPAWN_STAGE_MASK,
 	SPAWN_STAGE_READ_ONLY,

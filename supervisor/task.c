@@ -121,17 +121,23 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	if (task_isolation_refresh_mounts(&task->isolation, task->config, &task->additions,
 					  message, message_size) < 0)
 		return -EINVAL;
-	if (task_network_prepare_start(task, message, message_size) < 0)
+	if (task_shared_mounts_prepare(task, message, message_size) < 0)
 		return -EINVAL;
+	if (task_network_prepare_start(task, message, message_size) < 0) {
+		task_shared_mounts_release(task);
+		return -EINVAL;
+	}
 	fill_spawn_request(task, &request);
 	int error = task_readiness_prepare_spawn(task, &request);
 	if (error < 0) {
+		task_shared_mounts_release(task);
 		task_network_run_ended(task);
 		snprintf(message, message_size, "readiness: pipe: %s", strerror(-error));
 		return error;
 	}
 	error = task_reaper_status_prepare_spawn(task, &request);
 	if (error < 0) {
+		task_shared_mounts_release(task);
 		task_network_run_ended(task);
 		snprintf(message, message_size, "the reaper's status socket: %s", strerror(-error));
 		return error;
@@ -142,6 +148,7 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	task_network_spawned(task);
 	if (error < 0) {
 		task_reaper_status_close(task);
+		task_shared_mounts_release(task);
 		task_network_run_ended(task);
 		snprintf(message, message_size, "%s", result.message);
 		return error;
@@ -315,6 +322,7 @@ void task_reap(struct task *task)
 		spawn_failure_describe(&request, &task->setup_failure, message, sizeof(message));
 		task->has_setup_failure = false;
 		task->pid = 0;
+		task_shared_mounts_release(task);
 		task_network_run_ended(task);
 		task_output_drain(&task->output);
 		/* As shells do: 127 for a program not found, 126 otherwise. */
@@ -410,6 +418,7 @@ void task_free(struct task *task)
 	task_hooks_close(task);
 	task_cgroup_run_release(task);
 	task_network_run_ended(task);
+	task_shared_mounts_release(task);
 	task_readiness_close(task);
 	task_isolation_free(&task->isolation);
 	task_output_close(&task->output);

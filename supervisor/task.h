@@ -141,6 +141,13 @@ void task_finish_run(struct task *task, struct task_exit exit);
 /* Usage read from its cgroup now (all false without one). */
 void task_read_stats(const struct task *task, struct task_cgroup_stats *stats);
 
+/* task_shared_mounts.c: the host's side of bidirectional binds around each
+ * run (isolation/shared_source.h). Prepare before the spawn (-1 with
+ * `message`); release when the run ends or the start fails, saying what
+ * stayed mounted. Release is safe to call more than once. */
+int task_shared_mounts_prepare(struct task *task, char *message, size_t message_size);
+void task_shared_mounts_release(struct task *task);
+
 /* Sends a signal to the task's main process: 0, or -ESRCH with none. */
 int task_send_signal(struct task *task, int signal_number);
 

@@ -164,6 +164,7 @@ void task_finish_run(struct task *task, struct task_exit exit)
 	task_output_drain(&task->output);
 	/* Before the runner hears of it: it may start the task again now. */
 	task_network_run_ended(task);
+	task_shared_mounts_release(task);
 	runner_exited(&task->runner, &exit, loop_now_ms());
 }
 
