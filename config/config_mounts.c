@@ -380,7 +380,8 @@ void root_fields_check_bidirectional(struct load_context *context, const char *o
 {
 	const char *obstacle;
 
-	if (!(merged->namespaces & ISOLATION_NS_MOUNT) || !(obstacle = bidirectional_obstacle(merged)))
+	if (!(merged->namespaces & ISOLATION_NS_MOUNT) ||
+	    !(obstacle = bidirectional_obstacle(merged)))
 		return;
 	for (size_t i = 0; i < fields->mount_count; i++) {
 		char field[96];

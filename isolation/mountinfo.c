@@ -43,8 +43,9 @@ static char *unescape(const char *text, size_t length)
 {
 	char *out = xmalloc(length + 1), *to = out;
 	for (size_t i = 0; i < length; i++) {
-		if (text[i] == '\\' && i + 3 < length && text[i + 1] >= '0' && text[i + 1] <= '3' && text[i + 2] >= '0' &&
-		    text[i + 2] <= '7' && text[i + 3] >= '0' && text[i + 3] <= '7') {
+		if (text[i] == '\\' && i + 3 < length && text[i + 1] >= '0' && text[i + 1] <= '3' &&
+		    text[i + 2] >= '0' && text[i + 2] <= '7' && text[i + 3] >= '0' &&
+		    text[i + 3] <= '7') {
 			*to++ = (char)((text[i + 1] - '0') * 64 + (text[i + 2] - '0') * 8 +
 				       (text[i + 3] - '0'));
 			i += 3;

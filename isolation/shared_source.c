@@ -163,8 +163,8 @@ static int deeper_first(const void *a, const void *b)
  * only when the path leads to it (statx), never whatever is there. Returns
  * how many are left (-errno when mountinfo cannot be read); *unmounted
  * counts this pass' successes. */
-static long sweep_pass(const struct shared_source *source, size_t *unmounted,
-		       const char **stuck_at, char *stuck, size_t stuck_size)
+static long sweep_pass(const struct shared_source *source, size_t *unmounted, const char **stuck_at,
+		       char *stuck, size_t stuck_size)
 {
 	struct mountinfo info;
 	int error = mountinfo_read(&info);
