@@ -363,7 +363,7 @@ static const char *bidirectional_obstacle(const struct isolation_config *merged)
 		return "cannot work in a user namespace: the kernel makes the mounts it copies "
 		       "into a less privileged mount namespace slaves of the host's, so the "
 		       "task's mounts would never reach the host; leave user out of "
-		       "isolation.namespaces (or take rslave, to see the host's mounts only)";
+		       "isolation.namespaces";
 	if (!(merged->capabilities & (UINT64_C(1) << CAP_SYS_ADMIN)))
 		return "shares the mounts the task makes, but without the sys_admin capability "
 		       "the task can make none; add sys_admin to isolation.capabilities.add";

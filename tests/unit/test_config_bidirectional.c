@@ -99,7 +99,7 @@ static const struct error_case cases[] = {
      "web/app: isolation.mounts[0].propagation: bidirectional cannot work in a user namespace: "
      "the kernel makes the mounts it copies into a less privileged mount namespace slaves of "
      "the host's, so the task's mounts would never reach the host; leave user out of "
-     "isolation.namespaces (or take rslave, to see the host's mounts only)"},
+     "isolation.namespaces"},
     {"no sys_admin",
      TASK("{command: a, isolation: {namespaces: [mount], seccomp: unconfined, mounts: [{source: "
 	  "/, target: /t, propagation: bidirectional}]}}"),
@@ -127,7 +127,7 @@ static const struct error_case cases[] = {
      "csi/node: isolation.mounts[1].propagation: bidirectional (set in group csi) cannot work "
      "in a user namespace: the kernel makes the mounts it copies into a less privileged mount "
      "namespace slaves of the host's, so the task's mounts would never reach the host; leave "
-     "user out of isolation.namespaces (or take rslave, to see the host's mounts only)"},
+     "user out of isolation.namespaces"},
 };
 
 static void test_one_error_each(void **state)
