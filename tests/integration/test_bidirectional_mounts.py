@@ -224,6 +224,49 @@ def test_a_private_mount_point_keeps_its_propagation(corral, tmp_path, mount_tab
     assert mounts_below(tmp_path) == mount_table
 
 
+def test_a_slave_mount_point_stays_a_slave(corral, tmp_path, mount_table):
+    # A mount point that receives the host's mounts from a master (as a
+    # container's rslave volume does) must still receive them afterwards:
+    # corral stacks its own shared bind and never changes the slave.
+    master, source = tmp_path / "master", tmp_path / "slave"
+    master.mkdir()
+    source.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "masterfs", str(master)], check=True)
+    try:
+        subprocess.run(["mount", "--make-shared", str(master)], check=True)
+        subprocess.run(["mount", "--bind", str(master), str(source)], check=True)
+        subprocess.run(["mount", "--make-slave", str(source)], check=True)
+        before = propagation_of(source)
+        assert before[0].startswith("master:")
+        running = corral.start({"groups": {"g": {"tasks": {"plugin": plugin(
+            source, "mkdir -p /csi/vol && mount -t tmpfs vol /csi/vol && "
+                    "touch /csi/mounted && sleep 1000")}}}})
+        wait_for(lambda: (source / "mounted").exists(), what="the plugin's mount")
+        assert (f"{source}/vol", "tmpfs", "vol") in mounts_below(source)
+        stop(running)
+        assert propagation_of(source) == before
+        # Still a slave: what the master gets now reaches it.
+        (master / "late").mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "late", str(master / "late")], check=True)
+        assert (f"{source}/late", "tmpfs", "late") in mounts_below(source)
+    finally:
+        subprocess.run(["umount", "-R", "-l", str(source)], check=False)
+        subprocess.run(["umount", "-R", "-l", str(master)], check=False)
+    assert mounts_below(tmp_path) == mount_table
+
+
+def test_a_mount_over_the_target_itself_goes_too(corral, tmp_path, source, mount_table):
+    # The task covers its whole target: on the host that mount is stacked
+    # on corral's bind of the source, and both go.
+    running = corral.start({"groups": {"g": {"tasks": {"plugin": plugin(
+        source, "mount -t tmpfs over /csi && touch /csi/covered && sleep 1000")}}}})
+    wait_for(lambda: (source / "covered").exists(), what="the plugin's mount")
+    assert [entry[0] for entry in mounts_below(source)] == [str(source)] * 2
+    stop(running)
+    assert mounts_below(tmp_path) == mount_table
+    assert not (source / "covered").exists()
+
+
 def test_a_rootfs_task_mounts_through_its_bind(corral, tmp_path, source, mount_table):
     from conftest import busybox_root
     root = busybox_root(tmp_path / "rootfs", ["sh", "mkdir", "mount", "touch", "sleep"])
