@@ -153,6 +153,12 @@ struct readiness_config {
 	/* READINESS_NOTIFY_SYSTEMD: once ready, WATCHDOG=1 is expected at
 	 * least this often (systemd's WatchdogSec); 0: no watchdog. */
 	uint64_t watchdog_ms;
+	/* `continuous: true`, Kubernetes' readiness after the start: a probe
+	 * goes on every interval once the task is ready, and `failures` in a
+	 * row make it not ready until the next pass; with notify systemd,
+	 * RELOADING=1 makes it not ready until READY=1. */
+	bool continuous;
+	unsigned failures; /* a probe with continuous: >= 1, default 3; else 0 */
 };
 
 /* Liveness (config `health:`): a task whose probe fails `failures` times in
@@ -185,12 +191,14 @@ struct mount_config {
 	bool readonly;
 	unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED, maybe |MS_REC;
 				    * 0: the default, rprivate */
-	/* `propagation: bidirectional` (a bind; propagation is then 0): the
-	 * bind stays a peer of the host's source, so that what the task
-	 * mounts below it reaches the host and back (docs/architecture.md,
-	 * "Bidirectional mounts"). */
+	/* propagation: bidirectional (a bind): the mount is a peer of the
+	 * host's source, so mounts the task makes below it reach the host
+	 * and other tasks binding the same source, and the host's reach it. */
 	bool bidirectional;
 };
+
+/* Bidirectional mounts of one task, at most. */
+#define MOUNT_BIDIRECTIONAL_MAX 8
 
 void mount_configs_free(struct mount_config *mounts, size_t count);
 
@@ -288,6 +296,9 @@ struct isolation_config {
 
 /* The task gets a network namespace of its own (`namespaces: [net]`, or a
  * network mode other than host). */
+/* How many of its mounts are bidirectional. */
+size_t mounts_bidirectional_count(const struct isolation_config *isolation);
+
 static inline bool isolation_has_own_network(const struct isolation_config *isolation)
 {
 	return isolation->enabled &&
@@ -423,6 +434,9 @@ struct task_config {
 	/* log.rate_limit: bytes a second read from the task's output; past it
 	 * the task waits. 0: no limit. */
 	uint64_t log_rate_limit;
+	/* log.streams: separate: stderr has a pipe of its own and every line
+	 * says which stream it came from; else both share one (the default). */
+	bool log_separate_streams;
 	/* The group's hooks, then the task's own; one of the task's with the
 	 * name and stage of a group hook replaces it in place. */
 	struct hook_config *hooks;

@@ -60,8 +60,7 @@ static bool mounts_equal(const struct mount_config *a, const struct mount_config
 		if (!strings_equal(a[i].type, b[i].type) || !strings_equal(a[i].source, b[i].source) ||
 		    !strings_equal(a[i].target, b[i].target) ||
 		    !lists_equal(a[i].options, b[i].options) || a[i].readonly != b[i].readonly ||
-		    a[i].propagation != b[i].propagation ||
-		    a[i].bidirectional != b[i].bidirectional)
+		    a[i].propagation != b[i].propagation || a[i].bidirectional != b[i].bidirectional)
 			return false;
 	return true;
 }
@@ -174,7 +173,9 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 			      a->readiness.fd != b->readiness.fd ||
 			      a->readiness.watchdog_ms != b->readiness.watchdog_ms;
 	note(diff, readiness_kind || !probes_equal(&a->readiness.probe, &b->readiness.probe) ||
-			   a->readiness.timeout_ms != b->readiness.timeout_ms,
+			   a->readiness.timeout_ms != b->readiness.timeout_ms ||
+			   a->readiness.continuous != b->readiness.continuous ||
+			   a->readiness.failures != b->readiness.failures,
 	     "readiness", readiness_kind ? replace : in_place);
 	note(diff, !probes_equal(&a->health.probe, &b->health.probe) ||
 		       a->health.failures != b->health.failures,
@@ -188,8 +189,9 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	note(diff, a->log_mode != b->log_mode || a->log_history != b->log_history ||
 			   !strings_equal(a->log_dir, b->log_dir) ||
 			   a->log_max_size != b->log_max_size || a->log_keep != b->log_keep ||
-			   a->log_rate_limit != b->log_rate_limit,
-	     "log", in_place);
+			   a->log_rate_limit != b->log_rate_limit ||
+			   a->log_separate_streams != b->log_separate_streams,
+	     "log", a->log_separate_streams != b->log_separate_streams ? replace : in_place);
 	note(diff, !hooks_equal(a, b), "hooks", replace);
 	note(diff, !dependencies_equal(a, b), "after", replace);
 }
@@ -214,6 +216,8 @@ void task_config_swap_in_place_fields(struct task_config *into, struct task_conf
 	SWAP(into->resources, from->resources);
 	SWAP(into->readiness.probe, from->readiness.probe);
 	SWAP(into->readiness.timeout_ms, from->readiness.timeout_ms);
+	SWAP(into->readiness.continuous, from->readiness.continuous);
+	SWAP(into->readiness.failures, from->readiness.failures);
 	SWAP(into->health, from->health);
 	SWAP(into->log_mode, from->log_mode);
 	SWAP(into->log_history, from->log_history);

@@ -371,19 +371,6 @@ static void check_seccomp_privileges(struct load_context *context,
 	       set_in);
 }
 
-/* Bidirectional mounts need what the merge decides (namespaces,
- * capabilities, seccomp): the task's own, and the group's for each task. */
-static void check_bidirectional(struct load_context *context, const struct isolation_fields *group,
-				const char *group_owner, const struct isolation_fields *task,
-				const struct where *task_where, const struct isolation_config *merged)
-{
-	char set_in[sizeof(struct quoted) + 16];
-
-	snprintf(set_in, sizeof(set_in), " (set in %s)", group_owner);
-	root_fields_check_bidirectional(context, task_where->owner, &task->root, "", merged);
-	root_fields_check_bidirectional(context, task_where->owner, &group->root, set_in, merged);
-}
-
 /* A resource the task limits replaces the group's limit of it. */
 static void merge_rlimits(struct isolation_config *merged, const struct isolation_config *fields)
 {
@@ -438,6 +425,39 @@ static struct id_map_range *copy_ranges(const struct id_map_range *ranges, size_
 	return copy;
 }
 
+/* Why a bidirectional bind cannot do its work in a task isolated as
+ * `merged` (Kubernetes allows Bidirectional in privileged containers only),
+ * or NULL. The user namespace and the mount namespace are checked with the
+ * other root fields (root_fields_check). */
+static const char *bidirectional_obstacle(const struct isolation_config *merged)
+{
+	if (!(merged->capabilities & (UINT64_C(1) << CAP_SYS_ADMIN)))
+		return "shares the mounts the task makes, but without the sys_admin capability "
+		       "it can make none; add sys_admin to isolation.capabilities.add";
+	if (merged->seccomp.kind == SECCOMP_PROFILE_DEFAULT)
+		return "shares the mounts the task makes, but the default seccomp profile refuses "
+		       "mount and the new mount API; take seccomp: unconfined or a profile that "
+		       "allows them";
+	return NULL;
+}
+
+static void check_bidirectional(struct load_context *context, const struct isolation_fields *group,
+				const struct isolation_fields *task, const struct where *task_where,
+				const struct isolation_config *merged)
+{
+	const struct root_fields *root = task->root.bidirectional_node ? &task->root : &group->root;
+	const char *obstacle = root->bidirectional_node && (merged->namespaces & ISOLATION_NS_MOUNT)
+				       ? bidirectional_obstacle(merged)
+				       : NULL;
+	if (!obstacle)
+		return;
+	char field[64];
+	snprintf(field, sizeof(field), "isolation.mounts[%zu].propagation", root->bidirectional_index);
+	report(context, root->bidirectional_node, &(struct where){task_where->owner, field},
+	       "bidirectional %s", obstacle);
+}
+
+
 struct isolation_config isolation_merge(struct load_context *context,
 					const struct isolation_fields *group,
 					const char *group_owner,
@@ -462,12 +482,16 @@ struct isolation_config isolation_merge(struct load_context *context,
 	merged.seccomp.allow = string_vector_copy(merged.seccomp.allow);
 	merged.seccomp.deny = string_vector_copy(merged.seccomp.deny);
 	root_fields_merge(&merged, &group->root, &task->root);
+	check_bidirectional(context, group, task, task_where, &merged);
+	if (mounts_bidirectional_count(&merged) > MOUNT_BIDIRECTIONAL_MAX)
+		report(context, task->root.mounts_node ? task->root.mounts_node : group->root.mounts_node,
+		       &(struct where){task_where->owner, "isolation.mounts"},
+		       "has more than %d bidirectional mounts", MOUNT_BIDIRECTIONAL_MAX);
 	merged.uid_map = copy_ranges(merged.uid_map, merged.uid_map_count);
 	merged.gid_map = copy_ranges(merged.gid_map, merged.gid_map_count);
 	devices_merge(&merged, &group->values, &task->values);
 	check_merged(context, group, group_owner, task, task_where, merged.namespaces);
 	check_seccomp_privileges(context, group, group_owner, task, task_where, &merged);
-	check_bidirectional(context, group, group_owner, task, task_where, &merged);
 	return merged;
 }
 

@@ -14,6 +14,7 @@
 #include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
+#include "config/yaml_limits.h"
 #include "config/names.h"
 #include "config/xmalloc.h"
 
@@ -466,6 +467,8 @@ struct config *config_parse_buffer(const char *path, const char *buffer, size_t 
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)(buffer ? buffer : ""),
 				     buffer ? size : 0);
+	if (!yaml_within_limits(buffer ? buffer : "", buffer ? size : 0, diagnostics))
+		goto done_parser;
 	if (!yaml_parser_load(&parser, &document)) {
 		report_yaml_error(&parser, buffer, size, diagnostics);
 		goto done_parser;

@@ -1,12 +1,13 @@
 /* A task's or group's `log` map: what happens to its output when corral's
- * stdout cannot take it, how much corral keeps, and the file it writes. */
+ * stdout cannot take it, how much corral keeps, the file it writes, and
+ * whether stdout and stderr are kept apart. */
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 
 #include <stdlib.h>
 
-static const char *const log_keys[] = {"mode",	  "history", "dir", "max_size",
-				       "keep",	  "rate_limit", NULL};
+static const char *const log_keys[] = {"mode", "history",    "dir",	  "max_size",
+				       "keep", "rate_limit", "streams", NULL};
 /* Enough for a few lines; more than a task's recent output needs. */
 #define HISTORY_MIN 1024
 #define HISTORY_MAX (64ull * 1024 * 1024)
@@ -16,6 +17,7 @@ static const char *const log_keys[] = {"mode",	  "history", "dir", "max_size",
 #define RATE_LIMIT_MIN (64 * 1024)
 /* In enum order. */
 static const char *const mode_names[] = {"blocking", "non-blocking"};
+static const char *const streams_names[] = {"merged", "separate"};
 
 void log_fields_parse(struct load_context *context, const yaml_node_t *node,
 		      const struct where *where, struct log_fields *out)
@@ -34,6 +36,13 @@ void log_fields_parse(struct load_context *context, const yaml_node_t *node,
 		int index = expect_keyword(context, field, &field_where, "log mode", mode_names, 2);
 		if (index >= 0)
 			out->mode = (enum log_mode)index;
+	}
+	if ((field = map_lookup(&fields, "streams"))) {
+		field_where = where_field(where, "streams", buffer, sizeof(buffer));
+		int index = expect_keyword(context, field, &field_where, "log streams",
+					   streams_names, 2);
+		if (index >= 0)
+			out->separate_streams = index == 1;
 	}
 	if ((field = map_lookup(&fields, "history"))) {
 		field_where = where_field(where, "history", buffer, sizeof(buffer));

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <linux/capability.h>
-#include <stdint.h>
 #include <sys/stat.h>
 
 #include "config/config_parse.h"
@@ -22,16 +20,15 @@ static const char *const mount_keys[] = {
     "source", "target", "type", "readonly", "propagation", "options", NULL,
 };
 
-/* mount(8)'s --make-* names, and what mount_setattr takes for each; then
- * Kubernetes' and Nomad's `bidirectional`, which is no flag of the task's
- * own (its bind stays in the host's peer group: mount_config.bidirectional). */
-static const char *const propagation_names[] = {"private", "rprivate", "slave",  "rslave",
+/* mount(8)'s --make-* names, and what mount_setattr takes for each. */
+static const char *const propagation_names[] = {"private", "rprivate", "slave",	"rslave",
 						"shared",  "rshared",  "bidirectional"};
+/* bidirectional is not a flag of the task's own: see mount_config. */
 static const unsigned long propagation_flags[] = {
     MS_PRIVATE, MS_PRIVATE | MS_REC, MS_SLAVE, MS_SLAVE | MS_REC, MS_SHARED, MS_SHARED | MS_REC, 0,
 };
-#define PROPAGATION_COUNT     (sizeof(propagation_names) / sizeof(propagation_names[0]))
-#define PROPAGATION_BIDIRECTIONAL (PROPAGATION_COUNT - 1)
+#define BIDIRECTIONAL_INDEX 6
+#define PROPAGATION_COUNT (sizeof(propagation_names) / sizeof(propagation_names[0]))
 
 static void mount_config_clear(struct mount_config *mount)
 {
@@ -40,32 +37,6 @@ static void mount_config_clear(struct mount_config *mount)
 	free(mount->target);
 	string_vector_free(mount->options);
 	memset(mount, 0, sizeof(*mount));
-}
-
-/* What `bidirectional` needs of the mount itself: a bind of a directory,
- * the place where the task's mounts are made and the host sees them. A
- * new file system (tmpfs...) exists in the task alone: there is no host
- * side to share with. */
-static bool check_bidirectional(struct load_context *context, const yaml_node_t *node,
-				const struct where *where, const struct mount_config *mount)
-{
-	struct stat status;
-
-	if (mount->type) {
-		report(context, node, where,
-		       "bidirectional is for a bind mount: a new %s exists in the task alone, with "
-		       "no host side to share mounts with; bind a host directory instead",
-		       mount->type);
-		return false;
-	}
-	if (mount->source && stat(mount->source, &status) == 0 && !S_ISDIR(status.st_mode)) {
-		report(context, node, where,
-		       "bidirectional needs a directory as source, where the task's mounts are "
-		       "made; %s is not a directory",
-		       mount->source);
-		return false;
-	}
-	return true;
 }
 
 void mount_configs_free(struct mount_config *mounts, size_t count)
@@ -203,8 +174,7 @@ static bool parse_options(struct load_context *context, const yaml_node_t *node,
 
 /* One item of `mounts`; false (reported) when it cannot be used. */
 static bool parse_mount(struct load_context *context, const yaml_node_t *node,
-			const struct where *where, struct mount_config *out,
-			const yaml_node_t **propagation_node)
+			const struct where *where, struct mount_config *out)
 {
 	struct map_entries fields;
 	const yaml_node_t *field;
@@ -213,7 +183,6 @@ static bool parse_mount(struct load_context *context, const yaml_node_t *node,
 	bool valid = true;
 
 	memset(out, 0, sizeof(*out));
-	*propagation_node = NULL;
 	if (!expect_map(context, node, where,
 			"a map such as {source: /srv/data, target: /data} or {type: tmpfs, "
 			"target: /tmp}"))
@@ -256,12 +225,22 @@ static bool parse_mount(struct load_context *context, const yaml_node_t *node,
 					   propagation_names, PROPAGATION_COUNT);
 		if (index >= 0)
 			out->propagation = propagation_flags[index];
-		out->bidirectional = index == (int)PROPAGATION_BIDIRECTIONAL;
-		*propagation_node = field;
 		valid &= index >= 0;
-		/* Once type and source are known to be right. */
-		if (valid && out->bidirectional)
-			valid &= check_bidirectional(context, field, &field_where, out);
+		out->bidirectional = index == BIDIRECTIONAL_INDEX;
+		struct stat status;
+		if (out->bidirectional && !bind) {
+			report(context, field, &field_where,
+			       "bidirectional is for a bind mount: a new file system has no host "
+			       "side to share mounts with");
+			valid = false;
+		} else if (out->bidirectional && out->source && stat(out->source, &status) == 0 &&
+			   !S_ISDIR(status.st_mode)) {
+			report(context, field, &field_where,
+			       "bidirectional needs a directory as source, where the task's mounts "
+			       "are made; %s is not one",
+			       out->source);
+			valid = false;
+		}
 	}
 	if ((field = map_lookup(&fields, "options"))) {
 		field_where = where_field(where, "options", buffer, sizeof(buffer));
@@ -286,8 +265,6 @@ static void parse_mounts(struct load_context *context, const yaml_node_t *node,
 		return;
 	count = list_length(node);
 	out->mounts = xcalloc(count ? count : 1, sizeof(*out->mounts));
-	out->mount_indexes = xcalloc(count ? count : 1, sizeof(*out->mount_indexes));
-	out->propagation_nodes = xcalloc(count ? count : 1, sizeof(*out->propagation_nodes));
 	for (size_t i = 0; i < count; i++) {
 		char field[64];
 		struct where item_where;
@@ -297,12 +274,15 @@ static void parse_mounts(struct load_context *context, const yaml_node_t *node,
 
 		if (!item)
 			continue;
-		if (parse_mount(context, item, &item_where, mount,
-				&out->propagation_nodes[out->mount_count])) {
-			out->mount_indexes[out->mount_count] = i;
-			out->mount_count++;
-		} else
+		if (!parse_mount(context, item, &item_where, mount)) {
 			mount_config_clear(mount);
+			continue;
+		}
+		if (mount->bidirectional && !out->bidirectional_node) {
+			out->bidirectional_node = item;
+			out->bidirectional_index = i;
+		}
+		out->mount_count++;
 	}
 }
 
@@ -343,6 +323,16 @@ void root_fields_check(struct load_context *context, const char *owner,
 	    {fields->mounts_node, "isolation.mounts"},
 	};
 
+	if (fields->bidirectional_node && (namespaces & ISOLATION_NS_USER)) {
+		char field[64];
+		snprintf(field, sizeof(field), "isolation.mounts[%zu].propagation",
+			 fields->bidirectional_index);
+		report(context, fields->bidirectional_node, &(struct where){owner, field},
+		       "bidirectional cannot work in a user namespace%s: the kernel makes the "
+		       "mounts a less privileged namespace receives slaves, so the task's mounts "
+		       "would never reach the host; drop user from isolation.namespaces",
+		       set_in);
+	}
 	if (namespaces & ISOLATION_NS_MOUNT)
 		return;
 	for (size_t i = 0; i < sizeof(written) / sizeof(written[0]); i++) {
@@ -351,47 +341,6 @@ void root_fields_check(struct load_context *context, const char *owner,
 			report(context, written[i].node, &where,
 			       "needs the mount namespace%s; add mount to isolation.namespaces",
 			       set_in);
-	}
-}
-
-/* Why a bidirectional mount cannot work for a task isolated as `merged`,
- * or NULL. The mount namespace is not among them: without it the mounts
- * are refused as a whole (root_fields_check). */
-static const char *bidirectional_obstacle(const struct isolation_config *merged)
-{
-	if (merged->namespaces & ISOLATION_NS_USER)
-		return "cannot work in a user namespace: the kernel makes the mounts it copies "
-		       "into a less privileged mount namespace slaves of the host's, so the "
-		       "task's mounts would never reach the host; leave user out of "
-		       "isolation.namespaces";
-	if (!(merged->capabilities & (UINT64_C(1) << CAP_SYS_ADMIN)))
-		return "shares the mounts the task makes, but without the sys_admin capability "
-		       "the task can make none; add sys_admin to isolation.capabilities.add";
-	if (merged->seccomp.kind == SECCOMP_PROFILE_DEFAULT)
-		return "shares the mounts the task makes, but the default seccomp profile "
-		       "refuses mount, fsmount and move_mount; take seccomp: unconfined or a "
-		       "profile that allows them";
-	return NULL;
-}
-
-void root_fields_check_bidirectional(struct load_context *context, const char *owner,
-				     const struct root_fields *fields, const char *set_in,
-				     const struct isolation_config *merged)
-{
-	const char *obstacle;
-
-	if (!(merged->namespaces & ISOLATION_NS_MOUNT) ||
-	    !(obstacle = bidirectional_obstacle(merged)))
-		return;
-	for (size_t i = 0; i < fields->mount_count; i++) {
-		char field[96];
-
-		if (!fields->mounts[i].bidirectional)
-			continue;
-		snprintf(field, sizeof(field), "isolation.mounts[%zu].propagation",
-			 fields->mount_indexes[i]);
-		report(context, fields->propagation_nodes[i], &(struct where){owner, field},
-		       "bidirectional%s %s", set_in, obstacle);
 	}
 }
 
@@ -420,11 +369,17 @@ void root_fields_merge(struct isolation_config *merged, const struct root_fields
 		mount_config_copy(&merged->mounts[merged->mount_count++], &task->mounts[i]);
 }
 
+size_t mounts_bidirectional_count(const struct isolation_config *isolation)
+{
+	size_t count = 0;
+	for (size_t i = 0; i < isolation->mount_count; i++)
+		count += isolation->mounts[i].bidirectional;
+	return count;
+}
+
 void root_fields_free(struct root_fields *fields)
 {
 	free(fields->rootfs);
 	mount_configs_free(fields->mounts, fields->mount_count);
-	free(fields->mount_indexes);
-	free(fields->propagation_nodes);
 	*fields = (struct root_fields){0};
 }

@@ -52,6 +52,7 @@ struct log_fields {
 	uint64_t max_size;
 	unsigned keep;
 	uint64_t rate_limit;
+	bool separate_streams;
 };
 
 void log_fields_parse(struct load_context *context, const yaml_node_t *node,
@@ -138,12 +139,10 @@ struct root_fields {
 	size_t mount_count;
 	/* Set when written, valid or not: for "needs the mount namespace". */
 	const yaml_node_t *rootfs_node, *readonly_rootfs_node, *mounts_node;
-	/* For each of `mounts`: its place in the list as written and its
-	 * `propagation` node (NULL when not written), so that a bidirectional
-	 * mount that cannot work with the merged isolation is shown where it
-	 * was asked for. */
-	size_t *mount_indexes;
-	const yaml_node_t **propagation_nodes;
+	/* The first `propagation: bidirectional`, and which mount has it:
+	 * refused with a user namespace. */
+	const yaml_node_t *bidirectional_node;
+	size_t bidirectional_index;
 };
 
 /* Reads the three keys from an `isolation` map's entries. The checks that
@@ -162,14 +161,6 @@ void root_fields_check(struct load_context *context, const char *owner,
  * task's. Copies. */
 void root_fields_merge(struct isolation_config *merged, const struct root_fields *group,
 		       const struct root_fields *task);
-
-/* The bidirectional mounts of `fields` that cannot work with the task's
- * merged isolation (a user namespace, no sys_admin, the default seccomp
- * profile), reported at their propagation for `owner`; `set_in` as above.
- * Without the mount namespace root_fields_check said it already. */
-void root_fields_check_bidirectional(struct load_context *context, const char *owner,
-				     const struct root_fields *fields, const char *set_in,
-				     const struct isolation_config *merged);
 
 void root_fields_free(struct root_fields *fields);
 

@@ -10,7 +10,8 @@
 
 static const char *const readiness_keys[] = {
 	"notify",   "fd",      "exec",	   "tcp",	    "http",	     "unix",
-	"interval", "timeout", "watchdog", "start_interval", "initial_delay", "inside", NULL};
+	"interval", "timeout", "watchdog", "start_interval", "initial_delay", "inside",
+	"continuous", "failures", NULL};
 static const char *const health_keys[] = {
 	"exec",	    "tcp",	"http",	    "unix",	     "interval",      "timeout",
 	"failures", "start_interval", "initial_delay", "inside", NULL};
@@ -53,6 +54,8 @@ enum notify_method { NOTIFY_SYSTEMD, NOTIFY_FD };
 #define HEALTH_DEFAULT_INTERVAL_MS    10000
 #define HEALTH_DEFAULT_TIMEOUT_MS     5000
 #define HEALTH_DEFAULT_FAILURES       3
+/* Kubernetes' failureThreshold: one failed run is not yet an outage. */
+#define READINESS_DEFAULT_FAILURES    3
 
 /* 0-2 are the task's stdio. The top keeps the fd under the usual soft
  * RLIMIT_NOFILE of 1024, so the runtime can place it without raising
@@ -202,6 +205,40 @@ static int parse_readiness_kind(struct load_context *context, const yaml_node_t 
 	return -1;
 }
 
+/* `continuous` and its `failures`: a probe goes on after the start, and
+ * notify systemd takes RELOADING=1 as "not ready"; a notify fd, said once,
+ * cannot say it again. */
+static void parse_continuous(struct load_context *context, const struct map_entries *fields,
+			     const struct where *where, int kind, struct readiness_config *out)
+{
+	const yaml_node_t *field, *failures = map_lookup(fields, "failures");
+	char buffer[64];
+	struct where field_where;
+	if ((field = map_lookup(fields, "continuous"))) {
+		field_where = where_field(where, "continuous", buffer, sizeof(buffer));
+		if (expect_bool(context, field, &field_where, &out->continuous) &&
+		    out->continuous && kind == READINESS_NOTIFY_FD) {
+			report(context, field, &field_where,
+			       "does not go with \"notify: fd\" (its newline is said once; take "
+			       "a probe, or notify: systemd with RELOADING=1 and READY=1)");
+			out->continuous = false;
+		}
+	}
+	if (kind == READINESS_PROBE && out->continuous)
+		out->failures = READINESS_DEFAULT_FAILURES;
+	if (!failures)
+		return;
+	field_where = where_field(where, "failures", buffer, sizeof(buffer));
+	if (kind == READINESS_PROBE && out->continuous)
+		parse_failures(context, failures, &field_where, &out->failures);
+	else if (kind >= 0)
+		report(context, failures, &field_where,
+		       kind == READINESS_PROBE
+			   ? "only goes with \"continuous: true\" (until the task is first ready, "
+			     "failures only mean \"not ready yet\")"
+			   : "only goes with a probe and \"continuous: true\"");
+}
+
 void readiness_parse(struct load_context *context, const yaml_node_t *node,
 		     const struct where *where, enum lifecycle_stage stage,
 		     struct readiness_config *out)
@@ -273,6 +310,8 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 			report(context, field, &field_where,
 			       "only goes with \"notify: systemd\" (WATCHDOG=1 comes that way)");
 	}
+
+	parse_continuous(context, &fields, where, kind, out);
 
 	if (kind == READINESS_PROBE) {
 		/* A run is cut at the interval, so that runs never overlap and

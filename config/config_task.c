@@ -538,6 +538,7 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	task->log_max_size = log.max_size;
 	task->log_keep = log.keep;
 	task->log_rate_limit = log.rate_limit;
+	task->log_separate_streams = log.separate_streams;
 	task->task_dirs = group->task_dirs;
 	if ((field = map_lookup(&fields, "task_dirs")))
 		expect_bool(context, field, &(struct where){owner, "task_dirs"}, &task->task_dirs);

@@ -123,14 +123,18 @@ CHILD_CODE static int make_symlink(int root_fd, const struct mount_step *step, i
 	return result < 0 ? fail(stage, SPAWN_STAGE_MOUNT) : 0;
 }
 
+CHILD_CODE static long clone_tree(const struct mount_step *step)
+{
+	return syscall(SYS_open_tree, AT_FDCWD, step->source,
+		       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (step->recursive ? AT_RECURSIVE : 0));
+}
+
 /* A detached mount (or tree) for the step: a clone of the host's path, or
  * a new file system configured with the step's options. */
 CHILD_CODE static long make_mount(const struct mount_step *step)
 {
 	if (step->kind == MOUNT_STEP_BIND)
-		return syscall(SYS_open_tree, AT_FDCWD, step->source,
-			       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-				   (step->recursive ? AT_RECURSIVE : 0));
+		return clone_tree(step);
 	long context = syscall(SYS_fsopen, step->type, FSOPEN_CLOEXEC);
 	if (context < 0)
 		return -1;
@@ -173,18 +177,18 @@ CHILD_CODE static int set_attributes(long mount, const struct mount_step *step)
 	return 0;
 }
 
-/* `tree`: the step's clone of a shared source (bidirectional), else -1. */
-CHILD_CODE static int apply_step(int root_fd, const struct mount_step *step, long tree,
-				 int *stage)
+/* `held`: the step's tree, cloned before the namespace was made private
+ * (shared_with_host), or -1. */
+CHILD_CODE static int apply_step(int root_fd, const struct mount_step *step, int held, int *stage)
 {
 	if (step->kind == MOUNT_STEP_SYMLINK)
 		return make_symlink(root_fd, step, stage);
 	long target = open_target(root_fd, step);
 	if (target < 0) {
-		close_keeping_errno(tree);
+		close_keeping_errno(held);
 		return fail(stage, SPAWN_STAGE_MOUNT_TARGET);
 	}
-	long mount = tree >= 0 ? tree : make_mount(step);
+	long mount = held >= 0 ? held : make_mount(step);
 	long result = mount < 0 ? -1
 				: syscall(SYS_move_mount, (int)mount, "", (int)target, "",
 					  MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
@@ -209,28 +213,27 @@ CHILD_CODE static int pivot_into(int root_fd)
 	return 0;
 }
 
-CHILD_CODE int mount_plan_clone_shared(const struct mount_plan *plan, int *trees, int *stage,
-				       int *index)
+CHILD_CODE int mount_plan_hold_shared(const struct mount_plan *plan,
+				      int held[MOUNT_BIDIRECTIONAL_MAX], int *stage, int *index)
 {
-	size_t taken = 0;
+	size_t count = 0;
 	for (size_t i = 0; i < plan->step_count; i++) {
 		const struct mount_step *step = &plan->steps[i];
-		if (!step->bidirectional)
+		if (!step->shared_with_host || count == MOUNT_BIDIRECTIONAL_MAX)
 			continue;
-		long tree = syscall(SYS_open_tree, AT_FDCWD, step->source,
-				    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-		if (tree < 0) {
-			*index = (int)i;
-			return fail(stage, SPAWN_STAGE_MOUNT_CLONE_SHARED);
-		}
-		trees[taken++] = (int)tree;
+		*index = (int)i;
+		long tree = clone_tree(step);
+		if (tree < 0)
+			return fail(stage, SPAWN_STAGE_MOUNT);
+		held[count++] = (int)tree;
 	}
 	return 0;
 }
 
-CHILD_CODE int mount_plan_apply(const struct mount_plan *plan, const int *trees, int *stage,
-				int *index)
+CHILD_CODE int mount_plan_apply(const struct mount_plan *plan,
+				const int held[MOUNT_BIDIRECTIONAL_MAX], int *stage, int *index)
 {
+	size_t used = 0;
 	const char *root = plan->rootfs ? plan->rootfs : "/";
 	/* pivot_root needs the new root to be a mount point. */
 	if (plan->rootfs &&
@@ -240,11 +243,11 @@ CHILD_CODE int mount_plan_apply(const struct mount_plan *plan, const int *trees,
 	if (root_fd < 0)
 		return fail(stage, SPAWN_STAGE_ROOTFS);
 	int result = 0;
-	size_t tree_index = 0;
 	for (size_t i = 0; result == 0 && i < plan->step_count; i++) {
+		const struct mount_step *step = &plan->steps[i];
+		bool shared = step->shared_with_host && used < MOUNT_BIDIRECTIONAL_MAX;
 		*index = (int)i;
-		long tree = plan->steps[i].bidirectional && trees ? trees[tree_index++] : -1;
-		result = apply_step((int)root_fd, &plan->steps[i], tree, stage);
+		result = apply_step((int)root_fd, step, shared ? held[used++] : -1, stage);
 	}
 	if (result == 0 && plan->rootfs && pivot_into((int)root_fd) < 0)
 		result = fail(stage, SPAWN_STAGE_PIVOT_ROOT);

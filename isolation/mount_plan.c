@@ -199,17 +199,7 @@ static int add_mount(struct mount_plan *plan, const struct mount_config *mount, 
 	}
 	step->readonly = mount->readonly;
 	step->propagation = mount->propagation;
-	if (mount->bidirectional && !mount->type) {
-		if (plan->bidirectional_count == MOUNT_PLAN_BIDIRECTIONAL_MAX) {
-			snprintf(error, error_size,
-				 "bind %s on %s: at most %d bidirectional mounts per task",
-				 mount->source, mount->target, MOUNT_PLAN_BIDIRECTIONAL_MAX);
-			return -1;
-		}
-		step->bidirectional = true;
-		step->propagation = 0; /* the host's peer group, as it is */
-		plan->bidirectional_count++;
-	}
+	step->shared_with_host = mount->bidirectional;
 	return take_options(step, mount, error, error_size);
 }
 
@@ -284,8 +274,8 @@ void mount_plan_describe_step(const struct mount_plan *plan, int index, char *bu
 	const struct mount_step *step = &plan->steps[index];
 	switch (step->kind) {
 	case MOUNT_STEP_BIND:
-		snprintf(buffer, size, "bind %s%s on %s%s", step->device ? "device " : "",
-			 step->source, step->target, step->bidirectional ? " (bidirectional)" : "");
+		snprintf(buffer, size, "bind %s%s on %s", step->device ? "device " : "",
+			 step->source, step->target);
 		break;
 	case MOUNT_STEP_FS:
 		snprintf(buffer, size, "mount %s on %s", step->type, step->target);
@@ -314,9 +304,6 @@ void mount_plan_describe_failure(const struct mount_plan *plan, int stage, int i
 		break;
 	case SPAWN_STAGE_MOUNT:
 		snprintf(buffer, size, "%s: %s", step, reason);
-		break;
-	case SPAWN_STAGE_MOUNT_CLONE_SHARED:
-		snprintf(buffer, size, "%s: clone the host's shared mount: %s", step, reason);
 		break;
 	case SPAWN_STAGE_PIVOT_ROOT:
 		snprintf(buffer, size, "pivot_root into %s: %s", rootfs, reason);

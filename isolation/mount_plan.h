@@ -61,16 +61,12 @@ struct mount_step {
 	 * bound tree (recursively) once it is attached. */
 	uint64_t attributes;
 	unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED [|MS_REC]; 0: keep */
-	/* BIND: a peer of the host's source (`propagation: bidirectional`):
-	 * cloned before / is made private (mount_plan_clone_shared), attached
-	 * here. corral made the source a shared mount before the clone
-	 * (shared_source.h). */
-	bool bidirectional;
+	/* BIND, propagation bidirectional: the tree is cloned while the new
+	 * namespace's copy of the host's (shared) source is still its peer,
+	 * before everything is made private (mount_plan_hold_shared); the
+	 * clone stays in the host's peer group. */
+	bool shared_with_host;
 };
-
-/* The child keeps one fd per bidirectional bind on its stack, between the
- * clone of the source and its attachment. */
-#define MOUNT_PLAN_BIDIRECTIONAL_MAX 32
 
 struct mount_plan {
 	char *rootfs; /* NULL: the host's / */
@@ -79,7 +75,6 @@ struct mount_plan {
 	size_t step_count;
 	size_t capacity;
 	bool has_additions; /* built with a start's additions: rebuild next time */
-	size_t bidirectional_count; /* steps with `bidirectional` */
 };
 
 /* From the task's isolation and this start's additions (NULL: none).
@@ -101,14 +96,12 @@ void mount_plan_describe_failure(const struct mount_plan *plan, int stage, int i
 				 const char *reason, char *buffer, size_t size);
 
 /* Child side (mount_apply.c), raw syscalls only. What failed is said by
- * *stage (a SPAWN_STAGE_*) and *index (the step). */
-
-/* Before / is made private: a detached clone of each bidirectional bind's
- * source, in `trees` (bidirectional_count of them, CLOEXEC). A clone of a
- * shared mount joins its peer group, and making / private later does not
- * reach a detached tree: the clone stays the host's peer. */
-int mount_plan_clone_shared(const struct mount_plan *plan, int *trees, int *stage, int *index);
-
-/* `trees`: from mount_plan_clone_shared (NULL without bidirectional
- * binds); each is attached at its step, and closed. */
-int mount_plan_apply(const struct mount_plan *plan, const int *trees, int *stage, int *index);
+ * *stage (a SPAWN_STAGE_*) and *index (the step).
+ *
+ * First, before the namespace is made private: a detached clone of each
+ * shared_with_host step's source, in step order, into held[]. */
+int mount_plan_hold_shared(const struct mount_plan *plan, int held[MOUNT_BIDIRECTIONAL_MAX],
+			   int *stage, int *index);
+/* Then the steps; the shared ones attach what was held. */
+int mount_plan_apply(const struct mount_plan *plan, const int held[MOUNT_BIDIRECTIONAL_MAX],
+		     int *stage, int *index);

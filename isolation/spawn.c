@@ -190,7 +190,7 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	if (!request->inherit_stdio &&
 	    (syscall(SYS_dup2, slots->stdin_fd, STDIN_FILENO) < 0 ||
 	     syscall(SYS_dup2, slots->output_fd, STDOUT_FILENO) < 0 ||
-	     syscall(SYS_dup2, slots->output_fd, STDERR_FILENO) < 0))
+	     syscall(SYS_dup2, slots->stderr_fd, STDERR_FILENO) < 0))
 		child_fail(error_fd, SPAWN_STAGE_STDIO);
 
 	const struct spawn_isolation *isolation = request->isolation;
@@ -275,7 +275,8 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
  * it. */
 static const size_t slot_offsets[] = {
 	offsetof(struct spawn_slots, devnull_fd), offsetof(struct spawn_slots, stdin_fd),
-	offsetof(struct spawn_slots, output_fd),  offsetof(struct spawn_slots, error_fd),
+	offsetof(struct spawn_slots, output_fd),  offsetof(struct spawn_slots, stderr_fd),
+	offsetof(struct spawn_slots, error_fd),
 	offsetof(struct spawn_slots, notify_fd),  offsetof(struct spawn_slots, sync_fd),
 	offsetof(struct spawn_slots, netns_fd),   offsetof(struct spawn_slots, reaper_fd),
 	offsetof(struct spawn_slots, reaper_status_fd),
@@ -348,6 +349,7 @@ static bool joins_network_namespace(const struct spawn_request *request)
 static void release_slots(struct spawn_slots *slots, const struct spawn_request *request)
 {
 	dup3(slots->devnull_fd, slots->error_fd, O_CLOEXEC);
+	dup3(slots->devnull_fd, slots->stderr_fd, O_CLOEXEC);
 	if (request->notify_target >= 0)
 		dup3(slots->devnull_fd, slots->notify_fd, O_CLOEXEC);
 	if (request->between)
@@ -362,7 +364,9 @@ static void release_slots(struct spawn_slots *slots, const struct spawn_request 
 static int park_slots(struct spawn_slots *slots, const struct spawn_request *request,
 		      int error_write_fd, int sync_child_fd)
 {
+	int stderr_fd = request->separate_stderr ? request->stderr_fd : request->output_fd;
 	if (dup3(request->output_fd, slots->output_fd, O_CLOEXEC) < 0 ||
+	    dup3(stderr_fd, slots->stderr_fd, O_CLOEXEC) < 0 ||
 	    dup3(error_write_fd, slots->error_fd, O_CLOEXEC) < 0 ||
 	    (request->notify_target >= 0 &&
 	     dup3(request->notify_fd, slots->notify_fd, O_CLOEXEC) < 0) ||
@@ -575,7 +579,6 @@ void spawn_failure_describe(const struct spawn_request *request,
 	case SPAWN_STAGE_ROOTFS:
 	case SPAWN_STAGE_MOUNT_TARGET:
 	case SPAWN_STAGE_MOUNT:
-	case SPAWN_STAGE_MOUNT_CLONE_SHARED:
 	case SPAWN_STAGE_PIVOT_ROOT:
 	case SPAWN_STAGE_READONLY_ROOTFS:
 		mount_plan_describe_failure(request->isolation ? request->isolation->mounts : NULL,

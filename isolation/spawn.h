@@ -30,7 +30,6 @@ enum spawn_stage {
 	SPAWN_STAGE_ROOTFS,       /* the rootfs bound onto itself, opened */
 	SPAWN_STAGE_MOUNT_TARGET, /* index: the mount plan's step */
 	SPAWN_STAGE_MOUNT,        /* index: the mount plan's step */
-	SPAWN_STAGE_MOUNT_CLONE_SHARED, /* index: the bidirectional step */
 	SPAWN_STAGE_PIVOT_ROOT,
 	SPAWN_STAGE_MASK,
 	SPAWN_STAGE_READ_ONLY,
@@ -67,6 +66,7 @@ enum spawn_stage {
 struct spawn_slots {
 	int stdin_fd;  /* /dev/null, for good */
 	int output_fd; /* the task's output pipe, refreshed per spawn */
+	int stderr_fd; /* its stderr: the output pipe, or a pipe of its own, during a spawn */
 	int error_fd;  /* the error pipe's write end during a spawn, else /dev/null */
 	int notify_fd; /* a readiness pipe's write end during a spawn, else /dev/null */
 	int sync_fd;   /* the child's end of the sync socket during a spawn with a
@@ -104,6 +104,9 @@ struct spawn_request {
 	const gid_t *groups;
 	size_t group_count;
 	int output_fd; /* becomes both stdout and stderr; stdin is /dev/null */
+	/* log.streams: separate: stderr is stderr_fd instead. */
+	bool separate_stderr;
+	int stderr_fd;
 	/* Instead: the task keeps corral's own stdin, stdout and stderr
 	 * (one-command mode, as tini passes a terminal on untouched). */
 	bool inherit_stdio;

@@ -125,12 +125,11 @@ CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolatio
 	if (isolation->new_cgroup_namespace && syscall(SYS_unshare, CLONE_NEWCGROUP) < 0)
 		return fail(stage, SPAWN_STAGE_CGROUP_NAMESPACE);
 	if (isolation->clone_flags & CLONE_NEWNS) {
-		/* Bidirectional binds first, while the new namespace's copies
-		 * of the host's shared sources are still their peers: a
-		 * detached clone stays a peer through the step below. */
-		int trees[MOUNT_PLAN_BIDIRECTIONAL_MAX];
-		bool has_trees = isolation->mounts && isolation->mounts->bidirectional_count;
-		if (has_trees && mount_plan_clone_shared(isolation->mounts, trees, stage, index) < 0)
+		/* A bidirectional bind's tree, while it is still a peer of the
+		 * host's source; it stays one (a detached tree is not touched
+		 * by what follows). */
+		int held[MOUNT_BIDIRECTIONAL_MAX];
+		if (isolation->mounts && mount_plan_hold_shared(isolation->mounts, held, stage, index) < 0)
 			return -errno;
 		/* Nothing else mounted here may reach corral's mount namespace. */
 		if (syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -139,8 +138,7 @@ CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolatio
 		    syscall(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			    NULL) < 0)
 			return fail(stage, SPAWN_STAGE_PROC);
-		if (isolation->mounts &&
-		    mount_plan_apply(isolation->mounts, has_trees ? trees : NULL, stage, index) < 0)
+		if (isolation->mounts && mount_plan_apply(isolation->mounts, held, stage, index) < 0)
 			return -errno;
 		for (size_t i = 0; isolation->mask_proc && i < COUNT(masked_paths); i++)
 			if (mask(masked_paths[i]) < 0) {

@@ -1,7 +1,6 @@
 #include "isolation/task_isolation.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -223,48 +222,6 @@ int task_isolation_refresh_mounts(struct task_isolation *isolation,
 	return 0;
 }
 
-int task_isolation_share_sources(struct task_isolation *isolation, char *error,
-				 size_t error_size)
-{
-	const struct mount_plan *plan = isolation->spawn.mounts;
-	if (!plan || !plan->bidirectional_count || isolation->shared_sources)
-		return 0;
-	isolation->shared_sources = xcalloc(plan->bidirectional_count, sizeof(char *));
-	for (size_t i = 0; i < plan->step_count; i++) {
-		const struct mount_step *step = &plan->steps[i];
-		char canonical[PATH_MAX], why[PATH_MAX + 128], step_text[2 * PATH_MAX + 64];
-		if (!step->bidirectional)
-			continue;
-		if (shared_source_acquire(step->source, canonical, why, sizeof(why)) < 0) {
-			mount_plan_describe_step(plan, (int)i, step_text, sizeof(step_text));
-			snprintf(error, error_size, "%s: %s", step_text, why);
-			task_isolation_unshare_sources(isolation, why, sizeof(why));
-			return -1;
-		}
-		isolation->shared_sources[isolation->shared_source_count++] = xstrdup(canonical);
-	}
-	return 0;
-}
-
-int task_isolation_unshare_sources(struct task_isolation *isolation, char *error,
-				   size_t error_size)
-{
-	int result = 0;
-	for (size_t i = 0; i < isolation->shared_source_count; i++) {
-		char why[PATH_MAX + 128];
-		if (shared_source_release(isolation->shared_sources[i], why, sizeof(why)) < 0) {
-			if (result == 0)
-				snprintf(error, error_size, "bidirectional mount: %s", why);
-			result = -1;
-		}
-		free(isolation->shared_sources[i]);
-	}
-	free(isolation->shared_sources);
-	isolation->shared_sources = NULL;
-	isolation->shared_source_count = 0;
-	return result;
-}
-
 void task_isolation_refresh(struct task_isolation *isolation, const struct task_plan *plan)
 {
 	if (isolation->reaper_argv)
@@ -273,10 +230,6 @@ void task_isolation_refresh(struct task_isolation *isolation, const struct task_
 
 void task_isolation_free(struct task_isolation *isolation)
 {
-	char ignored[64];
-	/* The supervisor gave them back at the run's end, and said what
-	 * failed; this is for a start that never got there. */
-	task_isolation_unshare_sources(isolation, ignored, sizeof(ignored));
 	give_back_program(isolation);
 	if (isolation->reaper_argv)
 		free(isolation->reaper_argv[1]);

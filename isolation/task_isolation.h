@@ -10,7 +10,6 @@
 #include "config/config.h"
 #include "isolation/capabilities.h"
 #include "isolation/seccomp_profile.h"
-#include "isolation/shared_source.h"
 #include "isolation/spawn.h"
 #include "isolation/spawn_isolation.h"
 #include "isolation/task_plan.h"
@@ -28,10 +27,6 @@ struct task_isolation {
 	 * a reaper. */
 	int reaper_status_target;
 	struct mount_plan mounts; /* with a mount namespace */
-	/* During a run: the bidirectional binds' sources, made shared on the
-	 * host (shared_source.h), as the canonical paths to give back. */
-	char **shared_sources;
-	size_t shared_source_count;
 	struct user_namespace_maps user_maps;
 	/* In a user namespace corral sets the rlimits, not the child. */
 	const struct rlimit_config *parent_rlimits;
@@ -54,18 +49,6 @@ int task_isolation_refresh_mounts(struct task_isolation *isolation,
  * spawn_request.between (context: the struct task_isolation); NULL when the
  * task needs none and takes the vfork fast path. */
 spawn_between_fn *task_isolation_between(const struct task_isolation *isolation);
-
-/* Before a start, after task_isolation_refresh_mounts: the sources of
- * the bidirectional binds made shared mounts on the host. 0, or -1 with
- * `error` naming the mount ("bind /srv/x on /x (bidirectional): bind
- * /srv/x onto itself: ..."); nothing is held then. */
-int task_isolation_share_sources(struct task_isolation *isolation, char *error,
-				 size_t error_size);
-/* The run is over, or the start failed: the sources given back, the last
- * user unmounting what appeared below them. Safe to call more than once.
- * 0, or -1 with `error` saying what stays mounted. */
-int task_isolation_unshare_sources(struct task_isolation *isolation, char *error,
-				   size_t error_size);
 
 /* The reaper execs the command by its path: follow the plan's. */
 void task_isolation_refresh(struct task_isolation *isolation, const struct task_plan *plan);

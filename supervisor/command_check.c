@@ -3,6 +3,7 @@
 
 #include "config/config.h"
 #include "supervisor/commands.h"
+#include "supervisor/fd_budget.h"
 
 static void print_check_usage(FILE *out)
 {
@@ -41,6 +42,10 @@ int command_check(int argc, char **argv)
 		tasks += config->groups[i].task_count;
 	printf("%s: ok (%zu group%s, %zu task%s)\n", path, config->group_count,
 	       config->group_count == 1 ? "" : "s", tasks, tasks == 1 ? "" : "s");
+	/* `corral run` raises the soft limit to the hard one: compare with that. */
+	char warning[320];
+	if (fd_budget_check(config, true, warning, sizeof(warning)) < 0)
+		fprintf(stderr, "%s: warning: %s\n", path, warning);
 	config_free(config);
 	return 0;
 }

@@ -77,7 +77,7 @@ static void format_utc_time(double seconds, char *buffer, size_t size)
 }
 
 /* --json: {"time","group","task","line"}, the fields log shippers take. */
-static void print_log_json(double time, const char *task, const char *text)
+static void print_log_json(double time, const char *task, const char *stream, const json_t *text)
 {
 	const char *slash = strchr(task, '/');
 	json_t *object = json_object();
@@ -85,7 +85,9 @@ static void print_log_json(double time, const char *task, const char *text)
 	json_object_set_new(object, "group",
 			    slash ? json_stringn(task, (size_t)(slash - task)) : json_string(task));
 	json_object_set_new(object, "task", json_string(slash ? slash + 1 : task));
-	json_object_set_new(object, "line", json_string(text));
+	if (stream)
+		json_object_set_new(object, "stream", json_string(stream));
+	json_object_set_new(object, "line", json_copy((json_t *)text));
 	char *dumped = json_dumps(object, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (dumped)
 		printf("%s\n", dumped);
@@ -94,27 +96,35 @@ static void print_log_json(double time, const char *task, const char *text)
 }
 
 /* logs: the text of each line as the task wrote it, after its time (-t)
- * and its task (when there are several). */
+ * and its task (when there are several). A line from a task's separate
+ * stderr goes to our stderr, as `docker logs` does. */
 static void print_log_line(const struct stream_command *command, const json_t *line)
 {
 	const json_t *text = json_object_get(line, "text");
 	const char *task = json_string_value(json_object_get(line, "task"));
+	const char *stream = json_string_value(json_object_get(line, "stream"));
 	double time = json_number_value(json_object_get(line, "time"));
 
 	if (!json_is_string(text) || (command->since && time < command->since))
 		return;
 	if (command->json) {
-		print_log_json(time, task ? task : "?", json_string_value(text));
+		print_log_json(time, task ? task : "?", stream, text);
 		return;
+	}
+	FILE *out = stdout;
+	if (stream && strcmp(stream, "stderr") == 0) {
+		fflush(stdout); /* what came before it is seen before it */
+		out = stderr;
 	}
 	if (command->timestamps) {
 		char stamp[40];
 		format_utc_time(time, stamp, sizeof(stamp));
-		printf("%s ", stamp);
+		fprintf(out, "%s ", stamp);
 	}
 	if (!command->one_task)
-		printf("%s | ", task ? task : "?");
-	printf("%s\n", json_string_value(text));
+		fprintf(out, "%s | ", task ? task : "?");
+	fwrite(json_string_value(text), 1, json_string_length(text), out); /* NULs too */
+	fputc('\n', out);
 }
 
 /* "14:03:07.123" in local time; the date is rarely in doubt for recent

@@ -272,7 +272,9 @@ enum control_read_result control_connection_read(struct control_connection *conn
 	while (line && length == 0); /* blank lines carry nothing */
 	if (!line)
 		return stop;
-	*reply = json_loadb(line, length, 0, &error);
+	/* A task's output may hold NUL bytes, which the server sends as
+	 * \u0000: taken, and printed by length. */
+	*reply = json_loadb(line, length, JSON_ALLOW_NUL, &error);
 	if (!*reply || !json_is_object(*reply)) {
 		fprintf(stderr, "corral: corral sent a line that is not a JSON object: %s\n",
 			*reply ? "another JSON value" : error.text);

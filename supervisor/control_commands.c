@@ -245,7 +245,10 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 				  : json_null());
 	json_object_set_new(object, "restarts", json_integer(runner->restart_count));
 	json_object_set_new(object, "failed", json_boolean(runner->failed));
-	json_object_set_new(object, "ready", json_boolean(runner_is_ready(runner)));
+	json_object_set_new(object, "ready", json_boolean(runner_is_ready_now(runner)));
+	/* readiness.continuous: it was ready in this run, and is not now. */
+	json_object_set_new(object, "ready_lost", json_boolean(runner_is_ready(runner) &&
+							       runner->ready_lost));
 	json_object_set_new(object, "readiness_kind", readiness_kind_json(task->config));
 	json_object_set_new(object, "probes", probes_json(task, now_ms));
 	json_object_set_new(object, "status_text",
@@ -256,7 +259,7 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	json_object_set_new(object, "last_exit", last_exit_json(runner));
 	/* log.mode non-blocking: lines stdout could not take. */
 	json_object_set_new(object, "output_dropped_lines",
-			    json_integer((json_int_t)task->output.dropped_lines));
+			    json_integer((json_int_t)task_dropped_lines(task)));
 	json_object_set_new(object, "usage", usage_json(task));
 	json_object_set_new(object, "next_restart_in_ms",
 			    runner->delay_pending && runner->next_start_ms > now_ms
@@ -534,7 +537,8 @@ struct array_builder {
 	json_t *array;
 };
 
-static void add_event(void *pointer, uint64_t time_ms, const char *text, size_t length)
+static void add_event(void *pointer, uint64_t time_ms, unsigned tag, const char *text,
+		      size_t length)
 {
 	struct array_builder *builder = pointer;
 	json_t *event = json_loadb(text, length, 0, NULL);
@@ -555,7 +559,8 @@ struct log_collector {
 	const char *task; /* the one being collected */
 };
 
-static void collect_line(void *pointer, uint64_t time_ms, const char *text, size_t length)
+static void collect_line(void *pointer, uint64_t time_ms, unsigned stream, const char *text,
+			 size_t length)
 {
 	struct log_collector *collector = pointer;
 	if (collector->count == collector->capacity) {
@@ -566,7 +571,8 @@ static void collect_line(void *pointer, uint64_t time_ms, const char *text, size
 	collector->lines[collector->count] = (struct log_line){
 		.time_ms = time_ms,
 		.order = collector->count,
-		.json = output_line_json(time_ms, collector->task, text, length),
+		.json = output_line_json(time_ms, collector->task, (enum output_stream)stream, text,
+					 length),
 	};
 	collector->count++;
 }

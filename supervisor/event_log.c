@@ -46,7 +46,7 @@ static void write_json(struct event_log *log, json_t *object)
 	if (log->file)
 		fprintf(log->file, "%s\n", line);
 	uint64_t time_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
-	line_ring_append(&log->recent, time_ms, line, length);
+	line_ring_append(&log->recent, time_ms, 0, line, length);
 	if (log->on_event)
 		log->on_event(log->on_event_context, line, length);
 	free(line);

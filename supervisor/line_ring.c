@@ -6,6 +6,10 @@
 #include "config/xmalloc.h"
 
 #define HEADER_SIZE (sizeof(uint64_t) + sizeof(uint32_t))
+/* The length field's top two bits hold the tag: a line is at most a
+ * quarter of 64 MiB, far below 2^30. */
+#define TAG_SHIFT 30
+#define LENGTH_MASK ((UINT32_C(1) << TAG_SHIFT) - 1)
 
 void line_ring_init(struct line_ring *ring, size_t capacity)
 {
@@ -56,7 +60,7 @@ static size_t record_size_at(const struct line_ring *ring, size_t offset)
 		memcpy(&length, ring->bytes + start, sizeof(length));
 	else
 		ring_read(ring, start, &length, sizeof(length));
-	return HEADER_SIZE + length;
+	return HEADER_SIZE + (length & LENGTH_MASK);
 }
 
 static void write_header(struct line_ring *ring, size_t offset, uint64_t time_ms,
@@ -80,7 +84,8 @@ static void drop_oldest(struct line_ring *ring)
 	ring->count--;
 }
 
-void line_ring_append(struct line_ring *ring, uint64_t time_ms, const char *text, size_t length)
+void line_ring_append(struct line_ring *ring, uint64_t time_ms, unsigned tag, const char *text,
+		      size_t length)
 {
 	if (ring->capacity < 4 * HEADER_SIZE)
 		return;
@@ -95,14 +100,14 @@ void line_ring_append(struct line_ring *ring, uint64_t time_ms, const char *text
 		while (ring->used && ring->capacity - ring->used < size + ring->capacity / 8)
 			drop_oldest(ring);
 	size_t offset = ring->head + ring->used;
-	write_header(ring, offset, time_ms, (uint32_t)length);
+	write_header(ring, offset, time_ms,
+		     (uint32_t)length | (uint32_t)(tag & LINE_RING_TAG_MAX) << TAG_SHIFT);
 	ring_write(ring, offset + HEADER_SIZE, text, length);
 	ring->used += size;
 	ring->count++;
 }
 
-void line_ring_visit(const struct line_ring *ring, size_t tail,
-		     void (*visit)(void *context, uint64_t time_ms, const char *text, size_t length),
+void line_ring_visit(const struct line_ring *ring, size_t tail, line_ring_visit_fn *visit,
 		     void *context)
 {
 	if (!ring->bytes)
@@ -112,13 +117,14 @@ void line_ring_visit(const struct line_ring *ring, size_t tail,
 	char *text = xmalloc(ring->capacity / 4 + 1);
 	for (size_t i = 0; i < ring->count; i++) {
 		uint64_t time_ms;
-		uint32_t length;
+		uint32_t field;
 		ring_read(ring, offset, &time_ms, sizeof(time_ms));
-		ring_read(ring, offset + sizeof(time_ms), &length, sizeof(length));
+		ring_read(ring, offset + sizeof(time_ms), &field, sizeof(field));
+		uint32_t length = field & LENGTH_MASK;
 		if (i >= skip) {
 			ring_read(ring, offset + HEADER_SIZE, text, length);
 			text[length] = '\0';
-			visit(context, time_ms, text, length);
+			visit(context, time_ms, field >> TAG_SHIFT, text, length);
 		}
 		offset += HEADER_SIZE + length;
 	}
@@ -129,10 +135,11 @@ struct resize_copy {
 	struct line_ring *into;
 };
 
-static void copy_line(void *context, uint64_t time_ms, const char *text, size_t length)
+static void copy_line(void *context, uint64_t time_ms, unsigned tag, const char *text,
+		      size_t length)
 {
 	struct resize_copy *copy = context;
-	line_ring_append(copy->into, time_ms, text, length);
+	line_ring_append(copy->into, time_ms, tag, text, length);
 }
 
 void line_ring_resize(struct line_ring *ring, size_t capacity)

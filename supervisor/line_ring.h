@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 struct line_ring {
-	char *bytes;    /* records: [uint64 time_ms][uint32 length][text] */
+	char *bytes;    /* records: [uint64 time_ms][uint32 tag << 30 | length][text] */
 	size_t capacity;
 	size_t head;    /* offset of the oldest record */
 	size_t used;
@@ -21,10 +21,17 @@ void line_ring_free(struct line_ring *ring);
 /* A new capacity, keeping the newest lines that fit (reload). */
 void line_ring_resize(struct line_ring *ring, size_t capacity);
 
+/* A line's tag: a number from 0 to 3 kept with it (a task's output
+ * stream). */
+#define LINE_RING_TAG_MAX 3
+
 /* Longer lines are cut to a quarter of the capacity. */
-void line_ring_append(struct line_ring *ring, uint64_t time_ms, const char *text, size_t length);
+void line_ring_append(struct line_ring *ring, uint64_t time_ms, unsigned tag, const char *text,
+		      size_t length);
+
+typedef void line_ring_visit_fn(void *context, uint64_t time_ms, unsigned tag, const char *text,
+				size_t length);
 
 /* Calls `visit` for the last `tail` lines (0: all), oldest first. */
-void line_ring_visit(const struct line_ring *ring, size_t tail,
-		     void (*visit)(void *context, uint64_t time_ms, const char *text, size_t length),
+void line_ring_visit(const struct line_ring *ring, size_t tail, line_ring_visit_fn *visit,
 		     void *context);

@@ -179,17 +179,28 @@ void log_file_flush(struct log_file *file)
 	file->used = 0;
 }
 
-void log_file_append(struct log_file *file, uint64_t time_ms, const char *text, size_t length)
+/* "stdout " or "stderr " after the time, when the streams are apart. */
+#define STREAM_LENGTH 7
+
+void log_file_append(struct log_file *file, uint64_t time_ms, enum output_stream stream,
+		     const char *text, size_t length)
 {
 	if (!file->path)
 		return;
 	if (!file->buffer)
 		file->buffer = xmalloc(BUFFER_SIZE);
-	if (length > BUFFER_SIZE - STAMP_LENGTH - 1)
-		length = BUFFER_SIZE - STAMP_LENGTH - 1; /* a longer line is cut */
-	if (file->used + STAMP_LENGTH + length + 1 > BUFFER_SIZE)
+	const size_t head = STAMP_LENGTH + STREAM_LENGTH;
+	if (length > BUFFER_SIZE - head - 1)
+		length = BUFFER_SIZE - head - 1; /* a longer line is cut */
+	if (file->used + head + length + 1 > BUFFER_SIZE)
 		log_file_flush(file);
 	file->used += stamp(file->buffer + file->used, time_ms);
+	const char *stream_name = output_stream_name(stream);
+	if (stream_name) {
+		memcpy(file->buffer + file->used, stream_name, STREAM_LENGTH - 1);
+		file->buffer[file->used + STREAM_LENGTH - 1] = ' ';
+		file->used += STREAM_LENGTH;
+	}
 	memcpy(file->buffer + file->used, text, length);
 	file->used += length;
 	file->buffer[file->used++] = '\n';

@@ -1,6 +1,7 @@
 /* A task's log file (config `log.dir`), written and rotated by corral as
  * s6-log and supervisord do: DIR/GROUP/TASK.log, each line after the UTC
- * time it was read; at `max_size` the file becomes TASK.log.1 (the older
+ * time it was read (and its stream, "stdout" or "stderr", when the task's
+ * streams are kept apart); at `max_size` the file becomes TASK.log.1 (the older
  * ones move up, the one past `keep` is deleted) and a new one begins.
  *
  * Lines are gathered per event batch and written in one write(). A file
@@ -15,6 +16,7 @@
 #include <stdint.h>
 
 #include "supervisor/loop.h"
+#include "supervisor/output_stream.h"
 
 struct log_file {
 	char *path; /* NULL: no file */
@@ -39,7 +41,8 @@ void log_file_open(struct log_file *file, struct loop *loop, const char *dir,
 		   const char *full_name, uint64_t max_size, unsigned keep);
 
 /* One line (no newline) read at `time_ms`, CLOCK_REALTIME. */
-void log_file_append(struct log_file *file, uint64_t time_ms, const char *text, size_t length);
+void log_file_append(struct log_file *file, uint64_t time_ms, enum output_stream stream,
+		     const char *text, size_t length);
 
 /* What is gathered goes out now (the timer does it after each batch). */
 void log_file_flush(struct log_file *file);

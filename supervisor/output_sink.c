@@ -175,10 +175,12 @@ static size_t write_timestamp(char *out, uint64_t time_ms)
 	return length;
 }
 
-/* {"time":S.mmm,"group":"G","task":"T","line":"..."}: the fields of
- * `corral logs --json`, for Docker's json-file, Kubernetes and shippers. */
-static size_t write_json_line(char *out, const char *name, size_t name_length, const char *text,
-			      size_t length, uint64_t time_ms)
+/* {"time":S.mmm,"group":"G","task":"T","line":"..."}, "stream" before
+ * "line" when known: the fields of `corral logs --json`, for Docker's
+ * json-file, Kubernetes and shippers. */
+static size_t write_json_line(char *out, const char *name, size_t name_length,
+			      enum output_stream stream, const char *text, size_t length,
+			      uint64_t time_ms)
 {
 	const char *slash = memchr(name, '/', name_length);
 	size_t group_length = slash ? (size_t)(slash - name) : name_length;
@@ -190,6 +192,9 @@ static size_t write_json_line(char *out, const char *name, size_t name_length, c
 	used += 10;
 	if (slash)
 		used += json_escape_into(out + used, slash + 1, name_length - group_length - 1);
+	const char *stream_name = output_stream_name(stream);
+	if (stream_name)
+		used += (size_t)sprintf(out + used, "\",\"stream\":\"%s", stream_name);
 	memcpy(out + used, "\",\"line\":\"", 10);
 	used += 10;
 	used += json_escape_into(out + used, text, length);
@@ -197,12 +202,16 @@ static size_t write_json_line(char *out, const char *name, size_t name_length, c
 	return used + 3;
 }
 
+/* " stderr" after the name of a line from a separate stderr. */
+#define STDERR_MARK " stderr"
+#define STDERR_MARK_LENGTH (sizeof(STDERR_MARK) - 1)
+
 /* The most a line can take in the buffer, in the sink's format. */
 static size_t record_bound(const struct output_sink *sink, size_t name_length, size_t length)
 {
 	switch (sink->format) {
 	case OUTPUT_FORMAT_JSON:
-		return json_escaped_max(name_length + length) + 64;
+		return json_escaped_max(name_length + length) + 96;
 	case OUTPUT_FORMAT_TIMESTAMPED:
 		return TIMESTAMP_LENGTH + name_length + 3 + length + 1;
 	case OUTPUT_FORMAT_PLAIN:
@@ -212,9 +221,12 @@ static size_t record_bound(const struct output_sink *sink, size_t name_length, s
 }
 
 bool output_sink_append_line(struct output_sink *sink, const char *name, size_t name_length,
-			     const char *text, size_t length, uint64_t time_ms)
+			     enum output_stream stream, const char *text, size_t length,
+			     uint64_t time_ms)
 {
-	size_t record = record_bound(sink, name_length, length);
+	bool marked = stream == OUTPUT_STREAM_STDERR && sink->format != OUTPUT_FORMAT_JSON;
+	size_t mark_length = marked ? STDERR_MARK_LENGTH : 0;
+	size_t record = record_bound(sink, name_length + mark_length, length);
 	if (!make_room(sink, record)) {
 		if (!sink->broken && !sink->closing && record <= sink->capacity)
 			return false;
@@ -231,7 +243,7 @@ bool output_sink_append_line(struct output_sink *sink, const char *name, size_t 
 		compact(sink);
 	char *out = sink->buffer + sink->end;
 	if (sink->format == OUTPUT_FORMAT_JSON) {
-		sink->end += write_json_line(out, name, name_length, text, length, time_ms);
+		sink->end += write_json_line(out, name, name_length, stream, text, length, time_ms);
 		return true;
 	}
 	if (sink->format == OUTPUT_FORMAT_TIMESTAMPED) {
@@ -241,9 +253,11 @@ bool output_sink_append_line(struct output_sink *sink, const char *name, size_t 
 		record -= TIMESTAMP_LENGTH;
 	}
 	memcpy(out, name, name_length);
-	memcpy(out + name_length, " | ", 3);
-	memcpy(out + name_length + 3, text, length);
-	out[record - 1] = '\n';
+	memcpy(out + name_length, STDERR_MARK, mark_length);
+	out += name_length + mark_length;
+	memcpy(out, " | ", 3);
+	memcpy(out + 3, text, length);
+	out[3 + length] = '\n';
 	sink->end += record;
 	return true;
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "supervisor/loop.h"
+#include "supervisor/output_stream.h"
 
 /* A reader of task output that waits for room (task_output.c). */
 struct output_sink_waiter {
@@ -30,9 +31,11 @@ struct output_sink_waiter {
 /* How a line looks on corral's stdout (`corral run --log-format`, the
  * config's `log_format`). */
 enum output_format {
-	OUTPUT_FORMAT_PLAIN,       /* web/app | line */
+	OUTPUT_FORMAT_PLAIN,       /* web/app | line; from a separate stderr: web/app stderr | line */
 	OUTPUT_FORMAT_TIMESTAMPED, /* 2026-11-24T10:00:00.123Z web/app | line */
-	OUTPUT_FORMAT_JSON,        /* {"time":1763978400.123,"group":"web","task":"app","line":"line"} */
+	/* {"time":1763978400.123,"group":"web","task":"app","line":"line"}, with
+	 * "stream":"stdout" or "stderr" before "line" when the streams are apart */
+	OUTPUT_FORMAT_JSON,
 };
 
 struct output_sink {
@@ -61,7 +64,8 @@ void output_sink_open(struct output_sink *sink, struct loop *loop, int fd, size_
  * line and waits (output_sink_wait). Never false once stdout is gone or
  * closing. */
 bool output_sink_append_line(struct output_sink *sink, const char *name, size_t name_length,
-			     const char *text, size_t length, uint64_t time_ms);
+			     enum output_stream stream, const char *text, size_t length,
+			     uint64_t time_ms);
 
 /* Writes what the buffer holds, as far as stdout takes it now. */
 void output_sink_flush(struct output_sink *sink);

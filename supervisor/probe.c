@@ -216,15 +216,21 @@ bool probe_reap(struct probe *probe, pid_t pid)
 	return true;
 }
 
-void probe_start(struct probe *probe)
+void probe_start_after(struct probe *probe, uint64_t delay_ms)
 {
 	probe->active = true;
 	probe->passed_once = false;
-	if (probe->config->initial_delay_ms)
-		loop_timer_arm(probe->services->loop, &probe->next_run,
-			       loop_now_ms() + probe->config->initial_delay_ms);
+	if (probe->config->initial_delay_ms > delay_ms)
+		delay_ms = probe->config->initial_delay_ms;
+	if (delay_ms)
+		loop_timer_arm(probe->services->loop, &probe->next_run, loop_now_ms() + delay_ms);
 	else if (!run_in_progress(probe))
 		run_once(probe);
+}
+
+void probe_start(struct probe *probe)
+{
+	probe_start_after(probe, 0);
 }
 
 void probe_stop(struct probe *probe)

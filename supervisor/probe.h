@@ -57,8 +57,11 @@ void probe_init(struct probe *probe, const struct probe_config *config,
 		const struct task_config *task, const struct task_plan *plan,
 		struct services *services, probe_result_function on_result, void *context);
 
-/* First run now, then one every interval until probe_stop. */
+/* First run now (or after initial_delay), then one every interval until
+ * probe_stop. */
 void probe_start(struct probe *probe);
+/* The same, the first run not before `delay_ms` from now. */
+void probe_start_after(struct probe *probe, uint64_t delay_ms);
 
 /* No more runs; a run in progress is killed (and reaped through the loop). */
 void probe_stop(struct probe *probe);

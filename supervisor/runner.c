@@ -1,5 +1,6 @@
 #include "supervisor/runner.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -203,13 +204,48 @@ static void cancel_hooks(struct runner *runner, enum hook_stage stage)
 static void start_failed(struct runner *runner, const char *message, int exit_code,
 			 uint64_t now_ms, bool had_process);
 
+/* What corral ran short of to start a task (clone's EAGAIN under pids.max
+ * or RLIMIT_NPROC, EMFILE, ENFILE, ENOMEM): the machine's state, not the
+ * task's failure. */
+static bool resource_shortage(int error)
+{
+	return error == -EAGAIN || error == -EMFILE || error == -ENFILE || error == -ENOMEM;
+}
+
+#define RESOURCE_RETRY_FIRST_MS 100
+#define RESOURCE_RETRY_MAX_MS 5000
+
+/* Tried again later, with back-off, as a restart delay is; said each time. */
+static void postpone_start(struct runner *runner, const char *message, uint64_t now_ms)
+{
+	uint64_t retry = runner->resource_retry_ms ? 2 * runner->resource_retry_ms
+						   : RESOURCE_RETRY_FIRST_MS;
+	runner->resource_retry_ms = retry < RESOURCE_RETRY_MAX_MS ? retry : RESOURCE_RETRY_MAX_MS;
+	char delay[32];
+	format_duration_ms(runner->resource_retry_ms, delay, sizeof(delay));
+	emit(runner, TASK_EVENT_START_FAILED,
+	     "%s: corral is short of a resource; trying again in %s (not counted against the "
+	     "restart policy)",
+	     message, delay);
+	runner->delay_pending = true;
+	runner->next_start_ms = now_ms + runner->resource_retry_ms;
+	runner->effects->arm_timer(runner, RUNNER_TIMER_RESTART_DELAY, runner->next_start_ms);
+	set_state(runner, TASK_PENDING);
+}
+
 static void spawn_now(struct runner *runner, uint64_t now_ms)
 {
 	char message[MESSAGE_SIZE];
-	if (runner->effects->spawn(runner, message, sizeof(message)) < 0) {
+	int error = runner->effects->spawn(runner, message, sizeof(message));
+	if (error < 0 && resource_shortage(error)) {
+		postpone_start(runner, message, now_ms);
+		return;
+	}
+	if (error < 0) {
 		start_failed(runner, message, 126, now_ms, false);
 		return;
 	}
+	runner->resource_retry_ms = 0;
 	if (runner->state != TASK_STARTING)
 		set_state(runner, TASK_STARTING);
 }
@@ -278,12 +314,34 @@ void runner_ready(struct runner *runner, const char *how)
 		}
 		return;
 	}
-	if (runner->state != TASK_RUNNING || runner->ready)
+	if (runner->state != TASK_RUNNING)
+		return;
+	if (runner->ready && runner->ready_lost) {
+		runner->ready_lost = false;
+		emit(runner, TASK_EVENT_READY, "ready again (%s)", how);
+		runner->effects->changed(runner);
+		return;
+	}
+	if (runner->ready)
 		return;
 	runner->ready = true;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_READINESS);
 	emit(runner, TASK_EVENT_READY, "ready (%s)", how);
 	runner->effects->changed(runner);
+}
+
+void runner_not_ready(struct runner *runner, const char *why)
+{
+	if (!runner_is_ready_now(runner) || runner->stop_intent != RUNNER_STOP_NONE)
+		return;
+	runner->ready_lost = true;
+	emit(runner, TASK_EVENT_NOT_READY, "not ready: %s", why);
+	runner->effects->changed(runner);
+}
+
+bool runner_is_ready_now(const struct runner *runner)
+{
+	return runner_is_ready(runner) && !runner->ready_lost;
 }
 
 void runner_healthy(struct runner *runner)
@@ -304,6 +362,7 @@ bool runner_is_ready(const struct runner *runner)
 static void forget_process(struct runner *runner)
 {
 	runner->ready = false;
+	runner->ready_lost = false;
 	runner->early_ready = false;
 	runner->healthy = false;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_KILL);
@@ -427,6 +486,7 @@ static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
 		return;
 	case RUNNER_STOP_GROUP_RESTART:
 		decide(runner, NULL, TASK_EVENT_KILLED, "stopped for a restart of the group");
+		runner->restart_count++; /* as Nomad counts an alloc restart */
 		become_pending_now(runner);
 		return;
 	case RUNNER_STOP_DEPENDENCY:
@@ -683,7 +743,8 @@ enum runner_request_result runner_force_restart(struct runner *runner, bool gate
 	if (!gate_reachable)
 		return RUNNER_REQUEST_GATE_CLOSED;
 	emit(runner, TASK_EVENT_RESTART_REQUESTED, "restart requested (forced)");
-	runner->restart_count++;
+	if (runner->has_exited) /* the first start of an autostart: false task is not a restart */
+		runner->restart_count++;
 	become_pending_now(runner);
 	return RUNNER_REQUEST_DONE;
 }
@@ -699,6 +760,8 @@ void runner_rearm(struct runner *runner)
 		return;
 	}
 	emit(runner, TASK_EVENT_RECEIVED, "waiting to run again with its group");
+	if (runner->has_exited)
+		runner->restart_count++; /* it ran: this is a run again */
 	become_pending_now(runner);
 }
 

@@ -107,6 +107,10 @@ struct runner {
 	 * the exec is confirmed; `early_ready_how` says how it was said. */
 	bool early_ready;
 	char early_ready_how[32];
+	/* readiness.continuous: ready once this run (the stage gates stay
+	 * open), and not ready now: a later check said so. Its dependents
+	 * that wait for `ready`, and `status --ready`, follow this. */
+	bool ready_lost;
 	/* Running, and its health probe passed since this run began. */
 	bool healthy;
 	/* Starting, and its prestart hooks run: no process yet. */
@@ -130,6 +134,10 @@ struct runner {
 	unsigned restart_count;      /* every run after the first */
 	uint64_t started_at_ms;      /* monotonic, when the current run began */
 	uint64_t next_start_ms;      /* when delay_pending: when it runs again */
+	/* The last start found corral short of a resource (fds, processes,
+	 * memory): it is tried again after this long, doubling, and not
+	 * counted against the restart policy. 0 once a start went through. */
+	uint64_t resource_retry_ms;
 	/* Counts the times it became pending again: a dependent that started
 	 * under an older generation saw a run that is over. */
 	uint64_t generation;
@@ -159,7 +167,14 @@ void runner_exec_succeeded(struct runner *runner, uint64_t now_ms);
  * Said while still starting (before runner_exec_succeeded), it counts
  * once the exec is confirmed. */
 void runner_ready(struct runner *runner, const char *how);
+/* Ready once in this run: what the stage gates wait for. */
 bool runner_is_ready(const struct runner *runner);
+/* readiness.continuous: a task that was ready is not any more (`why`:
+ * "readiness probe failed 3 times in a row (last: HTTP 503)"), until
+ * runner_ready says it is again. */
+void runner_not_ready(struct runner *runner, const char *why);
+/* Ready now: ready once, and not lost since. */
+bool runner_is_ready_now(const struct runner *runner);
 /* EXTEND_TIMEOUT_USEC: a running task that is not ready yet has until
  * `until_ms` (rather than its readiness timeout) to become ready. */
 void runner_extend_readiness(struct runner *runner, uint64_t until_ms);

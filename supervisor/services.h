@@ -7,11 +7,13 @@
 
 #include "hooks/task_hooks.h"
 #include "isolation/cgroup_tree.h"
+#include "isolation/host_shared_mounts.h"
 #include "isolation/network.h"
 #include "isolation/spawn.h"
 #include "supervisor/event_log.h"
 #include "supervisor/loop.h"
 #include "supervisor/output_sink.h"
+#include "supervisor/output_stream.h"
 
 struct group;
 struct task;
@@ -23,6 +25,8 @@ struct services {
 	struct spawn_slots *spawn_slots; /* the low fds every spawn goes through */
 	struct cgroup_tree *cgroups;     /* enabled false: tasks get no cgroups */
 	struct network_host *network;    /* corral's network namespace (libnl) */
+	/* Sources of bidirectional mounts, shared on the host while bound. */
+	struct host_shared_mounts *shared_mounts;
 	/* ROOT/PID of the task directories (hooks/task_dirs.h) when a task
 	 * has task_dirs, else NULL; removed when corral exits. */
 	const char *task_dirs_root;
@@ -51,5 +55,5 @@ struct services {
 	/* A line of a task's output, for the clients following its logs
 	 * (called only while task->log_followers > 0). */
 	void (*task_output_line)(struct services *services, struct task *task, uint64_t time_ms,
-				 const char *text, size_t length);
+				 enum output_stream stream, const char *text, size_t length);
 };

@@ -36,9 +36,12 @@ int status_ready_check(FILE *out, const json_t *reply)
 			bool ready = json_is_true(json_object_get(task, "ready"));
 			if (strcmp(state, "running") == 0 && ready)
 				continue;
+			bool lost = json_is_true(json_object_get(task, "ready_lost"));
 			not_ready++;
 			fprintf(out, "%s: not ready (%s%s)\n", string_field(task, "task"), state,
-				strcmp(state, "running") == 0 ? ", has not said it is ready" : "");
+				strcmp(state, "running") != 0 ? ""
+				: lost ? ", was ready; its readiness check fails now"
+				       : ", has not said it is ready");
 		}
 	}
 	if (!not_ready)

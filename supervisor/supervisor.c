@@ -15,6 +15,7 @@
 #include "config/units.h"
 #include "supervisor/control_commands.h"
 #include "supervisor/control_server.h"
+#include "supervisor/fd_budget.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/group.h"
 #include "supervisor/json_text.h"
@@ -163,14 +164,15 @@ static void publish_event(void *pointer, const char *json, size_t length)
 }
 
 static void publish_output_line(struct services *services, struct task *task, uint64_t time_ms,
-				const char *text, size_t length)
+				enum output_stream stream, const char *text, size_t length)
 {
 	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(services);
 	if (!supervisor->control)
 		return;
 	size_t line_length;
 	char *line = json_line_take(
-	    output_line_json(time_ms, task->config->full_name, text, length), &line_length);
+	    output_line_json(time_ms, task->config->full_name, stream, text, length),
+	    &line_length);
 	if (!line)
 		return;
 	/* To those who follow the task, its group, or every task. */
@@ -344,7 +346,8 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->one_command = options->one_command;
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){
-		.stdin_fd = -1, .output_fd = -1, .error_fd = -1, .notify_fd = -1, .sync_fd = -1,
+		.stdin_fd = -1, .output_fd = -1, .stderr_fd = -1, .error_fd = -1, .notify_fd = -1,
+		.sync_fd = -1,
 		.netns_fd = -1, .reaper_fd = -1, .reaper_status_fd = -1,
 		.devnull_fd = -1};
 	supervisor->cgroups = (struct cgroup_tree){.base_fd = -1, .root_fd = -1, .v1_suffix = ""};
@@ -352,6 +355,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	/* Before anything can fail: supervisor_close() cancels it. */
 	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);
 	raise_fd_limit();
+	char fd_warning[320];
+	if (fd_budget_check(config, false, fd_warning, sizeof(fd_warning)) < 0)
+		log_message("warning: %s", fd_warning);
 
 	/* First, so that the slots sit below every per-task fd. */
 	int error = spawn_slots_open(&supervisor->spawn_slots);
@@ -390,6 +396,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.spawn_slots = &supervisor->spawn_slots,
 		.cgroups = &supervisor->cgroups,
 		.network = &supervisor->network,
+		.shared_mounts = &supervisor->shared_mounts,
 		.task_dirs_root = supervisor->task_dirs_root,
 		.hook_limiter = &supervisor->hook_limiter,
 		.exec_sessions = &supervisor->exec_sessions,
@@ -457,6 +464,8 @@ static void supervisor_close(struct supervisor *supervisor)
 		free(supervisor->groups[i]);
 	}
 	free(supervisor->groups);
+	/* Normally given back as each run ended; this is for the rest. */
+	host_shared_mounts_close(&supervisor->shared_mounts, log_message);
 	remove_task_dirs(supervisor);
 	if (supervisor->services.notify_dir) {
 		rmdir(supervisor->services.notify_dir);

@@ -37,6 +37,7 @@ struct supervisor {
 	struct spawn_slots spawn_slots;
 	struct cgroup_tree cgroups;
 	struct network_host network;
+	struct host_shared_mounts shared_mounts;
 	/* Every group name this run made a cgroup for, owned: what the cgroup
 	 * tree removes at close. */
 	char **group_names;

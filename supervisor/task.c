@@ -14,6 +14,7 @@
 
 #include "config/units.h"
 #include "supervisor/group.h"
+#include "supervisor/log.h"
 #include "config/xmalloc.h"
 
 #define TASK_FROM_RUNNER(runner_pointer)                                                   \
@@ -78,6 +79,8 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.groups = task->plan.groups,
 		.group_count = task->plan.group_count,
 		.output_fd = task->output.write_fd,
+		.separate_stderr = task->error_output.write_fd >= 0,
+		.stderr_fd = task->error_output.write_fd,
 		.inherit_stdio = task->services->inherit_stdio,
 		.take_terminal = task->services->take_terminal,
 		.into_cgroup = task_cgroup_exists(&task->cgroup),
@@ -108,6 +111,40 @@ static void close_process_fds(struct task *task)
 	}
 }
 
+/* propagation: bidirectional: each source is a shared mount on the host
+ * while a run binds it (isolation/host_shared_mounts.h). */
+static int take_shared_mounts(struct task *task, char *message, size_t message_size)
+{
+	const struct isolation_config *isolation = &task->config->isolation;
+	for (size_t i = 0; i < isolation->mount_count; i++) {
+		if (!isolation->mounts[i].bidirectional)
+			continue;
+		if (host_shared_mounts_take(task->services->shared_mounts,
+					    isolation->mounts[i].source, message, message_size) < 0) {
+			for (size_t j = 0; j < i; j++)
+				if (isolation->mounts[j].bidirectional)
+					host_shared_mounts_give_back(task->services->shared_mounts,
+								     isolation->mounts[j].source,
+								     log_message);
+			return -1;
+		}
+		task->shared_mounts_taken = true;
+	}
+	return 0;
+}
+
+void task_give_back_shared_mounts(struct task *task)
+{
+	if (!task->shared_mounts_taken)
+		return;
+	task->shared_mounts_taken = false;
+	const struct isolation_config *isolation = &task->config->isolation;
+	for (size_t i = 0; i < isolation->mount_count; i++)
+		if (isolation->mounts[i].bidirectional)
+			host_shared_mounts_give_back(task->services->shared_mounts,
+						     isolation->mounts[i].source, log_message);
+}
+
 static int effect_spawn(struct runner *runner, char *message, size_t message_size)
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
@@ -121,24 +158,24 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	if (task_isolation_refresh_mounts(&task->isolation, task->config, &task->additions,
 					  message, message_size) < 0)
 		return -EINVAL;
-	if (task_shared_mounts_prepare(task, message, message_size) < 0)
+	if (take_shared_mounts(task, message, message_size) < 0)
 		return -EINVAL;
 	if (task_network_prepare_start(task, message, message_size) < 0) {
-		task_shared_mounts_release(task);
+		task_give_back_shared_mounts(task);
 		return -EINVAL;
 	}
 	fill_spawn_request(task, &request);
 	int error = task_readiness_prepare_spawn(task, &request);
 	if (error < 0) {
-		task_shared_mounts_release(task);
 		task_network_run_ended(task);
+		task_give_back_shared_mounts(task);
 		snprintf(message, message_size, "readiness: pipe: %s", strerror(-error));
 		return error;
 	}
 	error = task_reaper_status_prepare_spawn(task, &request);
 	if (error < 0) {
-		task_shared_mounts_release(task);
 		task_network_run_ended(task);
+		task_give_back_shared_mounts(task);
 		snprintf(message, message_size, "the reaper's status socket: %s", strerror(-error));
 		return error;
 	}
@@ -148,8 +185,8 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	task_network_spawned(task);
 	if (error < 0) {
 		task_reaper_status_close(task);
-		task_shared_mounts_release(task);
 		task_network_run_ended(task);
+		task_give_back_shared_mounts(task);
 		snprintf(message, message_size, "%s", result.message);
 		return error;
 	}
@@ -322,9 +359,10 @@ void task_reap(struct task *task)
 		spawn_failure_describe(&request, &task->setup_failure, message, sizeof(message));
 		task->has_setup_failure = false;
 		task->pid = 0;
-		task_shared_mounts_release(task);
 		task_network_run_ended(task);
+		task_give_back_shared_mounts(task);
 		task_output_drain(&task->output);
+		task_output_drain(&task->error_output);
 		/* As shells do: 127 for a program not found, 126 otherwise. */
 		bool not_found = task->setup_failure.stage == SPAWN_STAGE_EXEC &&
 				 task->setup_failure.error == ENOENT;
@@ -355,13 +393,56 @@ static void on_timer(struct loop_timer *timer)
 	runner_timer_fired(&task->runner, which, loop_now_ms());
 }
 
-static void on_output_line(void *context, uint64_t now, const char *text, size_t length)
+static void on_output_line(void *context, uint64_t now, enum output_stream stream,
+			   const char *text, size_t length)
 {
 	struct task *task = context;
-	line_ring_append(&task->logs, now, text, length);
-	log_file_append(&task->log_file, now, text, length);
+	line_ring_append(&task->logs, now, stream, text, length);
+	log_file_append(&task->log_file, now, stream, text, length);
 	if (task->log_followers)
-		task->services->task_output_line(task->services, task, now, text, length);
+		task->services->task_output_line(task->services, task, now, stream, text, length);
+}
+
+int task_stderr_fd(const struct task *task)
+{
+	return task->error_output.write_fd >= 0 ? task->error_output.write_fd
+						: task->output.write_fd;
+}
+
+void task_apply_output_settings(struct task *task)
+{
+	struct task_output *outputs[] = {&task->output, &task->error_output};
+	for (size_t i = 0; i < 2; i++) {
+		outputs[i]->drop_when_full = task->config->log_mode == LOG_MODE_NON_BLOCKING;
+		task_output_set_rate_limit(outputs[i], task->config->log_rate_limit);
+	}
+}
+
+uint64_t task_dropped_lines(const struct task *task)
+{
+	return task->output.dropped_lines + task->error_output.dropped_lines;
+}
+
+/* One pipe for both streams, or (log.streams: separate) one each. */
+static int open_outputs(struct task *task, char *error, size_t error_size)
+{
+	const struct task_config *config = task->config;
+	struct services *services = task->services;
+	bool separate = config->log_separate_streams;
+	int result = task_output_open(&task->output, services->loop, services->sink,
+				      config->full_name,
+				      separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED,
+				      on_output_line, task);
+	if (result == 0 && separate)
+		result = task_output_open(&task->error_output, services->loop, services->sink,
+					  config->full_name, OUTPUT_STREAM_STDERR, on_output_line,
+					  task);
+	if (result < 0) {
+		snprintf(error, error_size, "output pipe: %s", strerror(-result));
+		return -1;
+	}
+	task_apply_output_settings(task);
+	return 0;
 }
 
 int task_init(struct task *task, const struct task_config *config, struct group *group,
@@ -380,6 +461,8 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	task_network_init(task, (size_t)(config - group->config->tasks));
 	task->output.watch.fd = -1;
 	task->output.write_fd = -1;
+	task->error_output.watch.fd = -1;
+	task->error_output.write_fd = -1;
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
 		loop_timer_init(&task->timers[i], on_timer, task);
 	runner_init(&task->runner, config, &task_effects, task);
@@ -396,14 +479,8 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	line_ring_init(&task->logs, config->log_history);
 	log_file_open(&task->log_file, services->loop, config->log_dir, config->full_name,
 		      config->log_max_size, config->log_keep);
-	int result = task_output_open(&task->output, services->loop, services->sink,
-				      config->full_name, on_output_line, task);
-	task->output.drop_when_full = config->log_mode == LOG_MODE_NON_BLOCKING;
-	task_output_set_rate_limit(&task->output, config->log_rate_limit);
-	if (result < 0) {
-		snprintf(error, error_size, "output pipe: %s", strerror(-result));
+	if (open_outputs(task, error, error_size) < 0)
 		return -1;
-	}
 	task_hooks_open(task, group_name);
 	return 0;
 }
@@ -418,10 +495,11 @@ void task_free(struct task *task)
 	task_hooks_close(task);
 	task_cgroup_run_release(task);
 	task_network_run_ended(task);
-	task_shared_mounts_release(task);
+	task_give_back_shared_mounts(task);
 	task_readiness_close(task);
 	task_isolation_free(&task->isolation);
 	task_output_close(&task->output);
+	task_output_close(&task->error_output);
 	log_file_close(&task->log_file);
 	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);

@@ -86,7 +86,11 @@ struct task {
 	bool run_seen;   /* the current run's exec was seen (readiness listens) */
 	bool ready_seen; /* and its readiness (the health probe runs) */
 
-	struct task_output output;
+	/* Its bidirectional mounts' sources are taken for the run. */
+	bool shared_mounts_taken;
+
+	struct task_output output;       /* stdout, and stderr unless separate */
+	struct task_output error_output; /* log.streams: separate: stderr; else unused */
 	struct line_ring logs;   /* recent output, for `corral logs` */
 	struct log_file log_file; /* config log.dir: its lines on disk too */
 	unsigned log_followers;  /* control clients following the logs */
@@ -141,13 +145,6 @@ void task_finish_run(struct task *task, struct task_exit exit);
 /* Usage read from its cgroup now (all false without one). */
 void task_read_stats(const struct task *task, struct task_cgroup_stats *stats);
 
-/* task_shared_mounts.c: the host's side of bidirectional binds around each
- * run (isolation/shared_source.h). Prepare before the spawn (-1 with
- * `message`); release when the run ends or the start fails, saying what
- * stayed mounted. Release is safe to call more than once. */
-int task_shared_mounts_prepare(struct task *task, char *message, size_t message_size);
-void task_shared_mounts_release(struct task *task);
-
 /* Sends a signal to the task's main process: 0, or -ESRCH with none. */
 int task_send_signal(struct task *task, int signal_number);
 
@@ -167,6 +164,20 @@ pid_t task_command_pid(const struct task *task);
 void task_reaper_status_close(struct task *task);
 
 /* ---- its hooks (task_hooks_run.c) ---- */
+
+/* The run is over: its bidirectional mounts' sources are given back (what
+ * it mounted below them goes once no run binds them). */
+void task_give_back_shared_mounts(struct task *task);
+
+/* Where its stderr goes: its own pipe (log.streams: separate) or the
+ * output pipe. */
+int task_stderr_fd(const struct task *task);
+
+/* The config's log.mode and log.rate_limit, on each of its pipes. */
+void task_apply_output_settings(struct task *task);
+
+/* Lines its output pipes dropped (log.mode: non-blocking). */
+uint64_t task_dropped_lines(const struct task *task);
 
 /* After its plan and output exist. */
 void task_hooks_open(struct task *task, const char *group_name);

@@ -162,9 +162,10 @@ void task_finish_run(struct task *task, struct task_exit exit)
 	exit.oom_kills = (unsigned)report_oom_kills(task);
 	task->cgroup.oom_kills_at_start = task->oom_kills_reported; /* the next run's */
 	task_output_drain(&task->output);
+	task_output_drain(&task->error_output);
 	/* Before the runner hears of it: it may start the task again now. */
 	task_network_run_ended(task);
-	task_shared_mounts_release(task);
+	task_give_back_shared_mounts(task);
 	runner_exited(&task->runner, &exit, loop_now_ms());
 }
 

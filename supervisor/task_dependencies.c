@@ -144,7 +144,7 @@ static enum dependency_verdict verdict_of(const struct task_link *link)
 	struct dependency_target view = {
 		.state = runner->state,
 		.stopping = runner->stop_intent != RUNNER_STOP_NONE,
-		.ready = runner_is_ready(runner),
+		.ready = runner_is_ready_now(runner),
 		.healthy = runner->state == TASK_RUNNING && runner->healthy,
 		.succeeded = runner_last_run_succeeded(runner),
 		.failed = runner->state == TASK_DEAD && runner->failed,

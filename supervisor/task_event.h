@@ -18,8 +18,9 @@ enum task_event_type {
 	TASK_EVENT_RESTART_REQUESTED, /* Restart or ForceRestart */
 	TASK_EVENT_LEFTOVERS_KILLED,  /* processes left behind were killed */
 	TASK_EVENT_OOM_KILLED,        /* the OOM killer killed processes of the task */
-	TASK_EVENT_READY,             /* said it is ready (readiness:) */
-	TASK_EVENT_NOT_READY,         /* not ready within readiness.timeout: stopped */
+	TASK_EVENT_READY,             /* said it is ready (readiness:), or again */
+	TASK_EVENT_NOT_READY,         /* not ready within readiness.timeout: stopped; or,
+				       * with readiness.continuous, no longer ready */
 	TASK_EVENT_UNHEALTHY,         /* its health probe failed too often: restarted */
 	TASK_EVENT_HOOK_FAILED,       /* a poststart, prekill, exited or stop hook failed */
 	TASK_EVENT_PROBE_FAILED,      /* a readiness or health probe failed (probe_record.h) */

@@ -34,7 +34,7 @@ void task_hooks_open(struct task *task, const char *group_name)
 	    .task = task->config,
 	    .group_name = group_name,
 	    .env = task->plan.envp,
-	    .stderr_fd = task->output.write_fd,
+	    .stderr_fd = task_stderr_fd(task),
 	    .additions = &task->additions,
 	    .finished = on_hooks_finished,
 	    .failed = on_hook_failed,

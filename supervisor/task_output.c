@@ -63,14 +63,14 @@ static void end_of_drops(struct task_output *output)
  * task waits for it (blocking mode). */
 static bool emit(struct task_output *output, const char *text, size_t length, uint64_t now_ms)
 {
-	if (output_sink_append_line(output->sink, output->name, output->name_length, text,
-				    length, now_ms))
+	if (output_sink_append_line(output->sink, output->name, output->name_length,
+				    output->stream, text, length, now_ms))
 		end_of_drops(output);
 	else if (output->drop_when_full)
 		note_dropped(output, now_ms);
 	else
 		return false;
-	output->on_line(output->on_line_context, now_ms, text, length);
+	output->on_line(output->on_line_context, now_ms, output->stream, text, length);
 	return true;
 }
 
@@ -253,8 +253,7 @@ static void on_readable(struct loop_watch *watch, uint32_t events)
 }
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
-		     const char *name,
-		     void (*on_line)(void *context, uint64_t time_ms, const char *text, size_t length),
+		     const char *name, enum output_stream stream, task_output_line_fn *on_line,
 		     void *on_line_context)
 {
 	int fds[2];
@@ -273,6 +272,7 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 	output->write_fd = fds[1];
 	output->name = name;
 	output->name_length = strlen(name);
+	output->stream = stream;
 	output->sink = sink;
 	output->on_line = on_line;
 	output->on_line_context = on_line_context;

@@ -1,5 +1,6 @@
 /* The output of one task: a pipe that lives as long as the task (every run
- * writes to the same one, both stdout and stderr), split into lines that go
+ * writes to the same one; both stdout and stderr, unless log.streams:
+ * separate gives stderr a pipe of its own), split into lines that go
  * to the output sink prefixed with the task's name, and to the task's log.
  *
  * Read in batches of up to 64 KiB; lines are split where they lie in the
@@ -18,16 +19,20 @@
 
 #define TASK_OUTPUT_LINE_MAX 4096
 
+typedef void task_output_line_fn(void *context, uint64_t time_ms, enum output_stream stream,
+				 const char *text, size_t length);
+
 struct task_output {
 	struct loop_watch watch; /* read end */
-	int write_fd;            /* given to the task as fds 1 and 2 */
+	int write_fd;            /* given to the task as fds 1 and 2, or as one of them */
 	const char *name;        /* "web/app" */
 	size_t name_length;
+	enum output_stream stream; /* what the pipe carries */
 	struct output_sink *sink;
 	struct loop *loop;
 	/* Also called with every line (no newline) and the time of the read
 	 * it came in, for the task's log ring. */
-	void (*on_line)(void *context, uint64_t time_ms, const char *text, size_t length);
+	task_output_line_fn *on_line;
 	void *on_line_context;
 	/* log.mode non-blocking: when the sink is full, a line goes to the
 	 * log ring only, and is counted (and reported) as dropped. */
@@ -64,8 +69,7 @@ struct task_output {
 void task_output_set_rate_limit(struct task_output *output, uint64_t bytes_per_second);
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
-		     const char *name,
-		     void (*on_line)(void *context, uint64_t time_ms, const char *text, size_t length),
+		     const char *name, enum output_stream stream, task_output_line_fn *on_line,
 		     void *on_line_context);
 
 /* Reads what is in the pipe now and flushes a partial last line, so that

@@ -77,6 +77,16 @@ static void extend_timeout(struct task *task, const char *value)
 		runner_extend_readiness(&task->runner, loop_now_ms() + usec / 1000);
 }
 
+/* RELOADING=1: systemd's notify-reload. With readiness.continuous the
+ * task is not ready until its next READY=1. */
+static void reloading(struct task *task)
+{
+	struct task_readiness *readiness = &task->readiness;
+	snprintf(readiness->status_text, sizeof(readiness->status_text), "reloading");
+	if (task->config->readiness.continuous)
+		runner_not_ready(&task->runner, "RELOADING=1");
+}
+
 /* sd_notify's format: newline-separated VARIABLE=value assignments. */
 static void take_notification(struct task *task, char *text)
 {
@@ -92,8 +102,7 @@ static void take_notification(struct task *task, char *text)
 		else if (strncmp(line, "EXTEND_TIMEOUT_USEC=", 20) == 0)
 			extend_timeout(task, line + 20);
 		else if (strcmp(line, "RELOADING=1") == 0)
-			snprintf(readiness->status_text, sizeof(readiness->status_text),
-				 "reloading");
+			reloading(task);
 		else if (strncmp(line, "STATUS=", 7) == 0)
 			snprintf(readiness->status_text, sizeof(readiness->status_text), "%s",
 				 line + 7);
@@ -310,11 +319,35 @@ static void say_probe_news(struct task *task, const char *what, enum probe_news 
 	task_note_event(task, TASK_EVENT_PROBE_FAILED, message);
 }
 
+/* readiness.continuous, once the task was ready: `failures` in a row make
+ * it not ready; the next pass makes it ready again (runner_ready). */
+static void on_continuous_failure(struct task *task, enum probe_news news, const char *why)
+{
+	const struct probe_record *record = &task->readiness.readiness_record;
+	unsigned failures = record->failures_in_a_row, limit = task->config->readiness.failures;
+	if (failures < limit || !runner_is_ready_now(&task->runner)) {
+		char count[96];
+		snprintf(count, sizeof(count), "%u of %u failures in a row that make it not ready",
+			 failures < limit ? failures : limit, limit);
+		say_probe_news(task, "readiness probe", news, record, count);
+		return;
+	}
+	/* The not_ready event says this failure. */
+	char message[TASK_EVENT_MESSAGE_MAX];
+	snprintf(message, sizeof(message), "readiness probe failed %u time%s in a row (last: %s)",
+		 failures, failures == 1 ? "" : "s", why);
+	runner_not_ready(&task->runner, message);
+}
+
 static void on_readiness_probe(void *context, bool passed, const char *why)
 {
 	struct task *task = context;
 	struct probe_record *record = &task->readiness.readiness_record;
 	enum probe_news news = probe_record_add(record, passed, why, loop_now_ms());
+	if (!passed && runner_is_ready(&task->runner)) {
+		on_continuous_failure(task, news, why);
+		return;
+	}
 	if (!passed) {
 		/* Tried again at the next interval, until the timeout. Said,
 		 * so that a probe that cannot even start (a typo in its path)
@@ -329,8 +362,12 @@ static void on_readiness_probe(void *context, bool passed, const char *why)
 		say_probe_news(task, "readiness probe", news, record, count);
 		return;
 	}
-	/* The ready event says it: no "passed again" besides. */
-	probe_stop(&task->readiness.readiness_probe);
+	/* The ready event says it: no "passed again" besides. A continuous
+	 * probe goes on; a pass of a ready task says nothing. */
+	if (!task->config->readiness.continuous)
+		probe_stop(&task->readiness.readiness_probe);
+	else if (runner_is_ready_now(&task->runner))
+		say_probe_news(task, "readiness probe", news, record, ""); /* after a few failures */
 	runner_ready(&task->runner, "probe passed");
 }
 
@@ -343,6 +380,7 @@ static void on_health_probe(void *context, bool passed, const char *why)
 	unsigned failures = record->failures_in_a_row, limit = task->config->health.failures;
 	if (passed) {
 		say_probe_news(task, "health probe", news, record, "");
+		readiness->unhealthy_restarts = 0;
 		runner_healthy(&task->runner);
 		return;
 	}
@@ -360,6 +398,7 @@ static void on_health_probe(void *context, bool passed, const char *why)
 		 failures == 1 ? "" : "s", why);
 	task_note_event(task, TASK_EVENT_UNHEALTHY, message);
 	probe_stop(&readiness->health_probe);
+	readiness->unhealthy_restarts++;
 	group_restart_task(task->group, task, loop_now_ms());
 }
 
@@ -398,11 +437,31 @@ void task_readiness_run_started(struct task *task)
 		probe_start(&task->readiness.readiness_probe);
 }
 
+/* After an unhealthy restart, the new run's first check waits an interval
+ * (so that restarts are at least `failures` x interval apart, as
+ * documented), doubling with each further one in a row up to the restart
+ * policy's max_delay, as restart delays do. The first run of all is
+ * checked at once. */
+static uint64_t health_hold_off_ms(const struct task *task)
+{
+	unsigned streak = task->readiness.unhealthy_restarts;
+	uint64_t interval = task->config->health.probe.interval_ms;
+	uint64_t cap = task->config->restart.max_delay_ms > interval
+			       ? task->config->restart.max_delay_ms
+			       : interval;
+	if (!streak)
+		return 0;
+	uint64_t hold = interval;
+	for (unsigned i = 1; i < streak && hold < cap; i++)
+		hold *= 2;
+	return hold < cap ? hold : cap;
+}
+
 void task_readiness_now_ready(struct task *task)
 {
 	feed_watchdog(task);
 	if (task->config->health.probe.kind != PROBE_NONE)
-		probe_start(&task->readiness.health_probe);
+		probe_start_after(&task->readiness.health_probe, health_hold_off_ms(task));
 }
 
 void task_readiness_run_ended(struct task *task)

@@ -41,6 +41,9 @@ struct task_readiness {
 	 * deadline of its next WATCHDOG=1 while it runs ready. */
 	char *watchdog_env;
 	struct loop_timer watchdog;
+	/* Restarts for failed health checks in a row, with no pass between:
+	 * the next run's first check waits longer each time. */
+	unsigned unhealthy_restarts;
 };
 
 /* Before the task's plan is built: the notify socket (its env var). 0, or

@@ -23,9 +23,15 @@ static void remake_probes(struct task *task)
 	memset(&readiness->readiness_probe, 0, sizeof(readiness->readiness_probe));
 	memset(&readiness->health_probe, 0, sizeof(readiness->health_probe));
 	task_readiness_init_probes(task);
-	if (readiness_active && task->config->readiness.kind == READINESS_PROBE)
-		probe_start(&readiness->readiness_probe);
 	bool running_ready = task->runner.state == TASK_RUNNING && task->runner.ready;
+	const struct readiness_config *wanted = &task->config->readiness;
+	if (wanted->kind == READINESS_PROBE &&
+	    (readiness_active ? !running_ready || wanted->continuous
+			      : running_ready && wanted->continuous))
+		probe_start(&readiness->readiness_probe);
+	/* Not continuous any more: what it lost it has back. */
+	if (!wanted->continuous && task->runner.ready_lost)
+		runner_ready(&task->runner, "readiness.continuous turned off");
 	if ((health_active || running_ready) && task->config->health.probe.kind != PROBE_NONE)
 		probe_start(&readiness->health_probe);
 }
@@ -75,8 +81,7 @@ int task_update_in_place(struct task *task, struct task_config *definition,
 			group_force_restart_task(task->group, task, loop_now_ms());
 		if (strcmp(field, "log") == 0) {
 			line_ring_resize(&task->logs, own->log_history);
-			task->output.drop_when_full = own->log_mode == LOG_MODE_NON_BLOCKING;
-			task_output_set_rate_limit(&task->output, own->log_rate_limit);
+			task_apply_output_settings(task);
 			log_file_close(&task->log_file);
 			log_file_open(&task->log_file, task->services->loop, own->log_dir,
 				      own->full_name, own->log_max_size, own->log_keep);

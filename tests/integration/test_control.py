@@ -248,6 +248,10 @@ def test_restart_all_reruns_the_group_in_lifecycle_order(corral, tmp_path):
     assert order == sorted(order), ev
     assert ev.index(lambda e: e is second["app"]) < ev.index(lambda e: e is second["ps"]), ev
     assert ("init", "prestart") in ev.lifecycle("g")[1:], ev.lifecycle("g")
+    # Each task ran again once, and counts it, as Nomad counts an alloc
+    # restart (the running ones and the one-shots alike).
+    for name in ("pre", "side", "app", "post", "ps"):
+        assert corral.task_status(f"g/{name}")["restarts"] == 1, name
 
     result = stop_corral(running)
     assert count(marks, "cleanup") == 1, result
@@ -275,6 +279,8 @@ def test_restart_running_restarts_running_tasks_and_leaves_dead_ones(corral, tmp
     assert count(marks, "pre") == 1, read_marks(marks)
     pre = corral.task_status("g/pre")
     assert pre["state"] == "dead" and pre["restarts"] == 0, pre
+    assert all(corral.task_status(t)["restarts"] == 1 for t in before), \
+        [corral.task_status(t) for t in before]
     assert all(not pid_alive(pid) for pid in before.values())
     stop_corral(running)
 

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import time
 
 from conftest import sh, wait_for
@@ -137,5 +138,24 @@ def test_history_sets_how_much_output_is_kept(corral, tmp_path):
     # 1K holds about twenty 45-byte lines: the last ones, whole.
     assert 5 < len(small) < 30, small
     assert small[-1] == f"0200-{'x' * 40}"
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def test_a_nul_byte_in_a_line_is_kept_and_breaks_nothing(corral):
+    """A NUL byte travels as \\u0000 in the protocol: the CLI takes it (it
+    once refused the whole reply, and every later one until the line left
+    the ring) and prints the line's bytes as the task wrote them."""
+    config = {"groups": {"g": {"tasks": {"t": {
+        "command": sh(r"printf 'nul: a\000b\n'; echo after; " + IDLE)}}}}}
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: "after" in corral.cli("logs", "g/t").stdout, what="both lines kept")
+    plain = subprocess.run([str(corral.binary), "logs", "g/t"], capture_output=True,
+                           env=corral.env(), timeout=10)
+    assert plain.returncode == 0, plain
+    assert plain.stdout == b"nul: a\x00b\nafter\n"
+    lines = [json.loads(l) for l in corral.cli("logs", "--json").stdout.splitlines()]
+    assert [l["line"] for l in lines] == ["nul: a\x00b", "after"]
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0

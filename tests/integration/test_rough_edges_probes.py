@@ -247,3 +247,25 @@ def test_a_readiness_fd_3_in_a_pid_namespace_keeps_its_number(corral, tmp_path):
     assert running.events().of_task("app", "exited")[0]["message"] == "killed by SIGKILL"
     running.send(signal.SIGTERM)
     running.wait()
+
+
+def test_unhealthy_restarts_keep_their_spacing_and_back_off(corral):
+    """A task that is never healthy: with failures 1 it was restarted every
+    10-20 ms without end (the first check of each run came at once). Now
+    each new run's first check waits an interval, doubling with each
+    unhealthy restart in a row; restarts are at least failures x interval
+    apart, as docs/config.md says. (Lower bounds only: a slow machine makes
+    gaps longer, never shorter.)"""
+    running = corral.start(group({"t": {
+        "command": sh(IDLE), "health": {"exec": ["false"], "interval": "200ms", "failures": 1},
+        "restart": {"delay": "100ms", "max_delay": "800ms"}}}))
+    corral.wait_control(running)
+    wait_for(lambda: len([e for e in running.events() if e["event"] == "unhealthy"]) >= 5,
+             timeout=30, what="five unhealthy restarts")
+    running.send(signal.SIGTERM)
+    result = running.wait()
+    times = [e["time"] for e in result.events if e["event"] == "unhealthy"]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    # 200, 400, 800 (the cap), 800 ms...
+    for gap, least in zip(gaps, [0.2, 0.4, 0.8, 0.8]):
+        assert gap >= least * 0.9, gaps

@@ -17,8 +17,11 @@ Load, all at once:
   stream, and many held connections;
 - a reload every few seconds, between two configs that add, remove,
   replace and update tasks in place.
-Faults to corral itself: RLIMIT_NOFILE lowered for a while (opens fail),
-SIGSTOP for a few seconds then SIGCONT.
+Faults to corral itself, in turn: RLIMIT_NOFILE lowered for a while (opens
+fail); SIGSTOP for a few seconds then SIGCONT; pids.max of the cgroup corral
+and its tasks run in lowered to what runs (every fork and clone fails with
+EAGAIN: task starts, hooks, exec probes); the disk of the chatty task's log
+file full (ENOSPC), after which the file must be written again.
 
 Invariants, checked every few seconds and at the end:
 - corral is alive, and `status` answers (within 10 s, stops aside);
@@ -108,7 +111,8 @@ def config(variant, tasks, port, directory):
                 "resources": {"memory": "48M" if variant == 0 else "64M"},
                 "restart": {"policy": "always", "delay": "2s", "attempts": 1000000,
                             "interval": "1s"}},
-        "chatty": {"command": ["/bin/sh", "-c", "while :; do seq 1 2000; sleep 0.2; done"]},
+        "chatty": {"command": ["/bin/sh", "-c", "while :; do seq 1 2000; sleep 0.2; done"],
+                   "log": {"dir": str(directory / "logs"), "max_size": "256K", "keep": 2}},
     }
     return {"socket": str(directory / "control.sock"), "shutdown_timeout": "20s",
             "groups": {"workers": {"tasks": workers}, "limits": {"tasks": limits}}}
@@ -310,9 +314,26 @@ class Soak:
 
     def fault(self):
         self.faults = getattr(self, "faults", 0) + 1
-        kind = ["nofile", "sigstop"][self.faults % 2]
+        kind = ["nofile", "sigstop", "pids", "disk"][self.faults % 4]
         pid = self.process.pid
-        if kind == "nofile":
+        if kind == "pids" and self.pids_cgroup:
+            # Nothing more may be forked below corral (nor by it) for 5 s.
+            current = (self.pids_cgroup / "pids.current").read_text().strip()
+            (self.pids_cgroup / "pids.max").write_text(current)
+            self.stop_load.wait(5)
+            (self.pids_cgroup / "pids.max").write_text("max")
+        elif kind == "disk":
+            filler = self.directory / "logs" / "filler"
+            subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"],
+                           capture_output=True)
+            self.stop_load.wait(5)
+            filler.unlink()
+            room_again = time.time()
+            self.stop_load.wait(3)
+            chatty = self.directory / "logs" / "limits" / "chatty.log"
+            if not self.stop_load.is_set() and chatty.stat().st_mtime < room_again:
+                self.fail("the log file was not written again once the disk had room")
+        elif kind == "nofile":
             import resource
             soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
             low = min(soft, max(64, self.corral_fds() + 8))
@@ -372,10 +393,18 @@ class Soak:
             self.port = probe_port.getsockname()[1]
         self.variant = 0
         self.write_config(0)
+        # The log directory: a small disk of its own, to fill.
+        (self.directory / "logs").mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "soak-logs",
+                        str(self.directory / "logs")], check=True)
+        self.pids_cgroup = make_pids_cgroup(self.directory.name)
         log = open(self.directory / "corral.log", "wb")
+        procs = self.pids_cgroup / "cgroup.procs" if self.pids_cgroup else None
         self.process = subprocess.Popen([self.corral, "run", str(self.directory / "soak.yaml")],
                                         stdout=subprocess.DEVNULL, stderr=log, env=self.env,
-                                        start_new_session=True)
+                                        start_new_session=True,
+                                        preexec_fn=(lambda: procs.write_text(str(os.getpid())))
+                                        if procs else None)
         self.started = time.monotonic()
         print(f"soak: corral {self.corral}, {arguments.tasks} tasks, {arguments.duration:.0f}s,"
               f" seed {arguments.seed}, in {self.directory}", flush=True)
@@ -453,14 +482,41 @@ class Soak:
             print(f"soak: corral's log: {self.directory}/corral.log", file=sys.stderr)
             return 1
         print("soak: every invariant held")
+        self.release()
         subprocess.run(["rm", "-rf", str(self.directory)])
         return 0
+
+    def release(self):
+        """The log disk and the pids cgroup, once corral is gone."""
+        subprocess.run(["umount", str(self.directory / "logs")], capture_output=True)
+        cgroup = getattr(self, "pids_cgroup", None)
+        if cgroup and cgroup.exists():
+            for root, _, _ in sorted(os.walk(cgroup), key=lambda e: -len(e[0])):
+                try:
+                    os.rmdir(root)
+                except OSError as error:
+                    print(f"soak: cannot remove cgroup {root}: {error}", file=sys.stderr)
 
     def marked(self, entry):
         try:
             return f"{MARK}={self.directory.name}".encode() in (entry / "environ").read_bytes()
         except OSError:
             return False
+
+
+def make_pids_cgroup(name):
+    """A v1 pids cgroup (hybrid hosts) or a v2 one with the pids controller,
+    for corral and its tasks; None where neither exists (the pids fault is
+    then skipped)."""
+    v1 = Path("/sys/fs/cgroup/pids")
+    if (v1 / "cgroup.procs").exists():
+        path = v1 / name
+    elif "pids" in Path("/sys/fs/cgroup/cgroup.subtree_control").read_text(errors="replace"):
+        path = Path("/sys/fs/cgroup") / name
+    else:
+        return None
+    path.mkdir()
+    return path
 
 
 def main():
@@ -481,6 +537,7 @@ def main():
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        soak.release()
 
 
 if __name__ == "__main__":

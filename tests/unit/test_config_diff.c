@@ -96,6 +96,9 @@ static void test_what_corral_alone_uses_changes_in_place(void **state)
 	       TASK_CHANGE_IN_PLACE, "health");
 	expect(base, TASK("{command: [sleep, '9'], log: {history: 64K}}"), TASK_CHANGE_IN_PLACE,
 	       "log");
+	/* Except the pipes the process is given. */
+	expect(base, TASK("{command: [sleep, '9'], log: {streams: separate}}"),
+	       TASK_CHANGE_REPLACE, "log");
 	expect(TASK("{command: [sleep, '9'], readiness: {exec: [true], interval: 1s}}"),
 	       TASK("{command: [sleep, '9'], readiness: {exec: [true], interval: 2s}}"),
 	       TASK_CHANGE_IN_PLACE, "readiness");

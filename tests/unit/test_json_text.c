@@ -56,7 +56,7 @@ static void test_lossy_replaces_each_bad_byte(void **state)
 static void test_output_line_as_one_json_line(void **state)
 {
 	size_t length;
-	char *line = json_line_take(output_line_json(1500, "web/app", "hi \xFF", 4), &length);
+	char *line = json_line_take(output_line_json(1500, "web/app", OUTPUT_STREAM_MERGED, "hi \xFF", 4), &length);
 	const char *expected = "{\"time\":1.5,\"task\":\"web/app\",\"text\":\"hi \xEF\xBF\xBD\"}\n";
 	assert_non_null(line);
 	assert_int_equal(length, strlen(expected));

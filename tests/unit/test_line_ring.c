@@ -13,20 +13,23 @@
 struct seen {
 	char lines[64][128];
 	uint64_t times[64];
+	unsigned tags[64];
 	size_t count;
 };
 
-static void remember(void *context, uint64_t time_ms, const char *text, size_t length)
+static void remember(void *context, uint64_t time_ms, unsigned tag, const char *text,
+		     size_t length)
 {
 	struct seen *seen = context;
 	assert_int_equal(strlen(text), length);
+	seen->tags[seen->count] = tag;
 	snprintf(seen->lines[seen->count], sizeof(seen->lines[0]), "%s", text);
 	seen->times[seen->count++] = time_ms;
 }
 
 static void append_text(struct line_ring *ring, uint64_t time_ms, const char *text)
 {
-	line_ring_append(ring, time_ms, text, strlen(text));
+	line_ring_append(ring, time_ms, 0, text, strlen(text));
 }
 
 static void test_empty_ring_allocates_nothing(void **state)
@@ -104,10 +107,32 @@ static void test_long_line_is_cut(void **state)
 	char long_line[200];
 	memset(long_line, 'x', sizeof(long_line));
 	line_ring_init(&ring, 256);
-	line_ring_append(&ring, 1, long_line, sizeof(long_line));
+	line_ring_append(&ring, 1, 0, long_line, sizeof(long_line));
 	line_ring_visit(&ring, 0, remember, &seen);
 	assert_int_equal(seen.count, 1);
 	assert_int_equal(strlen(seen.lines[0]), 64);
+	line_ring_free(&ring);
+}
+
+/* A task's stream travels with each line, through wraps and a resize,
+ * without costing the line any of its length. */
+static void test_tags_are_kept(void **state)
+{
+	struct line_ring ring;
+	struct seen seen = {0};
+	line_ring_init(&ring, 128);
+	for (unsigned i = 0; i < 20; i++) {
+		char text[16];
+		snprintf(text, sizeof(text), "line-%04u", i);
+		line_ring_append(&ring, i, i % 3, text, strlen(text));
+	}
+	line_ring_resize(&ring, 256);
+	line_ring_visit(&ring, 0, remember, &seen);
+	assert_int_equal(seen.count, 6);
+	for (size_t i = 0; i < seen.count; i++) {
+		assert_int_equal(seen.tags[i], (14 + i) % 3);
+		assert_int_equal(strlen(seen.lines[i]), 9);
+	}
 	line_ring_free(&ring);
 }
 
@@ -119,6 +144,7 @@ int main(void)
 		cmocka_unit_test(test_tail),
 		cmocka_unit_test(test_drops_oldest_and_wraps),
 		cmocka_unit_test(test_long_line_is_cut),
+		cmocka_unit_test(test_tags_are_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* The runner state machine, driven through fake effects that record what it
  * asks for: no processes, an explicit clock. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -393,12 +394,42 @@ static void test_rearm_dead_task(void **state)
 static void test_synchronous_spawn_failure(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_NEVER, 0, 100);
-	fixture->fake.spawn_result = -11;
+	fixture->fake.spawn_result = -EPERM;
 	runner_start(&fixture->runner, 0);
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
 	assert_true(fixture->runner.failed);
 	assert_int_equal(fixture->fake.events[0], TASK_EVENT_START_FAILED);
 	assert_string_equal(fixture->fake.messages[0], "clone3: Resource temporarily unavailable");
+	test_free(fixture);
+}
+
+/* Short of a resource (clone's EAGAIN under pids.max): tried again with
+ * back-off, never counted, even under `restart: never`. */
+static void test_a_resource_shortage_postpones_the_start(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_NEVER, 0, 100);
+	fixture->fake.spawn_result = -EAGAIN;
+	runner_start(&fixture->runner, 0);
+	assert_int_equal(fixture->runner.state, TASK_PENDING);
+	assert_false(fixture->runner.failed);
+	assert_true(fixture->runner.delay_pending);
+	assert_int_equal(fixture->fake.timer_deadline[RUNNER_TIMER_RESTART_DELAY], 100);
+	assert_string_equal(fixture->fake.messages[0],
+			    "clone3: Resource temporarily unavailable: corral is short of a "
+			    "resource; trying again in 100ms (not counted against the restart "
+			    "policy)");
+
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 100);
+	assert_true(runner_ready_to_start(&fixture->runner));
+	runner_start(&fixture->runner, 100);
+	assert_int_equal(fixture->fake.timer_deadline[RUNNER_TIMER_RESTART_DELAY], 300);
+
+	fixture->fake.spawn_result = 0;
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 300);
+	runner_start(&fixture->runner, 300);
+	assert_int_equal(fixture->runner.state, TASK_STARTING);
+	assert_int_equal(fixture->runner.resource_retry_ms, 0);
+	assert_int_equal(fixture->runner.restart_count, 0);
 	test_free(fixture);
 }
 
@@ -889,6 +920,7 @@ int main(void)
 		cmocka_unit_test(test_group_restart_stop_makes_pending),
 		cmocka_unit_test(test_rearm_dead_task),
 		cmocka_unit_test(test_synchronous_spawn_failure),
+		cmocka_unit_test(test_a_resource_shortage_postpones_the_start),
 		cmocka_unit_test(test_exec_failure_counts_as_failed_start),
 		cmocka_unit_test(test_kill_now),
 		cmocka_unit_test(test_prestart_hooks_come_before_the_spawn),

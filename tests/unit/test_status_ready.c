@@ -74,11 +74,26 @@ static void test_a_reply_without_groups(void **state)
 	free(output);
 }
 
+/* readiness.continuous: a task that was ready and lost it says so. */
+static void test_a_task_that_lost_readiness_says_so(void **state)
+{
+	char *output;
+	int result = check("{\"ok\":true,\"groups\":[{\"name\":\"web\",\"tasks\":["
+			   "{\"task\":\"web/app\",\"stage\":\"main\",\"state\":\"running\","
+			   "\"ready\":false,\"ready_lost\":true}]}]}",
+			   &output);
+	assert_int_equal(result, 1);
+	assert_string_equal(output,
+			    "web/app: not ready (running, was ready; its readiness check fails now)\n");
+	free(output);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_all_up_and_ready),
 	    cmocka_unit_test(test_each_task_that_is_not_ready_is_named),
+	    cmocka_unit_test(test_a_task_that_lost_readiness_says_so),
 	    cmocka_unit_test(test_a_dead_main_task_is_not_ready),
 	    cmocka_unit_test(test_a_reply_without_groups),
 	};

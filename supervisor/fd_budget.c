@@ -1,0 +1,54 @@
+#include "supervisor/fd_budget.h"
+
+#include <stdio.h>
+#include <sys/resource.h>
+
+/* corral's own: stdio, the spawn slots, epoll, signalfd, timerfd, the
+ * control socket and a few clients, the event log file. */
+#define FDS_OF_CORRAL 64
+
+/* What a running task holds (supervisor/task.c and its parts). */
+static size_t fds_of_task(const struct task_config *task)
+{
+	size_t fds = 2;  /* its output pipe, both ends (every run writes to it) */
+	fds += 1;        /* its pidfd */
+	fds += 2;        /* its cgroup's directory and cgroup.events */
+	if (task->log_separate_streams)
+		fds += 2; /* stderr's own pipe */
+	if (task->readiness.kind == READINESS_NOTIFY_SYSTEMD)
+		fds += 1; /* the notify socket */
+	if (task->log_dir)
+		fds += 1; /* the log file */
+	if (isolation_has_own_network(&task->isolation))
+		fds += 1; /* its network namespace */
+	return fds;
+}
+
+size_t fd_budget(const struct config *config)
+{
+	size_t fds = FDS_OF_CORRAL;
+	for (size_t g = 0; g < config->group_count; g++)
+		for (size_t t = 0; t < config->groups[g].task_count; t++)
+			fds += fds_of_task(&config->groups[g].tasks[t]);
+	return fds;
+}
+
+int fd_budget_check(const struct config *config, bool after_raise, char *message, size_t size)
+{
+	struct rlimit limit;
+	if (getrlimit(RLIMIT_NOFILE, &limit) < 0)
+		return 0;
+	rlim_t allowed = after_raise ? limit.rlim_max : limit.rlim_cur;
+	size_t needed = fd_budget(config), tasks = 0;
+	if (allowed == RLIM_INFINITY || needed <= allowed)
+		return 0;
+	for (size_t g = 0; g < config->group_count; g++)
+		tasks += config->groups[g].task_count;
+	snprintf(message, size,
+		 "%zu task%s need about %zu fds, and RLIMIT_NOFILE allows %llu%s: some would "
+		 "fail to start; raise the limit (ulimit -n, docker run --ulimit nofile=N, "
+		 "LimitNOFILE= in a systemd unit)",
+		 tasks, tasks == 1 ? "" : "s", needed, (unsigned long long)allowed,
+		 after_raise ? " (its hard limit)" : "");
+	return -1;
+}

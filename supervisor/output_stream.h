@@ -1,0 +1,18 @@
+#pragma once
+
+/* Which of a task's streams a line came from. MERGED: both share one pipe
+ * (the default), so it cannot be told; log.streams: separate gives each
+ * its own. */
+enum output_stream {
+	OUTPUT_STREAM_MERGED,
+	OUTPUT_STREAM_STDOUT,
+	OUTPUT_STREAM_STDERR,
+};
+
+/* "stdout", "stderr", or NULL for a merged line. */
+static inline const char *output_stream_name(enum output_stream stream)
+{
+	return stream == OUTPUT_STREAM_STDOUT	? "stdout"
+	       : stream == OUTPUT_STREAM_STDERR ? "stderr"
+						: NULL;
+}
