@@ -1,138 +1,101 @@
 #include "isolation/host_shared_mounts.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include "config/xmalloc.h"
+#include "isolation/mountinfo.h"
 
-/* One line of /proc/self/mountinfo: its mount point and whether it is in a
- * shared peer group (optional field "shared:N"). Octal escapes (\040 for a
- * space) are undone. */
-struct mount_line {
-	char point[4096];
-	bool shared;
-};
-
-static void unescape(char *text)
+/* The mount `path` is on (the topmost at a mount point). */
+static int mount_id_of(const char *path, uint64_t *id)
 {
-	char *out = text;
-	for (const char *in = text; *in; in++, out++) {
-		if (in[0] == '\\' && in[1] >= '0' && in[1] <= '3' && in[2] && in[3]) {
-			*out = (char)((in[1] - '0') * 64 + (in[2] - '0') * 8 + (in[3] - '0'));
-			in += 3;
-		} else {
-			*out = *in;
-		}
-	}
-	*out = '\0';
+	struct statx status;
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &status) < 0)
+		return -errno;
+	if (!(status.stx_mask & STATX_MNT_ID))
+		return -ENOSYS;
+	*id = status.stx_mnt_id;
+	return 0;
 }
 
-static bool parse_line(char *line, struct mount_line *out)
+static bool is_existing(const struct host_shared_mount *source, uint64_t id)
 {
-	char *save = NULL, *field = strtok_r(line, " ", &save);
-	for (int i = 0; field && i < 4; i++)
-		field = strtok_r(NULL, " ", &save); /* id, parent, dev, root: skipped */
-	if (!field || strlen(field) >= sizeof(out->point))
-		return false;
-	snprintf(out->point, sizeof(out->point), "%s", field);
-	unescape(out->point);
-	out->shared = false;
-	strtok_r(NULL, " ", &save); /* options */
-	while ((field = strtok_r(NULL, " ", &save)) && strcmp(field, "-") != 0)
-		if (strncmp(field, "shared:", 7) == 0)
-			out->shared = true;
-	return true;
-}
-
-/* The last mount at `path` (the one on top): 1 shared, 0 not shared,
- * -1 not a mount point. */
-static int mount_point_state(const char *path)
-{
-	FILE *file = fopen("/proc/self/mountinfo", "re");
-	if (!file)
-		return -1;
-	char line[8192];
-	struct mount_line mount;
-	int state = -1;
-	while (fgets(line, sizeof(line), file))
-		if (parse_line(line, &mount) && strcmp(mount.point, path) == 0)
-			state = mount.shared;
-	fclose(file);
-	return state;
-}
-
-static bool below(const char *point, const char *path)
-{
-	size_t length = strlen(path);
-	return strncmp(point, path, length) == 0 && point[length] == '/';
-}
-
-static int by_depth_descending(const void *a, const void *b)
-{
-	size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* The mount points below `path`, deepest first. */
-static char **mount_points_below(const char *path, size_t *count)
-{
-	char **points = NULL;
-	*count = 0;
-	FILE *file = fopen("/proc/self/mountinfo", "re");
-	if (!file)
-		return NULL;
-	char line[8192];
-	struct mount_line mount;
-	while (fgets(line, sizeof(line), file))
-		if (parse_line(line, &mount) && below(mount.point, path)) {
-			points = xreallocarray(points, *count + 1, sizeof(*points));
-			points[(*count)++] = xstrdup(mount.point);
-		}
-	fclose(file);
-	if (*count)
-		qsort(points, *count, sizeof(*points), by_depth_descending);
-	return points;
-}
-
-static void free_points(char **points, size_t count)
-{
-	for (size_t i = 0; i < count; i++)
-		free(points[i]);
-	free(points);
-}
-
-static bool listed(char *const *points, size_t count, const char *point)
-{
-	for (size_t i = 0; i < count; i++)
-		if (strcmp(points[i], point) == 0)
+	for (size_t i = 0; i < source->existing_count; i++)
+		if (source->existing[i] == id)
 			return true;
 	return false;
 }
 
-/* What was mounted below the source since its first take, deepest first. */
-static void unmount_new_below(const struct host_shared_mount *source,
-			      void (*log)(const char *format, ...))
+/* The mounts at or below the source now: what corral leaves alone. */
+static int note_existing(struct host_shared_mount *source)
 {
-	size_t count;
-	char **points = mount_points_below(source->path, &count);
-	for (size_t i = 0; i < count; i++) {
-		if (listed(source->existing, source->existing_count, points[i]))
-			continue;
-		/* A mount below one already detached went with it: EINVAL. */
-		if (umount2(points[i], MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
-			log("bidirectional mount %s: cannot unmount %s: %s", source->path,
-			    points[i], strerror(errno));
-	}
-	free_points(points, count);
+	struct mountinfo info;
+	int error = mountinfo_read(&info);
+	if (error < 0)
+		return error;
+	source->existing = xcalloc(info.count ? info.count : 1, sizeof(*source->existing));
+	for (size_t i = 0; i < info.count; i++)
+		if (mountinfo_path_is_below(info.entries[i].mount_point, source->path))
+			source->existing[source->existing_count++] = info.entries[i].id;
+	mountinfo_free(&info);
+	return 0;
 }
 
-static struct host_shared_mount *find(struct host_shared_mounts *mounts, const char *path)
+/* Is the mount holding `path` shared? 0 or -errno. */
+static int holder_is_shared(const char *path, bool *shared)
+{
+	uint64_t id;
+	int error = mount_id_of(path, &id);
+	if (error < 0)
+		return error;
+	struct mountinfo info;
+	if ((error = mountinfo_read(&info)) < 0)
+		return error;
+	const struct mountinfo_entry *entry = mountinfo_find(&info, id);
+	*shared = entry && entry->shared;
+	error = entry ? 0 : -ENOENT;
+	mountinfo_free(&info);
+	return error;
+}
+
+/* Recursive, so that what is mounted below stays visible through it; all
+ * of it shared, so that a task may also mount below those. */
+static int bind_shared(struct host_shared_mount *source, char *error, size_t error_size)
+{
+	if (mount(source->path, source->path, NULL, MS_BIND | MS_REC, NULL) < 0) {
+		snprintf(error, error_size,
+			 "bidirectional mount: bind %s onto itself (to make it shared): %s",
+			 source->path, strerror(errno));
+		return -1;
+	}
+	int result = 0;
+	if (mount(NULL, source->path, NULL, MS_SHARED | MS_REC, NULL) < 0) {
+		snprintf(error, error_size, "bidirectional mount: make the bind of %s shared: %s",
+			 source->path, strerror(errno));
+		result = -1;
+	} else if ((result = mount_id_of(source->path, &source->self_bind_id)) < 0) {
+		snprintf(error, error_size, "bidirectional mount: statx %s: %s", source->path,
+			 strerror(-result));
+	}
+	if (result < 0) {
+		umount2(source->path, MNT_DETACH | UMOUNT_NOFOLLOW);
+		source->self_bind_id = 0;
+	}
+	return result < 0 ? -1 : 0;
+}
+
+static struct host_shared_mount *find(struct host_shared_mounts *mounts, const char *canonical,
+				      const char *requested)
 {
 	for (size_t i = 0; i < mounts->count; i++)
-		if (strcmp(mounts->items[i].path, path) == 0)
+		if ((canonical && strcmp(mounts->items[i].path, canonical) == 0) ||
+		    (!canonical && strcmp(mounts->items[i].requested, requested) == 0))
 			return &mounts->items[i];
 	return NULL;
 }
@@ -140,58 +103,136 @@ static struct host_shared_mount *find(struct host_shared_mounts *mounts, const c
 int host_shared_mounts_take(struct host_shared_mounts *mounts, const char *path, char *error,
 			    size_t error_size)
 {
-	struct host_shared_mount *taken = find(mounts, path);
+	char canonical[PATH_MAX];
+	if (!realpath(path, canonical)) {
+		snprintf(error, error_size, "bidirectional mount: %s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct host_shared_mount *taken = find(mounts, canonical, path);
 	if (taken) {
 		taken->takers++;
 		return 0;
 	}
-	struct host_shared_mount made = {.takers = 1};
-	int state = mount_point_state(path);
-	if (state < 0) {
-		if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
-			snprintf(error, error_size,
-				 "bidirectional mount: bind %s onto itself (to make it shared): %s",
-				 path, strerror(errno));
-			return -1;
-		}
-		made.bound_by_us = true;
+	struct host_shared_mount made = {.takers = 1, .path = xstrdup(canonical)};
+	bool shared = false;
+	int result = holder_is_shared(made.path, &shared);
+	if (result < 0) {
+		snprintf(error, error_size, "bidirectional mount: find the mount of %s: %s",
+			 made.path, strerror(-result));
+	} else if (!shared) {
+		result = bind_shared(&made, error, error_size);
 	}
-	if (state != 1) {
-		if (mount(NULL, path, NULL, MS_SHARED, NULL) < 0) {
-			snprintf(error, error_size, "bidirectional mount: make %s shared: %s", path,
-				 strerror(errno));
-			if (made.bound_by_us)
-				umount2(path, MNT_DETACH);
-			return -1;
-		}
-		made.shared_by_us = !made.bound_by_us;
+	if (result == 0 && (result = note_existing(&made)) < 0) {
+		snprintf(error, error_size, "bidirectional mount: read /proc/self/mountinfo: %s",
+			 strerror(-result));
+		if (made.self_bind_id)
+			umount2(made.path, MNT_DETACH | UMOUNT_NOFOLLOW);
 	}
-	if (!made.bound_by_us)
-		made.existing = mount_points_below(path, &made.existing_count);
-	made.path = xstrdup(path);
+	if (result < 0) {
+		free(made.path);
+		return -1;
+	}
+	made.requested = xstrdup(path);
 	mounts->items = xreallocarray(mounts->items, mounts->count + 1, sizeof(*mounts->items));
 	mounts->items[mounts->count++] = made;
 	return 0;
 }
 
+static size_t depth_of(const char *path)
+{
+	size_t depth = 0;
+	for (; *path; path++)
+		depth += *path == '/';
+	return depth;
+}
+
+static int deeper_first(const void *a, const void *b)
+{
+	size_t depth_a = depth_of((*(const struct mountinfo_entry *const *)a)->mount_point);
+	size_t depth_b = depth_of((*(const struct mountinfo_entry *const *)b)->mount_point);
+	return depth_a < depth_b ? 1 : depth_a > depth_b ? -1 : 0;
+}
+
+/* One pass: each mount that appeared at or below the source is detached,
+ * deepest first, when its path leads to that very mount (statx), never
+ * whatever else is there. Returns how many are left (-errno when mountinfo
+ * cannot be read); *unmounted counts this pass' successes, `stuck` names
+ * one that stays. */
+static long sweep_pass(const struct host_shared_mount *source, size_t *unmounted, char *stuck,
+		       size_t stuck_size)
+{
+	struct mountinfo info;
+	int error = mountinfo_read(&info);
+	if (error < 0)
+		return error;
+	const struct mountinfo_entry **found = xcalloc(info.count ? info.count : 1, sizeof(*found));
+	size_t count = 0;
+	for (size_t i = 0; i < info.count; i++) {
+		const struct mountinfo_entry *entry = &info.entries[i];
+		if (entry->id != source->self_bind_id && !is_existing(source, entry->id) &&
+		    mountinfo_path_is_below(entry->mount_point, source->path))
+			found[count++] = entry;
+	}
+	qsort(found, count, sizeof(*found), deeper_first);
+	*unmounted = 0;
+	for (size_t i = 0; i < count; i++) {
+		uint64_t id;
+		if (mount_id_of(found[i]->mount_point, &id) == 0 && id == found[i]->id &&
+		    umount2(found[i]->mount_point, MNT_DETACH | UMOUNT_NOFOLLOW) == 0) {
+			(*unmounted)++;
+			continue;
+		}
+		snprintf(stuck, stuck_size, "%s", found[i]->mount_point);
+	}
+	free(found);
+	mountinfo_free(&info);
+	return (long)(count - *unmounted);
+}
+
 static void release(struct host_shared_mount *source, void (*log)(const char *format, ...))
 {
-	/* corral's own bind takes what the tasks mounted on it along. */
-	if (source->bound_by_us && umount2(source->path, MNT_DETACH) < 0)
-		log("bidirectional mount %s: cannot unmount corral's bind: %s", source->path,
-		    strerror(errno));
-	if (!source->bound_by_us)
-		unmount_new_below(source, log);
-	if (source->shared_by_us)
-		mount(NULL, source->path, NULL, MS_PRIVATE, NULL);
-	free_points(source->existing, source->existing_count);
+	char stuck[PATH_MAX] = "?";
+	/* Detaching a mount takes what is below it; a few passes find what a
+	 * detached tree did not take (a mount covered by another). */
+	for (int pass = 0; pass < 8; pass++) {
+		size_t unmounted = 0;
+		long left = sweep_pass(source, &unmounted, stuck, sizeof(stuck));
+		if (left < 0) {
+			log("bidirectional mount %s: read /proc/self/mountinfo: %s", source->path,
+			    strerror((int)-left));
+			break;
+		}
+		if (left == 0)
+			break;
+		if (unmounted == 0) {
+			log("bidirectional mount %s: cannot unmount %s: it stays mounted",
+			    source->path, stuck);
+			break;
+		}
+	}
+	if (source->self_bind_id) {
+		uint64_t id = 0;
+		int failure = mount_id_of(source->path, &id);
+		if (failure == 0 && id != source->self_bind_id)
+			failure = -EBUSY; /* covered by a mount that stayed */
+		else if (failure == 0 && umount2(source->path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+			failure = -errno;
+		if (failure < 0)
+			log("bidirectional mount %s: cannot unmount corral's bind: %s",
+			    source->path, strerror(-failure));
+	}
+	free(source->existing);
 	free(source->path);
+	free(source->requested);
 }
 
 void host_shared_mounts_give_back(struct host_shared_mounts *mounts, const char *path,
 				  void (*log)(const char *format, ...))
 {
-	struct host_shared_mount *source = find(mounts, path);
+	char canonical[PATH_MAX];
+	/* The source may be gone by now: then it is found as written. */
+	struct host_shared_mount *source =
+	    find(mounts, realpath(path, canonical) ? canonical : NULL, path);
 	if (!source || --source->takers > 0)
 		return;
 	release(source, log);

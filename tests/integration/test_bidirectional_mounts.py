@@ -191,3 +191,81 @@ def test_the_csi_plugin_example_runs_and_leaves_the_host_as_it_was(corral):
         result.stdout_lines(), result
     assert "storage/node-plugin: healthy (its health probe passed)" in result.stderr, result
     assert mounts_below("/mnt") == before, host_mounts()
+
+
+def propagation_of(path):
+    """The optional fields (shared:N, master:N) of the topmost mount at
+    `path`, or None when nothing is mounted there."""
+    result = None
+    with open("/proc/self/mountinfo") as table:
+        for fields in (line.split() for line in table):
+            if fields[4] == str(path):
+                result = fields[6:fields.index("-")]
+    return result
+
+
+def test_a_source_on_a_shared_mount_is_used_as_it_is(corral, source, tmp_path):
+    """A directory on a mount that is shared already gets no bind of
+    corral's: a bind would join the same peer group, and every mount of the
+    task would also be propagated, hidden, onto the mount below it."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "sharedfs", str(shared)], check=True)
+    try:
+        subprocess.run(["mount", "--make-shared", str(shared)], check=True)
+        (shared / "sub").mkdir()
+        config = {"groups": {"csi": {"tasks": {"plugin": plugin(
+            shared / "sub", f"mkdir -p /plugin/v && mount -t tmpfs v /plugin/v; {IDLE}")}}}}
+        running = corral.start(config)
+        wait_for(lambda: f"{shared}/sub/v" in mounts_below(shared), what="the plugin's mount")
+        # The shared tmpfs and the task's mount, once: nothing hidden below.
+        assert mounts_below(shared) == [str(shared), f"{shared}/sub/v"], host_mounts()
+        running.send(signal.SIGTERM)
+        assert running.wait().returncode == 0
+        assert mounts_below(shared) == [str(shared)], host_mounts()
+        assert propagation_of(shared)[0].startswith("shared:")
+    finally:
+        subprocess.run(["umount", "-R", "-l", str(shared)], check=False)
+
+
+def test_a_slave_mount_point_stays_a_slave(corral, source, tmp_path):
+    """A source that receives mounts from a master (as a container's rslave
+    volume does) still receives them after the plugin: corral stacks a
+    shared bind of its own and never changes the slave's propagation."""
+    master = tmp_path / "master"
+    master.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "masterfs", str(master)], check=True)
+    try:
+        subprocess.run(["mount", "--make-shared", str(master)], check=True)
+        subprocess.run(["mount", "--bind", str(master), str(source)], check=True)
+        subprocess.run(["mount", "--make-slave", str(source)], check=True)
+        before = propagation_of(source)
+        assert before[0].startswith("master:"), before
+        config = {"groups": {"csi": {"tasks": {"plugin": plugin(
+            source, f"mkdir -p /plugin/v && mount -t tmpfs v /plugin/v; {IDLE}")}}}}
+        running = corral.start(config)
+        wait_for(lambda: f"{source}/v" in mounts_below(source), what="the plugin's mount")
+        running.send(signal.SIGTERM)
+        assert running.wait().returncode == 0
+        assert mounts_below(source) == [str(source)], host_mounts()
+        assert propagation_of(source) == before
+        (master / "late").mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "late", str(master / "late")], check=True)
+        assert f"{source}/late" in mounts_below(source)  # still its master's slave
+    finally:
+        subprocess.run(["umount", "-R", "-l", str(source)], check=False)
+        subprocess.run(["umount", "-R", "-l", str(master)], check=False)
+
+
+def test_a_mount_over_the_target_itself_goes_too(corral, source):
+    """The task covers its whole target: on the host that mount is stacked
+    on corral's bind of the source, and both go."""
+    config = {"groups": {"csi": {"tasks": {"plugin": plugin(
+        source, f"mount -t tmpfs over /plugin && touch /plugin/covered; {IDLE}")}}}}
+    running = corral.start(config)
+    wait_for(lambda: (source / "covered").exists(), what="the plugin's mount")
+    assert mounts_below(source) == [str(source)] * 2, host_mounts()
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+    assert mounts_below(source) == [], host_mounts()
+    assert not (source / "covered").exists()
