@@ -70,8 +70,8 @@ int command_status(int argc, char **argv)
 		return COMMAND_USAGE_ERROR;
 
 	command_output_setup();
-	if (control_connection_call(&connection, control_socket_path(socket_option), &request,
-				    &reply, &raw) < 0)
+	if ((json ? control_connection_call_raw : control_connection_call)(
+		&connection, control_socket_path(socket_option), &request, &reply, &raw) < 0)
 		return 1;
 	exit_code = 0;
 	if (ready) {

@@ -272,6 +272,12 @@ enum control_read_result control_connection_read(struct control_connection *conn
 	while (line && length == 0); /* blank lines carry nothing */
 	if (!line)
 		return stop;
+	static const char accepted[] = "{\"ok\":true";
+	if (connection->raw_when_ok && raw && length >= sizeof(accepted) - 1 &&
+	    memcmp(line, accepted, sizeof(accepted) - 1) == 0) {
+		*raw = line;
+		return CONTROL_READ_LINE;
+	}
 	/* A task's output may hold NUL bytes, which the server sends as
 	 * \u0000: taken, and printed by length. */
 	*reply = json_loadb(line, length, JSON_ALLOW_NUL, &error);
@@ -294,14 +300,16 @@ void control_connection_print_refusal(const json_t *reply)
 	fprintf(stderr, "corral: %s\n", error ? error : "refused, without saying why");
 }
 
-int control_connection_call(struct control_connection *connection, const char *path,
-			    const struct control_request *request, json_t **reply, const char **raw)
+static int call(struct control_connection *connection, const char *path,
+		const struct control_request *request, json_t **reply, const char **raw,
+		bool raw_when_ok)
 {
 	const json_t *ok;
 
 	*reply = NULL;
 	if (control_connection_open(connection, path, request) < 0)
 		return -1;
+	connection->raw_when_ok = raw_when_ok;
 	switch (control_connection_read(connection, reply, raw)) {
 	case CONTROL_READ_LINE:
 		break;
@@ -318,6 +326,8 @@ int control_connection_call(struct control_connection *connection, const char *p
 	case CONTROL_READ_FAILED:
 		goto fail;
 	}
+	if (!*reply)
+		return 0; /* raw_when_ok: accepted, not parsed */
 	ok = json_object_get(*reply, "ok");
 	if (json_is_true(ok))
 		return 0;
@@ -331,4 +341,17 @@ fail:
 	*reply = NULL;
 	control_connection_close(connection);
 	return -1;
+}
+
+int control_connection_call(struct control_connection *connection, const char *path,
+			    const struct control_request *request, json_t **reply, const char **raw)
+{
+	return call(connection, path, request, reply, raw, false);
+}
+
+int control_connection_call_raw(struct control_connection *connection, const char *path,
+				const struct control_request *request, json_t **reply,
+				const char **raw)
+{
+	return call(connection, path, request, reply, raw, true);
 }

@@ -26,6 +26,10 @@ struct control_connection {
 	size_t start, end, capacity;
 	bool closed;    /* the server closed its side */
 	int send_error; /* 0, or the errno of sending the request */
+	/* The caller wants the raw line only (`status --json`): a reply that
+	 * starts {"ok":true is not parsed (*reply stays NULL). Parsing a
+	 * 1000-task status took two thirds of the CLI's time. */
+	bool raw_when_ok;
 };
 
 enum control_read_result {
@@ -58,6 +62,12 @@ enum control_read_result control_connection_read(struct control_connection *conn
 int control_connection_call(struct control_connection *connection, const char *path,
 			    const struct control_request *request, json_t **reply,
 			    const char **raw);
+/* The same, for a caller that prints the reply as it came: an accepted
+ * one is not parsed, and *reply stays NULL (a refusal is parsed, said, and
+ * -1 as above). */
+int control_connection_call_raw(struct control_connection *connection, const char *path,
+				const struct control_request *request, json_t **reply,
+				const char **raw);
 
 void control_connection_close(struct control_connection *connection);
 
