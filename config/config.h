@@ -198,6 +198,9 @@ struct mount_config {
 	bool bidirectional;
 };
 
+/* `instances:` at most. */
+#define TASK_INSTANCES_MAX 1000
+
 /* Bidirectional mounts of one task, at most. */
 #define MOUNT_BIDIRECTIONAL_MAX 8
 
@@ -397,9 +400,15 @@ enum log_mode {
 };
 
 struct task_config {
-	char *name;      /* "app" */
+	char *name;      /* "app", or "app@1" for an instance */
 	char *full_name; /* "web/app": how every message names the task */
 	struct source_location location;
+	/* `instances: N` (supervisord's numprocs): N tasks "NAME@0" ...
+	 * "NAME@N-1", each with instance_of "NAME" and its number; NULL for a
+	 * task written once. */
+	char *instance_of;
+	unsigned instance;
+	unsigned instances; /* as written; 0: not written, a task of its own */
 
 	char **argv;     /* NULL-terminated; argv[0] is the program */
 	size_t argc;

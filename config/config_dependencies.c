@@ -493,9 +493,54 @@ static void check_cycles(struct load_context *context, const struct config *conf
 	free(walk.group_offset);
 }
 
+/* How many instances the task `name` (in `group`) has: 0 when it is no
+ * task written with `instances:`. */
+static unsigned instances_of(const struct group_config *group, const char *name)
+{
+	unsigned count = 0;
+	for (size_t i = 0; i < group->task_count; i++)
+		count += group->tasks[i].instance_of && strcmp(group->tasks[i].instance_of, name) == 0;
+	return count;
+}
+
+/* `after: [web]`, where web has `instances: 3`: it waits for web@0, web@1
+ * and web@2. */
+static void expand_instances(struct config *config, size_t own_group, struct task_config *task)
+{
+	for (size_t d = 0; d < task->after_count; d++) {
+		struct task_dependency *dependency = &task->after[d];
+		const char *slash = strchr(dependency->name, '/');
+		long group_index =
+		    slash ? find_group(config, dependency->name, (size_t)(slash - dependency->name))
+			  : (long)own_group;
+		if (group_index < 0)
+			continue;
+		const struct group_config *group = &config->groups[group_index];
+		const char *name = slash ? slash + 1 : dependency->name;
+		unsigned count = find_task(group, name) < 0 ? instances_of(group, name) : 0;
+		if (count == 0)
+			continue;
+		struct task_dependency written = *dependency;
+		task->after = xreallocarray(task->after, task->after_count + count - 1,
+					    sizeof(*task->after));
+		memmove(&task->after[d + count], &task->after[d + 1],
+			(task->after_count - d - 1) * sizeof(*task->after));
+		for (unsigned i = 0; i < count; i++) {
+			task->after[d + i] = written;
+			task->after[d + i].name = xasprintf("%s@%u", written.name, i);
+		}
+		free(written.name);
+		task->after_count += count - 1;
+		d += count - 1;
+	}
+}
+
 void dependencies_resolve(struct load_context *context, struct config *config)
 {
 	bool any = false, all_resolved = true;
+	for (size_t g = 0; g < config->group_count; g++)
+		for (size_t t = 0; t < config->groups[g].task_count; t++)
+			expand_instances(config, g, &config->groups[g].tasks[t]);
 	for (size_t g = 0; g < config->group_count; g++) {
 		if (config->groups[g].sequential)
 			add_sequential_edges(config, g);

@@ -63,6 +63,41 @@ static void check_name(struct load_context *context, const struct map_entry *ent
 		       quote(entry->key, entry->key_length).text, problem);
 }
 
+/* `instances: N` (even 1, so that a count changed by a reload keeps the
+ * names): the task just read becomes NAME@0, and NAME@1 ... are read
+ * again from the same node (its errors, if any, were said once). */
+static void add_instances(struct load_context *context, const struct map_entry *entry,
+			  const char *owner, const struct group_defaults *defaults,
+			  struct group_config *group, size_t *capacity, size_t still_to_read)
+{
+	unsigned count = group->tasks[group->task_count - 1].instances;
+	size_t needed = group->task_count + count - 1 + still_to_read;
+	if (needed > *capacity) {
+		*capacity = needed;
+		group->tasks = xreallocarray(group->tasks, *capacity, sizeof(*group->tasks));
+	}
+	struct config_diagnostics again = {0};
+	struct load_context quiet = *context;
+	quiet.diagnostics = &again;
+	size_t first = group->task_count - 1;
+	for (unsigned i = 0; i < count; i++) {
+		struct task_config *task = &group->tasks[first + i];
+		if (i > 0) {
+			memset(task, 0, sizeof(*task));
+			task->location = node_location(entry->key_node);
+			task_parse(&quiet, entry->value, owner, defaults, task);
+			group->task_count++;
+		}
+		free(task->name);
+		free(task->full_name);
+		task->instance_of = xstrdup(entry->key);
+		task->instance = i;
+		task->name = xasprintf("%s@%u", entry->key, i);
+		task->full_name = xasprintf("%s/%s", group->name, task->name);
+	}
+	config_diagnostics_free(&again);
+}
+
 /* `group_name` is the group as messages show it. */
 static void parse_tasks(struct load_context *context, const yaml_node_t *node,
 			const char *group_name, const struct group_defaults *defaults,
@@ -82,18 +117,23 @@ static void parse_tasks(struct load_context *context, const yaml_node_t *node,
 		return;
 
 	map_collect(context, node, &group_where, "task", &tasks);
-	group->tasks = xcalloc(tasks.count, sizeof(*group->tasks));
+	size_t capacity = tasks.count;
+	group->tasks = xcalloc(capacity, sizeof(*group->tasks));
 	for (size_t i = 0; i < tasks.count; i++) {
 		const struct map_entry *entry = &tasks.items[i];
 		struct task_config *task = &group->tasks[group->task_count++];
 		char owner[2 * sizeof(struct quoted)];
 
+		memset(task, 0, sizeof(*task)); /* past a realloc for instances */
 		check_name(context, entry, &group_where, "task");
 		snprintf(owner, sizeof(owner), "%s/%s", group_name, display_name(entry).text);
 		task->name = xstrdup(entry->key);
 		task->full_name = xasprintf("%s/%s", group->name, task->name);
 		task->location = node_location(entry->key_node);
 		task_parse(context, entry->value, owner, defaults, task);
+		if (task->instances)
+			add_instances(context, entry, owner, defaults, group, &capacity,
+				      tasks.count - i - 1);
 	}
 	map_entries_free(&tasks);
 }

@@ -20,7 +20,7 @@ static const char *const task_keys[] = {"command",   "env",       "env_file", "c
 					"groups",    "lifecycle", "restart", "kill",
 					"resources", "readiness", "health",  "isolation",
 					"cdi",       "task_dirs", "hooks",   "after",
-					"log",       "autostart", NULL};
+					"log",       "autostart", "instances", NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -543,6 +543,19 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	task->task_dirs = group->task_dirs;
 	if ((field = map_lookup(&fields, "task_dirs")))
 		expect_bool(context, field, &(struct where){owner, "task_dirs"}, &task->task_dirs);
+	if ((field = map_lookup(&fields, "instances"))) {
+		struct where instances_where = {owner, "instances"};
+		const char *text = expect_string(context, field, &instances_where);
+		char *end;
+		unsigned long count = text ? strtoul(text, &end, 10) : 0;
+		if (text && (!*text || *end || text[0] == '-' || count < 1 ||
+			     count > TASK_INSTANCES_MAX))
+			report(context, field, &instances_where,
+			       "must be a whole number from 1 to %d, not %s", TASK_INSTANCES_MAX,
+			       quote(text, field->data.scalar.length).text);
+		else if (text)
+			task->instances = (unsigned)count;
+	}
 	bool autostart = true;
 	if ((field = map_lookup(&fields, "autostart")))
 		expect_bool(context, field, &(struct where){owner, "autostart"}, &autostart);

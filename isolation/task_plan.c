@@ -61,7 +61,7 @@ static void build_environment(struct task_plan *plan, const struct task_config *
 			      char *const *corral_env)
 {
 	size_t base_count = count_env(base_env);
-	size_t own_count = task->env_count + count_env(corral_env) + 2;
+	size_t own_count = task->env_count + count_env(corral_env) + 3;
 	char **envp = xcalloc(base_count + own_count + 1, sizeof(*envp));
 	char **owned = xcalloc(own_count + 1, sizeof(*owned));
 	size_t count = 0, made = 0;
@@ -71,6 +71,8 @@ static void build_environment(struct task_plan *plan, const struct task_config *
 		env_put(envp, &count, owned[made++] = xstrdup(task->env[i]));
 	env_put(envp, &count, owned[made++] = xasprintf("CORRAL_GROUP=%s", group_name));
 	env_put(envp, &count, owned[made++] = xasprintf("CORRAL_TASK=%s", task->name));
+	if (task->instance_of)
+		env_put(envp, &count, owned[made++] = xasprintf("CORRAL_INSTANCE=%u", task->instance));
 	for (size_t i = 0; corral_env && corral_env[i]; i++)
 		env_put(envp, &count, owned[made++] = xstrdup(corral_env[i]));
 	envp[count] = NULL;

@@ -379,6 +379,9 @@ static int run_stream_command(struct stream_command *command, struct control_req
 	if (control_connection_call(&connection, control_socket_path(socket_option), request,
 				    &reply, NULL) < 0)
 		return 1;
+	/* The reply names a task when the target was one: a task written
+	 * with `instances:` named as a whole is several, prefixed. */
+	command->one_task = command->one_task && json_object_get(reply, "task") != NULL;
 	items = json_object_get(reply, command->items);
 	if (!command->json && request->command == CONTROL_EVENTS) {
 		json_array_foreach(items, i, item)

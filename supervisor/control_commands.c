@@ -27,6 +27,25 @@ static void send_json(struct control_client *client, json_t *reply)
 	free(text);
 }
 
+/* While one request acts on every instance of a task (config
+ * `instances:`), each instance's reply is gathered here, and one reply,
+ * ok when every one was, goes out (run_on_instances). */
+struct reply_batch {
+	char message[4096];
+	size_t used;
+	bool failed;
+};
+static struct reply_batch *batch;
+
+static void batch_add(const char *message, bool failed)
+{
+	size_t room = sizeof(batch->message) - batch->used;
+	int wrote = snprintf(batch->message + batch->used, room, "%s%s", batch->used ? "; " : "",
+			     message);
+	batch->used += wrote > 0 && (size_t)wrote < room ? (size_t)wrote : 0;
+	batch->failed |= failed;
+}
+
 static void reply_ok(struct control_client *client, const char *format, ...)
 	__attribute__((format(printf, 2, 3)));
 static void reply_ok(struct control_client *client, const char *format, ...)
@@ -36,6 +55,10 @@ static void reply_ok(struct control_client *client, const char *format, ...)
 	va_start(args, format);
 	vsnprintf(message, sizeof(message), format, args);
 	va_end(args);
+	if (batch) {
+		batch_add(message, false);
+		return;
+	}
 	json_t *reply = json_object();
 	json_object_set_new(reply, "ok", json_true());
 	json_object_set_new(reply, "message", json_string_lossy(message, strlen(message)));
@@ -51,6 +74,10 @@ static void reply_error(struct control_client *client, const char *format, ...)
 	va_start(args, format);
 	vsnprintf(message, sizeof(message), format, args);
 	va_end(args);
+	if (batch) {
+		batch_add(message, true);
+		return;
+	}
 	char *reply = control_reply_error(message);
 	control_client_send(client, reply, strlen(reply));
 	free(reply);
@@ -118,6 +145,62 @@ static struct task *lookup_task(struct control_context *context, struct control_
 	reply_error(client, "no task \"%s\"; tasks of group %s: %s", target, group->config->name,
 		    list);
 	return NULL;
+}
+
+/* What a target names: every task (""), a group's ("web"), one task
+ * ("web/app", "web/app@1"), or every instance of a task written with
+ * `instances:` ("web/app" for app@0, app@1...). */
+struct scope {
+	const struct group *group;
+	const struct task *task;
+	const char *instances_of;
+};
+
+static bool in_scope(const struct task *task, const struct scope *scope)
+{
+	if (scope->task)
+		return task == scope->task;
+	if (scope->group && task->group != scope->group)
+		return false;
+	return !scope->instances_of || (task->config->instance_of &&
+					strcmp(task->config->instance_of, scope->instances_of) == 0);
+}
+
+/* The group and task name of "group/task" when no task has that name but
+ * instances of it exist (how many, into *count), else NULL. */
+static struct group *instances_target(struct control_context *context, const char *target,
+				      const char **name, size_t *count)
+{
+	const char *slash = strchr(target, '/');
+	*count = 0;
+	if (!slash || strchr(slash, '@'))
+		return NULL;
+	struct group *group = find_group(context, target, (size_t)(slash - target));
+	if (!group)
+		return NULL;
+	for (size_t i = 0; i < group->task_count; i++) {
+		const struct task_config *config = group->tasks[i]->config;
+		if (strcmp(config->full_name, target) == 0)
+			return NULL;
+		*count += config->instance_of && strcmp(config->instance_of, slash + 1) == 0;
+	}
+	*name = slash + 1;
+	return *count ? group : NULL;
+}
+
+/* false after replying the error. */
+static bool resolve_scope(struct control_context *context, struct control_client *client,
+			  const char *target, struct scope *scope)
+{
+	size_t count;
+	*scope = (struct scope){0};
+	if (!target[0])
+		return true;
+	if (!strchr(target, '/'))
+		return (scope->group = lookup_group(context, client, target)) != NULL;
+	if ((scope->group = instances_target(context, target, &scope->instances_of, &count)))
+		return true;
+	return (scope->task = lookup_task(context, client, target)) != NULL;
 }
 
 /* ---- status ---- */
@@ -277,7 +360,7 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	return object;
 }
 
-static json_t *group_json(const struct group *group, const struct task *only, uint64_t now_ms)
+static json_t *group_json(const struct group *group, const struct scope *scope, uint64_t now_ms)
 {
 	json_t *object = json_object();
 	json_object_set_new(object, "name", json_string(group->config->name));
@@ -293,7 +376,7 @@ static json_t *group_json(const struct group *group, const struct task *only, ui
 								: json_null());
 	json_t *tasks = json_array();
 	for (size_t i = 0; i < group->task_count; i++)
-		if (!only || only == group->tasks[i])
+		if (in_scope(group->tasks[i], scope))
 			json_array_append_new(tasks, task_json(group->tasks[i], now_ms));
 	json_object_set_new(object, "tasks", tasks);
 	return object;
@@ -302,21 +385,15 @@ static json_t *group_json(const struct group *group, const struct task *only, ui
 static void run_status(struct control_context *context, struct control_client *client,
 		       const struct control_request *request)
 {
-	struct group *group = NULL;
-	struct task *task = NULL;
-	if (request->target[0]) {
-		bool names_task = strchr(request->target, '/') != NULL;
-		if (names_task ? !(task = lookup_task(context, client, request->target))
-			       : !(group = lookup_group(context, client, request->target)))
-			return;
-		if (task)
-			group = task->group;
-	}
+	struct scope scope;
+	if (!resolve_scope(context, client, request->target, &scope))
+		return;
+	const struct group *group = scope.task ? scope.task->group : scope.group;
 	uint64_t now = loop_now_ms();
 	json_t *groups = json_array();
 	for (size_t i = 0; i < context->group_count; i++)
 		if (!group || group == context->groups[i])
-			json_array_append_new(groups, group_json(context->groups[i], task, now));
+			json_array_append_new(groups, group_json(context->groups[i], &scope, now));
 	json_t *reply = json_object();
 	json_object_set_new(reply, "ok", json_true());
 	json_object_set_new(reply, "groups", groups);
@@ -585,22 +662,16 @@ static int by_time(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static bool in_scope(const struct task *task, const struct task *only_task,
-		     const struct group *only_group)
-{
-	return only_task ? task == only_task : !only_group || task->group == only_group;
-}
-
 /* The kept lines of one task, of a group's tasks or of every task,
  * interleaved by time; `tail` of them (0: all). */
-static json_t *collect_logs(struct control_context *context, const struct task *only_task,
-			    const struct group *only_group, unsigned tail)
+static json_t *collect_logs(struct control_context *context, const struct scope *scope,
+			    unsigned tail)
 {
 	struct log_collector collector = {0};
 	for (size_t g = 0; g < context->group_count; g++)
 		for (size_t t = 0; t < context->groups[g]->task_count; t++) {
 			const struct task *task = context->groups[g]->tasks[t];
-			if (!in_scope(task, only_task, only_group))
+			if (!in_scope(task, scope))
 				continue;
 			collector.task = task->config->full_name;
 			line_ring_visit(&task->logs, tail, collect_line, &collector);
@@ -621,27 +692,26 @@ static json_t *collect_logs(struct control_context *context, const struct task *
 static void run_logs(struct control_context *context, struct control_client *client,
 		     const struct control_request *request)
 {
-	struct task *task = NULL;
-	struct group *group = NULL;
-	if (strchr(request->target, '/')) {
-		if (!(task = lookup_task(context, client, request->target)))
-			return;
-	} else if (request->target[0]) {
-		if (!(group = lookup_group(context, client, request->target)))
-			return;
+	struct scope scope;
+	if (!resolve_scope(context, client, request->target, &scope))
+		return;
+	if (scope.instances_of && request->follow) {
+		reply_error(client, "%s has instances: follow one (%s@0) or the group (%s)",
+			    request->target, request->target, scope.group->config->name);
+		return;
 	}
 	json_t *reply = json_object();
 	json_object_set_new(reply, "ok", json_true());
-	if (task)
-		json_object_set_new(reply, "task", json_string(task->config->full_name));
-	json_object_set_new(reply, "lines", collect_logs(context, task, group, request->tail));
+	if (scope.task)
+		json_object_set_new(reply, "task", json_string(scope.task->config->full_name));
+	json_object_set_new(reply, "lines", collect_logs(context, &scope, request->tail));
 	send_json(client, reply);
 	if (!request->follow)
 		return;
-	if (task)
-		control_client_follow(client, CONTROL_FOLLOW_LOGS, task);
-	else if (group)
-		control_client_follow(client, CONTROL_FOLLOW_LOGS_GROUP, group);
+	if (scope.task)
+		control_client_follow(client, CONTROL_FOLLOW_LOGS, scope.task);
+	else if (scope.group)
+		control_client_follow(client, CONTROL_FOLLOW_LOGS_GROUP, scope.group);
 	else
 		control_client_follow(client, CONTROL_FOLLOW_LOGS_ALL, NULL);
 }
@@ -756,10 +826,56 @@ void control_commands_followers_changed(void *pointer, enum control_follow kind,
 		}
 }
 
+/* Restart, stop, start and signal of "group/task" when the task was
+ * written with `instances:`: each instance in turn, one reply. */
+static bool acts_on_one_task(const struct control_request *request)
+{
+	switch (request->command) {
+	case CONTROL_RESTART:
+		return request->restart_mode == CONTROL_RESTART_TASK ||
+		       request->restart_mode == CONTROL_RESTART_FORCE;
+	case CONTROL_STOP:
+	case CONTROL_START:
+	case CONTROL_SIGNAL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool run_on_instances(struct control_context *context, struct control_client *client,
+			     const struct control_request *request)
+{
+	const char *name;
+	size_t count;
+	struct group *group;
+	if (batch || !acts_on_one_task(request) ||
+	    !(group = instances_target(context, request->target, &name, &count)))
+		return false;
+	struct reply_batch gathered = {0};
+	batch = &gathered;
+	for (size_t i = 0; i < group->task_count; i++) {
+		const struct task_config *config = group->tasks[i]->config;
+		if (!config->instance_of || strcmp(config->instance_of, name) != 0)
+			continue;
+		struct control_request one = *request;
+		snprintf(one.target, sizeof(one.target), "%s", config->full_name);
+		control_commands_handle(context, client, &one);
+	}
+	batch = NULL;
+	if (gathered.failed)
+		reply_error(client, "%s", gathered.message);
+	else
+		reply_ok(client, "%s", gathered.message);
+	return true;
+}
+
 void control_commands_handle(void *pointer, struct control_client *client,
 			     const struct control_request *request)
 {
 	struct control_context *context = pointer;
+	if (run_on_instances(context, client, request))
+		return;
 	switch (request->command) {
 	case CONTROL_STATUS:
 		run_status(context, client, request);

@@ -183,10 +183,18 @@ static int check_target_shape(const char *target, size_t length, bool *is_task, 
 	if (problem)
 		return refuse(error, error_size, "invalid target %s: the group name %s",
 			      quote(target, length).text, problem);
-	problem = name_problem(task, task_length);
+	/* An instance: "web@2" (config `instances:`). */
+	const char *at = memchr(task, '@', task_length);
+	size_t base_length = at ? (size_t)(at - task) : task_length;
+	problem = name_problem(task, base_length);
 	if (problem)
 		return refuse(error, error_size, "invalid target %s: the task name %s",
 			      quote(target, length).text, problem);
+	if (at && (at + 1 == task + task_length ||
+		   strspn(at + 1, "0123456789") < task_length - base_length - 1))
+		return refuse(error, error_size,
+			      "invalid target %s: an instance is TASK@NUMBER (web@0)",
+			      quote(target, length).text);
 	return 0;
 }
 
