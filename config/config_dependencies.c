@@ -178,6 +178,9 @@ static void complain(struct load_context *context, struct source_location locati
 		     const struct task_config *task, const struct task_dependency *dependency,
 		     const char *format, ...)
 {
+	/* The instances of one task share its `after:`: said once. */
+	if (task->instance_of && task->instance > 0)
+		return;
 	char message[512];
 	va_list args;
 	va_start(args, format);

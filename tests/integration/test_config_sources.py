@@ -7,6 +7,7 @@ errors' places, and a reload that picks up a new file."""
 import json
 import signal
 import subprocess
+from pathlib import Path
 
 import yaml
 
@@ -105,3 +106,13 @@ def test_a_reload_reads_the_directory_again(corral, tmp_path):
     wait_for(lambda: "b" in corral.cli("logs", "g/b").stdout, what="the new file's task")
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
+
+
+def test_the_conf_d_example(corral):
+    example = Path(__file__).resolve().parents[2] / "examples" / "conf.d"
+    result = corral.run(example)
+    assert result.returncode == 0, result
+    lines = result.stdout_lines()
+    assert "web/server | server: done" in lines, lines
+    assert sorted(l for l in lines if "worker" in l) == [
+        f"web/worker@{i} | worker {i}: working" for i in range(3)], lines
