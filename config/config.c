@@ -154,6 +154,7 @@ static void task_config_free(struct task_config *task)
 	free(task->user);
 	free(task->resources.cpuset);
 	free(task->instance_of);
+	schedule_config_free(&task->schedule);
 	free(task->log_dir);
 	probe_config_free(&task->readiness.probe);
 	probe_config_free(&task->health.probe);

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/cron.h"
+
 /* Nomad's six lifecycle stages. The order is the start order. */
 enum lifecycle_stage {
 	STAGE_PRESTART_EPHEMERAL,
@@ -198,6 +200,26 @@ struct mount_config {
 	bool bidirectional;
 };
 
+/* `schedule:`: a one-shot run at times (cron) and/or at an interval. */
+enum schedule_concurrency {
+	SCHEDULE_SKIP,    /* the previous run still goes: this one is skipped (k8s Forbid) */
+	SCHEDULE_REPLACE, /* it is stopped, and the new one starts (k8s Replace) */
+};
+enum schedule_missed {
+	SCHEDULE_MISSED_RUN_ONCE, /* times missed (a suspend, corral stopped): one run now */
+	SCHEDULE_MISSED_SKIP,     /* nothing until the next time */
+};
+struct schedule_config {
+	bool set;
+	bool has_cron;
+	struct cron cron;
+	char *cron_text;     /* as written, for status */
+	uint64_t every_ms;   /* 0: none */
+	enum schedule_concurrency concurrency;
+	enum schedule_missed missed;
+	char *time_zone;     /* "Europe/Paris"; NULL: corral's own (TZ, /etc/localtime) */
+};
+
 /* `instances:` at most. */
 #define TASK_INSTANCES_MAX 1000
 
@@ -300,6 +322,8 @@ struct isolation_config {
 
 /* The task gets a network namespace of its own (`namespaces: [net]`, or a
  * network mode other than host). */
+void schedule_config_free(struct schedule_config *schedule);
+
 /* How many of its mounts are bidirectional. */
 size_t mounts_bidirectional_count(const struct isolation_config *isolation);
 
@@ -409,6 +433,7 @@ struct task_config {
 	char *instance_of;
 	unsigned instance;
 	unsigned instances; /* as written; 0: not written, a task of its own */
+	struct schedule_config schedule;
 
 	char **argv;     /* NULL-terminated; argv[0] is the program */
 	size_t argc;

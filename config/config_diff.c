@@ -186,6 +186,13 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	     "cdi", replace);
 	note(diff, a->task_dirs != b->task_dirs, "task_dirs", replace);
 	note(diff, a->manual_start != b->manual_start, "autostart", in_place);
+	note(diff, a->schedule.set != b->schedule.set ||
+		       !strings_equal(a->schedule.cron_text, b->schedule.cron_text) ||
+		       a->schedule.every_ms != b->schedule.every_ms ||
+		       a->schedule.concurrency != b->schedule.concurrency ||
+		       a->schedule.missed != b->schedule.missed ||
+		       !strings_equal(a->schedule.time_zone, b->schedule.time_zone),
+	     "schedule", replace);
 	note(diff, a->log_mode != b->log_mode || a->log_history != b->log_history ||
 			   !strings_equal(a->log_dir, b->log_dir) ||
 			   a->log_max_size != b->log_max_size || a->log_keep != b->log_keep ||

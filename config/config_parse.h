@@ -339,3 +339,7 @@ bool config_load_document(const char *buffer, size_t size, unsigned file,
 struct config *config_from_document(const char *path, yaml_document_t *document,
 				    const char *const *files, size_t file_count,
 				    struct config_diagnostics *diagnostics);
+
+/* `schedule:` of a task (config_schedule.c). */
+void schedule_parse(struct load_context *context, const yaml_node_t *node,
+		    const struct where *where, struct schedule_config *out);

@@ -20,7 +20,7 @@ static const char *const task_keys[] = {"command",   "env",       "env_file", "c
 					"groups",    "lifecycle", "restart", "kill",
 					"resources", "readiness", "health",  "isolation",
 					"cdi",       "task_dirs", "hooks",   "after",
-					"log",       "autostart", "instances", NULL};
+					"log",       "autostart", "instances", "schedule", NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -495,8 +495,24 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	if ((field = map_lookup(&fields, "restart")))
 		restart_fields_parse(context, field, &(struct where){owner, "restart"},
 				     &task_restart);
-	task->restart = restart_policy_merge(context, task->stage, &group->restart, group->owner,
-					     &task_restart, &where);
+	if ((field = map_lookup(&fields, "schedule"))) {
+		struct where schedule_where = {owner, "schedule"};
+		if (task->stage == STAGE_MAIN)
+			schedule_parse(context, field, &schedule_where, &task->schedule);
+		else
+			report(context, field, &schedule_where,
+			       "only for a task of the main stage (no lifecycle:): a scheduled "
+			       "task runs at its times, not at a stage of its group");
+	}
+	/* A scheduled run is a one-shot: by default retried on failure, as a
+	 * prestart or poststart one-shot is, not restarted forever. */
+	task->restart = restart_policy_merge(
+	    context, task->schedule.set ? STAGE_POSTSTART_EPHEMERAL : task->stage, &group->restart,
+	    group->owner, &task_restart, &where);
+	if (task->schedule.set && task->restart.policy == RESTART_ALWAYS)
+		report(context, field ? field : node, &(struct where){owner, "restart.policy"},
+		       "always does not go with schedule: each run must end for the next to "
+		       "come; take on-failure or never");
 	if ((field = map_lookup(&fields, "kill")))
 		parse_kill(context, field, &(struct where){owner, "kill"}, task);
 	if ((field = map_lookup(&fields, "resources")))
@@ -559,7 +575,8 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	bool autostart = true;
 	if ((field = map_lookup(&fields, "autostart")))
 		expect_bool(context, field, &(struct where){owner, "autostart"}, &autostart);
-	task->manual_start = !autostart;
+	/* A scheduled task waits for its times (or `corral start`). */
+	task->manual_start = !autostart || task->schedule.set;
 	if ((field = map_lookup(&fields, "hooks")))
 		hooks_parse(context, field, &(struct where){owner, "hooks"}, &task_hooks);
 	hooks_merge(&group->hooks, &task_hooks, &task->hooks, &task->hook_count);

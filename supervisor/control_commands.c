@@ -13,6 +13,7 @@
 #include "supervisor/json_text.h"
 #include "supervisor/reload.h"
 #include "supervisor/task_inspect.h"
+#include "supervisor/task_schedule.h"
 #include "supervisor/loop.h"
 
 /* ---- replies ---- */
@@ -351,9 +352,21 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	char waiting[192];
 	bool waits = runner->state == TASK_PENDING &&
 		     task_dependencies_describe_wait(task, waiting, sizeof(waiting));
-	if (task_is_dormant(task))
+	uint64_t due_ms, in_ms;
+	bool scheduled = task_schedule_next(task, &due_ms, &in_ms);
+	if (scheduled && runner->state == TASK_DEAD) {
+		char in[32];
+		format_duration_ms(in_ms, in, sizeof(in));
+		waits = snprintf(waiting, sizeof(waiting), "its schedule: next run in %s", in) > 0;
+	} else if (task_is_dormant(task)) {
 		waits = snprintf(waiting, sizeof(waiting), "corral start (autostart: false)") > 0;
+	}
 	json_object_set_new(object, "waiting_for", waits ? json_string(waiting) : json_null());
+	/* config `schedule:`: when the next run comes (seconds since the epoch). */
+	json_object_set_new(object, "next_run",
+			    scheduled ? json_real((double)due_ms / 1000.0) : json_null());
+	json_object_set_new(object, "next_run_in_ms",
+			    scheduled ? json_integer((json_int_t)in_ms) : json_null());
 	if (task->services->exec_sessions)
 		json_object_set_new(object, "exec_sessions",
 				    exec_sessions_of_task_json(task->services->exec_sessions, task));

@@ -101,23 +101,39 @@ void group_mark_dirty(struct group *group)
 	group->dirty = true;
 }
 
-static void update_coordinator(struct group *group)
+/* What the coordinator is told of each task. Between its runs a scheduled
+ * task is a service waiting for its time: pending while the group starts
+ * (every task is, then), running after, so that the main stage is not over
+ * because it is idle. Other dormant tasks (autostart: false) are left out,
+ * as if not in the config. */
+static size_t coordinator_views(struct group *group)
 {
 	struct coordinator_task *views = group->coordinator_views;
 	size_t count = 0;
 	for (size_t i = 0; i < group->task_count; i++) {
 		const struct runner *runner = &group->tasks[i]->runner;
-		if (task_is_dormant(group->tasks[i]))
+		bool scheduled = group->tasks[i]->config->schedule.set;
+		if (task_is_dormant(group->tasks[i]) && !scheduled)
 			continue;
+		enum coordinator_task_state state = coordinator_view(runner);
+		if (scheduled && runner->state == TASK_DEAD && group->stop_mode == GROUP_RUNNING)
+			state = group->coordinator.state == COORDINATOR_INIT ? COORD_TASK_PENDING
+									      : COORD_TASK_RUNNING;
 		views[count++] = (struct coordinator_task){
 			.stage = group->tasks[i]->config->stage,
-			.state = coordinator_view(runner),
-			.failed = runner->failed,
+			.state = state,
+			.failed = runner->failed && !scheduled,
 		};
 	}
+	return count;
+}
+
+static void update_coordinator(struct group *group)
+{
 	for (;;) {
 		enum coordinator_state before = group->coordinator.state;
-		if (!coordinator_step(&group->coordinator, views, count))
+		if (!coordinator_step(&group->coordinator, group->coordinator_views,
+				      coordinator_views(group)))
 			return;
 		char message[96];
 		snprintf(message, sizeof(message), "lifecycle %s -> %s",
@@ -172,6 +188,11 @@ static void check_stop_conditions(struct group *group, uint64_t now_ms)
 		enum lifecycle_stage stage = task->config->stage;
 		if (stage == STAGE_POSTSTOP)
 			continue;
+		/* A scheduled task keeps its group up for its next run. */
+		if (task->config->schedule.set) {
+			live_enforced = true;
+			continue;
+		}
 		/* Under --keep-running a task stopped on request is parked, not
 		 * over: it may be started again. */
 		if (task->runner.state == TASK_DEAD &&

@@ -16,8 +16,10 @@ static struct task *failed_task(struct group *group)
 	struct task *by_dependency = NULL;
 	for (size_t i = 0; i < group->task_count; i++) {
 		struct task *task = group->tasks[i];
+		/* A scheduled run that failed is said, and the next one comes:
+		 * each run is a job of its own. */
 		if (task->config->stage == STAGE_POSTSTOP || task->runner.state != TASK_DEAD ||
-		    !task->runner.failed)
+		    !task->runner.failed || task->config->schedule.set)
 			continue;
 		if (!task->failed_by_dependency)
 			return task;
@@ -31,7 +33,9 @@ static struct task *failed_task(struct group *group)
  * now it gives corral's exit code, as under `stop`. */
 static void report_failure(struct group *group, struct task *task)
 {
-	if (task->failure_reported)
+	/* A scheduled run's failure is its own: said in its events, it makes
+	 * neither the group nor corral fail. */
+	if (task->failure_reported || task->config->schedule.set)
 		return;
 	task->failure_reported = true;
 	group->services->task_failed_for_good(group->services, task);

@@ -51,6 +51,7 @@ const char *task_event_type_name(enum task_event_type type)
 		[TASK_EVENT_REPLACED] = "replaced",
 		[TASK_EVENT_REMOVED] = "removed",
 		[TASK_EVENT_HEALTHY] = "healthy",
+		[TASK_EVENT_SCHEDULED] = "scheduled",
 	};
 	return (unsigned)type < TASK_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }
@@ -174,7 +175,10 @@ void runner_received(struct runner *runner)
 {
 	if (runner->config->manual_start) {
 		/* Dead without a run: no stop hooks, nothing failed. */
-		emit(runner, TASK_EVENT_RECEIVED, "received: autostart: false, it waits for corral start");
+		emit(runner, TASK_EVENT_RECEIVED, "%s",
+		     runner->config->schedule.set
+			 ? "received: it waits for its schedule (or corral start)"
+			 : "received: autostart: false, it waits for corral start");
 		set_state(runner, TASK_DEAD);
 		runner->dormant = true;
 		return;

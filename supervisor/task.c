@@ -15,6 +15,7 @@
 #include "config/units.h"
 #include "supervisor/group.h"
 #include "supervisor/log.h"
+#include "supervisor/task_schedule.h"
 #include "config/xmalloc.h"
 
 #define TASK_FROM_RUNNER(runner_pointer)                                                   \
@@ -466,6 +467,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
 		loop_timer_init(&task->timers[i], on_timer, task);
 	runner_init(&task->runner, config, &task_effects, task);
+	loop_timer_init(&task->schedule_timer, NULL, task); /* armed at the end */
 
 	if (task_readiness_open(task, error, error_size) < 0)
 		return -1;
@@ -482,6 +484,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	if (open_outputs(task, error, error_size) < 0)
 		return -1;
 	task_hooks_open(task, group_name);
+	task_schedule_open(task);
 	return 0;
 }
 
@@ -490,6 +493,7 @@ void task_free(struct task *task)
 	struct loop *loop = task->services->loop;
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
 		loop_timer_cancel(loop, &task->timers[i]);
+	task_schedule_close(task);
 	close_process_fds(task);
 	task_reaper_status_close(task);
 	task_hooks_close(task);

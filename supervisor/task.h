@@ -86,6 +86,11 @@ struct task {
 	bool run_seen;   /* the current run's exec was seen (readiness listens) */
 	bool ready_seen; /* and its readiness (the health probe runs) */
 
+	/* config `schedule:`: the timer of its next run, and that run's
+	 * wall-clock time (task_schedule.h). */
+	struct loop_timer schedule_timer;
+	uint64_t schedule_due_ms;
+
 	/* Its bidirectional mounts' sources are taken for the run. */
 	bool shared_mounts_taken;
 

@@ -29,8 +29,9 @@ enum task_event_type {
 	TASK_EVENT_REPLACED,          /* a reload changed it: a new process takes over */
 	TASK_EVENT_REMOVED,           /* a reload removed it: it stops */
 	TASK_EVENT_HEALTHY,           /* its health probe passed, first in this run */
+	TASK_EVENT_SCHEDULED,         /* its schedule started a run, or skipped one */
 };
-#define TASK_EVENT_TYPE_COUNT 22
+#define TASK_EVENT_TYPE_COUNT 23
 
 /* "received", "started", "start_failed", ... (stable: the JSON log uses it) */
 const char *task_event_type_name(enum task_event_type type);

@@ -28,7 +28,7 @@ static const struct error_case cases[] = {
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
      "web/app: unknown key \"foo\" (expected command, env, env_file, cwd, user, groups, lifecycle, "
      "restart, kill, resources, readiness, health, isolation, cdi, task_dirs, hooks, after, "
-     "log or autostart)"},
+     "log, autostart, instances or schedule)"},
     {"misspelt key in capitals", TASK("{Command: a}"), 4, 13,
      "web/app: unknown key \"Command\"; did you mean \"command\"?"},
     {"unknown restart key", TASK("{command: a, restart: {dealy: 1s}}"), 4, 35,
