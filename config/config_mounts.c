@@ -198,8 +198,10 @@ static bool parse_mount(struct load_context *context, const yaml_node_t *node,
 	if ((field = map_lookup(&fields, "target"))) {
 		field_where = where_field(where, "target", buffer, sizeof(buffer));
 		valid &= parse_target(context, field, &field_where, &out->target);
-	} else if (!map_has_key_or_typo(&fields, mount_keys, "target")) {
-		report(context, node, where, "needs a target, the path in the task");
+	} else {
+		/* A misspelt key was said already; either way there is no target. */
+		if (!map_has_key_or_typo(&fields, mount_keys, "target"))
+			report(context, node, where, "needs a target, the path in the task");
 		valid = false;
 	}
 	if ((field = map_lookup(&fields, "source"))) {
@@ -210,9 +212,10 @@ static bool parse_mount(struct load_context *context, const yaml_node_t *node,
 			out->source = xstrdup((const char *)field->data.scalar.value);
 		else
 			valid = false;
-	} else if (bind && !map_has_key_or_typo(&fields, mount_keys, "source")) {
-		report(context, node, where,
-		       "a bind mount needs a source (or a type such as tmpfs)");
+	} else if (bind) {
+		if (!map_has_key_or_typo(&fields, mount_keys, "source"))
+			report(context, node, where,
+			       "a bind mount needs a source (or a type such as tmpfs)");
 		valid = false;
 	}
 	if ((field = map_lookup(&fields, "readonly"))) {

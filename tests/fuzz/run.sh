@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the fuzzers with clang (libFuzzer + ASan + UBSan) and runs them:
 # the config parser, the control request parser, the CDI spec parser, the
-# hook response parser, the http probe's status line reader and the env
-# file parser. Each starts from a few seeds written here, the
+# hook response parser, the http probe's status line reader, the env
+# file parser and the cron expression parser. Each starts from a few seeds written here, the
 # configs we ship and test, and the corpus kept in tests/fuzz/corpus/NAME
 # (inputs earlier long runs found interesting, and the regression inputs of
 # what they found): replaying it is part of every run.
@@ -53,11 +53,12 @@ build fuzz_hook_protocol "jansson $libs_config" hooks/hook_protocol.c hooks/star
 	supervisor/json_text.c config/*.c hooks/cdi_name.c
 build fuzz_http_status "" supervisor/http_status.c
 build fuzz_env_file "" config/env_file.c config/xmalloc.c
+build fuzz_cron "" config/cron.c
 
 # ---- seeds: build-fuzz/seeds/NAME ----
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{fuzz_config,fuzz_control_protocol,fuzz_cdi_spec,fuzz_hook_protocol,fuzz_http_status,fuzz_env_file}
+mkdir -p "$seeds"/{fuzz_config,fuzz_control_protocol,fuzz_cdi_spec,fuzz_hook_protocol,fuzz_http_status,fuzz_env_file,fuzz_cron}
 cp examples/*.yaml tests/unit/configs/*.yaml "$seeds/fuzz_config/" 2>/dev/null || true
 seed=0
 for request in \
@@ -93,6 +94,8 @@ printf 'interpolate: true\ngroups:\n  g:\n    tasks:\n      t: {command: [echo, 
 	>"$seeds/fuzz_config/seed-interpolate.yaml"
 printf '# c\nA=1\nexport B="x\\ty" # c\nC=\x27lit\x27\nD=plain # c\n' >"$seeds/fuzz_env_file/seed.env"
 printf 'HTTP/1.1 200 OK\r\nServer: x\r\n\r\n' >"$seeds/fuzz_http_status/seed-ok.txt"
+printf '*/15 1-10/3 1,15 jan-jun mon-fri' >"$seeds/fuzz_cron/seed-fields.txt"
+printf '@hourly' >"$seeds/fuzz_cron/seed-name.txt"
 printf 'HTTP/1.0 404 File not found\r\n' >"$seeds/fuzz_http_status/seed-404.txt"
 
 # NAME MAX_LEN LIMIT...: runs NAME over a scratch corpus made of the seeds
@@ -129,14 +132,16 @@ if $long; then
 	fuzz fuzz_hook_protocol 4096 -runs="$runs"
 	fuzz fuzz_http_status 512 -runs="$runs"
 	fuzz fuzz_env_file 2048 -runs="$runs"
+	fuzz fuzz_cron 256 -runs="$runs"
 else
 	config_seconds=$(((seconds + 1) / 2))
 	rest=$((seconds - config_seconds))
-	each=$((rest / 5 > 0 ? rest / 5 : 1))
+	each=$((rest / 6 > 0 ? rest / 6 : 1))
 	fuzz fuzz_config 4096 -max_total_time="$config_seconds"
 	fuzz fuzz_control_protocol 1024 -max_total_time="$each"
 	fuzz fuzz_cdi_spec 2048 -max_total_time="$each"
 	fuzz fuzz_hook_protocol 4096 -max_total_time="$each"
 	fuzz fuzz_http_status 512 -max_total_time="$each"
 	fuzz fuzz_env_file 2048 -max_total_time="$each"
+	fuzz fuzz_cron 256 -max_total_time="$each"
 fi

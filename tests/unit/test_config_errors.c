@@ -212,6 +212,10 @@ static const struct error_case cases[] = {
      "env_file)"},
     {"misspelt log mode", TASK("{command: a, log: {mode: nonblocking}}"), 4, 37,
      "web/app: log.mode: unknown log mode \"nonblocking\"; did you mean \"non-blocking\"?"},
+    /* Found by fuzz_config: a mount whose target key was misspelt was kept
+     * without a target, and copying it crashed. */
+    {"misspelt mount target", TASK("{command: a, isolation: {namespaces: [mount], mounts: [{source: /tmp, targt: /x}]}}"), 4, 82,
+     "web/app: isolation.mounts[0]: unknown key \"targt\"; did you mean \"target\"?"},
     {"misspelt log streams", TASK("{command: a, log: {streams: seperate}}"), 4, 40,
      "web/app: log.streams: unknown log streams \"seperate\"; did you mean \"separate\"?"},
     {"log history too small", TASK("{command: a, log: {history: 512}}"), 4, 40,
