@@ -348,37 +348,57 @@ static void name_paths(const char *const *paths, size_t count,
 	hand_over_names(&names, diagnostics);
 }
 
+/* The paths expanded into `files`; false, with the paths named in the
+ * diagnostics, when a directory could not be listed. */
+static bool expand_or_say(const char *const *paths, size_t count, struct file_list *files,
+			  bool *plain, struct config_diagnostics *diagnostics)
+{
+	*diagnostics = (struct config_diagnostics){0};
+	if (expand(paths, count, files, plain, diagnostics))
+		return true;
+	free_names(files);
+	name_paths(paths, count, diagnostics);
+	return false;
+}
+
+/* The files merged into `document` and read: the config (the caller
+ * deletes the document), or NULL with the diagnostics, which then own the
+ * files' names. */
+static struct config *read_merged(const char *path, struct file_list *files,
+				  yaml_document_t *document,
+				  struct config_diagnostics *diagnostics)
+{
+	struct config *config = NULL;
+	if (load_merged(files, document, diagnostics)) {
+		config = config_from_document(path, document, (const char *const *)files->names,
+					      files->count, diagnostics);
+		if (!config)
+			yaml_document_delete(document);
+	}
+	if (!config) {
+		diagnostics_sort(diagnostics);
+		hand_over_names(files, diagnostics);
+	}
+	return config;
+}
+
 struct config *config_load_paths(const char *const *paths, size_t count,
 				 struct config_diagnostics *diagnostics)
 {
 	struct file_list files = {0};
 	bool plain;
-	*diagnostics = (struct config_diagnostics){0};
-	if (!expand(paths, count, &files, &plain, diagnostics)) {
-		free_names(&files);
-		name_paths(paths, count, diagnostics);
+	if (!expand_or_say(paths, count, &files, &plain, diagnostics))
 		return NULL;
-	}
-	if (plain) {
-		free_names(&files);
-		struct config *config = config_load_file(paths[0], diagnostics);
-		if (config)
-			keep_sources(config, paths, count);
-		return config;
-	}
+	struct config *config;
 	yaml_document_t merged;
-	struct config *config = NULL;
-	if (load_merged(&files, &merged, diagnostics)) {
-		config = config_from_document(paths[0], &merged, (const char *const *)files.names,
-					      files.count, diagnostics);
+	if (plain) {
+		config = config_load_file(paths[0], diagnostics);
+	} else if ((config = read_merged(paths[0], &files, &merged, diagnostics))) {
 		yaml_document_delete(&merged);
 	}
+	free_names(&files);
 	if (config)
 		keep_sources(config, paths, count);
-	diagnostics_sort(diagnostics);
-	if (diagnostics->count)
-		hand_over_names(&files, diagnostics);
-	free_names(&files);
 	return config;
 }
 
@@ -387,36 +407,23 @@ int config_print_paths(const char *const *paths, size_t count, FILE *out,
 {
 	struct file_list files = {0};
 	bool plain;
-	*diagnostics = (struct config_diagnostics){0};
-	if (!expand(paths, count, &files, &plain, diagnostics)) {
-		free_names(&files);
-		name_paths(paths, count, diagnostics);
+	if (!expand_or_say(paths, count, &files, &plain, diagnostics))
 		return -1;
-	}
 	yaml_document_t document;
-	bool loaded = load_merged(&files, &document, diagnostics);
-	struct config *config =
-	    loaded ? config_from_document(paths[0], &document, (const char *const *)files.names,
-					  files.count, diagnostics)
-		   : NULL;
-	if (config) {
-		/* The document as read: merged, variables replaced. The
-		 * emitter takes it (and deletes it). */
-		yaml_emitter_t emitter;
-		yaml_emitter_initialize(&emitter);
-		yaml_emitter_set_output_file(&emitter, out);
-		yaml_emitter_set_unicode(&emitter, 1);
-		yaml_emitter_set_width(&emitter, 100);
-		bool written = yaml_emitter_open(&emitter) && yaml_emitter_dump(&emitter, &document) &&
-			       yaml_emitter_close(&emitter);
-		yaml_emitter_delete(&emitter);
-		config_free(config);
-		free_names(&files);
-		return written ? 0 : -1;
-	}
-	if (loaded)
-		yaml_document_delete(&document);
-	diagnostics_sort(diagnostics);
-	hand_over_names(&files, diagnostics);
-	return -1;
+	struct config *config = read_merged(paths[0], &files, &document, diagnostics);
+	free_names(&files);
+	if (!config)
+		return -1;
+	/* The document as read: merged, variables replaced. The emitter takes
+	 * it (and deletes it). */
+	yaml_emitter_t emitter;
+	yaml_emitter_initialize(&emitter);
+	yaml_emitter_set_output_file(&emitter, out);
+	yaml_emitter_set_unicode(&emitter, 1);
+	yaml_emitter_set_width(&emitter, 100);
+	bool written = yaml_emitter_open(&emitter) && yaml_emitter_dump(&emitter, &document) &&
+		       yaml_emitter_close(&emitter);
+	yaml_emitter_delete(&emitter);
+	config_free(config);
+	return written ? 0 : -1;
 }
