@@ -44,6 +44,8 @@ CHILD_CODE static int failed(struct capability_failure *failure, enum capability
 CHILD_CODE int capability_plan_apply_bounding(const struct capability_plan *plan,
 					      struct capability_failure *failure)
 {
+	if (plan->leave_bounding_set)
+		return 0;
 	for (unsigned cap = 0; cap <= plan->last_cap; cap++) {
 		if (plan->keep & (1ull << cap))
 			continue;

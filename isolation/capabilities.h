@@ -28,6 +28,9 @@ struct capability_plan {
 	unsigned last_cap;  /* the highest capability this kernel knows */
 	uint64_t keep;      /* bounding, permitted, effective and inheritable */
 	bool raise_ambient; /* a non-root task: keep them across exec as ambient */
+	/* corral may not trim the bounding set (no CAP_SETPCAP): the task
+	 * inherits corral's, harmless with no_new_privs (own_privileges.c). */
+	bool leave_bounding_set;
 	struct __user_cap_header_struct header; /* ready for capset */
 	struct __user_cap_data_struct data[2];
 };

@@ -202,7 +202,8 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 		child_fail(error_fd, SPAWN_STAGE_CHDIR);
 
 	if (request->change_ids) {
-		if (syscall(SYS_setgroups, request->group_count, request->groups) < 0)
+		if (!request->keep_groups &&
+		    syscall(SYS_setgroups, request->group_count, request->groups) < 0)
 			child_fail(error_fd, SPAWN_STAGE_SETGROUPS);
 		if (syscall(SYS_setresgid, request->gid, request->gid, request->gid) < 0)
 			child_fail(error_fd, SPAWN_STAGE_SETGID);

@@ -99,6 +99,7 @@ struct spawn_request {
 	char *const *envp;
 	const char *cwd; /* NULL: keep corral's */
 	bool change_ids;
+	bool keep_groups; /* with change_ids: no setgroups (task_plan.h) */
 	uid_t uid;
 	gid_t gid;
 	const gid_t *groups;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config/xmalloc.h"
+#include "isolation/own_privileges.h"
 
 static unsigned long clone_flags_of(unsigned namespaces)
 {
@@ -153,7 +154,20 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 		return -1;
 	}
 	bool non_root = plan->change_ids && plan->uid != 0;
-	capability_plan_build(config->capabilities, non_root, &isolation->capabilities);
+	uint64_t keep = config->capabilities;
+	bool own_bounding_set = false;
+	if (!(config->namespaces & ISOLATION_NS_USER)) {
+		/* In the host's user namespace a task gets at most what corral
+		 * has; in a new one it has everything there. */
+		keep &= own_permitted_capabilities();
+		if (own_privileges_check(config, keep, error, error_size) < 0) {
+			task_isolation_free(isolation);
+			return -1;
+		}
+		own_bounding_set = !(own_permitted_capabilities() & (1ull << CAP_SETPCAP));
+	}
+	capability_plan_build(keep, non_root, &isolation->capabilities);
+	isolation->capabilities.leave_bounding_set = own_bounding_set;
 
 	unsigned namespaces = config->namespaces;
 	struct spawn_isolation *spawn = &isolation->spawn;

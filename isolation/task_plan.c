@@ -3,14 +3,16 @@
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "isolation/spawn.h"
 #include "config/xmalloc.h"
+#include "isolation/own_privileges.h"
+#include "isolation/spawn.h"
 
 static size_t name_length(const char *assignment)
 {
@@ -175,6 +177,7 @@ static void default_ids(struct task_plan *plan, const struct task_config *task)
 {
 	if (task->isolation.enabled && (task->isolation.namespaces & ISOLATION_NS_USER)) {
 		plan->change_ids = true;
+		plan->keep_groups = !(own_permitted_capabilities() & (1ull << CAP_SETGID));
 		return; /* 0:0, no groups */
 	}
 	/* `groups` alone: corral's ids, these supplementary groups. */

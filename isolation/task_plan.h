@@ -20,6 +20,10 @@ struct task_plan {
 	 * envp as it is. */
 	char **start_envp;
 	bool change_ids;
+	/* With change_ids: leave the supplementary groups as they are. A user
+	 * namespace made by a corral without CAP_SETGID denies setgroups
+	 * (user_namespace.c); the task keeps corral's, unmapped there. */
+	bool keep_groups;
 	uid_t uid;
 	gid_t gid;
 	gid_t *groups; /* supplementary groups (the user's, then `groups`), owned */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "config/xmalloc.h"
+#include "isolation/own_privileges.h"
 
 /* At most 340 lines of three 10-digit numbers: a few kilobytes, below the
  * page the kernel accepts in one write. */
@@ -68,6 +70,11 @@ int user_namespace_write_maps(const struct user_namespace_maps *maps, pid_t pid,
 			      size_t size)
 {
 	int error = write_map(pid, "uid_map", maps->uid_map, maps->uid_map_length, message, size);
+	/* The kernel takes a gid map from a writer without CAP_SETGID (a
+	 * non-root corral mapping its own gid) only once setgroups is denied
+	 * in the namespace, as `unshare --map-root-user` does. */
+	if (error == 0 && !(own_permitted_capabilities() & (1ull << CAP_SETGID)))
+		error = write_map(pid, "setgroups", "deny", 4, message, size);
 	if (error == 0)
 		error =
 		    write_map(pid, "gid_map", maps->gid_map, maps->gid_map_length, message, size);

@@ -12,17 +12,21 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "supervisor/control_socket_places.h"
+
 #define READ_CHUNK 65536
 
 const char *control_socket_path(const char *from_option)
 {
 	const char *from_environment = getenv(CONTROL_SOCKET_ENV);
+	static struct control_socket_places places;
 
 	if (from_option)
 		return from_option;
 	if (from_environment && *from_environment)
 		return from_environment;
-	return CONTROL_SOCKET_DEFAULT;
+	control_socket_places(&places);
+	return control_socket_find(&places);
 }
 
 /* What a person can do about a failed connect. */

@@ -40,7 +40,7 @@ enum control_read_result {
 };
 
 /* --socket PATH if given, else $CORRAL_SOCKET if set and not empty, else
- * the default. */
+ * the first default place with a socket in it (control_socket_places.h). */
 const char *control_socket_path(const char *from_option);
 
 /* Connects to `path` and sends `request`. Returns 0, or -1 after printing

@@ -552,20 +552,48 @@ static int make_directories(const char *path, mode_t mode, gid_t group, bool has
 	}
 }
 
+/* A default place's directory, when it was there before us (/tmp is
+ * everyone's): corral's own, or someone could swap the socket the CLI
+ * connects to. errno EPERM when not, so that the next place is tried. */
+static int check_own_directory(const char *directory, char *error, size_t error_size)
+{
+	struct stat status;
+	if (lstat(directory, &status) < 0) {
+		int saved = errno;
+		snprintf(error, error_size, "%s: %s", directory, strerror(saved));
+		errno = saved;
+		return -1;
+	}
+	if (!S_ISDIR(status.st_mode) || status.st_uid != geteuid() || (status.st_mode & 022)) {
+		snprintf(error, error_size,
+			 "%s is not corral's own directory (owner uid %u, mode %04o): not used",
+			 directory, (unsigned)status.st_uid, (unsigned)(status.st_mode & 07777));
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
 /* What is at `path` already: nothing, a stale socket (removed), or
- * something we must not touch. */
+ * something we must not touch. errno is 0 after a refusal, so that only a
+ * failure to look (EACCES) lets the caller try another place. */
 static int clear_stale_socket(const char *path, char *error, size_t error_size)
 {
 	struct stat status;
-	if (lstat(path, &status) < 0)
-		return errno == ENOENT ? 0 : (snprintf(error, error_size, "%s: %s", path,
-						      strerror(errno)),
-					     -1);
+	if (lstat(path, &status) < 0) {
+		int saved = errno;
+		if (saved == ENOENT)
+			return 0;
+		snprintf(error, error_size, "%s: %s", path, strerror(saved));
+		errno = saved;
+		return -1;
+	}
 	if (!S_ISSOCK(status.st_mode)) {
 		snprintf(error, error_size,
 			 "%s exists and is not a socket: refusing to replace it (remove it, or "
 			 "set socket: to another path)",
 			 path);
+		errno = 0;
 		return -1;
 	}
 	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -579,11 +607,13 @@ static int clear_stale_socket(const char *path, char *error, size_t error_size)
 			 "another corral is already listening on %s: stop it, or give this one "
 			 "another socket (--socket, CORRAL_SOCKET or socket:)",
 			 path);
+		errno = 0;
 		return -1;
 	}
 	if (connect_errno != ECONNREFUSED) {
 		snprintf(error, error_size, "%s: cannot tell whether it is in use: %s", path,
 			 strerror(connect_errno));
+		errno = 0;
 		return -1;
 	}
 	/* Left behind by a corral that died: nobody listens. */
@@ -659,9 +689,10 @@ int control_server_open(struct control_server **out, struct loop *loop, const ch
 		server->group_name = xstrdup(control_group);
 	}
 
-	char directory[PATH_MAX];
-	snprintf(directory, sizeof(directory), "%s", path);
-	int made = make_directories(dirname(directory), server->has_group ? 0750 : 0700,
+	char buffer[PATH_MAX];
+	snprintf(buffer, sizeof(buffer), "%s", path);
+	const char *directory = dirname(buffer);
+	int made = make_directories(directory, server->has_group ? 0750 : 0700,
 				    server->group, server->has_group);
 	if (made < 0) {
 		errno = -made;
@@ -669,8 +700,10 @@ int control_server_open(struct control_server **out, struct loop *loop, const ch
 			 strerror(-made));
 		goto off_or_fatal;
 	}
+	if (path_is_default && check_own_directory(directory, error, error_size) < 0)
+		goto off_or_fatal;
 	if (clear_stale_socket(path, error, error_size) < 0)
-		goto fatal;
+		goto off_or_fatal;
 	int fd = open_listener(server, path, error, error_size);
 	if (fd < 0)
 		goto off_or_fatal;

@@ -48,9 +48,11 @@ struct control_server_ops {
 	void *context;
 };
 
-/* Returns 0 when listening, 1 when the control socket is off (the default
- * path could not be created, e.g. not root: `error` says why, as a
- * warning), -1 on an error that must stop corral (`error` says what). */
+/* Returns 0 when listening; 1 when `path_is_default` (one of the places of
+ * control_socket_places.h) and corral may not use it (not root, a
+ * read-only file system, a directory not its own: `error` says why, and the
+ * next place may be tried); -1 on an error that must stop corral (`error`
+ * says what). */
 int control_server_open(struct control_server **out, struct loop *loop, const char *path,
 			bool path_is_default, const char *control_group,
 			const struct control_server_ops *ops, char *error, size_t error_size);

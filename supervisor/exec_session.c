@@ -67,6 +67,7 @@ struct exec_plan {
 	char **envp; /* owned, strings too */
 	const char *cwd;
 	bool change_ids;
+	bool keep_groups; /* task_plan.h */
 	uid_t uid;
 	gid_t gid;
 	gid_t *groups;
@@ -186,6 +187,7 @@ static int prepare(struct exec_plan *plan, const struct task *task,
 	plan->envp = environment(task, request->env);
 	plan->cwd = request->cwd ? request->cwd : task->config->cwd;
 	plan->change_ids = task->plan.change_ids;
+	plan->keep_groups = task->plan.keep_groups;
 	plan->uid = task->plan.uid;
 	plan->gid = task->plan.gid;
 	if (task->plan.group_count) {
@@ -258,7 +260,7 @@ static void __attribute__((noreturn)) run_command(const struct exec_plan *plan, 
 	if (spawn_isolation_before_ids(&plan->isolation, &stage, &index) < 0)
 		command_fail(error_fd, EXEC_STAGE_ISOLATION, errno);
 	if (plan->change_ids) {
-		if (setgroups(plan->group_count, plan->groups) < 0)
+		if (!plan->keep_groups && setgroups(plan->group_count, plan->groups) < 0)
 			command_fail(error_fd, EXEC_STAGE_SETGROUPS, errno);
 		if (setgid(plan->gid) < 0)
 			command_fail(error_fd, EXEC_STAGE_SETGID, errno);

@@ -112,6 +112,7 @@ static void run_once(struct probe *probe)
 		.envp = probe->plan->envp,
 		.cwd = probe->task->cwd,
 		.change_ids = probe->plan->change_ids,
+		.keep_groups = probe->plan->keep_groups,
 		.uid = probe->plan->uid,
 		.gid = probe->plan->gid,
 		.groups = probe->plan->groups,

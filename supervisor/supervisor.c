@@ -15,6 +15,7 @@
 #include "config/units.h"
 #include "supervisor/control_commands.h"
 #include "supervisor/control_server.h"
+#include "supervisor/control_socket_places.h"
 #include "supervisor/fd_budget.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/group.h"
@@ -184,20 +185,53 @@ static void publish_output_line(struct services *services, struct task *task, ui
 	free(line);
 }
 
-/* --socket, then CORRAL_SOCKET, then the config, then the default. */
+/* --socket, then CORRAL_SOCKET, then the config; NULL: the default places. */
 static const char *control_socket_path(const struct config *config,
-				       const struct run_options *options, bool *is_default)
+				       const struct run_options *options)
 {
 	const char *from_environment = getenv("CORRAL_SOCKET");
-	*is_default = false;
 	if (options->socket_path)
 		return options->socket_path;
 	if (from_environment && *from_environment)
 		return from_environment;
-	if (config->socket_path)
-		return config->socket_path;
-	*is_default = true;
-	return CONTROL_SOCKET_DEFAULT;
+	return config->socket_path;
+}
+
+/* The first default place corral may write to; each one it may not is
+ * said once, with why, in the one line that says where it went. */
+static int open_control_socket_in_default_place(struct supervisor *supervisor,
+						const struct control_server_ops *ops)
+{
+	struct control_socket_places places;
+	char error[512], skipped[2048] = "";
+	size_t skipped_length = 0;
+
+	control_socket_places(&places);
+	for (size_t i = 0; i < places.count; i++) {
+		int result = control_server_open(&supervisor->control, supervisor->loop,
+						 places.path[i], true,
+						 supervisor->config->control_group, ops, error,
+						 sizeof(error));
+		if (result < 0) {
+			log_message("control socket: %s", error);
+			return -1;
+		}
+		if (result == 0) {
+			if (i > 0)
+				log_info("control socket: listening on %s (the CLI looks there "
+					 "too); %s",
+					 places.path[i], skipped);
+			return 0;
+		}
+		int written = snprintf(skipped + skipped_length, sizeof(skipped) - skipped_length,
+				       "%s%s", i > 0 ? "; " : "", error);
+		if (written > 0)
+			skipped_length = strnlen(skipped, sizeof(skipped) - 1);
+	}
+	log_info("control socket off: %s (set --socket, CORRAL_SOCKET or socket: to a writable "
+		 "path)",
+		 skipped);
+	return 0;
 }
 
 static int open_control_socket(struct supervisor *supervisor, const struct run_options *options)
@@ -219,20 +253,15 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 		.exec_client_gone = control_commands_exec_client_gone,
 		.context = &supervisor->control_context,
 	};
-	bool is_default;
-	const char *path = control_socket_path(supervisor->config, options, &is_default);
+	const char *path = control_socket_path(supervisor->config, options);
+	if (!path)
+		return open_control_socket_in_default_place(supervisor, &ops);
 	char error[512];
-	int result = control_server_open(&supervisor->control, supervisor->loop, path, is_default,
-					 supervisor->config->control_group, &ops, error,
-					 sizeof(error));
-	if (result < 0) {
+	if (control_server_open(&supervisor->control, supervisor->loop, path, false,
+				supervisor->config->control_group, &ops, error, sizeof(error)) < 0) {
 		log_message("control socket: %s", error);
 		return -1;
 	}
-	if (result > 0)
-		log_info("control socket off: %s (set --socket, CORRAL_SOCKET or socket: to a "
-			    "writable path)",
-			    error);
 	return 0;
 }
 

@@ -75,6 +75,7 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.envp = task_plan_environment(&task->plan),
 		.cwd = task->config->cwd,
 		.change_ids = task->plan.change_ids,
+		.keep_groups = task->plan.keep_groups,
 		.uid = task->plan.uid,
 		.gid = task->plan.gid,
 		.groups = task->plan.groups,

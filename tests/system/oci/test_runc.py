@@ -336,3 +336,79 @@ def test_per_task_cgroups_appear_inside_the_containers_cgroup(container):
     web.kill("TERM")
     assert web.wait() == 0, web
 
+
+
+# ---- a non-root USER, no capabilities, a read-only root --------------------
+
+
+def non_root(container, tmp_on_tmpfs=True):
+    """runc's spec as a hardened image runs it (Kubernetes' runAsNonRoot,
+    readOnlyRootFilesystem, capabilities drop ALL): uid and gid 1000, no
+    capability in any set, a read-only root, and a tmpfs on /tmp unless not
+    wanted."""
+    box = container(readonly_root=True)
+
+    def change(spec):
+        spec["process"]["user"] = {"uid": 1000, "gid": 1000}
+        spec["process"]["capabilities"] = {key: [] for key in
+                                           ("bounding", "effective", "permitted", "inheritable",
+                                            "ambient")}
+        if tmp_on_tmpfs:
+            spec["mounts"].append({"destination": "/tmp", "type": "tmpfs", "source": "tmpfs",
+                                   "options": ["nosuid", "nodev", "mode=1777"]})
+    box.edit_spec(change)
+    return box
+
+
+def test_non_root_read_only_corral_supervises_and_is_reachable_through_tmp(container):
+    box = non_root(container).start(*run_case("non-root"))
+    box.wait_for_output("app/web", "up")
+    assert box.output("app/prepare") == ["1000"], box
+    assert box.output("app/web")[:1] == ["prepared"], box
+    # What needs privileges is said once; where the socket went, once.
+    log = box.log()
+    assert sum("tasks run without cgroups of their own" in line for line in log) == 1, box
+    socket_lines = [line for line in log if line.startswith("control socket: listening on ")]
+    assert len(socket_lines) == 1, box
+    assert socket_lines[0].startswith(
+        "control socket: listening on /tmp/corral-1000/control.sock"), box
+    assert "/run/corral/control.sock" in socket_lines[0], box
+    # `runc exec` runs as the spec's user: the CLI finds the socket itself.
+    wait_for(lambda: json.loads(box.exec("corral", "status", "--json").stdout)
+             ["groups"][0]["tasks"][1]["ready"], what=lambda: f"app/web ready\n{box}")
+    tasks = json.loads(box.exec("corral", "status", "--json").stdout)["groups"][0]["tasks"]
+    assert {t["task"]: t["state"] for t in tasks} == {
+        "app/prepare": "dead", "app/web": "running", "app/confined": "running"}, tasks
+    # The default isolation works without privileges: nothing to drop, and
+    # no_new_privs and the filter need none.
+    assert box.output("app/confined") == [
+        "CapEff:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2"], box
+    box.exec("corral", "restart", "app/web")
+    wait_for(lambda: box.output("app/web").count("up") == 2, what=lambda: f"restarted\n{box}")
+    box.kill("TERM")
+    assert box.wait() == 0, box
+    assert not any("Permission denied" in line and "socket" in line
+                   and not line.startswith("control socket: listening") for line in log), box
+
+
+def test_non_root_fully_read_only_corral_runs_without_socket_and_names_each_place(container):
+    box = non_root(container, tmp_on_tmpfs=False).start(*run_case("idle"))
+    box.wait_for_output("idle/wait", "up")
+    off = [line for line in box.log() if line.startswith("control socket off: ")]
+    assert len(off) == 1, box
+    for place in ("/run/corral/control.sock", "/tmp/corral-1000/control.sock"):
+        assert place in off[0], off
+    status = box.exec("corral", "status", check=False)
+    assert status.returncode == 1, status
+    assert "cannot connect to /run/corral/control.sock" in status.stderr, status
+    box.kill("TERM")
+    assert box.wait() == 0, box
+
+
+def test_non_root_corral_refuses_a_namespace_it_cannot_make_at_start_naming_the_task(container):
+    box = non_root(container).start(*run_case("non-root-namespaces"))
+    assert box.wait() == 1, box
+    assert ("app/boxed: isolation: namespaces pid need cap_sys_admin, which corral (uid 1000) "
+            "does not have: run corral with it, or add user to namespaces (with "
+            "isolation.user maps)") in box.log(), box
+    assert box.output("app/plain") == [] and box.output("app/boxed") == [], box

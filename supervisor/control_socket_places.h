@@ -1,0 +1,26 @@
+/* Where the control socket goes when no path is given (--socket,
+ * CORRAL_SOCKET, socket:), in order of preference. /run is root's; a corral
+ * that may not write there (a non-root USER, a read-only root file system)
+ * takes the next place, and the CLI looks in the same places, in the same
+ * order, so that `corral status` finds it without being told. */
+#pragma once
+
+#include <stddef.h>
+#include <sys/un.h>
+
+#define CONTROL_SOCKET_PLACES_MAX 3
+
+struct control_socket_places {
+	size_t count;
+	char path[CONTROL_SOCKET_PLACES_MAX][sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+/* /run/corral/control.sock; $XDG_RUNTIME_DIR/corral/control.sock when that
+ * is set to an absolute path short enough for a socket; then
+ * /tmp/corral-EUID/control.sock (tmux's way of sharing /tmp). */
+void control_socket_places(struct control_socket_places *places);
+
+/* The CLI's choice: the first place with a socket in it; else the first
+ * place that could not be looked into (EACCES: corral's, but not ours to
+ * reach, so the error names it); else the first place. */
+const char *control_socket_find(const struct control_socket_places *places);
