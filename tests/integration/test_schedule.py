@@ -5,10 +5,11 @@ group stays up between runs, a failed run fails nothing else, `status`
 shows the next run and `corral start` runs one at once. (The cron
 arithmetic, time zones included, is unit-tested on a fixed clock in
 tests/unit/test_cron.c; here a cron schedule's next run is compared with
-Python's.)"""
+Python's, and a missed time is made by stopping corral for over a minute.)"""
 
 import datetime
 import signal
+import time
 
 from conftest import sh, wait_for
 
@@ -85,6 +86,43 @@ def test_status_shows_a_cron_schedules_next_run_in_its_time_zone(corral):
     assert abs(status["next_run"] - expected.timestamp()) < 1, (status["next_run"], expected)
     assert status["waiting_for"].startswith("its schedule: next run in "), status
     assert corral.cli("status", "jobs/nightly").returncode == 0
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def test_a_time_missed_while_corral_was_stopped_is_made_up_once_or_skipped(corral, tmp_path):
+    """A timer that fires over a minute after its time (the machine slept,
+    or corral was stopped, as here with SIGSTOP) finds it missed: `missed:
+    run_once` (the default) runs once for all the times that passed, `skip`
+    runs none; both go on at their next time."""
+    marks = {name: tmp_path / name for name in ("once", "skipper")}
+    config = {"groups": {"jobs": {"tasks": {
+        name: {"schedule": {"every": "3s", "missed": rule},
+               "command": sh(f"echo run >> {marks[name]}")}
+        for name, rule in (("once", "run_once"), ("skipper", "skip"))
+    }}}}
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: all(runs(path) for path in marks.values()), what="a first run of each")
+    running.send(signal.SIGSTOP)
+    time.sleep(64)  # the next time of each is at most 3 s away: now over 60 s late
+    before = {name: len(runs(path)) for name, path in marks.items()}
+    running.send(signal.SIGCONT)
+
+    def said(task, text):
+        return [e for e in running.events().of_task(task, "scheduled") if text in e["message"]]
+
+    wait_for(lambda: said("once", "a missed time, made up for")
+             and said("skipper", "(missed: skip)"), what="the missed times seen")
+    assert len(said("once", "a missed time, made up for")) == 1
+    assert said("skipper", "its time passed 1m")  # how late it was, said
+    # Both go back to their schedule: the next times are not missed ones.
+    wait_for(lambda: len(runs(marks["skipper"])) > before["skipper"], timeout=10,
+             what="the skipping task's next run")
+    wait_for(lambda: len(runs(marks["once"])) >= before["once"] + 2, timeout=10,
+             what="the made-up run and the next one")
+    assert not said("skipper", "a missed time"), running.events().of_task("skipper")
+    assert len(said("once", "a missed time, made up for")) == 1
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
 
