@@ -532,6 +532,12 @@ static void run_start(struct control_context *context, struct control_client *cl
 {
 	const char *name = task->config->full_name;
 	char what[320];
+	/* First: during a shutdown a task still running is only waiting for
+	 * its turn to stop, and "already running" would mislead. */
+	if (context->shutting_down(context->supervisor)) {
+		reply_error(client, "corral is shutting down: nothing can be started any more");
+		return;
+	}
 	switch (task->runner.state) {
 	case TASK_STARTING:
 	case TASK_RUNNING:

@@ -496,7 +496,11 @@ def test_requests_during_a_shutdown(corral, tmp_path):
         "app": {"command": sh(f"trap '{mark(marks, 'app-term')}; "
                               f"while [ ! -e {tmp_path}/release ]; do sleep 0.02; done; exit 0' TERM; "
                               f"{mark(marks, 'app-up')}; while :; do sleep 0.02; done")},
-        "other": {"command": trapped(marks, "other")},
+        # other too, so that it is still running when `start` asks for it:
+        # a task waiting for its turn to stop is not "already running".
+        "other": {"command": sh(f"trap 'while [ ! -e {tmp_path}/release ]; do sleep 0.02; "
+                                f"done; exit 0' TERM; {mark(marks, 'other-up')}; "
+                                "while :; do sleep 0.02; done")},
     })
     running = start_and_wait(corral, config, marks, "app-up", "other-up")
     assert corral.request("shutdown")["ok"] is True
