@@ -440,6 +440,11 @@ struct task_config {
 	char **env;      /* NULL-terminated "NAME=VALUE", added to corral's own */
 	size_t env_count;
 	char *cwd;       /* NULL: corral's working directory */
+	/* `oom_score_adj:` (compose's, systemd's OOMScoreAdjust=), from -1000
+	 * to 1000; not set: the value corral started with
+	 * (supervisor/oom_protection.h). */
+	bool oom_score_adj_set;
+	int oom_score_adj;
 	char *user;      /* NULL: corral's user; else "uid[:gid]" or a name */
 	/* NULL-terminated names or gids ("44"), added to the user's groups;
 	 * NULL: none written */

@@ -159,6 +159,9 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	note(diff, !lists_equal(a->argv, b->argv), "command", replace);
 	note(diff, !lists_equal(a->env, b->env), "env", replace);
 	note(diff, !strings_equal(a->cwd, b->cwd), "cwd", replace);
+	note(diff, a->oom_score_adj_set != b->oom_score_adj_set ||
+			   a->oom_score_adj != b->oom_score_adj,
+	     "oom_score_adj", replace);
 	note(diff, !strings_equal(a->user, b->user), "user", replace);
 	note(diff, !lists_equal(a->groups, b->groups), "groups", replace);
 	note(diff, a->stage != b->stage, "lifecycle", replace);

@@ -20,7 +20,8 @@ static const char *const task_keys[] = {"command",   "env",       "env_file", "c
 					"groups",    "lifecycle", "restart", "kill",
 					"resources", "readiness", "health",  "isolation",
 					"cdi",       "task_dirs", "hooks",   "after",
-					"log",       "autostart", "instances", "schedule", NULL};
+					"log",       "autostart", "instances", "schedule",
+					"oom_score_adj", NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -233,6 +234,23 @@ static void add_env_files(struct task_config *task, char *const *group_entries,
 	free(task_entries);
 	task->env = env;
 	task->env_count = used;
+}
+
+static void parse_oom_score_adj(struct load_context *context, const yaml_node_t *node,
+				const struct where *where, struct task_config *task)
+{
+	const char *text = expect_string(context, node, where);
+	if (!text)
+		return;
+	char *end;
+	long value = strtol(text, &end, 10);
+	if (!*text || *end || value < -1000 || value > 1000) {
+		report(context, node, where, "must be a whole number from -1000 to 1000, not %s",
+		       quote(text, node->data.scalar.length).text);
+		return;
+	}
+	task->oom_score_adj_set = true;
+	task->oom_score_adj = (int)value;
 }
 
 static void parse_cwd(struct load_context *context, const yaml_node_t *node,
@@ -572,6 +590,8 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 		else if (text)
 			task->instances = (unsigned)count;
 	}
+	if ((field = map_lookup(&fields, "oom_score_adj")))
+		parse_oom_score_adj(context, field, &(struct where){owner, "oom_score_adj"}, task);
 	bool autostart = true;
 	if ((field = map_lookup(&fields, "autostart")))
 		expect_bool(context, field, &(struct where){owner, "autostart"}, &autostart);

@@ -13,6 +13,7 @@
 
 #include "config/xmalloc.h"
 #include "hooks/hook_protocol.h"
+#include "supervisor/oom_protection.h"
 #include "supervisor/process_group.h"
 
 static void on_exit_seen(struct loop_watch *watch, uint32_t events);
@@ -217,6 +218,8 @@ int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, c
 	posix_spawnattr_destroy(&attributes);
 	close(input_pipe[0]);
 	close(output_pipe[1]);
+	if (!error)
+		oom_protection_reset_child(pid);
 	int pidfd = error ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
 	if (!error && pidfd < 0) {
 		error = errno;

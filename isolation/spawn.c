@@ -130,6 +130,36 @@ CHILD_CODE static void place_kept_fds(const struct spawn_slots *slots,
 		child_fail(*error_fd, SPAWN_STAGE_REAPER_STATUS_FD);
 }
 
+/* "" or the oom_score_adj every child goes back to, as text for write. */
+static char reset_oom_score_adj[12];
+
+void spawn_reset_oom_score_adj_to(int value)
+{
+	snprintf(reset_oom_score_adj, sizeof(reset_oom_score_adj), "%d", value);
+}
+
+CHILD_CODE static const char *oom_score_adj_of(const struct spawn_request *request)
+{
+	return request->oom_score_adj && request->oom_score_adj[0] ? request->oom_score_adj
+								   : reset_oom_score_adj;
+}
+
+/* The task's own value, or corral's first. Done first, before the setup can
+ * allocate; raising it needs no privilege, lowering it CAP_SYS_RESOURCE. */
+CHILD_CODE static void set_own_oom_score_adj(int error_fd, const struct spawn_request *request)
+{
+	const char *text = oom_score_adj_of(request);
+	if (!text[0])
+		return;
+	long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	size_t length = 0;
+	while (text[length])
+		length++;
+	if (fd < 0 || syscall(SYS_write, (int)fd, text, length) != (long)length)
+		child_fail(error_fd, SPAWN_STAGE_OOM_SCORE);
+	syscall(SYS_close, (int)fd);
+}
+
 /* Runs in the child, between clone and exec, on its own stack. */
 CHILD_CODE static int child_setup_and_exec(void *pointer)
 {
@@ -148,6 +178,7 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 		wait_for_parent(error_fd, slots->sync_fd);
 
 	join_v1_cgroups(error_fd, request->cgroup_v1_procs);
+	set_own_oom_score_adj(error_fd, request);
 
 	/* A namespace corral prepared (bridge, group mode), joined while the
 	 * child still has every capability. */
@@ -593,6 +624,11 @@ void spawn_failure_describe(const struct spawn_request *request,
 	case SPAWN_STAGE_READ_ONLY:
 		snprintf(buffer, size, "make %s read-only: %s",
 			 spawn_isolation_read_only_path(failure->index), reason);
+		break;
+	case SPAWN_STAGE_OOM_SCORE:
+		snprintf(buffer, size, "write %s to /proc/self/oom_score_adj: %s%s",
+			 oom_score_adj_of(request), reason,
+			 failure->error == EACCES ? " (lowering it needs cap_sys_resource)" : "");
 		break;
 	case SPAWN_STAGE_HOSTNAME:
 		snprintf(buffer, size, "sethostname %s: %s",

@@ -52,6 +52,7 @@ enum spawn_stage {
 	SPAWN_STAGE_EXEC,
 	SPAWN_STAGE_EXEC_REAPER,
 	SPAWN_STAGE_REAPER_MEMFD, /* corral could not make it at start */
+	SPAWN_STAGE_OOM_SCORE,    /* back to the oom_score_adj corral started with */
 };
 
 /* Fd slots reserved once, below every fd the tasks make corral open.
@@ -130,6 +131,10 @@ struct spawn_request {
 	 * reaper_status_target, which the reaper's argv names. 0: none. */
 	int reaper_status_target;
 	int reaper_status_fd;
+	/* Text for /proc/self/oom_score_adj (the task's `oom_score_adj:`);
+	 * NULL or "": the value corral started with, when corral changed its
+	 * own (spawn_reset_oom_score_adj_to). */
+	const char *oom_score_adj;
 	const struct spawn_isolation *isolation; /* NULL: none */
 	/* NULL: the fast path, CLONE_VFORK. Else the clone is not a vfork:
 	 * the child waits on the sync socket until `between` returned (and
@@ -159,6 +164,11 @@ struct spawn_failure {
 /* Returns 0 with *result filled, or -errno when the clone itself or the
  * request's `between` step failed (result->message says which and why).
  * Returns once the child has exec'd or failed: microseconds. */
+/* corral lowered its own oom_score_adj (supervisor/oom_protection.c):
+ * every child sets `value`, the one corral started with, back before
+ * anything else, so that the protection is corral's alone. */
+void spawn_reset_oom_score_adj_to(int value);
+
 int spawn_process(struct spawn_slots *slots, const struct spawn_request *request,
 		  struct spawn_result *result);
 

@@ -207,6 +207,8 @@ int task_plan_build(struct task_plan *plan, const struct task_config *task, cons
 {
 	memset(plan, 0, sizeof(*plan));
 	build_environment(plan, task, group_name, base_env, corral_env);
+	if (task->oom_score_adj_set)
+		snprintf(plan->oom_score_adj, sizeof(plan->oom_score_adj), "%d", task->oom_score_adj);
 	task_plan_refresh_executable(plan, task);
 	if (task->user && resolve_user(plan, task->user, error, error_size) < 0)
 		goto fail;

@@ -28,6 +28,9 @@ struct task_plan {
 	gid_t gid;
 	gid_t *groups; /* supplementary groups (the user's, then `groups`), owned */
 	size_t group_count;
+	/* `oom_score_adj:` as the text written to /proc; "": not set, the
+	 * value corral started with. */
+	char oom_score_adj[12];
 };
 
 /* The environment is `base_env` (corral's own) with the task's `env:` laid

@@ -23,6 +23,7 @@
 #include "config/units.h"
 #include "config/xmalloc.h"
 #include "supervisor/json_text.h"
+#include "supervisor/oom_protection.h"
 #include "supervisor/task.h"
 
 struct exec_session {
@@ -68,6 +69,7 @@ struct exec_plan {
 	const char *cwd;
 	bool change_ids;
 	bool keep_groups; /* task_plan.h */
+	char oom_score_adj[12]; /* task_plan.h */
 	uid_t uid;
 	gid_t gid;
 	gid_t *groups;
@@ -188,6 +190,7 @@ static int prepare(struct exec_plan *plan, const struct task *task,
 	plan->cwd = request->cwd ? request->cwd : task->config->cwd;
 	plan->change_ids = task->plan.change_ids;
 	plan->keep_groups = task->plan.keep_groups;
+	memcpy(plan->oom_score_adj, task->plan.oom_score_adj, sizeof(plan->oom_score_adj));
 	plan->uid = task->plan.uid;
 	plan->gid = task->plan.gid;
 	if (task->plan.group_count) {
@@ -436,6 +439,7 @@ int task_join_spawn(struct task *task, const struct task_join_request *request,
 		goto out;
 	}
 	if (helper == 0) {
+		oom_protection_set_own(plan.oom_score_adj);
 		close(pid_pipe[0]);
 		close(error_pipe[0]);
 		run_helper(&plan, request->fds, request->fd_count, pid_pipe[1], error_pipe[1]);

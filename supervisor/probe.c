@@ -113,6 +113,7 @@ static void run_once(struct probe *probe)
 		.cwd = probe->task->cwd,
 		.change_ids = probe->plan->change_ids,
 		.keep_groups = probe->plan->keep_groups,
+		.oom_score_adj = probe->plan->oom_score_adj,
 		.uid = probe->plan->uid,
 		.gid = probe->plan->gid,
 		.groups = probe->plan->groups,

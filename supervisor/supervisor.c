@@ -22,6 +22,7 @@
 #include "supervisor/json_text.h"
 #include "supervisor/log.h"
 #include "supervisor/machine_init.h"
+#include "supervisor/oom_protection.h"
 #include "supervisor/reaper.h"
 #include "supervisor/reload.h"
 #include "supervisor/signals.h"
@@ -564,6 +565,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 	log_info("running %zu group%s from %s%s", config->group_count,
 		    config->group_count == 1 ? "" : "s", config->path,
 		    machine_init ? " as the machine's init" : pid1 ? " as PID 1" : "");
+	oom_protection_start();
 	if (supervisor_open(&supervisor, config, options) < 0) {
 		supervisor_close(&supervisor);
 		return 1;

@@ -76,6 +76,7 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.cwd = task->config->cwd,
 		.change_ids = task->plan.change_ids,
 		.keep_groups = task->plan.keep_groups,
+		.oom_score_adj = task->plan.oom_score_adj,
 		.uid = task->plan.uid,
 		.gid = task->plan.gid,
 		.groups = task->plan.groups,

@@ -21,7 +21,12 @@ Faults to corral itself, in turn: RLIMIT_NOFILE lowered for a while (opens
 fail); SIGSTOP for a few seconds then SIGCONT; pids.max of the cgroup corral
 and its tasks run in lowered to what runs (every fork and clone fails with
 EAGAIN: task starts, hooks, exec probes); the disk of the chatty task's log
-file full (ENOSPC), after which the file must be written again.
+file full (ENOSPC), after which the file must be written again; the memory
+cgroup of corral and its tasks limited to 24 MiB above what they use (the
+memory hog then meets that limit before its own, and the OOM killer
+chooses among them all: corral lowers its own oom_score_adj where it has
+CAP_SYS_RESOURCE; where it has not, the tasks get `oom_score_adj: 300`, and
+the summary says which it was).
 
 Invariants, checked every few seconds and at the end:
 - corral is alive, and `status` answers (within 10 s, stops aside);
@@ -114,8 +119,25 @@ def config(variant, tasks, port, directory):
         "chatty": {"command": ["/bin/sh", "-c", "while :; do seq 1 2000; sleep 0.2; done"],
                    "log": {"dir": str(directory / "logs"), "max_size": "256K", "keep": 2}},
     }
+    if not can_lower_oom_scores():
+        # corral cannot protect itself from the OOM killer (memory fault):
+        # its tasks are made the killer's choice instead, as a user would.
+        for task in list(workers.values()) + list(limits.values()):
+            task["oom_score_adj"] = TASK_OOM_SCORE_ADJ
     return {"socket": str(directory / "control.sock"), "shutdown_timeout": "20s",
             "groups": {"workers": {"tasks": workers}, "limits": {"tasks": limits}}}
+
+
+TASK_OOM_SCORE_ADJ = 300
+
+
+def can_lower_oom_scores():
+    """Whether corral, started by this root process, will have
+    CAP_SYS_RESOURCE (some sandboxes keep it even from root)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("CapEff:"):
+            return bool(int(line.split()[1], 16) & (1 << 24))
+    return False
 
 
 # ---- watching corral ------------------------------------------------------
@@ -314,7 +336,7 @@ class Soak:
 
     def fault(self):
         self.faults = getattr(self, "faults", 0) + 1
-        kind = ["nofile", "sigstop", "pids", "disk"][self.faults % 4]
+        kind = ["nofile", "sigstop", "pids", "disk", "memory"][self.faults % 5]
         pid = self.process.pid
         if kind == "pids" and self.pids_cgroup:
             # Nothing more may be forked below corral (nor by it) for 5 s.
@@ -322,6 +344,15 @@ class Soak:
             (self.pids_cgroup / "pids.max").write_text(current)
             self.stop_load.wait(5)
             (self.pids_cgroup / "pids.max").write_text("max")
+        elif kind == "memory" and self.memory_cgroup:
+            # corral and its tasks in a cgroup with 24 MiB to spare for 5 s:
+            # the memory hog, held by its own memory.max, now meets this
+            # limit first, and the OOM killer chooses among every process
+            # here, corral included (unless it could protect itself).
+            usage, limit, unlimited = memory_files(self.memory_cgroup)
+            limit.write_text(str(int(usage.read_text()) + (24 << 20)))
+            self.stop_load.wait(5)
+            limit.write_text(unlimited)
         elif kind == "disk":
             filler = self.directory / "logs" / "filler"
             subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"],
@@ -397,14 +428,19 @@ class Soak:
         (self.directory / "logs").mkdir()
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "soak-logs",
                         str(self.directory / "logs")], check=True)
-        self.pids_cgroup = make_pids_cgroup(self.directory.name)
+        self.pids_cgroup = make_cgroup("pids", self.directory.name)
+        self.memory_cgroup = make_cgroup("memory", self.directory.name)
         log = open(self.directory / "corral.log", "wb")
-        procs = self.pids_cgroup / "cgroup.procs" if self.pids_cgroup else None
+        procs = {cgroup / "cgroup.procs" for cgroup in (self.pids_cgroup, self.memory_cgroup)
+                 if cgroup}
+
+        def join_cgroups():
+            for path in procs:
+                path.write_text(str(os.getpid()))
+
         self.process = subprocess.Popen([self.corral, "run", str(self.directory / "soak.yaml")],
                                         stdout=subprocess.DEVNULL, stderr=log, env=self.env,
-                                        start_new_session=True,
-                                        preexec_fn=(lambda: procs.write_text(str(os.getpid())))
-                                        if procs else None)
+                                        start_new_session=True, preexec_fn=join_cgroups)
         self.started = time.monotonic()
         print(f"soak: corral {self.corral}, {arguments.tasks} tasks, {arguments.duration:.0f}s,"
               f" seed {arguments.seed}, in {self.directory}", flush=True)
@@ -416,6 +452,7 @@ class Soak:
             time.sleep(0.2)
         time.sleep(3)
         baseline = self.check()
+        self.oom_score = Path(f"/proc/{self.process.pid}/oom_score_adj").read_text().strip()
 
         quick = arguments.duration < 300
         threads = [
@@ -468,6 +505,11 @@ class Soak:
               f"of fds, {said.count('OOM killed')} OOM kills, "
               f"{said.count('hook_failed') + said.count('hook h')} on failed hooks, "
               f"{said.count('refused')} on refused requests")
+        protected = can_lower_oom_scores()
+        print(f"soak: corral's oom_score_adj: {getattr(self, 'oom_score', '?')} ("
+              + ("-999: it protected itself from the OOM killer" if protected else
+                 f"no cap_sys_resource here to protect itself: its tasks had oom_score_adj "
+                 f"{TASK_OOM_SCORE_ADJ}") + ")")
         print("soak: done:")
         for what, n in sorted(self.counts.items()):
             print(f"  {n:8d}  {what}")
@@ -487,10 +529,12 @@ class Soak:
         return 0
 
     def release(self):
-        """The log disk and the pids cgroup, once corral is gone."""
+        """The log disk and the pids and memory cgroups, once corral is gone."""
         subprocess.run(["umount", str(self.directory / "logs")], capture_output=True)
-        cgroup = getattr(self, "pids_cgroup", None)
-        if cgroup and cgroup.exists():
+        for name in ("pids_cgroup", "memory_cgroup"):
+            cgroup = getattr(self, name, None)
+            if not cgroup or not cgroup.exists():
+                continue
             for root, _, _ in sorted(os.walk(cgroup), key=lambda e: -len(e[0])):
                 try:
                     os.rmdir(root)
@@ -504,19 +548,27 @@ class Soak:
             return False
 
 
-def make_pids_cgroup(name):
-    """A v1 pids cgroup (hybrid hosts) or a v2 one with the pids controller,
-    for corral and its tasks; None where neither exists (the pids fault is
-    then skipped)."""
-    v1 = Path("/sys/fs/cgroup/pids")
+def make_cgroup(controller, name):
+    """A v1 cgroup of CONTROLLER (hybrid hosts) or a v2 one where the root
+    hands CONTROLLER down, for corral and its tasks; None where neither
+    exists (that fault is then skipped). On v2 the pids and memory faults
+    share one cgroup."""
+    v1 = Path("/sys/fs/cgroup") / controller
     if (v1 / "cgroup.procs").exists():
         path = v1 / name
-    elif "pids" in Path("/sys/fs/cgroup/cgroup.subtree_control").read_text(errors="replace"):
+    elif controller in Path("/sys/fs/cgroup/cgroup.subtree_control").read_text(errors="replace"):
         path = Path("/sys/fs/cgroup") / name
     else:
         return None
-    path.mkdir()
+    path.mkdir(exist_ok=True)
     return path
+
+
+def memory_files(cgroup):
+    """(usage, limit, no limit) of a v1 or v2 memory cgroup."""
+    if (cgroup / "memory.limit_in_bytes").exists():
+        return cgroup / "memory.usage_in_bytes", cgroup / "memory.limit_in_bytes", "-1"
+    return cgroup / "memory.current", cgroup / "memory.max", "max"
 
 
 def main():

@@ -28,7 +28,11 @@ static const struct error_case cases[] = {
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
      "web/app: unknown key \"foo\" (expected command, env, env_file, cwd, user, groups, lifecycle, "
      "restart, kill, resources, readiness, health, isolation, cdi, task_dirs, hooks, after, "
-     "log, autostart, instances or schedule)"},
+     "log, autostart, instances, schedule or oom_score_adj)"},
+    {"oom_score_adj out of range", TASK("{command: a, oom_score_adj: 1001}"), 4, 40,
+     "web/app: oom_score_adj: must be a whole number from -1000 to 1000, not \"1001\""},
+    {"oom_score_adj not a number", TASK("{command: a, oom_score_adj: high}"), 4, 40,
+     "web/app: oom_score_adj: must be a whole number from -1000 to 1000, not \"high\""},
     {"misspelt key in capitals", TASK("{Command: a}"), 4, 13,
      "web/app: unknown key \"Command\"; did you mean \"command\"?"},
     {"unknown restart key", TASK("{command: a, restart: {dealy: 1s}}"), 4, 35,

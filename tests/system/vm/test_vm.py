@@ -323,6 +323,16 @@ def test_memory_max_gets_a_memory_hog_oom_killed_and_reported(boot):
     )
 
 
+def test_corral_keeps_out_of_the_oom_killers_choice_and_its_tasks_do_not(boot):
+    run = boot("oom-score")
+    assert run.code == 0, run
+    assert "corral: oom_score_adj: corral at -999, its tasks at 0, the value it started with" \
+        in run.lines, run
+    assert "plain 0 corral -999" in run.output("score/plain"), run
+    assert "hook 0" in run.output("score/plain"), run  # a hook's stderr is its task's
+    assert "isolated 0" in run.output("score/isolated"), run
+
+
 def test_pids_max_contains_a_fork_bomb_and_the_rest_carries_on(boot):
     run = boot("forkbomb")
     bomb = run.output("bomb/bomb")

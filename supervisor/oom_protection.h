@@ -1,0 +1,26 @@
+#ifndef CORRAL_OOM_PROTECTION_H
+#define CORRAL_OOM_PROTECTION_H
+
+#include <sys/types.h>
+
+/* corral keeps itself out of the OOM killer's choice: in a memory-limited
+ * cgroup (a container's) a task that runs out picks a victim among every
+ * process there, corral included, and corral's death takes every task
+ * with it. At start corral lowers its own oom_score_adj to -999 (what
+ * containerd and the kubelet give themselves; -1000 would make it
+ * unkillable even when it is the one at fault), which needs
+ * CAP_SYS_RESOURCE; every process it starts goes back to the value corral
+ * started with, so tasks are chosen exactly as before. */
+
+/* Logs what it did (or why not, with -v). */
+void oom_protection_start(void);
+
+/* For processes not started by spawn_process, which sets its children's
+ * itself: a hook (posix_spawn, already exec'd: moments of protection it
+ * should not have) goes back to corral's first value; corral exec's helper
+ * (a fork, before it clones the command) takes its task's `oom_score_adj`
+ * (task_plan.h's text; "": not set). No-ops when there is nothing to do. */
+void oom_protection_reset_child(pid_t pid);
+void oom_protection_set_own(const char *task_value);
+
+#endif
