@@ -21,7 +21,9 @@ Faults to corral itself, in turn: RLIMIT_NOFILE lowered for a while (opens
 fail); SIGSTOP for a few seconds then SIGCONT; pids.max of the cgroup corral
 and its tasks run in lowered to what runs (every fork and clone fails with
 EAGAIN: task starts, hooks, exec probes); the disk of the chatty task's log
-file full (ENOSPC), after which the file must be written again; the memory
+file full (ENOSPC), after which the file must be written again; corral's
+stdout not read for 5 s (status must answer meanwhile, and lines flow
+again once it is read); the memory
 cgroup of corral and its tasks limited to 24 MiB above what they use (the
 memory hog then meets that limit before its own, and the OOM killer
 chooses among them all: corral lowers its own oom_score_adj where it has
@@ -158,6 +160,9 @@ class Soak:
         self.maxima = {"fds": 0, "rss_kib": 0, "cgroups": 0, "zombies": 0,
                        "status_ms": 0.0}
         self.stopped_until = 0.0  # corral is SIGSTOPped until then
+        self.stdout_open = threading.Event()  # cleared: corral's stdout is not read
+        self.stdout_open.set()
+        self.stdout_bytes = 0
         self.fault_until = 0.0    # corral runs short of fds until then
 
     def count(self, what, n=1):
@@ -172,6 +177,17 @@ class Soak:
     def cli(self, *args, timeout=30):
         return subprocess.run([self.corral, *args], capture_output=True, text=True,
                               env=self.env, timeout=timeout)
+
+    def read_stdout(self):
+        """corral's stdout, the tasks' lines: read and counted, except while
+        the stdout fault holds it (then the pipe fills and corral must push
+        back on the writers, nothing else)."""
+        while True:
+            self.stdout_open.wait()
+            chunk = self.process.stdout.read1(1 << 16)
+            if not chunk:
+                return
+            self.stdout_bytes += len(chunk)
 
     def status(self):
         result = self.cli("status", "--json", timeout=60)
@@ -336,7 +352,7 @@ class Soak:
 
     def fault(self):
         self.faults = getattr(self, "faults", 0) + 1
-        kind = ["nofile", "sigstop", "pids", "disk", "memory"][self.faults % 5]
+        kind = ["nofile", "sigstop", "pids", "disk", "memory", "stdout"][self.faults % 6]
         pid = self.process.pid
         if kind == "pids" and self.pids_cgroup:
             # Nothing more may be forked below corral (nor by it) for 5 s.
@@ -353,6 +369,24 @@ class Soak:
             limit.write_text(str(int(usage.read_text()) + (24 << 20)))
             self.stop_load.wait(5)
             limit.write_text(unlimited)
+        elif kind == "stdout":
+            # Nobody reads corral's stdout for 5 s: the pipe fills, the
+            # tasks with lines to write wait, and corral itself must not.
+            self.stdout_open.clear()
+            self.stop_load.wait(3)
+            begun = time.monotonic()
+            answered = self.status() is not None
+            took = time.monotonic() - begun
+            self.maxima["status_ms_stdout_stalled"] = max(
+                self.maxima.get("status_ms_stdout_stalled", 0), took * 1000)
+            if not answered or took > 10:
+                self.fail(f"status did not answer within 10 s while stdout was stalled ({took:.1f}s)")
+            self.stop_load.wait(2)
+            before = self.stdout_bytes
+            self.stdout_open.set()
+            self.stop_load.wait(3)
+            if not self.stop_load.is_set() and self.stdout_bytes == before:
+                self.fail("no output on stdout within 3 s of it being read again")
         elif kind == "disk":
             filler = self.directory / "logs" / "filler"
             subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"],
@@ -439,8 +473,9 @@ class Soak:
                 path.write_text(str(os.getpid()))
 
         self.process = subprocess.Popen([self.corral, "run", str(self.directory / "soak.yaml")],
-                                        stdout=subprocess.DEVNULL, stderr=log, env=self.env,
+                                        stdout=subprocess.PIPE, stderr=log, env=self.env,
                                         start_new_session=True, preexec_fn=join_cgroups)
+        threading.Thread(target=self.read_stdout, daemon=True).start()
         self.started = time.monotonic()
         print(f"soak: corral {self.corral}, {arguments.tasks} tasks, {arguments.duration:.0f}s,"
               f" seed {arguments.seed}, in {self.directory}", flush=True)
@@ -471,6 +506,7 @@ class Soak:
             time.sleep(5)
             self.check()
         self.stop_load.set()
+        self.stdout_open.set()  # a stdout fault under way ends with the load
         for thread in threads:
             thread.join(timeout=30)
 
@@ -581,6 +617,7 @@ def main():
     finally:
         # Whatever happened to the soak itself, corral and its tasks go.
         process = getattr(soak, "process", None)
+        soak.stdout_open.set()
         if process and process.poll() is None:
             process.send_signal(signal.SIGCONT)
             process.send_signal(signal.SIGTERM)
