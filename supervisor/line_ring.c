@@ -200,18 +200,19 @@ void line_ring_visit(const struct line_ring *ring, size_t tail, line_ring_visit_
 		uint32_t lines = record_lines(ring, offset, field);
 		unsigned tag = field >> TAG_SHIFT;
 		if (line + lines > skip) {
-			size_t text_offset = lines > 1 ? LINE_COUNT_SIZE : 0;
+			size_t text_offset = field & SEVERAL_LINES ? LINE_COUNT_SIZE : 0;
 			size_t text_length = length - text_offset;
 			ring_read(ring, offset + HEADER_SIZE + text_offset, text, text_length);
 			text[text_length] = '\0';
 			char *start = text;
 			for (uint32_t i = 0; i < lines; i++) {
-				/* One line: all of it, whatever it holds. */
-				char *end = lines > 1 ? memchr(start, '\n',
-							       (size_t)(text + text_length - start))
-						      : NULL;
-				if (!end)
-					end = text + text_length;
+				/* A line alone is all of its record, whatever it holds. */
+				char *end = text + text_length;
+				char *newline = field & SEVERAL_LINES
+						    ? memchr(start, '\n', (size_t)(end - start))
+						    : NULL;
+				if (newline)
+					end = newline;
 				*end = '\0';
 				if (line + i >= skip)
 					visit(context, time_ms, tag, start, (size_t)(end - start));
