@@ -8,11 +8,13 @@
 #include <stdint.h>
 
 struct line_ring {
-	char *bytes;    /* records: [uint64 time_ms][uint32 tag << 30 | length][text] */
+	/* records: [uint64 time_ms][uint32 tag << 30 | several << 29 | length]
+	 * then [text] for one line, or [uint32 lines][lines joined by '\n'] */
+	char *bytes;
 	size_t capacity;
 	size_t head;    /* offset of the oldest record */
 	size_t used;
-	size_t count;   /* records held */
+	size_t count; /* lines held */
 };
 
 void line_ring_init(struct line_ring *ring, size_t capacity);
@@ -28,6 +30,12 @@ void line_ring_resize(struct line_ring *ring, size_t capacity);
 /* Longer lines are cut to a quarter of the capacity. */
 void line_ring_append(struct line_ring *ring, uint64_t time_ms, unsigned tag, const char *text,
 		      size_t length);
+
+/* `lines` lines read together, each ending in '\n' in `text`: one record
+ * for them all (up to a quarter of the capacity; more are split at line
+ * boundaries). They come back one by one, as if appended one by one. */
+void line_ring_append_lines(struct line_ring *ring, uint64_t time_ms, unsigned tag,
+			    const char *text, size_t length, size_t lines);
 
 typedef void line_ring_visit_fn(void *context, uint64_t time_ms, unsigned tag, const char *text,
 				size_t length);

@@ -182,28 +182,36 @@ void log_file_flush(struct log_file *file)
 /* "stdout " or "stderr " after the time, when the streams are apart. */
 #define STREAM_LENGTH 7
 
-void log_file_append(struct log_file *file, uint64_t time_ms, enum output_stream stream,
-		     const char *text, size_t length)
+void log_file_append_lines(struct log_file *file, uint64_t time_ms, enum output_stream stream,
+			   const char *text, size_t length)
 {
 	if (!file->path)
 		return;
 	if (!file->buffer)
 		file->buffer = xmalloc(BUFFER_SIZE);
-	const size_t head = STAMP_LENGTH + STREAM_LENGTH;
-	if (length > BUFFER_SIZE - head - 1)
-		length = BUFFER_SIZE - head - 1; /* a longer line is cut */
-	if (file->used + head + length + 1 > BUFFER_SIZE)
-		log_file_flush(file);
-	file->used += stamp(file->buffer + file->used, time_ms);
+	/* The lines were read together: one time and stream before each. */
+	char before[STAMP_LENGTH + STREAM_LENGTH + 8];
+	size_t before_length = stamp(before, time_ms);
 	const char *stream_name = output_stream_name(stream);
 	if (stream_name) {
-		memcpy(file->buffer + file->used, stream_name, STREAM_LENGTH - 1);
-		file->buffer[file->used + STREAM_LENGTH - 1] = ' ';
-		file->used += STREAM_LENGTH;
+		memcpy(before + before_length, stream_name, STREAM_LENGTH - 1);
+		before[before_length + STREAM_LENGTH - 1] = ' ';
+		before_length += STREAM_LENGTH;
 	}
-	memcpy(file->buffer + file->used, text, length);
-	file->used += length;
-	file->buffer[file->used++] = '\n';
+	const size_t head = STAMP_LENGTH + STREAM_LENGTH;
+	for (const char *end = text + length, *newline; text < end; text = newline + 1) {
+		newline = memchr(text, '\n', (size_t)(end - text));
+		size_t line = (size_t)(newline - text);
+		if (line > BUFFER_SIZE - head - 1)
+			line = BUFFER_SIZE - head - 1; /* a longer line is cut */
+		if (file->used + head + line + 1 > BUFFER_SIZE)
+			log_file_flush(file);
+		char *out = file->buffer + file->used;
+		memcpy(out, before, before_length);
+		memcpy(out + before_length, text, line);
+		out[before_length + line] = '\n';
+		file->used += before_length + line + 1;
+	}
 	if (file->flush.heap_index == SIZE_MAX)
 		loop_timer_arm(file->loop, &file->flush, loop_now_ms());
 }

@@ -40,9 +40,10 @@ struct log_file {
 void log_file_open(struct log_file *file, struct loop *loop, const char *dir,
 		   const char *full_name, uint64_t max_size, unsigned keep);
 
-/* One line (no newline) read at `time_ms`, CLOCK_REALTIME. */
-void log_file_append(struct log_file *file, uint64_t time_ms, enum output_stream stream,
-		     const char *text, size_t length);
+/* Lines read at `time_ms` (CLOCK_REALTIME), each ending in '\n' in
+ * `text`. */
+void log_file_append_lines(struct log_file *file, uint64_t time_ms, enum output_stream stream,
+			   const char *text, size_t length);
 
 /* What is gathered goes out now (the timer does it after each batch). */
 void log_file_flush(struct log_file *file);

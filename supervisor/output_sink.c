@@ -11,7 +11,8 @@
 #include <unistd.h>
 
 #include "config/xmalloc.h"
-#include "supervisor/json_text.h"
+#include "supervisor/line_scan.h"
+#include "supervisor/output_frame.h"
 #include "supervisor/log.h"
 
 /* What a slow reader of corral's stdout gets at exit before the last lines
@@ -158,108 +159,67 @@ static bool make_room(struct output_sink *sink, size_t record)
 	return sink->capacity - pending_bytes(sink) >= record;
 }
 
-/* "2026-11-24T10:00:00.123Z ", 25 bytes. */
-#define TIMESTAMP_LENGTH 25
+enum room { ROOM, LINE_DROPPED, FULL };
 
-static size_t write_timestamp(char *out, uint64_t time_ms)
+/* The buffer's end has no room for `record` bytes, or stdout is gone. */
+static enum room find_room(struct output_sink *sink, size_t record)
 {
-	time_t seconds = (time_t)(time_ms / 1000);
-	struct tm utc;
-	char text[32];
-	if (!gmtime_r(&seconds, &utc))
-		memset(&utc, 0, sizeof(utc));
-	size_t length = strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
-	length += (size_t)snprintf(text + length, sizeof(text) - length, ".%03uZ ",
-				   (unsigned)(time_ms % 1000));
-	memcpy(out, text, length);
-	return length;
-}
-
-/* {"time":S.mmm,"group":"G","task":"T","line":"..."}, "stream" before
- * "line" when known: the fields of `corral logs --json`, for Docker's
- * json-file, Kubernetes and shippers. */
-static size_t write_json_line(char *out, const char *name, size_t name_length,
-			      enum output_stream stream, const char *text, size_t length,
-			      uint64_t time_ms)
-{
-	const char *slash = memchr(name, '/', name_length);
-	size_t group_length = slash ? (size_t)(slash - name) : name_length;
-	size_t used = (size_t)sprintf(out, "{\"time\":%llu.%03u,\"group\":\"",
-				      (unsigned long long)(time_ms / 1000),
-				      (unsigned)(time_ms % 1000));
-	used += json_escape_into(out + used, name, group_length);
-	memcpy(out + used, "\",\"task\":\"", 10);
-	used += 10;
-	if (slash)
-		used += json_escape_into(out + used, slash + 1, name_length - group_length - 1);
-	const char *stream_name = output_stream_name(stream);
-	if (stream_name)
-		used += (size_t)sprintf(out + used, "\",\"stream\":\"%s", stream_name);
-	memcpy(out + used, "\",\"line\":\"", 10);
-	used += 10;
-	used += json_escape_into(out + used, text, length);
-	memcpy(out + used, "\"}\n", 3);
-	return used + 3;
-}
-
-/* " stderr" after the name of a line from a separate stderr. */
-#define STDERR_MARK " stderr"
-#define STDERR_MARK_LENGTH (sizeof(STDERR_MARK) - 1)
-
-/* The most a line can take in the buffer, in the sink's format. */
-static size_t record_bound(const struct output_sink *sink, size_t name_length, size_t length)
-{
-	switch (sink->format) {
-	case OUTPUT_FORMAT_JSON:
-		return json_escaped_max(name_length + length) + 96;
-	case OUTPUT_FORMAT_TIMESTAMPED:
-		return TIMESTAMP_LENGTH + name_length + 3 + length + 1;
-	case OUTPUT_FORMAT_PLAIN:
-		break;
-	}
-	return name_length + 3 + length + 1;
-}
-
-bool output_sink_append_line(struct output_sink *sink, const char *name, size_t name_length,
-			     enum output_stream stream, const char *text, size_t length,
-			     uint64_t time_ms)
-{
-	bool marked = stream == OUTPUT_STREAM_STDERR && sink->format != OUTPUT_FORMAT_JSON;
-	size_t mark_length = marked ? STDERR_MARK_LENGTH : 0;
-	size_t record = record_bound(sink, name_length + mark_length, length);
 	if (!make_room(sink, record)) {
 		if (!sink->broken && !sink->closing && record <= sink->capacity)
-			return false;
-		sink->dropped_bytes += record;
-		sink->dropped_lines++;
-		return true;
+			return FULL;
+	} else if (!sink->broken) {
+		if (sink->capacity - sink->end < record)
+			compact(sink);
+		return ROOM;
 	}
-	if (sink->broken) {
-		sink->dropped_bytes += record;
-		sink->dropped_lines++;
-		return true;
+	sink->dropped_bytes += record;
+	sink->dropped_lines++;
+	return LINE_DROPPED;
+}
+
+size_t output_sink_append_lines(struct output_sink *sink, const char *name, size_t name_length,
+				enum output_stream stream, const char *text, size_t length,
+				size_t line_max, uint64_t time_ms, size_t *lines)
+{
+	struct output_frame frame;
+	output_frame_open(&frame, sink->format, name, name_length, stream, time_ms);
+	struct line_scan scan = {0};
+	const char *cursor = text, *end = text + length;
+	/* Kept in locals: stores through `out` could otherwise alias the
+	 * sink's fields and have them read again for every line. */
+	char *buffer = sink->buffer;
+	size_t capacity = sink->capacity, used_end = sink->end, taken = 0;
+	bool broken = sink->broken;
+	while (cursor < end) {
+		const char *newline = line_scan_next(&scan, cursor, end);
+		size_t line_length = (size_t)(newline - cursor);
+		if (line_length > line_max)
+			break;
+		size_t record = output_frame_bound(&frame, line_length);
+		bool slack = capacity - used_end >= record + OUTPUT_FRAME_SLACK;
+		if (broken || (!slack && capacity - used_end < record)) {
+			sink->end = used_end;
+			enum room room = find_room(sink, record);
+			used_end = sink->end;
+			broken = sink->broken;
+			if (room == FULL)
+				break;
+			if (room == LINE_DROPPED) {
+				cursor = newline + 1;
+				taken++;
+				continue;
+			}
+			slack = capacity - used_end >= record + OUTPUT_FRAME_SLACK;
+		}
+		used_end += output_frame_write(&frame, buffer + used_end, slack, cursor, line_length,
+					       end);
+		cursor = newline + 1;
+		taken++;
 	}
-	if (sink->capacity - sink->end < record)
-		compact(sink);
-	char *out = sink->buffer + sink->end;
-	if (sink->format == OUTPUT_FORMAT_JSON) {
-		sink->end += write_json_line(out, name, name_length, stream, text, length, time_ms);
-		return true;
-	}
-	if (sink->format == OUTPUT_FORMAT_TIMESTAMPED) {
-		size_t stamp = write_timestamp(out, time_ms);
-		out += stamp;
-		sink->end += stamp;
-		record -= TIMESTAMP_LENGTH;
-	}
-	memcpy(out, name, name_length);
-	memcpy(out + name_length, STDERR_MARK, mark_length);
-	out += name_length + mark_length;
-	memcpy(out, " | ", 3);
-	memcpy(out + 3, text, length);
-	out[3 + length] = '\n';
-	sink->end += record;
-	return true;
+	sink->end = used_end;
+	output_frame_close(&frame);
+	*lines = taken;
+	return (size_t)(cursor - text);
 }
 
 void output_sink_wait(struct output_sink *sink, struct output_sink_waiter *waiter)

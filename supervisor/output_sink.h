@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "supervisor/loop.h"
+#include "supervisor/output_frame.h"
 #include "supervisor/output_stream.h"
 
 /* A reader of task output that waits for room (task_output.c). */
@@ -26,16 +27,6 @@ struct output_sink_waiter {
 	struct output_sink_waiter *next;
 	bool queued;
 	void (*resume)(struct output_sink_waiter *waiter);
-};
-
-/* How a line looks on corral's stdout (`corral run --log-format`, the
- * config's `log_format`). */
-enum output_format {
-	OUTPUT_FORMAT_PLAIN,       /* web/app | line; from a separate stderr: web/app stderr | line */
-	OUTPUT_FORMAT_TIMESTAMPED, /* 2026-11-24T10:00:00.123Z web/app | line */
-	/* {"time":1763978400.123,"group":"web","task":"app","line":"line"}, with
-	 * "stream":"stdout" or "stderr" before "line" when the streams are apart */
-	OUTPUT_FORMAT_JSON,
 };
 
 struct output_sink {
@@ -58,14 +49,16 @@ struct output_sink {
 
 void output_sink_open(struct output_sink *sink, struct loop *loop, int fd, size_t capacity);
 
-/* Adds the line, "name | text\n" or as sink->format says, to the buffer.
- * `time_ms`: when it was read, CLOCK_REALTIME. false: the buffer is full
- * and stdout takes nothing now; nothing was added, and the caller keeps the
- * line and waits (output_sink_wait). Never false once stdout is gone or
- * closing. */
-bool output_sink_append_line(struct output_sink *sink, const char *name, size_t name_length,
-			     enum output_stream stream, const char *text, size_t length,
-			     uint64_t time_ms);
+/* Adds lines read at `time_ms` (CLOCK_REALTIME), each ending in '\n' in
+ * `text`, to the buffer: "name | line\n" or as sink->format says. Stops
+ * before a line longer than `line_max`, and where the buffer is full and
+ * stdout takes nothing now (never once stdout is gone or closing): the
+ * caller keeps the rest and waits (output_sink_wait). Returns the bytes
+ * taken, `*lines` the lines they hold (added, or dropped once stdout is
+ * gone). */
+size_t output_sink_append_lines(struct output_sink *sink, const char *name, size_t name_length,
+				enum output_stream stream, const char *text, size_t length,
+				size_t line_max, uint64_t time_ms, size_t *lines);
 
 /* Writes what the buffer holds, as far as stdout takes it now. */
 void output_sink_flush(struct output_sink *sink);

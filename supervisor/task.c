@@ -396,14 +396,19 @@ static void on_timer(struct loop_timer *timer)
 	runner_timer_fired(&task->runner, which, loop_now_ms());
 }
 
-static void on_output_line(void *context, uint64_t now, enum output_stream stream,
-			   const char *text, size_t length)
+static void on_output_lines(void *context, uint64_t now, enum output_stream stream,
+			    const char *text, size_t length, size_t lines)
 {
 	struct task *task = context;
-	line_ring_append(&task->logs, now, stream, text, length);
-	log_file_append(&task->log_file, now, stream, text, length);
-	if (task->log_followers)
-		task->services->task_output_line(task->services, task, now, stream, text, length);
+	line_ring_append_lines(&task->logs, now, stream, text, length, lines);
+	log_file_append_lines(&task->log_file, now, stream, text, length);
+	if (!task->log_followers)
+		return;
+	for (const char *end = text + length, *newline; text < end; text = newline + 1) {
+		newline = memchr(text, '\n', (size_t)(end - text));
+		task->services->task_output_line(task->services, task, now, stream, text,
+						 (size_t)(newline - text));
+	}
 }
 
 int task_stderr_fd(const struct task *task)
@@ -435,10 +440,10 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 	int result = task_output_open(&task->output, services->loop, services->sink,
 				      config->full_name,
 				      separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED,
-				      on_output_line, task);
+				      on_output_lines, task);
 	if (result == 0 && separate)
 		result = task_output_open(&task->error_output, services->loop, services->sink,
-					  config->full_name, OUTPUT_STREAM_STDERR, on_output_line,
+					  config->full_name, OUTPUT_STREAM_STDERR, on_output_lines,
 					  task);
 	if (result < 0) {
 		snprintf(error, error_size, "output pipe: %s", strerror(-result));

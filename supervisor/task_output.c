@@ -59,24 +59,44 @@ static void end_of_drops(struct task_output *output)
 	report_drops(output, "stdout keeps up again");
 }
 
-/* One line to the sink and the log; false when the sink is full and the
- * task waits for it (blocking mode). */
-static bool emit(struct task_output *output, const char *text, size_t length, uint64_t now_ms)
+/* Whole lines (each ending in '\n', none longer than the line buffer) to
+ * the sink and the log; returns the bytes taken: all, unless the sink is
+ * full and the task waits for it (blocking mode). In non-blocking mode a
+ * line the sink refuses goes to the log only. */
+static size_t emit_lines(struct task_output *output, const char *text, size_t length,
+			 uint64_t now_ms)
 {
-	if (output_sink_append_line(output->sink, output->name, output->name_length,
-				    output->stream, text, length, now_ms))
-		end_of_drops(output);
-	else if (output->drop_when_full)
+	size_t done = 0;
+	while (done < length) {
+		size_t lines;
+		size_t taken = output_sink_append_lines(
+		    output->sink, output->name, output->name_length, output->stream, text + done,
+		    length - done, TASK_OUTPUT_LINE_MAX, now_ms, &lines);
+		if (lines) {
+			end_of_drops(output);
+			output->on_lines(output->on_lines_context, now_ms, output->stream,
+					 text + done, taken, lines);
+			done += taken;
+		}
+		if (done == length || !output->drop_when_full)
+			break;
+		const char *newline = memchr(text + done, '\n', length - done);
+		size_t line = (size_t)(newline - (text + done)) + 1;
+		if (line - 1 > TASK_OUTPUT_LINE_MAX)
+			break; /* not refused: too long, for the line buffer to cut */
+		/* Refused: this line is dropped from stdout, the next one may fit. */
 		note_dropped(output, now_ms);
-	else
-		return false;
-	output->on_line(output->on_line_context, now_ms, output->stream, text, length);
-	return true;
+		output->on_lines(output->on_lines_context, now_ms, output->stream, text + done,
+				 line, 1);
+		done += line;
+	}
+	return done;
 }
 
 static bool emit_line_buffer(struct task_output *output, uint64_t now_ms)
 {
-	if (!emit(output, output->line, output->line_length, now_ms))
+	output->line[output->line_length] = '\n';
+	if (!emit_lines(output, output->line, output->line_length + 1, now_ms))
 		return false;
 	output->line_length = 0;
 	output->line_complete = false;
@@ -84,8 +104,10 @@ static bool emit_line_buffer(struct task_output *output, uint64_t now_ms)
 }
 
 /* Splits `data` into lines and forwards them; returns how many bytes it
- * took (all of them unless the sink filled up). A line longer than the
- * line buffer is cut into pieces rather than held back. */
+ * took (all of them unless the sink filled up). Runs of whole lines go
+ * out from where they lie, in one call; a line cut across reads, or
+ * longer than the line buffer (cut into pieces rather than held back),
+ * goes through the line buffer. */
 static size_t forward(struct task_output *output, const char *data, size_t size, uint64_t now_ms)
 {
 	size_t done = 0;
@@ -94,19 +116,28 @@ static size_t forward(struct task_output *output, const char *data, size_t size,
 	while (done < size) {
 		const char *start = data + done;
 		size_t left = size - done;
+		if (output->line_length == 0) {
+			const char *last = memrchr(start, '\n', left);
+			size_t whole = last ? (size_t)(last - start) + 1 : 0;
+			size_t taken = whole ? emit_lines(output, start, whole, now_ms) : 0;
+			done += taken;
+			if (taken < whole) {
+				/* Stopped before a line longer than the buffer, or at
+				 * a full sink. */
+				const char *newline = memchr(start + taken, '\n', whole - taken);
+				if ((size_t)(newline - (start + taken)) <= TASK_OUTPUT_LINE_MAX)
+					break;
+			}
+			if (done == size)
+				break;
+			start = data + done;
+			left = size - done;
+		}
 		const char *newline = memchr(start, '\n', left);
 		size_t chunk = newline ? (size_t)(newline - start) : left;
 		size_t room = TASK_OUTPUT_LINE_MAX - output->line_length;
-
-		if (output->line_length == 0 && newline && chunk <= TASK_OUTPUT_LINE_MAX) {
-			/* A whole line in the batch: forwarded from where it is. */
-			if (!emit(output, start, chunk, now_ms))
-				break;
-			done += chunk + 1;
-			continue;
-		}
 		if (!output->line)
-			output->line = xmalloc(TASK_OUTPUT_LINE_MAX);
+			output->line = xmalloc(TASK_OUTPUT_LINE_MAX + 1); /* and a newline */
 		if (!newline && chunk < room) {
 			/* The start of a line whose end has not come yet. */
 			memcpy(output->line + output->line_length, start, chunk);
@@ -252,8 +283,8 @@ static void on_readable(struct loop_watch *watch, uint32_t events)
 }
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
-		     const char *name, enum output_stream stream, task_output_line_fn *on_line,
-		     void *on_line_context)
+		     const char *name, enum output_stream stream, task_output_lines_fn *on_lines,
+		     void *on_lines_context)
 {
 	int fds[2];
 	memset(output, 0, sizeof(*output));
@@ -273,8 +304,8 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 	output->name_length = strlen(name);
 	output->stream = stream;
 	output->sink = sink;
-	output->on_line = on_line;
-	output->on_line_context = on_line_context;
+	output->on_lines = on_lines;
+	output->on_lines_context = on_lines_context;
 	output->waiter.resume = on_room;
 	output->loop = loop;
 	loop_timer_init(&output->rate_timer, on_rate_refilled, output);

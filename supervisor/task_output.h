@@ -3,11 +3,11 @@
  * separate gives stderr a pipe of its own), split into lines that go
  * to the output sink prefixed with the task's name, and to the task's log.
  *
- * Read in batches of up to 64 KiB; lines are split where they lie in the
- * batch (only a line cut across reads is copied aside) and the batch goes
- * out in one write. When the sink is full the rest of the batch is held
- * and the pipe is not read until the sink has room: the task then blocks
- * in write(), and nothing is lost. */
+ * Read in batches of up to 64 KiB; the whole lines of a batch go to the
+ * sink and the log together, from where they lie (only a line cut across
+ * reads is copied aside), and the batch goes out in one write. When the
+ * sink is full the rest of the batch is held and the pipe is not read until
+ * the sink has room: the task then blocks in write(), and nothing is lost. */
 #pragma once
 
 #include <stdbool.h>
@@ -19,8 +19,9 @@
 
 #define TASK_OUTPUT_LINE_MAX 4096
 
-typedef void task_output_line_fn(void *context, uint64_t time_ms, enum output_stream stream,
-				 const char *text, size_t length);
+/* `lines` lines read at `time_ms`, each ending in '\n' in `text`. */
+typedef void task_output_lines_fn(void *context, uint64_t time_ms, enum output_stream stream,
+				  const char *text, size_t length, size_t lines);
 
 struct task_output {
 	struct loop_watch watch; /* read end */
@@ -30,10 +31,10 @@ struct task_output {
 	enum output_stream stream; /* what the pipe carries */
 	struct output_sink *sink;
 	struct loop *loop;
-	/* Also called with every line (no newline) and the time of the read
-	 * it came in, for the task's log ring. */
-	task_output_line_fn *on_line;
-	void *on_line_context;
+	/* Also called with the lines of each read, as they are forwarded
+	 * (or dropped), for the task's log ring and file. */
+	task_output_lines_fn *on_lines;
+	void *on_lines_context;
 	/* log.mode non-blocking: when the sink is full, a line goes to the
 	 * log ring only, and is counted (and reported) as dropped. */
 	bool drop_when_full;
@@ -69,8 +70,8 @@ struct task_output {
 void task_output_set_rate_limit(struct task_output *output, uint64_t bytes_per_second);
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
-		     const char *name, enum output_stream stream, task_output_line_fn *on_line,
-		     void *on_line_context);
+		     const char *name, enum output_stream stream, task_output_lines_fn *on_lines,
+		     void *on_lines_context);
 
 /* Reads what is in the pipe now and flushes a partial last line, so that
  * everything a run wrote is out before its exit is reported. Under back
