@@ -16,24 +16,27 @@
 static void remake_probes(struct task *task)
 {
 	struct task_readiness *readiness = &task->readiness;
-	bool readiness_active = readiness->readiness_probe.active;
-	bool health_active = readiness->health_probe.active;
-	probe_free(&readiness->readiness_probe);
-	probe_free(&readiness->health_probe);
-	memset(&readiness->readiness_probe, 0, sizeof(readiness->readiness_probe));
-	memset(&readiness->health_probe, 0, sizeof(readiness->health_probe));
-	task_readiness_init_probes(task);
+	bool readiness_active = readiness->probes && readiness->probes->readiness_probe.active;
+	bool health_active = readiness->probes && readiness->probes->health_probe.active;
+	if (readiness->probes) {
+		probe_free(&readiness->probes->readiness_probe);
+		probe_free(&readiness->probes->health_probe);
+		memset(&readiness->probes->readiness_probe, 0,
+		       sizeof(readiness->probes->readiness_probe));
+		memset(&readiness->probes->health_probe, 0, sizeof(readiness->probes->health_probe));
+	}
+	task_readiness_init_probes(task); /* allocates them when the config now has one */
 	bool running_ready = task->runner.state == TASK_RUNNING && task->runner.ready;
 	const struct readiness_config *wanted = &task->config->readiness;
 	if (wanted->kind == READINESS_PROBE &&
 	    (readiness_active ? !running_ready || wanted->continuous
 			      : running_ready && wanted->continuous))
-		probe_start(&readiness->readiness_probe);
+		probe_start(&readiness->probes->readiness_probe);
 	/* Not continuous any more: what it lost it has back. */
 	if (!wanted->continuous && task->runner.ready_lost)
 		runner_ready(&task->runner, "readiness.continuous turned off");
 	if ((health_active || running_ready) && task->config->health.probe.kind != PROBE_NONE)
-		probe_start(&readiness->health_probe);
+		probe_start(&readiness->probes->health_probe);
 }
 
 /* Nomad's Update hook: a running task's update hooks hear what changed,
