@@ -219,7 +219,7 @@ static int prepare(struct exec_plan *plan, const struct task *task,
 	plan->namespaces = own_namespaces(pid);
 	size_t used = 0;
 	if (task_cgroup_exists(&task->cgroup)) {
-		int fd = openat(task->cgroup.dir_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+		int fd = task_cgroup_open_file(&task->cgroup, "cgroup.procs", O_WRONLY);
 		if (fd >= 0)
 			plan->cgroup_procs[used++] = fd;
 	}

@@ -95,7 +95,7 @@ struct task {
 	bool shared_mounts_taken;
 
 	struct task_output output;       /* stdout, and stderr unless separate */
-	struct task_output error_output; /* log.streams: separate: stderr; else unused */
+	struct task_output *error_output; /* log.streams: separate: stderr's; else NULL */
 	struct line_ring logs;   /* recent output, for `corral logs` */
 	struct log_file log_file; /* config log.dir: its lines on disk too */
 	unsigned log_followers;  /* control clients following the logs */
@@ -174,9 +174,9 @@ void task_reaper_status_close(struct task *task);
  * it mounted below them goes once no run binds them). */
 void task_give_back_shared_mounts(struct task *task);
 
-/* Where its stderr goes: its own pipe (log.streams: separate) or the
- * output pipe. */
-int task_stderr_fd(const struct task *task);
+/* A write end of where its stderr goes: its own pipe (log.streams:
+ * separate) or the output pipe; the caller closes it. -errno on failure. */
+int task_open_stderr_writer(void *task);
 
 /* The config's log.mode and log.rate_limit, on each of its pipes. */
 void task_apply_output_settings(struct task *task);

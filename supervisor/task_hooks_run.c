@@ -34,7 +34,7 @@ void task_hooks_open(struct task *task, const char *group_name)
 	    .task = task->config,
 	    .group_name = group_name,
 	    .env = task->plan.envp,
-	    .stderr_fd = task_stderr_fd(task),
+	    .open_stderr = task_open_stderr_writer,
 	    .additions = &task->additions,
 	    .finished = on_hooks_finished,
 	    .failed = on_hook_failed,
