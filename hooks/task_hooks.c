@@ -117,11 +117,15 @@ static void kill_exec_hook(struct task_hooks *hooks)
 
 bool task_hooks_busy(const struct task_hooks *hooks)
 {
+	if (!hooks)
+		return false;
 	return hooks->job_active || hooks->queue_length > 0 || exec_hook_running(hooks);
 }
 
 bool task_hooks_run(struct task_hooks *hooks, enum hook_stage stage, const struct hook_facts *facts)
 {
+	if (!hooks)
+		return false;
 	bool any = false;
 	for (size_t i = 0; i < hooks->count && !any; i++)
 		any = would_run(&hooks->hooks[i], stage);
@@ -137,6 +141,8 @@ bool task_hooks_run(struct task_hooks *hooks, enum hook_stage stage, const struc
 
 void task_hooks_cancel(struct task_hooks *hooks, enum hook_stage stage)
 {
+	if (!hooks)
+		return;
 	size_t kept = 0;
 	for (size_t i = 0; i < hooks->queue_length; i++)
 		if (hooks->queue[i].stage != stage)
@@ -152,6 +158,8 @@ void task_hooks_cancel(struct task_hooks *hooks, enum hook_stage stage)
 
 void task_hooks_abandon(struct task_hooks *hooks)
 {
+	if (!hooks)
+		return;
 	hooks->queue_length = 0;
 	if (hooks->job_active) {
 		hooks->job_cancelled = true;
@@ -163,7 +171,7 @@ void task_hooks_abandon(struct task_hooks *hooks)
 
 bool task_hooks_reap(struct task_hooks *hooks, pid_t pid)
 {
-	return hooks->run && hook_run_reap(hooks->run, pid);
+	return hooks && hooks->run && hook_run_reap(hooks->run, pid);
 }
 
 /* The prestart results of every prestart hook, in list order: done hooks

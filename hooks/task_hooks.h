@@ -112,7 +112,9 @@ struct task_hooks {
 	struct task_hooks *next_waiting;
 };
 
-/* The task's configured exec hooks, in order. */
+/* The task's configured exec hooks, in order. The functions below that
+ * ask or tell a task's hooks take NULL for a task without any (corral
+ * keeps no task_hooks for it): nothing runs, nothing is busy. */
 void task_hooks_init(struct task_hooks *hooks, const struct task_hooks_owner *owner);
 
 /* Adds a built-in hook (CDI, task directories) after the built-ins added

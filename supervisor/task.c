@@ -33,7 +33,7 @@ bool task_is_dormant(const struct task *task)
 
 bool task_has_process(const struct task *task)
 {
-	return task->pid > 0 || task->awaiting_empty_cgroup || task_hooks_busy(&task->hooks);
+	return task->pid > 0 || task->awaiting_empty_cgroup || task_hooks_busy(task->hooks);
 }
 
 int task_send_signal(struct task *task, int signal_number)
@@ -280,7 +280,7 @@ void task_note_event(struct task *task, enum task_event_type type, const char *m
 
 bool task_reap_helper(struct task *task, pid_t pid)
 {
-	return task_readiness_reap(task, pid) || task_hooks_reap(&task->hooks, pid);
+	return task_readiness_reap(task, pid) || task_hooks_reap(task->hooks, pid);
 }
 
 static void effect_event(struct runner *runner, enum task_event_type type, const char *message)
@@ -438,7 +438,8 @@ static void on_output_line(void *context, uint64_t now, enum output_stream strea
 {
 	struct task *task = context;
 	line_ring_append(&task->logs, now, stream, text, length);
-	log_file_append(&task->log_file, now, stream, text, length);
+	if (task->log_file)
+		log_file_append(task->log_file, now, stream, text, length);
 	if (task->log_followers)
 		task->services->task_output_line(task->services, task, now, stream, text, length);
 }
@@ -456,6 +457,25 @@ void task_apply_output_settings(struct task *task)
 		outputs[i]->drop_when_full = task->config->log_mode == LOG_MODE_NON_BLOCKING;
 		task_output_set_rate_limit(outputs[i], task->config->log_rate_limit);
 	}
+}
+
+void task_open_log_file(struct task *task)
+{
+	const struct task_config *config = task->config;
+	if (!config->log_dir)
+		return; /* most tasks: no file, and no room kept for one */
+	task->log_file = xmalloc(sizeof(*task->log_file));
+	log_file_open(task->log_file, task->services->loop, config->log_dir, config->full_name,
+		      config->log_max_size, config->log_keep);
+}
+
+void task_close_log_file(struct task *task)
+{
+	if (!task->log_file)
+		return;
+	log_file_close(task->log_file);
+	free(task->log_file);
+	task->log_file = NULL;
 }
 
 uint64_t task_dropped_lines(const struct task *task)
@@ -519,8 +539,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	if (task_isolation_build(&task->isolation, config, &task->plan, error, error_size) < 0)
 		return -1;
 	line_ring_init(&task->logs, config->log_history);
-	log_file_open(&task->log_file, services->loop, config->log_dir, config->full_name,
-		      config->log_max_size, config->log_keep);
+	task_open_log_file(task);
 	if (open_outputs(task, error, error_size) < 0)
 		return -1;
 	task_hooks_open(task, group_name);
@@ -548,7 +567,7 @@ void task_free(struct task *task)
 		free(task->error_output);
 		task->error_output = NULL;
 	}
-	log_file_close(&task->log_file);
+	task_close_log_file(task);
 	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);
 }

@@ -37,7 +37,9 @@ struct task {
 	 * environment: the prestart hooks' results (hooks/), kept across
 	 * restarts until the hooks run again. Empty without hooks. */
 	struct start_additions additions;
-	struct task_hooks hooks; /* its hooks, their queue and their state */
+	/* Its hooks, their queue and their state; NULL for a task with no
+	 * hook, exec or built-in (most tasks: no room kept for them). */
+	struct task_hooks *hooks;
 	struct task_network network; /* modes bridge and group (task_network.c) */
 
 	pid_t pid; /* 0 when no process */
@@ -97,7 +99,7 @@ struct task {
 	struct task_output output;       /* stdout, and stderr unless separate */
 	struct task_output *error_output; /* log.streams: separate: stderr's; else NULL */
 	struct line_ring logs;   /* recent output, for `corral logs` */
-	struct log_file log_file; /* config log.dir: its lines on disk too */
+	struct log_file *log_file; /* config log.dir: its lines on disk too; else NULL */
 	unsigned log_followers;  /* control clients following the logs */
 	struct loop_timer timers[RUNNER_TIMER_COUNT];
 
@@ -180,6 +182,10 @@ int task_open_stderr_writer(void *task);
 
 /* The config's log.mode and log.rate_limit, on each of its pipes. */
 void task_apply_output_settings(struct task *task);
+
+/* (Re)opens its log file as its config's log.dir says: none without. */
+void task_open_log_file(struct task *task);
+void task_close_log_file(struct task *task);
 
 /* Lines its output pipes dropped (log.mode: non-blocking). */
 uint64_t task_dropped_lines(const struct task *task);

@@ -51,7 +51,7 @@ static void run_update_hooks(struct task *task, const struct task_diff *diff)
 	for (size_t i = 0; i < diff->field_count && used < sizeof(facts.changed); i++)
 		used += (size_t)snprintf(facts.changed + used, sizeof(facts.changed) - used, "%s%s",
 					 i ? "," : "", diff->fields[i]);
-	task_hooks_run(&task->hooks, HOOK_STAGE_UPDATE, &facts);
+	task_hooks_run(task->hooks, HOOK_STAGE_UPDATE, &facts);
 }
 
 int task_update_in_place(struct task *task, struct task_config *definition,
@@ -85,9 +85,8 @@ int task_update_in_place(struct task *task, struct task_config *definition,
 		if (strcmp(field, "log") == 0) {
 			line_ring_resize(&task->logs, own->log_history);
 			task_apply_output_settings(task);
-			log_file_close(&task->log_file);
-			log_file_open(&task->log_file, task->services->loop, own->log_dir,
-				      own->full_name, own->log_max_size, own->log_keep);
+			task_close_log_file(task);
+			task_open_log_file(task);
 		}
 	}
 	run_update_hooks(task, diff);
@@ -99,7 +98,7 @@ int task_update_in_place(struct task *task, struct task_config *definition,
 bool task_can_take_next_config(const struct task *task)
 {
 	const struct runner *runner = &task->runner;
-	if (!task->next_config || task_has_process(task) || task_hooks_busy(&task->hooks))
+	if (!task->next_config || task_has_process(task) || task_hooks_busy(task->hooks))
 		return false;
 	/* A restart delay's timer belongs to the runner kept across the
 	 * rebuild: wait for it to fire. */
