@@ -322,7 +322,7 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	json_object_set_new(object, "pid",
 			    task->pid > 0 ? json_integer(task_command_pid(task)) : json_null());
 	json_object_set_new(object, "reaper_pid",
-			    task->pid > 0 && task->isolation.reaper_argv ? json_integer(task->pid)
+			    task->pid > 0 && task->isolation && task->isolation->reaper_argv ? json_integer(task->pid)
 									 : json_null());
 	json_object_set_new(object, "uptime_ms",
 			    alive ? json_integer((json_int_t)(now_ms - runner->started_at_ms))

@@ -59,8 +59,8 @@ uint64_t realtime_now_ms(void)
 static int task_between(void *context, pid_t pid, int pidfd, char *message, size_t size)
 {
 	struct task *task = context;
-	int error = task_isolation_between(&task->isolation)(&task->isolation, pid, pidfd, message,
-							      size);
+	int error = task_isolation_between(task->isolation)(task->isolation, pid, pidfd, message,
+							    size);
 
 	if (error < 0 || !task_network_needs_between(task))
 		return error;
@@ -89,8 +89,9 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.cgroup_fd = -1, /* open_spawn_fds */
 		.cgroup_v1_procs = task->cgroup.v1_count ? task->cgroup.v1_procs_paths : NULL,
 		.notify_target = -1,
-		.isolation = task->isolation.enabled ? &task->isolation.spawn : NULL,
-		.between = task_isolation_between(&task->isolation) ? task_between : NULL,
+		.isolation = task->isolation ? &task->isolation->spawn : NULL,
+		.between = task->isolation && task_isolation_between(task->isolation) ? task_between
+										       : NULL,
 		.between_context = task,
 		.netns_fd = task->network.netns_fd,
 	};
@@ -187,8 +188,10 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	if (task_cgroup_run_prepare(task, message, message_size) < 0)
 		return -EINVAL;
 	task_plan_refresh_executable(&task->plan, task->config);
-	task_isolation_refresh(&task->isolation, &task->plan);
-	if (task_isolation_refresh_mounts(&task->isolation, task->config, &task->additions,
+	if (task->isolation)
+		task_isolation_refresh(task->isolation, &task->plan);
+	if (task->isolation &&
+	    task_isolation_refresh_mounts(task->isolation, task->config, &task->additions,
 					  message, message_size) < 0)
 		return -EINVAL;
 	if (take_shared_mounts(task, message, message_size) < 0)
@@ -536,8 +539,11 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 			    error_size) < 0)
 		return -1;
 	task_readiness_init_probes(task);
-	if (task_isolation_build(&task->isolation, config, &task->plan, error, error_size) < 0)
-		return -1;
+	if (config->isolation.enabled) {
+		task->isolation = xmalloc(sizeof(*task->isolation));
+		if (task_isolation_build(task->isolation, config, &task->plan, error, error_size) < 0)
+			return -1;
+	}
 	line_ring_init(&task->logs, config->log_history);
 	task_open_log_file(task);
 	if (open_outputs(task, error, error_size) < 0)
@@ -560,7 +566,11 @@ void task_free(struct task *task)
 	task_network_run_ended(task);
 	task_give_back_shared_mounts(task);
 	task_readiness_close(task);
-	task_isolation_free(&task->isolation);
+	if (task->isolation) {
+		task_isolation_free(task->isolation);
+		free(task->isolation);
+		task->isolation = NULL;
+	}
 	task_output_close(&task->output);
 	if (task->error_output) {
 		task_output_close(task->error_output);

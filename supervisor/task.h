@@ -32,7 +32,9 @@ struct task {
 	struct group *group;
 	struct services *services;
 	struct task_plan plan;
-	struct task_isolation isolation; /* namespaces, capabilities, seccomp */
+	/* Namespaces, capabilities, seccomp: for a task with an `isolation:`
+	 * map only, else NULL (no room kept for it). */
+	struct task_isolation *isolation;
 	/* What this start adds to the configured mounts, devices and
 	 * environment: the prestart hooks' results (hooks/), kept across
 	 * restarts until the hooks run again. Empty without hooks. */

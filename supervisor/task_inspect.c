@@ -144,11 +144,12 @@ static void add_mounts_and_devices(const struct task *task, json_t *object)
 
 static json_t *capabilities_json(const struct task *task)
 {
-	if (!task->isolation.enabled)
+	if (!task->isolation)
 		return json_string("corral's");
+	const struct capability_plan *capabilities = &task->isolation->capabilities;
 	json_t *list = json_array();
-	for (unsigned cap = 0; cap <= task->isolation.capabilities.last_cap && cap < 64; cap++)
-		if (task->isolation.capabilities.keep & (UINT64_C(1) << cap)) {
+	for (unsigned cap = 0; cap <= capabilities->last_cap && cap < 64; cap++)
+		if (capabilities->keep & (UINT64_C(1) << cap)) {
 			char *name = cap_to_name((cap_value_t)cap);
 			json_array_append_new(list, json_string(name ? name : "?"));
 			cap_free(name);
