@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "config/units.h"
@@ -69,7 +70,6 @@ void task_hooks_init(struct task_hooks *hooks, const struct task_hooks_owner *ow
 {
 	memset(hooks, 0, sizeof(*hooks));
 	hooks->owner = *owner;
-	hook_run_init(&hooks->run, owner->loop);
 	loop_timer_init(&hooks->step, on_step, hooks);
 	for (size_t i = 0; i < owner->task->hook_count; i++) {
 		const struct hook_config *config = &owner->task->hooks[i];
@@ -104,13 +104,28 @@ static bool would_run(const struct task_hook *hook, enum hook_stage stage)
 	return hook->stage == stage && !(stage == HOOK_STAGE_PRESTART && hook->done);
 }
 
+static bool exec_hook_running(const struct task_hooks *hooks)
+{
+	return hooks->run && hook_run_active(hooks->run);
+}
+
+static void kill_exec_hook(struct task_hooks *hooks)
+{
+	if (hooks->run)
+		hook_run_kill(hooks->run);
+}
+
 bool task_hooks_busy(const struct task_hooks *hooks)
 {
-	return hooks->job_active || hooks->queue_length > 0 || hook_run_active(&hooks->run);
+	if (!hooks)
+		return false;
+	return hooks->job_active || hooks->queue_length > 0 || exec_hook_running(hooks);
 }
 
 bool task_hooks_run(struct task_hooks *hooks, enum hook_stage stage, const struct hook_facts *facts)
 {
+	if (!hooks)
+		return false;
 	bool any = false;
 	for (size_t i = 0; i < hooks->count && !any; i++)
 		any = would_run(&hooks->hooks[i], stage);
@@ -126,6 +141,8 @@ bool task_hooks_run(struct task_hooks *hooks, enum hook_stage stage, const struc
 
 void task_hooks_cancel(struct task_hooks *hooks, enum hook_stage stage)
 {
+	if (!hooks)
+		return;
 	size_t kept = 0;
 	for (size_t i = 0; i < hooks->queue_length; i++)
 		if (hooks->queue[i].stage != stage)
@@ -133,7 +150,7 @@ void task_hooks_cancel(struct task_hooks *hooks, enum hook_stage stage)
 	hooks->queue_length = kept;
 	if (hooks->job_active && hooks->job.stage == stage) {
 		hooks->job_cancelled = true;
-		hook_run_kill(&hooks->run);
+		kill_exec_hook(hooks);
 		if (hooks->waiting_for_slot)
 			loop_timer_arm(hooks->owner.loop, &hooks->step, loop_now_ms());
 	}
@@ -141,10 +158,12 @@ void task_hooks_cancel(struct task_hooks *hooks, enum hook_stage stage)
 
 void task_hooks_abandon(struct task_hooks *hooks)
 {
+	if (!hooks)
+		return;
 	hooks->queue_length = 0;
 	if (hooks->job_active) {
 		hooks->job_cancelled = true;
-		hook_run_kill(&hooks->run);
+		kill_exec_hook(hooks);
 		if (hooks->waiting_for_slot)
 			loop_timer_arm(hooks->owner.loop, &hooks->step, loop_now_ms());
 	}
@@ -152,7 +171,7 @@ void task_hooks_abandon(struct task_hooks *hooks)
 
 bool task_hooks_reap(struct task_hooks *hooks, pid_t pid)
 {
-	return hook_run_reap(&hooks->run, pid);
+	return hooks && hooks->run && hook_run_reap(hooks->run, pid);
 }
 
 /* The prestart results of every prestart hook, in list order: done hooks
@@ -364,9 +383,19 @@ static void start_hook(struct task_hooks *hooks, struct task_hook *hook)
 	}
 	size_t length;
 	char *input = hook_request_build(&request, &length);
-	int error =
-	    hook_run_start(&hooks->run, hook->exec->argv, hook->envp, input, length,
-			   hooks->owner.stderr_fd, hook->exec->timeout_ms, on_run_done, hooks);
+	int stderr_fd = hooks->owner.open_stderr(hooks->owner.context);
+	int error = stderr_fd;
+	if (stderr_fd >= 0 && !hooks->run) {
+		hooks->run = xmalloc(sizeof(*hooks->run));
+		hook_run_init(hooks->run, hooks->owner.loop);
+	}
+	if (stderr_fd >= 0) {
+		error = hook_run_start(hooks->run, hook->exec->argv, hook->envp, input, length,
+				       stderr_fd, hook->exec->timeout_ms, on_run_done, hooks);
+		close(stderr_fd);
+	} else {
+		free(input);
+	}
 	if (error == 0)
 		return;
 	release_slot(hooks);
@@ -381,7 +410,7 @@ static void start_hook(struct task_hooks *hooks, struct task_hook *hook)
 static void on_step(struct loop_timer *timer)
 {
 	struct task_hooks *hooks = timer->data;
-	if (hook_run_active(&hooks->run))
+	if (exec_hook_running(hooks))
 		return;
 	if (!hooks->job_active) {
 		if (!hooks->queue_length)
@@ -414,7 +443,11 @@ void task_hooks_free(struct task_hooks *hooks)
 {
 	if (!hooks->owner.loop)
 		return;
-	hook_run_free(&hooks->run);
+	if (hooks->run) {
+		hook_run_free(hooks->run);
+		free(hooks->run);
+		hooks->run = NULL;
+	}
 	stop_waiting(hooks);
 	release_slot(hooks);
 	loop_timer_cancel(hooks->owner.loop, &hooks->step);

@@ -66,7 +66,9 @@ struct task_hooks_owner {
 	const struct task_config *task;
 	const char *group_name;
 	char *const *env; /* the task's environment (before hook additions) */
-	int stderr_fd;    /* hooks' stderr: the task's output */
+	/* hooks' stderr: a write end of the task's output, opened for each
+	 * hook process (called with `context`) and closed once it has it */
+	int (*open_stderr)(void *context);
 	/* Where a successful prestart leaves the merged results. */
 	struct start_additions *additions;
 	/* A job asked for with task_hooks_run ended: ok, or (prestart) the
@@ -101,14 +103,18 @@ struct task_hooks {
 	bool job_cancelled;     /* the current job's result is not wanted */
 	struct hook_job job;    /* the current one */
 	size_t next_hook;       /* in `hooks`, for the current job */
-	struct hook_run run;    /* the exec hook running now */
+	/* The exec hook running now: allocated at the first one (most tasks
+	 * have none, and it is a tenth of a task's size). */
+	struct hook_run *run;
 	struct loop_timer step; /* continues a job from the loop, never inline */
 	bool holds_slot;        /* of owner.limiter, for the exec hook running now */
 	bool waiting_for_slot;
 	struct task_hooks *next_waiting;
 };
 
-/* The task's configured exec hooks, in order. */
+/* The task's configured exec hooks, in order. The functions below that
+ * ask or tell a task's hooks take NULL for a task without any (corral
+ * keeps no task_hooks for it): nothing runs, nothing is busy. */
 void task_hooks_init(struct task_hooks *hooks, const struct task_hooks_owner *owner);
 
 /* Adds a built-in hook (CDI, task directories) after the built-ins added

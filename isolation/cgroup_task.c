@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +17,55 @@
 void task_cgroup_init(struct task_cgroup *cgroup)
 {
 	memset(cgroup, 0, sizeof(*cgroup));
-	cgroup->dir_fd = -1;
 	cgroup->parent_fd = -1;
 }
 
 bool task_cgroup_exists(const struct task_cgroup *cgroup)
 {
-	return cgroup->dir_fd >= 0;
+	return cgroup->made;
+}
+
+/* "NAME/file", relative to the group's directory. */
+static int leaf_file(const struct task_cgroup *cgroup, const char *file, char *path, size_t size)
+{
+	if (!cgroup->made)
+		return -ENOENT;
+	int length = snprintf(path, size, "%s/%s", cgroup->name, file);
+	return length < 0 || (size_t)length >= size ? -ENAMETOOLONG : 0;
+}
+
+int task_cgroup_open_dir(const struct task_cgroup *cgroup)
+{
+	if (!cgroup->made)
+		return -ENOENT;
+	int fd = openat(cgroup->parent_fd, cgroup->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int task_cgroup_open_file(const struct task_cgroup *cgroup, const char *file, int flags)
+{
+	char path[PATH_MAX];
+	int error = leaf_file(cgroup, file, path, sizeof(path));
+	if (error < 0)
+		return error;
+	int fd = openat(cgroup->parent_fd, path, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* cgroup_fs_read_key of one of the leaf's files. */
+static int read_leaf_key(const struct task_cgroup *cgroup, const char *file, const char *key,
+			 uint64_t *value)
+{
+	char path[PATH_MAX];
+	int error = leaf_file(cgroup, file, path, sizeof(path));
+	return error < 0 ? error : cgroup_fs_read_key(cgroup->parent_fd, path, key, value);
+}
+
+static int read_leaf_number(const struct task_cgroup *cgroup, const char *file, uint64_t *value)
+{
+	char path[PATH_MAX];
+	int error = leaf_file(cgroup, file, path, sizeof(path));
+	return error < 0 ? error : cgroup_fs_read_number(cgroup->parent_fd, path, value);
 }
 
 static bool has_v2(void *context, const char *controller)
@@ -65,6 +108,10 @@ struct task_cgroup_v1 *task_cgroup_v1_group(struct task_cgroup *cgroup, struct c
 	*strrchr(v1_root, '/') = '\0'; /* corral's own, with its suffix */
 	cgroup_tree_note_v1_root(tree, v1_root);
 	free(v1_root);
+	if (!cgroup->v1) {
+		cgroup->v1 = xcalloc(TASK_CGROUP_V1_MAX, sizeof(*cgroup->v1));
+		cgroup->v1_procs_paths = xcalloc(TASK_CGROUP_V1_MAX + 1, sizeof(char *));
+	}
 	struct task_cgroup_v1 *v1 = &cgroup->v1[cgroup->v1_count];
 	v1->controller = xstrdup(controller);
 	v1->path = path;
@@ -135,13 +182,17 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 		return -1;
 	}
 	cgroup->parent_fd = group_fd;
-	cgroup->dir_fd = openat(group_fd, task_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cgroup->path = xasprintf("%s/%s/%s", tree->root_path, group_name, task_name);
-	if (cgroup->dir_fd < 0) {
-		snprintf(error, error_size, "cgroup %s: %s", cgroup->path, strerror(errno));
+	cgroup->name = strrchr(cgroup->path, '/') + 1;
+	cgroup->made = true;
+	int dir_fd = task_cgroup_open_dir(cgroup); /* a directory is there, not a file */
+	if (dir_fd < 0) {
+		snprintf(error, error_size, "cgroup %s: %s", cgroup->path, strerror(-dir_fd));
+		cgroup->made = false;
 		task_cgroup_remove(cgroup, tree);
 		return -1;
 	}
+	close(dir_fd);
 	cgroup->v2_relative = xstrdup(cgroup->path + strlen(tree->mount_path));
 	if (!*cgroup->v2_relative) {
 		free(cgroup->v2_relative);
@@ -177,33 +228,32 @@ int task_cgroup_update_limits(struct task_cgroup *cgroup, struct cgroup_tree *tr
 
 int task_cgroup_kill(struct task_cgroup *cgroup)
 {
-	if (cgroup->dir_fd < 0)
-		return -ENOENT;
+	int dir_fd = task_cgroup_open_dir(cgroup);
+	if (dir_fd < 0)
+		return dir_fd;
 	cgroup->killed = true;
-	return cgroup_fs_kill(cgroup->dir_fd);
+	int result = cgroup_fs_kill(dir_fd);
+	close(dir_fd);
+	return result;
 }
 
 bool task_cgroup_populated(const struct task_cgroup *cgroup)
 {
 	uint64_t populated = 0;
-	if (cgroup->dir_fd < 0)
-		return false;
-	cgroup_fs_read_key(cgroup->dir_fd, "cgroup.events", "populated", &populated);
+	read_leaf_key(cgroup, "cgroup.events", "populated", &populated);
 	return populated != 0;
 }
 
 int task_cgroup_open_events(const struct task_cgroup *cgroup)
 {
-	int fd = openat(cgroup->dir_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	return task_cgroup_open_file(cgroup, "cgroup.events", O_RDONLY);
 }
 
 int task_cgroup_open_memory_events(const struct task_cgroup *cgroup)
 {
-	if (cgroup->dir_fd < 0 || !cgroup->v2_memory)
+	if (!cgroup->v2_memory)
 		return -ENOENT;
-	int fd = openat(cgroup->dir_fd, "memory.events", O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	return task_cgroup_open_file(cgroup, "memory.events", O_RDONLY);
 }
 
 static const struct task_cgroup_v1 *v1_memory(const struct task_cgroup *cgroup)
@@ -233,8 +283,8 @@ static int read_v1(const struct task_cgroup_v1 *v1, const char *file, const char
 uint64_t task_cgroup_oom_kills(const struct task_cgroup *cgroup)
 {
 	uint64_t kills = 0;
-	if (cgroup->dir_fd >= 0 && cgroup->v2_memory)
-		cgroup_fs_read_key(cgroup->dir_fd, "memory.events", "oom_kill", &kills);
+	if (cgroup->made && cgroup->v2_memory)
+		read_leaf_key(cgroup, "memory.events", "oom_kill", &kills);
 	const struct task_cgroup_v1 *memory = v1_memory(cgroup);
 	uint64_t v1_kills = 0;
 	if (memory && read_v1(memory, "memory.oom_control", "oom_kill", &v1_kills) == 0)
@@ -245,17 +295,16 @@ uint64_t task_cgroup_oom_kills(const struct task_cgroup *cgroup)
 void task_cgroup_stats(const struct task_cgroup *cgroup, struct task_cgroup_stats *stats)
 {
 	memset(stats, 0, sizeof(*stats));
-	if (cgroup->dir_fd < 0)
+	if (!cgroup->made)
 		return;
 	/* cpu.stat is there in every v2 cgroup, controller or not. */
-	stats->has_cpu =
-		cgroup_fs_read_key(cgroup->dir_fd, "cpu.stat", "usage_usec", &stats->cpu_usec) == 0;
+	stats->has_cpu = read_leaf_key(cgroup, "cpu.stat", "usage_usec", &stats->cpu_usec) == 0;
 	const struct task_cgroup_v1 *memory = v1_memory(cgroup);
 	if (cgroup->v2_memory) {
-		stats->has_memory = cgroup_fs_read_number(cgroup->dir_fd, "memory.current",
-							  &stats->memory_current) == 0;
-		stats->has_memory_peak = cgroup_fs_read_number(cgroup->dir_fd, "memory.peak",
-							       &stats->memory_peak) == 0;
+		stats->has_memory =
+			read_leaf_number(cgroup, "memory.current", &stats->memory_current) == 0;
+		stats->has_memory_peak =
+			read_leaf_number(cgroup, "memory.peak", &stats->memory_peak) == 0;
 	} else if (memory) {
 		stats->has_memory = read_v1(memory, "memory.usage_in_bytes", NULL,
 					    &stats->memory_current) == 0;
@@ -263,8 +312,8 @@ void task_cgroup_stats(const struct task_cgroup *cgroup, struct task_cgroup_stat
 						 &stats->memory_peak) == 0;
 	}
 	if (cgroup->v2_pids) {
-		stats->has_pids = cgroup_fs_read_number(cgroup->dir_fd, "pids.current",
-							&stats->pids_current) == 0;
+		stats->has_pids =
+			read_leaf_number(cgroup, "pids.current", &stats->pids_current) == 0;
 	} else {
 		for (size_t i = 0; i < cgroup->v1_count; i++)
 			if (strcmp(cgroup->v1[i].controller, "pids") == 0)
@@ -292,9 +341,8 @@ static void remove_v1(const struct task_cgroup_v1 *v1, cgroup_log_function log)
 
 void task_cgroup_remove(struct task_cgroup *cgroup, struct cgroup_tree *tree)
 {
-	if (cgroup->dir_fd >= 0) {
-		close(cgroup->dir_fd);
-		const char *name = strrchr(cgroup->path, '/') + 1;
+	if (cgroup->made) {
+		const char *name = cgroup->name;
 		/* An empty leaf, the usual case, goes with one rmdir; a tree
 		 * walk only when something is left in it. */
 		int error = unlinkat(cgroup->parent_fd, name, AT_REMOVEDIR) == 0
@@ -310,6 +358,8 @@ void task_cgroup_remove(struct task_cgroup *cgroup, struct cgroup_tree *tree)
 		free(cgroup->v1[i].path);
 		free(cgroup->v1[i].procs_path);
 	}
+	free(cgroup->v1);
+	free(cgroup->v1_procs_paths);
 	free(cgroup->path);
 	free(cgroup->v2_relative);
 	task_cgroup_init(cgroup);

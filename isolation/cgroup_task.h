@@ -21,14 +21,20 @@ struct task_cgroup_v1 {
 };
 
 struct task_cgroup {
-	int dir_fd;        /* the v2 leaf; -1 when the task has none */
-	int parent_fd;     /* its group's directory (not owned), for rmdir */
+	/* The v2 leaf is reached as parent_fd + "NAME/file": corral keeps no
+	 * fd of its own per task (a spawn or cgroup.kill opens the directory
+	 * for the moment it needs it). */
+	bool made;         /* the v2 leaf exists; false when the task has none */
+	int parent_fd;     /* its group's directory (not owned) */
+	const char *name;  /* the leaf's name, inside `path` */
 	char *path;        /* its absolute path, for messages */
 	char *v2_relative; /* relative to the v2 mount, as libcgroup takes it */
-	struct task_cgroup_v1 v1[TASK_CGROUP_V1_MAX];
+	/* Its v1 groups (hybrid hosts, limits v2 cannot enforce): room for
+	 * TASK_CGROUP_V1_MAX, allocated with the first; NULL for most tasks. */
+	struct task_cgroup_v1 *v1;
 	size_t v1_count;
 	/* NULL-terminated procs_path of each v1 group, for the spawn. */
-	char *v1_procs_paths[TASK_CGROUP_V1_MAX + 1];
+	char **v1_procs_paths;
 	bool v2_memory; /* memory.events and memory.current are there */
 	bool v2_pids;
 	/* cgroup.kill was written. Some kernels (6.18 here) then kill every
@@ -50,6 +56,13 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 		       char *warning, size_t warning_size);
 
 bool task_cgroup_exists(const struct task_cgroup *cgroup);
+
+/* The v2 leaf's directory, for a spawn into it (CLONE_INTO_CGROUP) or a
+ * BPF attach; the caller closes it. -errno on failure. */
+int task_cgroup_open_dir(const struct task_cgroup *cgroup);
+
+/* Opens one of the v2 leaf's files (flags as for open). -errno on failure. */
+int task_cgroup_open_file(const struct task_cgroup *cgroup, const char *file, int flags);
 
 /* The task's v1 group of `controller` (mounted on a v1 hierarchy), made on
  * first use; the child joins it at the next spawn. NULL with `error`. */

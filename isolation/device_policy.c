@@ -129,7 +129,10 @@ static int apply_v2(struct device_policy *policy, const struct task_cgroup *cgro
 	}
 	if (shared)
 		default_program_fd = program_fd;
-	int result = attach_program(cgroup->dir_fd, program_fd, policy->program_fd);
+	int dir_fd = task_cgroup_open_dir(cgroup);
+	int result = dir_fd < 0 ? dir_fd : attach_program(dir_fd, program_fd, policy->program_fd);
+	if (dir_fd >= 0)
+		close(dir_fd);
 	if (result < 0) {
 		snprintf(error, error_size, "device policy: attach BPF program to %s: %s",
 			 cgroup->path, strerror(-result));

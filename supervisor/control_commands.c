@@ -297,12 +297,12 @@ static json_t *probes_json(const struct task *task, uint64_t now_ms)
 	const struct task_config *config = task->config;
 	json_t *object = json_object();
 	json_object_set_new(object, "readiness",
-			    config->readiness.kind == READINESS_PROBE
-				    ? probe_json(&task->readiness.readiness_record, now_ms)
+			    config->readiness.kind == READINESS_PROBE && task->readiness.probes
+				    ? probe_json(&task->readiness.probes->readiness_record, now_ms)
 				    : json_null());
 	json_t *health = json_null();
-	if (config->health.probe.kind != PROBE_NONE) {
-		health = probe_json(&task->readiness.health_record, now_ms);
+	if (config->health.probe.kind != PROBE_NONE && task->readiness.probes) {
+		health = probe_json(&task->readiness.probes->health_record, now_ms);
 		json_object_set_new(health, "failures_to_restart",
 				    json_integer(config->health.failures));
 	}
@@ -322,7 +322,7 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	json_object_set_new(object, "pid",
 			    task->pid > 0 ? json_integer(task_command_pid(task)) : json_null());
 	json_object_set_new(object, "reaper_pid",
-			    task->pid > 0 && task->isolation.reaper_argv ? json_integer(task->pid)
+			    task->pid > 0 && task->isolation && task->isolation->reaper_argv ? json_integer(task->pid)
 									 : json_null());
 	json_object_set_new(object, "uptime_ms",
 			    alive ? json_integer((json_int_t)(now_ms - runner->started_at_ms))
@@ -336,7 +336,7 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	json_object_set_new(object, "readiness_kind", readiness_kind_json(task->config));
 	json_object_set_new(object, "probes", probes_json(task, now_ms));
 	json_object_set_new(object, "status_text",
-			    task->readiness.status_text[0]
+			    task->readiness.status_text && task->readiness.status_text[0]
 				    ? json_string_lossy(task->readiness.status_text,
 							strlen(task->readiness.status_text))
 				    : json_null());

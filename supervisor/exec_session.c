@@ -200,16 +200,16 @@ static int prepare(struct exec_plan *plan, const struct task *task,
 	}
 	if (request->user && resolve_user(request->user, plan, error, size) < 0)
 		return -1;
-	if (task->isolation.enabled) {
+	if (task->isolation) {
 		/* Its limits and privileges, none of what makes namespaces:
 		 * the command joins the task's. */
 		plan->isolation = (struct spawn_isolation){
-			.rlimits = task->isolation.spawn.rlimits,
-			.rlimit_count = task->isolation.spawn.rlimit_count,
-			.umask = task->isolation.spawn.umask,
-			.capabilities = task->isolation.spawn.capabilities,
-			.no_new_privileges = task->isolation.spawn.no_new_privileges,
-			.seccomp = task->isolation.spawn.seccomp,
+			.rlimits = task->isolation->spawn.rlimits,
+			.rlimit_count = task->isolation->spawn.rlimit_count,
+			.umask = task->isolation->spawn.umask,
+			.capabilities = task->isolation->spawn.capabilities,
+			.no_new_privileges = task->isolation->spawn.no_new_privileges,
+			.seccomp = task->isolation->spawn.seccomp,
 		};
 	} else {
 		plan->isolation.umask = -1;
@@ -222,7 +222,7 @@ static int prepare(struct exec_plan *plan, const struct task *task,
 	plan->namespaces = own_namespaces(pid);
 	size_t used = 0;
 	if (task_cgroup_exists(&task->cgroup)) {
-		int fd = openat(task->cgroup.dir_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+		int fd = task_cgroup_open_file(&task->cgroup, "cgroup.procs", O_WRONLY);
 		if (fd >= 0)
 			plan->cgroup_procs[used++] = fd;
 	}

@@ -10,11 +10,15 @@
 /* What a running task holds (supervisor/task.c and its parts). */
 static size_t fds_of_task(const struct task_config *task)
 {
-	size_t fds = 2;  /* its output pipe, both ends (every run writes to it) */
+	/* Write ends of the output pipes and the cgroup's directory are
+	 * opened for a spawn and closed after it (task_output.h). */
+	size_t fds = 1;  /* its output pipe's read end */
 	fds += 1;        /* its pidfd */
-	fds += 2;        /* its cgroup's directory and cgroup.events */
+	/* memory.events for the whole run on a cgroup v2 host with the memory
+	 * controller, else cgroup.events while what a run left behind dies. */
+	fds += 1;
 	if (task->log_separate_streams)
-		fds += 2; /* stderr's own pipe */
+		fds += 1; /* stderr's own pipe, its read end */
 	if (task->readiness.kind == READINESS_NOTIFY_SYSTEMD)
 		fds += 1; /* the notify socket */
 	if (task->log_dir)

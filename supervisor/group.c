@@ -422,7 +422,7 @@ void group_kill(struct group *group, const char *reason)
 	for (size_t i = 0; i < group->task_count; i++) {
 		runner_kill_now(&group->tasks[i]->runner, reason);
 		/* No time left for hooks either, stop hooks included. */
-		task_hooks_abandon(&group->tasks[i]->hooks);
+		task_hooks_abandon(group->tasks[i]->hooks);
 	}
 	group->dirty = true;
 }

@@ -587,7 +587,7 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 static bool task_is_gone(const struct task *task)
 {
 	return task->removed && task->runner.state == TASK_DEAD && !task_has_process(task) &&
-	       !task_hooks_busy(&task->hooks);
+	       !task_hooks_busy(task->hooks);
 }
 
 static bool free_removed_tasks(struct supervisor *supervisor, struct group *group)
@@ -616,7 +616,7 @@ static bool group_is_gone(const struct group *group)
 	if (!group->removed || !group->finished || group_has_processes(group))
 		return false;
 	for (size_t i = 0; i < group->task_count; i++)
-		if (task_hooks_busy(&group->tasks[i]->hooks))
+		if (task_hooks_busy(group->tasks[i]->hooks))
 			return false;
 	return true;
 }

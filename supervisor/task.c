@@ -33,7 +33,7 @@ bool task_is_dormant(const struct task *task)
 
 bool task_has_process(const struct task *task)
 {
-	return task->pid > 0 || task->awaiting_empty_cgroup || task_hooks_busy(&task->hooks);
+	return task->pid > 0 || task->awaiting_empty_cgroup || task_hooks_busy(task->hooks);
 }
 
 int task_send_signal(struct task *task, int signal_number)
@@ -59,8 +59,8 @@ uint64_t realtime_now_ms(void)
 static int task_between(void *context, pid_t pid, int pidfd, char *message, size_t size)
 {
 	struct task *task = context;
-	int error = task_isolation_between(&task->isolation)(&task->isolation, pid, pidfd, message,
-							      size);
+	int error = task_isolation_between(task->isolation)(task->isolation, pid, pidfd, message,
+							    size);
 
 	if (error < 0 || !task_network_needs_between(task))
 		return error;
@@ -81,20 +81,52 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.gid = task->plan.gid,
 		.groups = task->plan.groups,
 		.group_count = task->plan.group_count,
-		.output_fd = task->output.write_fd,
-		.separate_stderr = task->error_output.write_fd >= 0,
-		.stderr_fd = task->error_output.write_fd,
+		.output_fd = -1, /* open_spawn_fds */
+		.separate_stderr = task->error_output != NULL,
+		.stderr_fd = -1,
 		.inherit_stdio = task->services->inherit_stdio,
 		.take_terminal = task->services->take_terminal,
 		.into_cgroup = task_cgroup_exists(&task->cgroup),
-		.cgroup_fd = task->cgroup.dir_fd,
+		.cgroup_fd = -1, /* open_spawn_fds */
 		.cgroup_v1_procs = task->cgroup.v1_count ? task->cgroup.v1_procs_paths : NULL,
 		.notify_target = -1,
-		.isolation = task->isolation.enabled ? &task->isolation.spawn : NULL,
-		.between = task_isolation_between(&task->isolation) ? task_between : NULL,
+		.isolation = task->isolation ? &task->isolation->spawn : NULL,
+		.between = task->isolation && task_isolation_between(task->isolation) ? task_between
+										       : NULL,
 		.between_context = task,
 		.netns_fd = task->network.netns_fd,
 	};
+}
+
+/* The fds a spawn passes on and corral does not keep between runs: the
+ * output pipes' write ends and the cgroup's directory. 0 or -errno. */
+static int open_spawn_fds(struct task *task, struct spawn_request *request)
+{
+	request->output_fd = task_output_open_writer(&task->output);
+	if (request->output_fd < 0)
+		return request->output_fd;
+	if (request->separate_stderr) {
+		request->stderr_fd = task_output_open_writer(task->error_output);
+		if (request->stderr_fd < 0)
+			return request->stderr_fd;
+	}
+	if (request->into_cgroup) {
+		request->cgroup_fd = task_cgroup_open_dir(&task->cgroup);
+		if (request->cgroup_fd < 0)
+			return request->cgroup_fd;
+	}
+	return 0;
+}
+
+/* The child has its copies (or the spawn failed). */
+static void close_spawn_fds(struct spawn_request *request)
+{
+	int *fds[] = {&request->output_fd, &request->stderr_fd, &request->cgroup_fd};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
 }
 
 /* ---- effects: what the runner asks for ---- */
@@ -157,8 +189,10 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	if (task_cgroup_run_prepare(task, message, message_size) < 0)
 		return -EINVAL;
 	task_plan_refresh_executable(&task->plan, task->config);
-	task_isolation_refresh(&task->isolation, &task->plan);
-	if (task_isolation_refresh_mounts(&task->isolation, task->config, &task->additions,
+	if (task->isolation)
+		task_isolation_refresh(task->isolation, &task->plan);
+	if (task->isolation &&
+	    task_isolation_refresh_mounts(task->isolation, task->config, &task->additions,
 					  message, message_size) < 0)
 		return -EINVAL;
 	if (take_shared_mounts(task, message, message_size) < 0)
@@ -182,7 +216,13 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 		snprintf(message, message_size, "the reaper's status socket: %s", strerror(-error));
 		return error;
 	}
-	error = spawn_process(task->services->spawn_slots, &request, &result);
+	error = open_spawn_fds(task, &request);
+	if (error == 0)
+		error = spawn_process(task->services->spawn_slots, &request, &result);
+	else
+		snprintf(result.message, sizeof(result.message), "output pipe or cgroup: %s",
+			 strerror(-error));
+	close_spawn_fds(&request);
 	task_readiness_spawned(task);
 	task_reaper_status_spawned(task);
 	task_network_spawned(task);
@@ -244,7 +284,7 @@ void task_note_event(struct task *task, enum task_event_type type, const char *m
 
 bool task_reap_helper(struct task *task, pid_t pid)
 {
-	return task_readiness_reap(task, pid) || task_hooks_reap(&task->hooks, pid);
+	return task_readiness_reap(task, pid) || task_hooks_reap(task->hooks, pid);
 }
 
 static void effect_event(struct runner *runner, enum task_event_type type, const char *message)
@@ -365,7 +405,8 @@ void task_reap(struct task *task)
 		task_network_run_ended(task);
 		task_give_back_shared_mounts(task);
 		task_output_drain(&task->output);
-		task_output_drain(&task->error_output);
+		if (task->error_output)
+			task_output_drain(task->error_output);
 		/* As shells do: 127 for a program not found, 126 otherwise. */
 		bool not_found = task->setup_failure.stage == SPAWN_STAGE_EXEC &&
 				 task->setup_failure.error == ENOENT;
@@ -401,7 +442,8 @@ static void on_output_lines(void *context, uint64_t now, enum output_stream stre
 {
 	struct task *task = context;
 	line_ring_append_lines(&task->logs, now, stream, text, length, lines);
-	log_file_append_lines(&task->log_file, now, stream, text, length);
+	if (task->log_file)
+		log_file_append_lines(task->log_file, now, stream, text, length);
 	if (!task->log_followers)
 		return;
 	for (const char *end = text + length, *newline; text < end; text = newline + 1) {
@@ -411,24 +453,44 @@ static void on_output_lines(void *context, uint64_t now, enum output_stream stre
 	}
 }
 
-int task_stderr_fd(const struct task *task)
+int task_open_stderr_writer(void *context)
 {
-	return task->error_output.write_fd >= 0 ? task->error_output.write_fd
-						: task->output.write_fd;
+	struct task *task = context;
+	return task_output_open_writer(task->error_output ? task->error_output : &task->output);
 }
 
 void task_apply_output_settings(struct task *task)
 {
-	struct task_output *outputs[] = {&task->output, &task->error_output};
-	for (size_t i = 0; i < 2; i++) {
+	struct task_output *outputs[] = {&task->output, task->error_output};
+	for (size_t i = 0; i < 2 && outputs[i]; i++) {
 		outputs[i]->drop_when_full = task->config->log_mode == LOG_MODE_NON_BLOCKING;
 		task_output_set_rate_limit(outputs[i], task->config->log_rate_limit);
 	}
 }
 
+void task_open_log_file(struct task *task)
+{
+	const struct task_config *config = task->config;
+	if (!config->log_dir)
+		return; /* most tasks: no file, and no room kept for one */
+	task->log_file = xmalloc(sizeof(*task->log_file));
+	log_file_open(task->log_file, task->services->loop, config->log_dir, config->full_name,
+		      config->log_max_size, config->log_keep);
+}
+
+void task_close_log_file(struct task *task)
+{
+	if (!task->log_file)
+		return;
+	log_file_close(task->log_file);
+	free(task->log_file);
+	task->log_file = NULL;
+}
+
 uint64_t task_dropped_lines(const struct task *task)
 {
-	return task->output.dropped_lines + task->error_output.dropped_lines;
+	return task->output.dropped_lines +
+	       (task->error_output ? task->error_output->dropped_lines : 0);
 }
 
 /* One pipe for both streams, or (log.streams: separate) one each. */
@@ -441,10 +503,12 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 				      config->full_name,
 				      separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED,
 				      on_output_lines, task);
-	if (result == 0 && separate)
-		result = task_output_open(&task->error_output, services->loop, services->sink,
+	if (result == 0 && separate) {
+		task->error_output = xmalloc(sizeof(*task->error_output));
+		result = task_output_open(task->error_output, services->loop, services->sink,
 					  config->full_name, OUTPUT_STREAM_STDERR, on_output_lines,
 					  task);
+	}
 	if (result < 0) {
 		snprintf(error, error_size, "output pipe: %s", strerror(-result));
 		return -1;
@@ -469,8 +533,6 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	task_network_init(task, (size_t)(config - group->config->tasks));
 	task->output.watch.fd = -1;
 	task->output.write_fd = -1;
-	task->error_output.watch.fd = -1;
-	task->error_output.write_fd = -1;
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
 		loop_timer_init(&task->timers[i], on_timer, task);
 	runner_init(&task->runner, config, &task_effects, task);
@@ -483,11 +545,13 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 			    error_size) < 0)
 		return -1;
 	task_readiness_init_probes(task);
-	if (task_isolation_build(&task->isolation, config, &task->plan, error, error_size) < 0)
-		return -1;
+	if (config->isolation.enabled) {
+		task->isolation = xmalloc(sizeof(*task->isolation));
+		if (task_isolation_build(task->isolation, config, &task->plan, error, error_size) < 0)
+			return -1;
+	}
 	line_ring_init(&task->logs, config->log_history);
-	log_file_open(&task->log_file, services->loop, config->log_dir, config->full_name,
-		      config->log_max_size, config->log_keep);
+	task_open_log_file(task);
 	if (open_outputs(task, error, error_size) < 0)
 		return -1;
 	task_hooks_open(task, group_name);
@@ -508,10 +572,18 @@ void task_free(struct task *task)
 	task_network_run_ended(task);
 	task_give_back_shared_mounts(task);
 	task_readiness_close(task);
-	task_isolation_free(&task->isolation);
+	if (task->isolation) {
+		task_isolation_free(task->isolation);
+		free(task->isolation);
+		task->isolation = NULL;
+	}
 	task_output_close(&task->output);
-	task_output_close(&task->error_output);
-	log_file_close(&task->log_file);
+	if (task->error_output) {
+		task_output_close(task->error_output);
+		free(task->error_output);
+		task->error_output = NULL;
+	}
+	task_close_log_file(task);
 	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);
 }

@@ -32,12 +32,16 @@ struct task {
 	struct group *group;
 	struct services *services;
 	struct task_plan plan;
-	struct task_isolation isolation; /* namespaces, capabilities, seccomp */
+	/* Namespaces, capabilities, seccomp: for a task with an `isolation:`
+	 * map only, else NULL (no room kept for it). */
+	struct task_isolation *isolation;
 	/* What this start adds to the configured mounts, devices and
 	 * environment: the prestart hooks' results (hooks/), kept across
 	 * restarts until the hooks run again. Empty without hooks. */
 	struct start_additions additions;
-	struct task_hooks hooks; /* its hooks, their queue and their state */
+	/* Its hooks, their queue and their state; NULL for a task with no
+	 * hook, exec or built-in (most tasks: no room kept for them). */
+	struct task_hooks *hooks;
 	struct task_network network; /* modes bridge and group (task_network.c) */
 
 	pid_t pid; /* 0 when no process */
@@ -95,9 +99,9 @@ struct task {
 	bool shared_mounts_taken;
 
 	struct task_output output;       /* stdout, and stderr unless separate */
-	struct task_output error_output; /* log.streams: separate: stderr; else unused */
+	struct task_output *error_output; /* log.streams: separate: stderr's; else NULL */
 	struct line_ring logs;   /* recent output, for `corral logs` */
-	struct log_file log_file; /* config log.dir: its lines on disk too */
+	struct log_file *log_file; /* config log.dir: its lines on disk too; else NULL */
 	unsigned log_followers;  /* control clients following the logs */
 	struct loop_timer timers[RUNNER_TIMER_COUNT];
 
@@ -174,12 +178,16 @@ void task_reaper_status_close(struct task *task);
  * it mounted below them goes once no run binds them). */
 void task_give_back_shared_mounts(struct task *task);
 
-/* Where its stderr goes: its own pipe (log.streams: separate) or the
- * output pipe. */
-int task_stderr_fd(const struct task *task);
+/* A write end of where its stderr goes: its own pipe (log.streams:
+ * separate) or the output pipe; the caller closes it. -errno on failure. */
+int task_open_stderr_writer(void *task);
 
 /* The config's log.mode and log.rate_limit, on each of its pipes. */
 void task_apply_output_settings(struct task *task);
+
+/* (Re)opens its log file as its config's log.dir says: none without. */
+void task_open_log_file(struct task *task);
+void task_close_log_file(struct task *task);
 
 /* Lines its output pipes dropped (log.mode: non-blocking). */
 uint64_t task_dropped_lines(const struct task *task);

@@ -50,8 +50,8 @@ void task_builtin_hooks_add(struct task *task)
 {
 	const struct task_config *config = task->config;
 	if (config->task_dirs && task->services->task_dirs_root)
-		task_hooks_add_builtin(&task->hooks, "task_dirs", HOOK_STAGE_PRESTART,
+		task_hooks_add_builtin(task->hooks, "task_dirs", HOOK_STAGE_PRESTART,
 				       task_dirs_hook, task);
 	if (config->cdi.device_count)
-		task_hooks_add_builtin(&task->hooks, "cdi", HOOK_STAGE_PRESTART, cdi_hook, task);
+		task_hooks_add_builtin(task->hooks, "cdi", HOOK_STAGE_PRESTART, cdi_hook, task);
 }

@@ -1,7 +1,8 @@
 /* A task's cgroup while it runs: made before a start (with an isolated
- * task's device policy), watched while the run lasts (cgroup.events for
- * its end, memory.events for OOM kills), and where a run ends: once the
- * cgroup is empty. */
+ * task's device policy), watched while the run lasts (memory.events for
+ * OOM kills; cgroup.events only from the main process's exit, while what
+ * it left behind is killed: an idle task holds no fd for it), and where a
+ * run ends: once the cgroup is empty. */
 #include "supervisor/task.h"
 
 #include <errno.h>
@@ -78,7 +79,6 @@ static int create_cgroup(struct task *task, char *message, size_t message_size)
 	/* A new cgroup's OOM counters start at 0; each run's end moves the
 	 * baseline, so a spawn reads nothing. */
 	task->oom_kills_reported = 0;
-	watch_file(task, &task->cgroup_events_watch, task_cgroup_open_events(&task->cgroup));
 	watch_file(task, &task->memory_events_watch,
 		   task_cgroup_open_memory_events(&task->cgroup));
 	return 0;
@@ -162,7 +162,8 @@ void task_finish_run(struct task *task, struct task_exit exit)
 	exit.oom_kills = (unsigned)report_oom_kills(task);
 	task->cgroup.oom_kills_at_start = task->oom_kills_reported; /* the next run's */
 	task_output_drain(&task->output);
-	task_output_drain(&task->error_output);
+	if (task->error_output)
+		task_output_drain(task->error_output);
 	/* Before the runner hears of it: it may start the task again now. */
 	task_network_run_ended(task);
 	task_give_back_shared_mounts(task);
@@ -182,6 +183,7 @@ static void on_cgroup_events(struct loop_watch *watch, uint32_t events)
 		return;
 	task->awaiting_empty_cgroup = false;
 	loop_timer_cancel(task->services->loop, &task->cgroup_poll);
+	unwatch_file(task, watch); /* until the next run leaves something behind */
 	task_finish_run(task, task->pending_exit);
 }
 
@@ -205,11 +207,7 @@ bool task_cgroup_run_end(struct task *task, const struct task_exit *exit)
 {
 	if (!task_cgroup_exists(&task->cgroup))
 		return false;
-	/* Through the watched fd: no open and close per exit. */
-	bool populated = task->cgroup_events_watch.fd >= 0
-				 ? cgroup_events_populated(task->cgroup_events_watch.fd)
-				 : task_cgroup_populated(&task->cgroup);
-	if (!populated)
+	if (!task_cgroup_populated(&task->cgroup))
 		return false;
 	task_cgroup_kill(&task->cgroup);
 	char message[TASK_EVENT_MESSAGE_MAX];
@@ -218,8 +216,9 @@ bool task_cgroup_run_end(struct task *task, const struct task_exit *exit)
 	task_note_event(task, TASK_EVENT_LEFTOVERS_KILLED, message);
 	task->pending_exit = *exit;
 	task->awaiting_empty_cgroup = true;
-	/* No cgroup.events to hear the end from (it could not be opened when
-	 * the cgroup was made, corral short of fds): try again, else look. */
+	/* The end is heard from cgroup.events; opened now, it reports every
+	 * change from here on. When it cannot be (corral short of fds), the
+	 * cgroup is looked at. */
 	if (task->cgroup_events_watch.fd < 0)
 		watch_file(task, &task->cgroup_events_watch, task_cgroup_open_events(&task->cgroup));
 	if (task->cgroup_events_watch.fd < 0) {

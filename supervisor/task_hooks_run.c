@@ -1,7 +1,9 @@
 /* A task's hooks (hooks/task_hooks.h) wired to its runner: the runner's
  * run_hooks and cancel_hooks effects, and the answers going back to it. */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "config/xmalloc.h"
 #include "hooks/start_additions.h"
 #include "hooks/task_hooks.h"
 #include "supervisor/task.h"
@@ -34,15 +36,21 @@ void task_hooks_open(struct task *task, const char *group_name)
 	    .task = task->config,
 	    .group_name = group_name,
 	    .env = task->plan.envp,
-	    .stderr_fd = task_stderr_fd(task),
+	    .open_stderr = task_open_stderr_writer,
 	    .additions = &task->additions,
 	    .finished = on_hooks_finished,
 	    .failed = on_hook_failed,
 	    .context = task,
 	    .limiter = task->services->hook_limiter,
 	};
-	task_hooks_init(&task->hooks, &owner);
+	task->hooks = xmalloc(sizeof(*task->hooks));
+	task_hooks_init(task->hooks, &owner);
 	task_builtin_hooks_add(task);
+	if (task->hooks->count == 0) {
+		task_hooks_free(task->hooks);
+		free(task->hooks);
+		task->hooks = NULL;
+	}
 }
 
 bool task_effect_run_hooks(struct runner *runner, enum hook_stage stage)
@@ -57,16 +65,20 @@ bool task_effect_run_hooks(struct runner *runner, enum hook_stage stage)
 		facts.exit_code = exit->kind == TASK_EXIT_SIGNAL ? -1 : exit->code;
 		facts.exit_signal = exit->kind == TASK_EXIT_SIGNAL ? exit->signal : 0;
 	}
-	return task_hooks_run(&task->hooks, stage, &facts);
+	return task_hooks_run(task->hooks, stage, &facts);
 }
 
 void task_effect_cancel_hooks(struct runner *runner, enum hook_stage stage)
 {
-	task_hooks_cancel(&TASK_FROM_RUNNER(runner)->hooks, stage);
+	task_hooks_cancel(TASK_FROM_RUNNER(runner)->hooks, stage);
 }
 
 void task_hooks_close(struct task *task)
 {
-	task_hooks_free(&task->hooks);
+	if (task->hooks) {
+		task_hooks_free(task->hooks);
+		free(task->hooks);
+		task->hooks = NULL;
+	}
 	start_additions_free(&task->additions);
 }

@@ -64,8 +64,8 @@ static void env_source(const struct task *task, const char *entry, size_t name_l
 	if (strncmp(entry, "CORRAL_", 7) == 0 || strncmp(entry, "NOTIFY_SOCKET=", 14) == 0 ||
 	    strncmp(entry, "WATCHDOG_USEC=", 14) == 0)
 		snprintf(buffer, size, "corral");
-	for (size_t i = 0; i < task->hooks.count; i++) {
-		const struct task_hook *hook = &task->hooks.hooks[i];
+	for (size_t i = 0; task->hooks && i < task->hooks->count; i++) {
+		const struct task_hook *hook = &task->hooks->hooks[i];
 		for (char **env = hook->last.env; env && *env; env++)
 			if (strncmp(*env, entry, name_length + 1) == 0)
 				hook_source(hook, buffer, size);
@@ -129,8 +129,8 @@ static void add_mounts_and_devices(const struct task *task, json_t *object)
 		json_array_append_new(mounts, mount_json(&isolation->mounts[i], "config"));
 	for (size_t i = 0; i < isolation->device_count; i++)
 		json_array_append_new(devices, device_json(&isolation->devices[i], "config"));
-	for (size_t h = 0; h < task->hooks.count; h++) {
-		const struct task_hook *hook = &task->hooks.hooks[h];
+	for (size_t h = 0; task->hooks && h < task->hooks->count; h++) {
+		const struct task_hook *hook = &task->hooks->hooks[h];
 		char from[96];
 		hook_source(hook, from, sizeof(from));
 		for (size_t i = 0; i < hook->last.mount_count; i++)
@@ -144,11 +144,12 @@ static void add_mounts_and_devices(const struct task *task, json_t *object)
 
 static json_t *capabilities_json(const struct task *task)
 {
-	if (!task->isolation.enabled)
+	if (!task->isolation)
 		return json_string("corral's");
+	const struct capability_plan *capabilities = &task->isolation->capabilities;
 	json_t *list = json_array();
-	for (unsigned cap = 0; cap <= task->isolation.capabilities.last_cap && cap < 64; cap++)
-		if (task->isolation.capabilities.keep & (UINT64_C(1) << cap)) {
+	for (unsigned cap = 0; cap <= capabilities->last_cap && cap < 64; cap++)
+		if (capabilities->keep & (UINT64_C(1) << cap)) {
 			char *name = cap_to_name((cap_value_t)cap);
 			json_array_append_new(list, json_string(name ? name : "?"));
 			cap_free(name);
@@ -220,8 +221,8 @@ json_t *task_inspect_json(const struct task *task, bool show_secrets)
 							   config->after[i].condition)));
 	json_object_set_new(object, "after", after);
 	json_t *hooks = json_array();
-	for (size_t i = 0; i < task->hooks.count; i++) {
-		const struct task_hook *hook = &task->hooks.hooks[i];
+	for (size_t i = 0; task->hooks && i < task->hooks->count; i++) {
+		const struct task_hook *hook = &task->hooks->hooks[i];
 		char name[96];
 		hook_source(hook, name, sizeof(name));
 		json_array_append_new(hooks, json_pack("{s:s, s:s}", "name", name, "stage",

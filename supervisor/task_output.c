@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -159,6 +160,31 @@ static size_t forward(struct task_output *output, const char *data, size_t size,
 	return done;
 }
 
+/* ---- the read end in the loop ---- */
+
+/* EPOLLIN unless reading waits (sink full, rate limit). */
+static void update_interest(struct task_output *output)
+{
+	uint32_t events = output->paused || output->rate_paused ? 0 : EPOLLIN;
+	if (!output->unwatched) {
+		loop_watch_modify(output->loop, &output->watch, events);
+		return;
+	}
+	/* Back in the loop to read what is left: it hangs up again at the end. */
+	if (events && loop_watch_add(output->loop, &output->watch, events) == 0)
+		output->unwatched = false;
+}
+
+/* No writer is left: epoll would report the hang-up at every wait, asked
+ * for or not, so the read end leaves the loop until a writer is opened. */
+static void unwatch_hung_up(struct task_output *output)
+{
+	if (output->unwatched)
+		return;
+	loop_watch_remove(output->loop, &output->watch);
+	output->unwatched = true;
+}
+
 static void pause_reading(struct task_output *output, const char *rest, size_t size)
 {
 	output->held = xmalloc(size + 1); /* never 0 bytes: held is a valid pointer */
@@ -167,7 +193,7 @@ static void pause_reading(struct task_output *output, const char *rest, size_t s
 	output->held_end = size;
 	if (!output->paused) {
 		output->paused = true;
-		loop_watch_modify(output->loop, &output->watch, 0);
+		update_interest(output);
 	}
 	output_sink_wait(output->sink, &output->waiter);
 }
@@ -189,8 +215,7 @@ static void on_room(struct output_sink_waiter *waiter)
 	output->held = NULL;
 	output->held_start = output->held_end = 0;
 	output->paused = false;
-	if (!output->rate_paused)
-		loop_watch_modify(output->loop, &output->watch, EPOLLIN);
+	update_interest(output);
 }
 
 /* Reads and forwards one batch. Returns the bytes read (held for room in
@@ -225,8 +250,7 @@ static void on_rate_refilled(struct loop_timer *timer)
 {
 	struct task_output *output = timer->data;
 	output->rate_paused = false;
-	if (!output->paused)
-		loop_watch_modify(output->loop, &output->watch, EPOLLIN);
+	update_interest(output);
 }
 
 /* Over the rate: the pipe is not read until the bucket has a read's worth
@@ -238,7 +262,7 @@ static void throttle(struct task_output *output, uint64_t now_ms)
 				   : 0;
 	output->rate_paused = true;
 	output->throttled_ms += wait_ms;
-	loop_watch_modify(output->loop, &output->watch, 0);
+	update_interest(output);
 	loop_timer_arm(output->loop, &output->rate_timer, now_ms + wait_ms);
 	if (output->throttle_report_ms && now_ms - output->throttle_report_ms < DROP_REPORT_MS)
 		return;
@@ -269,6 +293,8 @@ static void read_batches(struct task_output *output, int limit)
 			}
 		}
 		ssize_t got = read_batch(output, buffer);
+		if (got == 0)
+			unwatch_hung_up(output); /* end of file: every writer is gone */
 		if (output->rate_limit && got > 0)
 			output->tokens -= got;
 		if (got < READ_SIZE)
@@ -279,7 +305,37 @@ static void read_batches(struct task_output *output, int limit)
 
 static void on_readable(struct loop_watch *watch, uint32_t events)
 {
-	read_batches(watch->data, READS_PER_WAKEUP);
+	struct task_output *output = watch->data;
+	if (!(events & EPOLLIN) && (events & EPOLLHUP)) {
+		/* Nothing to read, no writer (or reading waits, and nothing
+		 * more can come). */
+		unwatch_hung_up(output);
+		return;
+	}
+	read_batches(output, READS_PER_WAKEUP);
+}
+
+/* A new write end of the pipe, through /proc (a pipe opened for writing
+ * again is the same pipe). */
+static int reopen_write_end(int read_fd)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", read_fd);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int task_output_open_writer(struct task_output *output)
+{
+	if (output->watch.fd < 0)
+		return -EBADF;
+	int fd = output->write_fd >= 0 ? fcntl(output->write_fd, F_DUPFD_CLOEXEC, 0)
+				       : reopen_write_end(output->watch.fd);
+	if (fd < 0)
+		return output->write_fd >= 0 ? -errno : fd;
+	if (output->unwatched)
+		update_interest(output); /* back in the loop */
+	return fd;
 }
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
@@ -300,6 +356,13 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 	output->watch.callback = on_readable;
 	output->watch.data = output;
 	output->write_fd = fds[1];
+	int again = reopen_write_end(fds[0]);
+	if (again >= 0) {
+		/* Writers are opened when needed: ours goes (task_output.h). */
+		close(again);
+		close(fds[1]);
+		output->write_fd = -1;
+	}
 	output->name = name;
 	output->name_length = strlen(name);
 	output->stream = stream;
@@ -309,7 +372,10 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 	output->waiter.resume = on_room;
 	output->loop = loop;
 	loop_timer_init(&output->rate_timer, on_rate_refilled, output);
-	int error = loop_watch_add(loop, &output->watch, EPOLLIN);
+	/* Without a writer yet, it would only hang up: in the loop from the
+	 * first writer on. */
+	output->unwatched = output->write_fd < 0;
+	int error = output->unwatched ? 0 : loop_watch_add(loop, &output->watch, EPOLLIN);
 	if (error < 0) {
 		task_output_close(output);
 		return error;
@@ -354,7 +420,8 @@ void task_output_close(struct task_output *output)
 				output->held_end - output->held_start, realtime_ms());
 		output->paused = false;
 		task_output_drain(output);
-		loop_watch_remove(output->loop, &output->watch);
+		if (!output->unwatched)
+			loop_watch_remove(output->loop, &output->watch);
 		close(output->watch.fd);
 		output->watch.fd = -1;
 	}

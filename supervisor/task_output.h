@@ -3,11 +3,19 @@
  * separate gives stderr a pipe of its own), split into lines that go
  * to the output sink prefixed with the task's name, and to the task's log.
  *
+ * corral holds the read end only: a write end is opened again from it
+ * (/proc/self/fd/N, O_WRONLY) for each spawn of the task or of a hook and
+ * closed once the process has it, so an idle task costs one fd, not two.
+ * With no writer left the read end hangs up, and is taken out of the loop
+ * until the next writer is opened. Where /proc cannot do that, corral keeps
+ * the write end, as before.
+ *
  * Read in batches of up to 64 KiB; the whole lines of a batch go to the
  * sink and the log together, from where they lie (only a line cut across
  * reads is copied aside), and the batch goes out in one write. When the
- * sink is full the rest of the batch is held and the pipe is not read until
- * the sink has room: the task then blocks in write(), and nothing is lost. */
+ * sink is full the rest of the batch is held and the pipe is not read
+ * until the sink has room: the task then blocks in write(), and nothing is
+ * lost. */
 #pragma once
 
 #include <stdbool.h>
@@ -25,7 +33,8 @@ typedef void task_output_lines_fn(void *context, uint64_t time_ms, enum output_s
 
 struct task_output {
 	struct loop_watch watch; /* read end */
-	int write_fd;            /* given to the task as fds 1 and 2, or as one of them */
+	bool unwatched;          /* hung up (no writer): out of the loop */
+	int write_fd;            /* kept only where /proc cannot open one again, else -1 */
 	const char *name;        /* "web/app" */
 	size_t name_length;
 	enum output_stream stream; /* what the pipe carries */
@@ -78,5 +87,10 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
  * pressure (the sink full) it leaves the output where it is: it comes out
  * later, in order. */
 void task_output_drain(struct task_output *output);
+
+/* A write end for a process about to start (the task, as fds 1 and 2 or
+ * one of them; a hook, as its stderr): the caller closes it once the
+ * process has its copy. -errno on failure. */
+int task_output_open_writer(struct task_output *output);
 
 void task_output_close(struct task_output *output);

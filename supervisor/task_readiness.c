@@ -77,12 +77,20 @@ static void extend_timeout(struct task *task, const char *value)
 		runner_extend_readiness(&task->runner, loop_now_ms() + usec / 1000);
 }
 
+/* STATUS= and what stands for it: kept for `corral status`. */
+static void set_status_text(struct task_readiness *readiness, const char *text)
+{
+	if (!readiness->status_text)
+		readiness->status_text = xmalloc(TASK_STATUS_TEXT_MAX);
+	snprintf(readiness->status_text, TASK_STATUS_TEXT_MAX, "%s", text);
+}
+
 /* RELOADING=1: systemd's notify-reload. With readiness.continuous the
  * task is not ready until its next READY=1. */
 static void reloading(struct task *task)
 {
 	struct task_readiness *readiness = &task->readiness;
-	snprintf(readiness->status_text, sizeof(readiness->status_text), "reloading");
+	set_status_text(readiness, "reloading");
 	if (task->config->readiness.continuous)
 		runner_not_ready(&task->runner, "RELOADING=1");
 }
@@ -104,11 +112,9 @@ static void take_notification(struct task *task, char *text)
 		else if (strcmp(line, "RELOADING=1") == 0)
 			reloading(task);
 		else if (strncmp(line, "STATUS=", 7) == 0)
-			snprintf(readiness->status_text, sizeof(readiness->status_text), "%s",
-				 line + 7);
+			set_status_text(readiness, line + 7);
 		else if (strcmp(line, "STOPPING=1") == 0)
-			snprintf(readiness->status_text, sizeof(readiness->status_text),
-				 "stopping");
+			set_status_text(readiness, "stopping");
 	}
 }
 
@@ -323,7 +329,7 @@ static void say_probe_news(struct task *task, const char *what, enum probe_news 
  * it not ready; the next pass makes it ready again (runner_ready). */
 static void on_continuous_failure(struct task *task, enum probe_news news, const char *why)
 {
-	const struct probe_record *record = &task->readiness.readiness_record;
+	const struct probe_record *record = &task->readiness.probes->readiness_record;
 	unsigned failures = record->failures_in_a_row, limit = task->config->readiness.failures;
 	if (failures < limit || !runner_is_ready_now(&task->runner)) {
 		char count[96];
@@ -342,7 +348,7 @@ static void on_continuous_failure(struct task *task, enum probe_news news, const
 static void on_readiness_probe(void *context, bool passed, const char *why)
 {
 	struct task *task = context;
-	struct probe_record *record = &task->readiness.readiness_record;
+	struct probe_record *record = &task->readiness.probes->readiness_record;
 	enum probe_news news = probe_record_add(record, passed, why, loop_now_ms());
 	if (!passed && runner_is_ready(&task->runner)) {
 		on_continuous_failure(task, news, why);
@@ -365,7 +371,7 @@ static void on_readiness_probe(void *context, bool passed, const char *why)
 	/* The ready event says it: no "passed again" besides. A continuous
 	 * probe goes on; a pass of a ready task says nothing. */
 	if (!task->config->readiness.continuous)
-		probe_stop(&task->readiness.readiness_probe);
+		probe_stop(&task->readiness.probes->readiness_probe);
 	else if (runner_is_ready_now(&task->runner))
 		say_probe_news(task, "readiness probe", news, record, ""); /* after a few failures */
 	runner_ready(&task->runner, "probe passed");
@@ -375,7 +381,7 @@ static void on_health_probe(void *context, bool passed, const char *why)
 {
 	struct task *task = context;
 	struct task_readiness *readiness = &task->readiness;
-	struct probe_record *record = &readiness->health_record;
+	struct probe_record *record = &readiness->probes->health_record;
 	enum probe_news news = probe_record_add(record, passed, why, loop_now_ms());
 	unsigned failures = record->failures_in_a_row, limit = task->config->health.failures;
 	if (passed) {
@@ -397,7 +403,7 @@ static void on_health_probe(void *context, bool passed, const char *why)
 		 "health check failed %u time%s in a row (last: %s): restarting", failures,
 		 failures == 1 ? "" : "s", why);
 	task_note_event(task, TASK_EVENT_UNHEALTHY, message);
-	probe_stop(&readiness->health_probe);
+	probe_stop(&readiness->probes->health_probe);
 	readiness->unhealthy_restarts++;
 	group_restart_task(task->group, task, loop_now_ms());
 }
@@ -412,17 +418,22 @@ void task_readiness_init_probes(struct task *task)
 {
 	const struct task_config *config = task->config;
 	struct task_readiness *readiness = &task->readiness;
+	bool has_probes =
+	    config->readiness.kind == READINESS_PROBE || config->health.probe.kind != PROBE_NONE;
+	if (has_probes && !readiness->probes)
+		readiness->probes = xcalloc(1, sizeof(*readiness->probes));
+	struct task_probes *probes = readiness->probes;
 	if (config->readiness.kind == READINESS_PROBE) {
-		probe_init(&readiness->readiness_probe, &config->readiness.probe, config,
+		probe_init(&probes->readiness_probe, &config->readiness.probe, config,
 			   &task->plan, task->services, on_readiness_probe, task);
-		readiness->readiness_probe.target_pid = probe_target_pid;
-		readiness->readiness_probe.inside_task = task;
+		probes->readiness_probe.target_pid = probe_target_pid;
+		probes->readiness_probe.inside_task = task;
 	}
 	if (config->health.probe.kind != PROBE_NONE) {
-		probe_init(&readiness->health_probe, &config->health.probe, config, &task->plan,
+		probe_init(&probes->health_probe, &config->health.probe, config, &task->plan,
 			   task->services, on_health_probe, task);
-		readiness->health_probe.target_pid = probe_target_pid;
-		readiness->health_probe.inside_task = task;
+		probes->health_probe.target_pid = probe_target_pid;
+		probes->health_probe.inside_task = task;
 	}
 }
 
@@ -430,11 +441,15 @@ void task_readiness_init_probes(struct task *task)
 
 void task_readiness_run_started(struct task *task)
 {
-	task->readiness.status_text[0] = '\0';
-	probe_record_reset(&task->readiness.readiness_record);
-	probe_record_reset(&task->readiness.health_record);
+	struct task_probes *probes = task->readiness.probes;
+	if (task->readiness.status_text)
+		task->readiness.status_text[0] = '\0';
+	if (probes) {
+		probe_record_reset(&probes->readiness_record);
+		probe_record_reset(&probes->health_record);
+	}
 	if (task->config->readiness.kind == READINESS_PROBE)
-		probe_start(&task->readiness.readiness_probe);
+		probe_start(&probes->readiness_probe);
 }
 
 /* After an unhealthy restart, the new run's first check waits an interval
@@ -461,25 +476,25 @@ void task_readiness_now_ready(struct task *task)
 {
 	feed_watchdog(task);
 	if (task->config->health.probe.kind != PROBE_NONE)
-		probe_start_after(&task->readiness.health_probe, health_hold_off_ms(task));
+		probe_start_after(&task->readiness.probes->health_probe, health_hold_off_ms(task));
 }
 
 void task_readiness_run_ended(struct task *task)
 {
 	loop_timer_cancel(task->services->loop, &task->readiness.watchdog);
-	if (task->readiness.readiness_probe.made)
-		probe_stop(&task->readiness.readiness_probe);
-	if (task->readiness.health_probe.made)
-		probe_stop(&task->readiness.health_probe);
+	struct task_probes *probes = task->readiness.probes;
+	if (probes && probes->readiness_probe.made)
+		probe_stop(&probes->readiness_probe);
+	if (probes && probes->health_probe.made)
+		probe_stop(&probes->health_probe);
 	close_notify_pipe(task);
 }
 
 bool task_readiness_reap(struct task *task, pid_t pid)
 {
-	return (task->readiness.readiness_probe.made &&
-		probe_reap(&task->readiness.readiness_probe, pid)) ||
-	       (task->readiness.health_probe.made &&
-		probe_reap(&task->readiness.health_probe, pid));
+	struct task_probes *probes = task->readiness.probes;
+	return probes && ((probes->readiness_probe.made && probe_reap(&probes->readiness_probe, pid)) ||
+			  (probes->health_probe.made && probe_reap(&probes->health_probe, pid)));
 }
 
 /* ---- the task's life ---- */
@@ -505,8 +520,14 @@ int task_readiness_open(struct task *task, char *error, size_t error_size)
 void task_readiness_close(struct task *task)
 {
 	struct task_readiness *readiness = &task->readiness;
-	probe_free(&readiness->readiness_probe);
-	probe_free(&readiness->health_probe);
+	if (readiness->probes) {
+		probe_free(&readiness->probes->readiness_probe);
+		probe_free(&readiness->probes->health_probe);
+		free(readiness->probes);
+		readiness->probes = NULL;
+	}
+	free(readiness->status_text);
+	readiness->status_text = NULL;
 	close_notify_pipe(task);
 	if (readiness->notify_socket.fd >= 0) {
 		loop_watch_remove(task->services->loop, &readiness->notify_socket);

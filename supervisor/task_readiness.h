@@ -24,19 +24,28 @@ struct task;
 
 #define TASK_STATUS_TEXT_MAX 128
 
+/* The probes of a task that has any (readiness: probe, health:): most
+ * tasks have none, and these are most of a task's size (about 2.6 KiB),
+ * so they are allocated only for a task that does. */
+struct task_probes {
+	struct probe readiness_probe; /* exec, tcp, http, unix */
+	struct probe health_probe;
+	/* What the probes said during the current run (or the last one,
+	 * until the next begins): for the log and `corral status`. */
+	struct probe_record readiness_record;
+	struct probe_record health_record;
+};
+
 struct task_readiness {
 	char *notify_env;        /* "NOTIFY_SOCKET=@corral/..." for the task */
 	char *notify_path;       /* its path, for a task with its own network; else NULL */
 	struct loop_watch notify_socket; /* notify systemd */
 	struct loop_watch notify_pipe;   /* notify fd: the read end of this run */
 	int notify_pipe_write;           /* its write end, until the spawn is done */
-	struct probe readiness_probe;    /* exec */
-	struct probe health_probe;
-	/* What the probes said during the current run (or the last one,
-	 * until the next begins): for the log and `corral status`. */
-	struct probe_record readiness_record;
-	struct probe_record health_record;
-	char status_text[TASK_STATUS_TEXT_MAX]; /* the last STATUS= */
+	struct task_probes *probes; /* NULL while its config has no probe */
+	/* The last STATUS= (TASK_STATUS_TEXT_MAX bytes, allocated at the
+	 * first one), else NULL. */
+	char *status_text;
 	/* readiness.watchdog: WATCHDOG_USEC=... for the task, and the
 	 * deadline of its next WATCHDOG=1 while it runs ready. */
 	char *watchdog_env;

@@ -21,7 +21,7 @@
 
 static bool has_reaper(const struct task *task)
 {
-	return task->isolation.reaper_argv != NULL;
+	return task->isolation && task->isolation->reaper_argv != NULL;
 }
 
 /* "exit C" or "signal S" into `exit`; false for anything else. */
@@ -128,7 +128,7 @@ int task_reaper_status_prepare_spawn(struct task *task, struct spawn_request *re
 	task->reaper_status_watch.fd = ends[0];
 	task->reaper_status_write = ends[1];
 	loop_watch_add(task->services->loop, &task->reaper_status_watch, EPOLLIN);
-	request->reaper_status_target = task->isolation.reaper_status_target;
+	request->reaper_status_target = task->isolation->reaper_status_target;
 	request->reaper_status_fd = ends[1];
 	return 0;
 }

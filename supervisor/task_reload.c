@@ -16,24 +16,27 @@
 static void remake_probes(struct task *task)
 {
 	struct task_readiness *readiness = &task->readiness;
-	bool readiness_active = readiness->readiness_probe.active;
-	bool health_active = readiness->health_probe.active;
-	probe_free(&readiness->readiness_probe);
-	probe_free(&readiness->health_probe);
-	memset(&readiness->readiness_probe, 0, sizeof(readiness->readiness_probe));
-	memset(&readiness->health_probe, 0, sizeof(readiness->health_probe));
-	task_readiness_init_probes(task);
+	bool readiness_active = readiness->probes && readiness->probes->readiness_probe.active;
+	bool health_active = readiness->probes && readiness->probes->health_probe.active;
+	if (readiness->probes) {
+		probe_free(&readiness->probes->readiness_probe);
+		probe_free(&readiness->probes->health_probe);
+		memset(&readiness->probes->readiness_probe, 0,
+		       sizeof(readiness->probes->readiness_probe));
+		memset(&readiness->probes->health_probe, 0, sizeof(readiness->probes->health_probe));
+	}
+	task_readiness_init_probes(task); /* allocates them when the config now has one */
 	bool running_ready = task->runner.state == TASK_RUNNING && task->runner.ready;
 	const struct readiness_config *wanted = &task->config->readiness;
 	if (wanted->kind == READINESS_PROBE &&
 	    (readiness_active ? !running_ready || wanted->continuous
 			      : running_ready && wanted->continuous))
-		probe_start(&readiness->readiness_probe);
+		probe_start(&readiness->probes->readiness_probe);
 	/* Not continuous any more: what it lost it has back. */
 	if (!wanted->continuous && task->runner.ready_lost)
 		runner_ready(&task->runner, "readiness.continuous turned off");
 	if ((health_active || running_ready) && task->config->health.probe.kind != PROBE_NONE)
-		probe_start(&readiness->health_probe);
+		probe_start(&readiness->probes->health_probe);
 }
 
 /* Nomad's Update hook: a running task's update hooks hear what changed,
@@ -48,7 +51,7 @@ static void run_update_hooks(struct task *task, const struct task_diff *diff)
 	for (size_t i = 0; i < diff->field_count && used < sizeof(facts.changed); i++)
 		used += (size_t)snprintf(facts.changed + used, sizeof(facts.changed) - used, "%s%s",
 					 i ? "," : "", diff->fields[i]);
-	task_hooks_run(&task->hooks, HOOK_STAGE_UPDATE, &facts);
+	task_hooks_run(task->hooks, HOOK_STAGE_UPDATE, &facts);
 }
 
 int task_update_in_place(struct task *task, struct task_config *definition,
@@ -82,9 +85,8 @@ int task_update_in_place(struct task *task, struct task_config *definition,
 		if (strcmp(field, "log") == 0) {
 			line_ring_resize(&task->logs, own->log_history);
 			task_apply_output_settings(task);
-			log_file_close(&task->log_file);
-			log_file_open(&task->log_file, task->services->loop, own->log_dir,
-				      own->full_name, own->log_max_size, own->log_keep);
+			task_close_log_file(task);
+			task_open_log_file(task);
 		}
 	}
 	run_update_hooks(task, diff);
@@ -96,7 +98,7 @@ int task_update_in_place(struct task *task, struct task_config *definition,
 bool task_can_take_next_config(const struct task *task)
 {
 	const struct runner *runner = &task->runner;
-	if (!task->next_config || task_has_process(task) || task_hooks_busy(&task->hooks))
+	if (!task->next_config || task_has_process(task) || task_hooks_busy(task->hooks))
 		return false;
 	/* A restart delay's timer belongs to the runner kept across the
 	 * rebuild: wait for it to fire. */

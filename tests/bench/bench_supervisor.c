@@ -7,9 +7,11 @@
  *      main(): corral (policy always, delay 0) against a plain
  *      fork/exec/waitpid loop, both running this program's --stamp mode;
  *   3. an idle corral supervising sleeping tasks: context switches over a
- *      quiet period (an idle supervisor makes no wakeups), memory, fds.
+ *      quiet period (an idle supervisor makes no wakeups), memory, fds;
+ *   4. memory and fds per task with 1000 idle tasks: PSS (smaps_rollup)
+ *      and corral's fds by kind, against a corral with 1 task.
  *
- * usage: bench_supervisor [--corral PATH] [--quick]
+ * usage: bench_supervisor [--corral PATH] [--quick] [--memory-only]
  *
  * Prints figures, asserts nothing about timing. Everything it creates lives
  * in a temporary directory under /tmp that is removed at exit; a corral it
@@ -43,6 +45,8 @@ struct settings {
 	unsigned restart_rounds; /* part 2: corral runs they are split in */
 	unsigned idle_tasks;     /* part 3 */
 	unsigned idle_seconds;   /* part 3: the quiet period */
+	unsigned memory_tasks;   /* part 4 */
+	bool memory_only;        /* part 4 alone */
 };
 
 /* ---- cleanup: the temp dir and the corral we started -------------------- */
@@ -673,13 +677,119 @@ static void bench_idle(const struct settings *settings)
 	       (double)one_stopped.wall_ns / 1e6);
 }
 
+/* ---- part 4: memory and fds per idle task ---------------------------------- */
+
+/* What corral's fds point at, by kind (readlink of /proc/PID/fd/N). */
+enum fd_kind { FD_PIPE, FD_PIDFD, FD_CGROUP, FD_SOCKET, FD_OTHER_ANON, FD_OTHER, FD_KINDS };
+static const char *const fd_kind_names[FD_KINDS] = {
+    "pipes", "pidfds", "cgroup files and dirs", "sockets", "other anon inodes", "other files",
+};
+
+struct memory_sample {
+	long long pss_kib, pss_anon_kib, rss_kib;
+	unsigned fds[FD_KINDS];
+	unsigned fd_total;
+};
+
+static enum fd_kind fd_kind_of(const char *target)
+{
+	if (strncmp(target, "pipe:", 5) == 0)
+		return FD_PIPE;
+	if (strcmp(target, "anon_inode:[pidfd]") == 0)
+		return FD_PIDFD;
+	if (strncmp(target, "/sys/fs/cgroup", 14) == 0)
+		return FD_CGROUP;
+	if (strncmp(target, "socket:", 7) == 0)
+		return FD_SOCKET;
+	if (strncmp(target, "anon_inode:", 11) == 0)
+		return FD_OTHER_ANON;
+	return FD_OTHER;
+}
+
+static struct memory_sample sample_memory(pid_t pid)
+{
+	struct memory_sample sample = {0};
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	char *rollup = read_file(path, NULL);
+	if (!rollup)
+		die("cannot read %s (did corral die?)", path);
+	sample.pss_kib = text_field(rollup, "\nPss:");
+	sample.pss_anon_kib = text_field(rollup, "\nPss_Anon:");
+	sample.rss_kib = text_field(rollup, "\nRss:");
+	free(rollup);
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	DIR *fds = opendir(path);
+	if (!fds)
+		die("opendir %s: %s", path, strerror(errno));
+	struct dirent *entry;
+	while ((entry = readdir(fds))) {
+		if (entry->d_name[0] == '.')
+			continue;
+		char link[PATH_MAX + 64], target[PATH_MAX];
+		snprintf(link, sizeof(link), "%s/%.32s", path, entry->d_name);
+		ssize_t length = readlink(link, target, sizeof(target) - 1);
+		if (length < 0)
+			continue; /* closed meanwhile */
+		target[length] = '\0';
+		sample.fds[fd_kind_of(target)]++;
+		sample.fd_total++;
+	}
+	closedir(fds);
+	return sample;
+}
+
+/* The settle before sampling: start-up's garbage freed, as an operator
+ * would find it a few seconds after `corral run`. */
+#define MEMORY_SETTLE_MS 4000
+
+static void bench_memory(const struct settings *settings)
+{
+	unsigned tasks = settings->memory_tasks;
+	struct idle_corral one = start_idle_corral(settings, 1, "memory-one");
+	sleep_ms(MEMORY_SETTLE_MS);
+	struct memory_sample baseline = sample_memory(one.pid);
+	stop_idle_corral(one.pid);
+
+	struct idle_corral corral = start_idle_corral(settings, tasks, "memory");
+	sleep_ms(MEMORY_SETTLE_MS);
+	struct memory_sample many = sample_memory(corral.pid);
+	stop_idle_corral(corral.pid);
+
+	double extra = tasks > 1 ? tasks - 1 : 1;
+	printf("4. Memory and fds with %u idle tasks (sleep 1000), %.0f s after the last start\n",
+	       tasks, MEMORY_SETTLE_MS / 1e3);
+	printf("  %-44s %10s %10s %10s\n", "", tasks == 1 ? "1 task" : "N tasks", "1 task",
+	       "per task");
+	printf("  %-44s %10.2f %10.2f %10.2f\n", "PSS (smaps_rollup), MiB; per task KiB",
+	       (double)many.pss_kib / 1024, (double)baseline.pss_kib / 1024,
+	       (double)(many.pss_kib - baseline.pss_kib) / extra);
+	printf("  %-44s %10.2f %10.2f %10.2f\n", "  of which anonymous (heap): Pss_Anon",
+	       (double)many.pss_anon_kib / 1024, (double)baseline.pss_anon_kib / 1024,
+	       (double)(many.pss_anon_kib - baseline.pss_anon_kib) / extra);
+	printf("  %-44s %10.2f %10.2f %10.2f\n", "RSS (smaps_rollup), MiB; per task KiB",
+	       (double)many.rss_kib / 1024, (double)baseline.rss_kib / 1024,
+	       (double)(many.rss_kib - baseline.rss_kib) / extra);
+	printf("  %-44s %10u %10u %10.2f\n", "open fds", many.fd_total, baseline.fd_total,
+	       (double)((int)many.fd_total - (int)baseline.fd_total) / extra);
+	for (int kind = 0; kind < FD_KINDS; kind++)
+		printf("  %-44s %10u %10u %10.2f\n", fd_kind_names[kind], many.fds[kind],
+		       baseline.fds[kind],
+		       (double)((int)many.fds[kind] - (int)baseline.fds[kind]) / extra);
+	printf("  per task: (N tasks - 1 task) / (N - 1). PSS shares the libraries' pages with\n"
+	       "  every process mapping them, so the 1-task figure moves with what else runs;\n"
+	       "  Pss_Anon is corral's own memory.\n");
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: bench_supervisor [--corral PATH] [--quick]\n\n"
+	fprintf(out, "usage: bench_supervisor [--corral PATH] [--quick] [--memory-only]\n\n"
 		     "  --corral PATH  the corral binary (default build-dev/corral)\n"
-		     "  --quick        small sizes, a smoke test of the bench itself\n");
+		     "  --quick        small sizes, a smoke test of the bench itself\n"
+		     "  --memory-only  part 4 alone (memory and fds per idle task)\n");
 }
 
 int main(int argc, char **argv)
@@ -697,7 +807,16 @@ int main(int argc, char **argv)
 	    .restart_rounds = 4,
 	    .idle_tasks = 100,
 	    .idle_seconds = 10,
+	    .memory_tasks = 1000,
 	};
+	/* Ours alone: taken out before the options every bench shares. */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--memory-only") == 0) {
+			settings.memory_only = true;
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(argv[0]));
+			argc--;
+			break;
+		}
 	struct bench_options options = {.corral = settings.corral};
 	int exit_code = parse_options(argc, argv, false, usage, &options);
 	if (exit_code >= 0)
@@ -711,6 +830,7 @@ int main(int argc, char **argv)
 		settings.restart_rounds = 2;
 		settings.idle_tasks = 20;
 		settings.idle_seconds = 1;
+		settings.memory_tasks = 50;
 	}
 	ssize_t length = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	if (length <= 0)
@@ -724,11 +844,16 @@ int main(int argc, char **argv)
 	print_machine_line(settings.quick, settings.corral, NULL);
 	printf("\n");
 	fflush(stdout);
-	bench_start(&settings);
-	fflush(stdout);
-	bench_restart(&settings);
-	fflush(stdout);
-	bench_idle(&settings);
+	if (!settings.memory_only) {
+		bench_start(&settings);
+		fflush(stdout);
+		bench_restart(&settings);
+		fflush(stdout);
+		bench_idle(&settings);
+		printf("\n");
+		fflush(stdout);
+	}
+	bench_memory(&settings);
 	cleanup();
 	return 0;
 }
