@@ -42,6 +42,7 @@ struct fixture {
 	struct loop *loop;
 	struct output_sink sink;
 	struct task_output output;
+	int writer; /* the task's end of its pipe, as a spawn gets it */
 	int stdout_read;
 	struct bytes out;    /* what came to "corral's stdout" */
 	struct bytes logged; /* what the log was given, lines with newlines */
@@ -76,6 +77,8 @@ static struct fixture *open_fixture(enum output_format format, enum output_strea
 	assert_int_equal(task_output_open(&fixture->output, fixture->loop, &fixture->sink,
 					  "web/app", stream, on_lines, fixture),
 			 0);
+	fixture->writer = task_output_open_writer(&fixture->output);
+	assert_true(fixture->writer >= 0);
 	return fixture;
 }
 
@@ -112,7 +115,7 @@ static void pump(struct fixture *fixture, bool read_stdout)
 
 static void write_task_output(struct fixture *fixture, const char *data, size_t length)
 {
-	assert_int_equal(write(fixture->output.write_fd, data, length), (ssize_t)length);
+	assert_int_equal(write(fixture->writer, data, length), (ssize_t)length);
 	pump(fixture, true);
 }
 
@@ -126,6 +129,7 @@ static void finish(struct fixture *fixture)
 
 static void close_fixture(struct fixture *fixture)
 {
+	close(fixture->writer);
 	task_output_close(&fixture->output);
 	output_sink_close(&fixture->sink);
 	close(fixture->sink.watch.fd);
@@ -384,7 +388,7 @@ static void test_non_blocking_drops_from_stdout_only(void **state)
 	fixture->output.drop_when_full = true;
 	size_t at = 0;
 	for (size_t i = 0; i < load.write_count; i++) {
-		assert_int_equal(write(fixture->output.write_fd, load.all.data + at, load.writes[i]),
+		assert_int_equal(write(fixture->writer, load.all.data + at, load.writes[i]),
 				 (ssize_t)load.writes[i]);
 		at += load.writes[i];
 		pump(fixture, false);
