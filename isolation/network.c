@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <netlink/errno.h>
@@ -143,21 +145,57 @@ int network_socket_in(struct network_host *host, int netns_fd, int domain, int t
 	return fd;
 }
 
-int network_namespace_create(struct network_host *host, int *netns_fd,
-			     struct network_failure *failure)
+/* lo of the namespace corral is in, up: one ioctl, as a task's child does
+ * for itself (spawn_isolation.c), cheaper than a netlink round trip. */
+static int bring_loopback_up_here(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct ifreq request = {.ifr_name = "lo"};
+	int result = ioctl(fd, SIOCGIFFLAGS, &request);
+	if (result == 0) {
+		request.ifr_flags |= IFF_UP;
+		result = ioctl(fd, SIOCSIFFLAGS, &request);
+	}
+	int error = result < 0 ? -errno : 0;
+	close(fd);
+	return error;
+}
+
+static int create_namespace(struct network_host *host, bool loopback_up, int *netns_fd,
+			    struct network_failure *failure)
 {
 	int result = host_open(host, failure);
 	if (result < 0)
 		return result;
 	if (unshare(CLONE_NEWNET) < 0)
 		return fail(failure, errno, "create a network namespace");
-	int fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	int error = errno;
+	result = loopback_up ? bring_loopback_up_here() : 0;
+	int fd = -1, error = 0;
+	if (result == 0) {
+		fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		error = errno;
+	}
 	go_home(host);
+	if (result < 0)
+		return fail(failure, -result, "bring lo up");
 	if (fd < 0)
 		return fail(failure, error, "open the new network namespace");
 	*netns_fd = fd;
 	return 0;
+}
+
+int network_namespace_create(struct network_host *host, int *netns_fd,
+			     struct network_failure *failure)
+{
+	return create_namespace(host, false, netns_fd, failure);
+}
+
+int network_namespace_create_loopback(struct network_host *host, int *netns_fd,
+				      struct network_failure *failure)
+{
+	return create_namespace(host, true, netns_fd, failure);
 }
 
 /* The link `name` of the socket's namespace, or -errno. */

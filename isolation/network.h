@@ -53,6 +53,11 @@ int network_socket_in(struct network_host *host, int netns_fd, int domain, int t
 int network_namespace_create(struct network_host *host, int *netns_fd,
 			     struct network_failure *failure);
 
+/* The same with lo up: what a task of network mode none gets (a spare of
+ * supervisor/network_spares.c). */
+int network_namespace_create_loopback(struct network_host *host, int *netns_fd,
+				      struct network_failure *failure);
+
 /* What eth0 of a namespace gets. */
 struct network_interface {
 	uint32_t address; /* host byte order */

@@ -170,8 +170,11 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 	isolation->capabilities.leave_bounding_set = own_bounding_set;
 
 	unsigned namespaces = config->namespaces;
+	bool spare_network = task_isolation_takes_spare_network(config);
 	struct spawn_isolation *spawn = &isolation->spawn;
 	spawn->clone_flags = clone_flags_of(namespaces);
+	if (spare_network)
+		spawn->clone_flags &= ~(unsigned long)CLONE_NEWNET;
 	spawn->new_cgroup_namespace = namespaces & ISOLATION_NS_CGROUP;
 	bool pid_and_mount = (namespaces & ISOLATION_NS_PID) && (namespaces & ISOLATION_NS_MOUNT);
 	/* With a rootfs, the mount plan mounts its /proc. */
@@ -184,13 +187,13 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 	}
 	spawn->hostname = config->hostname;
 	spawn->hostname_length = config->hostname ? strlen(config->hostname) : 0;
-	spawn->loopback_up = namespaces & ISOLATION_NS_NET;
+	spawn->loopback_up = (namespaces & ISOLATION_NS_NET) && !spare_network;
 	/* corral makes and configures these namespaces (supervisor/
 	 * task_network.c); the child only joins. A bridge task in a user
 	 * namespace clones its own (`net` is in its namespaces), which corral
 	 * configures between clone and exec. */
 	spawn->join_network_namespace =
-	    config->network == NETWORK_GROUP ||
+	    spare_network || config->network == NETWORK_GROUP ||
 	    (config->network == NETWORK_BRIDGE && !(namespaces & ISOLATION_NS_USER));
 	spawn->rlimits = config->rlimits;
 	spawn->rlimit_count = config->rlimit_count;
@@ -209,6 +212,12 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 		spawn->reaper_argv = isolation->reaper_argv;
 	}
 	return 0;
+}
+
+bool task_isolation_takes_spare_network(const struct isolation_config *config)
+{
+	return config->enabled && config->network == NETWORK_NONE &&
+	       (config->namespaces & ISOLATION_NS_NET) && !(config->namespaces & ISOLATION_NS_USER);
 }
 
 static bool has_additions(const struct start_additions *additions)

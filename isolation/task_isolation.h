@@ -33,6 +33,12 @@ struct task_isolation {
 	size_t parent_rlimit_count;
 };
 
+/* A task of network mode none without a user namespace: its child joins
+ * a namespace corral made ahead, lo up (supervisor/network_spares.h),
+ * rather than cloning one. In a user namespace the network namespace must
+ * belong to the new user namespace, so it is cloned with it. */
+bool task_isolation_takes_spare_network(const struct isolation_config *config);
+
 /* 0, or -1 with `error` (a seccomp profile that cannot be built). */
 int task_isolation_build(struct task_isolation *isolation, const struct task_config *task,
 			 const struct task_plan *plan, char *error, size_t error_size);

@@ -1,7 +1,11 @@
 #include "supervisor/fd_budget.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/resource.h>
+
+#include "isolation/task_isolation.h"
+#include "supervisor/network_spares.h"
 
 /* corral's own: stdio, the spawn slots, epoll, signalfd, timerfd, the
  * control socket and a few clients, the event log file. */
@@ -31,9 +35,16 @@ static size_t fds_of_task(const struct task_config *task)
 size_t fd_budget(const struct config *config)
 {
 	size_t fds = FDS_OF_CORRAL;
+	bool spares = false;
 	for (size_t g = 0; g < config->group_count; g++)
-		for (size_t t = 0; t < config->groups[g].task_count; t++)
-			fds += fds_of_task(&config->groups[g].tasks[t]);
+		for (size_t t = 0; t < config->groups[g].task_count; t++) {
+			const struct task_config *task = &config->groups[g].tasks[t];
+			fds += fds_of_task(task);
+			spares = spares || task_isolation_takes_spare_network(&task->isolation);
+		}
+	/* Once for all tasks of network mode none: the namespaces made ahead. */
+	if (spares)
+		fds += NETWORK_SPARES_SIZE;
 	return fds;
 }
 

@@ -19,6 +19,7 @@ struct loop {
 	size_t heap_count;
 	size_t heap_capacity;
 	uint64_t armed_deadline_ms; /* what the timerfd is set to, 0 = disarmed */
+	struct loop_idle *idle;     /* pending idle work, most recent first */
 };
 
 uint64_t loop_now_ms(void)
@@ -212,10 +213,54 @@ void loop_watch_remove(struct loop *loop, struct loop_watch *watch)
 	watch->registered = false;
 }
 
+/* ---- idle work ---- */
+
+void loop_idle_init(struct loop_idle *idle, void (*callback)(struct loop_idle *), void *data)
+{
+	*idle = (struct loop_idle){.callback = callback, .data = data};
+}
+
+void loop_idle_request(struct loop *loop, struct loop_idle *idle)
+{
+	if (idle->pending)
+		return;
+	idle->pending = true;
+	idle->next = loop->idle;
+	loop->idle = idle;
+}
+
+void loop_idle_cancel(struct loop *loop, struct loop_idle *idle)
+{
+	for (struct loop_idle **link = &loop->idle; *link; link = &(*link)->next)
+		if (*link == idle) {
+			*link = idle->next;
+			break;
+		}
+	idle->pending = false;
+	idle->next = NULL;
+}
+
+/* One pending idle work, out of the list before it runs (it may request
+ * itself again, or cancel another); the rest waits for the next look. */
+static void run_idle(struct loop *loop)
+{
+	struct loop_idle *idle = loop->idle;
+	loop->idle = idle->next;
+	idle->pending = false;
+	idle->next = NULL;
+	idle->callback(idle);
+}
+
 int loop_run_once(struct loop *loop)
 {
 	struct epoll_event events[LOOP_MAX_EVENTS];
-	int count = epoll_wait(loop->epoll_fd, events, LOOP_MAX_EVENTS, -1);
+	/* With idle work pending, only look: that work runs when nothing is
+	 * ready. */
+	int count = epoll_wait(loop->epoll_fd, events, LOOP_MAX_EVENTS, loop->idle ? 0 : -1);
+	if (count == 0) {
+		run_idle(loop);
+		return 0;
+	}
 	if (count < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (int i = 0; i < count; i++) {

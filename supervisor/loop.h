@@ -25,6 +25,16 @@ struct loop_timer {
 	size_t heap_index; /* SIZE_MAX when not armed */
 };
 
+/* Work that may wait, run once the next time the loop finds nothing ready
+ * (corral's spare namespaces made ahead): it never delays an event that
+ * is already pending. */
+struct loop_idle {
+	void (*callback)(struct loop_idle *idle);
+	void *data;
+	struct loop_idle *next; /* in the loop's list while pending */
+	bool pending;
+};
+
 int loop_create(struct loop **out);
 void loop_free(struct loop *loop);
 
@@ -39,9 +49,16 @@ void loop_timer_arm(struct loop *loop, struct loop_timer *timer, uint64_t deadli
 void loop_timer_cancel(struct loop *loop, struct loop_timer *timer);
 bool loop_timer_armed(const struct loop_timer *timer);
 
+void loop_idle_init(struct loop_idle *idle, void (*callback)(struct loop_idle *), void *data);
+/* Runs `idle` once when the loop is next idle (one pending work per idle
+ * look, the latest requested first); nothing if it is pending already. */
+void loop_idle_request(struct loop *loop, struct loop_idle *idle);
+void loop_idle_cancel(struct loop *loop, struct loop_idle *idle);
+
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t loop_now_ms(void);
 
-/* Waits for at least one event (fd or timer) and dispatches every ready one.
- * Returns 0, or -errno when epoll itself fails. */
+/* Waits for at least one event (fd or timer) and dispatches every ready one;
+ * with idle work pending and nothing ready, runs that work instead of
+ * waiting. Returns 0, or -errno when epoll itself fails. */
 int loop_run_once(struct loop *loop);

@@ -12,6 +12,7 @@
 #include "isolation/spawn.h"
 #include "supervisor/event_log.h"
 #include "supervisor/loop.h"
+#include "supervisor/network_spares.h"
 #include "supervisor/output_sink.h"
 #include "supervisor/output_stream.h"
 
@@ -25,6 +26,7 @@ struct services {
 	struct spawn_slots *spawn_slots; /* the low fds every spawn goes through */
 	struct cgroup_tree *cgroups;     /* enabled false: tasks get no cgroups */
 	struct network_host *network;    /* corral's network namespace (libnl) */
+	struct network_spares *network_spares; /* namespaces for network mode none */
 	/* Sources of bidirectional mounts, shared on the host while bound. */
 	struct host_shared_mounts *shared_mounts;
 	/* ROOT/PID of the task directories (hooks/task_dirs.h) when a task

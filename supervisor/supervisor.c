@@ -402,6 +402,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		return -1;
 	}
 	supervisor->exec_sessions.loop = supervisor->loop;
+	network_spares_init(&supervisor->network_spares, supervisor->loop, &supervisor->network);
 	error = event_log_open(&supervisor->events, options->events_path);
 	if (error < 0) {
 		log_message("cannot open the event log %s: %s", options->events_path,
@@ -426,6 +427,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.spawn_slots = &supervisor->spawn_slots,
 		.cgroups = &supervisor->cgroups,
 		.network = &supervisor->network,
+		.network_spares = &supervisor->network_spares,
 		.shared_mounts = &supervisor->shared_mounts,
 		.task_dirs_root = supervisor->task_dirs_root,
 		.hook_limiter = &supervisor->hook_limiter,
@@ -501,6 +503,7 @@ static void supervisor_close(struct supervisor *supervisor)
 		rmdir(supervisor->services.notify_dir);
 		free(supervisor->services.notify_dir);
 	}
+	network_spares_close(&supervisor->network_spares);
 	network_host_close(&supervisor->network);
 	cgroup_tree_close(&supervisor->cgroups);
 	for (size_t i = 0; i < supervisor->group_name_count; i++)

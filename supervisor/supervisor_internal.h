@@ -13,6 +13,7 @@
 #include "supervisor/exec_session.h"
 #include "supervisor/group.h"
 #include "supervisor/loop.h"
+#include "supervisor/network_spares.h"
 #include "supervisor/one_command.h"
 #include "supervisor/output_sink.h"
 #include "supervisor/services.h"
@@ -37,6 +38,7 @@ struct supervisor {
 	struct spawn_slots spawn_slots;
 	struct cgroup_tree cgroups;
 	struct network_host network;
+	struct network_spares network_spares; /* for tasks of network mode none */
 	struct host_shared_mounts shared_mounts;
 	/* Every group name this run made a cgroup for, owned: what the cgroup
 	 * tree removes at close. */

@@ -9,6 +9,7 @@
 
 #include "config/config_network.h"
 #include "isolation/network.h"
+#include "isolation/task_isolation.h"
 #include "supervisor/group.h"
 #include "supervisor/log.h"
 #include "supervisor/task.h"
@@ -99,6 +100,22 @@ int task_network_between(struct task *task, pid_t pid, char *message, size_t mes
 	return result < 0 ? -EINVAL : 0;
 }
 
+/* Mode none: a fresh namespace with lo up, this start's alone (usually a
+ * spare made ahead, network_spares.h). */
+static int prepare_none(struct task *task, char *message, size_t message_size)
+{
+	struct network_failure failure;
+	int netns_fd;
+
+	if (!task_isolation_takes_spare_network(&task->config->isolation))
+		return 0; /* cloned with the child (a user namespace) */
+	if (network_spares_take(task->services->network_spares, &netns_fd, &failure) < 0)
+		return describe(&failure, message, message_size);
+	task->network.netns_fd = netns_fd;
+	task->network.owns_netns_fd = true;
+	return 0;
+}
+
 int task_network_prepare_start(struct task *task, char *message, size_t message_size)
 {
 	if (!task->config->isolation.enabled)
@@ -110,8 +127,9 @@ int task_network_prepare_start(struct task *task, char *message, size_t message_
 		task->network.netns_fd = task->group->network.netns_fd;
 		task->network.owns_netns_fd = false;
 		return 0;
-	case NETWORK_HOST:
 	case NETWORK_NONE:
+		return prepare_none(task, message, message_size);
+	case NETWORK_HOST:
 		break;
 	}
 	return 0;

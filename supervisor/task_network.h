@@ -1,5 +1,8 @@
-/* A task's network around each start (modes bridge and group; none and
- * host need nothing from corral's side):
+/* A task's network around each start (host needs nothing from corral's
+ * side):
+ * - none: a fresh namespace with lo up per start, taken from the spares
+ *   corral makes ahead (network_spares.h); in a user namespace, cloned
+ *   with the child instead.
  * - bridge: a fresh namespace per start, a veth pair whose host end
  *   (crXXXXXXXX) sits on the group's bridge and whose peer is eth0 inside,
  *   with the task's address (the same on every start), lo up and the
@@ -25,7 +28,7 @@ struct task_network {
 	char veth_name[IF_NAMESIZE];   /* bridge: the host end's name */
 	bool veth_exists;
 	int netns_fd;       /* during a start: the namespace the child joins; -1 */
-	bool owns_netns_fd; /* bridge: this start's own, closed after the spawn */
+	bool owns_netns_fd; /* bridge, none: this start's own, closed after the spawn */
 };
 
 /* Once, in task_init: eth0 (address, prefix, gateway) and the veth's name. */

@@ -13,6 +13,7 @@
 
 #include "config/config_load.h"
 #include "config/config_network.h"
+#include "isolation/task_isolation.h"
 #include "config_cases.h"
 
 #define ARRAY_SIZE(a)  (sizeof(a) / sizeof((a)[0]))
@@ -248,10 +249,41 @@ static void test_one_error_each(void **state)
 	assert_error_cases(cases, ARRAY_SIZE(cases));
 }
 
+/* Which tasks' children join a spare namespace made ahead by corral
+ * (supervisor/network_spares.h) instead of cloning one: mode none without
+ * a user namespace, whichever way it was written. */
+static void test_which_tasks_take_a_spare_namespace(void **state)
+{
+	struct config *config = parse_ok(
+	    "groups:\n"
+	    "  web:\n"
+	    "    network: {bridge: corral0, subnet: 10.88.0.0/24}\n"
+	    "    tasks:\n"
+	    "      none: {command: a, isolation: {network: {mode: none}}}\n"
+	    "      net: {command: a, isolation: {namespaces: [pid, net]}}\n"
+	    "      host: {command: a, isolation: {namespaces: [pid]}}\n"
+	    "      bridge: {command: a, isolation: {network: {mode: bridge}}}\n"
+	    "      pod: {command: a, isolation: {network: {mode: group}}}\n"
+	    "      userns: {command: a, isolation: {namespaces: [user, net], user: {uid_map: "
+	    "\"0 1000 1\", gid_map: \"0 1000 1\"}}}\n"
+	    "      bare: {command: a}\n");
+	static const bool expected[] = {true, true, false, false, false, false, false};
+	const struct group_config *group = &config->groups[0];
+
+	assert_int_equal(group->task_count, ARRAY_SIZE(expected));
+	for (size_t i = 0; i < ARRAY_SIZE(expected); i++) {
+		print_message("%s\n", group->tasks[i].full_name);
+		assert_int_equal(task_isolation_takes_spare_network(&group->tasks[i].isolation),
+				 expected[i]);
+	}
+	config_free(config);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_modes_and_their_model),
+	    cmocka_unit_test(test_which_tasks_take_a_spare_namespace),
 	    cmocka_unit_test(test_addresses_in_file_order),
 	    cmocka_unit_test(test_one_error_each),
 	};
