@@ -14,6 +14,7 @@
 #include "supervisor/reload.h"
 #include "supervisor/task_inspect.h"
 #include "supervisor/task_schedule.h"
+#include "supervisor/task_usage.h"
 #include "supervisor/loop.h"
 
 /* ---- replies ---- */
@@ -237,22 +238,36 @@ static json_t *optional_integer(bool present, uint64_t value)
 	return present ? json_integer((json_int_t)value) : json_null();
 }
 
-/* Read from the task's cgroup now: null without one, and null for a
- * figure its cgroup cannot give (no memory controller, ...). */
-static json_t *usage_json(const struct task *task)
+/* How a reply reads usage: now (a reply about one task), or from the
+ * cache (a reply about many, task_usage.h), noting in `stale` that a
+ * reading is due once the reply is out. */
+struct usage_source {
+	bool fresh;
+	bool stale;
+};
+
+/* Null without a cgroup, and null for a figure its cgroup cannot give (no
+ * memory controller, ...). `age_ms`: how long ago it was read. */
+static json_t *usage_json(struct task *task, uint64_t now_ms, struct usage_source *source)
 {
 	if (!task_cgroup_exists(&task->cgroup))
 		return json_null();
-	struct task_cgroup_stats stats;
-	task_read_stats(task, &stats);
+	uint64_t age_ms = 0;
+	bool stale = false;
+	const struct task_cgroup_stats *stats =
+		source->fresh ? task_usage_read(task, now_ms)
+			      : task_usage_cached(task, now_ms, &age_ms, &stale);
+	source->stale |= stale;
 	json_t *object = json_object();
 	json_object_set_new(object, "cgroup", json_string(task->cgroup.path));
-	json_object_set_new(object, "cpu_usec", optional_integer(stats.has_cpu, stats.cpu_usec));
+	json_object_set_new(object, "cpu_usec", optional_integer(stats->has_cpu, stats->cpu_usec));
 	json_object_set_new(object, "memory_bytes",
-			    optional_integer(stats.has_memory, stats.memory_current));
+			    optional_integer(stats->has_memory, stats->memory_current));
 	json_object_set_new(object, "memory_peak_bytes",
-			    optional_integer(stats.has_memory_peak, stats.memory_peak));
-	json_object_set_new(object, "pids", optional_integer(stats.has_pids, stats.pids_current));
+			    optional_integer(stats->has_memory_peak, stats->memory_peak));
+	json_object_set_new(object, "pids",
+			    optional_integer(stats->has_pids, stats->pids_current));
+	json_object_set_new(object, "age_ms", json_integer((json_int_t)age_ms));
 	return object;
 }
 
@@ -310,7 +325,7 @@ static json_t *probes_json(const struct task *task, uint64_t now_ms)
 	return object;
 }
 
-static json_t *task_json(const struct task *task, uint64_t now_ms)
+static json_t *task_json(struct task *task, uint64_t now_ms, struct usage_source *usage)
 {
 	const struct runner *runner = &task->runner;
 	bool alive = runner->state == TASK_STARTING || runner->state == TASK_RUNNING;
@@ -344,7 +359,7 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	/* log.mode non-blocking: lines stdout could not take. */
 	json_object_set_new(object, "output_dropped_lines",
 			    json_integer((json_int_t)task_dropped_lines(task)));
-	json_object_set_new(object, "usage", usage_json(task));
+	json_object_set_new(object, "usage", usage_json(task, now_ms, usage));
 	json_object_set_new(object, "next_restart_in_ms",
 			    runner->delay_pending && runner->next_start_ms > now_ms
 				    ? json_integer((json_int_t)(runner->next_start_ms - now_ms))
@@ -373,7 +388,8 @@ static json_t *task_json(const struct task *task, uint64_t now_ms)
 	return object;
 }
 
-static json_t *group_json(const struct group *group, const struct scope *scope, uint64_t now_ms)
+static json_t *group_json(const struct group *group, const struct scope *scope, uint64_t now_ms,
+			  struct usage_source *usage)
 {
 	json_t *object = json_object();
 	json_object_set_new(object, "name", json_string(group->config->name));
@@ -390,9 +406,27 @@ static json_t *group_json(const struct group *group, const struct scope *scope, 
 	json_t *tasks = json_array();
 	for (size_t i = 0; i < group->task_count; i++)
 		if (in_scope(group->tasks[i], scope))
-			json_array_append_new(tasks, task_json(group->tasks[i], now_ms));
+			json_array_append_new(tasks, task_json(group->tasks[i], now_ms, usage));
 	json_object_set_new(object, "tasks", tasks);
 	return object;
+}
+
+/* The usage readings a status of many tasks found stale, read again
+ * once its reply is out (task_usage.h). */
+static void on_usage_refresh(struct loop_timer *timer)
+{
+	struct control_context *context = timer->data;
+	task_usage_refresh_stale(context->groups, context->group_count, loop_now_ms());
+}
+
+static void refresh_usage_after_reply(struct control_context *context)
+{
+	if (!context->loop)
+		return;
+	if (!context->usage_refresh.callback)
+		loop_timer_init(&context->usage_refresh, on_usage_refresh, context);
+	if (!loop_timer_armed(&context->usage_refresh))
+		loop_timer_arm(context->loop, &context->usage_refresh, loop_now_ms());
 }
 
 static void run_status(struct control_context *context, struct control_client *client,
@@ -403,14 +437,18 @@ static void run_status(struct control_context *context, struct control_client *c
 		return;
 	const struct group *group = scope.task ? scope.task->group : scope.group;
 	uint64_t now = loop_now_ms();
+	struct usage_source usage = {.fresh = scope.task != NULL};
 	json_t *groups = json_array();
 	for (size_t i = 0; i < context->group_count; i++)
 		if (!group || group == context->groups[i])
-			json_array_append_new(groups, group_json(context->groups[i], &scope, now));
+			json_array_append_new(groups,
+					      group_json(context->groups[i], &scope, now, &usage));
 	json_t *reply = json_object();
 	json_object_set_new(reply, "ok", json_true());
 	json_object_set_new(reply, "groups", groups);
 	send_json(client, reply);
+	if (usage.stale)
+		refresh_usage_after_reply(context);
 }
 
 /* ---- restarts, stop, start, signal ---- */
