@@ -9,6 +9,7 @@
 #include "supervisor/event_log.h"
 #include "supervisor/group.h"
 #include "supervisor/loop.h"
+#include "supervisor/status_reply.h"
 
 struct reload_options;
 
@@ -30,6 +31,8 @@ struct control_context {
 	 * readings are read again by this timer, once the reply is out. */
 	struct loop *loop;
 	struct loop_timer usage_refresh;
+	/* Replies about many tasks: the size of the last one. */
+	struct status_reply status_many;
 };
 
 /* control_server_ops.handle */
