@@ -216,11 +216,10 @@ static void run_status(struct control_context *context, struct control_client *c
 	struct status_reply one = {.fresh_usage = true};
 	struct status_reply *reply = scope.task ? &one : &context->status_many;
 	reply->stale_usage = false;
-	size_t length;
+	size_t length, capacity;
 	char *line = status_reply_line(reply, context->groups, context->group_count, &scope,
-				       loop_now_ms(), &length);
-	control_client_send(client, line, length);
-	free(line);
+				       loop_now_ms(), &length, &capacity);
+	control_client_send_owned(client, line, length, capacity);
 	if (reply->stale_usage)
 		refresh_usage_after_reply(context);
 }

@@ -52,11 +52,13 @@ static void value_begins(struct json_writer *writer)
 	writer->comma = true;
 }
 
-char *jw_take_line(struct json_writer *writer, size_t *length)
+char *jw_take_line(struct json_writer *writer, size_t *length, size_t *capacity)
 {
 	put_char(writer, '\n');
 	char *text = writer->text;
 	*length = writer->length;
+	if (capacity)
+		*capacity = writer->capacity;
 	*writer = (struct json_writer){0};
 	return text;
 }
@@ -87,17 +89,13 @@ void jw_array_close(struct json_writer *writer)
 	writer->comma = true;
 }
 
-void jw_key(struct json_writer *writer, const char *key)
+void jw_key_text(struct json_writer *writer, const char *quoted, size_t length)
 {
-	size_t length = strlen(key);
-	reserve(writer, length + 4);
+	reserve(writer, length + 1);
 	if (writer->comma)
 		writer->text[writer->length++] = ',';
-	writer->text[writer->length++] = '"';
-	memcpy(writer->text + writer->length, key, length);
+	memcpy(writer->text + writer->length, quoted, length);
 	writer->length += length;
-	writer->text[writer->length++] = '"';
-	writer->text[writer->length++] = ':';
 	writer->comma = false;
 }
 
@@ -179,34 +177,8 @@ void jw_null(struct json_writer *writer)
 	put(writer, "null", 4);
 }
 
-void jw_field_cstring(struct json_writer *writer, const char *key, const char *text)
+void jw_optional_int(struct json_writer *writer, bool present, int64_t value)
 {
-	jw_key(writer, key);
-	jw_cstring(writer, text);
-}
-
-void jw_field_int(struct json_writer *writer, const char *key, int64_t value)
-{
-	jw_key(writer, key);
-	jw_int(writer, value);
-}
-
-void jw_field_bool(struct json_writer *writer, const char *key, bool value)
-{
-	jw_key(writer, key);
-	jw_bool(writer, value);
-}
-
-void jw_field_null(struct json_writer *writer, const char *key)
-{
-	jw_key(writer, key);
-	jw_null(writer);
-}
-
-void jw_field_optional_int(struct json_writer *writer, const char *key, bool present,
-			   int64_t value)
-{
-	jw_key(writer, key);
 	if (present)
 		jw_int(writer, value);
 	else

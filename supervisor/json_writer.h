@@ -22,15 +22,20 @@ struct json_writer {
 /* An empty writer with room for `capacity` bytes (grown when needed). */
 void jw_init(struct json_writer *writer, size_t capacity);
 /* The text with a newline at its end, for the line-based control
- * protocol; the caller frees it. The writer is empty after. */
-char *jw_take_line(struct json_writer *writer, size_t *length);
+ * protocol, and the size of its buffer (`capacity`, may be NULL); the
+ * caller frees it. The writer is empty after. */
+char *jw_take_line(struct json_writer *writer, size_t *length, size_t *capacity);
 void jw_free(struct json_writer *writer);
 
 void jw_object_open(struct json_writer *writer);
 void jw_object_close(struct json_writer *writer);
 void jw_array_open(struct json_writer *writer);
 void jw_array_close(struct json_writer *writer);
-void jw_key(struct json_writer *writer, const char *key);
+/* `key` is a string literal: its quotes and colon are added at compile
+ * time, and it is copied without a strlen (a status of 1000 tasks writes
+ * 40000 keys). */
+#define jw_key(writer, key) jw_key_text((writer), "\"" key "\":", sizeof(key) + 2)
+void jw_key_text(struct json_writer *writer, const char *quoted, size_t length);
 
 void jw_string(struct json_writer *writer, const char *text, size_t length);
 void jw_cstring(struct json_writer *writer, const char *text); /* NULL: null */
@@ -39,11 +44,12 @@ void jw_real(struct json_writer *writer, double value);
 void jw_bool(struct json_writer *writer, bool value);
 void jw_null(struct json_writer *writer);
 
-/* "key": value, for the common cases. */
-void jw_field_cstring(struct json_writer *writer, const char *key, const char *text);
-void jw_field_int(struct json_writer *writer, const char *key, int64_t value);
-void jw_field_bool(struct json_writer *writer, const char *key, bool value);
-void jw_field_null(struct json_writer *writer, const char *key);
+/* "key": value, for the common cases (`key` a literal, as for jw_key). */
+#define jw_field_cstring(writer, key, text) (jw_key(writer, key), jw_cstring(writer, text))
+#define jw_field_int(writer, key, value) (jw_key(writer, key), jw_int(writer, value))
+#define jw_field_bool(writer, key, value) (jw_key(writer, key), jw_bool(writer, value))
+#define jw_field_null(writer, key) (jw_key(writer, key), jw_null(writer))
 /* The integer when `present`, else null. */
-void jw_field_optional_int(struct json_writer *writer, const char *key, bool present,
-			   int64_t value);
+#define jw_field_optional_int(writer, key, present, value)                                 \
+	(jw_key(writer, key), jw_optional_int(writer, present, value))
+void jw_optional_int(struct json_writer *writer, bool present, int64_t value);

@@ -217,11 +217,13 @@ static void write_group(struct json_writer *out, struct status_reply *reply,
 
 char *status_reply_line(struct status_reply *reply, struct group *const *groups,
 			size_t group_count, const struct control_scope *scope, uint64_t now_ms,
-			size_t *length)
+			size_t *length, size_t *capacity)
 {
 	const struct group *only = scope->task ? scope->task->group : scope->group;
 	struct json_writer out;
-	jw_init(&out, reply->size_hint + 64);
+	/* A task's object is about 550 bytes: room for one, or for the last
+	 * reply, without reallocating. */
+	jw_init(&out, reply->size_hint > 960 ? reply->size_hint + 64 : 1024);
 	jw_object_open(&out);
 	jw_field_bool(&out, "ok", true);
 	jw_key(&out, "groups");
@@ -231,7 +233,7 @@ char *status_reply_line(struct status_reply *reply, struct group *const *groups,
 			write_group(&out, reply, groups[i], scope, now_ms);
 	jw_array_close(&out);
 	jw_object_close(&out);
-	char *line = jw_take_line(&out, length);
+	char *line = jw_take_line(&out, length, capacity);
 	reply->size_hint = *length;
 	return line;
 }

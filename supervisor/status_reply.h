@@ -22,7 +22,7 @@ struct status_reply {
 };
 
 /* {"ok": true, "groups": [...]} of the tasks in `scope`, as one line with
- * its newline; the caller frees it. */
+ * its newline, in a buffer of `capacity` bytes; the caller frees it. */
 char *status_reply_line(struct status_reply *reply, struct group *const *groups,
 			size_t group_count, const struct control_scope *scope, uint64_t now_ms,
-			size_t *length);
+			size_t *length, size_t *capacity);

@@ -18,7 +18,7 @@
 static char *written_line(struct json_writer *writer)
 {
 	size_t length;
-	char *line = jw_take_line(writer, &length);
+	char *line = jw_take_line(writer, &length, NULL);
 	assert_true(length > 0 && line[length - 1] == '\n');
 	line[length - 1] = '\0';
 	return line;
