@@ -1,9 +1,10 @@
 /* A task's cgroup usage (CPU, memory, pids) as status replies give it,
  * with a cache so that a status of many tasks reads no cgroup file.
  *
- * Reading one task's usage opens and reads four files (cpu.stat,
- * memory.current, memory.peak, pids.current): about 2 us each, 2 ms for
- * 1000 tasks, two thirds of a whole status reply. A reply about one task
+ * Reading one task's usage opens and reads up to four files (cpu.stat,
+ * memory.current, memory.peak, pids.current), and cpu.stat makes the
+ * kernel gather per-CPU counters: 2-8 ms for 1000 tasks, which was two
+ * thirds of a status reply (docs/benchmarks.md). A reply about one task
  * reads it fresh; a reply about many serves each task's last reading with
  * its age, and the readings older than TASK_USAGE_REFRESH_MS are read
  * again once the reply is out (nothing polls: an idle corral reads
