@@ -12,8 +12,9 @@
 #include "supervisor/exec_session.h"
 #include "supervisor/json_text.h"
 #include "supervisor/reload.h"
+#include "supervisor/status_reply.h"
 #include "supervisor/task_inspect.h"
-#include "supervisor/task_schedule.h"
+#include "supervisor/task_usage.h"
 #include "supervisor/loop.h"
 
 /* ---- replies ---- */
@@ -148,25 +149,6 @@ static struct task *lookup_task(struct control_context *context, struct control_
 	return NULL;
 }
 
-/* What a target names: every task (""), a group's ("web"), one task
- * ("web/app", "web/app@1"), or every instance of a task written with
- * `instances:` ("web/app" for app@0, app@1...). */
-struct scope {
-	const struct group *group;
-	const struct task *task;
-	const char *instances_of;
-};
-
-static bool in_scope(const struct task *task, const struct scope *scope)
-{
-	if (scope->task)
-		return task == scope->task;
-	if (scope->group && task->group != scope->group)
-		return false;
-	return !scope->instances_of || (task->config->instance_of &&
-					strcmp(task->config->instance_of, scope->instances_of) == 0);
-}
-
 /* The group and task name of "group/task" when no task has that name but
  * instances of it exist (how many, into *count), else NULL. */
 static struct group *instances_target(struct control_context *context, const char *target,
@@ -191,10 +173,10 @@ static struct group *instances_target(struct control_context *context, const cha
 
 /* false after replying the error. */
 static bool resolve_scope(struct control_context *context, struct control_client *client,
-			  const char *target, struct scope *scope)
+			  const char *target, struct control_scope *scope)
 {
 	size_t count;
-	*scope = (struct scope){0};
+	*scope = (struct control_scope){0};
 	if (!target[0])
 		return true;
 	if (!strchr(target, '/'))
@@ -206,211 +188,40 @@ static bool resolve_scope(struct control_context *context, struct control_client
 
 /* ---- status ---- */
 
-static json_t *last_exit_json(const struct runner *runner)
+/* The usage readings a status of many tasks found stale, read again
+ * once its reply is out (task_usage.h). */
+static void on_usage_refresh(struct loop_timer *timer)
 {
-	if (!runner->has_exited)
-		return json_null();
-	const struct task_exit *exit = &runner->last_exit;
-	char description[64];
-	task_exit_describe(exit, description, sizeof(description));
-	json_t *object = json_object();
-	json_object_set_new(object, "code",
-			    exit->kind == TASK_EXIT_SIGNAL ? json_null() : json_integer(exit->code));
-	json_object_set_new(object, "signal", exit->kind == TASK_EXIT_SIGNAL
-						      ? json_string(signal_name(exit->signal))
-						      : json_null());
-	json_object_set_new(object, "failed", json_boolean(runner_last_exit_failed(runner)));
-	json_object_set_new(object, "oom_killed", json_boolean(task_exit_oom_killed(exit)));
-	json_object_set_new(object, "oom_kills", json_integer(exit->oom_kills));
-	json_object_set_new(object, "description", json_string(description));
-	/* What followed it, and the config rule that decided. */
-	json_object_set_new(object, "decision", runner->decision[0]
-							? json_string(runner->decision)
-							: json_null());
-	json_object_set_new(object, "decided_by",
-			    runner->exit_rule ? json_string(runner->exit_rule) : json_null());
-	return object;
+	struct control_context *context = timer->data;
+	task_usage_refresh_stale(context->groups, context->group_count, loop_now_ms());
 }
 
-static json_t *optional_integer(bool present, uint64_t value)
+static void refresh_usage_after_reply(struct control_context *context)
 {
-	return present ? json_integer((json_int_t)value) : json_null();
-}
-
-/* Read from the task's cgroup now: null without one, and null for a
- * figure its cgroup cannot give (no memory controller, ...). */
-static json_t *usage_json(const struct task *task)
-{
-	if (!task_cgroup_exists(&task->cgroup))
-		return json_null();
-	struct task_cgroup_stats stats;
-	task_read_stats(task, &stats);
-	json_t *object = json_object();
-	json_object_set_new(object, "cgroup", json_string(task->cgroup.path));
-	json_object_set_new(object, "cpu_usec", optional_integer(stats.has_cpu, stats.cpu_usec));
-	json_object_set_new(object, "memory_bytes",
-			    optional_integer(stats.has_memory, stats.memory_current));
-	json_object_set_new(object, "memory_peak_bytes",
-			    optional_integer(stats.has_memory_peak, stats.memory_peak));
-	json_object_set_new(object, "pids", optional_integer(stats.has_pids, stats.pids_current));
-	return object;
-}
-
-/* How the task says it is ready: "systemd", "fd", "exec", or null
- * (started means ready). */
-static json_t *readiness_kind_json(const struct task_config *config)
-{
-	switch (config->readiness.kind) {
-	case READINESS_NOTIFY_SYSTEMD:
-		return json_string("systemd");
-	case READINESS_NOTIFY_FD:
-		return json_string("fd");
-	case READINESS_PROBE:
-		return json_string(probe_kind_name(config->readiness.probe.kind));
-	case READINESS_NONE:
-		break;
-	}
-	return json_null();
-}
-
-/* A probe's record of this run (or of the last run, until the next
- * begins); `last_result` and `at_ms_ago` are null until a run ended. */
-static json_t *probe_json(const struct probe_record *record, uint64_t now_ms)
-{
-	json_t *object = json_object();
-	json_object_set_new(object, "last_result",
-			    record->has_result ? json_string_lossy(record->last_result,
-								   strlen(record->last_result))
-					       : json_null());
-	json_object_set_new(object, "at_ms_ago",
-			    record->has_result && now_ms >= record->at_ms
-				    ? json_integer((json_int_t)(now_ms - record->at_ms))
-				    : json_null());
-	json_object_set_new(object, "consecutive_failures",
-			    json_integer(record->failures_in_a_row));
-	json_object_set_new(object, "passed", json_boolean(record->has_result && record->passed));
-	return object;
-}
-
-static json_t *probes_json(const struct task *task, uint64_t now_ms)
-{
-	const struct task_config *config = task->config;
-	json_t *object = json_object();
-	json_object_set_new(object, "readiness",
-			    config->readiness.kind == READINESS_PROBE && task->readiness.probes
-				    ? probe_json(&task->readiness.probes->readiness_record, now_ms)
-				    : json_null());
-	json_t *health = json_null();
-	if (config->health.probe.kind != PROBE_NONE && task->readiness.probes) {
-		health = probe_json(&task->readiness.probes->health_record, now_ms);
-		json_object_set_new(health, "failures_to_restart",
-				    json_integer(config->health.failures));
-	}
-	json_object_set_new(object, "health", health);
-	return object;
-}
-
-static json_t *task_json(const struct task *task, uint64_t now_ms)
-{
-	const struct runner *runner = &task->runner;
-	bool alive = runner->state == TASK_STARTING || runner->state == TASK_RUNNING;
-	json_t *object = json_object();
-	json_object_set_new(object, "name", json_string(task->config->name));
-	json_object_set_new(object, "task", json_string(task->config->full_name));
-	json_object_set_new(object, "stage", json_string(lifecycle_stage_name(task->config->stage)));
-	json_object_set_new(object, "state", json_string(task_state_name(runner->state)));
-	json_object_set_new(object, "pid",
-			    task->pid > 0 ? json_integer(task_command_pid(task)) : json_null());
-	json_object_set_new(object, "reaper_pid",
-			    task->pid > 0 && task->isolation && task->isolation->reaper_argv ? json_integer(task->pid)
-									 : json_null());
-	json_object_set_new(object, "uptime_ms",
-			    alive ? json_integer((json_int_t)(now_ms - runner->started_at_ms))
-				  : json_null());
-	json_object_set_new(object, "restarts", json_integer(runner->restart_count));
-	json_object_set_new(object, "failed", json_boolean(runner->failed));
-	json_object_set_new(object, "ready", json_boolean(runner_is_ready_now(runner)));
-	/* readiness.continuous: it was ready in this run, and is not now. */
-	json_object_set_new(object, "ready_lost", json_boolean(runner_is_ready(runner) &&
-							       runner->ready_lost));
-	json_object_set_new(object, "readiness_kind", readiness_kind_json(task->config));
-	json_object_set_new(object, "probes", probes_json(task, now_ms));
-	json_object_set_new(object, "status_text",
-			    task->readiness.status_text && task->readiness.status_text[0]
-				    ? json_string_lossy(task->readiness.status_text,
-							strlen(task->readiness.status_text))
-				    : json_null());
-	json_object_set_new(object, "last_exit", last_exit_json(runner));
-	/* log.mode non-blocking: lines stdout could not take. */
-	json_object_set_new(object, "output_dropped_lines",
-			    json_integer((json_int_t)task_dropped_lines(task)));
-	json_object_set_new(object, "usage", usage_json(task));
-	json_object_set_new(object, "next_restart_in_ms",
-			    runner->delay_pending && runner->next_start_ms > now_ms
-				    ? json_integer((json_int_t)(runner->next_start_ms - now_ms))
-				    : json_null());
-	char waiting[192];
-	bool waits = runner->state == TASK_PENDING &&
-		     task_dependencies_describe_wait(task, waiting, sizeof(waiting));
-	uint64_t due_ms, in_ms;
-	bool scheduled = task_schedule_next(task, &due_ms, &in_ms);
-	if (scheduled && runner->state == TASK_DEAD) {
-		char in[32];
-		format_duration_ms(in_ms, in, sizeof(in));
-		waits = snprintf(waiting, sizeof(waiting), "its schedule: next run in %s", in) > 0;
-	} else if (task_is_dormant(task)) {
-		waits = snprintf(waiting, sizeof(waiting), "corral start (autostart: false)") > 0;
-	}
-	json_object_set_new(object, "waiting_for", waits ? json_string(waiting) : json_null());
-	/* config `schedule:`: when the next run comes (seconds since the epoch). */
-	json_object_set_new(object, "next_run",
-			    scheduled ? json_real((double)due_ms / 1000.0) : json_null());
-	json_object_set_new(object, "next_run_in_ms",
-			    scheduled ? json_integer((json_int_t)in_ms) : json_null());
-	if (task->services->exec_sessions)
-		json_object_set_new(object, "exec_sessions",
-				    exec_sessions_of_task_json(task->services->exec_sessions, task));
-	return object;
-}
-
-static json_t *group_json(const struct group *group, const struct scope *scope, uint64_t now_ms)
-{
-	json_t *object = json_object();
-	json_object_set_new(object, "name", json_string(group->config->name));
-	json_object_set_new(object, "state",
-			    json_string(coordinator_state_name(group->coordinator.state)));
-	json_object_set_new(object, "stopping", json_boolean(group->stop_mode == GROUP_STOPPING));
-	json_object_set_new(object, "finished", json_boolean(group->finished));
-	json_object_set_new(object, "on_failure", json_string(group_failure_action_name(
-							  group->config->on_failure.action)));
-	json_object_set_new(object, "failure_restarts", json_integer(group->failure_restart_count));
-	json_object_set_new(object, "failure_decision", group->failure_decision[0]
-								? json_string(group->failure_decision)
-								: json_null());
-	json_t *tasks = json_array();
-	for (size_t i = 0; i < group->task_count; i++)
-		if (in_scope(group->tasks[i], scope))
-			json_array_append_new(tasks, task_json(group->tasks[i], now_ms));
-	json_object_set_new(object, "tasks", tasks);
-	return object;
+	if (!context->loop)
+		return;
+	if (!context->usage_refresh.callback)
+		loop_timer_init(&context->usage_refresh, on_usage_refresh, context);
+	if (!loop_timer_armed(&context->usage_refresh))
+		loop_timer_arm(context->loop, &context->usage_refresh, loop_now_ms());
 }
 
 static void run_status(struct control_context *context, struct control_client *client,
 		       const struct control_request *request)
 {
-	struct scope scope;
+	struct control_scope scope;
 	if (!resolve_scope(context, client, request->target, &scope))
 		return;
-	const struct group *group = scope.task ? scope.task->group : scope.group;
-	uint64_t now = loop_now_ms();
-	json_t *groups = json_array();
-	for (size_t i = 0; i < context->group_count; i++)
-		if (!group || group == context->groups[i])
-			json_array_append_new(groups, group_json(context->groups[i], &scope, now));
-	json_t *reply = json_object();
-	json_object_set_new(reply, "ok", json_true());
-	json_object_set_new(reply, "groups", groups);
-	send_json(client, reply);
+	/* One task: its usage read now, and a buffer of its own size. */
+	struct status_reply one = {.fresh_usage = true};
+	struct status_reply *reply = scope.task ? &one : &context->status_many;
+	reply->stale_usage = false;
+	size_t length, capacity;
+	char *line = status_reply_line(reply, context->groups, context->group_count, &scope,
+				       loop_now_ms(), &length, &capacity);
+	control_client_send_owned(client, line, length, capacity);
+	if (reply->stale_usage)
+		refresh_usage_after_reply(context);
 }
 
 /* ---- restarts, stop, start, signal ---- */
@@ -683,14 +494,14 @@ static int by_time(const void *a, const void *b)
 
 /* The kept lines of one task, of a group's tasks or of every task,
  * interleaved by time; `tail` of them (0: all). */
-static json_t *collect_logs(struct control_context *context, const struct scope *scope,
+static json_t *collect_logs(struct control_context *context, const struct control_scope *scope,
 			    unsigned tail)
 {
 	struct log_collector collector = {0};
 	for (size_t g = 0; g < context->group_count; g++)
 		for (size_t t = 0; t < context->groups[g]->task_count; t++) {
 			const struct task *task = context->groups[g]->tasks[t];
-			if (!in_scope(task, scope))
+			if (!control_scope_includes(scope, task))
 				continue;
 			collector.task = task->config->full_name;
 			line_ring_visit(&task->logs, tail, collect_line, &collector);
@@ -711,7 +522,7 @@ static json_t *collect_logs(struct control_context *context, const struct scope 
 static void run_logs(struct control_context *context, struct control_client *client,
 		     const struct control_request *request)
 {
-	struct scope scope;
+	struct control_scope scope;
 	if (!resolve_scope(context, client, request->target, &scope))
 		return;
 	if (scope.instances_of && request->follow) {

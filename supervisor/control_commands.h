@@ -8,6 +8,8 @@
 #include "supervisor/control_server.h"
 #include "supervisor/event_log.h"
 #include "supervisor/group.h"
+#include "supervisor/loop.h"
+#include "supervisor/status_reply.h"
 
 struct reload_options;
 
@@ -25,6 +27,12 @@ struct control_context {
 	/* control.exec: the control group's members may exec. */
 	bool (*group_may_exec)(void *supervisor);
 	void *supervisor;
+	/* Status replies of many tasks serve cached usage; the stale
+	 * readings are read again by this timer, once the reply is out. */
+	struct loop *loop;
+	struct loop_timer usage_refresh;
+	/* Replies about many tasks: the size of the last one. */
+	struct status_reply status_many;
 };
 
 /* control_server_ops.handle */

@@ -247,6 +247,24 @@ void control_client_send(struct control_client *client, const char *data, size_t
 		flush(client);
 }
 
+void control_client_send_owned(struct control_client *client, char *data, size_t length,
+			       size_t capacity)
+{
+	if (client->closed || client->cut || pending(client) || length > CLIENT_OUTPUT_MAX ||
+	    capacity < client->output_capacity) {
+		control_client_send(client, data, length);
+		free(data);
+		return;
+	}
+	free(client->output);
+	client->output = data;
+	client->output_capacity = capacity;
+	client->output_start = 0;
+	client->output_length = length;
+	if (!(client->interest & EPOLLOUT))
+		flush(client);
+}
+
 bool control_follow_is_logs(enum control_follow kind)
 {
 	return kind == CONTROL_FOLLOW_LOGS || kind == CONTROL_FOLLOW_LOGS_GROUP ||

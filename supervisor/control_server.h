@@ -64,6 +64,13 @@ void control_server_collect(struct control_server *server);
 /* Queues `length` bytes (whole lines with their newline) to the client. */
 void control_client_send(struct control_client *client, const char *data, size_t length);
 
+/* The same for a malloc'd `data` of `capacity` bytes, which the client
+ * takes over: when nothing else waits to be sent, a large reply goes out
+ * from where it was written instead of being copied into a buffer that
+ * grows by doubling (1000 tasks: 550 KB, 8 reallocations). */
+void control_client_send_owned(struct control_client *client, char *data, size_t length,
+			       size_t capacity);
+
 /* After the reply: stream what is published for `kind` and `subject`. */
 void control_client_follow(struct control_client *client, enum control_follow kind,
 			   const void *subject);

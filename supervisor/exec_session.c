@@ -23,6 +23,7 @@
 #include "config/units.h"
 #include "config/xmalloc.h"
 #include "supervisor/json_text.h"
+#include "supervisor/json_writer.h"
 #include "supervisor/oom_protection.h"
 #include "supervisor/task.h"
 
@@ -536,14 +537,18 @@ void exec_session_client_gone(struct exec_sessions *sessions, const void *pointe
 		}
 }
 
-json_t *exec_sessions_of_task_json(const struct exec_sessions *sessions, const struct task *task)
+void exec_sessions_of_task_write(const struct exec_sessions *sessions, const struct task *task,
+				 struct json_writer *writer)
 {
-	json_t *list = json_array();
+	jw_array_open(writer);
 	for (const struct exec_session *session = sessions->first; session; session = session->next)
-		if (session->task == task)
-			json_array_append_new(list, json_pack("{s:i, s:s}", "pid", (int)session->pid,
-							      "command", session->command));
-	return list;
+		if (session->task == task) {
+			jw_object_open(writer);
+			jw_field_int(writer, "pid", session->pid);
+			jw_field_cstring(writer, "command", session->command);
+			jw_object_close(writer);
+		}
+	jw_array_close(writer);
 }
 
 static void kill_and_reap(struct exec_session *session)

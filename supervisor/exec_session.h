@@ -77,9 +77,9 @@ bool exec_sessions_reap(struct exec_sessions *sessions, pid_t pid);
 void exec_session_client_gone(struct exec_sessions *sessions, const void *session);
 
 /* The sessions in `task` now, as a JSON array for status: [{pid, command}]. */
-struct json_t;
-struct json_t *exec_sessions_of_task_json(const struct exec_sessions *sessions,
-					  const struct task *task);
+struct json_writer;
+void exec_sessions_of_task_write(const struct exec_sessions *sessions, const struct task *task,
+				 struct json_writer *writer);
 
 /* `task` is going away: its sessions' commands are killed and forgotten. */
 void exec_sessions_forget_task(struct exec_sessions *sessions, const struct task *task);

@@ -247,6 +247,7 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 		.exec_sessions = &supervisor->exec_sessions,
 		.group_may_exec = group_may_exec,
 		.supervisor = supervisor,
+		.loop = supervisor->loop,
 	};
 	struct control_server_ops ops = {
 		.handle = control_commands_handle,

@@ -21,6 +21,7 @@
 #include "supervisor/task_output.h"
 #include "supervisor/task_network.h"
 #include "supervisor/task_readiness.h"
+#include "supervisor/task_usage.h"
 
 struct group;
 
@@ -85,6 +86,9 @@ struct task {
 	 * short of fds): the cgroup is looked at every 50 ms. */
 	struct loop_timer cgroup_poll;
 	struct task_exit pending_exit;
+	/* Its last usage reading, which status replies of many tasks serve
+	 * (task_usage.h); forgotten when a run begins or ends. */
+	struct task_usage usage;
 
 	struct task_readiness readiness;
 	bool run_seen;   /* the current run's exec was seen (readiness listens) */

@@ -100,6 +100,7 @@ static int apply_device_policy(struct task *task, char *message, size_t message_
 
 int task_cgroup_run_prepare(struct task *task, char *message, size_t message_size)
 {
+	task_usage_forget(&task->usage); /* a new run: the last figures were the old one's */
 	if (task->cgroup.killed)
 		task_cgroup_run_release(task);
 	if (!task_cgroup_exists(&task->cgroup) && create_cgroup(task, message, message_size) < 0)
@@ -113,6 +114,7 @@ void task_cgroup_run_release(struct task *task)
 	unwatch_file(task, &task->memory_events_watch);
 	loop_timer_cancel(task->services->loop, &task->cgroup_poll);
 	device_policy_release(&task->devices);
+	task_usage_forget(&task->usage);
 	if (task_cgroup_exists(&task->cgroup))
 		task_cgroup_remove(&task->cgroup, task->services->cgroups);
 }
@@ -164,6 +166,7 @@ void task_finish_run(struct task *task, struct task_exit exit)
 	task_output_drain(&task->output);
 	if (task->error_output)
 		task_output_drain(task->error_output);
+	task_usage_forget(&task->usage); /* its processes are gone */
 	/* Before the runner hears of it: it may start the task again now. */
 	task_network_run_ended(task);
 	task_give_back_shared_mounts(task);

@@ -1,0 +1,28 @@
+/* The reply to a `status` request (docs/control-protocol.md#status),
+ * written as JSON text straight from the running groups: with 1000 tasks
+ * a jansson tree of it took 25000 nodes to build, dump and free. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "supervisor/control_scope.h"
+#include "supervisor/group.h"
+
+struct status_reply {
+	/* Usage is read now for a reply about one task; a reply about many
+	 * serves the cached readings (task_usage.h)... */
+	bool fresh_usage;
+	/* ...and says here that some were stale: the caller refreshes them
+	 * once the reply is out. */
+	bool stale_usage;
+	/* The last reply's length: the next one's buffer starts that big. */
+	size_t size_hint;
+};
+
+/* {"ok": true, "groups": [...]} of the tasks in `scope`, as one line with
+ * its newline, in a buffer of `capacity` bytes; the caller frees it. */
+char *status_reply_line(struct status_reply *reply, struct group *const *groups,
+			size_t group_count, const struct control_scope *scope, uint64_t now_ms,
+			size_t *length, size_t *capacity);
