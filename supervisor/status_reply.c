@@ -161,7 +161,7 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_key(out, "probes");
 	write_probes(out, task, now_ms);
 	jw_key(out, "status_text");
-	if (task->readiness.status_text[0])
+	if (task->readiness.status_text && task->readiness.status_text[0])
 		jw_string(out, task->readiness.status_text, strlen(task->readiness.status_text));
 	else
 		jw_null(out);

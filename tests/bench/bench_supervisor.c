@@ -7,11 +7,13 @@
  *      main(): corral (policy always, delay 0) against a plain
  *      fork/exec/waitpid loop, both running this program's --stamp mode;
  *   3. an idle corral supervising sleeping tasks: context switches over a
- *      quiet period (an idle supervisor makes no wakeups), memory, fds;
+ *      quiet period (an idle supervisor makes no wakeups), memory, fds,
+ *      `corral status --json` of them all, and the shutdown (--idle-tasks
+ *      10000 runs this part alone at that scale);
  *   4. memory and fds per task with 1000 idle tasks: PSS (smaps_rollup)
  *      and corral's fds by kind, against a corral with 1 task.
  *
- * usage: bench_supervisor [--corral PATH] [--quick] [--memory-only]
+ * usage: bench_supervisor [--corral PATH] [--quick] [--memory-only] [--idle-tasks N]
  *
  * Prints figures, asserts nothing about timing. Everything it creates lives
  * in a temporary directory under /tmp that is removed at exit; a corral it
@@ -47,6 +49,7 @@ struct settings {
 	unsigned idle_seconds;   /* part 3: the quiet period */
 	unsigned memory_tasks;   /* part 4 */
 	bool memory_only;        /* part 4 alone */
+	bool idle_only;          /* part 3 alone (--idle-tasks N) */
 };
 
 /* ---- cleanup: the temp dir and the corral we started -------------------- */
@@ -622,9 +625,11 @@ static struct idle_corral start_idle_corral(const struct settings *settings, uns
 			free(said);
 			die("corral exited before its %u tasks started (%zu did)", tasks, started);
 		}
-		if (now_ns() - corral.start_ns > 30LL * 1000000000LL)
-			die("only %zu of %u tasks started within 30 s", started, tasks);
-		sleep_ms(5);
+		int64_t limit_s = 30 + tasks / 100; /* 10,000 tasks: 130 s */
+		if (now_ns() - corral.start_ns > limit_s * 1000000000LL)
+			die("only %zu of %u tasks started within %lld s", started, tasks,
+			    (long long)limit_s);
+		sleep_ms(tasks > 1000 ? 50 : 5); /* the event log is read whole each time */
 	}
 	/* Let it finish whatever follows the last start (lifecycle events). */
 	sleep_ms(500);
@@ -632,6 +637,34 @@ static struct idle_corral start_idle_corral(const struct settings *settings, uns
 	free(events);
 	free(log);
 	return corral;
+}
+
+/* The median of `calls` runs of `corral status --json` (stdout to
+ * /dev/null), fork to exit, in ms; -1 when one failed. */
+static double status_all_ms(const struct settings *settings, unsigned calls)
+{
+	struct series series = {0};
+	for (unsigned i = 0; i < calls; i++) {
+		int64_t start = now_ns();
+		pid_t pid = fork();
+		if (pid < 0)
+			die("fork: %s", strerror(errno));
+		if (pid == 0) {
+			int null_fd = open("/dev/null", O_WRONLY);
+			if (null_fd < 0)
+				_exit(127);
+			dup2(null_fd, STDOUT_FILENO);
+			execl(settings->corral, settings->corral, "status", "--json", (char *)NULL);
+			_exit(127);
+		}
+		if (reap_status(pid) != 0)
+			return -1;
+		series_add(&series, (double)(now_ns() - start) / 1e6);
+	}
+	series_sort(&series);
+	double median = series_median(&series);
+	free(series.values);
+	return median;
 }
 
 /* SIGTERM, and the time corral takes to stop its tasks and exit. */
@@ -655,6 +688,7 @@ static void bench_idle(const struct settings *settings)
 	struct process_sample before = sample_process(corral.pid);
 	sleep_ms(settings->idle_seconds * 1000);
 	struct process_sample after = sample_process(corral.pid);
+	double status_ms = status_all_ms(settings, 5);
 	struct corral_result stopped = stop_idle_corral(corral.pid);
 
 	printf("3. Idle corral supervising %u tasks (sleep 1000, policy never)\n", tasks);
@@ -672,6 +706,8 @@ static void bench_idle(const struct settings *settings)
 	printf("  %-44s %10.1f MiB\n", "VmHWM (peak RSS)", (double)after.hwm_kib / 1024);
 	printf("  %-44s %10u     with 1 task %u; %u thread%s\n", "open fds", after.fds,
 	       baseline.fds, after.threads, after.threads == 1 ? "" : "s");
+	printf("  %-44s %10.1f ms (median of 5; -1: a call failed)\n",
+	       "corral status --json of every task", status_ms);
 	printf("  %-44s %10.1f ms (exit code %d); with 1 task %.1f ms\n",
 	       "SIGTERM -> corral exited", (double)stopped.wall_ns / 1e6, stopped.exit_code,
 	       (double)one_stopped.wall_ns / 1e6);
@@ -789,7 +825,8 @@ static void usage(FILE *out)
 	fprintf(out, "usage: bench_supervisor [--corral PATH] [--quick] [--memory-only]\n\n"
 		     "  --corral PATH  the corral binary (default build-dev/corral)\n"
 		     "  --quick        small sizes, a smoke test of the bench itself\n"
-		     "  --memory-only  part 4 alone (memory and fds per idle task)\n");
+		     "  --memory-only  part 4 alone (memory and fds per idle task)\n"
+		     "  --idle-tasks N part 3 alone, with N idle tasks (up to 100000)\n");
 }
 
 int main(int argc, char **argv)
@@ -817,6 +854,20 @@ int main(int argc, char **argv)
 			argc--;
 			break;
 		}
+	for (int i = 1; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--idle-tasks") == 0) {
+			char *end;
+			unsigned long count = strtoul(argv[i + 1], &end, 10);
+			if (*end || count < 1 || count > 100000) {
+				fprintf(stderr, "bench_supervisor: --idle-tasks takes 1 to 100000\n");
+				return 2;
+			}
+			settings.idle_tasks = (unsigned)count;
+			settings.idle_only = true;
+			memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(argv[0]));
+			argc -= 2;
+			break;
+		}
 	struct bench_options options = {.corral = settings.corral};
 	int exit_code = parse_options(argc, argv, false, usage, &options);
 	if (exit_code >= 0)
@@ -828,7 +879,7 @@ int main(int argc, char **argv)
 		settings.repeats = 2;
 		settings.restarts = 20;
 		settings.restart_rounds = 2;
-		settings.idle_tasks = 20;
+		settings.idle_tasks = settings.idle_only ? settings.idle_tasks : 20;
 		settings.idle_seconds = 1;
 		settings.memory_tasks = 50;
 	}
@@ -844,6 +895,11 @@ int main(int argc, char **argv)
 	print_machine_line(settings.quick, settings.corral, NULL);
 	printf("\n");
 	fflush(stdout);
+	if (settings.idle_only) {
+		bench_idle(&settings);
+		cleanup();
+		return 0;
+	}
 	if (!settings.memory_only) {
 		bench_start(&settings);
 		fflush(stdout);
