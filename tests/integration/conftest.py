@@ -153,6 +153,18 @@ def proc_stat(pid):
     return fields[0], int(fields[1])
 
 
+def fd_targets(pid):
+    """What process `pid`'s fds point at (readlink of /proc/PID/fd/N): "pipe:[..]",
+    "anon_inode:[pidfd]", "net:[..]", paths. An fd closed meanwhile is skipped."""
+    targets = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            targets.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except FileNotFoundError:
+            continue
+    return targets
+
+
 def pid_exists(pid):
     return proc_stat(pid) is not None
 

@@ -6,12 +6,11 @@ behind is killed. Counted as the difference between a corral with 1 idle
 task and one with 21, so that corral's own fds cancel out. And the pipe
 still carries what every run and hook writes."""
 
-import os
 import signal
 
 import pytest
 
-from conftest import sh, wait_for
+from conftest import fd_targets, sh, wait_for
 
 
 def idle_tasks(count, extra=None):
@@ -22,11 +21,7 @@ def idle_tasks(count, extra=None):
 def fds_of(pid):
     """corral's fds by what they point at."""
     kinds = {"pipe": 0, "pidfd": 0, "cgroup": 0, "other": 0}
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except FileNotFoundError:
-            continue
+    for target in fd_targets(pid):
         if target.startswith("pipe:"):
             kinds["pipe"] += 1
         elif target == "anon_inode:[pidfd]":

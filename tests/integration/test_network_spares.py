@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import wait_for
+from conftest import fd_targets, wait_for
 
 NEVER = {"policy": "never"}
 
@@ -29,15 +29,7 @@ def corral_pid_of(running):
 
 def namespace_fds(pid):
     """The network namespaces process `pid` holds as fds ("net:[4026...]")."""
-    held = []
-    for name in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{name}")
-        except FileNotFoundError:
-            continue
-        if target.startswith("net:["):
-            held.append(target)
-    return sorted(held)
+    return sorted(target for target in fd_targets(pid) if target.startswith("net:["))
 
 
 def nsfs_mounts(pid):
