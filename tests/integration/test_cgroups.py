@@ -83,14 +83,18 @@ def daemonizer(pid_file, then):
 
 def test_stop_kills_daemonised_grandchildren_through_the_cgroup(corral, tmp_path):
     daemon = tmp_path / "daemon"
+    trapped = tmp_path / "trapped"
     # The main process ignores SIGTERM: the kill timeout ends with cgroup.kill.
+    # (It says when the trap is set: a stop before that would end it at once.)
     config = group({
-        "app": {"command": daemonizer(daemon, "trap '' TERM; while :; do sleep 0.05; done"),
+        "app": {"command": daemonizer(daemon, f"trap '' TERM; : > {trapped}; "
+                                              "while :; do sleep 0.05; done"),
                 "kill": {"timeout": "300ms"}},
         "keeper": KEEPER,
     })
     running = corral.start(config)
-    wait_for(lambda: daemon.exists() and daemon.read_text(), what="the daemon")
+    wait_for(lambda: daemon.exists() and daemon.read_text() and trapped.exists(),
+             what="the daemon, and the main process's trap")
     daemon_pid = read_pids(daemon)[0]
     # Not in the task's process group: only the cgroup reaches it.
     assert os.getpgid(daemon_pid) != corral.task_status("g/app")["pid"]

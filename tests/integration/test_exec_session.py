@@ -90,15 +90,17 @@ def test_stdin_exit_codes_env_user_and_workdir(corral, tmp_path):
 
 def test_a_pseudo_terminal_with_its_window_size(corral):
     running = start(corral, {"app": {"command": ["sleep", "1000"], "restart": NEVER}})
-    pid, terminal = pty.fork()
-    if pid == 0:
-        os.execve(str(corral.binary), [str(corral.binary), "exec", "-t", "g/app", "--", "sh",
-                                      "-c", "test -t 0 && echo tty=yes; stty size; exit 5"],
-                  corral.env())
     import fcntl
     import struct
     import termios
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 111, 0, 0))
+    pid, terminal = pty.fork()
+    if pid == 0:
+        # The size is set before corral exec starts (set from the parent, it
+        # raced with the CLI reading it).
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 111, 0, 0))
+        os.execve(str(corral.binary), [str(corral.binary), "exec", "-t", "g/app", "--", "sh",
+                                      "-c", "test -t 0 && echo tty=yes; stty size; exit 5"],
+                  corral.env())
     output = b""
     deadline = time.monotonic() + RUN_TIMEOUT
     while time.monotonic() < deadline:
