@@ -79,13 +79,16 @@ def config(variant, tasks, port, directory):
     """Config A (variant 0) or B (1): B replaces, removes, adds and updates
     tasks of A in place, so that reloading between them exercises every
     kind of change."""
+    # Every task restarts without end (the default allows 3 restarts a
+    # minute, which random kills and signals exceed now and then): a task
+    # failing for good would stop its group for the rest of the run.
+    forever = {"policy": "always", "delay": "200ms", "attempts": 1000000, "interval": "1s"}
     workers = {}
     for i in range(tasks):
         life = 1 + (i * 7919) % 23  # seconds before it exits, spread out
         task = {
             "command": ["/bin/sh", "-c", f"sleep {life}; exit {i % 3}", f"w{i}"],
-            "restart": {"policy": "always", "delay": "200ms", "attempts": 1000000,
-                        "interval": "1s"},
+            "restart": dict(forever),
             "kill": {"timeout": "2s"},
         }
         if i % 10 == 0:
@@ -107,7 +110,7 @@ def config(variant, tasks, port, directory):
             continue  # removed
         workers[f"w{i:04d}"] = task
     if variant == 1:
-        workers["added"] = {"command": ["sleep", "100000"]}
+        workers["added"] = {"command": ["sleep", "100000"], "restart": forever}
     limits = {
         "forkbomb": {"command": ["/bin/sh", "-c", "while :; do sleep 100 & done"],
                      "resources": {"pids": 20, "optional": True},
@@ -119,6 +122,7 @@ def config(variant, tasks, port, directory):
                 "restart": {"policy": "always", "delay": "2s", "attempts": 1000000,
                             "interval": "1s"}},
         "chatty": {"command": ["/bin/sh", "-c", "while :; do seq 1 2000; sleep 0.2; done"],
+                   "restart": forever,
                    "log": {"dir": str(directory / "logs"), "max_size": "256K", "keep": 2}},
     }
     if not can_lower_oom_scores():
@@ -537,6 +541,12 @@ class Soak:
 
         print(f"soak: {time.monotonic() - self.started:.0f}s, corral exited with {code}")
         said = (self.directory / "corral.log").read_text(errors="replace")
+        if code != 0:
+            # Every task here restarts without end, so nothing may fail for
+            # good: a SIGTERM shutdown must end with 0.
+            why = [line for line in said.splitlines()
+                   if "for good" in line or "will exit with code" in line]
+            self.fail(f"corral exited with {code} after SIGTERM: " + " | ".join(why[:5]))
         print(f"soak: corral's log: {said.count('Too many open files')} lines on running out "
               f"of fds, {said.count('OOM killed')} OOM kills, "
               f"{said.count('hook_failed') + said.count('hook h')} on failed hooks, "
