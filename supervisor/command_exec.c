@@ -145,6 +145,12 @@ static int open_pty(int *slave)
 			atexit(restore_terminal);
 		}
 	}
+	/* The size goes on the pty now, before the command is started on it:
+	 * set by the relay loop only, it raced with the command's first look
+	 * (`stty size` saw 0 0 now and then). */
+	struct winsize window;
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &window) == 0)
+		ioctl(pty_master, TIOCSWINSZ, &window);
 	struct sigaction action = {.sa_handler = on_window_change};
 	sigaction(SIGWINCH, &action, NULL);
 	return 0;
