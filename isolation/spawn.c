@@ -160,6 +160,40 @@ CHILD_CODE static void set_own_oom_score_adj(int error_fd, const struct spawn_re
 	syscall(SYS_close, (int)fd);
 }
 
+/* Signals are 1 to 64 on Linux: one bit each. */
+#define SPAWN_SIGNAL_COUNT 64
+
+CHILD_CODE static inline uint64_t signal_bit(int signal_number)
+{
+	return 1ull << (signal_number - 1);
+}
+
+/* The signals a child resets to SIG_DFL: those whose disposition in corral
+ * was not the default when it first spawned (corral's handlers, SIG_IGN it
+ * inherited or set), and those corral changes for a while later on
+ * (one_command.c: SIGHUP, SIGCONT; SIGPIPE, SIGWINCH). */
+static uint64_t signals_to_reset;
+
+static void note_signals_to_reset(void)
+{
+	static bool noted;
+	if (noted)
+		return;
+	noted = true;
+	signals_to_reset = signal_bit(SIGHUP) | signal_bit(SIGCONT) | signal_bit(SIGPIPE) |
+			   signal_bit(SIGWINCH);
+	for (int signal_number = 1; signal_number <= SPAWN_SIGNAL_COUNT; signal_number++) {
+		struct kernel_sigaction current;
+		if (signal_number == SIGKILL || signal_number == SIGSTOP)
+			continue;
+		/* The kernel's view, glibc's own signals included. */
+		if (syscall(SYS_rt_sigaction, signal_number, NULL, &current,
+			    sizeof(current.mask)) < 0 ||
+		    current.handler != SIG_DFL)
+			signals_to_reset |= signal_bit(signal_number);
+	}
+}
+
 /* Runs in the child, between clone and exec, on its own stack. */
 CHILD_CODE static int child_setup_and_exec(void *pointer)
 {
@@ -198,14 +232,14 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	}
 
 	/* corral blocks the signals it reads through signalfd and may ignore
-	 * some; the task must start with the defaults. */
+	 * or catch some; the task must start with the defaults, and none of
+	 * corral's handlers may run here once the mask is cleared. Only those
+	 * not at their default need it (a syscall each, on every start). */
 	const struct kernel_sigaction default_action = {.handler = SIG_DFL};
-	for (int signal_number = 1; signal_number < NSIG; signal_number++) {
-		if (signal_number == SIGKILL || signal_number == SIGSTOP)
-			continue;
-		syscall(SYS_rt_sigaction, signal_number, &default_action, NULL,
-			sizeof(default_action.mask));
-	}
+	for (int signal_number = 1; signal_number <= SPAWN_SIGNAL_COUNT; signal_number++)
+		if (signals_to_reset & signal_bit(signal_number))
+			syscall(SYS_rt_sigaction, signal_number, &default_action, NULL,
+				sizeof(default_action.mask));
 	const unsigned long no_signals = 0;
 	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &no_signals, NULL, sizeof(no_signals)) < 0)
 		child_fail(error_fd, SPAWN_STAGE_SIGNALS);
@@ -488,6 +522,7 @@ int spawn_process(struct spawn_slots *slots, const struct spawn_request *request
 		  struct spawn_result *result)
 {
 	result->message[0] = '\0';
+	note_signals_to_reset();
 	/* Non-blocking for corral's loop; the child's one small write into an
 	 * empty pipe never needs to wait either. */
 	int error_pipe[2];
