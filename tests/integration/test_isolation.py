@@ -99,6 +99,27 @@ def test_exit_code_and_stop_signal_go_through_the_reaper(corral, tmp_path):
     assert result.events.of_task("trapper", "exited")[0]["message"] == "exited with code 0"
 
 
+def test_a_command_the_reaper_cannot_start_exits_127_or_126_and_says_why(corral, tmp_path):
+    """The reaper starts the command: one it cannot exec is a run that exits
+    127 or 126 (as a shell says it), which the restart policy sees, not a
+    start that failed; the task's output says why."""
+    data = tmp_path / "data"
+    data.write_text("just data\n")
+    commands = {"missing": ["/nonexistent/prog"], "data": [str(data)],
+                "unknown": ["no-such-command"]}
+    config = {"groups": {name: {"tasks": {name: {
+        "command": command, "restart": NEVER,
+        "isolation": {"namespaces": ["pid", "mount"]}}}} for name, command in commands.items()}}
+    result = corral.run(config)
+    exits = {name: result.events.of_task(name, "exited")[0]["message"] for name in commands}
+    assert exits == {"missing": "exited with code 127", "data": "exited with code 126",
+                     "unknown": "exited with code 127"}, (exits, result)
+    for line in ("missing | corral reaper: exec /nonexistent/prog: No such file or directory",
+                 f"data | corral reaper: exec {data}: Permission denied",
+                 "unknown | corral reaper: exec no-such-command: No such file or directory"):
+        assert line in result.stdout, result.stdout
+
+
 def test_hostname_network_and_limits(corral, tmp_path):
     report = tmp_path / "report"
     # /proc/net/dev is the task's network namespace's (/sys, not remounted
