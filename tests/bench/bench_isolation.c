@@ -11,11 +11,15 @@
  *     The same task with a user namespace too (uid/gid maps 0 100000
  *     65536, written by corral in the sync window), and without isolation,
  *     for context.
+ *   - posix_spawn of /bin/true, not isolated: the floor an isolated start
+ *     adds to;
  *   - unshare --pid --mount --uts --ipc --net --fork /bin/true (util-linux);
  *   - bwrap --unshare-all --die-with-parent --ro-bind / / /bin/true;
  *   - runc run of a bundle: busybox-static as a read-only rootfs, the spec of
  *     `runc spec` with terminal false, args [/bin/true], no capabilities and
  *     a seccomp filter denying what corral's default profile denies.
+ *   Issue 16's aims for corral's isolated row are printed against these:
+ *   at most 1.6x the posix_spawn, 1/3 of bwrap and 1/20 of runc.
  *   Each of these is one fork/exec/wait from this program, timed from the
  *   fork to the reap of the last process it started (this program is a
  *   child subreaper: bwrap's sandbox outlives bwrap). A tool that is
@@ -33,6 +37,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -303,6 +308,23 @@ static int64_t time_tool(char *const argv[], enum child_kind kind, int *exit_cod
 	pid_t pid = spawn(argv, tool_log_fd, kind == CHILD_RUNC ? SIGTERM : SIGKILL, kind);
 	*exit_code = wait_child(pid);
 	*orphans += reap_orphans();
+	int64_t elapsed = now_ns() - start;
+	return *exit_code == 0 ? elapsed : -1;
+}
+
+/* posix_spawn of /bin/true to its reap, as a program that starts one
+ * plainly does: what isolation adds to is this. */
+static int64_t time_bare_spawn(int *exit_code)
+{
+	char *argv[] = {(char *)true_path, NULL};
+	int64_t start = now_ns();
+	pid_t pid;
+	int error = posix_spawn(&pid, true_path, NULL, NULL, argv, environ);
+	if (error)
+		die("posix_spawn %s: %s", true_path, strerror(error));
+	running_kind = CHILD_OTHER;
+	running_child = pid;
+	*exit_code = wait_child(pid);
 	int64_t elapsed = now_ns() - start;
 	return *exit_code == 0 ? elapsed : -1;
 }
@@ -583,6 +605,7 @@ enum row_id {
 	ROW_CORRAL_NO_INIT,
 	ROW_CORRAL_USERNS,
 	ROW_CORRAL_PLAIN,
+	ROW_BARE,
 	ROW_UNSHARE,
 	ROW_BWRAP,
 	ROW_RUNC,
@@ -610,6 +633,7 @@ static struct row rows[ROW_COUNT] = {
     [ROW_CORRAL_NO_INIT] = {.label = "corral, isolated, init: false (context)"},
     [ROW_CORRAL_USERNS] = {.label = "corral, isolated + user namespace (context)"},
     [ROW_CORRAL_PLAIN] = {.label = "corral, no isolation (context)"},
+    [ROW_BARE] = {.label = "posix_spawn, no isolation (the floor)"},
     [ROW_UNSHARE] = {.label = "unshare --pid --mount --uts --ipc --net --fork"},
     [ROW_BWRAP] = {.label = "bwrap --unshare-all --ro-bind / /"},
     [ROW_RUNC] = {.label = "runc run (busybox rootfs, read-only)"},
@@ -632,7 +656,9 @@ static bool tool_once(struct row *row, enum row_id id, bool timed)
 	int exit_code;
 	int64_t ns;
 	unsigned orphans = 0;
-	if (id == ROW_UNSHARE) {
+	if (id == ROW_BARE) {
+		ns = time_bare_spawn(&exit_code);
+	} else if (id == ROW_UNSHARE) {
 		char *argv[] = {row->tool, "--pid",  "--mount",         "--uts", "--ipc",
 				"--net",   "--fork", (char *)true_path, NULL};
 		ns = time_tool(argv, CHILD_OTHER, &exit_code, &orphans);
@@ -731,6 +757,30 @@ static void setup_rows(unsigned runs_per_round)
 	}
 }
 
+/* Issue 16's aims for an isolated start, against the same run's rows. */
+static void print_aims(double isolated_ms)
+{
+	static const struct {
+		enum row_id id;
+		const char *name;
+		double aim; /* corral isolated over the row's median, at most */
+	} aims[] = {
+	    {ROW_BARE, "a bare posix_spawn", 1.6},
+	    {ROW_BWRAP, "bwrap", 1.0 / 3},
+	    {ROW_RUNC, "runc", 1.0 / 20},
+	};
+	printf("  corral, isolated, against its aims (medians):");
+	for (size_t i = 0; i < sizeof(aims) / sizeof(aims[0]); i++) {
+		const struct row *row = &rows[aims[i].id];
+		if (row->skipped || !row->ms.count || isolated_ms <= 0)
+			continue;
+		double ratio = isolated_ms / series_median(&row->ms);
+		printf("%s %.2fx %s (aim <= %.2f: %s)", i ? ";" : "", ratio, aims[i].name,
+		       aims[i].aim, ratio <= aims[i].aim ? "met" : "not met");
+	}
+	printf("\n");
+}
+
 static void print_row(const struct row *row, bool corral, double reference_ms)
 {
 	if (row->skipped) {
@@ -824,6 +874,7 @@ static void bench(const struct settings *settings)
 							   : "corral run of 1 run, no isolation",
 		       one->count, series_median(one), series_min(one));
 	}
+	print_aims(reference);
 	printf(
 	    "  corral rows: median and min of its event log's \"started\" -> next \"started\"\n"
 	    "  (exec confirmed, exit, reap, restart, exec confirmed); per run: the whole\n"
