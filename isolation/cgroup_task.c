@@ -249,12 +249,6 @@ int task_cgroup_open_events(const struct task_cgroup *cgroup)
 	return task_cgroup_open_file(cgroup, "cgroup.events", O_RDONLY);
 }
 
-int task_cgroup_open_memory_events(const struct task_cgroup *cgroup)
-{
-	if (!cgroup->v2_memory)
-		return -ENOENT;
-	return task_cgroup_open_file(cgroup, "memory.events", O_RDONLY);
-}
 
 static const struct task_cgroup_v1 *v1_memory(const struct task_cgroup *cgroup)
 {

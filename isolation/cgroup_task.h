@@ -88,10 +88,6 @@ bool task_cgroup_populated(const struct task_cgroup *cgroup);
  * every change). -errno on failure. */
 int task_cgroup_open_events(const struct task_cgroup *cgroup);
 
-/* Opens the v2 leaf's memory.events for the loop to watch (EPOLLPRI), or
- * -ENOENT when the task has no v2 memory controller. */
-int task_cgroup_open_memory_events(const struct task_cgroup *cgroup);
-
 /* Processes the OOM killer killed in the task's cgroup so far (v2
  * memory.events oom_kill, v1 memory.oom_control oom_kill). */
 uint64_t task_cgroup_oom_kills(const struct task_cgroup *cgroup);

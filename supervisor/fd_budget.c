@@ -18,9 +18,7 @@ static size_t fds_of_task(const struct task_config *task)
 	 * opened for a spawn and closed after it (task_output.h). */
 	size_t fds = 1;  /* its output pipe's read end */
 	fds += 1;        /* its pidfd */
-	/* memory.events for the whole run on a cgroup v2 host with the memory
-	 * controller, else cgroup.events while what a run left behind dies. */
-	fds += 1;
+	fds += 1;        /* cgroup.events while what a run left behind dies */
 	if (task->log_separate_streams)
 		fds += 1; /* stderr's own pipe, its read end */
 	if (task->readiness.kind == READINESS_NOTIFY_SYSTEMD)
@@ -36,12 +34,14 @@ size_t fd_budget(const struct config *config)
 {
 	size_t fds = FDS_OF_CORRAL;
 	bool spares = false;
-	for (size_t g = 0; g < config->group_count; g++)
+	for (size_t g = 0; g < config->group_count; g++) {
+		fds += 2; /* its cgroup's directory and memory.events (group_oom_watch.h) */
 		for (size_t t = 0; t < config->groups[g].task_count; t++) {
 			const struct task_config *task = &config->groups[g].tasks[t];
 			fds += fds_of_task(task);
 			spares = spares || task_isolation_takes_spare_network(&task->isolation);
 		}
+	}
 	/* Once for all tasks of network mode none: the namespaces made ahead. */
 	if (spares)
 		fds += NETWORK_SPARES_SIZE;

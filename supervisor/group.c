@@ -8,6 +8,7 @@
 #include "config/xmalloc.h"
 #include "supervisor/dependency_rules.h"
 #include "supervisor/group_failure.h"
+#include "supervisor/group_oom_watch.h"
 #include "supervisor/task_reload.h"
 
 const char *group_event_type_name(enum group_event_type type)
@@ -56,6 +57,7 @@ int group_init(struct group *group, const struct group_config *config,
 			return -1;
 		}
 	}
+	group_oom_watch_open(group);
 	if (group_network_open(group, error, error_size) < 0)
 		return -1;
 	group->tasks = xcalloc(config->task_count, sizeof(*group->tasks));
@@ -89,6 +91,7 @@ void group_free(struct group *group)
 	group->coordinator_views = NULL;
 	group->task_count = 0;
 	group_network_close(group);
+	group_oom_watch_close(group);
 	if (group->cgroup_fd >= 0) {
 		close(group->cgroup_fd);
 		group->cgroup_fd = -1;

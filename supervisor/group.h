@@ -50,6 +50,7 @@ struct group {
 	/* What on_failure last decided, for status: "" before any failure. */
 	char failure_decision[320];
 	int cgroup_fd; /* root/<group> of the cgroup tree; -1 without */
+	struct loop_watch memory_events_watch; /* group_oom_watch.h; fd -1: none */
 	struct group_network network; /* its bridge, its shared namespace */
 };
 

@@ -78,7 +78,6 @@ struct task {
 	 * in between, `exit` waits in `pending_exit`. */
 	struct task_cgroup cgroup;
 	struct loop_watch cgroup_events_watch; /* cgroup.events, EPOLLPRI */
-	struct loop_watch memory_events_watch; /* memory.events (v2), EPOLLPRI */
 	struct device_policy devices; /* an isolated task's, on its cgroup */
 	uint64_t oom_kills_reported; /* the counter when last reported */
 	bool awaiting_empty_cgroup;
@@ -152,6 +151,9 @@ void task_cgroup_run_release(struct task *task);
  * cgroup; they are killed, and the run ends (task_finish_run) once the
  * cgroup is empty. */
 bool task_cgroup_run_end(struct task *task, const struct task_exit *exit);
+/* A kill seen in the group's memory.events (group_oom_watch.h): reported
+ * now when the task runs, or is ending a run. */
+void task_report_oom_kills_while_running(struct task *task);
 /* The run is over: OOM kills counted, output drained, the runner told. */
 void task_finish_run(struct task *task, struct task_exit exit);
 

@@ -1,8 +1,8 @@
 /* A task's cgroup while it runs: made before a start (with an isolated
- * task's device policy), watched while the run lasts (memory.events for
- * OOM kills; cgroup.events only from the main process's exit, while what
- * it left behind is killed: an idle task holds no fd for it), and where a
- * run ends: once the cgroup is empty. */
+ * task's device policy), watched while what a run left behind is killed
+ * (cgroup.events, from the main process's exit only: an idle task holds no
+ * fd for it; OOM kills are watched once per group, group_oom_watch.h), and
+ * where a run ends: once the cgroup is empty. */
 #include "supervisor/task.h"
 
 #include <errno.h>
@@ -16,7 +16,6 @@
 #include "supervisor/log.h"
 #include "supervisor/status_table.h"
 
-static void on_memory_events(struct loop_watch *watch, uint32_t events);
 static void on_cgroup_events(struct loop_watch *watch, uint32_t events);
 static void on_cgroup_poll(struct loop_timer *timer);
 
@@ -26,8 +25,6 @@ void task_cgroup_run_init(struct task *task)
 {
 	task->cgroup_events_watch =
 		(struct loop_watch){.fd = -1, .callback = on_cgroup_events, .data = task};
-	task->memory_events_watch =
-		(struct loop_watch){.fd = -1, .callback = on_memory_events, .data = task};
 	loop_timer_init(&task->cgroup_poll, on_cgroup_poll, task);
 	task_cgroup_init(&task->cgroup);
 	device_policy_init(&task->devices);
@@ -79,8 +76,6 @@ static int create_cgroup(struct task *task, char *message, size_t message_size)
 	/* A new cgroup's OOM counters start at 0; each run's end moves the
 	 * baseline, so a spawn reads nothing. */
 	task->oom_kills_reported = 0;
-	watch_file(task, &task->memory_events_watch,
-		   task_cgroup_open_memory_events(&task->cgroup));
 	return 0;
 }
 
@@ -111,7 +106,6 @@ int task_cgroup_run_prepare(struct task *task, char *message, size_t message_siz
 void task_cgroup_run_release(struct task *task)
 {
 	unwatch_file(task, &task->cgroup_events_watch);
-	unwatch_file(task, &task->memory_events_watch);
 	loop_timer_cancel(task->services->loop, &task->cgroup_poll);
 	device_policy_release(&task->devices);
 	task_usage_forget(&task->usage);
@@ -144,16 +138,12 @@ static uint64_t report_oom_kills(struct task *task)
 	return counter - task->cgroup.oom_kills_at_start;
 }
 
-/* memory.events changed: an OOM kill is reported as it happens, even of a
- * process that is not the main one (v1 has no such file: its kills are
- * counted when the run ends). */
-static void on_memory_events(struct loop_watch *watch, uint32_t events)
+/* An OOM kill is reported as it happens, even of a process that is not the
+ * main one (v1 has no way to tell: its kills are counted when the run
+ * ends). */
+void task_report_oom_kills_while_running(struct task *task)
 {
-	struct task *task = watch->data;
-	uint64_t kills; /* read through the watched fd, which rearms it */
-	if (cgroup_fs_pread_key(watch->fd, "oom_kill", &kills) < 0)
-		return;
-	if (task->pid > 0 || task->awaiting_empty_cgroup)
+	if ((task->pid > 0 || task->awaiting_empty_cgroup) && task_cgroup_exists(&task->cgroup))
 		report_oom_kills(task);
 }
 

@@ -69,7 +69,7 @@ def test_a_start_short_of_processes_is_retried_not_failed(corral, pids_cgroup, t
 
 
 def test_check_and_run_say_when_the_config_needs_more_fds_than_allowed(corral):
-    """100 tasks need about 3 fds each; under RLIMIT_NOFILE 256 both
+    """100 tasks need about 3 fds each, and their group 2; under RLIMIT_NOFILE 256 both
     commands say so up front, with the figures and what to do; `check`
     still passes the config (it is valid), and 30 tasks raise nothing."""
     def tasks(count):
@@ -85,12 +85,12 @@ def test_check_and_run_say_when_the_config_needs_more_fds_than_allowed(corral):
                            text=True, env=corral.env(), preexec_fn=low_limit, timeout=30)
     assert check.returncode == 0, check
     assert "ok (1 group, 100 tasks)" in check.stdout
-    assert ("warning: 100 tasks need about 364 fds, and RLIMIT_NOFILE allows 256 "
+    assert ("warning: 100 tasks need about 366 fds, and RLIMIT_NOFILE allows 256 "
             "(its hard limit): some would fail to start; raise the limit") in check.stderr, \
         check.stderr
     run = subprocess.run([str(corral.binary), "run", str(big)], capture_output=True, text=True,
                          env=corral.env(), preexec_fn=low_limit, timeout=60)
-    assert "corral: warning: 100 tasks need about 364 fds" in run.stderr, run.stderr
+    assert "corral: warning: 100 tasks need about 366 fds" in run.stderr, run.stderr
 
     small = corral.config(tasks(30))
     check = subprocess.run([str(corral.binary), "check", str(small)], capture_output=True,

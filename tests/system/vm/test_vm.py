@@ -323,6 +323,24 @@ def test_memory_max_gets_a_memory_hog_oom_killed_and_reported(boot):
     )
 
 
+def test_oom_kills_are_watched_once_per_group_and_reported_as_they_happen(boot):
+    run = boot("oom-group")
+    assert run.code == 0, run
+    # 22 tasks, 20 of them idle with a memory limit, in 3 groups: one
+    # memory.events fd per group (it was one per task), and no cgroup.events
+    # fd while nothing is left behind by a run.
+    fds = words_after(run.output("look/probe"), "fds ")
+    assert fds[1:] == ["memory.events", "3", "cgroup.events", "0"], run
+    # The hog, a child of the main process, is killed; corral says so at
+    # once, not when the run ends 2 s later.
+    assert "hog gone: 137" in run.output("live/survivor"), run
+    run.assert_in_order(
+        "corral: live/survivor: the OOM killer killed 1 process of the task (memory limit 32.0M)",
+        "live/survivor | still running",
+        "corral: live/survivor: exited with code 0 (1 process OOM killed)",
+    )
+
+
 def test_corral_keeps_out_of_the_oom_killers_choice_and_its_tasks_do_not(boot):
     run = boot("oom-score")
     assert run.code == 0, run
