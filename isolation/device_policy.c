@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "config/xmalloc.h"
-#include "isolation/cgroup_library.h"
 
 /* Most isolated tasks have the default rules alone: they share one loaded
  * program (the verifier runs once; one program in the kernel, attached to
@@ -152,74 +151,7 @@ static int apply_v2(struct device_policy *policy, const struct task_cgroup *cgro
 	return 0;
 }
 
-/* ---- cgroup v1: the devices controller ---- */
-
-/* Writes each line with a write(2) of its own: the kernel takes one rule
- * per write, which libcgroup (one value per file) cannot say. */
-static int write_lines(int dir_fd, const char *file, const char *const *lines, size_t count,
-		       const char **failed)
-{
-	int fd = openat(dir_fd, file, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	int error = 0;
-	for (size_t i = 0; i < count && !error; i++) {
-		size_t length = strlen(lines[i]);
-		*failed = lines[i];
-		ssize_t written = write(fd, lines[i], length);
-		error = written < 0 ? -errno : (size_t)written == length ? 0 : -EIO;
-	}
-	close(fd);
-	return error;
-}
-
-static int apply_v1(struct task_cgroup *cgroup, struct cgroup_tree *tree, const char *group_name,
-		    const char *task_name, const struct device_rule *rules, size_t count,
-		    char *error, size_t error_size)
-{
-	char why[256];
-	const struct task_cgroup_v1 *v1 =
-	    task_cgroup_v1_group(cgroup, tree, "devices", group_name, task_name, why, sizeof(why));
-	if (!v1) {
-		snprintf(error, error_size, "device policy: %s", why);
-		return -1;
-	}
-	char directory[strlen(v1->procs_path) + 1];
-	strcpy(directory, v1->procs_path);
-	*strrchr(directory, '/') = '\0';
-	int dir_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd < 0) {
-		snprintf(error, error_size, "device policy: %s: %s", directory, strerror(errno));
-		return -1;
-	}
-	struct {
-		char text[32]; /* "c 4294967294:4294967294 rwm" at most */
-	} *lines = xcalloc(count, sizeof(*lines));
-	const char **pointers = xcalloc(count, sizeof(*pointers));
-	for (size_t i = 0; i < count; i++) {
-		device_rule_v1_line(&rules[i], lines[i].text, sizeof(lines[i].text));
-		pointers[i] = lines[i].text;
-	}
-	/* "a" empties the group's list and denies everything; then each rule
-	 * is one exception. The group has no process between runs. */
-	const char *deny_all = "a", *failed = deny_all;
-	const char *file = "devices.deny";
-	int result = write_lines(dir_fd, file, &deny_all, 1, &failed);
-	if (result == 0) {
-		file = "devices.allow";
-		result = write_lines(dir_fd, file, pointers, count, &failed);
-	}
-	if (result < 0)
-		snprintf(error, error_size, "device policy: %s/%s \"%s\": %s", directory, file,
-			 failed, strerror(-result));
-	close(dir_fd);
-	free(lines);
-	free(pointers);
-	return result < 0 ? -1 : 0;
-}
-
 int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup,
-			struct cgroup_tree *tree, const char *group_name, const char *task_name,
 			const struct device_config *configured, size_t configured_count,
 			const struct device_config *added, size_t added_count, char *error,
 			size_t error_size)
@@ -241,10 +173,14 @@ int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup
 	/* Unknown until both are through. */
 	free(policy->rules);
 	policy->rules = NULL;
-	if ((task_cgroup_exists(cgroup) &&
-	     apply_v2(policy, cgroup, rules, count, error, error_size) < 0) ||
-	    (cgroup_library_has_v1("devices", tree->mount_path) &&
-	     apply_v1(cgroup, tree, group_name, task_name, rules, count, error, error_size) < 0)) {
+	/* The kernel asks the programs of the task's v2 cgroup whichever
+	 * hierarchy holds the devices controller, then the v1 lists: on a
+	 * hybrid host the task stays in corral's v1 devices group, whose list
+	 * the program can only narrow. A v1 group of the task's own would
+	 * repeat the program and cost every start a write to its
+	 * cgroup.procs, which takes the cgroup rwsem for writing (an RCU
+	 * grace period when starts are far apart). */
+	if (task_cgroup_exists(cgroup) && apply_v2(policy, cgroup, rules, count, error, error_size) < 0) {
 		free(rules);
 		return -1;
 	}

@@ -30,12 +30,11 @@ struct device_policy {
 void device_policy_init(struct device_policy *policy);
 
 /* Resolves each device's node (stat: its type and numbers now) and puts
- * the rules in force on the task's cgroups, replacing the program that
+ * the rules in force on the task's v2 cgroup, replacing the program that
  * was there. 0, or -1 with `error` ("device policy: load BPF program:
  * Operation not permitted"); the rules in force are then unknown, and the
  * next call applies them again. */
 int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup,
-			struct cgroup_tree *tree, const char *group_name, const char *task_name,
 			const struct device_config *configured, size_t configured_count,
 			const struct device_config *added, size_t added_count, char *error,
 			size_t error_size);

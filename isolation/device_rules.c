@@ -156,26 +156,3 @@ size_t device_rules_program(const struct device_rule *rules, size_t count, struc
 	program[n++] = exit_program();
 	return n;
 }
-
-/* ---- v1 ---- */
-
-int device_rule_v1_line(const struct device_rule *rule, char *buffer, size_t size)
-{
-	char major[16] = "*", minor[16] = "*";
-	char access[4];
-	size_t letters = 0;
-
-	if (rule->major != DEVICE_RULE_ANY)
-		snprintf(major, sizeof(major), "%u", rule->major);
-	if (rule->minor != DEVICE_RULE_ANY)
-		snprintf(minor, sizeof(minor), "%u", rule->minor);
-	if (rule->access & DEVICE_READ)
-		access[letters++] = 'r';
-	if (rule->access & DEVICE_WRITE)
-		access[letters++] = 'w';
-	if (rule->access & DEVICE_MKNOD)
-		access[letters++] = 'm';
-	access[letters] = '\0';
-	int length = snprintf(buffer, size, "%c %s:%s %s", rule->type, major, minor, access);
-	return length < 0 || (size_t)length >= size ? -ENOSPC : length;
-}

@@ -1,10 +1,10 @@
-/* The device rules of an isolated task's cgroup, and the two forms the
- * kernel takes them in: a BPF_PROG_TYPE_CGROUP_DEVICE program (cgroup v2)
- * and devices.allow lines (the v1 devices controller). Pure: no syscalls;
- * isolation/device_policy.c does the kernel's part.
+/* The device rules of an isolated task's cgroup, and the form the kernel
+ * takes them in: a BPF_PROG_TYPE_CGROUP_DEVICE program on the task's v2
+ * cgroup, which applies on hybrid hosts too (device_policy.c). Pure: no
+ * syscalls; isolation/device_policy.c does the kernel's part.
  *
  * A rule allows some access to a set of nodes; whatever no rule allows is
- * denied (the program's last instructions, v1's devices.deny "a"). */
+ * denied (the program's last instructions). */
 #pragma once
 
 #include <linux/bpf.h>
@@ -48,7 +48,3 @@ size_t device_rules_program_size(size_t count);
  * EPERM) when none does. */
 size_t device_rules_program(const struct device_rule *rules, size_t count,
 			    struct bpf_insn *program);
-
-/* A rule as the v1 controller's devices.allow takes it: "c 1:3 rwm",
- * "b *:* m". -ENOSPC when `size` is too small, else the length. */
-int device_rule_v1_line(const struct device_rule *rule, char *buffer, size_t size);

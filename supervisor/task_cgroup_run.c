@@ -86,9 +86,8 @@ static int apply_device_policy(struct task *task, char *message, size_t message_
 	const struct isolation_config *isolation = &task->config->isolation;
 	if (!isolation->enabled || !task_cgroup_exists(&task->cgroup) || !device_policy_possible())
 		return 0;
-	return device_policy_apply(&task->devices, &task->cgroup, task->services->cgroups,
-				   task->group->config->name, task->config->name,
-				   isolation->devices, isolation->device_count,
+	return device_policy_apply(&task->devices, &task->cgroup, isolation->devices,
+				   isolation->device_count,
 				   task->additions.devices, task->additions.device_count, message,
 				   message_size);
 }

@@ -260,9 +260,9 @@ def test_the_policy_follows_the_node_across_restarts_and_nothing_leaks(corral, t
     # One program at a time, a new one since the first run.
     assert len(programs_first) == 1 and len(programs_last) == 1, (programs_first, programs_last)
     assert programs_last != programs_first
-    if devices_list is not None:  # hybrid hosts: the v1 group's list, the last run's
-        assert "c 10:200 rw" in devices_list and "c 10:229 rw" not in devices_list, devices_list
-        assert "c 1:3 rwm" in devices_list and "a *:* rwm" not in devices_list, devices_list
+    # The program alone decided, on a hybrid host too: the task has no v1
+    # devices group of its own, which each start would have had to join.
+    assert devices_list is None, devices_list
 
 
 def test_one_program_per_isolated_task_none_without_isolation(corral, tmp_path):
@@ -285,10 +285,8 @@ def test_one_program_per_isolated_task_none_without_isolation(corral, tmp_path):
     # The default rules' program is loaded once, for every task that has
     # no other rule.
     assert programs["isolated"] == programs["also"] != programs["more"], programs
-    assert v1_devices_list(running, "g/app") is None
-    if Path("/sys/fs/cgroup/devices/devices.list").exists():
-        assert "c *:* m" in v1_devices_list(running, "g/isolated")
-        assert "c 10:200 rw" in v1_devices_list(running, "g/more")
+    assert all(v1_devices_list(running, f"g/{task}") is None
+               for task in ("app", "isolated", "also", "more"))
     running.send(signal.SIGTERM)
     running.wait()
 

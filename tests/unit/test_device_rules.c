@@ -1,7 +1,6 @@
-/* Device rules into the kernel's two forms: the BPF program is run here by
- * a small interpreter of the instructions it uses, on (type, major, minor,
- * access) as the kernel passes them, and the v1 lines are compared as
- * text. */
+/* Device rules into the kernel's form: the BPF program is run here by a
+ * small interpreter of the instructions it uses, on (type, major, minor,
+ * access) as the kernel passes them. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -188,26 +187,6 @@ static void test_the_program_is_as_long_as_its_rules(void **state)
 	assert_int_equal(program[length - 1].code, BPF_JMP | BPF_EXIT);
 }
 
-static void test_v1_lines(void **state)
-{
-	static const char *const expected[] = {
-	    "c *:* m",   "b *:* m",   "c 1:3 rwm", "c 1:5 rwm", "c 1:7 rwm",
-	    "c 1:8 rwm", "c 1:9 rwm", "c 5:0 rwm", "c 5:2 rwm", "c 136:* rwm",
-	};
-	char line[32];
-
-	assert_int_equal(device_rules_default_count, ARRAY_SIZE(expected));
-	for (size_t i = 0; i < device_rules_default_count; i++) {
-		int length = device_rule_v1_line(&device_rules_default[i], line, sizeof(line));
-		assert_string_equal(line, expected[i]);
-		assert_int_equal(length, strlen(expected[i]));
-	}
-	struct device_rule rule = {'b', 259, 1048575, DEVICE_READ | DEVICE_WRITE};
-	assert_int_equal(device_rule_v1_line(&rule, line, sizeof(line)), 16);
-	assert_string_equal(line, "b 259:1048575 rw");
-	assert_int_equal(device_rule_v1_line(&rule, line, 16), -ENOSPC);
-}
-
 static void test_rules_from_nodes(void **state)
 {
 	struct device_rule rule;
@@ -248,7 +227,6 @@ int main(void)
 	    cmocka_unit_test(test_a_rule_allows_no_more_than_its_access),
 	    cmocka_unit_test(test_no_rules_deny_everything),
 	    cmocka_unit_test(test_the_program_is_as_long_as_its_rules),
-	    cmocka_unit_test(test_v1_lines),
 	    cmocka_unit_test(test_rules_from_nodes),
 	    cmocka_unit_test(test_rules_equal),
 	};
