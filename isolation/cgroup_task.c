@@ -110,14 +110,14 @@ struct task_cgroup_v1 *task_cgroup_v1_group(struct task_cgroup *cgroup, struct c
 	free(v1_root);
 	if (!cgroup->v1) {
 		cgroup->v1 = xcalloc(TASK_CGROUP_V1_MAX, sizeof(*cgroup->v1));
-		cgroup->v1_procs_paths = xcalloc(TASK_CGROUP_V1_MAX + 1, sizeof(char *));
+		cgroup->v1_join_paths = xcalloc(TASK_CGROUP_V1_MAX + 1, sizeof(char *));
 	}
 	struct task_cgroup_v1 *v1 = &cgroup->v1[cgroup->v1_count];
 	v1->controller = xstrdup(controller);
 	v1->path = path;
-	v1->procs_path = xasprintf("%s%s/cgroup.procs", mount, path);
+	v1->join_path = xasprintf("%s%s/tasks", mount, path);
 	v1->memory = strcmp(controller, "memory") == 0;
-	cgroup->v1_procs_paths[cgroup->v1_count++] = v1->procs_path;
+	cgroup->v1_join_paths[cgroup->v1_count++] = v1->join_path;
 	free(mount);
 	return v1;
 }
@@ -258,12 +258,12 @@ static const struct task_cgroup_v1 *v1_memory(const struct task_cgroup *cgroup)
 	return NULL;
 }
 
-/* A file of a v1 group, through its absolute cgroup.procs path. */
+/* A file of a v1 group, through the absolute path of its `tasks`. */
 static int read_v1(const struct task_cgroup_v1 *v1, const char *file, const char *key,
 		   uint64_t *value)
 {
-	char directory[strlen(v1->procs_path) + 1];
-	strcpy(directory, v1->procs_path);
+	char directory[strlen(v1->join_path) + 1];
+	strcpy(directory, v1->join_path);
 	*strrchr(directory, '/') = '\0';
 	int dir_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
@@ -316,11 +316,11 @@ void task_cgroup_stats(const struct task_cgroup *cgroup, struct task_cgroup_stat
 	}
 }
 
-/* "/sys/fs/cgroup/memory/a/b/cgroup.procs" -> parent dir fd and "b". */
+/* "/sys/fs/cgroup/memory/a/b/tasks" -> parent dir fd and "b". */
 static void remove_v1(const struct task_cgroup_v1 *v1, cgroup_log_function log)
 {
-	char directory[strlen(v1->procs_path) + 1];
-	strcpy(directory, v1->procs_path);
+	char directory[strlen(v1->join_path) + 1];
+	strcpy(directory, v1->join_path);
 	*strrchr(directory, '/') = '\0';
 	char *name = strrchr(directory, '/');
 	*name++ = '\0';
@@ -350,10 +350,10 @@ void task_cgroup_remove(struct task_cgroup *cgroup, struct cgroup_tree *tree)
 		remove_v1(&cgroup->v1[i], tree->log);
 		free(cgroup->v1[i].controller);
 		free(cgroup->v1[i].path);
-		free(cgroup->v1[i].procs_path);
+		free(cgroup->v1[i].join_path);
 	}
 	free(cgroup->v1);
-	free(cgroup->v1_procs_paths);
+	free(cgroup->v1_join_paths);
 	free(cgroup->path);
 	free(cgroup->v2_relative);
 	task_cgroup_init(cgroup);

@@ -16,7 +16,9 @@
 struct task_cgroup_v1 {
 	char *controller;
 	char *path;       /* relative to the hierarchy's mount, as libcgroup takes it */
-	char *procs_path; /* absolute .../cgroup.procs, which the child joins */
+	/* Absolute .../tasks, which a child joins by writing "0": its one
+	 * thread, so the whole process (see spawn.c, join_v1_cgroups). */
+	char *join_path;
 	bool memory;      /* the memory controller's group: OOM and stats */
 };
 
@@ -33,8 +35,8 @@ struct task_cgroup {
 	 * TASK_CGROUP_V1_MAX, allocated with the first; NULL for most tasks. */
 	struct task_cgroup_v1 *v1;
 	size_t v1_count;
-	/* NULL-terminated procs_path of each v1 group, for the spawn. */
-	char **v1_procs_paths;
+	/* NULL-terminated join_path of each v1 group, for the spawn. */
+	char **v1_join_paths;
 	bool v2_memory; /* memory.events and memory.current are there */
 	bool v2_pids;
 	/* cgroup.kill was written. Some kernels (6.18 here) then kill every

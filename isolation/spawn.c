@@ -71,11 +71,16 @@ CHILD_CODE static void wait_for_parent(int error_fd, int sync_fd)
 }
 
 /* v1 has no CLONE_INTO_CGROUP: the child moves itself ("0" is the writer)
- * before anything else, while corral waits (CLONE_VFORK). */
-CHILD_CODE static void join_v1_cgroups(int error_fd, char *const *procs_paths)
+ * before anything else, while corral waits (CLONE_VFORK). Through `tasks`,
+ * not cgroup.procs: the child has one thread, so moving it moves the
+ * process, and the kernel moves the writer's own thread without taking
+ * its cgroup rwsem for writing, which waits for an RCU grace period when
+ * no other writer passed lately (6 to 15 ms a start here, for starts
+ * 200 ms apart; docs/benchmarks.md). */
+CHILD_CODE static void join_v1_cgroups(int error_fd, char *const *join_paths)
 {
-	for (int i = 0; procs_paths && procs_paths[i]; i++) {
-		long fd = syscall(SYS_openat, AT_FDCWD, procs_paths[i], O_WRONLY | O_CLOEXEC);
+	for (int i = 0; join_paths && join_paths[i]; i++) {
+		long fd = syscall(SYS_openat, AT_FDCWD, join_paths[i], O_WRONLY | O_CLOEXEC);
 		if (fd < 0 || syscall(SYS_write, (int)fd, "0", 1) != 1)
 			child_fail_at(error_fd, SPAWN_STAGE_CGROUP_V1, i);
 		syscall(SYS_close, (int)fd);
@@ -211,7 +216,7 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	if (request->between)
 		wait_for_parent(error_fd, slots->sync_fd);
 
-	join_v1_cgroups(error_fd, request->cgroup_v1_procs);
+	join_v1_cgroups(error_fd, request->cgroup_v1_join);
 	set_own_oom_score_adj(error_fd, request);
 
 	/* A namespace corral prepared (bridge, group mode), joined while the
@@ -640,7 +645,7 @@ void spawn_failure_describe(const struct spawn_request *request,
 	switch (failure->stage) {
 	case SPAWN_STAGE_CGROUP_V1:
 		snprintf(buffer, size, "join v1 cgroup %s: %s",
-			 request->cgroup_v1_procs ? request->cgroup_v1_procs[failure->index] : "?",
+			 request->cgroup_v1_join ? request->cgroup_v1_join[failure->index] : "?",
 			 reason);
 		break;
 	case SPAWN_STAGE_ROOTFS:

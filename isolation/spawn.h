@@ -119,9 +119,9 @@ struct spawn_request {
 	bool take_terminal;
 	bool into_cgroup; /* clone into the v2 cgroup at cgroup_fd */
 	int cgroup_fd;
-	/* NULL or NULL-terminated: v1 cgroup.procs files the child joins
-	 * first thing, before any other setup step. */
-	char *const *cgroup_v1_procs;
+	/* NULL or NULL-terminated: the `tasks` files of the v1 groups the
+	 * child joins first thing, before any other setup step. */
+	char *const *cgroup_v1_join;
 	/* readiness `notify: fd`: notify_fd (a pipe's write end) becomes fd
 	 * notify_target in the task, kept open across exec. -1: none. */
 	int notify_target;

@@ -228,7 +228,7 @@ static int prepare(struct exec_plan *plan, const struct task *task,
 			plan->cgroup_procs[used++] = fd;
 	}
 	for (size_t i = 0; i < task->cgroup.v1_count && used < 8; i++) {
-		int fd = open(task->cgroup.v1_procs_paths[i], O_WRONLY | O_CLOEXEC);
+		int fd = open(task->cgroup.v1_join_paths[i], O_WRONLY | O_CLOEXEC);
 		if (fd >= 0)
 			plan->cgroup_procs[used++] = fd;
 	}

@@ -88,7 +88,7 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 		.take_terminal = task->services->take_terminal,
 		.into_cgroup = task_cgroup_exists(&task->cgroup),
 		.cgroup_fd = -1, /* open_spawn_fds */
-		.cgroup_v1_procs = task->cgroup.v1_count ? task->cgroup.v1_procs_paths : NULL,
+		.cgroup_v1_join = task->cgroup.v1_count ? task->cgroup.v1_join_paths : NULL,
 		.notify_target = -1,
 		.isolation = task->isolation ? &task->isolation->spawn : NULL,
 		.between = task->isolation && task_isolation_between(task->isolation) ? task_between
