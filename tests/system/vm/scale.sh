@@ -69,7 +69,7 @@ term=$(kernel_time 'scale: SIGTERM to corral')
 off=$(kernel_time 'reboot: Power down')
 if [[ -n $term && -n $off ]]; then
 	awk -v a="$term" -v b="$off" \
-		'BEGIN { printf "  SIGTERM -> corral exited, VM off     %.0f ms\n", (b - a) * 1000 }'
+		'BEGIN { printf "  SIGTERM -> corral exited, VM off       %.0f ms\n", (b - a) * 1000 }'
 fi
 echo "  VM: $memory, console in $console"
 exit "$status"
