@@ -108,7 +108,7 @@ echo Y >/sys/module/printk/parameters/time
 stopped() {
 	say "  SIGTERM -> every idle task stopped     $(($(now_ms) - term_ms)) ms"
 	kill "$waiter" 2>/dev/null
-	wait "$waiter" # not left behind in the task's cgroup
+	wait "$waiter" 2>/dev/null # not left behind in the task's cgroup; no "Terminated"
 	exit 0
 }
 trap stopped TERM
