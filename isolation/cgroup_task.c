@@ -162,14 +162,14 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 		if (!limits)
 			return 0;
 		snprintf(error, error_size, "resources: cannot apply limits: %s", tree->off_reason);
-		return -1;
+		return -EINVAL;
 	}
 	struct cgroup_settings settings;
 	struct cgroup_availability availability = {has_v2, has_v1, tree};
 	char why[512];
 	if (cgroup_limits_plan(resources, &availability, &settings, why, sizeof(why)) < 0) {
 		snprintf(error, error_size, "resources: %s", why);
-		return -1;
+		return -EINVAL;
 	}
 	if (settings.skipped[0])
 		snprintf(warning, warning_size,
@@ -177,9 +177,10 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 			 settings.skipped);
 
 	if (mkdirat(group_fd, task_name, 0755) < 0 && errno != EEXIST) {
+		int saved = errno;
 		snprintf(error, error_size, "cgroup %s/%s/%s: %s", tree->root_path, group_name,
-			 task_name, strerror(errno));
-		return -1;
+			 task_name, strerror(saved));
+		return -saved;
 	}
 	cgroup->parent_fd = group_fd;
 	cgroup->path = xasprintf("%s/%s/%s", tree->root_path, group_name, task_name);
@@ -190,7 +191,7 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 		snprintf(error, error_size, "cgroup %s: %s", cgroup->path, strerror(-dir_fd));
 		cgroup->made = false;
 		task_cgroup_remove(cgroup, tree);
-		return -1;
+		return dir_fd;
 	}
 	close(dir_fd);
 	cgroup->v2_relative = xstrdup(cgroup->path + strlen(tree->mount_path));
@@ -203,7 +204,7 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 	if (apply_settings(cgroup, tree, &settings, resources, group_name, task_name, error,
 			   error_size) < 0) {
 		task_cgroup_remove(cgroup, tree);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -48,10 +48,13 @@ struct task_cgroup {
 
 void task_cgroup_init(struct task_cgroup *cgroup);
 
-/* Makes the task's cgroups and writes its limits. -1 with `error`
- * ("resources: cpuset \"0-63\": cpuset.cpus: Invalid argument") when a
- * limit cannot be applied; nothing is left behind then. `warning` is set
- * (else empty) when optional limits had no controller. */
+/* Makes the task's cgroups and writes its limits. A negative errno with
+ * `error` on failure: the cgroup's own mkdir or open gives its errno (so
+ * that EMFILE or ENOMEM is seen as corral short of a resource, and the
+ * start tried again), a limit that cannot be applied -EINVAL ("resources:
+ * cpuset \"0-63\": cpuset.cpus: Invalid argument"); nothing is left
+ * behind then. `warning` is set (else empty) when optional limits had no
+ * controller. */
 int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int group_fd,
 		       const char *group_name, const char *task_name,
 		       const struct resources_config *resources, char *error, size_t error_size,

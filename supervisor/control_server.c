@@ -250,8 +250,11 @@ void control_client_send(struct control_client *client, const char *data, size_t
 void control_client_send_owned(struct control_client *client, char *data, size_t length,
 			       size_t capacity)
 {
-	if (client->closed || client->cut || pending(client) || length > CLIENT_OUTPUT_MAX ||
-	    capacity < client->output_capacity) {
+	/* A reply made whole is handed over as it is, even above
+	 * CLIENT_OUTPUT_MAX (a status of 20,000 tasks is 11 MB): the bound is
+	 * for what piles up unread, and this memory is spent already. */
+	if (client->closed || client->cut || pending(client) ||
+	    (capacity < client->output_capacity && length <= CLIENT_OUTPUT_MAX)) {
 		control_client_send(client, data, length);
 		free(data);
 		return;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include "supervisor/control_server.h"
 #include "supervisor/control_socket_places.h"
 #include "supervisor/fd_budget.h"
+#include "supervisor/fd_limit.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/group.h"
 #include "supervisor/json_text.h"
@@ -331,17 +331,6 @@ static void on_signal(struct loop_watch *watch, uint32_t events)
 
 /* ---- set-up and the main loop ---- */
 
-/* 1000 tasks need ~3000 fds (pidfd, output pipe ends); take what the hard
- * limit allows rather than fail at the 1025th. */
-static void raise_fd_limit(void)
-{
-	struct rlimit limit;
-	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-		limit.rlim_cur = limit.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &limit);
-	}
-}
-
 static void open_cgroup_tree(struct supervisor *supervisor)
 {
 	const struct config *config = supervisor->config;
@@ -385,7 +374,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->network = (struct network_host)NETWORK_HOST_INIT;
 	/* Before anything can fail: supervisor_close() cancels it. */
 	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);
-	raise_fd_limit();
+	fd_limit_raise(config);
 	char fd_warning[320];
 	if (fd_budget_check(config, false, fd_warning, sizeof(fd_warning)) < 0)
 		log_message("warning: %s", fd_warning);

@@ -186,8 +186,9 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	struct spawn_request request;
 	struct spawn_result result;
 
-	if (task_cgroup_run_prepare(task, message, message_size) < 0)
-		return -EINVAL;
+	int prepared = task_cgroup_run_prepare(task, message, message_size);
+	if (prepared < 0)
+		return prepared; /* EMFILE, ENOMEM...: tried again (runner.c) */
 	task_plan_refresh_executable(&task->plan, task->config);
 	if (task->isolation)
 		task_isolation_refresh(task->isolation, &task->plan);

@@ -142,8 +142,10 @@ bool task_reap_helper(struct task *task, pid_t pid);
 
 void task_cgroup_run_init(struct task *task);
 /* Before a start: the cgroup made (once) with its limits, and watched;
- * an isolated task's device policy put on it. -1 with `message` when a
- * limit or the policy cannot be applied. */
+ * an isolated task's device policy put on it. A negative errno with
+ * `message`: the cgroup's mkdir or open's own (EMFILE: corral is short of
+ * fds, and the start is tried again), -EINVAL when a limit or the policy
+ * cannot be applied. */
 int task_cgroup_run_prepare(struct task *task, char *message, size_t message_size);
 /* Dead for good, or freed: watches closed, cgroups removed. */
 void task_cgroup_run_release(struct task *task);

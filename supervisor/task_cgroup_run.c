@@ -64,11 +64,12 @@ static int create_cgroup(struct task *task, char *message, size_t message_size)
 {
 	struct cgroup_tree *tree = task->services->cgroups;
 	char warning[256];
-	if (task_cgroup_create(&task->cgroup, tree, task->group->cgroup_fd,
-			       task->group->config->name, task->config->name,
-			       &task->config->resources, message, message_size, warning,
-			       sizeof(warning)) < 0)
-		return -1;
+	int error = task_cgroup_create(&task->cgroup, tree, task->group->cgroup_fd,
+				       task->group->config->name, task->config->name,
+				       &task->config->resources, message, message_size, warning,
+				       sizeof(warning));
+	if (error < 0)
+		return error;
 	if (warning[0])
 		log_message("%s: warning: %s", task->config->full_name, warning);
 	if (!task_cgroup_exists(&task->cgroup))
@@ -97,9 +98,12 @@ int task_cgroup_run_prepare(struct task *task, char *message, size_t message_siz
 	task_usage_forget(&task->usage); /* a new run: the last figures were the old one's */
 	if (task->cgroup.killed)
 		task_cgroup_run_release(task);
-	if (!task_cgroup_exists(&task->cgroup) && create_cgroup(task, message, message_size) < 0)
-		return -1;
-	return apply_device_policy(task, message, message_size);
+	if (!task_cgroup_exists(&task->cgroup)) {
+		int error = create_cgroup(task, message, message_size);
+		if (error < 0)
+			return error;
+	}
+	return apply_device_policy(task, message, message_size) < 0 ? -EINVAL : 0;
 }
 
 void task_cgroup_run_release(struct task *task)

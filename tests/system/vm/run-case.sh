@@ -2,7 +2,8 @@
 # Boots a VM whose init is corral, running one case, and reports corral's
 # exit code as the host sees it.
 #
-#   tests/system/vm/run-case.sh [-k VMLINUZ] [-i INITRAMFS] [-o CONSOLE] [-t SECONDS] CASE
+#   tests/system/vm/run-case.sh [-k VMLINUZ] [-i INITRAMFS] [-o CONSOLE] [-t SECONDS]
+#                               [-m MEMORY] [-q] CASE
 #
 # CASE names tests/system/vm/cases/CASE.yaml, which the initramfs holds as
 # /cases/CASE.yaml. The kernel starts /corral as PID 1 (rdinit=/corral) with
@@ -12,7 +13,8 @@
 # build-vm/). Without -i, an initramfs is built from $CORRAL_BIN (default
 # build/corral) into build-vm/initramfs.gz. The serial console (kernel
 # messages, corral's stdout and stderr) is written to CONSOLE (default
-# build-vm/console/CASE.txt) and, unless -q, shown as it comes.
+# build-vm/console/CASE.txt) and, unless -q, shown as it comes. -m gives the
+# VM's memory as qemu's -m takes it (default 512M; the scale cases need GiBs).
 #
 # Exit status: corral's exit code, read from its last line on the console
 # ("corral: exiting with code N"), when the VM then powered off by itself.
@@ -25,17 +27,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo_root=$(cd "$here/../../.." && pwd)
 
-vmlinuz='' initramfs='' console='' timeout_s=60 quiet=''
+vmlinuz='' initramfs='' console='' timeout_s=60 memory=512M quiet=''
 usage() {
-	echo "usage: $0 [-k VMLINUZ] [-i INITRAMFS] [-o CONSOLE] [-t SECONDS] [-q] CASE" >&2
+	echo "usage: $0 [-k VMLINUZ] [-i INITRAMFS] [-o CONSOLE] [-t SECONDS] [-m MEMORY] [-q] CASE" >&2
 	exit 2
 }
-while getopts k:i:o:t:q option; do
+while getopts k:i:o:t:m:q option; do
 	case $option in
 	k) vmlinuz=$OPTARG ;;
 	i) initramfs=$OPTARG ;;
 	o) console=$OPTARG ;;
 	t) timeout_s=$OPTARG ;;
+	m) memory=$OPTARG ;;
 	q) quiet=1 ;;
 	*) usage ;;
 	esac
@@ -65,7 +68,7 @@ mkdir -p "$(dirname "$console")"
 # "reboot: Power down".
 append="console=ttyS0 panic=-1 quiet rdinit=/corral -- run /cases/$name.yaml"
 qemu=(
-	qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 512
+	qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "$memory"
 	-display none -vga none -no-reboot -nic none -monitor none -serial stdio
 	-kernel "$vmlinuz" -initrd "$initramfs" -append "$append"
 )

@@ -102,19 +102,19 @@ def vm_images(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def boot(vm_images, tmp_path_factory):
-    """boot(CASE) -> Boot: runs the case's VM once per session."""
+    """boot(CASE[, memory, timeout]) -> Boot: runs the case's VM once per session."""
     vmlinuz, initramfs = vm_images
     consoles = tmp_path_factory.mktemp("consoles")
     boots = {}
 
-    def boot_case(case):
+    def boot_case(case, memory="512M", timeout=BOOT_TIMEOUT):
         if case in boots:
             return boots[case]
         console_path = consoles / f"{case}.txt"
         result = subprocess.run(
             [HERE / "run-case.sh", "-q", "-k", vmlinuz, "-i", initramfs,
-             "-o", console_path, "-t", str(BOOT_TIMEOUT), case],
-            capture_output=True, text=True, timeout=BOOT_TIMEOUT + 30,
+             "-o", console_path, "-t", str(timeout), "-m", memory, case],
+            capture_output=True, text=True, timeout=timeout + 30,
         )
         console = console_path.read_text(errors="replace").replace("\r", "")
         summary = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ""
@@ -559,3 +559,66 @@ def test_a_task_without_isolation_opens_every_device(boot):
     run = boot("devices")
     assert device_report(run, "box/plain") == {
         "null": "ok", "zero": "ok", "urandom": "ok", "console": "ok", "ttyS0": "ok"}, run
+
+
+# ---- h. 1400 idle tasks: the hard RLIMIT_NOFILE raised, no wakeups --------
+# cases/scale-1400.yaml; scale-measure.sh prints the figures as
+# "scale/measure | ...". The larger runs (10,000, 20,000) take minutes under
+# TCG: tests/system/vm/scale.sh N, figures in docs/benchmarks.md.
+
+SCALE_TASKS = 1400
+
+
+def scale_run(boot):
+    # About 250 KiB of the VM's memory an idle task (its process, its
+    # cgroup); the starts take about 30 s under TCG on an idle machine.
+    return boot("scale-1400", memory="1G", timeout=600)
+
+
+def scale_figure(run, start):
+    """The words after START in the measuring task's figures."""
+    return words_after(run.output("scale/measure"), start)
+
+
+def test_corral_raises_its_hard_fd_limit_to_what_its_tasks_need(boot):
+    run = scale_run(boot)
+    # 3 fds a task here (pidfd, output pipe, memory.events) and 64 of its
+    # own, 2 more a task while they all start: more than an init's 4096.
+    # corral has cap_sys_resource in the VM.
+    tasks = SCALE_TASKS + 1
+    running = 64 + 3 * tasks
+    raised = running + 2 * tasks
+    assert (f"corral: RLIMIT_NOFILE: hard limit raised from 4096 to {raised}: {tasks} tasks "
+            f"need about {running} fds, and 2 more each while they start (corral has "
+            "cap_sys_resource)" in run.lines), run
+    fds = scale_figure(run, "  corral fds")
+    assert fds[1:] == ["(RLIMIT_NOFILE", f"{raised}", "soft,", f"{raised}", "hard)"], run
+    assert int(fds[0]) > 4096, run  # what it holds would not fit in the old limit
+    # Nothing ran short: no start was retried for want of an fd.
+    assert not [line for line in run.lines if "Too many open files" in line], run
+
+
+def test_every_idle_task_runs_and_corral_makes_no_wakeup_while_they_idle(boot):
+    run = scale_run(boot)
+    started = [line for line in run.lines
+               if line.startswith("corral: scale/idle") and ": started (pid " in line]
+    assert len(started) == SCALE_TASKS, run
+    everyone = SCALE_TASKS + 1
+    assert scale_figure(run, "  tasks running (corral status)")[:3] == [
+        str(everyone), "of", str(everyone)], run
+    # With no timer, probe, restart or output, corral sleeps in epoll_wait:
+    # over 10 s (after the usage refresh its last status reply armed has
+    # run), not one context switch, not one tick of CPU.
+    idle = scale_figure(run, "  idle for 10 s, once settled")
+    assert idle == ["(yes):", "context", "switches", "0", "voluntary,", "0", "involuntary;",
+                    "CPU", "0", "ms"], run
+
+
+def test_status_answers_and_sigterm_stops_every_idle_task(boot):
+    run = scale_run(boot)
+    assert scale_figure(run, "  corral status --json of every task"), run
+    assert scale_figure(run, "  SIGTERM -> every idle task stopped"), run
+    stopped = [line for line in run.lines
+               if line.startswith("corral: scale/idle") and line.endswith(": killed by SIGTERM")]
+    assert len(stopped) == SCALE_TASKS, run
+    assert run.code == 0, run
