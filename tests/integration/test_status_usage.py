@@ -118,7 +118,7 @@ def test_a_list_after_a_quiet_spell_serves_the_old_reading_then_a_new_one(corral
 
 
 def test_many_tasks_are_read_in_batches_until_each_has_a_reading(corral):
-    # 150 tasks: more than one batch (64 a turn of the loop). The list
+    # 150 tasks: many batches (16 a turn of the loop). The list
     # replies meanwhile serve what there is; in the end every task has a
     # reading, though no request was about one task.
     tasks = {f"t{i:03}": IDLE for i in range(150)}
