@@ -132,6 +132,7 @@ int command_one(int argc, char **argv)
 		return usage_error("", "", "expected a COMMAND to run after --");
 
 	log_set_quiet(!verbose);
+	log_set_verbose(verbose);
 	struct config *config = one_command_config(argv + optind, &expected);
 	if (!config)
 		return 1;

@@ -4,11 +4,12 @@
 
 #include "config/config.h"
 #include "supervisor/commands.h"
+#include "supervisor/log.h"
 #include "supervisor/supervisor.h"
 
 static void print_run_usage(FILE *out)
 {
-	fprintf(out, "usage: corral run [--events FILE] [--socket PATH] [--keep-running]\n"
+	fprintf(out, "usage: corral run [--events FILE] [--socket PATH] [--keep-running] [-v]\n"
 		     "                  [--log-format plain|timestamped|json] CONFIG...\n\n"
 		     "Runs the task groups of CONFIG until they are finished, or until SIGTERM\n"
 		     "or SIGINT asks for a graceful shutdown (a second one kills at once).\n"
@@ -26,7 +27,9 @@ static void print_run_usage(FILE *out)
 		     "                 {\"time\",\"group\",\"task\",\"line\"} (json); over the\n"
 		     "                 config's log_format\n"
 		     "  --socket PATH  control socket (default: $CORRAL_SOCKET, the config's\n"
-		     "                 socket:, or /run/corral/control.sock)\n\n"
+		     "                 socket:, or /run/corral/control.sock)\n"
+		     "  -v, --verbose  also corral's debug messages (a protection the\n"
+		     "                 container does not allow, ...)\n\n"
 		     "Exit code: 0 when every task ended well, else the code of the first task\n"
 		     "that failed for good (128+N for signal N), 1 for corral's own errors.\n");
 }
@@ -38,13 +41,14 @@ int command_run(int argc, char **argv)
 		{"socket", required_argument, NULL, 's'},
 		{"keep-running", no_argument, NULL, 'k'},
 		{"log-format", required_argument, NULL, 'f'},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct run_options run_options = {.log_format = -1};
 	int option;
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, "+hv", options, NULL)) != -1) {
 		switch (option) {
 		case 'e':
 			run_options.events_path = optarg;
@@ -61,6 +65,9 @@ int command_run(int argc, char **argv)
 				return command_usage_error(
 				    "run", print_run_usage,
 				    "--log-format %s: expected plain, timestamped or json", optarg);
+			break;
+		case 'v':
+			log_set_verbose(true);
 			break;
 		case 'h':
 			print_run_usage(stdout);

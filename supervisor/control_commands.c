@@ -188,22 +188,28 @@ static bool resolve_scope(struct control_context *context, struct control_client
 
 /* ---- status ---- */
 
-/* The usage readings a status of many tasks found stale, read again
- * once its reply is out (task_usage.h). */
-static void on_usage_refresh(struct loop_timer *timer)
+/* The usage readings a status of many tasks found missing or stale, read
+ * once its reply is out: a batch per idle turn of the loop, so that a
+ * pass over 1000 tasks (about 10 ms of reads) never holds up a request
+ * that comes meanwhile (task_usage.h). */
+static void on_usage_refresh(struct loop_idle *idle)
 {
-	struct control_context *context = timer->data;
-	task_usage_refresh_stale(context->groups, context->group_count, loop_now_ms());
+	struct control_context *context = idle->data;
+	if (!task_usage_refresh_some(context->groups, context->group_count,
+				     &context->usage_cursor, loop_now_ms(),
+				     TASK_USAGE_REFRESH_BATCH))
+		loop_idle_request(context->loop, &context->usage_refresh);
 }
 
+/* A pass under way goes on from where it is: what it passed was read
+ * during it. */
 static void refresh_usage_after_reply(struct control_context *context)
 {
 	if (!context->loop)
 		return;
 	if (!context->usage_refresh.callback)
-		loop_timer_init(&context->usage_refresh, on_usage_refresh, context);
-	if (!loop_timer_armed(&context->usage_refresh))
-		loop_timer_arm(context->loop, &context->usage_refresh, loop_now_ms());
+		loop_idle_init(&context->usage_refresh, on_usage_refresh, context);
+	loop_idle_request(context->loop, &context->usage_refresh);
 }
 
 static void run_status(struct control_context *context, struct control_client *client,

@@ -10,6 +10,7 @@
 #include "supervisor/group.h"
 #include "supervisor/loop.h"
 #include "supervisor/status_reply.h"
+#include "supervisor/task_usage.h"
 
 struct reload_options;
 
@@ -27,10 +28,12 @@ struct control_context {
 	/* control.exec: the control group's members may exec. */
 	bool (*group_may_exec)(void *supervisor);
 	void *supervisor;
-	/* Status replies of many tasks serve cached usage; the stale
-	 * readings are read again by this timer, once the reply is out. */
+	/* Status replies of many tasks serve cached usage; the missing and
+	 * stale readings are read again once the reply is out, a batch per
+	 * idle turn of the loop, from where the cursor says. */
 	struct loop *loop;
-	struct loop_timer usage_refresh;
+	struct loop_idle usage_refresh;
+	struct task_usage_cursor usage_cursor;
 	/* Replies about many tasks: the size of the last one. */
 	struct status_reply status_many;
 };

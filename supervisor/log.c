@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static bool quiet;
+static bool quiet, verbose;
 
 static void log_line(const char *format, va_list args)
 {
@@ -31,7 +31,22 @@ void log_info(const char *format, ...)
 	va_end(args);
 }
 
+void log_debug(const char *format, ...)
+{
+	if (!verbose)
+		return;
+	va_list args;
+	va_start(args, format);
+	log_line(format, args);
+	va_end(args);
+}
+
 void log_set_quiet(bool value)
 {
 	quiet = value;
+}
+
+void log_set_verbose(bool value)
+{
+	verbose = value;
 }

@@ -12,4 +12,10 @@ void log_message(const char *format, ...) __attribute__((format(printf, 1, 2)));
  * without -v (tini and dumb-init say nothing of their own). */
 void log_info(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
+/* Detail for someone looking into what corral does, and noise on every
+ * start otherwise (a protection this container does not allow, say):
+ * printed only with -v (`corral run -v`, one-command mode's -v). */
+void log_debug(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
 void log_set_quiet(bool quiet);
+void log_set_verbose(bool verbose);

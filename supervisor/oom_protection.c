@@ -52,8 +52,18 @@ void oom_protection_start(void)
 	if (first_score <= PROTECTED_SCORE)
 		return; /* already as protected, or more: tasks inherit it as before */
 	if (write_score(own, PROTECTED_SCORE) < 0) {
-		log_info("oom_score_adj: corral stays at %d, as its tasks (lowering it to %d "
-			 "needs cap_sys_resource: %s)", first_score, PROTECTED_SCORE, strerror(errno));
+		/* EACCES without cap_sys_resource: every default container, so
+		 * on every start; said with -v only. Any other error is news. */
+		bool unprivileged = errno == EACCES || errno == EPERM;
+		char why[96];
+		snprintf(why, sizeof(why), "%s: %s",
+			 unprivileged ? "needs cap_sys_resource" : "failed", strerror(errno));
+		if (unprivileged)
+			log_debug("oom_score_adj: corral stays at %d, as its tasks (lowering it to "
+				  "%d %s)", first_score, PROTECTED_SCORE, why);
+		else
+			log_info("oom_score_adj: corral stays at %d, as its tasks (lowering it to "
+				 "%d %s)", first_score, PROTECTED_SCORE, why);
 		return;
 	}
 	lowered = true;

@@ -219,22 +219,38 @@ static bool resource_shortage(int error)
 #define RESOURCE_RETRY_FIRST_MS 100
 #define RESOURCE_RETRY_MAX_MS 5000
 
-/* Tried again later, with back-off, as a restart delay is; said each time. */
+/* Tried again later, with back-off, as a restart delay is. Said as an
+ * event the first time in a row only: a shortage hits many tasks and
+ * lasts, and a line per retry was 13,915 lines in 45 s with 10,000 tasks;
+ * the later retries are summed up by the effects (shortage_report.h). */
 static void postpone_start(struct runner *runner, const char *message, uint64_t now_ms)
 {
-	uint64_t retry = runner->resource_retry_ms ? 2 * runner->resource_retry_ms
-						   : RESOURCE_RETRY_FIRST_MS;
+	bool first = runner->resource_retry_ms == 0;
+	uint64_t retry = first ? RESOURCE_RETRY_FIRST_MS : 2 * runner->resource_retry_ms;
 	runner->resource_retry_ms = retry < RESOURCE_RETRY_MAX_MS ? retry : RESOURCE_RETRY_MAX_MS;
-	char delay[32];
-	format_duration_ms(runner->resource_retry_ms, delay, sizeof(delay));
-	emit(runner, TASK_EVENT_START_FAILED,
-	     "%s: corral is short of a resource; trying again in %s (not counted against the "
-	     "restart policy)",
-	     message, delay);
+	if (first) {
+		char delay[32], longest[32];
+		format_duration_ms(runner->resource_retry_ms, delay, sizeof(delay));
+		format_duration_ms(RESOURCE_RETRY_MAX_MS, longest, sizeof(longest));
+		emit(runner, TASK_EVENT_START_FAILED,
+		     "%s: corral is short of a resource; trying again in %s, then up to every "
+		     "%s until it starts (not counted against the restart policy)",
+		     message, delay, longest);
+	}
 	runner->delay_pending = true;
 	runner->next_start_ms = now_ms + runner->resource_retry_ms;
 	runner->effects->arm_timer(runner, RUNNER_TIMER_RESTART_DELAY, runner->next_start_ms);
 	set_state(runner, TASK_PENDING);
+	/* Once it is seen waiting: the summary counts it. */
+	if (runner->effects->resource_wait)
+		runner->effects->resource_wait(runner, message, first, now_ms);
+}
+
+static void end_resource_wait(struct runner *runner, bool started)
+{
+	if (runner->resource_retry_ms && runner->effects->resource_wait_over)
+		runner->effects->resource_wait_over(runner, started);
+	runner->resource_retry_ms = 0;
 }
 
 static void spawn_now(struct runner *runner, uint64_t now_ms)
@@ -249,7 +265,7 @@ static void spawn_now(struct runner *runner, uint64_t now_ms)
 		start_failed(runner, message, 126, now_ms, false);
 		return;
 	}
-	runner->resource_retry_ms = 0;
+	end_resource_wait(runner, true);
 	if (runner->state != TASK_STARTING)
 		set_state(runner, TASK_STARTING);
 }
@@ -380,6 +396,7 @@ static void become_dead(struct runner *runner, bool failed)
 		task_exit_describe(&runner->last_exit, runner->failure, sizeof(runner->failure));
 	runner->delay_pending = false;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_RESTART_DELAY);
+	end_resource_wait(runner, false); /* a start after this is a new try */
 	set_state(runner, TASK_DEAD);
 	/* Every way into dead passes here, once per life of the task. */
 	run_hooks(runner, HOOK_STAGE_STOP);

@@ -84,6 +84,15 @@ struct runner_effects {
 	/* The hooks of `stage` are not wanted any more: no
 	 * runner_hooks_finished follows for them. */
 	void (*cancel_hooks)(struct runner *runner, enum hook_stage stage);
+	/* A start was put off for lack of a resource (`reason`: what
+	 * failed); `first`: the first of the task's retries in a row, which
+	 * the runner said as its start_failed event. Later ones are said
+	 * only here, to be summed up (shortage_report.h). NULL: not told. */
+	void (*resource_wait)(struct runner *runner, const char *reason, bool first,
+			      uint64_t now_ms);
+	/* Such retries ended: the start went through (`started`), or the
+	 * task was stopped meanwhile. NULL: not told. */
+	void (*resource_wait_over)(struct runner *runner, bool started);
 };
 
 struct runner {
@@ -136,7 +145,8 @@ struct runner {
 	uint64_t next_start_ms;      /* when delay_pending: when it runs again */
 	/* The last start found corral short of a resource (fds, processes,
 	 * memory): it is tried again after this long, doubling, and not
-	 * counted against the restart policy. 0 once a start went through. */
+	 * counted against the restart policy. 0 once a start went through,
+	 * or the task died meanwhile (a stop). */
 	uint64_t resource_retry_ms;
 	/* Counts the times it became pending again: a dependent that started
 	 * under an older generation saw a run that is over. */

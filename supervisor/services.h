@@ -17,6 +17,7 @@
 #include "supervisor/output_stream.h"
 
 struct group;
+struct shortage_report;
 struct task;
 
 struct services {
@@ -52,6 +53,8 @@ struct services {
 	 * stdio, and the terminal on it when corral let go of one. */
 	bool inherit_stdio;
 	bool take_terminal;
+	/* Starts put off for lack of a resource, said once a burst. */
+	struct shortage_report *shortage;
 	/* Called once for each task that fails for good. */
 	void (*task_failed_for_good)(struct services *services, struct task *task);
 	/* A line of a task's output, for the clients following its logs

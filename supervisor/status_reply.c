@@ -36,7 +36,9 @@ static void write_last_exit(struct json_writer *out, const struct runner *runner
 }
 
 /* Null without a cgroup, and null for a figure its cgroup cannot give (no
- * memory controller, ...). `age_ms`: how long ago it was read. */
+ * memory controller, ...). `age_ms`: how long ago it was read; every
+ * figure and `age_ms` are null in a reply about many tasks when there is
+ * no reading since the task's run began or ended (task_usage.h). */
 static void write_usage(struct json_writer *out, struct status_reply *reply, struct task *task,
 			uint64_t now_ms)
 {
@@ -50,6 +52,10 @@ static void write_usage(struct json_writer *out, struct status_reply *reply, str
 		reply->fresh_usage ? task_usage_read(task, now_ms)
 				   : task_usage_cached(task, now_ms, &age_ms, &stale);
 	reply->stale_usage |= stale;
+	static const struct task_cgroup_stats none; /* every has_ false: nulls */
+	bool read = stats != NULL;
+	if (!read)
+		stats = &none;
 	jw_object_open(out);
 	jw_field_cstring(out, "cgroup", task->cgroup.path);
 	jw_field_optional_int(out, "cpu_usec", stats->has_cpu, (int64_t)stats->cpu_usec);
@@ -58,7 +64,7 @@ static void write_usage(struct json_writer *out, struct status_reply *reply, str
 	jw_field_optional_int(out, "memory_peak_bytes", stats->has_memory_peak,
 			      (int64_t)stats->memory_peak);
 	jw_field_optional_int(out, "pids", stats->has_pids, (int64_t)stats->pids_current);
-	jw_field_int(out, "age_ms", (int64_t)age_ms);
+	jw_field_optional_int(out, "age_ms", read, (int64_t)age_ms);
 	jw_object_close(out);
 }
 

@@ -14,8 +14,8 @@ struct status_reply {
 	/* Usage is read now for a reply about one task; a reply about many
 	 * serves the cached readings (task_usage.h)... */
 	bool fresh_usage;
-	/* ...and says here that some were stale: the caller refreshes them
-	 * once the reply is out. */
+	/* ...and says here that some were missing or stale: the caller has
+	 * them read once the reply is out. */
 	bool stale_usage;
 	/* The last reply's length: the next one's buffer starts that big. */
 	size_t size_hint;

@@ -330,6 +330,49 @@ static void write_waits(FILE *out, const json_t *tasks)
 	}
 }
 
+/* A list reply serves each task's last usage reading (task_usage.h): one
+ * older than this is worth saying, as a line under the tables rather than
+ * a column, since after a quiet spell every row has it. */
+#define OLD_USAGE_MS 5000
+
+/* "CPU, MEM, PIDS read up to 12s ago, not yet for 3 tasks (-): corral
+ * reads them now; run `corral status` again for newer figures", when some
+ * figures are old or missing; nothing when all are recent. */
+static void write_usage_note(FILE *out, const json_t *groups)
+{
+	uint64_t oldest_ms = 0;
+	size_t unread = 0, g, t;
+	const json_t *group, *task;
+	json_array_foreach(groups, g, group)
+	{
+		if (!group_tasks(group))
+			continue;
+		json_array_foreach(group_tasks(group), t, task)
+		{
+			const json_t *usage = json_object_get(task, "usage");
+			const json_t *age = json_is_object(usage) ? json_object_get(usage, "age_ms") : NULL;
+			if (json_is_integer(age) && json_integer_value(age) > (json_int_t)oldest_ms)
+				oldest_ms = (uint64_t)json_integer_value(age);
+			unread += json_is_object(usage) && json_is_null(age);
+		}
+	}
+	bool old = oldest_ms > OLD_USAGE_MS;
+	if (!old && !unread)
+		return;
+	char said[96] = "", age[32];
+	if (old) {
+		status_duration_format(oldest_ms, age, sizeof(age));
+		snprintf(said, sizeof(said), "read up to %s ago", age);
+	}
+	if (unread)
+		snprintf(said + strlen(said), sizeof(said) - strlen(said), "%s %zu task%s (-)",
+			 old ? ", not yet for" : "not read yet for", unread, unread == 1 ? "" : "s");
+	fprintf(out,
+		"\nCPU, MEM, PIDS %s: corral reads them now; run `corral status` again for newer "
+		"figures\n",
+		said);
+}
+
 int status_table_write(FILE *out, const json_t *reply)
 {
 	const json_t *groups = json_object_get(reply, "groups");
@@ -381,6 +424,8 @@ int status_table_write(FILE *out, const json_t *reply)
 		if (json_is_string(decision))
 			fprintf(out, ROW_INDENT "last failure: %s\n", json_string_value(decision));
 	}
+
+	write_usage_note(out, groups);
 
 	for (r = 0; r < row_count; r++)
 		for (int c = 0; c < COLUMN_COUNT; c++)

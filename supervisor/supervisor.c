@@ -427,7 +427,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.keep_running = options->keep_running,
 		.inherit_stdio = options->one_command != NULL,
 		.take_terminal = options->one_command && options->one_command->terminal_released,
+		.shortage = &supervisor->shortage,
 	};
+	shortage_report_init(&supervisor->shortage, &supervisor->services);
 	int signal_fd = signals_open(options->one_command != NULL);
 	if (signal_fd < 0) {
 		log_message("cannot set up signal handling: %s", strerror(-signal_fd));
@@ -494,6 +496,7 @@ static void supervisor_close(struct supervisor *supervisor)
 		free(supervisor->services.notify_dir);
 	}
 	network_spares_close(&supervisor->network_spares);
+	shortage_report_free(&supervisor->shortage);
 	network_host_close(&supervisor->network);
 	cgroup_tree_close(&supervisor->cgroups);
 	for (size_t i = 0; i < supervisor->group_name_count; i++)

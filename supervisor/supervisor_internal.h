@@ -14,6 +14,7 @@
 #include "supervisor/group.h"
 #include "supervisor/loop.h"
 #include "supervisor/network_spares.h"
+#include "supervisor/shortage_report.h"
 #include "supervisor/one_command.h"
 #include "supervisor/output_sink.h"
 #include "supervisor/services.h"
@@ -58,6 +59,7 @@ struct supervisor {
 	int log_format_option; /* --log-format, -1: the config's log_format */
 	struct hook_limiter hook_limiter;
 	struct exec_sessions exec_sessions;
+	struct shortage_report shortage; /* starts put off for lack of a resource */
 
 	bool shutting_down;
 	bool killing;

@@ -15,6 +15,7 @@
 #include "config/units.h"
 #include "supervisor/group.h"
 #include "supervisor/log.h"
+#include "supervisor/shortage_report.h"
 #include "supervisor/task_schedule.h"
 #include "config/xmalloc.h"
 
@@ -327,6 +328,21 @@ static void effect_changed(struct runner *runner)
 	task_dependencies_changed(task);
 }
 
+static void effect_resource_wait(struct runner *runner, const char *reason, bool first,
+				 uint64_t now_ms)
+{
+	struct task *task = TASK_FROM_RUNNER(runner);
+	if (task->services->shortage)
+		shortage_report_put_off(task->services->shortage, reason, first, now_ms);
+}
+
+static void effect_resource_wait_over(struct runner *runner, bool started)
+{
+	struct task *task = TASK_FROM_RUNNER(runner);
+	if (task->services->shortage)
+		shortage_report_wait_over(task->services->shortage, started);
+}
+
 static const struct runner_effects task_effects = {
 	.spawn = effect_spawn,
 	.signal = effect_signal,
@@ -337,6 +353,8 @@ static const struct runner_effects task_effects = {
 	.changed = effect_changed,
 	.run_hooks = task_effect_run_hooks,
 	.cancel_hooks = task_effect_cancel_hooks,
+	.resource_wait = effect_resource_wait,
+	.resource_wait_over = effect_resource_wait_over,
 };
 
 /* ---- process events ---- */

@@ -1,6 +1,5 @@
 #include "supervisor/task_usage.h"
 
-
 #include "supervisor/group.h"
 #include "supervisor/task.h"
 
@@ -24,26 +23,35 @@ static uint64_t age_of(const struct task_usage *usage, uint64_t now_ms)
 	return now_ms > usage->read_at_ms ? now_ms - usage->read_at_ms : 0;
 }
 
-const struct task_cgroup_stats *task_usage_cached(struct task *task, uint64_t now_ms,
-						  uint64_t *age_ms, bool *stale)
+static bool needs_reading(const struct task_usage *usage, uint64_t now_ms)
 {
-	if (!task->usage.valid || age_of(&task->usage, now_ms) > TASK_USAGE_MAX_AGE_MS) {
-		*age_ms = 0;
-		*stale = false;
-		return task_usage_read(task, now_ms);
-	}
-	*age_ms = age_of(&task->usage, now_ms);
-	*stale = *age_ms > TASK_USAGE_REFRESH_MS;
-	return &task->usage.stats;
+	return !usage->valid || age_of(usage, now_ms) > TASK_USAGE_REFRESH_MS;
 }
 
-void task_usage_refresh_stale(struct group **groups, size_t group_count, uint64_t now_ms)
+const struct task_cgroup_stats *task_usage_cached(const struct task *task, uint64_t now_ms,
+						  uint64_t *age_ms, bool *stale)
 {
-	for (size_t g = 0; g < group_count; g++)
-		for (size_t t = 0; t < groups[g]->task_count; t++) {
-			struct task *task = groups[g]->tasks[t];
-			if (task->usage.valid && task_cgroup_exists(&task->cgroup) &&
-			    age_of(&task->usage, now_ms) > TASK_USAGE_REFRESH_MS)
-				task_usage_read(task, now_ms);
+	*stale = needs_reading(&task->usage, now_ms);
+	*age_ms = task->usage.valid ? age_of(&task->usage, now_ms) : 0;
+	return task->usage.valid ? &task->usage.stats : NULL;
+}
+
+bool task_usage_refresh_some(struct group *const *groups, size_t group_count,
+			     struct task_usage_cursor *cursor, uint64_t now_ms, size_t max_reads)
+{
+	size_t reads = 0;
+	for (; cursor->group < group_count; cursor->group++, cursor->task = 0) {
+		const struct group *group = groups[cursor->group];
+		for (; cursor->task < group->task_count; cursor->task++) {
+			struct task *task = group->tasks[cursor->task];
+			if (!task_cgroup_exists(&task->cgroup) || !needs_reading(&task->usage, now_ms))
+				continue;
+			if (reads == max_reads)
+				return false;
+			task_usage_read(task, now_ms);
+			reads++;
 		}
+	}
+	*cursor = (struct task_usage_cursor){0};
+	return true;
 }

@@ -3,23 +3,30 @@
  *
  * Reading one task's usage opens and reads up to four files (cpu.stat,
  * memory.current, memory.peak, pids.current), and cpu.stat makes the
- * kernel gather per-CPU counters: 2-8 ms for 1000 tasks, which was two
+ * kernel gather per-CPU counters: 2-10 ms for 1000 tasks, which was two
  * thirds of a status reply (docs/benchmarks.md). A reply about one task
- * reads it fresh; a reply about many serves each task's last reading with
- * its age, and the readings older than TASK_USAGE_REFRESH_MS are read
- * again once the reply is out (nothing polls: an idle corral reads
- * nothing). A reading older than TASK_USAGE_MAX_AGE_MS, or none since the
- * task's run began or ended, is read during the reply, as before the
- * cache, so a status run now and then never shows old figures. */
+ * reads it fresh. A reply about many reads nothing: it serves each task's
+ * last reading with its age, or no figures when there is none since the
+ * task's run began or ended; the readings it found missing or older than
+ * TASK_USAGE_REFRESH_MS are read again once the reply is out, a batch of
+ * TASK_USAGE_REFRESH_BATCH tasks per idle turn of the loop, so that a
+ * status after a long quiet spell neither waits for 1000 reads nor holds
+ * up the requests behind it. Nothing polls: an idle corral reads nothing. */
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "isolation/cgroup_task.h"
 
 #define TASK_USAGE_REFRESH_MS 1000
-#define TASK_USAGE_MAX_AGE_MS 5000
+/* About 0.13 ms of reads (open, read, close of a cgroup file: ~8 us a
+ * task here). Small, because a batch runs whenever the loop finds nothing
+ * ready, which includes a reply of 550 KB waiting for its client to make
+ * room in the socket: each chunk of it may wait for one batch (64 tasks
+ * a batch made a reply after a quiet spell 2-6 ms slower). */
+#define TASK_USAGE_REFRESH_BATCH 16
 
 struct task;
 struct group;
@@ -31,19 +38,31 @@ struct task_usage {
 };
 
 /* The reading no longer says what the task does (its run began or ended,
- * its cgroup went): the next reply reads it. */
+ * its cgroup went): replies about many tasks show no figures until the
+ * next reading. */
 void task_usage_forget(struct task_usage *usage);
 
 /* Reads the task's usage now and keeps it. */
 const struct task_cgroup_stats *task_usage_read(struct task *task, uint64_t now_ms);
 
-/* For a reply about many tasks: the kept reading and its age (*age_ms), or
- * one read now (age 0) when there is none or it is older than
- * TASK_USAGE_MAX_AGE_MS. *stale is set when it is older than
- * TASK_USAGE_REFRESH_MS: the caller then refreshes once the reply is out. */
-const struct task_cgroup_stats *task_usage_cached(struct task *task, uint64_t now_ms,
+/* For a reply about many tasks, which reads no file: the kept reading and
+ * its age (*age_ms), or NULL when there is none. *stale is set when there
+ * is none or it is older than TASK_USAGE_REFRESH_MS: the caller then has
+ * it read once the reply is out (task_usage_refresh_some). */
+const struct task_cgroup_stats *task_usage_cached(const struct task *task, uint64_t now_ms,
 						  uint64_t *age_ms, bool *stale);
 
-/* Reads again every reading of these groups' tasks older than
- * TASK_USAGE_REFRESH_MS. */
-void task_usage_refresh_stale(struct group **groups, size_t group_count, uint64_t now_ms);
+/* Where a refresh pass over the groups' tasks has got to. */
+struct task_usage_cursor {
+	size_t group, task;
+};
+
+/* Reads again, from *cursor on, the readings of these groups' tasks that
+ * are missing or older than TASK_USAGE_REFRESH_MS (tasks with a cgroup
+ * only), at most `max_reads` of them, and moves *cursor past the tasks it
+ * looked at. Returns true when the pass reached the last task (the cursor
+ * is then back at the first). The groups may change between two calls (a
+ * reload): the cursor is bounds-checked, and a pass that skips or repeats
+ * a few tasks then is harmless. */
+bool task_usage_refresh_some(struct group *const *groups, size_t group_count,
+			     struct task_usage_cursor *cursor, uint64_t now_ms, size_t max_reads);

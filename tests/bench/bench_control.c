@@ -1138,6 +1138,52 @@ static struct rate many_clients_rate(const char *path, const char *request, unsi
 	return rate;
 }
 
+/* A status of all tasks after a quiet spell longer than any usage reading
+ * is kept fresh (the cache is cold: every reading is stale), `count`
+ * times: the round trip of each (the reply's wait), and corral's CPU over
+ * them, read from its CPU-time clock (precise even while it runs) as the
+ * reply is in, and again once it sleeps (what the reply started after it
+ * included: a corral that reads usage after replying does it then). */
+#define QUIET_SPELL_MS 6000
+struct cold_status {
+	struct rate rate;
+	int64_t cpu_by_reply_ns; /* summed; -1: no CPU clock for corral */
+};
+
+static struct cold_status cold_status(const char *path, const char *request, unsigned count,
+				      struct series *latencies)
+{
+	pid_t corral = tool_pids[TOOL_CORRAL];
+	struct cold_status cold = {0};
+	clockid_t cpu_clock;
+	if (clock_getcpuclockid(corral, &cpu_clock) != 0)
+		cold.cpu_by_reply_ns = -1;
+	struct text reply = {0};
+	int fd = raw_connect(path);
+	if (fd < 0)
+		die("connect %s: %s", path, strerror(errno));
+	for (unsigned i = 0; i < count; i++) {
+		sleep_ms(QUIET_SPELL_MS);
+		int64_t cpu_before = server_cpu_ns(corral);
+		int64_t clock_before = cold.cpu_by_reply_ns >= 0 ? clock_ns(cpu_clock) : -1;
+		int64_t start = now_ns();
+		raw_call_checked(fd, request, &reply);
+		int64_t wall = now_ns() - start;
+		int64_t clock_after = clock_before >= 0 ? clock_ns(cpu_clock) : -1;
+		if (clock_before >= 0 && clock_after >= 0)
+			cold.cpu_by_reply_ns += clock_after - clock_before;
+		else
+			cold.cpu_by_reply_ns = -1;
+		series_add(latencies, (double)wall / 1e6);
+		cold.rate.wall_ns += wall;
+		cold.rate.server_cpu_ns += server_cpu_ns(corral) - cpu_before;
+		cold.rate.calls++;
+	}
+	close(fd);
+	free(reply.data);
+	return cold;
+}
+
 static void bench_rates(struct bench *bench)
 {
 	const struct settings *settings = bench->settings;
@@ -1173,6 +1219,10 @@ static void bench_rates(struct bench *bench)
 					     settings->clients_seconds, &min_rate, &max_rate);
 	struct series all_latencies = {0};
 	struct rate all = ping_pong_rate(socket_path, request_all, 0, seconds, &all_latencies);
+	struct series cold_latencies = {0};
+	struct cold_status cold = {0};
+	if (!settings->quick)
+		cold = cold_status(socket_path, request_all, 3, &cold_latencies);
 
 	printf("2. Requests per second: status of one task (%s), %u tasks supervised\n", target,
 	       settings->tasks);
@@ -1204,6 +1254,18 @@ static void bench_rates(struct bench *bench)
 	       series_median(&latencies), series_quantile(&latencies, 0.99), series_max(&latencies),
 	       series_median(&all_latencies), series_quantile(&all_latencies, 0.99),
 	       series_max(&all_latencies));
+	if (cold.rate.calls) {
+		series_sort(&cold_latencies);
+		printf("  all tasks after %d s of quiet (every usage reading stale), %lu calls: "
+		       "round trip\n  median %.1f us, max %.1f us; corral's CPU a call: %.0f us by "
+		       "the time the reply\n  was in, %.0f us until it slept again.\n",
+		       QUIET_SPELL_MS / 1000, cold.rate.calls, series_median(&cold_latencies) * 1000,
+		       series_max(&cold_latencies) * 1000,
+		       cold.cpu_by_reply_ns < 0
+			   ? -1.0
+			   : (double)cold.cpu_by_reply_ns / 1e3 / (double)cold.rate.calls,
+		       (double)cold.rate.server_cpu_ns / 1e3 / (double)cold.rate.calls);
+	}
 	printf("  %u connections: per connection %.0f to %.0f requests/s; seconds = the\n"
 	       "  longest client's run. Server CPU: corral's or supervisord's own CPU over the\n"
 	       "  loop, per call (client and server share the %ld CPUs).\n",
@@ -1216,6 +1278,7 @@ static void bench_rates(struct bench *bench)
 	printf("\n");
 	free(latencies.values);
 	free(all_latencies.values);
+	free(cold_latencies.values);
 }
 
 /* ---- part 3: memory ------------------------------------------------------- */

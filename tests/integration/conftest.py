@@ -451,21 +451,23 @@ class Corral:
         path.write_text(text)
         return path
 
-    def _command(self, config_path, events_path, wrapper):
-        command = list(wrapper or []) + [str(self.binary), "run"]
+    def _command(self, config_path, events_path, wrapper, run_args=()):
+        command = list(wrapper or []) + [str(self.binary), "run", *run_args]
         if events_path:
             command += ["--events", str(events_path)]
         return command + [str(config_path)]
 
-    def start(self, config, events=True, env=None, wrapper=None, stdin=subprocess.DEVNULL):
-        """Starts corral in the background; returns a Running."""
+    def start(self, config, events=True, env=None, wrapper=None, stdin=subprocess.DEVNULL,
+              run_args=()):
+        """Starts corral in the background (`run_args`: options of `corral
+        run`, such as -v); returns a Running."""
         config_path = config if isinstance(config, Path) else self.config(config)
         events_path = self.dir / "events.jsonl" if events else None
         stdout = open(self.dir / "corral.stdout", "wb")
         stderr = open(self.dir / "corral.stderr", "wb")
         try:
             popen = subprocess.Popen(
-                self._command(config_path, events_path, wrapper),
+                self._command(config_path, events_path, wrapper, run_args),
                 stdin=stdin,
                 stdout=stdout,
                 stderr=stderr,

@@ -170,7 +170,8 @@ def test_limits_are_written_to_v1_groups_of_the_task(corral, tmp_path):
     assert lines[0].startswith("cpu /") and lines[0].endswith("/g/app"), lines
     assert lines[1].startswith("pids /") and lines[1].endswith("/g/app"), lines
     assert lines[2:5] == ["50000", str(200 * 1024 // 100), "64"], lines
-    usage = corral.task_status("g/app")["usage"]
+    # A one-task status reads the cgroup now (a list serves cached figures).
+    usage = corral.status("g/app")["groups"][0]["tasks"][0]["usage"]
     assert usage["cgroup"].endswith("/g/app") and usage["cpu_usec"] >= 0, usage
     assert usage["pids"] >= 1, usage  # from the v1 pids group
     assert usage["memory_bytes"] is None, usage  # no memory group: no figure

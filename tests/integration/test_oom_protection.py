@@ -9,6 +9,8 @@ says so and changes nothing."""
 import os
 import signal
 
+import pytest
+
 from conftest import sh, wait_for
 
 
@@ -17,21 +19,28 @@ def score(pid):
         return int(f.read())
 
 
-def test_a_corral_that_may_not_lower_its_score_says_so_and_changes_nothing(corral, tmp_path):
+@pytest.mark.parametrize("verbose", [False, True], ids=["quiet", "verbose"])
+def test_a_corral_that_may_not_lower_its_score_changes_nothing_and_says_so_with_v(
+        corral, tmp_path, verbose):
+    """Every default container lacks cap_sys_resource: the line saying so
+    would come on every start, so only `corral run -v` prints it."""
     seen = tmp_path / "seen"
     config = {"groups": {"g": {"tasks": {
         "app": {"command": sh(f"cat /proc/self/oom_score_adj > {seen}; exec sleep 100")},
     }}}}
     # Without cap_sys_resource (root otherwise), as in a default container.
     drop = ["setpriv", "--inh-caps=-sys_resource", "--bounding-set=-sys_resource", "--"]
-    running = corral.start(config, wrapper=drop)
+    running = corral.start(config, wrapper=drop, run_args=["-v"] if verbose else [])
     corral.wait_control(running)
     wait_for(lambda: seen.exists() and seen.read_text().strip(), what="the task's score")
     assert score(running.pid) == int(seen.read_text()) == score(os.getpid())
     running.send(signal.SIGTERM)
     result = running.wait()
     assert result.returncode == 0
-    assert "lowering it to -999 needs cap_sys_resource" in result.stderr, result.stderr
+    said = "oom_score_adj: corral stays at" in result.stderr
+    assert said == verbose, result.stderr
+    if verbose:
+        assert "lowering it to -999 needs cap_sys_resource" in result.stderr, result.stderr
 
 
 def test_a_tasks_oom_score_adj_reaches_it_its_probes_and_exec_but_not_its_hooks(corral, tmp_path):

@@ -23,7 +23,7 @@ struct fake {
 	bool timer_armed[RUNNER_TIMER_COUNT];
 	uint64_t timer_deadline[RUNNER_TIMER_COUNT];
 	enum task_event_type events[MAX_EVENTS];
-	char messages[MAX_EVENTS][160];
+	char messages[MAX_EVENTS][256]; /* the runner's own are up to 512 */
 	unsigned event_count;
 	unsigned changes;
 	bool hooks_wait[HOOK_STAGE_COUNT]; /* run_hooks answers true */
@@ -31,6 +31,8 @@ struct fake {
 	unsigned hook_cancels[HOOK_STAGE_COUNT];
 	enum hook_stage hook_order[MAX_EVENTS];
 	unsigned hook_order_count;
+	unsigned resource_waits, first_resource_waits;
+	unsigned waits_over, waits_over_started;
 };
 
 static struct fake *fake_of(struct runner *runner)
@@ -96,6 +98,21 @@ static void fake_cancel_hooks(struct runner *runner, enum hook_stage stage)
 	fake_of(runner)->hook_cancels[stage]++;
 }
 
+static void fake_resource_wait(struct runner *runner, const char *reason, bool first,
+			       uint64_t now_ms)
+{
+	fake_of(runner)->resource_waits++;
+	fake_of(runner)->first_resource_waits += first;
+	(void)reason;
+	(void)now_ms;
+}
+
+static void fake_resource_wait_over(struct runner *runner, bool started)
+{
+	fake_of(runner)->waits_over++;
+	fake_of(runner)->waits_over_started += started;
+}
+
 static const struct runner_effects fake_effects = {
 	.spawn = fake_spawn,
 	.signal = fake_signal,
@@ -106,6 +123,8 @@ static const struct runner_effects fake_effects = {
 	.changed = fake_changed,
 	.run_hooks = fake_run_hooks,
 	.cancel_hooks = fake_cancel_hooks,
+	.resource_wait = fake_resource_wait,
+	.resource_wait_over = fake_resource_wait_over,
 };
 
 struct fixture {
@@ -416,13 +435,18 @@ static void test_a_resource_shortage_postpones_the_start(void **state)
 	assert_int_equal(fixture->fake.timer_deadline[RUNNER_TIMER_RESTART_DELAY], 100);
 	assert_string_equal(fixture->fake.messages[0],
 			    "clone3: Resource temporarily unavailable: corral is short of a "
-			    "resource; trying again in 100ms (not counted against the restart "
-			    "policy)");
+			    "resource; trying again in 100ms, then up to every 5s until it "
+			    "starts (not counted against the restart policy)");
+	unsigned events = fixture->fake.event_count;
 
+	/* The retries after the first are not events: the effects sum them up. */
 	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 100);
 	assert_true(runner_ready_to_start(&fixture->runner));
 	runner_start(&fixture->runner, 100);
 	assert_int_equal(fixture->fake.timer_deadline[RUNNER_TIMER_RESTART_DELAY], 300);
+	assert_int_equal(fixture->fake.event_count, events);
+	assert_int_equal(fixture->fake.resource_waits, 2);
+	assert_int_equal(fixture->fake.first_resource_waits, 1);
 
 	fixture->fake.spawn_result = 0;
 	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 300);
@@ -430,6 +454,25 @@ static void test_a_resource_shortage_postpones_the_start(void **state)
 	assert_int_equal(fixture->runner.state, TASK_STARTING);
 	assert_int_equal(fixture->runner.resource_retry_ms, 0);
 	assert_int_equal(fixture->runner.restart_count, 0);
+	assert_int_equal(fixture->fake.waits_over_started, 1);
+	test_free(fixture);
+}
+
+/* A task stopped while it waits for a resource: its wait is over, and a
+ * start after that is a new try, said again. */
+static void test_a_stop_ends_a_resource_wait(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 0, 100);
+	fixture->fake.spawn_result = -EMFILE;
+	runner_start(&fixture->runner, 0);
+	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 100);
+	runner_start(&fixture->runner, 100);
+	assert_int_equal(fixture->fake.resource_waits, 2);
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "corral stop", 150);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_int_equal(fixture->fake.waits_over, 1);
+	assert_int_equal(fixture->fake.waits_over_started, 0);
+	assert_int_equal(fixture->runner.resource_retry_ms, 0);
 	test_free(fixture);
 }
 
@@ -921,6 +964,7 @@ int main(void)
 		cmocka_unit_test(test_rearm_dead_task),
 		cmocka_unit_test(test_synchronous_spawn_failure),
 		cmocka_unit_test(test_a_resource_shortage_postpones_the_start),
+		cmocka_unit_test(test_a_stop_ends_a_resource_wait),
 		cmocka_unit_test(test_exec_failure_counts_as_failed_start),
 		cmocka_unit_test(test_kill_now),
 		cmocka_unit_test(test_prestart_hooks_come_before_the_spawn),

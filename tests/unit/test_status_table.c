@@ -120,6 +120,58 @@ static void test_one_task(void **state)
 		     "  app   main   running  -      -       1    5s      -    -    -     0         -          -\n");
 }
 
+/* A reply of many tasks with this usage for its two tasks: their rows
+ * are the same in every case, only the note under them differs. */
+static void assert_usage_note(const char *first, const char *second, const char *note)
+{
+	char reply[1024], expected[1024];
+	snprintf(reply, sizeof(reply),
+		 "{\"ok\":true,\"groups\":[{\"name\":\"g\",\"state\":\"main\",\"tasks\":["
+		 "{\"name\":\"a\",\"stage\":\"main\",\"state\":\"running\",\"pid\":1,"
+		 "\"uptime_ms\":5000,\"restarts\":0,\"last_exit\":null,\"next_restart_in_ms\":null,"
+		 "\"usage\":%s},"
+		 "{\"name\":\"b\",\"stage\":\"main\",\"state\":\"running\",\"pid\":2,"
+		 "\"uptime_ms\":5000,\"restarts\":0,\"last_exit\":null,\"next_restart_in_ms\":null,"
+		 "\"usage\":%s}]}]}",
+		 first, second);
+	int result;
+	char *table = table_for(reply, &result);
+	assert_int_equal(result, 0);
+	const char *rows_end = strstr(table, "  b   ");
+	assert_non_null(rows_end);
+	rows_end = strchr(rows_end, '\n') + 1;
+	snprintf(expected, sizeof(expected), "%s", note);
+	if (strcmp(rows_end, expected) != 0)
+		fail_msg("under the rows:\n%s\nexpected:\n%s", rows_end, expected);
+	free(table);
+}
+
+/* A list reply serves each task's last reading: a note under the tables
+ * says when one is over 5 s old or missing (age_ms null), and nothing
+ * otherwise. */
+static void test_old_and_missing_usage(void **state)
+{
+	const char *recent = "{\"cgroup\":\"/c\",\"cpu_usec\":10,\"age_ms\":5000}";
+	const char *old = "{\"cgroup\":\"/c\",\"cpu_usec\":10,\"age_ms\":42000}";
+	const char *unread = "{\"cgroup\":\"/c\",\"cpu_usec\":null,\"age_ms\":null}";
+	const char *tail = ": corral reads them now; run `corral status` again for newer "
+			   "figures\n";
+	char note[256];
+	assert_usage_note(recent, recent, "");
+	assert_usage_note("null", recent, ""); /* no cgroup: nothing to read */
+	assert_usage_note(recent, "{\"cgroup\":\"/c\",\"cpu_usec\":10}", ""); /* an older corral */
+	snprintf(note, sizeof(note), "\nCPU, MEM, PIDS read up to 42s ago%s", tail);
+	assert_usage_note(recent, old, note);
+	snprintf(note, sizeof(note), "\nCPU, MEM, PIDS not read yet for 1 task (-)%s", tail);
+	assert_usage_note(unread, recent, note);
+	snprintf(note, sizeof(note), "\nCPU, MEM, PIDS not read yet for 2 tasks (-)%s", tail);
+	assert_usage_note(unread, unread, note);
+	snprintf(note, sizeof(note), "\nCPU, MEM, PIDS read up to 42s ago, not yet for 1 task (-)%s",
+		 tail);
+	assert_usage_note(old, unread, note);
+	(void)state;
+}
+
 /* The list that decided an exit, and a group's on_failure rule with its
  * last decision under the rows. */
 static void test_exit_rules(void **state)
@@ -261,6 +313,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_groups_and_tasks),
 	    cmocka_unit_test(test_one_task),
+	    cmocka_unit_test(test_old_and_missing_usage),
 	    cmocka_unit_test(test_exit_rules),
 	    cmocka_unit_test(test_missing_and_wrong_fields),
 	    cmocka_unit_test(test_ready_and_health),

@@ -71,8 +71,16 @@ static int tear_down(void **state)
 static uint64_t cached_cpu(struct fixture *fixture, uint64_t now, uint64_t *age, bool *stale)
 {
 	const struct task_cgroup_stats *stats = task_usage_cached(&fixture->task, now, age, stale);
+	assert_non_null(stats);
 	assert_true(stats->has_cpu);
 	return stats->cpu_usec;
+}
+
+/* One pass over the fixture's only task, as the idle refresh makes it. */
+static bool refresh(struct fixture *fixture, uint64_t now)
+{
+	struct task_usage_cursor cursor = {0};
+	return task_usage_refresh_some(fixture->groups, 1, &cursor, now, TASK_USAGE_REFRESH_BATCH);
 }
 
 static void test_a_reply_about_one_task_reads_now(void **state)
@@ -88,10 +96,10 @@ static void test_a_list_serves_the_last_reading_with_its_age(void **state)
 	struct fixture *fixture = *state;
 	uint64_t age;
 	bool stale;
-	/* No reading yet: read during the reply. */
-	assert_int_equal(cached_cpu(fixture, 1000, &age, &stale), 100);
-	assert_int_equal(age, 0);
-	assert_false(stale);
+	/* No reading yet: none served, and one due after the reply. */
+	assert_null(task_usage_cached(&fixture->task, 1000, &age, &stale));
+	assert_true(stale);
+	task_usage_read(&fixture->task, 1000);
 	set_cpu_usec(fixture, 200);
 	/* Within the refresh age: the reading, its age, nothing due. */
 	assert_int_equal(cached_cpu(fixture, 1000 + TASK_USAGE_REFRESH_MS, &age, &stale), 100);
@@ -101,10 +109,10 @@ static void test_a_list_serves_the_last_reading_with_its_age(void **state)
 	assert_int_equal(cached_cpu(fixture, 1001 + TASK_USAGE_REFRESH_MS, &age, &stale), 100);
 	assert_int_equal(age, TASK_USAGE_REFRESH_MS + 1);
 	assert_true(stale);
-	/* Past the longest age: read during the reply. */
-	assert_int_equal(cached_cpu(fixture, 1001 + TASK_USAGE_MAX_AGE_MS, &age, &stale), 200);
-	assert_int_equal(age, 0);
-	assert_false(stale);
+	/* However old it is, a list reply reads nothing: it says how old. */
+	assert_int_equal(cached_cpu(fixture, 1000 + 3600000, &age, &stale), 100);
+	assert_int_equal(age, 3600000);
+	assert_true(stale);
 }
 
 static void test_the_refresh_reads_only_stale_readings(void **state)
@@ -114,15 +122,15 @@ static void test_the_refresh_reads_only_stale_readings(void **state)
 	bool stale;
 	task_usage_read(&fixture->task, 1000);
 	set_cpu_usec(fixture, 200);
-	task_usage_refresh_stale(fixture->groups, 1, 1000 + TASK_USAGE_REFRESH_MS);
+	assert_true(refresh(fixture, 1000 + TASK_USAGE_REFRESH_MS));
 	assert_int_equal(cached_cpu(fixture, 1000 + TASK_USAGE_REFRESH_MS, &age, &stale), 100);
-	task_usage_refresh_stale(fixture->groups, 1, 1001 + TASK_USAGE_REFRESH_MS);
+	assert_true(refresh(fixture, 1001 + TASK_USAGE_REFRESH_MS));
 	assert_int_equal(cached_cpu(fixture, 1002 + TASK_USAGE_REFRESH_MS, &age, &stale), 200);
 	assert_int_equal(age, 1);
 	assert_false(stale);
 }
 
-static void test_a_forgotten_reading_is_read_again(void **state)
+static void test_a_forgotten_reading_is_read_by_the_refresh(void **state)
 {
 	struct fixture *fixture = *state;
 	uint64_t age;
@@ -130,12 +138,63 @@ static void test_a_forgotten_reading_is_read_again(void **state)
 	task_usage_read(&fixture->task, 1000);
 	set_cpu_usec(fixture, 300);
 	task_usage_forget(&fixture->task.usage); /* a run began or ended */
-	assert_int_equal(cached_cpu(fixture, 1001, &age, &stale), 300);
-	assert_int_equal(age, 0);
-	/* The refresh leaves a task with no reading to the next reply. */
+	assert_null(task_usage_cached(&fixture->task, 1001, &age, &stale));
+	assert_true(stale);
+	assert_true(refresh(fixture, 1002));
+	assert_int_equal(cached_cpu(fixture, 1003, &age, &stale), 300);
+	assert_int_equal(age, 1);
+	/* A task without a cgroup has nothing to read. */
 	task_usage_forget(&fixture->task.usage);
-	task_usage_refresh_stale(fixture->groups, 1, 1000000);
+	fixture->task.cgroup.made = false;
+	assert_true(refresh(fixture, 1000000));
 	assert_false(fixture->task.usage.valid);
+	fixture->task.cgroup.made = true;
+}
+
+/* 150 tasks over two groups (the same cgroup each), refreshed a batch at
+ * a time: each going on where the last stopped, the last ending the pass;
+ * a second pass right after reads nothing. */
+static void test_the_refresh_goes_in_batches(void **state)
+{
+	struct fixture *fixture = *state;
+	enum { FIRST = 100, SECOND = 50 };
+	static struct task tasks[FIRST + SECOND];
+	struct task *pointers[FIRST + SECOND];
+	for (size_t i = 0; i < FIRST + SECOND; i++) {
+		tasks[i] = fixture->task;
+		tasks[i].usage.valid = false;
+		pointers[i] = &tasks[i];
+	}
+	struct group first = {.tasks = pointers, .task_count = FIRST};
+	struct group second = {.tasks = pointers + FIRST, .task_count = SECOND};
+	struct group *groups[] = {&first, &second};
+	struct task_usage_cursor cursor = {0};
+	size_t passes = 0, batches = 0;
+	while (!passes) {
+		passes += task_usage_refresh_some(groups, 2, &cursor, 5000, TASK_USAGE_REFRESH_BATCH);
+		batches++;
+		size_t read = 0;
+		for (size_t i = 0; i < FIRST + SECOND; i++)
+			read += tasks[i].usage.valid;
+		assert_int_equal(read, batches * TASK_USAGE_REFRESH_BATCH < FIRST + SECOND
+					       ? batches * TASK_USAGE_REFRESH_BATCH
+					       : FIRST + SECOND);
+	}
+	assert_int_equal(batches, (FIRST + SECOND + TASK_USAGE_REFRESH_BATCH - 1) /
+					   TASK_USAGE_REFRESH_BATCH);
+	assert_int_equal(cursor.group, 0);
+	assert_int_equal(cursor.task, 0);
+	/* Every reading is fresh now: a pass allowed no read at all ends. */
+	assert_true(task_usage_refresh_some(groups, 2, &cursor, 5000, 0));
+	tasks[FIRST].usage.valid = false; /* one run began */
+	assert_false(task_usage_refresh_some(groups, 2, &cursor, 5000, 0));
+	assert_int_equal(cursor.group, 1);
+	assert_int_equal(cursor.task, 0);
+	assert_true(task_usage_refresh_some(groups, 2, &cursor, 5000, 1));
+	assert_true(tasks[FIRST].usage.valid);
+	/* A reload left fewer groups than the cursor's: the pass ends. */
+	cursor = (struct task_usage_cursor){.group = 2, .task = 7};
+	assert_true(task_usage_refresh_some(groups, 1, &cursor, 5000, TASK_USAGE_REFRESH_BATCH));
 }
 
 int main(void)
@@ -147,8 +206,9 @@ int main(void)
 						set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_the_refresh_reads_only_stale_readings, set_up,
 						tear_down),
-		cmocka_unit_test_setup_teardown(test_a_forgotten_reading_is_read_again, set_up,
-						tear_down),
+		cmocka_unit_test_setup_teardown(test_a_forgotten_reading_is_read_by_the_refresh,
+						set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_the_refresh_goes_in_batches, set_up, tear_down),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
