@@ -72,7 +72,7 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 	*request = (struct spawn_request){
 		.executable = task->plan.executable,
 		.argv = task->config->argv,
-		.envp = task_plan_environment(&task->plan),
+		.envp = NULL, /* effect_spawn: made for the spawn alone */
 		.cwd = task->config->cwd,
 		.change_ids = task->plan.change_ids,
 		.keep_groups = task->plan.keep_groups,
@@ -217,9 +217,14 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 		return error;
 	}
 	error = open_spawn_fds(task, &request);
-	if (error == 0)
+	if (error == 0) {
+		/* The child has exec'd (or failed) when spawn_process returns,
+		 * so the array is not needed past it. */
+		char **envp = task_plan_environment(&task->plan);
+		request.envp = envp;
 		error = spawn_process(task->services->spawn_slots, &request, &result);
-	else
+		free(envp);
+	} else
 		snprintf(result.message, sizeof(result.message), "output pipe or cgroup: %s",
 			 strerror(-error));
 	close_spawn_fds(&request);

@@ -422,6 +422,9 @@ void task_readiness_init_probes(struct task *task)
 	    config->readiness.kind == READINESS_PROBE || config->health.probe.kind != PROBE_NONE;
 	if (has_probes && !readiness->probes)
 		readiness->probes = xcalloc(1, sizeof(*readiness->probes));
+	/* An exec probe's runs take the task's environment. */
+	if (has_probes)
+		task_plan_pin_environment(&task->plan);
 	struct task_probes *probes = readiness->probes;
 	if (config->readiness.kind == READINESS_PROBE) {
 		probe_init(&probes->readiness_probe, &config->readiness.probe, config,
