@@ -591,4 +591,5 @@ void task_free(struct task *task)
 	task_close_log_file(task);
 	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);
+	runner_free(&task->runner);
 }
