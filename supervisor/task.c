@@ -545,7 +545,9 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 
 	if (task_readiness_open(task, error, error_size) < 0)
 		return -1;
-	char *corral_env[] = {task->readiness.notify_env, task->readiness.watchdog_env, NULL};
+	struct task_notify *notify = task->readiness.notify;
+	char *corral_env[] = {notify ? notify->env : NULL, notify ? notify->watchdog_env : NULL,
+			      NULL};
 	if (task_plan_build(&task->plan, config, group_name, environ, corral_env, error,
 			    error_size) < 0)
 		return -1;
