@@ -59,22 +59,41 @@ static void env_put(char **envp, size_t *count, char *assignment)
 /* The task's own assignments, in the order they are laid over base_env:
  * `env:`, CORRAL_GROUP, CORRAL_TASK, CORRAL_INSTANCE, then corral_env.
  * base_env's strings are borrowed, not copied: with 1000 tasks, a copy of
- * corral's environment each was megabytes. */
+ * corral's environment each was megabytes. The array and its strings are
+ * one allocation: a string each cost malloc's rounding and header. */
 static void build_environment(struct task_plan *plan, const struct task_config *task,
 			      const char *group_name, char *const *base_env,
 			      char *const *corral_env)
 {
-	size_t own_count = task->env_count + count_env(corral_env) + 3;
-	char **owned = xcalloc(own_count + 1, sizeof(*owned));
-	size_t made = 0;
-	for (size_t i = 0; i < task->env_count; i++)
-		owned[made++] = xstrdup(task->env[i]);
-	owned[made++] = xasprintf("CORRAL_GROUP=%s", group_name);
-	owned[made++] = xasprintf("CORRAL_TASK=%s", task->name);
+	char instance[32] = "";
 	if (task->instance_of)
-		owned[made++] = xasprintf("CORRAL_INSTANCE=%u", task->instance);
+		snprintf(instance, sizeof(instance), "CORRAL_INSTANCE=%u", task->instance);
+	size_t group_length = strlen("CORRAL_GROUP=") + strlen(group_name) + 1;
+	size_t task_length = strlen("CORRAL_TASK=") + strlen(task->name) + 1;
+	size_t own_count = task->env_count + count_env(corral_env) + 3;
+	size_t bytes = group_length + task_length + strlen(instance) + 1;
+	for (size_t i = 0; i < task->env_count; i++)
+		bytes += strlen(task->env[i]) + 1;
 	for (size_t i = 0; corral_env && corral_env[i]; i++)
-		owned[made++] = xstrdup(corral_env[i]);
+		bytes += strlen(corral_env[i]) + 1;
+
+	char **owned = xcalloc(1, (own_count + 1) * sizeof(*owned) + bytes);
+	char *next = (char *)(owned + own_count + 1);
+	size_t made = 0;
+#define TAKE(...)                                                                          \
+	do {                                                                               \
+		owned[made++] = next;                                                      \
+		next += sprintf(next, __VA_ARGS__) + 1;                                     \
+	} while (0)
+	for (size_t i = 0; i < task->env_count; i++)
+		TAKE("%s", task->env[i]);
+	TAKE("CORRAL_GROUP=%s", group_name);
+	TAKE("CORRAL_TASK=%s", task->name);
+	if (instance[0])
+		TAKE("%s", instance);
+	for (size_t i = 0; corral_env && corral_env[i]; i++)
+		TAKE("%s", corral_env[i]);
+#undef TAKE
 	owned[made] = NULL;
 	plan->base_env = base_env;
 	plan->env_owned = owned;
@@ -305,7 +324,7 @@ char **task_plan_environment(const struct task_plan *plan)
 void task_plan_free(struct task_plan *plan)
 {
 	string_vector_free(plan->start_envp);
-	string_vector_free(plan->env_owned);
+	free(plan->env_owned); /* one allocation with its strings */
 	free(plan->envp);
 	free(plan->executable);
 	free(plan->groups);

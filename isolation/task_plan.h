@@ -20,7 +20,8 @@ struct task_plan {
 	 * never changes, so every task shares its strings. */
 	char *const *base_env;
 	/* NULL-terminated, owned: the assignments laid over base_env, in
-	 * order (a later one replaces an earlier one of the same name). */
+	 * order (a later one replaces an earlier one of the same name). One
+	 * allocation, the strings after the array: free() it. */
 	char **env_owned;
 	/* base_env with env_owned laid over it, for holders of the pointer:
 	 * NULL until task_plan_pin_environment(). The array is owned; its

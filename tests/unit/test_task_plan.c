@@ -137,6 +137,36 @@ static void test_additions_over_the_environment(void **state)
 	task_plan_free(&plan);
 }
 
+/* An instance gets its number, after corral's other variables. */
+static void test_instance_number(void **state)
+{
+	(void)state;
+	struct task_config task = sample_task();
+	task.name = "app@2";
+	task.instance_of = "app";
+	task.instance = 2;
+	char *corral_env[] = {"NOTIFY_SOCKET=/run/n", NULL};
+	struct task_plan plan;
+	char error[160];
+	assert_int_equal(task_plan_build(&plan, &task, "web", base_env, corral_env, error,
+					 sizeof(error)),
+			 0);
+	char **start = task_plan_environment(&plan);
+	const char *const expected[] = {"A=2",
+					"PATH=/opt/bin:/bin",
+					"CORRAL_TASK=app@2",
+					"HOME=/root",
+					"B=3",
+					"CORRAL_GROUP=web",
+					"CORRAL_INSTANCE=2",
+					"NOTIFY_SOCKET=/run/n",
+					NULL};
+	assert_env(start, expected);
+	assert_string_equal(task_plan_getenv(&plan, "CORRAL_INSTANCE"), "2");
+	free(start);
+	task_plan_free(&plan);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -144,6 +174,7 @@ int main(void)
 	    cmocka_unit_test(test_getenv_without_an_array),
 	    cmocka_unit_test(test_pinned_environment_is_kept),
 	    cmocka_unit_test(test_additions_over_the_environment),
+	    cmocka_unit_test(test_instance_number),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
