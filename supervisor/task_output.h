@@ -67,14 +67,20 @@ struct task_output {
 	 * from the read buffer, and a silent task costs nothing. */
 	size_t line_length;
 	char *line;
-	/* log.rate_limit: bytes a second read from the pipe (0: no limit),
-	 * a bucket of one second's worth. Past it the pipe waits, and so
-	 * does the task: a flood costs corral a bounded share of a CPU. */
-	uint64_t rate_limit;
+	/* log.rate_limit's state; NULL for a task that never had one (72
+	 * bytes less a task, issue 16). */
+	struct output_rate *rate;
+};
+
+/* log.rate_limit: bytes a second read from the pipe (0: no limit), a
+ * bucket of one second's worth. Past it the pipe waits, and so does the
+ * task: a flood costs corral a bounded share of a CPU. */
+struct output_rate {
+	uint64_t limit;
 	int64_t tokens;
 	uint64_t refilled_ms;
-	struct loop_timer rate_timer;
-	uint64_t throttled_ms, throttle_report_ms; /* waited in all; last said */
+	struct loop_timer timer;
+	uint64_t throttled_ms, report_ms; /* waited in all; last said */
 };
 
 /* Sets (or, with 0, lifts) the task's rate limit (config log.rate_limit). */
