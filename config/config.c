@@ -159,6 +159,7 @@ static void task_config_free(struct task_config *task)
 	probe_config_free(&task->readiness.probe);
 	probe_config_free(&task->health.probe);
 	free(task->isolation.hostname);
+	free(task->isolation.rlimits);
 	free(task->isolation.rootfs);
 	mount_configs_free(task->isolation.mounts, task->isolation.mount_count);
 	string_vector_free(task->isolation.seccomp.allow);

@@ -303,7 +303,10 @@ struct isolation_config {
 	uint64_t capabilities;   /* bit N: capability N kept (all sets) */
 	struct seccomp_config seccomp;
 	bool no_new_privileges;  /* default true */
-	struct rlimit_config rlimits[ISOLATION_RLIMITS_MAX];
+	/* rlimit_count entries, owned (room for ISOLATION_RLIMITS_MAX);
+	 * NULL when none is set, as for most tasks: a table in every task
+	 * was 384 bytes (issue 16). */
+	struct rlimit_config *rlimits;
 	size_t rlimit_count;
 	int umask;               /* -1: corral's */
 

@@ -91,7 +91,8 @@ static bool isolation_equal(const struct isolation_config *a, const struct isola
 	       lists_equal(a->seccomp.deny, b->seccomp.deny) &&
 	       a->no_new_privileges == b->no_new_privileges &&
 	       a->rlimit_count == b->rlimit_count &&
-	       memcmp(a->rlimits, b->rlimits, a->rlimit_count * sizeof(a->rlimits[0])) == 0 &&
+	       (a->rlimit_count == 0 ||
+		memcmp(a->rlimits, b->rlimits, a->rlimit_count * sizeof(a->rlimits[0])) == 0) &&
 	       a->umask == b->umask && strings_equal(a->rootfs, b->rootfs) &&
 	       a->readonly_rootfs == b->readonly_rootfs && a->mount_count == b->mount_count &&
 	       mounts_equal(a->mounts, b->mounts, a->mount_count) &&

@@ -211,7 +211,7 @@ void isolation_fields_parse(struct load_context *context, const yaml_node_t *nod
 	}
 	if ((field = map_lookup(&fields, "rlimits"))) {
 		field_where = where_field(where, "rlimits", buffer, sizeof(buffer));
-		rlimits_parse(context, field, &field_where, values->rlimits, &values->rlimit_count);
+		rlimits_parse(context, field, &field_where, &values->rlimits, &values->rlimit_count);
 	}
 	if ((field = map_lookup(&fields, "umask"))) {
 		field_where = where_field(where, "umask", buffer, sizeof(buffer));
@@ -371,9 +371,12 @@ static void check_seccomp_privileges(struct load_context *context,
 	       set_in);
 }
 
-/* A resource the task limits replaces the group's limit of it. */
+/* A resource the task limits replaces the group's limit of it. The
+ * table is merged's own, made at the first limit. */
 static void merge_rlimits(struct isolation_config *merged, const struct isolation_config *fields)
 {
+	if (fields->rlimit_count && !merged->rlimits)
+		merged->rlimits = xcalloc(ISOLATION_RLIMITS_MAX, sizeof(*merged->rlimits));
 	for (size_t i = 0; i < fields->rlimit_count; i++) {
 		size_t slot = 0;
 
@@ -498,6 +501,7 @@ struct isolation_config isolation_merge(struct load_context *context,
 void isolation_fields_free(struct isolation_fields *fields)
 {
 	free(fields->values.hostname);
+	free(fields->values.rlimits);
 	string_vector_free(fields->values.seccomp.allow);
 	string_vector_free(fields->values.seccomp.deny);
 	root_fields_free(&fields->root);

@@ -219,10 +219,11 @@ uint64_t capabilities_default(void);
 bool seccomp_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
 		   struct seccomp_config *out);
 
-/* `isolation.rlimits`: a map of rlimit names to values, into `out` and
- * `count` (at most ISOLATION_RLIMITS_MAX: one per resource). */
+/* `isolation.rlimits`: a map of rlimit names to values, into `*out` (made
+ * with room for ISOLATION_RLIMITS_MAX, one per resource; NULL when none is
+ * valid; the caller frees it) and `count`. */
 void rlimits_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
-		   struct rlimit_config out[], size_t *count);
+		   struct rlimit_config **out, size_t *count);
 
 /* The `cdi` fields written in one place (a group or a task). The vectors
  * hold the valid entries only and are released by cdi_fields_free(). */

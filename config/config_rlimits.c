@@ -3,12 +3,14 @@
  * fs.nr_open, a hard limit above corral's own without CAP_SYS_RESOURCE) is
  * found out when the task starts. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "config/units.h"
+#include "config/xmalloc.h"
 
 /* The RLIMIT_ names, lowercase, without the prefix... */
 static const char *const rlimit_keys[] = {
@@ -115,13 +117,16 @@ static bool parse_pair(struct load_context *context, const yaml_node_t *node,
 }
 
 void rlimits_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
-		   struct rlimit_config out[], size_t *count)
+		   struct rlimit_config **out, size_t *count)
 {
 	struct map_entries fields;
 
+	free(*out);
+	*out = NULL;
 	*count = 0;
 	if (!expect_map(context, node, where, "a map of limits such as {nofile: 4096}"))
 		return;
+	struct rlimit_config *limits = xcalloc(ISOLATION_RLIMITS_MAX, sizeof(*limits));
 	map_collect(context, node, where, "key", &fields);
 	map_check_keys(context, &fields, where, rlimit_keys);
 	for (size_t i = 0; i < RLIMIT_KIND_COUNT; i++) {
@@ -142,7 +147,11 @@ void rlimits_parse(struct load_context *context, const yaml_node_t *node, const 
 			parsed.hard = parsed.soft;
 		}
 		if (valid)
-			out[(*count)++] = parsed;
+			limits[(*count)++] = parsed;
 	}
 	map_entries_free(&fields);
+	if (*count)
+		*out = limits;
+	else
+		free(limits);
 }

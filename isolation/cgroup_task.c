@@ -194,11 +194,9 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 		return dir_fd;
 	}
 	close(dir_fd);
-	cgroup->v2_relative = xstrdup(cgroup->path + strlen(tree->mount_path));
-	if (!*cgroup->v2_relative) {
-		free(cgroup->v2_relative);
-		cgroup->v2_relative = xstrdup("/");
-	}
+	cgroup->v2_relative = cgroup->path + strlen(tree->mount_path);
+	if (!*cgroup->v2_relative)
+		cgroup->v2_relative = "/";
 	cgroup->v2_memory = cgroup_tree_has_controller(tree, "memory");
 	cgroup->v2_pids = cgroup_tree_has_controller(tree, "pids");
 	if (apply_settings(cgroup, tree, &settings, resources, group_name, task_name, error,
@@ -356,6 +354,5 @@ void task_cgroup_remove(struct task_cgroup *cgroup, struct cgroup_tree *tree)
 	free(cgroup->v1);
 	free(cgroup->v1_join_paths);
 	free(cgroup->path);
-	free(cgroup->v2_relative);
 	task_cgroup_init(cgroup);
 }

@@ -30,7 +30,9 @@ struct task_cgroup {
 	int parent_fd;     /* its group's directory (not owned) */
 	const char *name;  /* the leaf's name, inside `path` */
 	char *path;        /* its absolute path, for messages */
-	char *v2_relative; /* relative to the v2 mount, as libcgroup takes it */
+	/* Relative to the v2 mount, as libcgroup takes it: the tail of
+	 * `path` (or "/"), not a copy of its own. */
+	const char *v2_relative;
 	/* Its v1 groups (hybrid hosts, limits v2 cannot enforce): room for
 	 * TASK_CGROUP_V1_MAX, allocated with the first; NULL for most tasks. */
 	struct task_cgroup_v1 *v1;

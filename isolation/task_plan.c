@@ -56,30 +56,89 @@ static void env_put(char **envp, size_t *count, char *assignment)
 	envp[(*count)++] = assignment;
 }
 
-/* base_env's strings are borrowed, not copied: with 1000 tasks, a copy of
- * corral's environment each was megabytes. */
+/* The task's own assignments, in the order they are laid over base_env:
+ * `env:`, CORRAL_GROUP, CORRAL_TASK, CORRAL_INSTANCE, then corral_env.
+ * base_env's strings are borrowed, not copied: with 1000 tasks, a copy of
+ * corral's environment each was megabytes. The array and its strings are
+ * one allocation: a string each cost malloc's rounding and header. */
 static void build_environment(struct task_plan *plan, const struct task_config *task,
 			      const char *group_name, char *const *base_env,
 			      char *const *corral_env)
 {
-	size_t base_count = count_env(base_env);
-	size_t own_count = task->env_count + count_env(corral_env) + 3;
-	char **envp = xcalloc(base_count + own_count + 1, sizeof(*envp));
-	char **owned = xcalloc(own_count + 1, sizeof(*owned));
-	size_t count = 0, made = 0;
-	for (size_t i = 0; i < base_count; i++)
-		env_put(envp, &count, base_env[i]);
-	for (size_t i = 0; i < task->env_count; i++)
-		env_put(envp, &count, owned[made++] = xstrdup(task->env[i]));
-	env_put(envp, &count, owned[made++] = xasprintf("CORRAL_GROUP=%s", group_name));
-	env_put(envp, &count, owned[made++] = xasprintf("CORRAL_TASK=%s", task->name));
+	char instance[32] = "";
 	if (task->instance_of)
-		env_put(envp, &count, owned[made++] = xasprintf("CORRAL_INSTANCE=%u", task->instance));
+		snprintf(instance, sizeof(instance), "CORRAL_INSTANCE=%u", task->instance);
+	size_t group_length = strlen("CORRAL_GROUP=") + strlen(group_name) + 1;
+	size_t task_length = strlen("CORRAL_TASK=") + strlen(task->name) + 1;
+	size_t own_count = task->env_count + count_env(corral_env) + 3;
+	size_t bytes = group_length + task_length + strlen(instance) + 1;
+	for (size_t i = 0; i < task->env_count; i++)
+		bytes += strlen(task->env[i]) + 1;
 	for (size_t i = 0; corral_env && corral_env[i]; i++)
-		env_put(envp, &count, owned[made++] = xstrdup(corral_env[i]));
-	envp[count] = NULL;
-	plan->envp = envp;
+		bytes += strlen(corral_env[i]) + 1;
+
+	char **owned = xcalloc(1, (own_count + 1) * sizeof(*owned) + bytes);
+	char *next = (char *)(owned + own_count + 1);
+	size_t made = 0;
+#define TAKE(...)                                                                          \
+	do {                                                                               \
+		owned[made++] = next;                                                      \
+		next += sprintf(next, __VA_ARGS__) + 1;                                     \
+	} while (0)
+	for (size_t i = 0; i < task->env_count; i++)
+		TAKE("%s", task->env[i]);
+	TAKE("CORRAL_GROUP=%s", group_name);
+	TAKE("CORRAL_TASK=%s", task->name);
+	if (instance[0])
+		TAKE("%s", instance);
+	for (size_t i = 0; corral_env && corral_env[i]; i++)
+		TAKE("%s", corral_env[i]);
+#undef TAKE
+	owned[made] = NULL;
+	plan->base_env = base_env;
 	plan->env_owned = owned;
+}
+
+static char **merge_environment(const struct task_plan *plan)
+{
+	size_t base_count = count_env(plan->base_env);
+	size_t own_count = count_env(plan->env_owned);
+	char **envp = xcalloc(base_count + own_count + 1, sizeof(*envp));
+	size_t count = 0;
+	for (size_t i = 0; i < base_count; i++)
+		env_put(envp, &count, plan->base_env[i]);
+	for (size_t i = 0; i < own_count; i++)
+		env_put(envp, &count, plan->env_owned[i]);
+	envp[count] = NULL;
+	return envp;
+}
+
+char *const *task_plan_pin_environment(struct task_plan *plan)
+{
+	if (!plan->envp)
+		plan->envp = merge_environment(plan);
+	return plan->envp;
+}
+
+/* "NAME=value" as the envp made from the plan would have it (the last
+ * assignment of NAME wins), or NULL. */
+static const char *find_assignment(const struct task_plan *plan, const char *name)
+{
+	size_t length = strlen(name);
+	for (size_t i = count_env(plan->env_owned); i-- > 0;)
+		if (strncmp(plan->env_owned[i], name, length) == 0 &&
+		    plan->env_owned[i][length] == '=')
+			return plan->env_owned[i];
+	for (char *const *entry = plan->base_env; entry && *entry; entry++)
+		if (strncmp(*entry, name, length) == 0 && (*entry)[length] == '=')
+			return *entry;
+	return NULL;
+}
+
+const char *task_plan_getenv(const struct task_plan *plan, const char *name)
+{
+	const char *assignment = find_assignment(plan, name);
+	return assignment ? assignment + strlen(name) + 1 : NULL;
 }
 
 static bool parse_id(const char *text, unsigned long *out)
@@ -193,8 +252,10 @@ void task_plan_refresh_executable(struct task_plan *plan, const struct task_conf
 	if (plan->executable && strchr(plan->executable, '/'))
 		return;
 	char buffer[PATH_MAX];
+	/* Only PATH is looked at: no envp is made for it. */
+	char *const path_env[] = {(char *)find_assignment(plan, "PATH"), NULL};
 	const char *found = spawn_resolve_executable_in(task->isolation.rootfs, task->argv[0],
-							plan->envp, buffer, sizeof(buffer));
+							path_env, buffer, sizeof(buffer));
 	if (plan->executable && strcmp(found, plan->executable) == 0)
 		return;
 	free(plan->executable);
@@ -235,10 +296,12 @@ void task_plan_set_additions(struct task_plan *plan, char *const *env)
 	plan->start_envp = NULL;
 	if (!env || !env[0])
 		return;
-	size_t count = count_env(plan->envp);
+	char **base = merge_environment(plan);
+	size_t count = count_env(base);
 	char **envp = xcalloc(count + count_env(env) + 1, sizeof(*envp));
 	for (size_t i = 0; i < count; i++)
-		envp[i] = xstrdup(plan->envp[i]);
+		envp[i] = xstrdup(base[i]);
+	free(base);
 	/* Hooks may not set corral's own variables (hooks/hook_protocol.c),
 	 * so laying them over everything overrides only `env:` and corral's
 	 * inherited environment. */
@@ -248,15 +311,20 @@ void task_plan_set_additions(struct task_plan *plan, char *const *env)
 	plan->start_envp = envp;
 }
 
-char *const *task_plan_environment(const struct task_plan *plan)
+char **task_plan_environment(const struct task_plan *plan)
 {
-	return plan->start_envp ? plan->start_envp : plan->envp;
+	if (!plan->start_envp)
+		return merge_environment(plan);
+	size_t count = count_env(plan->start_envp);
+	char **envp = xcalloc(count + 1, sizeof(*envp));
+	memcpy(envp, plan->start_envp, count * sizeof(*envp));
+	return envp;
 }
 
 void task_plan_free(struct task_plan *plan)
 {
 	string_vector_free(plan->start_envp);
-	string_vector_free(plan->env_owned);
+	free(plan->env_owned); /* one allocation with its strings */
 	free(plan->envp);
 	free(plan->executable);
 	free(plan->groups);

@@ -1,6 +1,11 @@
 /* What a task needs at every start that can be worked out once, when corral
  * starts: its environment and the ids it runs as. Keeping this off the spawn
- * path means a restart costs no allocation and no passwd lookup. */
+ * path means a restart costs no passwd lookup.
+ *
+ * The environment is kept as the task's own assignments over a borrowed
+ * base (corral's environ); the envp array a start needs is made from them
+ * for each start and freed after it: kept for every task, it was about
+ * 450 bytes an idle task (issue 16). */
 #pragma once
 
 #include <stdbool.h>
@@ -11,11 +16,17 @@
 
 struct task_plan {
 	char *executable; /* argv[0] resolved against the task's PATH, owned */
-	/* NULL-terminated. The array is owned; its strings are corral's own
-	 * environment's (which corral never changes, so every task shares
-	 * them) or env_owned's. */
+	/* NULL-terminated, borrowed: corral's own environment, which corral
+	 * never changes, so every task shares its strings. */
+	char *const *base_env;
+	/* NULL-terminated, owned: the assignments laid over base_env, in
+	 * order (a later one replaces an earlier one of the same name). One
+	 * allocation, the strings after the array: free() it. */
+	char **env_owned;
+	/* base_env with env_owned laid over it, for holders of the pointer:
+	 * NULL until task_plan_pin_environment(). The array is owned; its
+	 * strings are base_env's or env_owned's. */
 	char **envp;
-	char **env_owned; /* NULL-terminated: the strings this plan made */
 	/* envp with the prestart hooks' env laid over it, owned; NULL: none,
 	 * envp as it is. */
 	char **start_envp;
@@ -51,7 +62,19 @@ void task_plan_refresh_executable(struct task_plan *plan, const struct task_conf
  * for the next starts: they override the task's `env:`. */
 void task_plan_set_additions(struct task_plan *plan, char *const *env);
 
-/* What a start gives the task: envp, with the additions when there are. */
-char *const *task_plan_environment(const struct task_plan *plan);
+/* What a start gives the task: a new NULL-terminated array, the
+ * environment with the prestart hooks' additions when there are. The
+ * caller frees the array (free()) once the start is done; its strings are
+ * the plan's and live as long as it. */
+char **task_plan_environment(const struct task_plan *plan);
+
+/* The environment without the additions, kept in the plan for its life:
+ * for holders of the pointer (a task's hooks, its exec probes). Made at
+ * the first call. */
+char *const *task_plan_pin_environment(struct task_plan *plan);
+
+/* The value of NAME in the task's environment, or NULL, without making
+ * envp. */
+const char *task_plan_getenv(const struct task_plan *plan, const char *name);
 
 void task_plan_free(struct task_plan *plan);

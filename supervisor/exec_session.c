@@ -96,7 +96,7 @@ static void free_plan(struct exec_plan *plan)
 /* The task's environment, with the request's NAME=VALUE over it. */
 static char **environment(const struct task *task, char *const *overrides)
 {
-	char *const *base = task_plan_environment(&task->plan);
+	char **base = task_plan_environment(&task->plan);
 	size_t count = 0, extra = 0;
 	while (base[count])
 		count++;
@@ -114,6 +114,7 @@ static char **environment(const struct task *task, char *const *overrides)
 	}
 	for (size_t j = 0; j < extra; j++)
 		envp[used++] = xstrdup(overrides[j]);
+	free(base);
 	return envp;
 }
 

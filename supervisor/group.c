@@ -363,7 +363,7 @@ static void apply_dependencies(struct group *group, uint64_t now_ms)
 		struct runner *runner = &task->runner;
 		if (!task->after && !task->dependent_count)
 			continue;
-		char reason[sizeof(runner->failure)];
+		char reason[sizeof(((struct runner_texts *)0)->failure)];
 		const struct task *target;
 		if (runner->state == TASK_PENDING &&
 		    task_dependencies_broken(task, reason, sizeof(reason))) {

@@ -104,7 +104,7 @@ static void ignore_failures(struct group *group)
 		task->failure_ignored = true;
 		decide_on_failure(group, "%s failed for good (%s); on_failure: ignore: the other "
 					 "tasks go on",
-				  task->config->full_name, task->runner.failure);
+				  task->config->full_name, runner_failure(&task->runner));
 		event_log_group(group->services->events, group->config->name,
 				group_event_type_name(GROUP_EVENT_FAILURE_IGNORED),
 				group->failure_decision);
@@ -119,9 +119,9 @@ bool group_react_to_failure(struct group *group, uint64_t now_ms)
 	if (!task)
 		return false;
 	char reason[sizeof(group->stop_reason)];
-	if (task->runner.failure[0])
+	if (runner_failure(&task->runner)[0])
 		snprintf(reason, sizeof(reason), "%s failed for good (%s)",
-			 task->config->full_name, task->runner.failure);
+			 task->config->full_name, runner_failure(&task->runner));
 	else
 		snprintf(reason, sizeof(reason), "%s failed for good", task->config->full_name);
 	switch (group->config->on_failure.action) {

@@ -11,11 +11,13 @@
 
 struct loop;
 
+/* `registered` sits in fd's padding: 24 bytes, not 32, and a task has
+ * eight of these (issue 16). */
 struct loop_watch {
 	int fd;
+	bool registered;
 	void (*callback)(struct loop_watch *watch, uint32_t events);
 	void *data;
-	bool registered;
 };
 
 struct loop_timer {

@@ -4,9 +4,11 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config/units.h"
+#include "config/xmalloc.h"
 
 /* Room for a path or two: a hook's or a spawn's failure names its files. */
 #define MESSAGE_SIZE 512
@@ -126,6 +128,23 @@ static void emit(struct runner *runner, enum task_event_type type, const char *f
 	runner->effects->event(runner, type, message);
 }
 
+static struct runner_texts *texts(struct runner *runner)
+{
+	if (!runner->texts)
+		runner->texts = xcalloc(1, sizeof(*runner->texts));
+	return runner->texts;
+}
+
+const char *runner_decision(const struct runner *runner)
+{
+	return runner->texts && runner->texts->decision[0] ? runner->texts->decision : NULL;
+}
+
+const char *runner_failure(const struct runner *runner)
+{
+	return runner->texts ? runner->texts->failure : "";
+}
+
 /* What follows an exit, and the rule that decided it: an event, and the
  * same words kept for status. */
 static void decide(struct runner *runner, const char *rule, enum task_event_type type,
@@ -134,20 +153,22 @@ static void decide(struct runner *runner, const char *rule, enum task_event_type
 static void decide(struct runner *runner, const char *rule, enum task_event_type type,
 		   const char *format, ...)
 {
+	char *decision = texts(runner)->decision;
 	va_list args;
 	va_start(args, format);
-	vsnprintf(runner->decision, sizeof(runner->decision), format, args);
+	vsnprintf(decision, sizeof(runner->texts->decision), format, args);
 	va_end(args);
 	runner->exit_rule = rule;
-	runner->effects->event(runner, type, runner->decision);
+	runner->effects->event(runner, type, decision);
 }
 
 /* A failure reason is shown inside other messages: cut, never overflowed. */
 static void note_failure(struct runner *runner, const char *reason)
 {
-	size_t length = strnlen(reason, sizeof(runner->failure) - 1);
-	memcpy(runner->failure, reason, length);
-	runner->failure[length] = '\0';
+	char *failure = texts(runner)->failure;
+	size_t length = strnlen(reason, sizeof(runner->texts->failure) - 1);
+	memmove(failure, reason, length);
+	failure[length] = '\0';
 }
 
 static void set_state(struct runner *runner, enum task_state state)
@@ -169,6 +190,12 @@ void runner_init(struct runner *runner, const struct task_config *config,
 	runner->context = context;
 	runner->state = TASK_PENDING;
 	restart_tracker_init(&runner->tracker);
+}
+
+void runner_free(struct runner *runner)
+{
+	free(runner->texts);
+	runner->texts = NULL;
 }
 
 void runner_received(struct runner *runner)
@@ -276,7 +303,8 @@ void runner_start(struct runner *runner, uint64_t now_ms)
 		return;
 	runner->stop_intent = RUNNER_STOP_NONE;
 	runner->started_at_ms = now_ms;
-	runner->failure[0] = '\0';
+	if (runner->texts)
+		runner->texts->failure[0] = '\0';
 	runner->early_ready = false;
 	if (run_hooks(runner, HOOK_STAGE_PRESTART)) {
 		runner->prestart_pending = true;
@@ -308,7 +336,7 @@ void runner_exec_succeeded(struct runner *runner, uint64_t now_ms)
 	runner->ready = readiness->kind == READINESS_NONE || said_ready;
 	emit(runner, TASK_EVENT_STARTED, "started");
 	if (said_ready)
-		emit(runner, TASK_EVENT_READY, "ready (%s)", runner->early_ready_how);
+		emit(runner, TASK_EVENT_READY, "ready (%s)", runner->texts->early_ready_how);
 	if (!runner->ready && readiness->timeout_ms)
 		runner->effects->arm_timer(runner, RUNNER_TIMER_READINESS,
 					   now_ms + readiness->timeout_ms);
@@ -329,8 +357,8 @@ void runner_ready(struct runner *runner, const char *how)
 		 * newline on the notify fd is said once). */
 		if (!runner->early_ready) {
 			runner->early_ready = true;
-			snprintf(runner->early_ready_how, sizeof(runner->early_ready_how), "%s",
-				 how);
+			snprintf(texts(runner)->early_ready_how,
+				 sizeof(runner->texts->early_ready_how), "%s", how);
 		}
 		return;
 	}
@@ -392,8 +420,9 @@ static void forget_process(struct runner *runner)
 static void become_dead(struct runner *runner, bool failed)
 {
 	runner->failed = failed;
-	if (failed && !runner->failure[0] && runner->has_exited)
-		task_exit_describe(&runner->last_exit, runner->failure, sizeof(runner->failure));
+	if (failed && !runner_failure(runner)[0] && runner->has_exited)
+		task_exit_describe(&runner->last_exit, texts(runner)->failure,
+				   sizeof(runner->texts->failure));
 	runner->delay_pending = false;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_RESTART_DELAY);
 	end_resource_wait(runner, false); /* a start after this is a new try */
@@ -459,7 +488,7 @@ static void apply_restart_policy(struct runner *runner, uint64_t now_ms, bool by
 		task_exit_describe(&runner->last_exit, exit, sizeof(exit));
 		snprintf(reason, sizeof(reason), "%s, %u restarts within %s spent", exit,
 			 decision.attempts, interval);
-		if (!runner->failure[0])
+		if (!runner_failure(runner)[0])
 			note_failure(runner, reason);
 		become_dead(runner, true);
 		return;
@@ -595,11 +624,12 @@ void runner_timer_fired(struct runner *runner, enum runner_timer timer, uint64_t
 			char timeout[32];
 			format_duration_ms(runner->config->readiness.timeout_ms, timeout,
 					   sizeof(timeout));
-			snprintf(runner->failure, sizeof(runner->failure), "not ready within %s",
+			char *failure = texts(runner)->failure;
+			snprintf(failure, sizeof(runner->texts->failure), "not ready within %s",
 				 timeout);
 			emit(runner, TASK_EVENT_NOT_READY, "not ready within %s: stopping it",
 			     timeout);
-			runner_stop(runner, RUNNER_STOP_NOT_READY, runner->failure, now_ms);
+			runner_stop(runner, RUNNER_STOP_NOT_READY, failure, now_ms);
 		}
 		return;
 	}

@@ -113,9 +113,8 @@ struct runner {
 	/* Starting (cloned, exec not confirmed yet) and already said it is
 	 * ready: the exec was confirmed first by the task, whose newline or
 	 * READY=1 the loop may hear before the error pipe's EOF. Taken when
-	 * the exec is confirmed; `early_ready_how` says how it was said. */
+	 * the exec is confirmed; texts->early_ready_how says how it was said. */
 	bool early_ready;
-	char early_ready_how[32];
 	/* readiness.continuous: ready once this run (the stage gates stay
 	 * open), and not ready now: a later check said so. Its dependents
 	 * that wait for `ready`, and `status --ready`, follow this. */
@@ -139,7 +138,6 @@ struct runner {
 	 * "restart.policy", "restart.attempts"; NULL when corral stopped it.
 	 * Static text. */
 	const char *exit_rule;
-	char decision[160]; /* what followed the last exit: "restarting in 1s ..." */
 	unsigned restart_count;      /* every run after the first */
 	uint64_t started_at_ms;      /* monotonic, when the current run began */
 	uint64_t next_start_ms;      /* when delay_pending: when it runs again */
@@ -151,15 +149,31 @@ struct runner {
 	/* Counts the times it became pending again: a dependent that started
 	 * under an older generation saw a run that is over. */
 	uint64_t generation;
-	/* Why it failed for good, for the tasks that waited for it:
-	 * "exited with code 1", "not ready within 15s". */
-	char failure[96];
+	/* What the runner has to say about its task, made at the first thing
+	 * said: NULL for a task that never exited, failed or said it was
+	 * ready early, as most idle tasks (issue 16: 288 bytes a task). */
+	struct runner_texts *texts;
 
 	struct restart_tracker tracker;
 };
 
+struct runner_texts {
+	char early_ready_how[32];
+	char decision[160]; /* what followed the last exit: "restarting in 1s ..." */
+	/* Why it failed for good, for the tasks that waited for it:
+	 * "exited with code 1", "not ready within 15s". */
+	char failure[96];
+};
+
 void runner_init(struct runner *runner, const struct task_config *config,
 		 const struct runner_effects *effects, void *context);
+/* Frees what the runner made; runner_init again to use it. */
+void runner_free(struct runner *runner);
+
+/* What followed the last exit ("restarting in 1s ..."), or NULL. */
+const char *runner_decision(const struct runner *runner);
+/* Why it failed for good, or "" when no reason was recorded. */
+const char *runner_failure(const struct runner *runner);
 
 /* Announces the task (event "received"): it is known and waits for its
  * stage gate. Called once the whole group exists. */

@@ -30,7 +30,7 @@ static void write_last_exit(struct json_writer *out, const struct runner *runner
 	jw_field_int(out, "oom_kills", exit->oom_kills);
 	jw_field_cstring(out, "description", description);
 	/* What followed it, and the config rule that decided. */
-	jw_field_cstring(out, "decision", runner->decision[0] ? runner->decision : NULL);
+	jw_field_cstring(out, "decision", runner_decision(runner));
 	jw_field_cstring(out, "decided_by", runner->exit_rule);
 	jw_object_close(out);
 }

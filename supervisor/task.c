@@ -73,7 +73,7 @@ static void fill_spawn_request(struct task *task, struct spawn_request *request)
 	*request = (struct spawn_request){
 		.executable = task->plan.executable,
 		.argv = task->config->argv,
-		.envp = task_plan_environment(&task->plan),
+		.envp = NULL, /* effect_spawn: made for the spawn alone */
 		.cwd = task->config->cwd,
 		.change_ids = task->plan.change_ids,
 		.keep_groups = task->plan.keep_groups,
@@ -219,9 +219,14 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 		return error;
 	}
 	error = open_spawn_fds(task, &request);
-	if (error == 0)
+	if (error == 0) {
+		/* The child has exec'd (or failed) when spawn_process returns,
+		 * so the array is not needed past it. */
+		char **envp = task_plan_environment(&task->plan);
+		request.envp = envp;
 		error = spawn_process(task->services->spawn_slots, &request, &result);
-	else
+		free(envp);
+	} else
 		snprintf(result.message, sizeof(result.message), "output pipe or cgroup: %s",
 			 strerror(-error));
 	close_spawn_fds(&request);
@@ -559,7 +564,9 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 
 	if (task_readiness_open(task, error, error_size) < 0)
 		return -1;
-	char *corral_env[] = {task->readiness.notify_env, task->readiness.watchdog_env, NULL};
+	struct task_notify *notify = task->readiness.notify;
+	char *corral_env[] = {notify ? notify->env : NULL, notify ? notify->watchdog_env : NULL,
+			      NULL};
 	if (task_plan_build(&task->plan, config, group_name, environ, corral_env, error,
 			    error_size) < 0)
 		return -1;
@@ -605,4 +612,5 @@ void task_free(struct task *task)
 	task_close_log_file(task);
 	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);
+	runner_free(&task->runner);
 }

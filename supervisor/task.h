@@ -45,10 +45,12 @@ struct task {
 	struct task_hooks *hooks;
 	struct task_network network; /* modes bridge and group (task_network.c) */
 
+	/* Small fields sit together, here and below: the holes between
+	 * them and the 8-byte fields were 48 bytes a task (issue 16). */
 	pid_t pid; /* 0 when no process */
+	bool has_setup_failure;
 	struct loop_watch pidfd_watch;
 	struct loop_watch error_pipe_watch;
-	bool has_setup_failure;
 	struct spawn_failure setup_failure;
 
 	bool failure_reported; /* services->task_failed_for_good was called */
@@ -80,7 +82,6 @@ struct task {
 	struct loop_watch cgroup_events_watch; /* cgroup.events, EPOLLPRI */
 	struct device_policy devices; /* an isolated task's, on its cgroup */
 	uint64_t oom_kills_reported; /* the counter when last reported */
-	bool awaiting_empty_cgroup;
 	/* Instead of cgroup.events, when it could not be watched (corral
 	 * short of fds): the cgroup is looked at every 50 ms. */
 	struct loop_timer cgroup_poll;
@@ -92,20 +93,21 @@ struct task {
 	struct task_readiness readiness;
 	bool run_seen;   /* the current run's exec was seen (readiness listens) */
 	bool ready_seen; /* and its readiness (the health probe runs) */
+	/* The main process exited and others of the run are left in the
+	 * cgroup (task_cgroup_run_end). */
+	bool awaiting_empty_cgroup;
+	/* Its bidirectional mounts' sources are taken for the run. */
+	bool shared_mounts_taken;
 
 	/* config `schedule:`: the timer of its next run, and that run's
 	 * wall-clock time (task_schedule.h). */
 	struct loop_timer schedule_timer;
 	uint64_t schedule_due_ms;
 
-	/* Its bidirectional mounts' sources are taken for the run. */
-	bool shared_mounts_taken;
-
 	struct task_output output;       /* stdout, and stderr unless separate */
 	struct task_output *error_output; /* log.streams: separate: stderr's; else NULL */
 	struct line_ring logs;   /* recent output, for `corral logs` */
 	struct log_file *log_file; /* config log.dir: its lines on disk too; else NULL */
-	unsigned log_followers;  /* control clients following the logs */
 	struct loop_timer timers[RUNNER_TIMER_COUNT];
 
 	/* Reload (task_reload.h): the definition its next run takes, NULL
@@ -113,6 +115,7 @@ struct task {
 	 * stops, and is freed once dead). */
 	const struct task_config *next_config;
 	bool removed;
+	unsigned log_followers; /* control clients following the logs */
 };
 
 /* Prepares everything a start needs; errors name the task. */

@@ -201,7 +201,8 @@ const struct task *task_dependencies_broken(const struct task *task, char *reaso
 		if (target->failed)
 			snprintf(reason, reason_size, "%s failed for good (%s)",
 				 link->target->config->full_name,
-				 target->failure[0] ? target->failure : "no reason recorded");
+				 runner_failure(target)[0] ? runner_failure(target)
+							   : "no reason recorded");
 		else
 			snprintf(reason, reason_size,
 				 "%s is dead and cannot run again (its group is stopping)",

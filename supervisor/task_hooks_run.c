@@ -35,7 +35,7 @@ void task_hooks_open(struct task *task, const char *group_name)
 	    .loop = task->services->loop,
 	    .task = task->config,
 	    .group_name = group_name,
-	    .env = task->plan.envp,
+	    .env = NULL, /* below: pinned only for a task that has hooks */
 	    .open_stderr = task_open_stderr_writer,
 	    .additions = &task->additions,
 	    .finished = on_hooks_finished,
@@ -50,7 +50,10 @@ void task_hooks_open(struct task *task, const char *group_name)
 		task_hooks_free(task->hooks);
 		free(task->hooks);
 		task->hooks = NULL;
+		return;
 	}
+	/* Every hook request carries it, for the task's whole life. */
+	task->hooks->owner.env = task_plan_pin_environment(&task->plan);
 }
 
 bool task_effect_run_hooks(struct runner *runner, enum hook_stage stage)

@@ -75,7 +75,8 @@ static void env_source(const struct task *task, const char *entry, size_t name_l
 static json_t *environment_json(const struct task *task, bool show_secrets)
 {
 	json_t *list = json_array();
-	for (char *const *entry = task_plan_environment(&task->plan); entry && *entry; entry++) {
+	char **envp = task_plan_environment(&task->plan);
+	for (char *const *entry = envp; *entry; entry++) {
 		const char *equals = strchr(*entry, '=');
 		if (!equals)
 			continue;
@@ -91,6 +92,7 @@ static json_t *environment_json(const struct task *task, bool show_secrets)
 		json_object_set_new(item, "from", json_string(from));
 		json_array_append_new(list, item);
 	}
+	free(envp);
 	return list;
 }
 

@@ -237,13 +237,18 @@ static ssize_t read_batch(struct task_output *output, char *buffer)
 
 /* ---- log.rate_limit ---- */
 
-static void refill(struct task_output *output, uint64_t now_ms)
+static uint64_t rate_limit(const struct task_output *output)
 {
-	uint64_t elapsed = now_ms - output->refilled_ms;
-	output->refilled_ms = now_ms;
-	output->tokens += (int64_t)(output->rate_limit * elapsed / 1000);
-	if (output->tokens > (int64_t)output->rate_limit)
-		output->tokens = (int64_t)output->rate_limit; /* a burst of one second */
+	return output->rate ? output->rate->limit : 0;
+}
+
+static void refill(struct output_rate *rate, uint64_t now_ms)
+{
+	uint64_t elapsed = now_ms - rate->refilled_ms;
+	rate->refilled_ms = now_ms;
+	rate->tokens += (int64_t)(rate->limit * elapsed / 1000);
+	if (rate->tokens > (int64_t)rate->limit)
+		rate->tokens = (int64_t)rate->limit; /* a burst of one second */
 }
 
 static void on_rate_refilled(struct loop_timer *timer)
@@ -257,27 +262,35 @@ static void on_rate_refilled(struct loop_timer *timer)
  * again. Said at once and every DROP_REPORT_MS while it goes on. */
 static void throttle(struct task_output *output, uint64_t now_ms)
 {
-	uint64_t wait_ms = output->rate_limit
-				   ? (uint64_t)(-output->tokens + READ_SIZE) * 1000 / output->rate_limit + 1
-				   : 0;
+	struct output_rate *rate = output->rate;
+	uint64_t wait_ms =
+	    rate->limit ? (uint64_t)(-rate->tokens + READ_SIZE) * 1000 / rate->limit + 1 : 0;
 	output->rate_paused = true;
-	output->throttled_ms += wait_ms;
+	rate->throttled_ms += wait_ms;
 	update_interest(output);
-	loop_timer_arm(output->loop, &output->rate_timer, now_ms + wait_ms);
-	if (output->throttle_report_ms && now_ms - output->throttle_report_ms < DROP_REPORT_MS)
+	loop_timer_arm(output->loop, &rate->timer, now_ms + wait_ms);
+	if (rate->report_ms && now_ms - rate->report_ms < DROP_REPORT_MS)
 		return;
-	output->throttle_report_ms = now_ms;
+	rate->report_ms = now_ms;
 	log_message("%s: output over log.rate_limit (%llu bytes/s): read at that rate, the task "
 		    "waits (%llu ms so far)",
-		    output->name, (unsigned long long)output->rate_limit,
-		    (unsigned long long)output->throttled_ms);
+		    output->name, (unsigned long long)rate->limit,
+		    (unsigned long long)rate->throttled_ms);
 }
 
+/* The state is made at the first limit, and kept once made (a reload may
+ * lift the limit while the pipe waits for its timer). */
 void task_output_set_rate_limit(struct task_output *output, uint64_t bytes_per_second)
 {
-	output->rate_limit = bytes_per_second;
-	output->tokens = (int64_t)bytes_per_second;
-	output->refilled_ms = loop_now_ms();
+	if (!bytes_per_second && !output->rate)
+		return;
+	if (!output->rate) {
+		output->rate = xcalloc(1, sizeof(*output->rate));
+		loop_timer_init(&output->rate->timer, on_rate_refilled, output);
+	}
+	output->rate->limit = bytes_per_second;
+	output->rate->tokens = (int64_t)bytes_per_second;
+	output->rate->refilled_ms = loop_now_ms();
 }
 
 static void read_batches(struct task_output *output, int limit)
@@ -285,9 +298,9 @@ static void read_batches(struct task_output *output, int limit)
 	static char buffer[READ_SIZE]; /* one loop, one reader at a time */
 	for (int reads = 0; reads < limit && !output->paused && !output->rate_paused; reads++) {
 		uint64_t now = loop_now_ms();
-		if (output->rate_limit) {
-			refill(output, now);
-			if (output->tokens <= 0) {
+		if (rate_limit(output)) {
+			refill(output->rate, now);
+			if (output->rate->tokens <= 0) {
 				throttle(output, now);
 				break;
 			}
@@ -295,8 +308,8 @@ static void read_batches(struct task_output *output, int limit)
 		ssize_t got = read_batch(output, buffer);
 		if (got == 0)
 			unwatch_hung_up(output); /* end of file: every writer is gone */
-		if (output->rate_limit && got > 0)
-			output->tokens -= got;
+		if (rate_limit(output) && got > 0)
+			output->rate->tokens -= got;
 		if (got < READ_SIZE)
 			break;
 	}
@@ -371,7 +384,6 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 	output->on_lines_context = on_lines_context;
 	output->waiter.resume = on_room;
 	output->loop = loop;
-	loop_timer_init(&output->rate_timer, on_rate_refilled, output);
 	/* Without a writer yet, it would only hang up: in the loop from the
 	 * first writer on. */
 	output->unwatched = output->write_fd < 0;
@@ -389,15 +401,17 @@ void task_output_drain(struct task_output *output)
 		return;
 	/* The run is over: what it left in the pipe (at most its size) goes
 	 * out before its exit is said, whatever the rate limit. */
-	uint64_t rate = output->rate_limit;
-	output->rate_limit = 0;
+	uint64_t limit = rate_limit(output);
+	if (output->rate)
+		output->rate->limit = 0;
 	if (output->rate_paused) {
-		loop_timer_cancel(output->loop, &output->rate_timer);
+		loop_timer_cancel(output->loop, &output->rate->timer);
 		output->rate_paused = false;
 	}
 	/* Bounded: a leftover process that keeps writing cannot hold us. */
 	read_batches(output, 16);
-	output->rate_limit = rate;
+	if (output->rate)
+		output->rate->limit = limit;
 	if (output->paused || !output->line_length)
 		return;
 	output->line_complete = true;
@@ -408,8 +422,10 @@ void task_output_drain(struct task_output *output)
 
 void task_output_close(struct task_output *output)
 {
-	if (output->loop)
-		loop_timer_cancel(output->loop, &output->rate_timer);
+	if (output->loop && output->rate)
+		loop_timer_cancel(output->loop, &output->rate->timer);
+	free(output->rate);
+	output->rate = NULL;
 	output->rate_paused = false;
 	if (output->watch.fd >= 0) {
 		/* The sink waits for room now (output_sink_begin_close): what

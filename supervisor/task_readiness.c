@@ -41,8 +41,9 @@ static bool sent_by_task(const struct task *task, const struct ucred *sender)
 static void feed_watchdog(struct task *task)
 {
 	uint64_t watchdog_ms = task->config->readiness.watchdog_ms;
-	if (watchdog_ms && task->runner.state == TASK_RUNNING && runner_is_ready(&task->runner))
-		loop_timer_arm(task->services->loop, &task->readiness.watchdog,
+	if (watchdog_ms && task->readiness.notify && task->runner.state == TASK_RUNNING &&
+	    runner_is_ready(&task->runner))
+		loop_timer_arm(task->services->loop, &task->readiness.notify->watchdog,
 			       loop_now_ms() + watchdog_ms);
 }
 
@@ -52,7 +53,8 @@ static void watchdog_failed(struct task *task, const char *why)
 {
 	if (task->runner.state != TASK_RUNNING || task->runner.stop_intent != RUNNER_STOP_NONE)
 		return;
-	loop_timer_cancel(task->services->loop, &task->readiness.watchdog);
+	if (task->readiness.notify)
+		loop_timer_cancel(task->services->loop, &task->readiness.notify->watchdog);
 	char message[TASK_EVENT_MESSAGE_MAX];
 	snprintf(message, sizeof(message), "watchdog: %s: restarting", why);
 	task_note_event(task, TASK_EVENT_UNHEALTHY, message);
@@ -187,14 +189,14 @@ static int bind_notify_path(struct task *task, int fd, char *error, size_t error
 			 strerror(errno));
 		return -1;
 	}
-	task->readiness.notify_env = xasprintf("NOTIFY_SOCKET=%s", address.sun_path);
-	task->readiness.notify_path = xstrdup(address.sun_path);
+	task->readiness.notify->env = xasprintf("NOTIFY_SOCKET=%s", address.sun_path);
+	task->readiness.notify->path = xstrdup(address.sun_path);
 	return 0;
 }
 
 static int open_notify_socket(struct task *task, char *error, size_t error_size)
 {
-	struct task_readiness *readiness = &task->readiness;
+	struct task_notify *notify = task->readiness.notify;
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	int on = 1;
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0) {
@@ -208,8 +210,8 @@ static int open_notify_socket(struct task *task, char *error, size_t error_size)
 			close(fd);
 			return -1;
 		}
-		readiness->notify_socket.fd = fd;
-		loop_watch_add(task->services->loop, &readiness->notify_socket, EPOLLIN);
+		notify->socket.fd = fd;
+		loop_watch_add(task->services->loop, &notify->socket, EPOLLIN);
 		return 0;
 	}
 	/* Abstract, and named by the kernel (autobind): nothing to clean up,
@@ -225,9 +227,9 @@ static int open_notify_socket(struct task *task, char *error, size_t error_size)
 	}
 	/* The name: a few hex digits after the leading NUL. */
 	int name_length = (int)(size - offsetof(struct sockaddr_un, sun_path)) - 1;
-	readiness->notify_env = xasprintf("NOTIFY_SOCKET=@%.*s", name_length, address.sun_path + 1);
-	readiness->notify_socket.fd = fd;
-	loop_watch_add(task->services->loop, &readiness->notify_socket, EPOLLIN);
+	notify->env = xasprintf("NOTIFY_SOCKET=@%.*s", name_length, address.sun_path + 1);
+	notify->socket.fd = fd;
+	loop_watch_add(task->services->loop, &notify->socket, EPOLLIN);
 	return 0;
 }
 
@@ -422,6 +424,9 @@ void task_readiness_init_probes(struct task *task)
 	    config->readiness.kind == READINESS_PROBE || config->health.probe.kind != PROBE_NONE;
 	if (has_probes && !readiness->probes)
 		readiness->probes = xcalloc(1, sizeof(*readiness->probes));
+	/* An exec probe's runs take the task's environment. */
+	if (has_probes)
+		task_plan_pin_environment(&task->plan);
 	struct task_probes *probes = readiness->probes;
 	if (config->readiness.kind == READINESS_PROBE) {
 		probe_init(&probes->readiness_probe, &config->readiness.probe, config,
@@ -481,7 +486,8 @@ void task_readiness_now_ready(struct task *task)
 
 void task_readiness_run_ended(struct task *task)
 {
-	loop_timer_cancel(task->services->loop, &task->readiness.watchdog);
+	if (task->readiness.notify)
+		loop_timer_cancel(task->services->loop, &task->readiness.notify->watchdog);
 	struct task_probes *probes = task->readiness.probes;
 	if (probes && probes->readiness_probe.made)
 		probe_stop(&probes->readiness_probe);
@@ -503,16 +509,20 @@ int task_readiness_open(struct task *task, char *error, size_t error_size)
 {
 	struct task_readiness *readiness = &task->readiness;
 	memset(readiness, 0, sizeof(*readiness));
-	readiness->notify_socket =
-		(struct loop_watch){.fd = -1, .callback = on_notify_socket, .data = task};
 	readiness->notify_pipe =
 		(struct loop_watch){.fd = -1, .callback = on_notify_pipe, .data = task};
 	readiness->notify_pipe_write = -1;
-	loop_timer_init(&readiness->watchdog, on_watchdog, task);
-	if (task->config->readiness.watchdog_ms)
-		readiness->watchdog_env = xasprintf("WATCHDOG_USEC=%llu",
-						    (unsigned long long)task->config->readiness.watchdog_ms * 1000);
-	if (task->config->readiness.kind == READINESS_NOTIFY_SYSTEMD)
+	const struct readiness_config *config = &task->config->readiness;
+	if (config->kind != READINESS_NOTIFY_SYSTEMD && !config->watchdog_ms)
+		return 0;
+	struct task_notify *notify = xcalloc(1, sizeof(*notify));
+	notify->socket = (struct loop_watch){.fd = -1, .callback = on_notify_socket, .data = task};
+	loop_timer_init(&notify->watchdog, on_watchdog, task);
+	readiness->notify = notify;
+	if (config->watchdog_ms)
+		notify->watchdog_env = xasprintf("WATCHDOG_USEC=%llu",
+						 (unsigned long long)config->watchdog_ms * 1000);
+	if (config->kind == READINESS_NOTIFY_SYSTEMD)
 		return open_notify_socket(task, error, error_size);
 	return 0;
 }
@@ -529,19 +539,20 @@ void task_readiness_close(struct task *task)
 	free(readiness->status_text);
 	readiness->status_text = NULL;
 	close_notify_pipe(task);
-	if (readiness->notify_socket.fd >= 0) {
-		loop_watch_remove(task->services->loop, &readiness->notify_socket);
-		close(readiness->notify_socket.fd);
-		readiness->notify_socket.fd = -1;
+	struct task_notify *notify = readiness->notify;
+	if (!notify)
+		return;
+	if (notify->socket.fd >= 0) {
+		loop_watch_remove(task->services->loop, &notify->socket);
+		close(notify->socket.fd);
 	}
-	free(readiness->notify_env);
-	readiness->notify_env = NULL;
-	loop_timer_cancel(task->services->loop, &readiness->watchdog);
-	free(readiness->watchdog_env);
-	readiness->watchdog_env = NULL;
-	if (readiness->notify_path) {
-		unlink(readiness->notify_path);
-		free(readiness->notify_path);
-		readiness->notify_path = NULL;
+	free(notify->env);
+	loop_timer_cancel(task->services->loop, &notify->watchdog);
+	free(notify->watchdog_env);
+	if (notify->path) {
+		unlink(notify->path);
+		free(notify->path);
 	}
+	free(notify);
+	readiness->notify = NULL;
 }

@@ -36,23 +36,30 @@ struct task_probes {
 	struct probe_record health_record;
 };
 
-struct task_readiness {
-	char *notify_env;        /* "NOTIFY_SOCKET=@corral/..." for the task */
-	char *notify_path;       /* its path, for a task with its own network; else NULL */
-	struct loop_watch notify_socket; /* notify systemd */
-	struct loop_watch notify_pipe;   /* notify fd: the read end of this run */
-	int notify_pipe_write;           /* its write end, until the spawn is done */
-	struct task_probes *probes; /* NULL while its config has no probe */
-	/* The last STATUS= (TASK_STATUS_TEXT_MAX bytes, allocated at the
-	 * first one), else NULL. */
-	char *status_text;
+/* `notify: systemd` and `watchdog`: what only such a task needs. */
+struct task_notify {
+	char *env;                /* "NOTIFY_SOCKET=@corral/..." for the task */
+	char *path;               /* its path, for a task with its own network; else NULL */
+	struct loop_watch socket; /* notify systemd */
 	/* readiness.watchdog: WATCHDOG_USEC=... for the task, and the
 	 * deadline of its next WATCHDOG=1 while it runs ready. */
 	char *watchdog_env;
 	struct loop_timer watchdog;
+};
+
+struct task_readiness {
+	/* NULL unless the task has `notify: systemd` or a watchdog: 72 bytes
+	 * less for every other task (issue 16). */
+	struct task_notify *notify;
+	struct loop_watch notify_pipe;   /* notify fd: the read end of this run */
+	int notify_pipe_write;           /* its write end, until the spawn is done */
 	/* Restarts for failed health checks in a row, with no pass between:
 	 * the next run's first check waits longer each time. */
 	unsigned unhealthy_restarts;
+	struct task_probes *probes; /* NULL while its config has no probe */
+	/* The last STATUS= (TASK_STATUS_TEXT_MAX bytes, allocated at the
+	 * first one), else NULL. */
+	char *status_text;
 };
 
 /* Before the task's plan is built: the notify socket (its env var). 0, or

@@ -138,6 +138,7 @@ void task_take_next_config(struct task *task)
 		.failed_by_dependency = task->failed_by_dependency,
 	};
 	memset(&task->logs, 0, sizeof(task->logs));
+	task->runner.texts = NULL; /* kept.runner's now */
 	task_free(task);
 
 	char why[256];

@@ -154,6 +154,12 @@ static struct fixture *fixture_new(enum restart_policy_kind policy, unsigned att
 	return fixture;
 }
 
+static void fixture_free(struct fixture *fixture)
+{
+	runner_free(&fixture->runner);
+	test_free(fixture);
+}
+
 static bool last_event_is(struct fixture *fixture, enum task_event_type type)
 {
 	return fixture->fake.event_count &&
@@ -179,7 +185,7 @@ static void test_received_names_the_gate(void **state)
 	assert_true(last_event_is(fixture, TASK_EVENT_RECEIVED));
 	assert_string_equal(fixture->fake.messages[0], "received: waits for the main gate");
 	assert_int_equal(fixture->runner.state, TASK_PENDING);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_start_then_running(void **state)
@@ -190,7 +196,7 @@ static void test_start_then_running(void **state)
 	assert_int_equal(fixture->fake.spawns, 1);
 	assert_true(last_event_is(fixture, TASK_EVENT_STARTED));
 	assert_false(runner_ready_to_start(&fixture->runner));
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_failure_restarts_after_delay(void **state)
@@ -210,7 +216,7 @@ static void test_failure_restarts_after_delay(void **state)
 	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 1300);
 	assert_true(runner_ready_to_start(&fixture->runner));
 	assert_int_equal(fixture->runner.restart_count, 1);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_backoff_then_give_up(void **state)
@@ -234,7 +240,7 @@ static void test_backoff_then_give_up(void **state)
 	assert_non_null(strstr(fixture->fake.messages[fixture->fake.event_count - 1],
 			       "failed for good"));
 	assert_int_equal(runner_failure_exit_code(&fixture->runner), 1);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_success_is_final_for_on_failure(void **state)
@@ -244,7 +250,7 @@ static void test_success_is_final_for_on_failure(void **state)
 	runner_exited(&fixture->runner, &exit_code_0, 50);
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
 	assert_false(fixture->runner.failed);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_policy_never_failure_is_failed(void **state)
@@ -255,7 +261,7 @@ static void test_policy_never_failure_is_failed(void **state)
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
 	assert_true(fixture->runner.failed);
 	assert_int_equal(runner_failure_exit_code(&fixture->runner), 137);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_restart_running_is_not_charged(void **state)
@@ -282,7 +288,7 @@ static void test_restart_running_is_not_charged(void **state)
 	run_to_running(fixture, 140);
 	runner_exited(&fixture->runner, &exit_code_1, 150);
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_restart_refused_when_not_running(void **state)
@@ -296,7 +302,7 @@ static void test_restart_refused_when_not_running(void **state)
 	assert_int_equal(runner_restart(&fixture->runner, 20), RUNNER_REQUEST_NOT_RUNNING);
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
 	assert_int_equal(fixture->fake.event_count, events);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_force_restart_dead_task(void **state)
@@ -316,7 +322,7 @@ static void test_force_restart_dead_task(void **state)
 	assert_false(fixture->runner.failed);
 	assert_true(runner_ready_to_start(&fixture->runner));
 	assert_true(last_event_is(fixture, TASK_EVENT_RESTART_REQUESTED));
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_force_restart_skips_delay(void **state)
@@ -328,7 +334,7 @@ static void test_force_restart_skips_delay(void **state)
 	assert_int_equal(runner_force_restart(&fixture->runner, true, 20), RUNNER_REQUEST_DONE);
 	assert_false(fixture->fake.timer_armed[RUNNER_TIMER_RESTART_DELAY]);
 	assert_true(runner_ready_to_start(&fixture->runner));
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_force_restart_running_restarts(void **state)
@@ -337,7 +343,7 @@ static void test_force_restart_running_restarts(void **state)
 	run_to_running(fixture, 0);
 	assert_int_equal(runner_force_restart(&fixture->runner, false, 10), RUNNER_REQUEST_DONE);
 	assert_int_equal(fixture->fake.signals, 1);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_stop_for_good_escalates_to_sigkill(void **state)
@@ -361,7 +367,7 @@ static void test_stop_for_good_escalates_to_sigkill(void **state)
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
 	assert_false(fixture->runner.failed); /* asked for: ended well */
 	assert_true(last_event_is(fixture, TASK_EVENT_KILLED));
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_stop_for_good_overrides_restart(void **state)
@@ -374,7 +380,7 @@ static void test_stop_for_good_overrides_restart(void **state)
 	assert_int_equal(runner_restart(&fixture->runner, 25), RUNNER_REQUEST_STOPPING);
 	runner_exited(&fixture->runner, &exit_code_0, 30);
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_stop_pending_task_dies_at_once(void **state)
@@ -385,7 +391,7 @@ static void test_stop_pending_task_dies_at_once(void **state)
 	assert_false(fixture->runner.failed);
 	assert_int_equal(fixture->fake.spawns, 0);
 	assert_int_equal(fixture->fake.signals, 0);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_group_restart_stop_makes_pending(void **state)
@@ -396,7 +402,7 @@ static void test_group_restart_stop_makes_pending(void **state)
 	runner_exited(&fixture->runner, &exit_code_0, 20);
 	assert_int_equal(fixture->runner.state, TASK_PENDING);
 	assert_true(runner_ready_to_start(&fixture->runner));
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_rearm_dead_task(void **state)
@@ -407,7 +413,7 @@ static void test_rearm_dead_task(void **state)
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
 	runner_rearm(&fixture->runner);
 	assert_true(runner_ready_to_start(&fixture->runner));
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_synchronous_spawn_failure(void **state)
@@ -419,7 +425,7 @@ static void test_synchronous_spawn_failure(void **state)
 	assert_true(fixture->runner.failed);
 	assert_int_equal(fixture->fake.events[0], TASK_EVENT_START_FAILED);
 	assert_string_equal(fixture->fake.messages[0], "clone3: Resource temporarily unavailable");
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 /* Short of a resource (clone's EAGAIN under pids.max): tried again with
@@ -455,7 +461,7 @@ static void test_a_resource_shortage_postpones_the_start(void **state)
 	assert_int_equal(fixture->runner.resource_retry_ms, 0);
 	assert_int_equal(fixture->runner.restart_count, 0);
 	assert_int_equal(fixture->fake.waits_over_started, 1);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 /* A task stopped while it waits for a resource: its wait is over, and a
@@ -473,7 +479,7 @@ static void test_a_stop_ends_a_resource_wait(void **state)
 	assert_int_equal(fixture->fake.waits_over, 1);
 	assert_int_equal(fixture->fake.waits_over_started, 0);
 	assert_int_equal(fixture->runner.resource_retry_ms, 0);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_exec_failure_counts_as_failed_start(void **state)
@@ -490,7 +496,7 @@ static void test_exec_failure_counts_as_failed_start(void **state)
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
 	assert_true(fixture->runner.failed);
 	assert_int_equal(runner_failure_exit_code(&fixture->runner), 127);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_kill_now(void **state)
@@ -503,7 +509,7 @@ static void test_kill_now(void **state)
 	runner_exited(&fixture->runner, &killed_by_9, 10);
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
 	assert_false(fixture->runner.failed);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 /* ---- readiness ---- */
@@ -514,7 +520,7 @@ static void test_without_readiness_started_is_ready(void **state)
 	run_to_running(fixture, 10);
 	assert_true(runner_is_ready(&fixture->runner));
 	assert_false(fixture->fake.timer_armed[RUNNER_TIMER_READINESS]);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_ready_when_the_task_says_so(void **state)
@@ -547,7 +553,7 @@ static void test_ready_when_the_task_says_so(void **state)
 	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 600);
 	run_to_running(fixture, 600);
 	assert_false(runner_is_ready(&fixture->runner));
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_readiness_timeout_stops_and_counts_as_a_failure(void **state)
@@ -574,10 +580,10 @@ static void test_readiness_timeout_stops_and_counts_as_a_failure(void **state)
 	/* A clean exit on SIGTERM is still a failed run. */
 	runner_exited(&fixture->runner, &exit_code_0, 2200);
 	assert_true(runner_last_exit_failed(&fixture->runner));
-	assert_string_equal(fixture->runner.failure, "not ready within 2s");
+	assert_string_equal(runner_failure(&fixture->runner), "not ready within 2s");
 	assert_true(last_event_is(fixture, TASK_EVENT_RESTARTING));
 	assert_string_equal(fixture->runner.exit_rule, "restart.policy");
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_readiness_timeout_escalates_after_the_kill_timeout(void **state)
@@ -593,7 +599,7 @@ static void test_readiness_timeout_escalates_after_the_kill_timeout(void **state
 	runner_exited(&fixture->runner, &killed_by_9, 7010);
 	assert_true(fixture->runner.failed);
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 /* ---- exit-code rules ---- */
@@ -617,7 +623,7 @@ static void test_success_exit_code_is_a_success(void **state)
 	assert_false(fixture->runner.failed);
 	assert_true(runner_last_run_succeeded(&fixture->runner));
 	assert_string_equal(fixture->runner.exit_rule, "restart.success_exit");
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_success_exit_signal_but_never_an_oom_kill(void **state)
@@ -635,7 +641,40 @@ static void test_success_exit_signal_but_never_an_oom_kill(void **state)
 	runner_exited(&fixture->runner, &term, 300);
 	assert_false(runner_last_exit_failed(&fixture->runner));
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
-	test_free(fixture);
+	fixture_free(fixture);
+}
+
+/* The texts are made when there is something to say (issue 16: an idle
+ * task carries none), and a new run clears the failure, not the decision. */
+static void test_texts_are_made_when_said(void **state)
+{
+	(void)state;
+	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 1, 0);
+	run_to_running(fixture, 0);
+	assert_null(fixture->runner.texts);
+	assert_null(runner_decision(&fixture->runner));
+	assert_string_equal(runner_failure(&fixture->runner), "");
+
+	const struct task_exit exit_1 = {.kind = TASK_EXIT_CODE, .code = 1};
+	runner_exited(&fixture->runner, &exit_1, 10);
+	assert_non_null(fixture->runner.texts);
+	assert_string_equal(runner_decision(&fixture->runner),
+			    fixture->fake.messages[fixture->fake.event_count - 1]);
+	assert_string_equal(runner_failure(&fixture->runner), "");
+
+	runner_start(&fixture->runner, 20);
+	runner_exec_succeeded(&fixture->runner, 20);
+	runner_exited(&fixture->runner, &exit_1, 30);
+	assert_true(fixture->runner.failed);
+	assert_string_equal(runner_failure(&fixture->runner),
+			    "exited with code 1, 1 restarts within 1m spent");
+	assert_non_null(runner_decision(&fixture->runner));
+
+	runner_force_restart(&fixture->runner, true, 40);
+	runner_start(&fixture->runner, 40);
+	assert_string_equal(runner_failure(&fixture->runner), "");
+	assert_non_null(runner_decision(&fixture->runner));
+	fixture_free(fixture);
 }
 
 static void test_no_restart_exit_overrides_always(void **state)
@@ -651,7 +690,8 @@ static void test_no_restart_exit_overrides_always(void **state)
 			    "restart.no_restart_exit; failed for good");
 	assert_true(fixture->runner.failed);
 	assert_string_equal(fixture->runner.exit_rule, "restart.no_restart_exit");
-	assert_string_equal(fixture->runner.decision, fixture->fake.messages[fixture->fake.event_count - 1]);
+	assert_string_equal(runner_decision(&fixture->runner),
+			    fixture->fake.messages[fixture->fake.event_count - 1]);
 
 	/* A success it lists ends the task without failing it. */
 	runner_force_restart(&fixture->runner, true, 200);
@@ -660,7 +700,7 @@ static void test_no_restart_exit_overrides_always(void **state)
 	runner_exited(&fixture->runner, &exit_code_0, 300);
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
 	assert_false(fixture->runner.failed);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_no_restart_exit_ignores_other_codes(void **state)
@@ -671,7 +711,7 @@ static void test_no_restart_exit_ignores_other_codes(void **state)
 	runner_exited(&fixture->runner, &exit_code_1, 100);
 	assert_true(last_event_is(fixture, TASK_EVENT_RESTARTING));
 	assert_string_equal(fixture->runner.exit_rule, "restart.policy");
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_readiness_timeout_after_ready_does_nothing(void **state)
@@ -684,7 +724,7 @@ static void test_readiness_timeout_after_ready_does_nothing(void **state)
 	runner_timer_fired(&fixture->runner, RUNNER_TIMER_READINESS, 2000);
 	assert_int_equal(fixture->fake.kills, 0);
 	assert_true(runner_is_ready(&fixture->runner));
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 /* The loop may hear the task's readiness (a newline on its notify fd,
@@ -720,7 +760,7 @@ static void test_ready_said_before_the_exec_is_confirmed(void **state)
 	run_to_running(fixture, 600);
 	assert_false(runner_is_ready(&fixture->runner));
 	assert_true(fixture->fake.timer_armed[RUNNER_TIMER_READINESS]);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 /* Said early, then gone before the exec was confirmed, or stopped: the
@@ -752,8 +792,8 @@ static void test_early_ready_is_forgotten_with_its_run(void **state)
 	runner_hooks_finished(&hooked->runner, HOOK_STAGE_PRESTART, true, "", 5);
 	runner_exec_succeeded(&hooked->runner, 6);
 	assert_false(runner_is_ready(&hooked->runner));
-	test_free(hooked);
-	test_free(fixture);
+	fixture_free(hooked);
+	fixture_free(fixture);
 }
 
 /* ---- hooks ---- */
@@ -777,7 +817,7 @@ static void test_prestart_hooks_come_before_the_spawn(void **state)
 	runner_exec_succeeded(&fixture->runner, 20);
 	assert_int_equal(fixture->runner.state, TASK_RUNNING);
 	assert_int_equal(fake->hook_runs[HOOK_STAGE_POSTSTART], 1);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_prestart_failure_is_a_failed_start_that_counts(void **state)
@@ -804,7 +844,7 @@ static void test_prestart_failure_is_a_failed_start_that_counts(void **state)
 	/* No process ever ran: no exited hooks; the stop hooks once. */
 	assert_int_equal(fake->hook_runs[HOOK_STAGE_EXITED], 0);
 	assert_int_equal(fake->hook_runs[HOOK_STAGE_STOP], 1);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_stop_during_prestart_cancels_the_hooks(void **state)
@@ -823,7 +863,7 @@ static void test_stop_during_prestart_cancels_the_hooks(void **state)
 	/* A late answer starts nothing. */
 	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PRESTART, true, NULL, 10);
 	assert_int_equal(fake->spawns, 0);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_restart_during_prestart_runs_them_again(void **state)
@@ -839,7 +879,7 @@ static void test_restart_during_prestart_runs_them_again(void **state)
 	assert_int_equal(fake->hook_runs[HOOK_STAGE_PRESTART], 2);
 	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PRESTART, true, NULL, 10);
 	assert_int_equal(fake->spawns, 1);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_prekill_hooks_come_before_the_signal(void **state)
@@ -864,7 +904,7 @@ static void test_prekill_hooks_come_before_the_signal(void **state)
 	assert_int_equal(fake->timer_deadline[RUNNER_TIMER_KILL], 5300);
 	runner_exited(&fixture->runner, &exit_code_0, 400);
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_exit_during_prekill_cancels_them(void **state)
@@ -879,7 +919,7 @@ static void test_exit_during_prekill_cancels_them(void **state)
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
 	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PREKILL, true, NULL, 300);
 	assert_int_equal(fake->signals, 0);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_kill_now_during_prekill_kills(void **state)
@@ -893,7 +933,7 @@ static void test_kill_now_during_prekill_kills(void **state)
 	assert_int_equal(fake->kills, 1);
 	assert_int_equal(fake->hook_cancels[HOOK_STAGE_PREKILL], 1);
 	assert_false(fixture->runner.prekill_pending);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_exited_after_every_exit_stop_once_at_the_end(void **state)
@@ -919,7 +959,7 @@ static void test_exited_after_every_exit_stop_once_at_the_end(void **state)
 	runner_exited(&fixture->runner, &exit_code_0, 70);
 	assert_int_equal(fake->hook_runs[HOOK_STAGE_STOP], 2);
 	assert_int_equal(fake->hook_runs[HOOK_STAGE_PREKILL], 1);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 static void test_exec_failure_runs_exited_hooks(void **state)
@@ -929,7 +969,7 @@ static void test_exec_failure_runs_exited_hooks(void **state)
 	runner_start_failed(&fixture->runner, "exec /nope: No such file or directory", 127, 5);
 	assert_int_equal(fixture->fake.hook_runs[HOOK_STAGE_EXITED], 1);
 	assert_int_equal(fixture->fake.hook_runs[HOOK_STAGE_STOP], 1);
-	test_free(fixture);
+	fixture_free(fixture);
 }
 
 int main(void)
@@ -976,6 +1016,7 @@ int main(void)
 		cmocka_unit_test(test_kill_now_during_prekill_kills),
 		cmocka_unit_test(test_exited_after_every_exit_stop_once_at_the_end),
 		cmocka_unit_test(test_exec_failure_runs_exited_hooks),
+		cmocka_unit_test(test_texts_are_made_when_said),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
