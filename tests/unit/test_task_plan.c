@@ -39,6 +39,14 @@ static void assert_env(char *const *envp, const char *const *expected)
 
 /* Base first, each own assignment replacing its name in place or
  * appended, corral's variables last: the order starts always had. */
+/* The plan of `task` in group "web" over base_env; the test frees it. */
+static void build(struct task_plan *plan, const struct task_config *task, char **corral_env)
+{
+	char error[160];
+	assert_int_equal(
+	    task_plan_build(plan, task, "web", base_env, corral_env, error, sizeof(error)), 0);
+}
+
 static const char *const merged[] = {
     "A=2", "PATH=/opt/bin:/bin", "CORRAL_TASK=app",      "HOME=/root",
     "B=3", "CORRAL_GROUP=web",   "NOTIFY_SOCKET=/run/n", NULL};
@@ -49,9 +57,7 @@ static void test_environment_is_made_per_call_and_not_kept(void **state)
 	struct task_config task = sample_task();
 	char *corral_env[] = {"NOTIFY_SOCKET=/run/n", NULL};
 	struct task_plan plan;
-	char error[160];
-	assert_int_equal(
-	    task_plan_build(&plan, &task, "web", base_env, corral_env, error, sizeof(error)), 0);
+	build(&plan, &task, corral_env);
 	assert_null(plan.envp); /* nothing kept for an idle task */
 
 	char **first = task_plan_environment(&plan);
@@ -70,9 +76,7 @@ static void test_getenv_without_an_array(void **state)
 	(void)state;
 	struct task_config task = sample_task();
 	struct task_plan plan;
-	char error[160];
-	assert_int_equal(task_plan_build(&plan, &task, "web", base_env, NULL, error, sizeof(error)),
-			 0);
+	build(&plan, &task, NULL);
 	assert_string_equal(task_plan_getenv(&plan, "A"), "2");
 	assert_string_equal(task_plan_getenv(&plan, "PATH"), "/opt/bin:/bin");
 	assert_string_equal(task_plan_getenv(&plan, "CORRAL_TASK"), "app");
@@ -90,9 +94,7 @@ static void test_pinned_environment_is_kept(void **state)
 	struct task_config task = sample_task();
 	char *corral_env[] = {"NOTIFY_SOCKET=/run/n", NULL};
 	struct task_plan plan;
-	char error[160];
-	assert_int_equal(
-	    task_plan_build(&plan, &task, "web", base_env, corral_env, error, sizeof(error)), 0);
+	build(&plan, &task, corral_env);
 	char *const *pinned = task_plan_pin_environment(&plan);
 	assert_ptr_equal(pinned, task_plan_pin_environment(&plan));
 	assert_env(pinned, merged);
@@ -110,9 +112,7 @@ static void test_additions_over_the_environment(void **state)
 	(void)state;
 	struct task_config task = sample_task();
 	struct task_plan plan;
-	char error[160];
-	assert_int_equal(task_plan_build(&plan, &task, "web", base_env, NULL, error, sizeof(error)),
-			 0);
+	build(&plan, &task, NULL);
 	char *additions[] = {"B=9", "C=4", NULL};
 	task_plan_set_additions(&plan, additions);
 	char **start = task_plan_environment(&plan);
@@ -147,10 +147,7 @@ static void test_instance_number(void **state)
 	task.instance = 2;
 	char *corral_env[] = {"NOTIFY_SOCKET=/run/n", NULL};
 	struct task_plan plan;
-	char error[160];
-	assert_int_equal(task_plan_build(&plan, &task, "web", base_env, corral_env, error,
-					 sizeof(error)),
-			 0);
+	build(&plan, &task, corral_env);
 	char **start = task_plan_environment(&plan);
 	const char *const expected[] = {"A=2",
 					"PATH=/opt/bin:/bin",
