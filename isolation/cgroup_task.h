@@ -11,7 +11,7 @@
 #include "config/config.h"
 #include "isolation/cgroup_tree.h"
 
-#define TASK_CGROUP_V1_MAX 6 /* the limits' (cgroup_limits.c) and devices */
+#define TASK_CGROUP_V1_MAX 5 /* the limits' controllers (cgroup_limits.c): memory, cpu, pids, cpuset, blkio */
 
 struct task_cgroup_v1 {
 	char *controller;

@@ -1,7 +1,6 @@
 #include "isolation/device_policy.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
