@@ -14,14 +14,13 @@
 #include <unistd.h>
 
 #include <netlink/errno.h>
-#include <netlink/netlink.h>
-#include <netlink/route/addr.h>
-#include <netlink/route/link.h>
-#include <netlink/route/link/bridge.h>
-#include <netlink/route/link/veth.h>
-#include <netlink/route/route.h>
 
 #include "config/config_network.h"
+#include "isolation/netlink_library.h"
+
+/* libnl, loaded by open_socket (netlink_library.h): every libnl call below
+ * needs a socket first, so it goes through this table. */
+static const struct netlink_library *nl;
 
 /* libnl turns the kernel's errno into its own codes; turn them back, so
  * that messages read as every other of corral's ("File exists"). */
@@ -80,38 +79,53 @@ static int fail(struct network_failure *failure, int error, const char *format, 
 /* A route netlink socket in the calling thread's current namespace. */
 static int open_socket(struct nl_sock **out)
 {
-	struct nl_sock *socket = nl_socket_alloc();
+	struct nl_sock *socket = nl->nl_socket_alloc();
 	if (!socket)
 		return -ENOMEM;
-	int result = nl_connect(socket, NETLINK_ROUTE);
+	int result = nl->nl_connect(socket, NETLINK_ROUTE);
 	if (result < 0) {
-		nl_socket_free(socket);
+		nl->nl_socket_free(socket);
 		return -errno_of(result);
 	}
 	*out = socket;
 	return 0;
 }
 
+/* corral's own namespace, to come back to from a task's. */
+static int home_open(struct network_host *host, struct network_failure *failure)
+{
+	if (host->home_fd >= 0)
+		return 0;
+	host->home_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	return host->home_fd < 0 ? fail(failure, errno, "open /proc/self/ns/net") : 0;
+}
+
+static int library_load(struct network_failure *failure)
+{
+	char reason[sizeof(failure->step) - sizeof("load ")];
+	if (!nl)
+		nl = netlink_library_load(reason, sizeof(reason));
+	return nl ? 0 : fail(failure, ELIBACC, "load %s", reason);
+}
+
+/* Home, libnl and a route netlink socket in corral's namespace. */
 static int host_open(struct network_host *host, struct network_failure *failure)
 {
 	if (host->socket)
 		return 0;
-	host->home_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (host->home_fd < 0)
-		return fail(failure, errno, "open /proc/self/ns/net");
-	int result = open_socket(&host->socket);
-	if (result < 0) {
-		close(host->home_fd);
-		host->home_fd = -1;
-		return fail(failure, -result, "open a route netlink socket");
-	}
-	return 0;
+	int result = home_open(host, failure);
+	if (result == 0)
+		result = library_load(failure);
+	if (result < 0)
+		return result;
+	result = open_socket(&host->socket);
+	return result < 0 ? fail(failure, -result, "open a route netlink socket") : 0;
 }
 
 void network_host_close(struct network_host *host)
 {
 	if (host->socket)
-		nl_socket_free(host->socket);
+		nl->nl_socket_free(host->socket);
 	if (host->home_fd >= 0)
 		close(host->home_fd);
 	*host = (struct network_host)NETWORK_HOST_INIT;
@@ -132,7 +146,7 @@ static void go_home(struct network_host *host)
 int network_socket_in(struct network_host *host, int netns_fd, int domain, int type,
 		      struct network_failure *failure)
 {
-	int result = host_open(host, failure);
+	int result = home_open(host, failure);
 	if (result < 0)
 		return result;
 	if (setns(netns_fd, CLONE_NEWNET) < 0)
@@ -166,7 +180,7 @@ static int bring_loopback_up_here(void)
 static int create_namespace(struct network_host *host, bool loopback_up, int *netns_fd,
 			    struct network_failure *failure)
 {
-	int result = host_open(host, failure);
+	int result = home_open(host, failure);
 	if (result < 0)
 		return result;
 	if (unshare(CLONE_NEWNET) < 0)
@@ -201,27 +215,27 @@ int network_namespace_create_loopback(struct network_host *host, int *netns_fd,
 /* The link `name` of the socket's namespace, or -errno. */
 static int find_link(struct nl_sock *socket, const char *name, struct rtnl_link **link)
 {
-	int result = rtnl_link_get_kernel(socket, 0, name, link);
+	int result = nl->rtnl_link_get_kernel(socket, 0, name, link);
 	return result < 0 ? -errno_of(result) : 0;
 }
 
 static int set_up(struct nl_sock *socket, struct rtnl_link *link)
 {
-	struct rtnl_link *change = rtnl_link_alloc();
+	struct rtnl_link *change = nl->rtnl_link_alloc();
 	if (!change)
 		return -ENOMEM;
-	rtnl_link_set_flags(change, IFF_UP);
-	int result = rtnl_link_change(socket, link, change, 0);
-	rtnl_link_put(change);
+	nl->rtnl_link_set_flags(change, IFF_UP);
+	int result = nl->rtnl_link_change(socket, link, change, 0);
+	nl->rtnl_link_put(change);
 	return result < 0 ? -errno_of(result) : 0;
 }
 
 static struct nl_addr *ipv4_address(uint32_t address, unsigned prefix_length)
 {
 	uint32_t network_order = htonl(address);
-	struct nl_addr *built = nl_addr_build(AF_INET, &network_order, sizeof(network_order));
+	struct nl_addr *built = nl->nl_addr_build(AF_INET, &network_order, sizeof(network_order));
 	if (built)
-		nl_addr_set_prefixlen(built, (int)prefix_length);
+		nl->nl_addr_set_prefixlen(built, (int)prefix_length);
 	return built;
 }
 
@@ -229,46 +243,46 @@ static struct nl_addr *ipv4_address(uint32_t address, unsigned prefix_length)
 static int change_address(struct nl_sock *socket, int ifindex, uint32_t address,
 			  unsigned prefix_length, bool add)
 {
-	struct rtnl_addr *request = rtnl_addr_alloc();
+	struct rtnl_addr *request = nl->rtnl_addr_alloc();
 	struct nl_addr *local = ipv4_address(address, prefix_length);
 	int result = -NLE_NOMEM;
 	if (request && local) {
-		rtnl_addr_set_ifindex(request, ifindex);
-		rtnl_addr_set_family(request, AF_INET);
-		rtnl_addr_set_prefixlen(request, (int)prefix_length);
-		result = rtnl_addr_set_local(request, local);
+		nl->rtnl_addr_set_ifindex(request, ifindex);
+		nl->rtnl_addr_set_family(request, AF_INET);
+		nl->rtnl_addr_set_prefixlen(request, (int)prefix_length);
+		result = nl->rtnl_addr_set_local(request, local);
 		if (result >= 0)
-			result = add ? rtnl_addr_add(socket, request, 0)
-				     : rtnl_addr_delete(socket, request, 0);
+			result = add ? nl->rtnl_addr_add(socket, request, 0)
+				     : nl->rtnl_addr_delete(socket, request, 0);
 	}
-	nl_addr_put(local);
-	rtnl_addr_put(request);
+	nl->nl_addr_put(local);
+	nl->rtnl_addr_put(request);
 	return result < 0 ? -errno_of(result) : 0;
 }
 
 static int add_default_route(struct nl_sock *socket, int ifindex, uint32_t gateway)
 {
-	struct rtnl_route *route = rtnl_route_alloc();
-	struct rtnl_nexthop *hop = rtnl_route_nh_alloc();
+	struct rtnl_route *route = nl->rtnl_route_alloc();
+	struct rtnl_nexthop *hop = nl->rtnl_route_nh_alloc();
 	struct nl_addr *destination = ipv4_address(0, 0);
 	struct nl_addr *via = ipv4_address(gateway, 32);
 	int result = -NLE_NOMEM;
 	if (route && hop && destination && via) {
-		rtnl_route_set_family(route, AF_INET);
-		rtnl_route_set_table(route, RT_TABLE_MAIN);
-		result = rtnl_route_set_dst(route, destination);
-		rtnl_route_nh_set_ifindex(hop, ifindex);
-		rtnl_route_nh_set_gateway(hop, via);
-		rtnl_route_add_nexthop(route, hop);
+		nl->rtnl_route_set_family(route, AF_INET);
+		nl->rtnl_route_set_table(route, RT_TABLE_MAIN);
+		result = nl->rtnl_route_set_dst(route, destination);
+		nl->rtnl_route_nh_set_ifindex(hop, ifindex);
+		nl->rtnl_route_nh_set_gateway(hop, via);
+		nl->rtnl_route_add_nexthop(route, hop);
 		hop = NULL; /* the route's now */
 		if (result >= 0)
-			result = rtnl_route_add(socket, route, NLM_F_CREATE | NLM_F_EXCL);
+			result = nl->rtnl_route_add(socket, route, NLM_F_CREATE | NLM_F_EXCL);
 	}
 	if (hop)
-		rtnl_route_nh_free(hop);
-	nl_addr_put(via);
-	nl_addr_put(destination);
-	rtnl_route_put(route);
+		nl->rtnl_route_nh_free(hop);
+	nl->nl_addr_put(via);
+	nl->nl_addr_put(destination);
+	nl->rtnl_route_put(route);
 	return result < 0 ? -errno_of(result) : 0;
 }
 
@@ -280,7 +294,7 @@ static int configure_inside(struct nl_sock *socket, const struct network_interfa
 	int result = find_link(socket, "lo", &link);
 	if (result == 0)
 		result = set_up(socket, link);
-	rtnl_link_put(link);
+	nl->rtnl_link_put(link);
 	if (result < 0)
 		return fail(failure, -result, "bring lo up");
 	if (!eth0)
@@ -291,16 +305,16 @@ static int configure_inside(struct nl_sock *socket, const struct network_interfa
 	result = find_link(socket, "eth0", &link);
 	if (result < 0)
 		return fail(failure, -result, "find eth0 in the task's namespace");
-	int ifindex = rtnl_link_get_ifindex(link);
+	int ifindex = nl->rtnl_link_get_ifindex(link);
 	network_address_format(eth0->address, shown);
 	result = change_address(socket, ifindex, eth0->address, eth0->prefix_length, true);
 	if (result < 0) {
-		rtnl_link_put(link);
+		nl->rtnl_link_put(link);
 		return fail(failure, -result, "add address %s/%u to eth0", shown,
 			    eth0->prefix_length);
 	}
 	result = set_up(socket, link);
-	rtnl_link_put(link);
+	nl->rtnl_link_put(link);
 	if (result < 0)
 		return fail(failure, -result, "bring eth0 up");
 	result = add_default_route(socket, ifindex, eth0->gateway);
@@ -329,18 +343,18 @@ static int namespace_configure(struct network_host *host, int netns_fd,
 	if (result < 0)
 		return fail(failure, -result, "open a route netlink socket in the namespace");
 	result = configure_inside(socket, eth0, failure);
-	nl_socket_free(socket);
+	nl->nl_socket_free(socket);
 	return result;
 }
 
 static int create_bridge(struct nl_sock *socket, const char *name)
 {
-	struct rtnl_link *bridge = rtnl_link_bridge_alloc();
+	struct rtnl_link *bridge = nl->rtnl_link_bridge_alloc();
 	if (!bridge)
 		return -ENOMEM;
-	rtnl_link_set_name(bridge, name);
-	int result = rtnl_link_add(socket, bridge, NLM_F_CREATE | NLM_F_EXCL);
-	rtnl_link_put(bridge);
+	nl->rtnl_link_set_name(bridge, name);
+	int result = nl->rtnl_link_add(socket, bridge, NLM_F_CREATE | NLM_F_EXCL);
+	nl->rtnl_link_put(bridge);
 	return result < 0 ? -errno_of(result) : 0;
 }
 
@@ -363,13 +377,13 @@ int network_bridge_open(struct network_host *host, const char *name, uint32_t ga
 	}
 	if (result < 0)
 		return fail(failure, -result, "find bridge %s", name);
-	if (!*created && !rtnl_link_is_bridge(link)) {
-		rtnl_link_put(link);
+	if (!*created && !nl->rtnl_link_is_bridge(link)) {
+		nl->rtnl_link_put(link);
 		return fail(failure, EEXIST, "use %s as the bridge (it is not one)", name);
 	}
-	*ifindex = rtnl_link_get_ifindex(link);
+	*ifindex = nl->rtnl_link_get_ifindex(link);
 	result = set_up(host->socket, link);
-	rtnl_link_put(link);
+	nl->rtnl_link_put(link);
 	if (result < 0)
 		return fail(failure, -result, "bring bridge %s up", name);
 	result = change_address(host->socket, *ifindex, gateway, prefix_length, true);
@@ -396,9 +410,9 @@ int network_bridge_close(struct network_host *host, const char *name, uint32_t g
 	struct rtnl_link *link = NULL;
 	int result = find_link(host->socket, name, &link);
 	if (result == 0)
-		result = change_address(host->socket, rtnl_link_get_ifindex(link), gateway,
+		result = change_address(host->socket, nl->rtnl_link_get_ifindex(link), gateway,
 					prefix_length, false);
-	rtnl_link_put(link);
+	nl->rtnl_link_put(link);
 	if (result < 0 && result != -ENODEV && result != -EADDRNOTAVAIL)
 		return fail(failure, -result, "remove corral's address from bridge %s", name);
 	return 0;
@@ -412,21 +426,21 @@ static int veth_add(struct network_host *host, const char *host_name, int bridge
 	int result = host_open(host, failure);
 	if (result < 0)
 		return result;
-	struct rtnl_link *veth = rtnl_link_veth_alloc();
+	struct rtnl_link *veth = nl->rtnl_link_veth_alloc();
 	if (!veth)
 		return fail(failure, ENOMEM, "create veth %s", host_name);
 	/* One request: the host end named, on the bridge and up; the peer
 	 * made in the task's namespace, where eth0 is free whatever the
 	 * host has. */
-	rtnl_link_set_name(veth, host_name);
-	rtnl_link_set_master(veth, bridge_ifindex);
-	rtnl_link_set_flags(veth, IFF_UP);
-	struct rtnl_link *peer = rtnl_link_veth_get_peer(veth);
-	rtnl_link_set_name(peer, "eth0");
-	rtnl_link_set_ns_fd(peer, netns_fd);
-	rtnl_link_put(peer);
-	result = rtnl_link_add(host->socket, veth, NLM_F_CREATE | NLM_F_EXCL);
-	rtnl_link_veth_release(veth);
+	nl->rtnl_link_set_name(veth, host_name);
+	nl->rtnl_link_set_master(veth, bridge_ifindex);
+	nl->rtnl_link_set_flags(veth, IFF_UP);
+	struct rtnl_link *peer = nl->rtnl_link_veth_get_peer(veth);
+	nl->rtnl_link_set_name(peer, "eth0");
+	nl->rtnl_link_set_ns_fd(peer, netns_fd);
+	nl->rtnl_link_put(peer);
+	result = nl->rtnl_link_add(host->socket, veth, NLM_F_CREATE | NLM_F_EXCL);
+	nl->rtnl_link_veth_release(veth);
 	if (result < 0)
 		return fail(failure, errno_of(result), "create veth %s", host_name);
 	return 0;
@@ -462,12 +476,12 @@ int network_link_delete(struct network_host *host, const char *name,
 	int result = host_open(host, failure);
 	if (result < 0)
 		return result;
-	struct rtnl_link *link = rtnl_link_alloc();
+	struct rtnl_link *link = nl->rtnl_link_alloc();
 	if (!link)
 		return fail(failure, ENOMEM, "delete %s", name);
-	rtnl_link_set_name(link, name);
-	result = rtnl_link_delete(host->socket, link);
-	rtnl_link_put(link);
+	nl->rtnl_link_set_name(link, name);
+	result = nl->rtnl_link_delete(host->socket, link);
+	nl->rtnl_link_put(link);
 	if (result < 0 && errno_of(result) != ENODEV && errno_of(result) != ENOENT)
 		return fail(failure, errno_of(result), "delete %s", name);
 	return 0;

@@ -9,6 +9,7 @@ lists that namespace's links with `ip -o link` once corral has exited."""
 
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -268,6 +269,45 @@ def test_fifty_restarts_of_a_bridge_task_leak_no_veth_and_no_fd(corral, tmp_path
     assert (bridge, loopback) == ("corral0", "lo") and veth.startswith("cr"), seen
     assert seen[5][1] == seen[50][1], seen
     assert seen[5][0] == seen[50][0], seen
+    assert links_after(tmp_path) == ["lo"]
+
+
+def libnl_mapped(pid):
+    return "libnl-route-3" in Path(f"/proc/{pid}/maps").read_text()
+
+
+def test_libnl_is_loaded_only_once_a_bridge_needs_it(corral, tmp_path):
+    """corral loads libnl when it first needs netlink (isolation/
+    netlink_library.h): isolated tasks of mode none, which take spare
+    namespaces made without netlink, leave it unloaded; a bridge task
+    loads it, and the bridge works through it."""
+    config = {"groups": {"plain": {"tasks": {"app": {
+        **task(f"touch {tmp_path}/plain-up; sleep 1000", "none",
+               isolation={"namespaces": ["pid", "mount", "net"]})}}}}}
+    running = corral.start(config, wrapper=in_own_netns(tmp_path))
+    corral_pid = wait_for(lambda: [pid for pid, _ in children_of(running.pid)],
+                          what="corral")[0]
+    wait_for(lambda: (tmp_path / "plain-up").exists(), what="the isolated task")
+    if "ld-linux" not in Path(f"/proc/{corral_pid}/maps").read_text():
+        os.kill(corral_pid, signal.SIGTERM)
+        running.wait()
+        pytest.skip("a static corral has libnl linked in")
+    assert not libnl_mapped(corral_pid)
+    os.kill(corral_pid, signal.SIGTERM)  # not the wrapper's shell
+    assert running.wait().returncode == 0
+
+    config = {"groups": {"g": {"network": BRIDGE, "tasks": {"app": task(
+        f"{PYTHON} -c \"{PRINT_ADDRESS}\" > {tmp_path}/address; sleep 1000", "bridge")}}}}
+    running = corral.start(config, wrapper=in_own_netns(tmp_path))
+    corral_pid = wait_for(lambda: [pid for pid, _ in children_of(running.pid)],
+                          what="corral")[0]
+    wait_for(lambda: (tmp_path / "address").exists()
+             and (tmp_path / "address").read_text().strip(),
+             what=lambda: f"the bridge task: {running.stderr_text()}")
+    assert (tmp_path / "address").read_text().startswith("10.88.0."), running.stderr_text()
+    assert libnl_mapped(corral_pid)
+    os.kill(corral_pid, signal.SIGTERM)
+    assert running.wait().returncode == 0
     assert links_after(tmp_path) == ["lo"]
 
 
