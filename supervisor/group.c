@@ -229,14 +229,21 @@ static bool advance_stop(struct group *group, uint64_t now_ms)
 	enum runner_stop_intent intent =
 		group->stop_mode == GROUP_STOPPING ? RUNNER_STOP_FOR_GOOD : RUNNER_STOP_GROUP_RESTART;
 	bool any_alive = false;
+	struct stop_fronts fronts;
+	task_dependencies_stop_fronts(group, &fronts);
 	for (size_t i = 0; i < group->task_count; i++) {
 		struct task *task = group->tasks[i];
 		if (dependency_stop_tier(task->config->stage) == STOP_TIER_NONE ||
 		    !task_is_alive(task, group->stop_mode))
 			continue;
 		any_alive = true;
-		if (!task_dependencies_stop_blocked(task))
-			runner_stop(&task->runner, intent, group->stop_reason, now_ms);
+		if (task_dependencies_stop_blocked(task, &fronts))
+			continue;
+		runner_stop(&task->runner, intent, group->stop_reason, now_ms);
+		/* A task that had not started is retired at once: it no
+		 * longer holds back the tiers after it, in this pass too. */
+		if (!task_is_alive(task, group->stop_mode))
+			task_dependencies_stop_fronts_left(group, task, &fronts);
 	}
 	return !any_alive;
 }

@@ -13,6 +13,7 @@
 #include "supervisor/event_log.h"
 #include "supervisor/loop.h"
 #include "supervisor/network_spares.h"
+#include "supervisor/pid_index.h"
 #include "supervisor/output_sink.h"
 #include "supervisor/output_stream.h"
 
@@ -28,6 +29,7 @@ struct services {
 	struct cgroup_tree *cgroups;     /* enabled false: tasks get no cgroups */
 	struct network_host *network;    /* corral's network namespace (libnl) */
 	struct network_spares *network_spares; /* namespaces for network mode none */
+	struct pid_index *task_pids;           /* running tasks by main pid (reaping) */
 	/* Sources of bidirectional mounts, shared on the host while bound. */
 	struct host_shared_mounts *shared_mounts;
 	/* ROOT/PID of the task directories (hooks/task_dirs.h) when a task

@@ -272,18 +272,19 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 static bool reap_if_task(void *context, pid_t pid)
 {
 	struct supervisor *supervisor = context;
+	/* A task's main process, as a rule: found by pid (pid_index.h).
+	 * Should waitid on its pidfd have failed, the reaper takes the
+	 * zombie rather than see it again forever. */
+	struct task *owner = pid_index_get(&supervisor->task_pids, pid);
+	if (owner && owner->pid == pid) {
+		task_reap(owner);
+		return owner->pid != pid;
+	}
+	/* Else a task's probe run or hook, which it reaps itself. */
 	for (size_t i = 0; i < supervisor->group_count; i++) {
 		struct group *group = supervisor->groups[i];
 		for (size_t t = 0; t < group->task_count; t++) {
 			struct task *task = group->tasks[t];
-			if (task->pid == pid) {
-				task_reap(task);
-				/* Should waitid on the pidfd have failed, let
-				 * the reaper take the zombie rather than see
-				 * it again forever. */
-				return task->pid != pid;
-			}
-			/* Or one of its probe runs, which it reaps itself. */
 			if (task_reap_helper(task, pid))
 				return true;
 		}
@@ -418,6 +419,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		.cgroups = &supervisor->cgroups,
 		.network = &supervisor->network,
 		.network_spares = &supervisor->network_spares,
+		.task_pids = &supervisor->task_pids,
 		.shared_mounts = &supervisor->shared_mounts,
 		.task_dirs_root = supervisor->task_dirs_root,
 		.hook_limiter = &supervisor->hook_limiter,
@@ -496,6 +498,7 @@ static void supervisor_close(struct supervisor *supervisor)
 		free(supervisor->services.notify_dir);
 	}
 	network_spares_close(&supervisor->network_spares);
+	pid_index_free(&supervisor->task_pids);
 	shortage_report_free(&supervisor->shortage);
 	network_host_close(&supervisor->network);
 	cgroup_tree_close(&supervisor->cgroups);

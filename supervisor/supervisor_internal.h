@@ -14,6 +14,7 @@
 #include "supervisor/group.h"
 #include "supervisor/loop.h"
 #include "supervisor/network_spares.h"
+#include "supervisor/pid_index.h"
 #include "supervisor/shortage_report.h"
 #include "supervisor/one_command.h"
 #include "supervisor/output_sink.h"
@@ -40,6 +41,7 @@ struct supervisor {
 	struct cgroup_tree cgroups;
 	struct network_host network;
 	struct network_spares network_spares; /* for tasks of network mode none */
+	struct pid_index task_pids;           /* each running task by its main pid */
 	struct host_shared_mounts shared_mounts;
 	/* Every group name this run made a cgroup for, owned: what the cgroup
 	 * tree removes at close. */

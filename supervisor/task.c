@@ -241,6 +241,7 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 		return error;
 	}
 	task->pid = result.pid;
+	pid_index_put(task->services->task_pids, task->pid, task);
 	task->has_setup_failure = false;
 	task->pidfd_watch.fd = result.pidfd;
 	task->error_pipe_watch.fd = result.error_fd;
@@ -425,6 +426,7 @@ void task_reap(struct task *task)
 		fill_spawn_request(task, &request);
 		spawn_failure_describe(&request, &task->setup_failure, message, sizeof(message));
 		task->has_setup_failure = false;
+		pid_index_remove(task->services->task_pids, task->pid);
 		task->pid = 0;
 		task_network_run_ended(task);
 		task_give_back_shared_mounts(task);
@@ -443,6 +445,7 @@ void task_reap(struct task *task)
 	struct task_exit exit = reaper_told ? told : exit_from_siginfo(&info);
 	if (!task_cgroup_exists(&task->cgroup))
 		kill_leftovers(task); /* no cgroup: its process group at least */
+	pid_index_remove(task->services->task_pids, task->pid);
 	task->pid = 0;
 	if (task_cgroup_run_end(task, &exit))
 		return;
@@ -588,6 +591,8 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 void task_free(struct task *task)
 {
 	struct loop *loop = task->services->loop;
+	if (task->pid)
+		pid_index_remove(task->services->task_pids, task->pid);
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
 		loop_timer_cancel(loop, &task->timers[i]);
 	task_schedule_close(task);

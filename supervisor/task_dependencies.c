@@ -301,18 +301,47 @@ static bool task_is_live_for_stop(const struct task *task)
 	return task->group->stop_mode == GROUP_STOPPING && state == TASK_PENDING;
 }
 
-bool task_dependencies_stop_blocked(const struct task *task)
+static size_t first_live_of_tier(const struct group *group, unsigned tier)
 {
-	const struct group *group = task->group;
-	unsigned tier = dependency_stop_tier(task->config->stage);
+	size_t first = SIZE_MAX;
 	for (size_t i = 0; i < group->task_count; i++) {
-		const struct task *other = group->tasks[i];
-		/* A lower tier goes first, unless the stop order puts this task
-		 * before it: then it waits for this one. */
-		if (dependency_stop_tier(other->config->stage) < tier &&
-		    other->stop_position <= task->stop_position && task_is_live_for_stop(other))
-			return true;
+		const struct task *task = group->tasks[i];
+		if (dependency_stop_tier(task->config->stage) == tier &&
+		    task->stop_position < first && task_is_live_for_stop(task))
+			first = task->stop_position;
 	}
+	return first;
+}
+
+void task_dependencies_stop_fronts(const struct group *group, struct stop_fronts *fronts)
+{
+	for (unsigned tier = 0; tier < STOP_TIER_COUNT; tier++)
+		fronts->first_live[tier] = SIZE_MAX;
+	for (size_t i = 0; i < group->task_count; i++) {
+		const struct task *task = group->tasks[i];
+		unsigned tier = dependency_stop_tier(task->config->stage);
+		if (tier < STOP_TIER_COUNT && task->stop_position < fronts->first_live[tier] &&
+		    task_is_live_for_stop(task))
+			fronts->first_live[tier] = task->stop_position;
+	}
+}
+
+void task_dependencies_stop_fronts_left(const struct group *group, const struct task *task,
+					struct stop_fronts *fronts)
+{
+	unsigned tier = dependency_stop_tier(task->config->stage);
+	if (tier < STOP_TIER_COUNT && fronts->first_live[tier] == task->stop_position)
+		fronts->first_live[tier] = first_live_of_tier(group, tier);
+}
+
+bool task_dependencies_stop_blocked(const struct task *task, const struct stop_fronts *fronts)
+{
+	unsigned tier = dependency_stop_tier(task->config->stage);
+	/* A lower tier goes first, unless the stop order puts this task
+	 * before it: then it waits for this one. */
+	for (unsigned lower = 0; lower < tier && lower < STOP_TIER_COUNT; lower++)
+		if (fronts->first_live[lower] <= task->stop_position)
+			return true;
 	if (!task->dependent_count)
 		return false;
 	return dependent_being_stopped((struct task *)task, ++task->services->dependency_walk);
