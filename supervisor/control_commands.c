@@ -218,8 +218,9 @@ static void run_status(struct control_context *context, struct control_client *c
 	struct control_scope scope;
 	if (!resolve_scope(context, client, request->target, &scope))
 		return;
-	/* One task: its usage read now, and a buffer of its own size. */
-	struct status_reply one = {.fresh_usage = true};
+	/* One task: its usage at most TASK_USAGE_FRESH_MS old, and a buffer
+	 * of its own size. */
+	struct status_reply one = {.recent_usage = true};
 	struct status_reply *reply = scope.task ? &one : &context->status_many;
 	reply->stale_usage = false;
 	size_t length, capacity;
