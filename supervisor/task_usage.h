@@ -6,13 +6,15 @@
  * kernel gather per-CPU counters: 2-10 ms for 1000 tasks, which was two
  * thirds of a status reply (docs/benchmarks.md). A reply about one task
  * reads it unless the last reading is younger than TASK_USAGE_FRESH_MS
- * (then served with its age). A reply about many reads nothing: it serves each task's
- * last reading with its age, or no figures when there is none since the
- * task's run began or ended; the readings it found missing or older than
- * TASK_USAGE_REFRESH_MS are read again once the reply is out, a batch of
- * TASK_USAGE_REFRESH_BATCH tasks per idle turn of the loop, so that a
- * status after a long quiet spell neither waits for 1000 reads nor holds
- * up the requests behind it. Nothing polls: an idle corral reads nothing. */
+ * (then served with its age). A reply about many reads nothing: it
+ * serves each task's last reading with its age, or no figures when there
+ * is none since the task's run began or ended; the readings it found
+ * missing or older than TASK_USAGE_REFRESH_MS are read again shortly
+ * after the reply is out (30 ms later: the client is still reading and
+ * printing it, control_commands.c), a batch of TASK_USAGE_REFRESH_BATCH
+ * tasks per idle turn of the loop, so that a status after a long quiet
+ * spell neither waits for 1000 reads nor holds up the requests behind
+ * it. Nothing polls: an idle corral reads nothing. */
 #pragma once
 
 #include <stdbool.h>
