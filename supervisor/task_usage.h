@@ -27,11 +27,12 @@
 /* A reply about one task serves a reading younger than this, with its
  * age, instead of reading the files again: a client asking about one task
  * thousands of times a second (a monitor, a script in a loop) then costs
- * at most four readings a second, not four file reads a request (~30 us
- * of a ~60 us request, docs/benchmarks.md). 250 ms: a person running
- * `corral status g/t` sees figures no older than a blink, a poller every
- * 0.5 s or slower still gets a new reading each time, and `age_ms` tells
- * a client computing a rate from two readings how far apart they are. */
+ * at most four readings a second, not the file reads on every request
+ * (~7 us of the ~15-21 us of corral CPU a request took,
+ * docs/benchmarks.md). 250 ms: a person running `corral status g/t` sees
+ * figures no older than a blink, a poller every 0.5 s or slower still
+ * gets a new reading each time, and `age_ms` tells a client computing a
+ * rate from two readings how far apart they are. */
 #define TASK_USAGE_FRESH_MS 250
 /* About 0.13 ms of reads (open, read, close of a cgroup file: ~8 us a
  * task here). Small, because a batch runs whenever the loop finds nothing

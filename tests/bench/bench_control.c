@@ -8,7 +8,10 @@
  *      corral's control protocol spoken directly by this program;
  *   2. status requests per second for one task: each CLI back to back, and
  *      corral's protocol over one connection (ping-pong) and over many
- *      connections at once (one client process each);
+ *      connections at once (one client process each); the one-connection
+ *      row next to its floor, an echo server that only answers
+ *      (ping_pong_floor.h), unpinned and with both pinned to one CPU, and
+ *      against issue 16's aim of 40k requests/s;
  *   3. memory of each supervisor with N tasks, for context.
  *
  * usage: bench_control [--corral PATH] [--tasks N] [--quick]
@@ -1045,10 +1048,10 @@ static struct rate echo_rate(const char *request, size_t size, unsigned count, i
  * the bench and the server on one CPU. */
 struct floor_rows {
 	size_t reply_size;
-	struct rate echo;                /* unpinned */
+	struct rate echo; /* unpinned */
 	struct rate corral_pinned, echo_pinned;
-	int cpu;                         /* the CPU of the pinned rows */
-	char pin_failure[96];            /* why there are no pinned rows, or "" */
+	int cpu;              /* the CPU of the pinned rows */
+	char pin_failure[96]; /* why there are no pinned rows, or "" */
 };
 
 static void measure_floor(struct floor_rows *rows, const char *path, const char *request,
@@ -1082,8 +1085,7 @@ static double per_second(const struct rate *rate)
 }
 
 /* A rate and, after it, its share of the floor measured in the same mode. */
-static void print_rate_against(const char *label, const struct rate *rate,
-			       const struct rate *floor)
+static void print_rate_against(const char *label, const struct rate *rate, const struct rate *floor)
 {
 	char with_share[128];
 	snprintf(with_share, sizeof(with_share), "%s (%.2f of echo)", label,
