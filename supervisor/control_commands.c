@@ -201,15 +201,37 @@ static void on_usage_refresh(struct loop_idle *idle)
 		loop_idle_request(context->loop, &context->usage_refresh);
 }
 
+/* The pass starts this long after the reply, not at the loop's next idle
+ * turn: a client reading a status of 1000 tasks (550 KB) and printing it
+ * is still at work then, and on a machine of few CPUs the ~10 ms of reads
+ * would compete with it (docs/benchmarks.md, bench_control). 0: at once. */
+#ifndef TASK_USAGE_REFRESH_DELAY_MS
+#define TASK_USAGE_REFRESH_DELAY_MS 30
+#endif
+
+static void on_usage_refresh_due(struct loop_timer *timer)
+{
+	struct control_context *context = timer->data;
+	loop_idle_request(context->loop, &context->usage_refresh);
+}
+
 /* A pass under way goes on from where it is: what it passed was read
- * during it. */
+ * during it. A pass due already is not put off by a later reply. */
 static void refresh_usage_after_reply(struct control_context *context)
 {
 	if (!context->loop)
 		return;
-	if (!context->usage_refresh.callback)
+	if (!context->usage_refresh.callback) {
 		loop_idle_init(&context->usage_refresh, on_usage_refresh, context);
-	loop_idle_request(context->loop, &context->usage_refresh);
+		loop_timer_init(&context->usage_refresh_due, on_usage_refresh_due, context);
+	}
+	if (TASK_USAGE_REFRESH_DELAY_MS == 0 || context->usage_refresh.pending) {
+		loop_idle_request(context->loop, &context->usage_refresh);
+		return;
+	}
+	if (!loop_timer_armed(&context->usage_refresh_due))
+		loop_timer_arm(context->loop, &context->usage_refresh_due,
+			       loop_now_ms() + TASK_USAGE_REFRESH_DELAY_MS);
 }
 
 static void run_status(struct control_context *context, struct control_client *client,
@@ -218,8 +240,9 @@ static void run_status(struct control_context *context, struct control_client *c
 	struct control_scope scope;
 	if (!resolve_scope(context, client, request->target, &scope))
 		return;
-	/* One task: its usage read now, and a buffer of its own size. */
-	struct status_reply one = {.fresh_usage = true};
+	/* One task: its usage at most TASK_USAGE_FRESH_MS old, and a buffer
+	 * of its own size. */
+	struct status_reply one = {.recent_usage = true};
 	struct status_reply *reply = scope.task ? &one : &context->status_many;
 	reply->stale_usage = false;
 	size_t length, capacity;

@@ -29,9 +29,11 @@ struct control_context {
 	bool (*group_may_exec)(void *supervisor);
 	void *supervisor;
 	/* Status replies of many tasks serve cached usage; the missing and
-	 * stale readings are read again once the reply is out, a batch per
-	 * idle turn of the loop, from where the cursor says. */
+	 * stale readings are read again shortly after the reply is out
+	 * (when usage_refresh_due fires), a batch per idle turn of the loop,
+	 * from where the cursor says. */
 	struct loop *loop;
+	struct loop_timer usage_refresh_due;
 	struct loop_idle usage_refresh;
 	struct task_usage_cursor usage_cursor;
 	/* Replies about many tasks: the size of the last one. */

@@ -49,8 +49,8 @@ static void write_usage(struct json_writer *out, struct status_reply *reply, str
 	uint64_t age_ms = 0;
 	bool stale = false;
 	const struct task_cgroup_stats *stats =
-		reply->fresh_usage ? task_usage_read(task, now_ms)
-				   : task_usage_cached(task, now_ms, &age_ms, &stale);
+		reply->recent_usage ? task_usage_recent(task, now_ms, &age_ms)
+				    : task_usage_cached(task, now_ms, &age_ms, &stale);
 	reply->stale_usage |= stale;
 	static const struct task_cgroup_stats none; /* every has_ false: nulls */
 	bool read = stats != NULL;

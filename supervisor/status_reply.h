@@ -11,9 +11,10 @@
 #include "supervisor/group.h"
 
 struct status_reply {
-	/* Usage is read now for a reply about one task; a reply about many
-	 * serves the cached readings (task_usage.h)... */
-	bool fresh_usage;
+	/* A reply about one task serves a reading at most
+	 * TASK_USAGE_FRESH_MS old, or reads one now; a reply about many
+	 * serves the cached readings, however old (task_usage.h)... */
+	bool recent_usage;
 	/* ...and says here that some were missing or stale: the caller has
 	 * them read once the reply is out. */
 	bool stale_usage;

@@ -28,6 +28,17 @@ static bool needs_reading(const struct task_usage *usage, uint64_t now_ms)
 	return !usage->valid || age_of(usage, now_ms) > TASK_USAGE_REFRESH_MS;
 }
 
+const struct task_cgroup_stats *task_usage_recent(struct task *task, uint64_t now_ms,
+						  uint64_t *age_ms)
+{
+	if (task->usage.valid && age_of(&task->usage, now_ms) <= TASK_USAGE_FRESH_MS) {
+		*age_ms = age_of(&task->usage, now_ms);
+		return &task->usage.stats;
+	}
+	*age_ms = 0;
+	return task_usage_read(task, now_ms);
+}
+
 const struct task_cgroup_stats *task_usage_cached(const struct task *task, uint64_t now_ms,
 						  uint64_t *age_ms, bool *stale)
 {

@@ -8,7 +8,10 @@
  *      corral's control protocol spoken directly by this program;
  *   2. status requests per second for one task: each CLI back to back, and
  *      corral's protocol over one connection (ping-pong) and over many
- *      connections at once (one client process each);
+ *      connections at once (one client process each); the one-connection
+ *      row next to its floor, an echo server that only answers
+ *      (ping_pong_floor.h), unpinned and with both pinned to one CPU, and
+ *      against issue 16's aim of 40k requests/s;
  *   3. memory of each supervisor with N tasks, for context.
  *
  * usage: bench_control [--corral PATH] [--tasks N] [--quick]
@@ -43,6 +46,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "ping_pong_floor.h"
 
 /* ---- settings ---------------------------------------------------------- */
 
@@ -975,18 +979,14 @@ static struct rate connect_rate(const char *path, const char *request, double se
 	return rate;
 }
 
-/* `count` requests ping-pong on one connection; latencies (µs) into
- * `latencies`. */
-static struct rate ping_pong_rate(const char *path, const char *request, unsigned count,
-				  double seconds, struct series *latencies)
+/* `count` requests (or, with count 0, `seconds` of them) ping-pong on the
+ * connection `fd` to `server`; latencies (µs) into `latencies`. */
+static struct rate ping_pong_on(int fd, pid_t server, const char *request, unsigned count,
+				double seconds, struct series *latencies)
 {
 	struct rate rate = {0};
 	struct text reply = {0};
-	pid_t corral = tool_pids[TOOL_CORRAL];
-	int fd = raw_connect(path);
-	if (fd < 0)
-		die("connect %s: %s", path, strerror(errno));
-	int64_t cpu_before = server_cpu_ns(corral);
+	int64_t cpu_before = server_cpu_ns(server);
 	int64_t start = now_ns(), end = start + (int64_t)(seconds * 1e9);
 	for (;;) {
 		if (count ? rate.calls >= count : now_ns() >= end)
@@ -998,10 +998,119 @@ static struct rate ping_pong_rate(const char *path, const char *request, unsigne
 		rate.calls++;
 	}
 	rate.wall_ns = now_ns() - start;
-	rate.server_cpu_ns = server_cpu_ns(corral) - cpu_before;
-	close(fd);
+	rate.server_cpu_ns = server_cpu_ns(server) - cpu_before;
 	free(reply.data);
 	return rate;
+}
+
+/* The same on a new connection to corral. */
+static struct rate ping_pong_rate(const char *path, const char *request, unsigned count,
+				  double seconds, struct series *latencies)
+{
+	int fd = raw_connect(path);
+	if (fd < 0)
+		die("connect %s: %s", path, strerror(errno));
+	struct rate rate =
+	    ping_pong_on(fd, tool_pids[TOOL_CORRAL], request, count, seconds, latencies);
+	close(fd);
+	return rate;
+}
+
+/* The size of corral's reply to `request`, newline included. */
+static size_t reply_size(const char *path, const char *request)
+{
+	struct text reply = {0};
+	int fd = raw_connect(path);
+	if (fd < 0)
+		die("connect %s: %s", path, strerror(errno));
+	size_t size = raw_call_checked(fd, request, &reply);
+	close(fd);
+	free(reply.data);
+	return size;
+}
+
+/* The echo server's ping-pong (ping_pong_floor.h): the floor of any
+ * server answering `request` with `size` bytes on this machine. */
+static struct rate echo_rate(const char *request, size_t size, unsigned count, int pin_cpu)
+{
+	int fd;
+	pid_t server = echo_server_start(size, &fd);
+	cpu_set_t saved;
+	bool pinned = pin_cpu >= 0 && pin_to_cpu(server, pin_cpu, &saved);
+	if (pin_cpu >= 0 && !pinned)
+		die("pinning the echo server to CPU %d: %s", pin_cpu, strerror(errno));
+	struct rate rate = ping_pong_on(fd, server, request, count, 0, NULL);
+	echo_server_stop(server, fd);
+	return rate;
+}
+
+/* The ping-pong rows of corral and of the echo server, unpinned and with
+ * the bench and the server on one CPU. */
+struct floor_rows {
+	size_t reply_size;
+	struct rate echo; /* unpinned */
+	struct rate corral_pinned, echo_pinned;
+	int cpu;              /* the CPU of the pinned rows */
+	char pin_failure[96]; /* why there are no pinned rows, or "" */
+};
+
+static void measure_floor(struct floor_rows *rows, const char *path, const char *request,
+			  unsigned count)
+{
+	rows->reply_size = reply_size(path, request);
+	rows->echo = echo_rate(request, rows->reply_size, count, -1);
+	rows->cpu = first_allowed_cpu();
+	pid_t corral = tool_pids[TOOL_CORRAL];
+	cpu_set_t bench_saved, corral_saved;
+	if (!pin_to_cpu(0, rows->cpu, &bench_saved)) {
+		snprintf(rows->pin_failure, sizeof(rows->pin_failure), "pinning the bench: %s",
+			 strerror(errno));
+		return;
+	}
+	if (!pin_to_cpu(corral, rows->cpu, &corral_saved)) {
+		snprintf(rows->pin_failure, sizeof(rows->pin_failure), "pinning corral: %s",
+			 strerror(errno));
+		pin_restore(0, &bench_saved);
+		return;
+	}
+	rows->corral_pinned = ping_pong_rate(path, request, count, 0, NULL);
+	pin_restore(corral, &corral_saved);
+	rows->echo_pinned = echo_rate(request, rows->reply_size, count, rows->cpu);
+	pin_restore(0, &bench_saved);
+}
+
+static double per_second(const struct rate *rate)
+{
+	return rate->wall_ns > 0 ? (double)rate->calls / ((double)rate->wall_ns / 1e9) : 0;
+}
+
+/* A rate and, after it, its share of the floor measured in the same mode. */
+static void print_rate_against(const char *label, const struct rate *rate, const struct rate *floor)
+{
+	char with_share[128];
+	snprintf(with_share, sizeof(with_share), "%s (%.2f of echo)", label,
+		 per_second(rate) / per_second(floor));
+	print_rate(with_share, rate);
+}
+
+#define AIM_REQUESTS_PER_SECOND 40000.0
+
+/* Issue 16's aim for one connection, against the same run's rows. */
+static void print_floor_aim(const struct rate *corral, const struct floor_rows *rows)
+{
+	double unpinned = per_second(corral);
+	printf("  corral, one connection, against the aim (>= %.0fk requests/s): unpinned "
+	       "%.0f/s %s\n  (echo floor %.0f/s)",
+	       AIM_REQUESTS_PER_SECOND / 1000, unpinned,
+	       unpinned >= AIM_REQUESTS_PER_SECOND ? "met" : "not met", per_second(&rows->echo));
+	if (rows->pin_failure[0]) {
+		printf("; pinned: skipped (%s)\n", rows->pin_failure);
+		return;
+	}
+	double pinned = per_second(&rows->corral_pinned);
+	printf("; pinned to CPU %d %.0f/s %s (echo floor %.0f/s).\n", rows->cpu, pinned,
+	       pinned >= AIM_REQUESTS_PER_SECOND ? "met" : "not met",
+	       per_second(&rows->echo_pinned));
 }
 
 struct client_result {
@@ -1214,6 +1323,8 @@ static void bench_rates(struct bench *bench)
 	struct series latencies = {0};
 	struct rate one =
 	    ping_pong_rate(socket_path, request_one, settings->ping_pong_count, 0, &latencies);
+	struct floor_rows floor = {0};
+	measure_floor(&floor, socket_path, request_one, settings->ping_pong_count);
 	double min_rate, max_rate;
 	struct rate many = many_clients_rate(socket_path, request_one, settings->clients,
 					     settings->clients_seconds, &min_rate, &max_rate);
@@ -1242,7 +1353,18 @@ static void bench_rates(struct bench *bench)
 	printf("  corral's protocol, spoken by the bench (no process started per call):\n");
 	print_rate("a new connection per request", &reconnect);
 	series_sort(&latencies);
-	print_rate("one connection, ping-pong", &one);
+	print_rate_against("one connection, ping-pong", &one, &floor.echo);
+	snprintf(label, sizeof(label), "echo server, %zu-byte replies (the floor)",
+		 floor.reply_size);
+	print_rate(label, &floor.echo);
+	if (floor.pin_failure[0]) {
+		printf("  pinned to one CPU: skipped (%s)\n", floor.pin_failure);
+	} else {
+		printf("  the same, the bench and the server pinned to CPU %d:\n", floor.cpu);
+		print_rate_against("one connection, ping-pong", &floor.corral_pinned,
+				   &floor.echo_pinned);
+		print_rate(label, &floor.echo_pinned);
+	}
 	snprintf(label, sizeof(label), "%u connections at once (a process each), ping-pong",
 		 settings->clients);
 	print_rate(label, &many);
@@ -1270,6 +1392,10 @@ static void bench_rates(struct bench *bench)
 	       "  longest client's run. Server CPU: corral's or supervisord's own CPU over the\n"
 	       "  loop, per call (client and server share the %ld CPUs).\n",
 	       settings->clients, min_rate, max_rate, sysconf(_SC_NPROCESSORS_ONLN));
+	printf("  The echo server (tests/bench/ping_pong_floor.c) answers each request\n"
+	       "  with as many bytes as corral's reply, and does nothing else: no server\n"
+	       "  can ping-pong faster here in the same mode.\n");
+	print_floor_aim(&one, &floor);
 	if (!bench->have_supervisord || !bench->have_s6)
 		printf("  (%s%s%s skipped, as in part 1)\n",
 		       bench->have_supervisord ? "" : "supervisorctl",

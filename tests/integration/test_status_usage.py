@@ -1,5 +1,7 @@
 """Usage (CPU, memory, pids) in status replies (docs/control-protocol.md):
-a reply about one task reads the task's cgroup now; a reply about many
+a reply about one task reads the task's cgroup now, unless its last
+reading is younger than the freshness window (250 ms), which it then
+serves with its age; a reply about many
 reads no cgroup file, however old the readings: it serves each task's
 last reading with its age (`usage.age_ms`), or null figures and a null
 age when there is none since the task's run began, and the readings it
@@ -16,6 +18,7 @@ import pytest
 from conftest import sh, wait_for
 
 UNIFIED_PROCS = "/sys/fs/cgroup/unified/cgroup.procs"
+FRESH_MS = 250  # TASK_USAGE_FRESH_MS: the oldest reading a one-task reply serves
 BURN = {"command": sh("while :; do :; done"), "restart": {"policy": "never"}}
 IDLE = {"command": ["sleep", "1000"], "restart": {"policy": "never"}}
 
@@ -44,12 +47,55 @@ def start_running(corral, tasks):
 
 def test_one_task_status_reads_usage_now(corral):
     running = start_running(corral, {"burn": BURN})
+    # The list replies of start_running had the task read: that reading
+    # may be served, if it is recent enough.
     first = usage_of(corral.status("g/burn"), "g/burn")
-    assert first["age_ms"] == 0 and first["cpu_usec"] is not None, first
-    # Each one-task reply is a new reading: the burning task's CPU grows.
+    assert 0 <= first["age_ms"] <= FRESH_MS and first["cpu_usec"] is not None, first
+    # A one-task reply past the window is a new reading: the burning
+    # task's CPU grows.
     grown = wait_for(lambda: (u := usage_of(corral.status("g/burn"), "g/burn"))
                      ["cpu_usec"] > first["cpu_usec"] and u, what="the CPU figure to grow")
     assert grown["age_ms"] == 0, grown
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def figures(usage):
+    return {key: value for key, value in usage.items() if key != "age_ms"}
+
+
+def test_one_task_status_serves_a_reading_younger_than_the_window(corral):
+    running = start_running(corral, {"burn": BURN})
+    time.sleep(2 * FRESH_MS / 1000)  # past the window of any reading so far
+    reading = usage_of(corral.status("g/burn"), "g/burn")
+    assert reading["age_ms"] == 0, reading  # read for this reply
+    # One-task replies 10 ms apart for a second: each is the last reading,
+    # served with a growing age no older than the window, or a new one
+    # (age 0, the CPU burnt since) once the last is too old. No speed is
+    # assumed: on a busy machine every reply may be a new reading, so the
+    # loop only counts how many of each it saw.
+    served, readings = 0, 1
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+        usage = usage_of(corral.status("g/burn"), "g/burn")
+        assert 0 <= usage["age_ms"] <= FRESH_MS, usage
+        # 10 ms after the last reply, a served reading is at least 10 ms old.
+        if usage["age_ms"] == 0:
+            assert usage["cpu_usec"] >= reading["cpu_usec"], (reading, usage)
+            reading, readings = usage, readings + 1
+        else:
+            # Served from the cache: the same figures, older than before.
+            assert figures(usage) == figures(reading), (reading, usage)
+            assert usage["age_ms"] > reading["age_ms"], (reading, usage)
+            reading, served = usage, served + 1
+    # A second of calls spans several windows: new readings were made.
+    assert readings >= 2, (readings, served)
+    assert served >= 1, (readings, served)  # some replies came within the window
+    # Past the window, the next one-task reply reads again.
+    time.sleep(2 * FRESH_MS / 1000)
+    after = usage_of(corral.status("g/burn"), "g/burn")
+    assert after["age_ms"] == 0 and after["cpu_usec"] > reading["cpu_usec"], (reading, after)
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
 

@@ -91,6 +91,38 @@ static void test_a_reply_about_one_task_reads_now(void **state)
 	assert_int_equal(task_usage_read(&fixture->task, 1001)->cpu_usec, 200);
 }
 
+static uint64_t recent_cpu(struct fixture *fixture, uint64_t now, uint64_t *age)
+{
+	const struct task_cgroup_stats *stats = task_usage_recent(&fixture->task, now, age);
+	assert_non_null(stats);
+	return stats->cpu_usec;
+}
+
+static void test_a_reply_about_one_task_serves_a_recent_reading(void **state)
+{
+	struct fixture *fixture = *state;
+	uint64_t age = 99;
+	/* No reading yet: one is made now. */
+	assert_int_equal(recent_cpu(fixture, 1000, &age), 100);
+	assert_int_equal(age, 0);
+	set_cpu_usec(fixture, 200);
+	/* Within the freshness window: the kept reading, with its age. */
+	assert_int_equal(recent_cpu(fixture, 1001, &age), 100);
+	assert_int_equal(age, 1);
+	assert_int_equal(recent_cpu(fixture, 1000 + TASK_USAGE_FRESH_MS, &age), 100);
+	assert_int_equal(age, TASK_USAGE_FRESH_MS);
+	/* Past it: read again, and that reading is the one kept. */
+	assert_int_equal(recent_cpu(fixture, 1001 + TASK_USAGE_FRESH_MS, &age), 200);
+	assert_int_equal(age, 0);
+	set_cpu_usec(fixture, 300);
+	assert_int_equal(recent_cpu(fixture, 1002 + TASK_USAGE_FRESH_MS, &age), 200);
+	assert_int_equal(age, 1);
+	/* A forgotten reading (a run began or ended) is never served. */
+	task_usage_forget(&fixture->task.usage);
+	assert_int_equal(recent_cpu(fixture, 1003 + TASK_USAGE_FRESH_MS, &age), 300);
+	assert_int_equal(age, 0);
+}
+
 static void test_a_list_serves_the_last_reading_with_its_age(void **state)
 {
 	struct fixture *fixture = *state;
@@ -202,6 +234,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_a_reply_about_one_task_reads_now, set_up,
 						tear_down),
+		cmocka_unit_test_setup_teardown(test_a_reply_about_one_task_serves_a_recent_reading,
+						set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_a_list_serves_the_last_reading_with_its_age,
 						set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_the_refresh_reads_only_stale_readings, set_up,
