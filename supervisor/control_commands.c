@@ -201,14 +201,10 @@ static void on_usage_refresh(struct loop_idle *idle)
 		loop_idle_request(context->loop, &context->usage_refresh);
 }
 
-/* The pass starts this long after the reply, not at the loop's next idle
- * turn: a client reading a status of 1000 tasks (550 KB) and printing it
- * is still at work then, and on a machine of few CPUs the ~10 ms of reads
- * would compete with it (docs/benchmarks.md, bench_control). 0: at once. */
-#ifndef TASK_USAGE_REFRESH_DELAY_MS
-#define TASK_USAGE_REFRESH_DELAY_MS 30
-#endif
-
+/* The pass starts TASK_USAGE_REFRESH_DELAY_MS after the reply, not at the
+ * loop's next idle turn: a client reading a status of 1000 tasks (550 KB)
+ * and printing it is still at work then, and on a machine of few CPUs the
+ * ~10 ms of reads would compete with it (docs/benchmarks.md, bench_control). */
 static void on_usage_refresh_due(struct loop_timer *timer)
 {
 	struct control_context *context = timer->data;
@@ -225,11 +221,7 @@ static void refresh_usage_after_reply(struct control_context *context)
 		loop_idle_init(&context->usage_refresh, on_usage_refresh, context);
 		loop_timer_init(&context->usage_refresh_due, on_usage_refresh_due, context);
 	}
-	if (TASK_USAGE_REFRESH_DELAY_MS == 0 || context->usage_refresh.pending) {
-		loop_idle_request(context->loop, &context->usage_refresh);
-		return;
-	}
-	if (!loop_timer_armed(&context->usage_refresh_due))
+	if (!context->usage_refresh.pending && !loop_timer_armed(&context->usage_refresh_due))
 		loop_timer_arm(context->loop, &context->usage_refresh_due,
 			       loop_now_ms() + TASK_USAGE_REFRESH_DELAY_MS);
 }

@@ -301,18 +301,6 @@ static bool task_is_live_for_stop(const struct task *task)
 	return task->group->stop_mode == GROUP_STOPPING && state == TASK_PENDING;
 }
 
-static size_t first_live_of_tier(const struct group *group, unsigned tier)
-{
-	size_t first = SIZE_MAX;
-	for (size_t i = 0; i < group->task_count; i++) {
-		const struct task *task = group->tasks[i];
-		if (dependency_stop_tier(task->config->stage) == tier &&
-		    task->stop_position < first && task_is_live_for_stop(task))
-			first = task->stop_position;
-	}
-	return first;
-}
-
 void task_dependencies_stop_fronts(const struct group *group, struct stop_fronts *fronts)
 {
 	for (unsigned tier = 0; tier < STOP_TIER_COUNT; tier++)
@@ -331,7 +319,7 @@ void task_dependencies_stop_fronts_left(const struct group *group, const struct 
 {
 	unsigned tier = dependency_stop_tier(task->config->stage);
 	if (tier < STOP_TIER_COUNT && fronts->first_live[tier] == task->stop_position)
-		fronts->first_live[tier] = first_live_of_tier(group, tier);
+		task_dependencies_stop_fronts(group, fronts);
 }
 
 bool task_dependencies_stop_blocked(const struct task *task, const struct stop_fronts *fronts)

@@ -34,6 +34,9 @@
  * gets a new reading each time, and `age_ms` tells a client computing a
  * rate from two readings how far apart they are. */
 #define TASK_USAGE_FRESH_MS 250
+/* A status of many tasks that found readings stale has them read again
+ * this long after its reply (control_commands.c says why). */
+#define TASK_USAGE_REFRESH_DELAY_MS 30
 /* About 0.13 ms of reads (open, read, close of a cgroup file: ~8 us a
  * task here). Small, because a batch runs whenever the loop finds nothing
  * ready, which includes a reply of 550 KB waiting for its client to make
