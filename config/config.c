@@ -156,8 +156,12 @@ static void task_config_free(struct task_config *task)
 	free(task->instance_of);
 	schedule_config_free(&task->schedule);
 	free(task->log_dir);
-	probe_config_free(&task->readiness.probe);
-	probe_config_free(&task->health.probe);
+	if (task->readiness)
+		probe_config_free(&task->readiness->probe);
+	free(task->readiness);
+	if (task->health)
+		probe_config_free(&task->health->probe);
+	free(task->health);
 	free(task->isolation.hostname);
 	free(task->isolation.rlimits);
 	free(task->isolation.rootfs);

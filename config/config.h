@@ -459,8 +459,11 @@ struct task_config {
 	int kill_signal;
 	uint64_t kill_timeout_ms;
 	struct resources_config resources;
-	struct readiness_config readiness;
-	struct health_config health;
+	/* `readiness:` and `health:`, allocated only where written: most
+	 * tasks have neither, and the two take 232 bytes (docs/benchmarks.md,
+	 * memory). Read them through readiness_of() and health_of(). */
+	struct readiness_config *readiness;
+	struct health_config *health;
 	struct isolation_config isolation;
 	struct cdi_config cdi;
 	bool task_dirs; /* config `task_dirs`: alloc/, local/, secrets/ (hooks/task_dirs.h) */
@@ -489,6 +492,20 @@ struct task_config {
 	struct task_dependency *after;
 	size_t after_count;
 };
+
+/* The task's readiness; without `readiness:`, READINESS_NONE. */
+static inline const struct readiness_config *readiness_of(const struct task_config *task)
+{
+	static const struct readiness_config none;
+	return task->readiness ? task->readiness : &none;
+}
+
+/* The task's liveness check; without `health:`, a probe of kind PROBE_NONE. */
+static inline const struct health_config *health_of(const struct task_config *task)
+{
+	static const struct health_config none;
+	return task->health ? task->health : &none;
+}
 
 /* A group's bridge (config `network:` of a group), for tasks with
  * network mode bridge. */

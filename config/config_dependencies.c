@@ -391,7 +391,7 @@ static void check_edge(struct load_context *context, const struct task_config *t
 			 target->full_name);
 		return;
 	}
-	if (dependency->condition == DEPENDS_HEALTHY && target->health.probe.kind == PROBE_NONE)
+	if (dependency->condition == DEPENDS_HEALTHY && health_of(target)->probe.kind == PROBE_NONE)
 		complain(context, at, task, dependency,
 			 "healthy cannot hold: %s has no health probe; add `health:` to it, or "
 			 "write ready",

@@ -173,16 +173,18 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	     resources_limit_removed(&a->resources, &b->resources) ? replace : in_place);
 	/* The kind decides what the process is given (NOTIFY_SOCKET, an fd);
 	 * the probe and timeout only what corral does. */
-	bool readiness_kind = a->readiness.kind != b->readiness.kind ||
-			      a->readiness.fd != b->readiness.fd ||
-			      a->readiness.watchdog_ms != b->readiness.watchdog_ms;
-	note(diff, readiness_kind || !probes_equal(&a->readiness.probe, &b->readiness.probe) ||
-			   a->readiness.timeout_ms != b->readiness.timeout_ms ||
-			   a->readiness.continuous != b->readiness.continuous ||
-			   a->readiness.failures != b->readiness.failures,
+	const struct readiness_config *ready_a = readiness_of(a), *ready_b = readiness_of(b);
+	bool readiness_kind = ready_a->kind != ready_b->kind || ready_a->fd != ready_b->fd ||
+			      ready_a->watchdog_ms != ready_b->watchdog_ms;
+	note(diff,
+	     readiness_kind || !probes_equal(&ready_a->probe, &ready_b->probe) ||
+		 ready_a->timeout_ms != ready_b->timeout_ms ||
+		 ready_a->continuous != ready_b->continuous ||
+		 ready_a->failures != ready_b->failures,
 	     "readiness", readiness_kind ? replace : in_place);
-	note(diff, !probes_equal(&a->health.probe, &b->health.probe) ||
-		       a->health.failures != b->health.failures,
+	note(diff,
+	     !probes_equal(&health_of(a)->probe, &health_of(b)->probe) ||
+		 health_of(a)->failures != health_of(b)->failures,
 	     "health", in_place);
 	note(diff, !isolation_equal(&a->isolation, &b->isolation), "isolation", replace);
 	note(diff, !lists_equal(a->cdi.devices, b->cdi.devices) ||
@@ -214,6 +216,15 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 		(b) = swap_;                                                               \
 	} while (0)
 
+/* Two pointers to what each config owns, or NULL. */
+#define SWAP_HELD(a, b)                                                                            \
+	do {                                                                                       \
+		if ((a) && (b))                                                                    \
+			SWAP(*(a), *(b));                                                          \
+		else                                                                               \
+			SWAP(a, b);                                                                \
+	} while (0)
+
 void task_config_swap_resources(struct task_config *into, struct task_config *from)
 {
 	SWAP(into->resources, from->resources);
@@ -225,11 +236,11 @@ void task_config_swap_in_place_fields(struct task_config *into, struct task_conf
 	SWAP(into->kill_signal, from->kill_signal);
 	SWAP(into->kill_timeout_ms, from->kill_timeout_ms);
 	SWAP(into->resources, from->resources);
-	SWAP(into->readiness.probe, from->readiness.probe);
-	SWAP(into->readiness.timeout_ms, from->readiness.timeout_ms);
-	SWAP(into->readiness.continuous, from->readiness.continuous);
-	SWAP(into->readiness.failures, from->readiness.failures);
-	SWAP(into->health, from->health);
+	/* Contents where both have one (in place, a readiness keeps its kind,
+	 * fd and watchdog), since a running probe points into the kept one;
+	 * a health check added or removed is made again (task_reload.c). */
+	SWAP_HELD(into->readiness, from->readiness);
+	SWAP_HELD(into->health, from->health);
 	SWAP(into->log_mode, from->log_mode);
 	SWAP(into->log_history, from->log_history);
 	SWAP(into->log_dir, from->log_dir);

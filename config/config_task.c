@@ -447,7 +447,7 @@ static void check_notify_reachable(struct load_context *context, const yaml_node
 				   const char *owner, const struct task_config *task)
 {
 	const struct isolation_config *isolation = &task->isolation;
-	if (!readiness || task->readiness.kind != READINESS_NOTIFY_SYSTEMD ||
+	if (!readiness || readiness_of(task)->kind != READINESS_NOTIFY_SYSTEMD ||
 	    !isolation_has_own_network(isolation) || !isolation->rootfs)
 		return;
 	report(context, readiness, &(struct where){owner, "readiness.notify"},
@@ -539,12 +539,16 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	task->resources =
 	    resources_merge(context, &group->resources, group->owner, &task_resources, &where);
 	/* After the stage: both are refused for tasks that do not keep running. */
-	if ((field = map_lookup(&fields, "readiness")))
+	if ((field = map_lookup(&fields, "readiness"))) {
+		task->readiness = xcalloc(1, sizeof(*task->readiness));
 		readiness_parse(context, field, &(struct where){owner, "readiness"}, task->stage,
-				&task->readiness);
-	if ((field = map_lookup(&fields, "health")))
+				task->readiness);
+	}
+	if ((field = map_lookup(&fields, "health"))) {
+		task->health = xcalloc(1, sizeof(*task->health));
 		health_parse(context, field, &(struct where){owner, "health"}, task->stage,
-			     &task->health);
+			     task->health);
+	}
 	if ((field = map_lookup(&fields, "isolation")))
 		isolation_fields_parse(context, field, &(struct where){owner, "isolation"},
 				       &task_isolation);
@@ -555,9 +559,9 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	isolation_fields_free(&task_isolation);
 	check_notify_reachable(context, map_lookup(&fields, "readiness"), owner, task);
 	check_probe_inside(context, map_lookup(&fields, "readiness"), owner, "readiness",
-			   &task->readiness.probe, &task->isolation);
+			   &readiness_of(task)->probe, &task->isolation);
 	check_probe_inside(context, map_lookup(&fields, "health"), owner, "health",
-			   &task->health.probe, &task->isolation);
+			   &health_of(task)->probe, &task->isolation);
 	/* After isolation: CDI devices need the merged mount namespace. */
 	if ((field = map_lookup(&fields, "cdi")))
 		cdi_fields_parse(context, field, &(struct where){owner, "cdi"}, &task_cdi);

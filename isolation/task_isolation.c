@@ -41,7 +41,7 @@ static unsigned long clone_flags_of(unsigned namespaces)
 static char **make_reaper_argv(struct task_isolation *isolation, const struct task_config *task,
 			       const struct task_plan *plan)
 {
-	const struct readiness_config *readiness = &task->readiness;
+	const struct readiness_config *readiness = readiness_of(task);
 	isolation->reaper_status_target =
 		readiness->kind == READINESS_NOTIFY_FD && readiness->fd == 3 ? 4 : 3;
 	char **argv = xcalloc(task->argc + 4, sizeof(*argv));

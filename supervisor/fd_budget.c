@@ -21,7 +21,7 @@ static size_t fds_of_task(const struct task_config *task)
 	fds += 1;        /* cgroup.events while what a run left behind dies */
 	if (task->log_separate_streams)
 		fds += 1; /* stderr's own pipe, its read end */
-	if (task->readiness.kind == READINESS_NOTIFY_SYSTEMD)
+	if (readiness_of(task)->kind == READINESS_NOTIFY_SYSTEMD)
 		fds += 1; /* the notify socket */
 	if (task->log_dir)
 		fds += 1; /* the log file */

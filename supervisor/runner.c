@@ -316,8 +316,8 @@ void runner_start(struct runner *runner, uint64_t now_ms)
 
 void runner_extend_readiness(struct runner *runner, uint64_t until_ms)
 {
-	if (runner->state != TASK_RUNNING || runner->ready || runner->stop_intent != RUNNER_STOP_NONE ||
-	    !runner->config->readiness.timeout_ms)
+	if (runner->state != TASK_RUNNING || runner->ready ||
+	    runner->stop_intent != RUNNER_STOP_NONE || !readiness_of(runner->config)->timeout_ms)
 		return;
 	runner->effects->arm_timer(runner, RUNNER_TIMER_READINESS, until_ms);
 }
@@ -326,7 +326,7 @@ void runner_exec_succeeded(struct runner *runner, uint64_t now_ms)
 {
 	if (runner->state != TASK_STARTING)
 		return;
-	const struct readiness_config *readiness = &runner->config->readiness;
+	const struct readiness_config *readiness = readiness_of(runner->config);
 	/* Said before the exec was confirmed: the loop heard the task before
 	 * the EOF of its error pipe. Not once it is being stopped, as for
 	 * runner_ready. */
@@ -622,7 +622,7 @@ void runner_timer_fired(struct runner *runner, enum runner_timer timer, uint64_t
 		if (runner->state == TASK_RUNNING && !runner->ready &&
 		    runner->stop_intent == RUNNER_STOP_NONE) {
 			char timeout[32];
-			format_duration_ms(runner->config->readiness.timeout_ms, timeout,
+			format_duration_ms(readiness_of(runner->config)->timeout_ms, timeout,
 					   sizeof(timeout));
 			char *failure = texts(runner)->failure;
 			snprintf(failure, sizeof(runner->texts->failure), "not ready within %s",

@@ -72,13 +72,13 @@ static void write_usage(struct json_writer *out, struct status_reply *reply, str
  * (started means ready). */
 static const char *readiness_kind(const struct task_config *config)
 {
-	switch (config->readiness.kind) {
+	switch (readiness_of(config)->kind) {
 	case READINESS_NOTIFY_SYSTEMD:
 		return "systemd";
 	case READINESS_NOTIFY_FD:
 		return "fd";
 	case READINESS_PROBE:
-		return probe_kind_name(config->readiness.probe.kind);
+		return probe_kind_name(readiness_of(config)->probe.kind);
 	case READINESS_NONE:
 		break;
 	}
@@ -108,16 +108,16 @@ static void write_probes(struct json_writer *out, const struct task *task, uint6
 	const struct task_config *config = task->config;
 	jw_object_open(out);
 	jw_key(out, "readiness");
-	if (config->readiness.kind == READINESS_PROBE && task->readiness.probes) {
+	if (readiness_of(config)->kind == READINESS_PROBE && task->readiness.probes) {
 		open_probe(out, &task->readiness.probes->readiness_record, now_ms);
 		jw_object_close(out);
 	} else {
 		jw_null(out);
 	}
 	jw_key(out, "health");
-	if (config->health.probe.kind != PROBE_NONE && task->readiness.probes) {
+	if (health_of(config)->probe.kind != PROBE_NONE && task->readiness.probes) {
 		open_probe(out, &task->readiness.probes->health_record, now_ms);
-		jw_field_int(out, "failures_to_restart", config->health.failures);
+		jw_field_int(out, "failures_to_restart", health_of(config)->failures);
 		jw_object_close(out);
 	} else {
 		jw_null(out);

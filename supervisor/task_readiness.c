@@ -40,7 +40,7 @@ static bool sent_by_task(const struct task *task, const struct ucred *sender)
 /* readiness.watchdog: the next WATCHDOG=1 is due by now + watchdog. */
 static void feed_watchdog(struct task *task)
 {
-	uint64_t watchdog_ms = task->config->readiness.watchdog_ms;
+	uint64_t watchdog_ms = readiness_of(task->config)->watchdog_ms;
 	if (watchdog_ms && task->readiness.notify && task->runner.state == TASK_RUNNING &&
 	    runner_is_ready(&task->runner))
 		loop_timer_arm(task->services->loop, &task->readiness.notify->watchdog,
@@ -65,7 +65,7 @@ static void on_watchdog(struct loop_timer *timer)
 {
 	struct task *task = timer->data;
 	char why[96], watchdog[32];
-	format_duration_ms(task->config->readiness.watchdog_ms, watchdog, sizeof(watchdog));
+	format_duration_ms(readiness_of(task->config)->watchdog_ms, watchdog, sizeof(watchdog));
 	snprintf(why, sizeof(why), "no WATCHDOG=1 within %s", watchdog);
 	watchdog_failed(task, why);
 }
@@ -93,7 +93,7 @@ static void reloading(struct task *task)
 {
 	struct task_readiness *readiness = &task->readiness;
 	set_status_text(readiness, "reloading");
-	if (task->config->readiness.continuous)
+	if (readiness_of(task->config)->continuous)
 		runner_not_ready(&task->runner, "RELOADING=1");
 }
 
@@ -256,7 +256,7 @@ static void on_notify_pipe(struct loop_watch *watch, uint32_t events)
 	ssize_t length = read(watch->fd, text, sizeof(text));
 	if (length > 0 && memchr(text, '\n', (size_t)length)) {
 		char how[32];
-		snprintf(how, sizeof(how), "newline on fd %d", task->config->readiness.fd);
+		snprintf(how, sizeof(how), "newline on fd %d", readiness_of(task->config)->fd);
 		runner_ready(&task->runner, how);
 	}
 	/* Said, or closed without saying: nothing more to hear this run. */
@@ -267,7 +267,7 @@ static void on_notify_pipe(struct loop_watch *watch, uint32_t events)
 int task_readiness_prepare_spawn(struct task *task, struct spawn_request *request)
 {
 	request->notify_target = -1;
-	if (task->config->readiness.kind != READINESS_NOTIFY_FD)
+	if (readiness_of(task->config)->kind != READINESS_NOTIFY_FD)
 		return 0;
 	close_notify_pipe(task);
 	int ends[2];
@@ -278,7 +278,7 @@ int task_readiness_prepare_spawn(struct task *task, struct spawn_request *reques
 	task->readiness.notify_pipe.fd = ends[0];
 	task->readiness.notify_pipe_write = ends[1];
 	loop_watch_add(task->services->loop, &task->readiness.notify_pipe, EPOLLIN);
-	request->notify_target = task->config->readiness.fd;
+	request->notify_target = readiness_of(task->config)->fd;
 	request->notify_fd = ends[1];
 	return 0;
 }
@@ -332,7 +332,7 @@ static void say_probe_news(struct task *task, const char *what, enum probe_news 
 static void on_continuous_failure(struct task *task, enum probe_news news, const char *why)
 {
 	const struct probe_record *record = &task->readiness.probes->readiness_record;
-	unsigned failures = record->failures_in_a_row, limit = task->config->readiness.failures;
+	unsigned failures = record->failures_in_a_row, limit = readiness_of(task->config)->failures;
 	if (failures < limit || !runner_is_ready_now(&task->runner)) {
 		char count[96];
 		snprintf(count, sizeof(count), "%u of %u failures in a row that make it not ready",
@@ -362,7 +362,7 @@ static void on_readiness_probe(void *context, bool passed, const char *why)
 		 * or that waits on the wrong port does not look like a task
 		 * that is slow. */
 		char count[96], interval[32];
-		format_duration_ms(task->config->readiness.probe.interval_ms, interval,
+		format_duration_ms(readiness_of(task->config)->probe.interval_ms, interval,
 				   sizeof(interval));
 		snprintf(count, sizeof(count), "%u failure%s in a row; trying again every %s",
 			 record->failures_in_a_row, record->failures_in_a_row == 1 ? "" : "s",
@@ -372,7 +372,7 @@ static void on_readiness_probe(void *context, bool passed, const char *why)
 	}
 	/* The ready event says it: no "passed again" besides. A continuous
 	 * probe goes on; a pass of a ready task says nothing. */
-	if (!task->config->readiness.continuous)
+	if (!readiness_of(task->config)->continuous)
 		probe_stop(&task->readiness.probes->readiness_probe);
 	else if (runner_is_ready_now(&task->runner))
 		say_probe_news(task, "readiness probe", news, record, ""); /* after a few failures */
@@ -385,7 +385,7 @@ static void on_health_probe(void *context, bool passed, const char *why)
 	struct task_readiness *readiness = &task->readiness;
 	struct probe_record *record = &readiness->probes->health_record;
 	enum probe_news news = probe_record_add(record, passed, why, loop_now_ms());
-	unsigned failures = record->failures_in_a_row, limit = task->config->health.failures;
+	unsigned failures = record->failures_in_a_row, limit = health_of(task->config)->failures;
 	if (passed) {
 		say_probe_news(task, "health probe", news, record, "");
 		readiness->unhealthy_restarts = 0;
@@ -420,22 +420,22 @@ void task_readiness_init_probes(struct task *task)
 {
 	const struct task_config *config = task->config;
 	struct task_readiness *readiness = &task->readiness;
-	bool has_probes =
-	    config->readiness.kind == READINESS_PROBE || config->health.probe.kind != PROBE_NONE;
+	bool has_probes = readiness_of(config)->kind == READINESS_PROBE ||
+			  health_of(config)->probe.kind != PROBE_NONE;
 	if (has_probes && !readiness->probes)
 		readiness->probes = xcalloc(1, sizeof(*readiness->probes));
 	/* An exec probe's runs take the task's environment. */
 	if (has_probes)
 		task_plan_pin_environment(&task->plan);
 	struct task_probes *probes = readiness->probes;
-	if (config->readiness.kind == READINESS_PROBE) {
-		probe_init(&probes->readiness_probe, &config->readiness.probe, config,
+	if (readiness_of(config)->kind == READINESS_PROBE) {
+		probe_init(&probes->readiness_probe, &readiness_of(config)->probe, config,
 			   &task->plan, task->services, on_readiness_probe, task);
 		probes->readiness_probe.target_pid = probe_target_pid;
 		probes->readiness_probe.inside_task = task;
 	}
-	if (config->health.probe.kind != PROBE_NONE) {
-		probe_init(&probes->health_probe, &config->health.probe, config, &task->plan,
+	if (health_of(config)->probe.kind != PROBE_NONE) {
+		probe_init(&probes->health_probe, &health_of(config)->probe, config, &task->plan,
 			   task->services, on_health_probe, task);
 		probes->health_probe.target_pid = probe_target_pid;
 		probes->health_probe.inside_task = task;
@@ -453,7 +453,7 @@ void task_readiness_run_started(struct task *task)
 		probe_record_reset(&probes->readiness_record);
 		probe_record_reset(&probes->health_record);
 	}
-	if (task->config->readiness.kind == READINESS_PROBE)
+	if (readiness_of(task->config)->kind == READINESS_PROBE)
 		probe_start(&probes->readiness_probe);
 }
 
@@ -465,7 +465,7 @@ void task_readiness_run_started(struct task *task)
 static uint64_t health_hold_off_ms(const struct task *task)
 {
 	unsigned streak = task->readiness.unhealthy_restarts;
-	uint64_t interval = task->config->health.probe.interval_ms;
+	uint64_t interval = health_of(task->config)->probe.interval_ms;
 	uint64_t cap = task->config->restart.max_delay_ms > interval
 			       ? task->config->restart.max_delay_ms
 			       : interval;
@@ -480,7 +480,7 @@ static uint64_t health_hold_off_ms(const struct task *task)
 void task_readiness_now_ready(struct task *task)
 {
 	feed_watchdog(task);
-	if (task->config->health.probe.kind != PROBE_NONE)
+	if (health_of(task->config)->probe.kind != PROBE_NONE)
 		probe_start_after(&task->readiness.probes->health_probe, health_hold_off_ms(task));
 }
 
@@ -512,7 +512,7 @@ int task_readiness_open(struct task *task, char *error, size_t error_size)
 	readiness->notify_pipe =
 		(struct loop_watch){.fd = -1, .callback = on_notify_pipe, .data = task};
 	readiness->notify_pipe_write = -1;
-	const struct readiness_config *config = &task->config->readiness;
+	const struct readiness_config *config = readiness_of(task->config);
 	if (config->kind != READINESS_NOTIFY_SYSTEMD && !config->watchdog_ms)
 		return 0;
 	struct task_notify *notify = xcalloc(1, sizeof(*notify));

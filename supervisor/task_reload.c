@@ -27,7 +27,7 @@ static void remake_probes(struct task *task)
 	}
 	task_readiness_init_probes(task); /* allocates them when the config now has one */
 	bool running_ready = task->runner.state == TASK_RUNNING && task->runner.ready;
-	const struct readiness_config *wanted = &task->config->readiness;
+	const struct readiness_config *wanted = readiness_of(task->config);
 	if (wanted->kind == READINESS_PROBE &&
 	    (readiness_active ? !running_ready || wanted->continuous
 			      : running_ready && wanted->continuous))
@@ -35,7 +35,7 @@ static void remake_probes(struct task *task)
 	/* Not continuous any more: what it lost it has back. */
 	if (!wanted->continuous && task->runner.ready_lost)
 		runner_ready(&task->runner, "readiness.continuous turned off");
-	if ((health_active || running_ready) && task->config->health.probe.kind != PROBE_NONE)
+	if ((health_active || running_ready) && health_of(task->config)->probe.kind != PROBE_NONE)
 		probe_start(&readiness->probes->health_probe);
 }
 

@@ -6,6 +6,7 @@ start, changes nothing."""
 
 import json
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -266,6 +267,31 @@ def test_a_health_probe_changed_in_place_runs_the_new_command(corral):
              what="the failing probe to restart the task")
     result = stop(running)
     assert result.events.of_task("a", "unhealthy")
+
+
+def test_a_health_check_added_then_removed_in_place(corral):
+    """A reload that adds `health:` watches the running task; one that
+    takes it away leaves the task running, unwatched."""
+    task = {"command": SLEEP, "restart": {"policy": "always", "delay": "100ms"}}
+    failing = {"exec": ["false"], "interval": "200ms", "failures": 1}
+    running, path = start(corral, config({"a": task}))
+    first = pids(corral)["g/a"]
+    corral.config(config({"a": {**task, "health": failing}}), name="reload.yaml")
+    result = reload(corral)
+    assert "task g/a: updated in place (health)" in result.stdout, result
+    wait_for(lambda: pids(corral)["g/a"] not in (None, first),
+             what="the added probe to restart the task")
+    corral.config(config({"a": task}), name="reload.yaml")
+    result = reload(corral)
+    assert "task g/a: updated in place (health)" in result.stdout, result
+    wait_for(lambda: status_json(corral)["g/a"]["state"] == "running", what="a running")
+    unwatched = pids(corral)["g/a"]
+    assert status_json(corral)["g/a"]["probes"]["health"] is None
+    restarts = status_json(corral)["g/a"]["restarts"]
+    time.sleep(1.0)  # five of the removed probe's intervals
+    assert pids(corral)["g/a"] == unwatched
+    assert status_json(corral)["g/a"]["restarts"] == restarts
+    stop(running)
 
 
 def test_a_follower_of_a_removed_task_sees_its_stream_end(corral):

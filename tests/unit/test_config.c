@@ -145,9 +145,9 @@ static void test_full_example(void **state)
 	task = find_task(config, "web/proxy");
 	assert_int_equal(task->stage, STAGE_PRESTART_SIDECAR);
 	assert_argv(task, (const char *const[]){"/usr/bin/proxy"}, 1);
-	assert_int_equal(task->readiness.kind, READINESS_NOTIFY_FD);
-	assert_int_equal(task->readiness.fd, 3);
-	assert_null(task->health.probe.argv);
+	assert_int_equal(readiness_of(task)->kind, READINESS_NOTIFY_FD);
+	assert_int_equal(readiness_of(task)->fd, 3);
+	assert_null(task->health); /* allocated only where written */
 	assert_restart(&task->restart, RESTART_ON_FAILURE, 3, 60000, 1000, 30000,
 		       RESTART_MODE_FAIL);
 
@@ -172,12 +172,12 @@ static void test_full_example(void **state)
 	assert_int_equal(task->resources.io_weight, 100);
 	assert_true(task->resources.optional);
 	assert_true(resources_config_has_limits(&task->resources));
-	assert_int_equal(task->readiness.kind, READINESS_PROBE);
-	assert_probe(&task->readiness.probe, (const char *const[]){"pg_isready", "-q"}, 2, 1000,
+	assert_int_equal(readiness_of(task)->kind, READINESS_PROBE);
+	assert_probe(&readiness_of(task)->probe, (const char *const[]){"pg_isready", "-q"}, 2, 1000,
 		     1000);
-	assert_int_equal(task->readiness.timeout_ms, 30000);
-	assert_probe(&task->health.probe, (const char *const[]){"/bin/check"}, 1, 10000, 2000);
-	assert_int_equal(task->health.failures, 3);
+	assert_int_equal(readiness_of(task)->timeout_ms, 30000);
+	assert_probe(&health_of(task)->probe, (const char *const[]){"/bin/check"}, 1, 10000, 2000);
+	assert_int_equal(health_of(task)->failures, 3);
 	/* Every isolation field is in test_config_isolation.c. */
 	assert_true(task->isolation.enabled);
 	assert_string_equal(task->isolation.hostname, "app");
@@ -485,42 +485,42 @@ static void test_readiness_values(void **state)
 	const struct task_config *task;
 
 	task = find_task(config, "g/systemd");
-	assert_int_equal(task->readiness.kind, READINESS_NOTIFY_SYSTEMD);
-	assert_int_equal(task->readiness.fd, 0);
-	assert_int_equal(task->readiness.timeout_ms, 0); /* no limit */
-	assert_no_probe(&task->readiness.probe);
+	assert_int_equal(readiness_of(task)->kind, READINESS_NOTIFY_SYSTEMD);
+	assert_int_equal(readiness_of(task)->fd, 0);
+	assert_int_equal(readiness_of(task)->timeout_ms, 0); /* no limit */
+	assert_no_probe(&readiness_of(task)->probe);
 
 	task = find_task(config, "g/systemd-timeout");
-	assert_int_equal(task->readiness.kind, READINESS_NOTIFY_SYSTEMD);
-	assert_int_equal(task->readiness.timeout_ms, 60000);
+	assert_int_equal(readiness_of(task)->kind, READINESS_NOTIFY_SYSTEMD);
+	assert_int_equal(readiness_of(task)->timeout_ms, 60000);
 
 	task = find_task(config, "g/fd");
-	assert_int_equal(task->readiness.kind, READINESS_NOTIFY_FD);
-	assert_int_equal(task->readiness.fd, 3);
-	assert_int_equal(task->readiness.timeout_ms, 0);
-	assert_no_probe(&task->readiness.probe);
+	assert_int_equal(readiness_of(task)->kind, READINESS_NOTIFY_FD);
+	assert_int_equal(readiness_of(task)->fd, 3);
+	assert_int_equal(readiness_of(task)->timeout_ms, 0);
+	assert_no_probe(&readiness_of(task)->probe);
 
 	task = find_task(config, "g/fd-max");
-	assert_int_equal(task->readiness.fd, 1023);
-	assert_int_equal(task->readiness.timeout_ms, 0);
+	assert_int_equal(readiness_of(task)->fd, 1023);
+	assert_int_equal(readiness_of(task)->timeout_ms, 0);
 
 	/* Each run of the probe is cut at the interval. */
 	task = find_task(config, "g/exec");
-	assert_int_equal(task->readiness.kind, READINESS_PROBE);
-	assert_probe(&task->readiness.probe, (const char *const[]){"pg_isready", "-q"}, 2, 250,
+	assert_int_equal(readiness_of(task)->kind, READINESS_PROBE);
+	assert_probe(&readiness_of(task)->probe, (const char *const[]){"pg_isready", "-q"}, 2, 250,
 		     250);
-	assert_int_equal(task->readiness.timeout_ms, 30000);
+	assert_int_equal(readiness_of(task)->timeout_ms, 30000);
 
 	task = find_task(config, "g/exec-defaults");
-	assert_probe(&task->readiness.probe, (const char *const[]){"check"}, 1, 1000, 1000);
-	assert_int_equal(task->readiness.timeout_ms, 0);
+	assert_probe(&readiness_of(task)->probe, (const char *const[]){"check"}, 1, 1000, 1000);
+	assert_int_equal(readiness_of(task)->timeout_ms, 0);
 
 	/* Started means ready. */
 	task = find_task(config, "g/none");
-	assert_int_equal(task->readiness.kind, READINESS_NONE);
-	assert_int_equal(task->readiness.fd, 0);
-	assert_int_equal(task->readiness.timeout_ms, 0);
-	assert_no_probe(&task->readiness.probe);
+	assert_int_equal(readiness_of(task)->kind, READINESS_NONE);
+	assert_int_equal(readiness_of(task)->fd, 0);
+	assert_int_equal(readiness_of(task)->timeout_ms, 0);
+	assert_no_probe(&readiness_of(task)->probe);
 	config_free(config);
 }
 
@@ -542,31 +542,31 @@ static void test_health_values(void **state)
 	const struct task_config *task;
 
 	task = find_task(config, "g/full");
-	assert_probe(&task->health.probe, (const char *const[]){"/bin/check", "--quick"}, 2, 30000,
-		     2000);
-	assert_int_equal(task->health.failures, 5);
+	assert_probe(&health_of(task)->probe, (const char *const[]){"/bin/check", "--quick"}, 2,
+		     30000, 2000);
+	assert_int_equal(health_of(task)->failures, 5);
 	/* health says nothing about readiness. */
-	assert_int_equal(task->readiness.kind, READINESS_NONE);
+	assert_int_equal(readiness_of(task)->kind, READINESS_NONE);
 
 	task = find_task(config, "g/defaults");
-	assert_probe(&task->health.probe, (const char *const[]){"check"}, 1, 10000, 5000);
-	assert_int_equal(task->health.failures, 3);
+	assert_probe(&health_of(task)->probe, (const char *const[]){"check"}, 1, 10000, 5000);
+	assert_int_equal(health_of(task)->failures, 3);
 
 	/* The default timeout never exceeds a short interval. */
 	task = find_task(config, "g/short");
-	assert_probe(&task->health.probe, (const char *const[]){"check"}, 1, 2000, 2000);
+	assert_probe(&health_of(task)->probe, (const char *const[]){"check"}, 1, 2000, 2000);
 
 	task = find_task(config, "g/equal");
-	assert_probe(&task->health.probe, (const char *const[]){"check"}, 1, 3000, 3000);
-	assert_int_equal(task->health.failures, 1);
+	assert_probe(&health_of(task)->probe, (const char *const[]){"check"}, 1, 3000, 3000);
+	assert_int_equal(health_of(task)->failures, 1);
 
 	task = find_task(config, "g/sidecar");
 	assert_int_equal(task->stage, STAGE_PRESTART_SIDECAR);
-	assert_int_equal(task->health.failures, 4294967295U);
+	assert_int_equal(health_of(task)->failures, 4294967295U);
 
 	task = find_task(config, "g/none");
-	assert_no_probe(&task->health.probe);
-	assert_int_equal(task->health.failures, 0);
+	assert_no_probe(&health_of(task)->probe);
+	assert_int_equal(health_of(task)->failures, 0);
 	config_free(config);
 }
 

@@ -141,7 +141,7 @@ static void test_in_place_fields_swap_both_ways(void **state)
 	struct task_config *old = &a->groups[0].tasks[1], *new = &b->groups[0].tasks[1];
 	task_config_swap_in_place_fields(old, new);
 	assert_int_equal(old->kill_timeout_ms, 3000);
-	assert_string_equal(old->health.probe.argv[0], "false");
+	assert_string_equal(health_of(old)->probe.argv[0], "false");
 	assert_int_equal(new->kill_timeout_ms, 1000);
 	struct task_diff diff;
 	task_config_diff(old, new, &diff);

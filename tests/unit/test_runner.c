@@ -129,6 +129,7 @@ static const struct runner_effects fake_effects = {
 
 struct fixture {
 	struct task_config config;
+	struct readiness_config readiness; /* config.readiness */
 	struct fake fake;
 	struct runner runner;
 };
@@ -138,6 +139,7 @@ static struct fixture *fixture_new(enum restart_policy_kind policy, unsigned att
 {
 	struct fixture *fixture = test_calloc(1, sizeof(*fixture));
 	fixture->config.name = "app";
+	fixture->config.readiness = &fixture->readiness;
 	fixture->config.full_name = "web/app";
 	fixture->config.stage = STAGE_MAIN;
 	fixture->config.kill_signal = 15;
@@ -526,8 +528,8 @@ static void test_without_readiness_started_is_ready(void **state)
 static void test_ready_when_the_task_says_so(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
-	fixture->config.readiness.kind = READINESS_NOTIFY_SYSTEMD;
-	fixture->config.readiness.timeout_ms = 3000;
+	fixture->readiness.kind = READINESS_NOTIFY_SYSTEMD;
+	fixture->readiness.timeout_ms = 3000;
 	run_to_running(fixture, 10);
 	assert_false(runner_is_ready(&fixture->runner));
 	assert_true(fixture->fake.timer_armed[RUNNER_TIMER_READINESS]);
@@ -559,8 +561,8 @@ static void test_ready_when_the_task_says_so(void **state)
 static void test_readiness_timeout_stops_and_counts_as_a_failure(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 3, 100);
-	fixture->config.readiness.kind = READINESS_PROBE;
-	fixture->config.readiness.timeout_ms = 2000;
+	fixture->readiness.kind = READINESS_PROBE;
+	fixture->readiness.timeout_ms = 2000;
 	fixture->fake.hooks_wait[HOOK_STAGE_PREKILL] = true;
 	run_to_running(fixture, 0);
 	runner_timer_fired(&fixture->runner, RUNNER_TIMER_READINESS, 2000);
@@ -589,8 +591,8 @@ static void test_readiness_timeout_stops_and_counts_as_a_failure(void **state)
 static void test_readiness_timeout_escalates_after_the_kill_timeout(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_NEVER, 3, 100);
-	fixture->config.readiness.kind = READINESS_NOTIFY_SYSTEMD;
-	fixture->config.readiness.timeout_ms = 2000;
+	fixture->readiness.kind = READINESS_NOTIFY_SYSTEMD;
+	fixture->readiness.timeout_ms = 2000;
 	run_to_running(fixture, 0);
 	runner_timer_fired(&fixture->runner, RUNNER_TIMER_READINESS, 2000);
 	assert_int_equal(fixture->fake.last_signal, 15);
@@ -717,8 +719,8 @@ static void test_no_restart_exit_ignores_other_codes(void **state)
 static void test_readiness_timeout_after_ready_does_nothing(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
-	fixture->config.readiness.kind = READINESS_NOTIFY_FD;
-	fixture->config.readiness.timeout_ms = 2000;
+	fixture->readiness.kind = READINESS_NOTIFY_FD;
+	fixture->readiness.timeout_ms = 2000;
 	run_to_running(fixture, 0);
 	runner_ready(&fixture->runner, "fd 3");
 	runner_timer_fired(&fixture->runner, RUNNER_TIMER_READINESS, 2000);
@@ -735,8 +737,8 @@ static void test_readiness_timeout_after_ready_does_nothing(void **state)
 static void test_ready_said_before_the_exec_is_confirmed(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
-	fixture->config.readiness.kind = READINESS_NOTIFY_FD;
-	fixture->config.readiness.timeout_ms = 2000;
+	fixture->readiness.kind = READINESS_NOTIFY_FD;
+	fixture->readiness.timeout_ms = 2000;
 	runner_start(&fixture->runner, 0);
 	assert_int_equal(fixture->runner.state, TASK_STARTING);
 
@@ -768,7 +770,7 @@ static void test_ready_said_before_the_exec_is_confirmed(void **state)
 static void test_early_ready_is_forgotten_with_its_run(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 0);
-	fixture->config.readiness.kind = READINESS_NOTIFY_SYSTEMD;
+	fixture->readiness.kind = READINESS_NOTIFY_SYSTEMD;
 	runner_start(&fixture->runner, 0);
 	runner_ready(&fixture->runner, "READY=1");
 	runner_exited(&fixture->runner, &exit_code_1, 5);
@@ -785,7 +787,7 @@ static void test_early_ready_is_forgotten_with_its_run(void **state)
 
 	/* Starting with its prestart hooks: no process, nothing to hear. */
 	struct fixture *hooked = fixture_new(RESTART_ALWAYS, 3, 0);
-	hooked->config.readiness.kind = READINESS_NOTIFY_SYSTEMD;
+	hooked->readiness.kind = READINESS_NOTIFY_SYSTEMD;
 	hooked->fake.hooks_wait[HOOK_STAGE_PRESTART] = true;
 	runner_start(&hooked->runner, 0);
 	runner_ready(&hooked->runner, "READY=1");
