@@ -9,6 +9,7 @@
 #include "supervisor/dependency_rules.h"
 #include "supervisor/group_failure.h"
 #include "supervisor/group_oom_watch.h"
+#include "supervisor/task_dependencies.h"
 #include "supervisor/task_reload.h"
 
 const char *group_event_type_name(enum group_event_type type)
@@ -211,15 +212,6 @@ static void check_stop_conditions(struct group *group, uint64_t now_ms)
 		group_begin_stop(group, GROUP_STOPPING, "main tasks are dead");
 }
 
-static bool task_is_alive(const struct task *task, enum group_stop_mode mode)
-{
-	enum task_state state = task->runner.state;
-	if (state == TASK_STARTING || state == TASK_RUNNING)
-		return true;
-	/* Stopping for good also retires tasks that have not started. */
-	return mode == GROUP_STOPPING && state == TASK_PENDING;
-}
-
 /* Stops every live task that nothing has to stop before: the lower stop
  * tiers first (main and one-shot tasks, then poststart sidecars, then
  * prestart sidecars), and a task's dependents before it. Returns true when
@@ -234,7 +226,7 @@ static bool advance_stop(struct group *group, uint64_t now_ms)
 	for (size_t i = 0; i < group->task_count; i++) {
 		struct task *task = group->tasks[i];
 		if (dependency_stop_tier(task->config->stage) == STOP_TIER_NONE ||
-		    !task_is_alive(task, group->stop_mode))
+		    !task_is_live_for_stop(task))
 			continue;
 		any_alive = true;
 		if (task_dependencies_stop_blocked(task, &fronts))
@@ -242,7 +234,7 @@ static bool advance_stop(struct group *group, uint64_t now_ms)
 		runner_stop(&task->runner, intent, group->stop_reason, now_ms);
 		/* A task that had not started is retired at once: it no
 		 * longer holds back the tiers after it, in this pass too. */
-		if (!task_is_alive(task, group->stop_mode))
+		if (!task_is_live_for_stop(task))
 			task_dependencies_stop_fronts_left(group, task, &fronts);
 	}
 	return !any_alive;

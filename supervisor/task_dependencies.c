@@ -292,12 +292,11 @@ static bool dependent_being_stopped(struct task *task, unsigned mark)
 	return false;
 }
 
-static bool task_is_live_for_stop(const struct task *task)
+bool task_is_live_for_stop(const struct task *task)
 {
 	enum task_state state = task->runner.state;
 	if (state == TASK_STARTING || state == TASK_RUNNING)
 		return true;
-	/* Stopping for good also retires tasks that have not started. */
 	return task->group->stop_mode == GROUP_STOPPING && state == TASK_PENDING;
 }
 

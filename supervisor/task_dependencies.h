@@ -72,6 +72,10 @@ struct stop_fronts {
 	size_t first_live[STOP_TIER_COUNT];
 };
 
+/* Alive for its group's stop: starting or running, or not started yet
+ * when the group stops for good (a stop retires it). */
+bool task_is_live_for_stop(const struct task *task);
+
 void task_dependencies_stop_fronts(const struct group *group, struct stop_fronts *fronts);
 
 /* The task just left the fronts (retired before it started): they are
