@@ -3,7 +3,6 @@
  * libseccomp's tables (a lookup, no syscall), so a typo is a config error
  * with its location rather than a task that fails to start. The default
  * profile itself is in isolation/seccomp_profile.c. */
-#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "config/diagnostics.h"
 #include "config/suggest.h"
 #include "config/xmalloc.h"
+#include "isolation/seccomp_library.h"
 
 static const char *const custom_keys[] = {"default_action", "allow", "deny", NULL};
 /* In the order of enum seccomp_profile_kind, but for the custom map. */
@@ -23,6 +23,9 @@ static const char *const action_names[] = {"allow", "errno", "kill", "log"};
  * other common architectures; only used to list names for suggestions
  * (MIPS numbers start at 4000: there, no suggestion). */
 #define SYSCALL_NUMBER_BOUND 1024
+
+/* libseccomp, loaded by syscall_list_parse: the calls below go through it. */
+static const struct seccomp_library *libseccomp;
 
 /* The native architecture's syscall names, gathered the first time a list
  * has an unknown name, and only once per list. */
@@ -37,7 +40,7 @@ static void syscall_names_gather(struct syscall_names *known)
 	known->gathered = true;
 	known->names = xcalloc(SYSCALL_NUMBER_BOUND, sizeof(*known->names));
 	for (int number = 0; number < SYSCALL_NUMBER_BOUND; number++) {
-		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, number);
+		char *name = libseccomp->seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, number);
 
 		if (name)
 			known->names[known->count++] = name;
@@ -94,6 +97,11 @@ static bool syscall_list_parse(struct load_context *context, const yaml_node_t *
 
 	if (!expect_list(context, node, where, "a list of syscall names such as [mount, reboot]"))
 		return false;
+	char reason[256];
+	if (!libseccomp && !(libseccomp = seccomp_library_load(reason, sizeof(reason)))) {
+		report(context, node, where, "cannot check syscall names: load %s", reason);
+		return false;
+	}
 	count = list_length(node);
 	*out = xcalloc(count + 1, sizeof(**out));
 	for (size_t i = 0; i < count; i++) {
@@ -108,7 +116,7 @@ static bool syscall_list_parse(struct load_context *context, const yaml_node_t *
 		name = expect_string(context, item, &item_where);
 		if (!name) {
 			valid = false;
-		} else if (seccomp_syscall_resolve_name(name) == __NR_SCMP_ERROR) {
+		} else if (libseccomp->seccomp_syscall_resolve_name(name) == __NR_SCMP_ERROR) {
 			report_unknown_syscall(context, item, &item_where, name, &known);
 			valid = false;
 		} else if (denying && is_needed_to_start(name)) {

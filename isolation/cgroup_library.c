@@ -10,29 +10,72 @@
 
 #include "config/xmalloc.h"
 #include "isolation/cgroup_fs.h"
+#include "isolation/library_loader.h"
+
+/* libcgroup, loaded by cgroup_library_init (library_loader.h): a host
+ * with no v1 hierarchy, and every CLI call, go without it. */
+#define LIBCGROUP_SONAME "libcgroup.so.2"
+#define LIBCGROUP_FUNCTIONS(X)                                                                     \
+	X(cgroup_add_controller)                                                                   \
+	X(cgroup_add_value_string)                                                                 \
+	X(cgroup_create_cgroup)                                                                    \
+	X(cgroup_free)                                                                             \
+	X(cgroup_get_current_controller_path)                                                      \
+	X(cgroup_get_last_errno)                                                                   \
+	X(cgroup_get_subsys_mount_point)                                                           \
+	X(cgroup_init)                                                                             \
+	X(cgroup_modify_cgroup)                                                                    \
+	X(cgroup_new_cgroup)                                                                       \
+	X(cgroup_strerror)
+
+struct libcgroup_functions {
+	LIBCGROUP_FUNCTIONS(LIBRARY_MEMBER)
+};
+
+static const struct libcgroup_functions *libcgroup_load(char *error, size_t error_size);
+LIBRARY_LOADER(libcgroup_load, libcgroup_functions, LIBCGROUP_FUNCTIONS, LIBCGROUP_SONAME)
+
+static const struct libcgroup_functions *libcgroup;
+/* Why cgroup_library_init failed, for the errors of the calls after it. */
+static char init_failure[300] = "libcgroup found no cgroup hierarchy";
+static bool load_failed;
 
 static void describe(int result, const char *what, char *error, size_t error_size)
 {
 	/* ECGOTHER: the kernel refused; its errno is the useful part. */
-	const char *reason = result == ECGOTHER ? strerror(cgroup_get_last_errno())
+	const char *reason = result == ECGOTHER ? strerror(libcgroup->cgroup_get_last_errno())
 			     : result == ECGROUPVALUENOTEXIST
-				     ? "this kernel does not offer it (no such file)"
-				     : cgroup_strerror(result);
+				 ? "this kernel does not offer it (no such file)"
+				 : libcgroup->cgroup_strerror(result);
 	snprintf(error, error_size, "%s: %s", what, reason);
 }
 
 bool cgroup_library_init(void)
 {
 	static int result = -1;
-	if (result < 0)
-		result = cgroup_init();
+	if (result >= 0)
+		return result == 0;
+	char reason[256];
+	if (!(libcgroup = libcgroup_load(reason, sizeof(reason)))) {
+		snprintf(init_failure, sizeof(init_failure), "load %s", reason);
+		load_failed = true;
+		result = ECGFAIL;
+		return false;
+	}
+	result = libcgroup->cgroup_init();
 	return result == 0;
+}
+
+const char *cgroup_library_load_failure(void)
+{
+	return load_failed ? init_failure : NULL;
 }
 
 char *cgroup_library_v1_mount(const char *controller, const char *v2_mount)
 {
 	char *mount = NULL;
-	if (!cgroup_library_init() || cgroup_get_subsys_mount_point(controller, &mount) != 0)
+	if (!cgroup_library_init() ||
+	    libcgroup->cgroup_get_subsys_mount_point(controller, &mount) != 0)
 		return NULL;
 	if (v2_mount && strcmp(mount, v2_mount) == 0) {
 		free(mount);
@@ -52,7 +95,7 @@ char *cgroup_library_own_path(const char *controller)
 {
 	char *path = NULL;
 	if (!cgroup_library_init() ||
-	    cgroup_get_current_controller_path(getpid(), controller, &path) != 0)
+	    libcgroup->cgroup_get_current_controller_path(getpid(), controller, &path) != 0)
 		return NULL;
 	return path;
 }
@@ -60,14 +103,14 @@ char *cgroup_library_own_path(const char *controller)
 static int create_level(const char *controller, const char *path, char *error,
 			size_t error_size)
 {
-	struct cgroup *group = cgroup_new_cgroup(path);
-	if (!group || !cgroup_add_controller(group, controller)) {
-		cgroup_free(&group);
+	struct cgroup *group = libcgroup->cgroup_new_cgroup(path);
+	if (!group || !libcgroup->cgroup_add_controller(group, controller)) {
+		libcgroup->cgroup_free(&group);
 		snprintf(error, error_size, "cgroup %s: out of memory", path);
 		return -1;
 	}
-	int result = cgroup_create_cgroup(group, 0);
-	cgroup_free(&group);
+	int result = libcgroup->cgroup_create_cgroup(group, 0);
+	libcgroup->cgroup_free(&group);
 	if (result != 0) {
 		char what[512];
 		snprintf(what, sizeof(what), "create v1 %s cgroup %s", controller, path);
@@ -113,13 +156,13 @@ int cgroup_library_create(const char *controller, const char *path, char *error,
 			  size_t error_size)
 {
 	if (!cgroup_library_init()) {
-		snprintf(error, error_size, "libcgroup found no cgroup hierarchy");
+		snprintf(error, error_size, "%s", init_failure);
 		return -1;
 	}
 	if (strcmp(controller, "cpuset") != 0)
 		return create_level(controller, path, error, error_size);
 	char *mount = NULL;
-	if (cgroup_get_subsys_mount_point(controller, &mount) != 0) {
+	if (libcgroup->cgroup_get_subsys_mount_point(controller, &mount) != 0) {
 		snprintf(error, error_size, "no v1 cpuset hierarchy");
 		return -1;
 	}
@@ -145,15 +188,16 @@ int cgroup_library_write(const char *controller, const char *path, const char *f
 			 const char *value, char *error, size_t error_size)
 {
 	if (!cgroup_library_init()) {
-		snprintf(error, error_size, "%s: libcgroup found no cgroup hierarchy", file);
+		snprintf(error, error_size, "%s: %s", file, init_failure);
 		return -1;
 	}
-	struct cgroup *group = cgroup_new_cgroup(path);
-	struct cgroup_controller *values = group ? cgroup_add_controller(group, controller) : NULL;
-	int result = values ? cgroup_add_value_string(values, file, value) : ECGFAIL;
+	struct cgroup *group = libcgroup->cgroup_new_cgroup(path);
+	struct cgroup_controller *values =
+	    group ? libcgroup->cgroup_add_controller(group, controller) : NULL;
+	int result = values ? libcgroup->cgroup_add_value_string(values, file, value) : ECGFAIL;
 	if (result == 0)
-		result = cgroup_modify_cgroup(group);
-	cgroup_free(&group);
+		result = libcgroup->cgroup_modify_cgroup(group);
+	libcgroup->cgroup_free(&group);
 	if (result != 0) {
 		describe(result, file, error, error_size);
 		return -1;

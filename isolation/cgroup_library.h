@@ -9,6 +9,10 @@
 /* Reads the mount table once. False when libcgroup finds no cgroup at all. */
 bool cgroup_library_init(void);
 
+/* Why cgroup_library_init could not load libcgroup ("load
+ * libcgroup.so.2: ..."), or NULL when it could (or was not asked yet). */
+const char *cgroup_library_load_failure(void);
+
 /* The mount point of `controller` when it is on a v1 hierarchy (not the v2
  * tree at `v2_mount`). NULL when it is not. Caller frees. */
 char *cgroup_library_v1_mount(const char *controller, const char *v2_mount);

@@ -151,6 +151,15 @@ int cgroup_limits_plan(const struct resources_config *resources,
 				return -1;
 		} else if (resources->optional) {
 			note_skipped(settings, route->resource);
+		} else if (availability->v1_unknown &&
+			   availability->v1_unknown(availability->context)) {
+			snprintf(
+			    error, error_size,
+			    "%s: no %s controller in corral's cgroup v2 tree, and no v1 hierarchy "
+			    "could be looked at: %s",
+			    route->resource, route->v2_controller,
+			    availability->v1_unknown(availability->context));
+			return -1;
 		} else {
 			snprintf(error, error_size,
 				 "%s: no %s controller: it is neither enabled for corral's cgroup "

@@ -35,6 +35,9 @@ struct cgroup_settings {
 struct cgroup_availability {
 	bool (*has_v2)(void *context, const char *controller);
 	bool (*has_v1)(void *context, const char *controller);
+	/* Why v1 hierarchies could not be looked at (libcgroup did not
+	 * load), or NULL; may itself be NULL. */
+	const char *(*v1_unknown)(void *context);
 	void *context;
 };
 

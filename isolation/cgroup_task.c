@@ -79,6 +79,11 @@ static bool has_v1(void *context, const char *controller)
 	return cgroup_library_has_v1(controller, tree->mount_path);
 }
 
+static const char *v1_unknown(void *context)
+{
+	return cgroup_library_load_failure();
+}
+
 struct task_cgroup_v1 *task_cgroup_v1_group(struct task_cgroup *cgroup, struct cgroup_tree *tree,
 				       const char *controller, const char *group_name,
 				       const char *task_name, char *error, size_t error_size)
@@ -165,7 +170,7 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 		return -EINVAL;
 	}
 	struct cgroup_settings settings;
-	struct cgroup_availability availability = {has_v2, has_v1, tree};
+	struct cgroup_availability availability = {has_v2, has_v1, v1_unknown, tree};
 	char why[512];
 	if (cgroup_limits_plan(resources, &availability, &settings, why, sizeof(why)) < 0) {
 		snprintf(error, error_size, "resources: %s", why);
@@ -215,7 +220,7 @@ int task_cgroup_update_limits(struct task_cgroup *cgroup, struct cgroup_tree *tr
 	if (!task_cgroup_exists(cgroup))
 		return 0; /* made with these limits at the next start */
 	struct cgroup_settings settings;
-	struct cgroup_availability availability = {has_v2, has_v1, tree};
+	struct cgroup_availability availability = {has_v2, has_v1, v1_unknown, tree};
 	char why[512];
 	if (cgroup_limits_plan(resources, &availability, &settings, why, sizeof(why)) < 0) {
 		snprintf(error, error_size, "resources: %s", why);

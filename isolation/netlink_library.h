@@ -1,19 +1,14 @@
 /* libnl-route, loaded the first time corral needs netlink (a bridge or a
- * group network), not when corral starts.
- *
- * Why: only bridge and group networks use it, yet a linked libnl costs every
- * corral process. Its constructors run at start-up (they register some
- * hundred object types and read /etc/libnl/classid), which keeps about
- * 570 KiB of its pages resident in a supervisor that never makes a bridge,
- * and in every CLI call (docs/architecture.md, "libnl, loaded when first
- * needed"; figures in docs/benchmarks.md). systemd loads its optional
- * libraries the same way.
- *
- * network.c calls libnl only through this table. A static build links libnl
- * in and fills the table with its functions: nothing is loaded there. */
+ * group network), not when corral starts (library_loader.h). Its
+ * constructors register some hundred object types and read
+ * /etc/libnl/classid, which kept about 570 KiB of its pages resident in a
+ * supervisor that never makes a bridge. network.c calls libnl only
+ * through this table. */
 #pragma once
 
 #include <stddef.h>
+
+#include "isolation/library_loader.h"
 
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
@@ -71,9 +66,7 @@
 	X(rtnl_route_set_table)
 
 struct netlink_library {
-#define NETLINK_LIBRARY_MEMBER(name) __typeof__(name) *name;
-	NETLINK_FUNCTIONS(NETLINK_LIBRARY_MEMBER)
-#undef NETLINK_LIBRARY_MEMBER
+	NETLINK_FUNCTIONS(LIBRARY_MEMBER)
 };
 
 /* The table, loaded on the first call and kept for corral's life; NULL when

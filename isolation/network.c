@@ -100,7 +100,7 @@ static int home_open(struct network_host *host, struct network_failure *failure)
 	return host->home_fd < 0 ? fail(failure, errno, "open /proc/self/ns/net") : 0;
 }
 
-static int library_load(struct network_failure *failure)
+static int netlink_load(struct network_failure *failure)
 {
 	char reason[sizeof(failure->step) - sizeof("load ")];
 	if (!nl)
@@ -115,7 +115,7 @@ static int host_open(struct network_host *host, struct network_failure *failure)
 		return 0;
 	int result = home_open(host, failure);
 	if (result == 0)
-		result = library_load(failure);
+		result = netlink_load(failure);
 	if (result < 0)
 		return result;
 	result = open_socket(&host->socket);

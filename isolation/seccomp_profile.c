@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +10,12 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "isolation/seccomp_library.h"
+
+/* libseccomp, loaded by seccomp_program_build: every call below goes
+ * through it. */
+static const struct seccomp_library *libseccomp;
 
 /* The default profile's deny list (documented in the header). */
 static const struct denied_syscall {
@@ -112,7 +117,7 @@ fail(char *error, size_t error_size, const char *format, ...)
  * left out there. */
 static int resolve(const char *name, char *error, size_t error_size)
 {
-	int number = seccomp_syscall_resolve_name(name);
+	int number = libseccomp->seccomp_syscall_resolve_name(name);
 	if (number == __NR_SCMP_ERROR)
 		fail(error, error_size, "seccomp: unknown syscall \"%s\"", name);
 	return number;
@@ -124,7 +129,7 @@ static int add_rule(scmp_filter_ctx context, uint32_t action, const char *name, 
 	int number = resolve(name, error, error_size);
 	if (number == __NR_SCMP_ERROR)
 		return -1;
-	int result = seccomp_rule_add(context, action, number, 0);
+	int result = libseccomp->seccomp_rule_add(context, action, number, 0);
 	if (result < 0)
 		return fail(error, error_size, "seccomp: rule for %s: %s", name, strerror(-result));
 	return 0;
@@ -136,8 +141,9 @@ static int deny_namespace_clones(scmp_filter_ctx context, char *error, size_t er
 	 * for one syscall are alternatives. */
 	for (size_t i = 0; i < COUNT(namespace_clone_flags); i++) {
 		uint64_t flag = namespace_clone_flags[i];
-		int result = seccomp_rule_add(context, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-					      SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+		int result =
+		    libseccomp->seccomp_rule_add(context, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+						 SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
 		if (result < 0)
 			return fail(error, error_size, "seccomp: rule for clone: %s",
 				    strerror(-result));
@@ -165,9 +171,9 @@ static int deny_unsafe_personas(scmp_filter_ctx context, char *error, size_t err
 		size_t pairs = (clear_bits[0] == 3 || clear_bits[0] == 17) ? 2 : 1;
 		for (size_t i = 0; i < pairs; i++) {
 			uint64_t mask = (1ull << set) | (1ull << clear_bits[i]);
-			int result =
-			    seccomp_rule_add(context, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality),
-					     1, SCMP_A0(SCMP_CMP_MASKED_EQ, mask, 1ull << set));
+			int result = libseccomp->seccomp_rule_add(
+			    context, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), 1,
+			    SCMP_A0(SCMP_CMP_MASKED_EQ, mask, 1ull << set));
 			if (result < 0)
 				return fail(error, error_size, "seccomp: rule for personality: %s",
 					    strerror(-result));
@@ -260,11 +266,11 @@ static int add_custom_profile(scmp_filter_ctx context, const struct seccomp_conf
  * bit 30 set in the number: the filter covers both ABIs. */
 static int add_compat_architectures(scmp_filter_ctx context, char *error, size_t error_size)
 {
-	if (seccomp_arch_native() != SCMP_ARCH_X86_64)
+	if (libseccomp->seccomp_arch_native() != SCMP_ARCH_X86_64)
 		return 0;
 	const uint32_t compat[] = {SCMP_ARCH_X86, SCMP_ARCH_X32};
 	for (size_t i = 0; i < COUNT(compat); i++) {
-		int result = seccomp_arch_add(context, compat[i]);
+		int result = libseccomp->seccomp_arch_add(context, compat[i]);
 		if (result < 0 && result != -EEXIST)
 			return fail(error, error_size, "seccomp: adding an architecture: %s",
 				    strerror(-result));
@@ -281,7 +287,7 @@ static int export_program(scmp_filter_ctx context, struct seccomp_program *progr
 		return fail(error, error_size, "seccomp: memfd_create: %s", strerror(errno));
 	int result = -1;
 	struct stat status;
-	int exported = seccomp_export_bpf(context, fd);
+	int exported = libseccomp->seccomp_export_bpf(context, fd);
 	if (exported < 0) {
 		fail(error, error_size, "seccomp: exporting the filter: %s", strerror(-exported));
 		goto out;
@@ -324,16 +330,17 @@ static int configure(scmp_filter_ctx context, const struct seccomp_config *confi
 {
 	/* The child sets no_new_privs itself (or keeps CAP_SYS_ADMIN); an ABI
 	 * the filter does not know means a bypass attempt. */
-	int result = seccomp_attr_set(context, SCMP_FLTATR_CTL_NNP, 0);
+	int result = libseccomp->seccomp_attr_set(context, SCMP_FLTATR_CTL_NNP, 0);
 	if (result == 0)
-		result = seccomp_attr_set(context, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+		result = libseccomp->seccomp_attr_set(context, SCMP_FLTATR_ACT_BADARCH,
+						      SCMP_ACT_KILL_PROCESS);
 	/* A binary tree of syscall numbers rather than a list: the kernel
 	 * walks the filter for every syscall number and ABI when it loads
 	 * it (to cache the plain allows), and that walk is most of what
 	 * loading costs each isolated start: about 150 us instead of 300 us
 	 * for the default profile. */
 	if (result == 0)
-		result = seccomp_attr_set(context, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+		result = libseccomp->seccomp_attr_set(context, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	if (result < 0)
 		return fail(error, error_size, "seccomp: filter attributes: %s", strerror(-result));
 	if (add_compat_architectures(context, error, error_size) < 0)
@@ -352,7 +359,10 @@ int seccomp_program_build(const struct seccomp_config *config, struct seccomp_pr
 	uint32_t default_action = config->kind == SECCOMP_PROFILE_CUSTOM
 				      ? custom_default_action(config->default_action)
 				      : SCMP_ACT_ALLOW;
-	scmp_filter_ctx context = seccomp_init(default_action);
+	char reason[256];
+	if (!libseccomp && !(libseccomp = seccomp_library_load(reason, sizeof(reason))))
+		return fail(error, error_size, "seccomp: load %s", reason);
+	scmp_filter_ctx context = libseccomp->seccomp_init(default_action);
 	if (!context)
 		return fail(error, error_size,
 			    "seccomp: cannot make a filter (is the default "
@@ -360,7 +370,7 @@ int seccomp_program_build(const struct seccomp_config *config, struct seccomp_pr
 	int result = configure(context, config, default_action, error, error_size);
 	if (result == 0)
 		result = export_program(context, program, error, error_size);
-	seccomp_release(context);
+	libseccomp->seccomp_release(context);
 	return result;
 }
 

@@ -15,6 +15,7 @@
 struct places {
 	const char *v2;
 	const char *v1;
+	const char *v1_unknown; /* why v1 could not be looked at, or NULL */
 };
 
 static bool listed(const char *list, const char *controller)
@@ -36,10 +37,15 @@ static bool has_v1(void *context, const char *controller)
 	return listed(((struct places *)context)->v1, controller);
 }
 
+static const char *v1_unknown(void *context)
+{
+	return ((struct places *)context)->v1_unknown;
+}
+
 static int plan(const struct resources_config *resources, struct places places,
 		struct cgroup_settings *settings, char *error, size_t error_size)
 {
-	struct cgroup_availability availability = {has_v2, has_v1, &places};
+	struct cgroup_availability availability = {has_v2, has_v1, v1_unknown, &places};
 	return cgroup_limits_plan(resources, &availability, settings, error, error_size);
 }
 
@@ -68,7 +74,7 @@ static void test_v2_files(void **state)
 {
 	struct cgroup_settings settings;
 	char error[256] = "";
-	struct places places = {"cpuset cpu io memory pids", ""};
+	struct places places = {"cpuset cpu io memory pids", "", NULL};
 	assert_int_equal(plan(&every_limit, places, &settings, error, sizeof(error)), 0);
 	assert_int_equal(settings.count, 8);
 	assert_setting(&settings.items[0], CGROUP_V2, "memory", "memory.max", "268435456");
@@ -87,7 +93,7 @@ static void test_v1_files(void **state)
 {
 	struct cgroup_settings settings;
 	char error[256] = "";
-	struct places places = {"hugetlb", "cpuset cpu blkio memory pids"};
+	struct places places = {"hugetlb", "cpuset cpu blkio memory pids", NULL};
 	struct resources_config resources = every_limit;
 	resources.memory_swap = 64u << 20;
 	assert_int_equal(plan(&resources, places, &settings, error, sizeof(error)), 0);
@@ -115,7 +121,7 @@ static void test_each_controller_where_it_is(void **state)
 	char error[256] = "";
 	struct resources_config resources = {.memory = 1u << 30, .cpu_millicores = 2500,
 					     .cpu_weight = 1};
-	struct places places = {"memory", "cpu memory"};
+	struct places places = {"memory", "cpu memory", NULL};
 	assert_int_equal(plan(&resources, places, &settings, error, sizeof(error)), 0);
 	assert_int_equal(settings.count, 4);
 	assert_setting(&settings.items[0], CGROUP_V2, "memory", "memory.max", "1073741824");
@@ -130,7 +136,8 @@ static void test_no_limits_no_settings(void **state)
 	struct cgroup_settings settings;
 	char error[256] = "";
 	struct resources_config none = {.optional = true};
-	assert_int_equal(plan(&none, (struct places){"", ""}, &settings, error, sizeof(error)), 0);
+	assert_int_equal(
+	    plan(&none, (struct places){"", "", NULL}, &settings, error, sizeof(error)), 0);
 	assert_int_equal(settings.count, 0);
 	assert_false(resources_config_has_limits(&none));
 	assert_true(resources_config_has_limits(&every_limit));
@@ -141,11 +148,18 @@ static void test_a_missing_controller_is_an_error_unless_optional(void **state)
 	struct cgroup_settings settings;
 	char error[256] = "";
 	struct resources_config resources = {.memory = 1u << 20, .pids = 10, .cpuset = "0"};
-	struct places places = {"memory", ""};
+	struct places places = {"memory", "", NULL};
 	assert_int_equal(plan(&resources, places, &settings, error, sizeof(error)), -1);
 	assert_string_equal(error, "pids: no pids controller: it is neither enabled for corral's "
 				   "cgroup v2 tree nor mounted as cgroup v1 (set "
 				   "resources.optional: true to run without this limit)");
+
+	/* libcgroup could not be loaded: that is said, not "not mounted". */
+	places.v1_unknown = "load libcgroup.so.2: file too short";
+	assert_int_equal(plan(&resources, places, &settings, error, sizeof(error)), -1);
+	assert_string_equal(error,
+			    "pids: no pids controller in corral's cgroup v2 tree, and no v1 "
+			    "hierarchy could be looked at: load libcgroup.so.2: file too short");
 
 	resources.optional = true;
 	error[0] = '\0';
@@ -161,12 +175,14 @@ static void test_v1_swap_needs_a_memory_limit(void **state)
 	char error[256] = "";
 	struct resources_config resources = {.has_memory_swap = true, .memory_swap = 1u << 20};
 	assert_int_equal(
-	    plan(&resources, (struct places){"", "memory"}, &settings, error, sizeof(error)), -1);
+	    plan(&resources, (struct places){"", "memory", NULL}, &settings, error, sizeof(error)),
+	    -1);
 	assert_string_equal(error, "memory_swap: on cgroup v1 (memory.memsw.limit_in_bytes) it "
 				   "needs memory to be set too");
 	/* v2 has swap on its own. */
 	assert_int_equal(
-	    plan(&resources, (struct places){"memory", ""}, &settings, error, sizeof(error)), 0);
+	    plan(&resources, (struct places){"memory", "", NULL}, &settings, error, sizeof(error)),
+	    0);
 	assert_setting(&settings.items[0], CGROUP_V2, "memory", "memory.swap.max", "1048576");
 }
 
@@ -177,7 +193,8 @@ static void test_v1_swap_saturates(void **state)
 	struct resources_config resources = {.memory = UINT64_MAX - 1, .has_memory_swap = true,
 					     .memory_swap = 10};
 	assert_int_equal(
-	    plan(&resources, (struct places){"", "memory"}, &settings, error, sizeof(error)), 0);
+	    plan(&resources, (struct places){"", "memory", NULL}, &settings, error, sizeof(error)),
+	    0);
 	assert_setting(&settings.items[1], CGROUP_V1, "memory", "memory.memsw.limit_in_bytes",
 		       "18446744073709551615");
 }
