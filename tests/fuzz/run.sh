@@ -42,15 +42,17 @@ build() {
 	clang "${flags[@]}" "tests/fuzz/$name.c" "$@" $libraries -o "$out/$name"
 }
 
-# hooks/cdi_name.c: the config checks CDI device names; config/*.c also
-# gives signal names and quoting to the others, which link yaml, libseccomp
-# (syscall names) and libcap only because of it.
-build fuzz_config "$libs_config" config/*.c hooks/cdi_name.c
+# hooks/cdi_name.c: the config checks CDI device names; the seccomp library
+# table: it checks syscall names (loading libseccomp when a list has some).
+# config/*.c also gives signal names and quoting to the others, which link
+# yaml, libseccomp and libcap only because of it.
+config_sources=(config/*.c hooks/cdi_name.c isolation/seccomp_library.c isolation/library_loader.c)
+build fuzz_config "$libs_config" "${config_sources[@]}"
 build fuzz_control_protocol "jansson $libs_config" supervisor/control_protocol.c \
-	supervisor/json_text.c config/*.c hooks/cdi_name.c
-build fuzz_cdi_spec "$libs_config" hooks/cdi_spec.c hooks/cdi_name.c config/*.c
+	supervisor/json_text.c "${config_sources[@]}"
+build fuzz_cdi_spec "$libs_config" hooks/cdi_spec.c "${config_sources[@]}"
 build fuzz_hook_protocol "jansson $libs_config" hooks/hook_protocol.c hooks/start_additions.c \
-	supervisor/json_text.c config/*.c hooks/cdi_name.c
+	supervisor/json_text.c "${config_sources[@]}"
 build fuzz_http_status "" supervisor/http_status.c
 build fuzz_env_file "" config/env_file.c config/xmalloc.c
 build fuzz_cron "" config/cron.c

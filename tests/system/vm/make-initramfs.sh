@@ -5,7 +5,8 @@
 #
 #   /corral            the binary given, the VM's init (rdinit=/corral)
 #   /lib*/...          every shared library it needs (ldd), at the same paths,
-#                      with the dynamic loader
+#                      with the dynamic loader, and those it loads when first
+#                      needed (libseccomp, libcgroup, libnl)
 #   /bin/busybox       busybox-static, with a link for each applet (sh, sleep,
 #                      ps, cat, mount, kill, ...)
 #   /cases/            the test configs and scripts (default: cases/ here)
@@ -42,20 +43,35 @@ mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
 
 install -m 755 "$corral" "$root/corral"
 
-# Shared libraries, each at the path ldd names (the loader's default search
-# path then finds them without an ld.so.cache). Copied through symlinks.
-ldd "$corral" | while read -r first second third _; do
-	library=
-	if [[ $second == "=>" && $third == /* ]]; then
-		library=$third # libfoo.so.1 => /lib/x86_64-linux-gnu/libfoo.so.1 (0x...)
-	elif [[ $first == /* ]]; then
-		library=$first # /lib64/ld-linux-x86-64.so.2 (0x...)
-	fi
-	if [[ -n $library ]]; then
-		mkdir -p "$root$(dirname "$library")"
-		cp -L "$library" "$root$library"
-	fi
-done
+# Copied through symlinks, at the same path.
+copy_file() {
+	mkdir -p "$root$(dirname "$1")"
+	cp -L "$1" "$root$1"
+}
+
+# The shared libraries FILE needs, each at the path ldd names (the loader's
+# default search path then finds them without an ld.so.cache).
+copy_libraries_of() {
+	ldd "$1" | while read -r first second third _; do
+		if [[ $second == "=>" && $third == /* ]]; then
+			copy_file "$third" # libfoo.so.1 => /lib/x86_64-linux-gnu/libfoo.so.1 (0x...)
+		elif [[ $first == /* ]]; then
+			copy_file "$first" # /lib64/ld-linux-x86-64.so.2 (0x...)
+		fi
+	done
+}
+
+copy_libraries_of "$corral"
+# What a dynamic corral loads the first time it needs it
+# (isolation/library_loader.h), which ldd does not list; none for a static one.
+if ldd "$corral" >/dev/null 2>&1; then
+	for soname in libseccomp.so.2 libcgroup.so.2 libnl-route-3.so.200; do
+		library=$(ldconfig -p | awk -v name="$soname" '$1 == name && /x86-64/ { print $NF; exit }')
+		[[ -n $library ]] || { echo "make-initramfs: $soname is not installed" >&2; exit 1; }
+		copy_file "$library"
+		copy_libraries_of "$library"
+	done
+fi
 
 install -m 755 "$busybox" "$root/bin/busybox"
 "$busybox" --list-full | while read -r applet; do
