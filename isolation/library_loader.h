@@ -1,5 +1,5 @@
 /* Libraries that corral loads the first time it needs them, not when it
- * starts: libnl-route, libseccomp, libcgroup and libcap.
+ * starts: libnl-route, libseccomp and libcgroup.
  *
  * Why: a linked library is mapped, relocated and initialised by every
  * corral process, CLI calls included, whether it is used or not. A
