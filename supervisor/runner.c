@@ -406,6 +406,22 @@ bool runner_is_ready(const struct runner *runner)
 	return runner->state == TASK_RUNNING && runner->ready;
 }
 
+static bool is_being_stopped(const struct runner *runner)
+{
+	return (runner->state == TASK_STARTING || runner->state == TASK_RUNNING) &&
+	       runner->stop_intent != RUNNER_STOP_NONE;
+}
+
+const char *runner_shown_state(const struct runner *runner)
+{
+	return is_being_stopped(runner) ? "stopping" : task_state_name(runner->state);
+}
+
+bool runner_shown_ready(const struct runner *runner)
+{
+	return runner_is_ready_now(runner) && !is_being_stopped(runner);
+}
+
 /* After the process is gone (or never came): stop timers. */
 static void forget_process(struct runner *runner)
 {

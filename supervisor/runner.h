@@ -199,6 +199,12 @@ bool runner_is_ready(const struct runner *runner);
 void runner_not_ready(struct runner *runner, const char *why);
 /* Ready now: ready once, and not lost since. */
 bool runner_is_ready_now(const struct runner *runner);
+/* The state a status shows: "stopping" while the task's process runs on
+ * after corral began to stop it (systemd's deactivating, Kubernetes'
+ * Terminating), else task_state_name's. */
+const char *runner_shown_state(const struct runner *runner);
+/* Whether a status says it is ready: ready now, and not being stopped. */
+bool runner_shown_ready(const struct runner *runner);
 /* EXTEND_TIMEOUT_USEC: a running task that is not ready yet has until
  * `until_ms` (rather than its readiness timeout) to become ready. */
 void runner_extend_readiness(struct runner *runner, uint64_t until_ms);

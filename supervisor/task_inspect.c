@@ -180,7 +180,7 @@ json_t *task_inspect_json(const struct task *task, bool show_secrets)
 	const struct isolation_config *isolation = &config->isolation;
 	json_t *object = json_object();
 	json_object_set_new(object, "task", json_string(config->full_name));
-	json_object_set_new(object, "state", json_string(task_state_name(task->runner.state)));
+	json_object_set_new(object, "state", json_string(runner_shown_state(&task->runner)));
 	pid_t pid = task_command_pid(task);
 	json_object_set_new(object, "pid", pid > 0 ? json_integer(pid) : json_null());
 	json_object_set_new(object, "cgroup",

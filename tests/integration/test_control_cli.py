@@ -283,6 +283,35 @@ def test_cli_stop_start_and_signal(corral, tmp_path):
 # ---- status ---------------------------------------------------------------------
 
 
+def test_cli_status_says_stopping_while_a_task_outlives_its_stop_signal(corral, tmp_path):
+    """A task that ignores SIGTERM runs on until its kill timeout: status
+    shows it as stopping and not ready (as systemd's deactivating and
+    Kubernetes' Terminating), so `status --ready` fails meanwhile."""
+    marks = tmp_path / "marks"
+    config = group({"keeper": {"command": ["sleep", "1000"]},
+                    "app": {"command": sh(f"trap '{mark(marks, 'term')}' TERM; "
+                                          f"{mark(marks, 'up')}; while :; do sleep 0.1; done"),
+                            "kill": {"timeout": "3s"}, "restart": {"policy": "never"}}})
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: count(marks, "up") == 1, what="g/app up")
+    wait_for(lambda: corral.cli("status", "--ready").returncode == 0, what="every task ready")
+
+    assert_done(corral.cli("stop", "g/app"), "g/app")
+    wait_for(lambda: count(marks, "term") == 1, what="SIGTERM in g/app")
+    app = json_status(corral, "g/app")["groups"][0]["tasks"][0]
+    assert app["state"] == "stopping" and app["ready"] is False, app
+    assert app["pid"] is not None
+    ready = corral.cli("status", "--ready")
+    assert ready.returncode == 1 and "g/app: not ready (stopping)" in ready.stdout, ready
+    table = corral.cli("status").stdout
+    assert [line.split()[2] for line in table.splitlines() if line.split()[:1] == ["app"]] \
+        == ["stopping"], table
+    wait_for(lambda: corral.task_status("g/app")["state"] == "dead", what="the kill timeout")
+    stop_corral(running)
+
+
+
 def test_cli_status_json_and_table(corral, tmp_path):
     marks = tmp_path / "marks"
     running = start_and_wait(corral, status_config(marks), marks, "setup", "app-up", "victim")
