@@ -503,6 +503,10 @@ static json_t *refused(struct supervisor *supervisor, const char *path, const ch
 	snprintf(message, sizeof(message), "reload of %s refused: %s", path, reason);
 	event_log_corral(&supervisor->events, corral_event_type_name(CORRAL_EVENT_RELOAD_REFUSED),
 			 message);
+	/* The config's errors also go to corral's own log, however the reload
+	 * came (SIGHUP or `corral reload`): what an operator finds later. */
+	for (size_t i = 0; i < json_array_size(errors); i++)
+		log_message("%s", json_string_value(json_array_get(errors, i)));
 	json_t *reply = json_object();
 	json_object_set_new(reply, "ok", json_false());
 	json_object_set_new(reply, "error", json_string(message));

@@ -134,15 +134,11 @@ static json_t *reload_from_control(void *pointer, const struct reload_options *o
 }
 
 /* SIGHUP: as `corral reload` of the same file; the event log and stderr
- * tell how it went. */
+ * tell how it went (reload.c logs a refused config's errors). */
 static void reload_on_hangup(struct supervisor *supervisor)
 {
 	struct reload_options options = {0};
-	json_t *reply = reload_from_control(supervisor, &options);
-	json_t *errors = json_object_get(reply, "errors");
-	for (size_t i = 0; i < json_array_size(errors); i++)
-		log_message("%s", json_string_value(json_array_get(errors, i)));
-	json_decref(reply);
+	json_decref(reload_from_control(supervisor, &options));
 }
 
 static bool group_may_exec(void *pointer)

@@ -144,6 +144,9 @@ def test_a_broken_config_changes_nothing_and_names_every_error(corral):
     stop_result = stop(running)
     assert stop_result.events.of_task("a", "killed")
     assert [e for e in stop_result.events if e["event"] == "reload_refused"]
+    # corral's own log names each error too, as for a SIGHUP.
+    assert f"{path}:4:34: " in stop_result.stderr and f"{path}:5:10: " in stop_result.stderr, \
+        stop_result.stderr
 
 
 def test_dry_run_applies_nothing_and_plans_what_reload_then_does(corral):
