@@ -113,6 +113,17 @@ static void list_names(char *buffer, size_t size, const char *const *names, size
 	}
 }
 
+/* A bare task name given where a group was looked for: the first task of
+ * that name ("web/app" for "app"), or NULL. */
+static const char *first_task_named(const struct control_context *context, const char *name)
+{
+	for (size_t g = 0; g < context->group_count; g++)
+		for (size_t t = 0; t < context->groups[g]->task_count; t++)
+			if (strcmp(context->groups[g]->tasks[t]->config->name, name) == 0)
+				return context->groups[g]->tasks[t]->config->full_name;
+	return NULL;
+}
+
 static struct group *lookup_group(struct control_context *context, struct control_client *client,
 				  const char *target)
 {
@@ -126,7 +137,13 @@ static struct group *lookup_group(struct control_context *context, struct contro
 		names[i] = context->groups[i]->config->name;
 	char list[512];
 	list_names(list, sizeof(list), names, context->group_count);
-	reply_error(client, "no group \"%.*s\"; groups: %s", (int)length, target, list);
+	const char *task_named = slash ? NULL : first_task_named(context, target);
+	if (task_named)
+		reply_error(client,
+			    "no group \"%s\"; did you mean %s? (tasks are GROUP/TASK); groups: %s",
+			    target, task_named, list);
+	else
+		reply_error(client, "no group \"%.*s\"; groups: %s", (int)length, target, list);
 	return NULL;
 }
 

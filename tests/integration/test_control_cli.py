@@ -277,6 +277,8 @@ def test_cli_stop_start_and_signal(corral, tmp_path):
     assert count(marks, "keeper-usr1") == 0
 
     assert_refused(corral.cli("stop", "g/nope"), "g/nope", "g/keeper", "g/app")
+    # A task's bare name, where a group is looked for: the task is named.
+    assert_refused(corral.cli("logs", "app"), 'no group "app"; did you mean g/app?')
     stop_corral(running)
 
 
