@@ -21,7 +21,10 @@ void command_one_print_usage(FILE *out)
 		"Runs COMMAND as the only task, as tini and dumb-init do: every signal corral\n"
 		"gets is passed on to it, orphans are reaped, what it leaves behind is killed\n"
 		"when it exits, and its exit code is corral's (128+N when killed by signal N).\n"
-		"It has corral's stdin, stdout and stderr (and terminal), untouched.\n\n"
+		"It has corral's stdin, stdout and stderr (and terminal), untouched, and its\n"
+		"environment with CORRAL_GROUP=main and CORRAL_TASK=command added.\n"
+		"Job control, as dumb-init: SIGTSTP, SIGTTIN and SIGTTOU are passed on as\n"
+		"SIGSTOP and corral stops too (not as PID 1), until SIGCONT, passed on.\n\n"
 		"  -c, --single-child  pass signals to COMMAND alone; by default they go to\n"
 		"                      its whole process group (dumb-init's setsid mode)\n"
 		"  -g                  to its process group: the default (tini's -g)\n"
@@ -65,10 +68,12 @@ static int set_parent_death_signal(const char *text)
 	return prctl(PR_SET_PDEATHSIG, signal_number, 0, 0, 0);
 }
 
+/* One line and a pointer to the help, not the whole of it, so that the
+ * message stays in sight. */
 static int usage_error(const char *option, const char *argument, const char *expected)
 {
-	fprintf(stderr, "corral: %s%s%s\n\n", option, argument, expected);
-	command_one_print_usage(stderr);
+	fprintf(stderr, "corral: %s%s%s\nRun 'corral --help' for one-command mode's options.\n",
+		option, argument, expected);
 	return COMMAND_USAGE_ERROR;
 }
 
@@ -90,6 +95,8 @@ int command_one(int argc, char **argv)
 
 	one_command_init(&mode);
 	optind = 1;
+	/* getopt names itself by argv[0], a path; corral's messages say "corral". */
+	argv[0] = "corral";
 	/* '+': the options end at COMMAND, whose own options are its own. */
 	while ((option = getopt_long(argc, argv, "+cgr:e:p:svh", options, NULL)) != -1) {
 		switch (option) {
@@ -123,8 +130,8 @@ int command_one(int argc, char **argv)
 		case 'h':
 			command_one_print_usage(stdout);
 			return 0;
-		default:
-			command_one_print_usage(stderr);
+		default: /* getopt said which option */
+			fprintf(stderr, "Run 'corral --help' for one-command mode's options.\n");
 			return COMMAND_USAGE_ERROR;
 		}
 	}

@@ -93,8 +93,13 @@ static int run_command(int argc, char **argv, const struct command **command)
 			*command = &commands[i];
 			return commands[i].main(argc - 1, argv + 1);
 		}
-	fprintf(stderr, "corral: unknown command \"%s\"\n\n", name);
-	print_usage(stderr);
+	/* A program named where a command goes: tini and dumb-init take
+	 * `tini PROGRAM`, corral needs the `--`. One line, not the whole
+	 * usage, so that the message stays in sight. */
+	fprintf(stderr,
+		"corral: unknown command \"%s\"; to run a program under corral, write: corral -- "
+		"%s ...\nRun 'corral --help' for the commands.\n",
+		name, name);
 	return COMMAND_USAGE_ERROR;
 }
 

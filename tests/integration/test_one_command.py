@@ -347,6 +347,19 @@ def test_a_missing_command_is_a_usage_error(corral):
     returncode, _, stderr = run(corral, "corral", ["-r", "15"], ["true"])
     assert returncode == 2
     assert "-r 15" in stderr
+    # One line that names itself "corral", not the whole usage after it.
+    returncode, _, stderr = run(corral, "corral", ["--bogus"], ["true"])
+    assert returncode == 2
+    assert stderr.startswith("corral: unrecognized option '--bogus'\n"), stderr
+    assert len(stderr.splitlines()) == 2, stderr
+
+
+def test_a_program_named_without_the_dashes_gets_told_how(corral):
+    # tini and dumb-init take `tini PROGRAM`; corral's PROGRAM follows --.
+    result = corral.cli("sleep", "1")
+    assert result.returncode == 2, result
+    assert ('corral: unknown command "sleep"; to run a program under corral, write: '
+            "corral -- sleep ...") in result.stderr, result
 
 
 # ---- PID 1 duties -------------------------------------------------------------
