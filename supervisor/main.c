@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/suggest.h"
 #include "supervisor/commands.h"
 #include "supervisor/machine_init.h"
 
@@ -93,13 +94,25 @@ static int run_command(int argc, char **argv, const struct command **command)
 			*command = &commands[i];
 			return commands[i].main(argc - 1, argv + 1);
 		}
-	/* A program named where a command goes: tini and dumb-init take
-	 * `tini PROGRAM`, corral needs the `--`. One line, not the whole
-	 * usage, so that the message stays in sight. */
-	fprintf(stderr,
-		"corral: unknown command \"%s\"; to run a program under corral, write: corral -- "
-		"%s ...\nRun 'corral --help' for the commands.\n",
-		name, name);
+	/* One line, not the whole usage, so that the message stays in sight:
+	 * a command misspelt, or a program named where a command goes (tini
+	 * and dumb-init take `tini PROGRAM`; corral needs the `--`). */
+	const char *names[sizeof(commands) / sizeof(commands[0])];
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		names[i] = commands[i].name;
+	const char *nearest =
+	    suggest_nearest(name, strlen(name), names, sizeof(commands) / sizeof(commands[0]));
+	if (nearest)
+		fprintf(stderr,
+			"corral: unknown command \"%s\"; did you mean \"%s\"? (to run a "
+			"program under corral: corral -- %s ...)\n",
+			name, nearest, name);
+	else
+		fprintf(stderr,
+			"corral: unknown command \"%s\"; to run a program under corral, write: "
+			"corral -- %s ...\n",
+			name, name);
+	fprintf(stderr, "Run 'corral --help' for the commands.\n");
 	return COMMAND_USAGE_ERROR;
 }
 

@@ -360,6 +360,9 @@ def test_a_program_named_without_the_dashes_gets_told_how(corral):
     assert result.returncode == 2, result
     assert ('corral: unknown command "sleep"; to run a program under corral, write: '
             "corral -- sleep ...") in result.stderr, result
+    result = corral.cli("statsu")  # a command misspelt
+    assert result.returncode == 2, result
+    assert 'corral: unknown command "statsu"; did you mean "status"?' in result.stderr, result
 
 
 # ---- PID 1 duties -------------------------------------------------------------
