@@ -23,6 +23,7 @@ test_packages=(
 	bubblewrap                                # bench_isolation: the bwrap row (skipped with a note without it)
 	redis-server                              # examples/stack.yaml's sidecar (sd_notify), run by test_dependencies
 	s6 supervisor                             # bench_output and bench_control: the s6-log, s6-svscan and supervisord rows
+	tini dumb-init                            # test_one_command.py runs each case under them too, side by side with corral
 )
 
 case ${1:-} in
