@@ -269,7 +269,7 @@ static void describe_state(const struct task *task, char *buffer, size_t size)
 {
 	const struct runner *runner = &task->runner;
 	if (runner->state != TASK_DEAD || !runner->has_exited) {
-		snprintf(buffer, size, "%s", task_state_name(runner->state));
+		snprintf(buffer, size, "%s", runner_shown_state(runner));
 		return;
 	}
 	char exit[64];

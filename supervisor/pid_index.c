@@ -1,9 +1,8 @@
 /* A table of pids: see pid_index.h. */
 #include "supervisor/pid_index.h"
 
-#include <stdlib.h>
-
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "config/xmalloc.h"
 
