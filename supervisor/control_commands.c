@@ -390,8 +390,12 @@ static void run_start(struct control_context *context, struct control_client *cl
 	switch (task->runner.state) {
 	case TASK_STARTING:
 	case TASK_RUNNING:
-		reply_error(client, "%s is already %s; use `corral restart %s` to restart it", name,
-			    task_state_name(task->runner.state), name);
+		if (task->runner.stop_intent != RUNNER_STOP_NONE)
+			reply_error(client, "%s is being stopped: start it once it is dead", name);
+		else
+			reply_error(client,
+				    "%s is already %s; use `corral restart %s` to restart it", name,
+				    task_state_name(task->runner.state), name);
 		return;
 	case TASK_PENDING:
 		if (task->runner.delay_pending)

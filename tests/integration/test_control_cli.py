@@ -309,6 +309,7 @@ def test_cli_status_says_stopping_while_a_task_outlives_its_stop_signal(corral, 
     table = corral.cli("status").stdout
     assert [line.split()[2] for line in table.splitlines() if line.split()[:1] == ["app"]] \
         == ["stopping"], table
+    assert_refused(corral.cli("start", "g/app"), "g/app is being stopped: start it once it is dead")
     wait_for(lambda: corral.task_status("g/app")["state"] == "dead", what="the kill timeout")
     stop_corral(running)
 
