@@ -12,6 +12,7 @@
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "config/env_file.h"
+#include "config/ids.h"
 #include "config/suggest.h"
 #include "config/units.h"
 #include "config/xmalloc.h"
@@ -274,7 +275,14 @@ static void parse_user(struct load_context *context, const yaml_node_t *node,
 		return;
 	}
 	/* Names are looked up when the task starts, not here: the loader
-	 * stays free of NSS and of the state of /etc/passwd. */
+	 * stays free of NSS and of the state of /etc/passwd. A number is
+	 * checked now, so that one too wide for uid_t fails check, not the
+	 * start. */
+	char problem[160];
+	if (id_spec_check(user, problem, sizeof(problem)) < 0) {
+		report(context, node, where, "%s", problem);
+		return;
+	}
 	task->user = xstrdup(user);
 }
 

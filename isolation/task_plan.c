@@ -7,9 +7,11 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "config/ids.h"
 #include "config/xmalloc.h"
 #include "isolation/own_privileges.h"
 #include "isolation/spawn.h"
@@ -141,14 +143,15 @@ const char *task_plan_getenv(const struct task_plan *plan, const char *name)
 	return assignment ? assignment + strlen(name) + 1 : NULL;
 }
 
+/* A number, in range (config/ids.h); else a name. The loader refused
+ * numbers out of range, so none reaches this as a name. */
 static bool parse_id(const char *text, unsigned long *out)
 {
-	char *end;
-	if (!*text || *text < '0' || *text > '9')
+	uint32_t id;
+	if (id_text_read(text, strlen(text), &id) != ID_TEXT_NUMBER)
 		return false;
-	errno = 0;
-	*out = strtoul(text, &end, 10);
-	return errno == 0 && *end == '\0' && *out < (unsigned long)(uid_t)-1;
+	*out = id;
+	return true;
 }
 
 static int resolve_group(const char *spec, gid_t *gid, char *error, size_t error_size)
