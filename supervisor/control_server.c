@@ -52,6 +52,10 @@ struct control_client {
 	 * with (exec); closed unless it takes them. */
 	int passed_fds[CONTROL_PASSED_FDS_MAX];
 	size_t passed_fd_count;
+	/* fds for the client (an exec's pipe ends), sent with the first
+	 * bytes that go out after they were queued; closed once sent. */
+	int outgoing_fds[CONTROL_PASSED_FDS_MAX];
+	size_t outgoing_fd_count;
 	enum control_follow follow;
 	const void *follow_subject;
 	bool closed; /* freed at the end of the current callback */
@@ -81,6 +85,13 @@ static void close_passed_fds(struct control_client *client)
 	client->passed_fd_count = 0;
 }
 
+static void close_outgoing_fds(struct control_client *client)
+{
+	for (size_t i = 0; i < client->outgoing_fd_count; i++)
+		close(client->outgoing_fds[i]);
+	client->outgoing_fd_count = 0;
+}
+
 static void stop_following(struct control_client *client)
 {
 	struct control_server *server = client->server;
@@ -101,6 +112,7 @@ static void client_retire(struct control_client *client)
 	client->closed = true;
 	stop_following(client);
 	close_passed_fds(client);
+	close_outgoing_fds(client);
 	loop_timer_cancel(server->loop, &client->cut_timer);
 	loop_watch_remove(server->loop, &client->watch);
 	if (client->previous)
@@ -152,13 +164,40 @@ static void update_interest(struct control_client *client)
 	loop_watch_modify(client->server->loop, &client->watch, interest);
 }
 
+/* One send of what is pending, with the queued fds on it if there are any
+ * (they travel with its first byte). */
+static ssize_t send_pending(struct control_client *client)
+{
+	union {
+		struct cmsghdr header;
+		char space[CMSG_SPACE(sizeof(int) * CONTROL_PASSED_FDS_MAX)];
+	} control;
+	struct iovec vector = {.iov_base = client->output + client->output_start,
+			       .iov_len = pending(client)};
+	struct msghdr message = {.msg_iov = &vector, .msg_iovlen = 1};
+	size_t fd_bytes = sizeof(int) * client->outgoing_fd_count;
+	if (client->outgoing_fd_count) {
+		memset(&control, 0, sizeof(control));
+		message.msg_control = &control;
+		message.msg_controllen = CMSG_SPACE(fd_bytes);
+		struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+		header->cmsg_level = SOL_SOCKET;
+		header->cmsg_type = SCM_RIGHTS;
+		header->cmsg_len = CMSG_LEN(fd_bytes);
+		memcpy(CMSG_DATA(header), client->outgoing_fds, fd_bytes);
+	}
+	ssize_t written = sendmsg(client->watch.fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (written > 0)
+		close_outgoing_fds(client); /* the client has its copies now */
+	return written;
+}
+
 /* Sends what the socket takes now. A client that half-closed, or was cut,
  * is closed once everything it is owed went out. */
 static void flush(struct control_client *client)
 {
 	while (pending(client)) {
-		ssize_t written = send(client->watch.fd, client->output + client->output_start,
-				       pending(client), MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t written = send_pending(client);
 		if (written < 0) {
 			if (errno == EINTR)
 				continue;
@@ -245,6 +284,21 @@ void control_client_send(struct control_client *client, const char *data, size_t
 	control_client_send_unchecked(client, data, length);
 	if (!(client->interest & EPOLLOUT))
 		flush(client);
+}
+
+void control_client_send_with_fds(struct control_client *client, const char *data,
+				  size_t length, const int *fds, size_t fd_count)
+{
+	if (client->closed || client->cut || length == 0 ||
+	    client->outgoing_fd_count + fd_count > CONTROL_PASSED_FDS_MAX) {
+		for (size_t i = 0; i < fd_count; i++)
+			close(fds[i]);
+		control_client_send(client, data, length);
+		return;
+	}
+	memcpy(client->outgoing_fds + client->outgoing_fd_count, fds, fd_count * sizeof(int));
+	client->outgoing_fd_count += fd_count;
+	control_client_send(client, data, length);
 }
 
 void control_client_send_owned(struct control_client *client, char *data, size_t length,

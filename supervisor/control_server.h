@@ -86,6 +86,12 @@ bool control_client_is_owner(const struct control_client *client);
 #define CONTROL_PASSED_FDS_MAX 3
 size_t control_client_take_fds(struct control_client *client, int *fds);
 
+/* control_client_send, with `fds` (at most CONTROL_PASSED_FDS_MAX in all)
+ * going to the client with the first byte of `data` (SCM_RIGHTS): taken
+ * over, closed once sent or when the client goes. */
+void control_client_send_with_fds(struct control_client *client, const char *data,
+				  size_t length, const int *fds, size_t fd_count);
+
 /* Sends `line` (with its newline), then closes the connection once it is
  * out: the end of an exec session. */
 void control_client_finish(struct control_client *client, const char *line, size_t length);
