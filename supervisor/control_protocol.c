@@ -44,6 +44,9 @@ enum field_bit {
 	FIELD_USER = 1u << 10,
 	FIELD_CWD = 1u << 11,
 	FIELD_SHOW_SECRETS = 1u << 12,
+	FIELD_STDIN = 1u << 13,
+	FIELD_TTY = 1u << 14,
+	FIELD_WINDOW = 1u << 15, /* rows and columns */
 };
 
 struct command_info {
@@ -63,7 +66,8 @@ static const struct command_info commands[COMMAND_COUNT] = {
     [CONTROL_SHUTDOWN] = {"shutdown", TARGET_NONE, 0},
     [CONTROL_RELOAD] = {"reload", TARGET_NONE, FIELD_PATH | FIELD_DRY_RUN | FIELD_RERUN_COMPLETED},
     [CONTROL_EXEC] = {"exec", TARGET_TASK,
-		      FIELD_TARGET | FIELD_ARGV | FIELD_ENV | FIELD_USER | FIELD_CWD},
+		      FIELD_TARGET | FIELD_ARGV | FIELD_ENV | FIELD_USER | FIELD_CWD | FIELD_STDIN |
+			  FIELD_TTY | FIELD_WINDOW},
     [CONTROL_INSPECT] = {"inspect", TARGET_TASK, FIELD_TARGET | FIELD_SHOW_SECRETS},
 };
 
@@ -89,13 +93,18 @@ static const struct field_info fields[] = {
     {"user", FIELD_USER, "exec"},
     {"cwd", FIELD_CWD, "exec"},
     {"show_secrets", FIELD_SHOW_SECRETS, "inspect"},
+    {"stdin", FIELD_STDIN, "exec"},
+    {"tty", FIELD_TTY, "exec"},
+    {"rows", FIELD_WINDOW, "exec"},
+    {"columns", FIELD_WINDOW, "exec"},
 };
 
 /* The same names, as suggest_nearest() takes them. */
 static const char *const field_names[] = {"version", "command", "target",  "mode",
 					  "signal",  "follow",  "tail",    "path",
 					  "dry_run", "rerun_completed", "argv", "env",
-					  "user",    "cwd", "show_secrets"};
+					  "user",    "cwd", "show_secrets", "stdin", "tty",
+					  "rows",    "columns"};
 _Static_assert(sizeof(field_names) / sizeof(field_names[0]) == sizeof(fields) / sizeof(fields[0]),
 	       "every field has its name in field_names");
 
@@ -321,7 +330,8 @@ static int check_fields(const json_t *object, enum control_command command, char
 			return refuse(error, error_size, "unknown field %s; known: %s",
 				      quote(key, strlen(key)).text,
 				      "version, command, target, mode, signal, follow, tail, path, "
-				      "dry_run, rerun_completed, argv, env, user, cwd, show_secrets");
+				      "dry_run, rerun_completed, argv, env, user, cwd, show_secrets, "
+				      "stdin, tty, rows, columns");
 		}
 		if (field->bit == 0 || (commands[command].fields & field->bit))
 			continue;
@@ -504,6 +514,21 @@ static int read_bounded_string(const json_t *object, const char *name, char *out
 	return 0;
 }
 
+/* A terminal's height or width, as TIOCSWINSZ takes it. */
+static int read_window_side(const json_t *object, const char *name, unsigned short *value,
+			    char *error, size_t error_size)
+{
+	const json_t *field = json_object_get(object, name);
+	if (!field)
+		return 0;
+	if (!json_is_integer(field) || json_integer_value(field) < 0 ||
+	    json_integer_value(field) > USHRT_MAX)
+		return refuse(error, error_size, "\"%s\" must be an integer from 0 to %u", name,
+			      USHRT_MAX);
+	*value = (unsigned short)json_integer_value(field);
+	return 0;
+}
+
 static int read_exec_fields(const json_t *object, struct control_request *request, char *error,
 			    size_t error_size)
 {
@@ -521,6 +546,13 @@ static int read_exec_fields(const json_t *object, struct control_request *reques
 		return -1;
 	if (request->cwd[0] && request->cwd[0] != '/')
 		return refuse(error, error_size, "\"cwd\" must be an absolute path");
+	if (read_boolean(object, "stdin", &request->stdin_relayed, error, error_size) < 0 ||
+	    read_boolean(object, "tty", &request->tty, error, error_size) < 0 ||
+	    read_window_side(object, "rows", &request->rows, error, error_size) < 0 ||
+	    read_window_side(object, "columns", &request->columns, error, error_size) < 0)
+		return -1;
+	if ((request->rows || request->columns) && !request->tty)
+		return refuse(error, error_size, "\"rows\" and \"columns\" are only for a tty");
 	return 0;
 }
 
@@ -627,6 +659,14 @@ char *control_request_encode(const struct control_request *request)
 			json_object_set_new(object, "user", json_string(request->user));
 		if (request->cwd[0])
 			json_object_set_new(object, "cwd", json_string(request->cwd));
+		if (request->stdin_relayed)
+			json_object_set_new(object, "stdin", json_true());
+		if (request->tty)
+			json_object_set_new(object, "tty", json_true());
+		if (request->rows)
+			json_object_set_new(object, "rows", json_integer(request->rows));
+		if (request->columns)
+			json_object_set_new(object, "columns", json_integer(request->columns));
 	}
 	if (request->command == CONTROL_RELOAD) {
 		if (request->path[0])

@@ -60,6 +60,12 @@ struct control_request {
 	char **env;
 	char user[CONTROL_TARGET_MAX + 1];
 	char cwd[CONTROL_PATH_MAX + 1];
+	/* exec: the CLI relays its stdin to the command (-i); else the
+	 * command reads /dev/null. */
+	bool stdin_relayed;
+	/* exec: a pseudo-terminal (-t), of this size (0: unknown). */
+	bool tty;
+	unsigned short rows, columns;
 	bool show_secrets; /* inspect */
 };
 
