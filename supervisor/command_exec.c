@@ -1,7 +1,7 @@
-/* corral exec: a command inside a running task (exec_session.h). The CLI
- * hands corral its own stdin, stdout and stderr (SCM_RIGHTS), or, with -t,
- * the terminal side of a pseudo-terminal it opens and relays; then waits
- * for the command's exit, which becomes its own. */
+/* corral exec: a command inside a running task (exec_session.h). corral
+ * makes the command's pipes, or a pseudo-terminal with -t, and hands the
+ * CLI their other ends with its reply; the CLI relays them to its own
+ * stdio (exec_relay.h) until the command's exit, which becomes its own. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -17,8 +17,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "config/ids.h"
 #include "supervisor/commands.h"
 #include "supervisor/control_client.h"
+#include "supervisor/exec_relay.h"
 
 static void print_exec_usage(FILE *out)
 {
@@ -27,10 +29,13 @@ static void print_exec_usage(FILE *out)
 		"                   GROUP/TASK -- COMMAND [ARG]...\n\n"
 		"Runs COMMAND inside a running task: in its namespaces, root, cgroup, user and\n"
 		"groups, capabilities, seccomp filter, rlimits, umask, environment and working\n"
-		"directory. It talks to this terminal or these pipes directly. Exits with\n"
-		"COMMAND's code (128+N when killed by signal N; 127 when it is not found).\n\n"
-		"  -i, --interactive  pass stdin (else COMMAND reads /dev/null)\n"
-		"  -t, --tty          run COMMAND on a pseudo-terminal relayed to this one\n"
+		"directory. Its output and input are relayed through pipes corral makes:\n"
+		"no fd of this terminal enters the task. Exits with COMMAND's code (128+N\n"
+		"when killed by signal N; 127 when it is not found). Killing this client\n"
+		"kills COMMAND and everything it started.\n\n"
+		"  -i, --interactive  relay stdin (else COMMAND reads /dev/null)\n"
+		"  -t, --tty          run COMMAND on a pseudo-terminal of corral's, relayed\n"
+		"                     to this terminal\n"
 		"  -u, --user USER    name, uid or uid:gid instead of the task's user\n"
 		"  -e, --env NAME=VALUE\n"
 		"                     over the task's environment; repeatable\n"
@@ -59,31 +64,58 @@ static int connect_to(const char *path)
 	return fd;
 }
 
-/* The request line, with the fds the command gets. */
-static int send_request(int socket_fd, const char *line, const int fds[3])
+static int send_request(int socket_fd, const char *line)
+{
+	size_t length = strlen(line);
+	for (size_t done = 0; done < length;) {
+		ssize_t sent = send(socket_fd, line + done, length - done, MSG_NOSIGNAL);
+		if (sent < 0 && errno == EINTR)
+			continue;
+		if (sent <= 0) {
+			fprintf(stderr, "corral: cannot send the request: %s\n", strerror(errno));
+			return -1;
+		}
+		done += (size_t)sent;
+	}
+	return 0;
+}
+
+/* The fds that come with the replies (the streams, with the first). */
+struct received_fds {
+	int fds[3];
+	size_t count;
+};
+
+static ssize_t receive(int socket_fd, char *buffer, size_t size, struct received_fds *received)
 {
 	union {
 		struct cmsghdr header;
 		char space[CMSG_SPACE(sizeof(int) * 3)];
 	} control;
-	memset(&control, 0, sizeof(control));
-	struct iovec vector = {.iov_base = (void *)line, .iov_len = strlen(line)};
+	struct iovec vector = {.iov_base = buffer, .iov_len = size};
 	struct msghdr message = {.msg_iov = &vector, .msg_iovlen = 1,
 				 .msg_control = &control, .msg_controllen = sizeof(control)};
-	struct cmsghdr *header = CMSG_FIRSTHDR(&message);
-	header->cmsg_level = SOL_SOCKET;
-	header->cmsg_type = SCM_RIGHTS;
-	header->cmsg_len = CMSG_LEN(sizeof(int) * 3);
-	memcpy(CMSG_DATA(header), fds, sizeof(int) * 3);
-	if (sendmsg(socket_fd, &message, MSG_NOSIGNAL) != (ssize_t)vector.iov_len) {
-		fprintf(stderr, "corral: cannot send the request: %s\n", strerror(errno));
-		return -1;
+	ssize_t got = recvmsg(socket_fd, &message, MSG_CMSG_CLOEXEC);
+	for (struct cmsghdr *header = got >= 0 ? CMSG_FIRSTHDR(&message) : NULL; header;
+	     header = CMSG_NXTHDR(&message, header)) {
+		if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int fds[3];
+		memcpy(fds, CMSG_DATA(header), count * sizeof(int));
+		for (size_t i = 0; i < count; i++) {
+			if (received->count < 3)
+				received->fds[received->count++] = fds[i];
+			else
+				close(fds[i]);
+		}
 	}
-	return 0;
+	return got;
 }
 
 /* Reads one reply line (a JSON object); NULL when the connection ended. */
-static json_t *read_reply(int socket_fd, char *buffer, size_t size, size_t *used)
+static json_t *read_reply(int socket_fd, char *buffer, size_t size, size_t *used,
+			  struct received_fds *received)
 {
 	for (;;) {
 		char *newline = memchr(buffer, '\n', *used);
@@ -96,7 +128,7 @@ static json_t *read_reply(int socket_fd, char *buffer, size_t size, size_t *used
 		}
 		if (*used == size)
 			return NULL;
-		ssize_t got = read(socket_fd, buffer + *used, size - *used);
+		ssize_t got = receive(socket_fd, buffer + *used, size - *used, received);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got <= 0)
@@ -105,12 +137,43 @@ static json_t *read_reply(int socket_fd, char *buffer, size_t size, size_t *used
 	}
 }
 
-/* ---- -t: a pseudo-terminal relayed to ours ---- */
+/* The streams the reply names, to their places; false when they do not
+ * match what came (a server that passed none, or others). */
+static bool take_streams(const json_t *reply, struct received_fds *received,
+			 struct exec_relay_fds *fds)
+{
+	*fds = (struct exec_relay_fds){-1, -1, -1, -1};
+	const json_t *names = json_object_get(reply, "streams");
+	if (!json_is_array(names) || json_array_size(names) != received->count)
+		return false;
+	for (size_t i = 0; i < received->count; i++) {
+		const char *name = json_string_value(json_array_get(names, i));
+		int *place = !name ? NULL
+			     : !strcmp(name, "stdin") ? &fds->stdin_pipe
+			     : !strcmp(name, "stdout") ? &fds->stdout_pipe
+			     : !strcmp(name, "stderr") ? &fds->stderr_pipe
+			     : !strcmp(name, "tty") ? &fds->tty
+						    : NULL;
+		if (!place || *place >= 0)
+			return false;
+		*place = received->fds[i];
+	}
+	received->count = 0;
+	return fds->tty >= 0 || (fds->stdout_pipe >= 0 && fds->stderr_pipe >= 0);
+}
+
+static void close_received(struct received_fds *received)
+{
+	for (size_t i = 0; i < received->count; i++)
+		close(received->fds[i]);
+	received->count = 0;
+}
+
+/* ---- -t: our terminal raw while corral's pseudo-terminal is relayed ---- */
 
 static struct termios saved_terminal;
 static bool terminal_raw;
-static int pty_master = -1;
-static volatile sig_atomic_t window_changed = 1;
+static volatile int window_changed;
 
 static void on_window_change(int signal_number)
 {
@@ -125,18 +188,20 @@ static void restore_terminal(void)
 	terminal_raw = false;
 }
 
-static int open_pty(int *slave)
+/* The window's size goes with the request: corral sets it on the pty
+ * before the command starts, which then sees it at its first look. */
+static void read_window_size(struct control_request *request)
 {
-	pty_master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (pty_master < 0 || grantpt(pty_master) < 0 || unlockpt(pty_master) < 0) {
-		fprintf(stderr, "corral: cannot open a pseudo-terminal: %s\n", strerror(errno));
-		return -1;
+	struct winsize window;
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &window) == 0 ||
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &window) == 0) {
+		request->rows = window.ws_row;
+		request->columns = window.ws_col;
 	}
-	*slave = open(ptsname(pty_master), O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (*slave < 0) {
-		fprintf(stderr, "corral: %s: %s\n", ptsname(pty_master), strerror(errno));
-		return -1;
-	}
+}
+
+static void make_terminal_raw(void)
+{
 	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_terminal) == 0) {
 		struct termios raw = saved_terminal;
 		cfmakeraw(&raw);
@@ -145,69 +210,8 @@ static int open_pty(int *slave)
 			atexit(restore_terminal);
 		}
 	}
-	/* The size goes on the pty now, before the command is started on it:
-	 * set by the relay loop only, it raced with the command's first look
-	 * (`stty size` saw 0 0 now and then). */
-	struct winsize window;
-	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &window) == 0)
-		ioctl(pty_master, TIOCSWINSZ, &window);
 	struct sigaction action = {.sa_handler = on_window_change};
 	sigaction(SIGWINCH, &action, NULL);
-	return 0;
-}
-
-static void copy_some(int from, int to, bool *open)
-{
-	char buffer[4096];
-	ssize_t got = read(from, buffer, sizeof(buffer));
-	if (got <= 0) {
-		if (got == 0 || (errno != EINTR && errno != EAGAIN))
-			*open = false;
-		return;
-	}
-	for (ssize_t done = 0; done < got;) {
-		ssize_t written = write(to, buffer + done, (size_t)(got - done));
-		if (written <= 0) {
-			if (written < 0 && errno == EINTR)
-				continue;
-			*open = false;
-			return;
-		}
-		done += written;
-	}
-}
-
-/* Until the exit line comes: our stdin to the pty, the pty to our stdout,
- * our window size to the pty. */
-static json_t *relay_until_exit(int socket_fd, char *buffer, size_t size, size_t *used)
-{
-	bool input_open = true, output_open = true;
-	for (;;) {
-		if (window_changed) {
-			window_changed = 0;
-			struct winsize window;
-			if (ioctl(STDIN_FILENO, TIOCGWINSZ, &window) == 0)
-				ioctl(pty_master, TIOCSWINSZ, &window);
-		}
-		struct pollfd fds[3] = {{socket_fd, POLLIN, 0},
-					{output_open ? pty_master : -1, POLLIN, 0},
-					{input_open ? STDIN_FILENO : -1, POLLIN, 0}};
-		if (poll(fds, 3, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return NULL;
-		}
-		if (fds[1].revents)
-			copy_some(pty_master, STDOUT_FILENO, &output_open);
-		if (fds[2].revents)
-			copy_some(STDIN_FILENO, pty_master, &input_open);
-		if (fds[0].revents) {
-			/* What the command wrote last comes before its exit. */
-			while (output_open && poll(&fds[1], 1, 0) > 0 && fds[1].revents)
-				copy_some(pty_master, STDOUT_FILENO, &output_open);
-			return read_reply(socket_fd, buffer, size, used);
-		}
-	}
 }
 
 int command_exec(int argc, char **argv)
@@ -240,9 +244,18 @@ int command_exec(int argc, char **argv)
 		case 't':
 			tty = true;
 			break;
-		case 'u':
+		case 'u': {
+			char problem[160];
+			if (!optarg[0] || strlen(optarg) >= sizeof(request.user))
+				return command_usage_error("exec", print_exec_usage,
+							   "-u %s: expected a name, uid or uid:gid",
+							   optarg);
+			if (id_spec_check(optarg, problem, sizeof(problem)) < 0)
+				return command_usage_error("exec", print_exec_usage, "-u %s: %s",
+							   optarg, problem);
 			snprintf(request.user, sizeof(request.user), "%s", optarg);
 			break;
+		}
 		case 'e':
 			if (!strchr(optarg, '=') || optarg[0] == '=' || env_count == 255)
 				return command_usage_error("exec", print_exec_usage,
@@ -274,43 +287,55 @@ int command_exec(int argc, char **argv)
 		return COMMAND_USAGE_ERROR;
 	request.argv = argv + command_at;
 	request.env = env_count ? env : NULL;
+	/* With -t our stdin goes to the pty, as a terminal's would. */
+	request.stdin_relayed = interactive && !tty;
+	request.tty = tty;
+	if (tty)
+		read_window_size(&request);
 	char *line = control_request_encode(&request);
 	request.argv = request.env = NULL;
 	if (!line)
 		return command_usage_error("exec", print_exec_usage, "the request cannot be encoded");
 
 	int socket_fd = connect_to(control_socket_path(socket_option));
-	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC), slave = -1;
-	int fds[3] = {interactive ? STDIN_FILENO : devnull, STDOUT_FILENO, STDERR_FILENO};
-	if (socket_fd < 0 || (tty && open_pty(&slave) < 0)) {
+	if (socket_fd < 0) {
 		free(line);
 		return 1;
 	}
-	if (tty)
-		fds[0] = fds[1] = fds[2] = slave;
-	int sent = send_request(socket_fd, line, fds);
+	int sent = send_request(socket_fd, line);
 	free(line);
-	if (slave >= 0)
-		close(slave);
-	close(devnull);
 	if (sent < 0)
 		return 1;
 
 	char buffer[65536];
 	size_t used = 0;
-	json_t *reply = read_reply(socket_fd, buffer, sizeof(buffer), &used);
+	struct received_fds received = {.count = 0};
+	struct exec_relay_fds streams;
+	json_t *reply = read_reply(socket_fd, buffer, sizeof(buffer), &used, &received);
 	if (!reply || !json_is_true(json_object_get(reply, "ok"))) {
-		restore_terminal();
 		if (reply)
 			control_connection_print_refusal(reply);
 		else
 			fprintf(stderr, "corral: corral closed the connection without replying\n");
 		json_decref(reply);
+		close_received(&received);
 		return 1;
 	}
+	bool usable = take_streams(reply, &received, &streams);
 	json_decref(reply);
-	json_t *end = tty ? relay_until_exit(socket_fd, buffer, sizeof(buffer), &used)
-			  : read_reply(socket_fd, buffer, sizeof(buffer), &used);
+	close_received(&received);
+	if (!usable) {
+		/* Closing the connection ends the command. */
+		fprintf(stderr, "corral: corral's reply did not bring the command's streams\n");
+		return 1;
+	}
+	/* A stream that closes must be an error we can pass on, not our end. */
+	signal(SIGPIPE, SIG_IGN);
+	if (tty)
+		make_terminal_raw();
+	exec_relay_run(socket_fd, &streams, &window_changed);
+	json_t *end = read_reply(socket_fd, buffer, sizeof(buffer), &used, &received);
+	close_received(&received);
 	restore_terminal();
 	if (!end) {
 		fprintf(stderr, "corral: the connection to corral ended before the command did\n");

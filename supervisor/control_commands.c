@@ -633,9 +633,19 @@ static void run_exec(struct control_context *context, struct control_client *cli
 {
 	int fds[CONTROL_PASSED_FDS_MAX];
 	size_t fd_count = control_client_take_fds(client, fds);
+	for (size_t i = 0; i < fd_count; i++)
+		close(fds[i]);
 	struct task *task = NULL;
 	char error[512] = "";
-	if (!control_client_is_owner(client) && !context->group_may_exec(context->supervisor))
+	if (fd_count)
+		/* A client's fd in the task could be reopened there through
+		 * /proc (the operator's terminal, read after the exec): corral
+		 * makes the command's streams itself (exec_streams.h). */
+		snprintf(error, sizeof(error),
+			 "exec takes no fds: corral makes the command's pipes or terminal and "
+			 "hands the client their other ends (a corral exec older than the "
+			 "server?)");
+	else if (!control_client_is_owner(client) && !context->group_may_exec(context->supervisor))
 		snprintf(error, sizeof(error),
 			 "exec runs code in a task: only root and corral's own user may, and the "
 			 "control group only with control: {exec: true}");
@@ -650,15 +660,10 @@ static void run_exec(struct control_context *context, struct control_client *cli
 		snprintf(error, sizeof(error), "%s is %s: exec needs a running task",
 			 task->config->full_name, state);
 	}
-	if (!error[0] && task) {
-		/* It takes the fds over, started or not. */
-		if (exec_session_start(context->exec_sessions, task, client, request, fds,
-				       fd_count, error, sizeof(error)) == 0)
-			return;
-	} else {
-		for (size_t i = 0; i < fd_count; i++)
-			close(fds[i]);
-	}
+	if (!error[0] && task &&
+	    exec_session_start(context->exec_sessions, task, client, request, error,
+			       sizeof(error)) == 0)
+		return;
 	if (error[0])
 		reply_error(client, "%s", error);
 }

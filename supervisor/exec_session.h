@@ -1,18 +1,15 @@
-/* `corral exec`: a command run inside a running task (docs/cli.md).
+/* `corral exec`: a command run inside a running task (docs/cli.md),
+ * started as task_join.h says.
  *
- * The command joins the task's namespaces (setns through a pidfd of the
- * task's process: its root comes with the mount namespace), its cgroup,
- * and takes its user and groups, capabilities, no_new_privs, seccomp
- * filter, rlimits, umask, environment and working directory. Its stdin,
- * stdout and stderr are the CLI's own fds, passed over the control socket
- * (SCM_RIGHTS): corral relays nothing.
+ * Its stdin, stdout and stderr are pipes (or a pseudo-terminal) corral
+ * makes (exec_streams.h); the client gets their other ends with the reply
+ * and relays them, so corral's loop copies no byte. Its exit comes through
+ * its pidfd, and the client gets it as its exit code.
  *
- * How, without blocking the loop: corral forks a helper, which joins the
- * cgroup and the namespaces and clones the command with CLONE_PARENT, so
- * that the command is corral's own child, inside the task's pid namespace;
- * the helper exits at once. The command's exec failure comes back on a
- * CLOEXEC pipe, its exit through its pidfd, and the CLI gets it as its
- * exit code. A client that goes away takes its command with it. */
+ * Each session has its own cgroup below the task's (cgroup_session.h):
+ * a client that goes away takes the command's whole tree with it, setsid'd
+ * children included, and what the command leaves behind when it exits is
+ * killed then. */
 #pragma once
 
 #include <stdbool.h>
@@ -26,47 +23,23 @@
 struct task;
 struct exec_session;
 
-/* ---- a process inside a running task (exec, and probes run inside) ---- */
-
-struct task_join_request {
-	char *const *argv;     /* looked up in the task's PATH, in its root */
-	char *const *env;      /* NAME=VALUE over the task's environment, or NULL */
-	const char *user;      /* name, uid or uid:gid; NULL: the task's */
-	const char *cwd;       /* NULL: the task's */
-	const int *fds;        /* its stdin, stdout, stderr; fewer: /dev/null */
-	size_t fd_count;
-};
-
-struct task_join_result {
-	pid_t pid;    /* corral's own child, in the task's pid namespace */
-	int pidfd;
-	int error_fd; /* EOF once it exec'd; else task_join_read_failure */
-};
-
-/* Starts the process; 0, or -1 with `error` (nothing started). The
- * caller keeps the fds it passed. */
-int task_join_spawn(struct task *task, const struct task_join_request *request,
-		    struct task_join_result *result, char *error, size_t error_size);
-
-/* The process never ran: "exec /x: No such file or directory" in
- * `message`; false when it did (EOF). */
-bool task_join_read_failure(int error_fd, char *message, size_t size, const char *command);
-
 struct exec_sessions {
 	struct loop *loop;
 	struct exec_session *first;
+	/* Ended, their leftovers being killed: their cgroups go once empty. */
+	struct exec_session *draining;
+	unsigned long serial; /* names the sessions' cgroups */
 	/* Ended in this event batch: freed after it (exec_sessions_collect),
 	 * since an event of the batch may still name their watches. */
 	struct exec_session *retired;
 };
 
-/* Starts `request` (CONTROL_EXEC) in `task`, with `fds` as stdin, stdout,
- * stderr (fewer: /dev/null for the rest; taken over). 0 with the session
- * started, the reply sent and the client following it; -1 with `error`
- * saying why not (nothing started, the fds closed). */
+/* Starts `request` (CONTROL_EXEC) in `task`. 0 with the session started,
+ * the reply (with the client's ends of the streams) sent and the client
+ * following it; -1 with `error` saying why not (nothing started). */
 int exec_session_start(struct exec_sessions *sessions, struct task *task,
 		       struct control_client *client, const struct control_request *request,
-		       int *fds, size_t fd_count, char *error, size_t error_size);
+		       char *error, size_t error_size);
 
 /* The SIGCHLD sweep found `pid` exited: true when it is a session's
  * command, now reaped (and its client told). */

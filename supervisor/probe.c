@@ -13,7 +13,7 @@
 #include "config/units.h"
 #include "config/xmalloc.h"
 #include "isolation/spawn.h"
-#include "supervisor/exec_session.h"
+#include "supervisor/task_join.h"
 #include "supervisor/process_group.h"
 
 static void on_next_run(struct loop_timer *timer);
@@ -68,7 +68,7 @@ static bool run_in_progress(const struct probe *probe)
 /* `inside`: the run joins the task, as `corral exec` does. */
 static int run_inside(struct probe *probe, struct spawn_result *result, char *why, size_t size)
 {
-	struct task_join_request request = {.argv = probe->config->argv};
+	struct task_join_request request = {.argv = probe->config->argv, .cgroup_procs_fd = -1};
 	struct task_join_result joined;
 	if (task_join_spawn(probe->inside_task, &request, &joined, why, size) < 0)
 		return -1;

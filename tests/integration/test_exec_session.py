@@ -6,6 +6,7 @@ exit codes, a pseudo-terminal, refusals, nothing left behind)."""
 import json
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -59,7 +60,9 @@ def test_exec_runs_inside_an_isolated_task(corral, tmp_path):
                    Path(f"/proc/{task_pid}/status").read_text().splitlines()}
     assert lines[5].split()[1] == task_status["CapEff"]
     assert lines[6].split()[1] == "1" and lines[7].split()[1] == "2"  # no_new_privs, filter
-    assert lines[8] == "0::/"  # its cgroup namespace's root: the task's cgroup
+    # Its cgroup namespace's root is the task's cgroup; the session has its
+    # own cgroup below it, so that its whole tree can be killed.
+    assert re.fullmatch(r"0::/exec-\d+", lines[8]), lines[8]
     assert not hidden.joinpath("file").exists()  # nothing of it on the host
     running.send(signal.SIGTERM)
     running.wait()
