@@ -102,13 +102,20 @@ def test_a_rotation_stays_in_the_directory_corral_opened(corral, tmp_path):
     (victim / "t.log").write_text("precious\n")
     os.rename(logs / "g", logs / "g.real")
     (logs / "g").symlink_to(victim)
+    # And the name the file rotates to is a link too: replaced, not
+    # followed.
+    other_victim = tmp_path / "other-victim"
+    other_victim.write_text("precious\n")
+    (logs / "g.real" / "t.log.1").symlink_to(other_victim)
     go.touch()
     result = running.wait()
 
     assert result.returncode == 0, result
     assert sorted(p.name for p in victim.iterdir()) == ["t.log"]
     assert (victim / "t.log").read_text() == "precious\n"
+    assert other_victim.read_text() == "precious\n"
     real = logs / "g.real"
+    assert not (real / "t.log.1").is_symlink()
     assert sorted(p.name for p in real.iterdir()) == ["t.log", "t.log.1"]
     lines = (real / "t.log.1").read_text().splitlines() + (real / "t.log").read_text().splitlines()
     numbers = [int(STAMP.match(l).group(1)) for l in lines]
