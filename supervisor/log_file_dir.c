@@ -14,11 +14,10 @@
 #define FILE_FLAGS (O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
 #define DIR_FLAGS  (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
-static void fail(struct log_dir_failure *failure, bool refused, int error, const char *format,
-		 ...) __attribute__((format(printf, 4, 5)));
+static void fail(struct log_dir_failure *failure, bool refused, int error, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
 
-static void fail(struct log_dir_failure *failure, bool refused, int error, const char *format,
-		 ...)
+static void fail(struct log_dir_failure *failure, bool refused, int error, const char *format, ...)
 {
 	failure->refused = refused;
 	failure->error = error;
@@ -112,15 +111,15 @@ int log_dir_open(const char *dir, const char *group, bool shared_dir,
 	}
 	made = mkdirat(dir_fd, group, 0755) == 0 || errno == EEXIST ? 0 : errno;
 	int group_fd = open_beneath(dir_fd, group, DIR_FLAGS, 0);
-	int error = errno;
+	/* ENOENT after a mkdirat that failed: the mkdirat's reason. */
+	int error = made && errno == ENOENT ? made : errno;
 	close(dir_fd);
 	if (group_fd < 0) {
 		if (error == ELOOP || error == ENOTDIR)
 			fail(failure, true, error, "%s/%s is %s", dir, group,
 			     error == ELOOP ? "a symbolic link" : "not a directory");
 		else
-			fail(failure, false, made && error == ENOENT ? made : error, "%s/%s: %s", dir,
-			     group, strerror(made && error == ENOENT ? made : error));
+			fail(failure, false, error, "%s/%s: %s", dir, group, strerror(error));
 		return -1;
 	}
 	char path[PATH_MAX];
