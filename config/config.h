@@ -477,6 +477,11 @@ struct task_config {
 	char *log_dir;
 	uint64_t log_max_size;
 	unsigned log_keep;
+	/* log.shared_dir: DIR or DIR/GROUP may be owned by another user or
+	 * writable by group or others (a task's user could plant links
+	 * there). Off: such a directory is refused. Either way the file is
+	 * opened without following links. */
+	bool log_shared_dir;
 	/* log.rate_limit: bytes a second read from the task's output; past it
 	 * the task waits. 0: no limit. */
 	uint64_t log_rate_limit;

@@ -202,6 +202,7 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	note(diff, a->log_mode != b->log_mode || a->log_history != b->log_history ||
 			   !strings_equal(a->log_dir, b->log_dir) ||
 			   a->log_max_size != b->log_max_size || a->log_keep != b->log_keep ||
+			   a->log_shared_dir != b->log_shared_dir ||
 			   a->log_rate_limit != b->log_rate_limit ||
 			   a->log_separate_streams != b->log_separate_streams,
 	     "log", a->log_separate_streams != b->log_separate_streams ? replace : in_place);
@@ -246,6 +247,7 @@ void task_config_swap_in_place_fields(struct task_config *into, struct task_conf
 	SWAP(into->log_dir, from->log_dir);
 	SWAP(into->log_max_size, from->log_max_size);
 	SWAP(into->log_keep, from->log_keep);
+	SWAP(into->log_shared_dir, from->log_shared_dir);
 	SWAP(into->log_rate_limit, from->log_rate_limit);
 	SWAP(into->manual_start, from->manual_start);
 }

@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-static const char *const log_keys[] = {"mode", "history",    "dir",	  "max_size",
+static const char *const log_keys[] = {"mode", "history", "dir", "shared_dir", "max_size",
 				       "keep", "rate_limit", "streams", NULL};
 /* Enough for a few lines; more than a task's recent output needs. */
 #define HISTORY_MIN 1024
@@ -62,6 +62,10 @@ void log_fields_parse(struct load_context *context, const yaml_node_t *node,
 		const char *dir = expect_absolute(context, field, &field_where);
 		if (dir)
 			out->dir = dir;
+	}
+	if ((field = map_lookup(&fields, "shared_dir"))) {
+		field_where = where_field(where, "shared_dir", buffer, sizeof(buffer));
+		expect_bool(context, field, &field_where, &out->shared_dir);
 	}
 	if ((field = map_lookup(&fields, "max_size"))) {
 		field_where = where_field(where, "max_size", buffer, sizeof(buffer));

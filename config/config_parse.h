@@ -53,6 +53,7 @@ struct log_fields {
 	unsigned keep;
 	uint64_t rate_limit;
 	bool separate_streams;
+	bool shared_dir;
 };
 
 void log_fields_parse(struct load_context *context, const yaml_node_t *node,

@@ -584,6 +584,7 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	task->log_dir = log.dir ? xstrdup(log.dir) : NULL;
 	task->log_max_size = log.max_size;
 	task->log_keep = log.keep;
+	task->log_shared_dir = log.shared_dir;
 	task->log_rate_limit = log.rate_limit;
 	task->log_separate_streams = log.separate_streams;
 	task->task_dirs = group->task_dirs;

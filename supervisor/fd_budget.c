@@ -24,7 +24,7 @@ static size_t fds_of_task(const struct task_config *task)
 	if (readiness_of(task)->kind == READINESS_NOTIFY_SYSTEMD)
 		fds += 1; /* the notify socket */
 	if (task->log_dir)
-		fds += 1; /* the log file */
+		fds += 2; /* the log file and its directory, held */
 	if (isolation_has_own_network(&task->isolation))
 		fds += 1; /* its network namespace */
 	return fds;

@@ -502,7 +502,7 @@ void task_open_log_file(struct task *task)
 		return; /* most tasks: no file, and no room kept for one */
 	task->log_file = xmalloc(sizeof(*task->log_file));
 	log_file_open(task->log_file, task->services->loop, config->log_dir, config->full_name,
-		      config->log_max_size, config->log_keep);
+		      config->log_max_size, config->log_keep, config->log_shared_dir);
 }
 
 void task_close_log_file(struct task *task)

@@ -280,6 +280,26 @@ static void test_group_default_merges_field_by_field(void **state)
 	config_free(config);
 }
 
+/* log.shared_dir is off unless written, and a task's own log map keeps
+ * the group's value for the keys it leaves out. */
+static void test_log_shared_dir(void **state)
+{
+	struct config *config = parse_ok("groups:\n"
+					 "  g:\n"
+					 "    log: {dir: /var/log/corral, shared_dir: true}\n"
+					 "    tasks:\n"
+					 "      shared: {command: a, log: {keep: 2}}\n"
+					 "      own: {command: a, log: {shared_dir: false}}\n"
+					 "  h:\n"
+					 "    log: {dir: /var/log/corral}\n"
+					 "    tasks: {plain: {command: a}}\n");
+
+	assert_true(find_task(config, "g/shared")->log_shared_dir);
+	assert_false(find_task(config, "g/own")->log_shared_dir);
+	assert_false(find_task(config, "h/plain")->log_shared_dir);
+	config_free(config);
+}
+
 static void test_hooks_group_then_task_replacing_in_place(void **state)
 {
 	struct config *config =
@@ -855,6 +875,7 @@ int main(void)
 	    cmocka_unit_test(test_stage_defaults),
 	    cmocka_unit_test(test_stage_names),
 	    cmocka_unit_test(test_group_default_merges_field_by_field),
+	    cmocka_unit_test(test_log_shared_dir),
 	    cmocka_unit_test(test_hooks_group_then_task_replacing_in_place),
 	    cmocka_unit_test(test_resources_values),
 	    cmocka_unit_test(test_resources_bounds),
