@@ -64,7 +64,12 @@ static const char *kind_of(mode_t mode)
 }
 
 /* A directory a task's user could write is where it plants links. */
-static bool trusted(int fd, const char *path, bool shared_dir, struct log_dir_failure *failure)
+/* `sticky_is_enough`: for DIR only. In a sticky directory owned by root or
+ * corral (/tmp), others may add names but not replace corral's: the GROUP
+ * directory below it is corral's own (checked in turn, and opened without
+ * following a link), so what others plant beside it is never used. */
+static bool trusted(int fd, const char *path, bool shared_dir, bool sticky_is_enough,
+		    struct log_dir_failure *failure)
 {
 	struct stat status;
 	if (fstat(fd, &status) < 0) {
@@ -81,7 +86,7 @@ static bool trusted(int fd, const char *path, bool shared_dir, struct log_dir_fa
 		     path, (unsigned)status.st_uid, (unsigned)corral);
 		return false;
 	}
-	if (status.st_mode & (S_IWGRP | S_IWOTH)) {
+	if ((status.st_mode & (S_IWGRP | S_IWOTH)) && !(sticky_is_enough && (status.st_mode & S_ISVTX))) {
 		fail(failure, true, EPERM,
 		     "%s is writable by group or others (mode %04o): they could put a link in "
 		     "place of the file (make it writable by its owner only, or set "
@@ -105,7 +110,7 @@ int log_dir_open(const char *dir, const char *group, bool shared_dir,
 		fail(failure, false, error, "%s: %s", dir, strerror(error));
 		return -1;
 	}
-	if (!trusted(dir_fd, dir, shared_dir, failure)) {
+	if (!trusted(dir_fd, dir, shared_dir, true, failure)) {
 		close(dir_fd);
 		return -1;
 	}
@@ -124,7 +129,7 @@ int log_dir_open(const char *dir, const char *group, bool shared_dir,
 	}
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", dir, group);
-	if (!trusted(group_fd, path, shared_dir, failure)) {
+	if (!trusted(group_fd, path, shared_dir, false, failure)) {
 		close(group_fd);
 		return -1;
 	}
