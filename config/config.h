@@ -533,6 +533,9 @@ enum control_right {
 /* "status", "logs", ... for the right of bit `index`; NULL past the last. */
 const char *control_right_name(unsigned index);
 
+/* "status, logs", or "none", into `buffer`. */
+void control_rights_describe(unsigned rights, char *buffer, size_t size);
+
 /* A group's bridge (config `network:` of a group), for tasks with
  * network mode bridge. */
 struct group_network_config {

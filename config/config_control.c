@@ -21,6 +21,21 @@ const char *control_right_name(unsigned index)
 	return index < CONTROL_RIGHT_COUNT ? control_right_names[index] : NULL;
 }
 
+void control_rights_describe(unsigned rights, char *buffer, size_t size)
+{
+	size_t used = 0;
+	snprintf(buffer, size, "none");
+	for (unsigned i = 0; i < CONTROL_RIGHT_COUNT; i++) {
+		if (!(rights & (1u << i)))
+			continue;
+		int wrote = snprintf(buffer + used, size - used, "%s%s", used ? ", " : "",
+				     control_right_names[i]);
+		if (wrote < 0 || (size_t)wrote >= size - used)
+			return;
+		used += (size_t)wrote;
+	}
+}
+
 static const char *const control_keys[] = {"group", "exec", "idle_timeout",
 					   "connections_per_user", NULL};
 
