@@ -34,7 +34,8 @@ struct control_peer {
 	 * for a corral in a container). Tasks never are: their namespaces
 	 * are made below corral's. */
 	bool above_corral;
-	/* It exited before it could be looked at: nobody to answer. */
+	/* It could not be looked at (it exited first, or no pidfd could be
+	 * had): it cannot be told from a task, so it is not let in. */
 	bool gone;
 	/* "web/app" when its cgroup is a task's (or below one), else "". */
 	char task[160];

@@ -570,8 +570,9 @@ static bool confined_peer_allowed(struct control_server *server, const struct co
 				  char *reason, size_t size)
 {
 	if (peer->gone) {
-		snprintf(reason, size, "the connecting process exited before corral could tell "
-				       "whether it is a task");
+		snprintf(reason, size, "corral could not look at the connecting process to tell "
+				       "whether it is a task (it exited, or corral is short of "
+				       "fds): try again");
 		return false;
 	}
 	if (!control_peer_is_confined(peer))
