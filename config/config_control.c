@@ -12,8 +12,8 @@
 
 /* In the order of enum control_right's bits. */
 static const char *const control_right_names[CONTROL_RIGHT_COUNT] = {
-	"status", "logs", "events", "inspect", "start", "stop",
-	"restart", "signal", "reload", "exec", "shutdown",
+    "status",  "logs",   "events", "inspect", "start",    "stop",
+    "restart", "signal", "reload", "exec",    "shutdown",
 };
 
 const char *control_right_name(unsigned index)
@@ -36,8 +36,8 @@ void control_rights_describe(unsigned rights, char *buffer, size_t size)
 	}
 }
 
-static const char *const control_keys[] = {"group", "exec", "idle_timeout",
-					   "connections_per_user", NULL};
+static const char *const control_keys[] = {"group", "exec", "idle_timeout", "connections_per_user",
+					   NULL};
 
 static void parse_connections_per_user(struct load_context *context, const yaml_node_t *node,
 				       struct config *config)
@@ -109,8 +109,9 @@ void task_control_rights_parse(struct load_context *context, const yaml_node_t *
 			       const struct where *where, unsigned *rights)
 {
 	*rights = 0;
-	if (!expect_list(context, node, where,
-			 "a list of the control requests the task may make, such as [status, logs]"))
+	if (!expect_list(
+		context, node, where,
+		"a list of the control requests the task may make, such as [status, logs]"))
 		return;
 	size_t count = list_length(node);
 	for (size_t i = 0; i < count; i++) {

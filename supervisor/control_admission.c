@@ -12,7 +12,7 @@ enum control_admission control_admission_decide(const struct control_admission_l
 	if (counts->of_this_user >= limits->per_user)
 		return CONTROL_REFUSE_USER_LIMIT;
 	size_t shared = limits->total > limits->reserved_for_owners
-				? limits->total - limits->reserved_for_owners
-				: 0;
+			    ? limits->total - limits->reserved_for_owners
+			    : 0;
 	return counts->total < shared ? CONTROL_ADMIT : CONTROL_REFUSE_FULL;
 }

@@ -19,7 +19,7 @@
 /* Every namespace a task may be given (and the user namespace, which
  * owns the others). */
 static const char *const namespace_names[CONTROL_PEER_NAMESPACES] = {
-	"cgroup", "ipc", "mnt", "net", "pid", "user", "uts",
+    "cgroup", "ipc", "mnt", "net", "pid", "user", "uts",
 };
 
 /* The cgroup leaf corral itself lives in (isolation/cgroup_tree.h). */

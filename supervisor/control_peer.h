@@ -45,7 +45,8 @@ struct control_peer {
 
 /* Fills `peer` for the connection `fd`. -errno when its credentials
  * cannot be read at all. */
-int control_peer_identify(int fd, const struct control_peer_rules *rules, struct control_peer *peer);
+int control_peer_identify(int fd, const struct control_peer_rules *rules,
+			  struct control_peer *peer);
 
 /* A task, or inside namespaces not corral's: never an operator. */
 static inline bool control_peer_is_confined(const struct control_peer *peer)

@@ -97,8 +97,8 @@ static const struct error_case cases[] = {
      "control.idle_timeout: must be at least 1s, not \"500ms\""},
     {"connections per user zero", VALID_GROUPS "control: {connections_per_user: 0}\n", 2, 33,
      "control.connections_per_user: must be a whole number from 1 to 512, not \"0\""},
-    {"connections per user too many", VALID_GROUPS "control: {connections_per_user: 513}\n",
-     2, 33, "control.connections_per_user: must be a whole number from 1 to 512, not \"513\""},
+    {"connections per user too many", VALID_GROUPS "control: {connections_per_user: 513}\n", 2, 33,
+     "control.connections_per_user: must be a whole number from 1 to 512, not \"513\""},
 };
 
 static void test_mistakes_are_one_error_at_their_place(void **state)
@@ -116,8 +116,8 @@ static void test_a_reload_changes_rights_in_place_unless_the_socket_must_appear(
 	struct config *more = parse_ok(TASK("{command: x, control: [status, logs]}"));
 	struct config *none = parse_ok(TASK("{command: x}"));
 	struct config *hidden = parse_ok(TASK("{command: x, isolation: {namespaces: [mount]}}"));
-	struct config *shown = parse_ok(
-	    TASK("{command: x, isolation: {namespaces: [mount]}, control: [status]}"));
+	struct config *shown =
+	    parse_ok(TASK("{command: x, isolation: {namespaces: [mount]}, control: [status]}"));
 	struct task_diff diff;
 	task_config_diff(only_task(old), only_task(more), &diff);
 	assert_int_equal(diff.change, TASK_CHANGE_IN_PLACE);

@@ -25,16 +25,16 @@ struct admission_case {
 static const struct admission_case cases[] = {
     /* owners */
     {0, 0, false, true, CONTROL_ADMIT},
-    {99, 0, false, true, CONTROL_ADMIT},  /* into the reserved room */
+    {99, 0, false, true, CONTROL_ADMIT}, /* into the reserved room */
     {100, 0, true, true, CONTROL_ADMIT_AFTER_CLOSING_IDLE},
-    {100, 0, false, true, CONTROL_REFUSE_FULL}, /* every one streaming */
+    {100, 0, false, true, CONTROL_REFUSE_FULL},              /* every one streaming */
     {100, 50, true, true, CONTROL_ADMIT_AFTER_CLOSING_IDLE}, /* no per-user cap */
     /* other users */
     {0, 0, false, false, CONTROL_ADMIT},
     {10, 4, false, false, CONTROL_ADMIT},
     {10, 5, false, false, CONTROL_REFUSE_USER_LIMIT},
     {89, 0, false, false, CONTROL_ADMIT},
-    {90, 0, true, false, CONTROL_REFUSE_FULL}, /* the rest is the owners' */
+    {90, 0, true, false, CONTROL_REFUSE_FULL},  /* the rest is the owners' */
     {100, 0, true, false, CONTROL_REFUSE_FULL}, /* never closes others' */
 };
 

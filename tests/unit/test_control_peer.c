@@ -53,8 +53,8 @@ static void test_a_task_is_named_by_its_cgroup(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char task[160] = "";
 		print_message("%s under %s\n", cases[i].path, cases[i].root);
-		bool found = control_peer_task_of_cgroup(cases[i].root, cases[i].path, task,
-							 sizeof(task));
+		bool found =
+		    control_peer_task_of_cgroup(cases[i].root, cases[i].path, task, sizeof(task));
 		assert_int_equal(found, cases[i].task != NULL);
 		if (found)
 			assert_string_equal(task, cases[i].task);
