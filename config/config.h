@@ -496,6 +496,9 @@ struct task_config {
 	 * when it waits for nobody. */
 	struct task_dependency *after;
 	size_t after_count;
+	/* Config `control:`: the control requests the task may make
+	 * (enum control_right bits); 0, the default, for none. */
+	unsigned control_rights;
 };
 
 /* The task's readiness; without `readiness:`, READINESS_NONE. */
@@ -511,6 +514,32 @@ static inline const struct health_config *health_of(const struct task_config *ta
 	static const struct health_config none;
 	return task->health ? task->health : &none;
 }
+
+/* What a task may ask of corral's control socket (a task's `control:`
+ * list): one right per kind of request, named as the request is. A task
+ * is never an operator: without a right listed here every request from
+ * inside it is refused, and a task with a mount namespace does not even
+ * see the socket. */
+enum control_right {
+	CONTROL_RIGHT_STATUS = 1u << 0,
+	CONTROL_RIGHT_LOGS = 1u << 1,
+	CONTROL_RIGHT_EVENTS = 1u << 2,
+	CONTROL_RIGHT_INSPECT = 1u << 3,
+	CONTROL_RIGHT_START = 1u << 4,
+	CONTROL_RIGHT_STOP = 1u << 5,
+	CONTROL_RIGHT_RESTART = 1u << 6,
+	CONTROL_RIGHT_SIGNAL = 1u << 7,
+	CONTROL_RIGHT_RELOAD = 1u << 8,
+	CONTROL_RIGHT_EXEC = 1u << 9,
+	CONTROL_RIGHT_SHUTDOWN = 1u << 10,
+};
+#define CONTROL_RIGHT_COUNT 11
+
+/* "status", "logs", ... for the right of bit `index`; NULL past the last. */
+const char *control_right_name(unsigned index);
+
+/* "status, logs", or "none", into `buffer`. */
+void control_rights_describe(unsigned rights, char *buffer, size_t size);
 
 /* A group's bridge (config `network:` of a group), for tasks with
  * network mode bridge. */
@@ -576,6 +605,12 @@ struct config {
 	char *socket_path;   /* NULL: the default, see docs/control-protocol.md */
 	char *control_group; /* NULL: only root and corral's own uid may control */
 	bool control_group_exec; /* control.exec: its members may `corral exec` too */
+	/* control.idle_timeout: a connection that sends no whole request for
+	 * this long (and follows no stream) is closed. */
+	uint64_t control_idle_timeout_ms;
+	/* control.connections_per_user: connections one user other than root
+	 * and corral's own may hold at once. */
+	unsigned control_connections_per_user;
 	char *task_dirs_root; /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
 	struct group_config *groups; /* in file order */
 	size_t group_count;
@@ -591,6 +626,11 @@ struct config {
 #define CONFIG_DEFAULT_LOG_HISTORY (16 * 1024)
 #define CONFIG_DEFAULT_GROUP_RESTART_ATTEMPTS 3
 #define CONFIG_DEFAULT_GROUP_RESTART_INTERVAL_MS 600000
+#define CONFIG_DEFAULT_CONTROL_IDLE_TIMEOUT_MS 60000
+#define CONFIG_DEFAULT_CONTROL_CONNECTIONS_PER_USER 32
+/* The bounds of control.connections_per_user: at least one, and fewer
+ * than the socket's connections in all (supervisor/control_admission.h). */
+#define CONFIG_CONTROL_CONNECTIONS_PER_USER_MAX 512
 
 /* The restart policy a task of this stage gets when nothing is configured:
  * always for main tasks and sidecars, on-failure for ephemeral prestart and

@@ -208,6 +208,13 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	     "log", a->log_separate_streams != b->log_separate_streams ? replace : in_place);
 	note(diff, !hooks_equal(a, b), "hooks", replace);
 	note(diff, !dependencies_equal(a, b), "after", replace);
+	/* The rights are looked up at each request; but whether the socket
+	 * is hidden in the task's mount namespace was settled when its
+	 * process was made. */
+	bool socket_shown_differs = (a->control_rights == 0) != (b->control_rights == 0) &&
+				    (b->isolation.namespaces & ISOLATION_NS_MOUNT);
+	note(diff, a->control_rights != b->control_rights, "control",
+	     socket_shown_differs ? replace : in_place);
 }
 
 #define SWAP(a, b)                                                                         \
@@ -250,6 +257,7 @@ void task_config_swap_in_place_fields(struct task_config *into, struct task_conf
 	SWAP(into->log_shared_dir, from->log_shared_dir);
 	SWAP(into->log_rate_limit, from->log_rate_limit);
 	SWAP(into->manual_start, from->manual_start);
+	SWAP(into->control_rights, from->control_rights);
 }
 
 const char *config_diff_fixed_global(const struct config *a, const struct config *b)
@@ -258,6 +266,10 @@ const char *config_diff_fixed_global(const struct config *a, const struct config
 		return "socket";
 	if (!strings_equal(a->control_group, b->control_group))
 		return "control.group";
+	if (a->control_idle_timeout_ms != b->control_idle_timeout_ms)
+		return "control.idle_timeout";
+	if (a->control_connections_per_user != b->control_connections_per_user)
+		return "control.connections_per_user";
 	if (!strings_equal(a->task_dirs_root, b->task_dirs_root))
 		return "task_dirs_root";
 	return NULL;

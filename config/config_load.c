@@ -34,7 +34,6 @@ int log_format_parse(const char *text)
 			return (int)i;
 	return -1;
 }
-static const char *const control_keys[] = {"group", "exec", NULL};
 static const char *const group_keys[] = {"restart",   "resources", "isolation", "network",
 					 "cdi",       "task_dirs", "hooks",     "tasks",
 					 "order",     "on_failure", "log", "env_file", NULL};
@@ -280,37 +279,6 @@ static void parse_socket(struct load_context *context, const yaml_node_t *node,
 	config->socket_path = xstrdup(path);
 }
 
-/* control: {group: NAME}: members of NAME may use the control socket. */
-static void parse_control(struct load_context *context, const yaml_node_t *node,
-			  struct config *config)
-{
-	struct where where = {.owner = "", .field = "control"};
-	struct map_entries fields;
-	const yaml_node_t *group;
-
-	if (!expect_map(context, node, &where, "a map such as {group: NAME}"))
-		return;
-	map_collect(context, node, &where, "key", &fields);
-	map_check_keys(context, &fields, &where, control_keys);
-	if ((group = map_lookup(&fields, "group"))) {
-		struct where group_where = {.owner = "", .field = "control.group"};
-		const char *name = expect_string(context, group, &group_where);
-
-		if (name && !*name)
-			report(context, group, &group_where, "must not be empty");
-		else if (name)
-			config->control_group = xstrdup(name);
-	}
-	const yaml_node_t *exec = map_lookup(&fields, "exec");
-	if (exec) {
-		struct where exec_where = {.owner = "", .field = "control.exec"};
-		if (expect_bool(context, exec, &exec_where, &config->control_group_exec) &&
-		    config->control_group_exec && !group)
-			report(context, exec, &exec_where, "needs control.group: whose members may exec");
-	}
-	map_entries_free(&fields);
-}
-
 /* Where task directories live on the host (hooks/task_dirs.h). */
 static void parse_task_dirs_root(struct load_context *context, const yaml_node_t *node,
 				 struct config *config)
@@ -372,7 +340,7 @@ static void parse_top_level(struct load_context *context, const yaml_node_t *roo
 		parse_socket(context, socket, config);
 	const yaml_node_t *control = map_lookup(&fields, "control");
 	if (control)
-		parse_control(context, control, config);
+		control_settings_parse(context, control, config);
 	const yaml_node_t *task_dirs_root = map_lookup(&fields, "task_dirs_root");
 	if (task_dirs_root)
 		parse_task_dirs_root(context, task_dirs_root, config);
@@ -526,6 +494,8 @@ struct config *config_from_document(const char *path, yaml_document_t *document,
 
 	config->path = xstrdup(path ? path : "");
 	config->shutdown_timeout_ms = CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS;
+	config->control_idle_timeout_ms = CONFIG_DEFAULT_CONTROL_IDLE_TIMEOUT_MS;
+	config->control_connections_per_user = CONFIG_DEFAULT_CONTROL_CONNECTIONS_PER_USER;
 	if (root && wants_interpolation(&context, root))
 		config_interpolate_document(&context, document);
 	if (!root || node_is_null(root))

@@ -6,7 +6,8 @@
  * help of config_capabilities.c, config_seccomp.c, config_rlimits.c,
  * config_mounts.c, config_user_namespace.c and config_devices.c (and
  * config_network_parse.h), config_cdi.c reads `cdi`, config_hooks.c
- * `hooks` and config_dependencies.c `after` and `order`. */
+ * `hooks`, config_dependencies.c `after` and `order`, and config_control.c
+ * the top level's `control` map and a task's `control` list. */
 #pragma once
 
 #include <stdbool.h>
@@ -345,3 +346,13 @@ struct config *config_from_document(const char *path, yaml_document_t *document,
 /* `schedule:` of a task (config_schedule.c). */
 void schedule_parse(struct load_context *context, const yaml_node_t *node,
 		    const struct where *where, struct schedule_config *out);
+
+/* The top level's `control` map: group, exec, idle_timeout,
+ * connections_per_user. */
+void control_settings_parse(struct load_context *context, const yaml_node_t *node,
+			    struct config *config);
+
+/* A task's `control` list: the control requests it may make, as enum
+ * control_right bits. Unknown and repeated names are reported. */
+void task_control_rights_parse(struct load_context *context, const yaml_node_t *node,
+			       const struct where *where, unsigned *rights);

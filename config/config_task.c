@@ -22,7 +22,7 @@ static const char *const task_keys[] = {"command",   "env",       "env_file", "c
 					"resources", "readiness", "health",  "isolation",
 					"cdi",       "task_dirs", "hooks",   "after",
 					"log",       "autostart", "instances", "schedule",
-					"oom_score_adj", NULL};
+					"oom_score_adj", "control", NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -616,6 +616,9 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	hook_list_free(&task_hooks);
 	if ((field = map_lookup(&fields, "after")))
 		dependencies_parse(context, field, &(struct where){owner, "after"}, task);
+	if ((field = map_lookup(&fields, "control")))
+		task_control_rights_parse(context, field, &(struct where){owner, "control"},
+					  &task->control_rights);
 	if (!task->env) /* always a vector, so users can just walk it */
 		task->env = xcalloc(1, sizeof(*task->env));
 	map_entries_free(&fields);

@@ -265,6 +265,23 @@ static int open_shared_root(struct cgroup_tree *tree)
 	return -EEXIST;
 }
 
+/* corral is in root/supervisor now: its /proc/self/cgroup line, less the
+ * leaf, is the root as /proc/PID/cgroup shows it for any process (in
+ * corral's cgroup namespace), which is how a control client is found to
+ * be in a task's cgroup. */
+static void note_root_as_proc_shows_it(struct cgroup_tree *tree)
+{
+	char *own = own_cgroup_path();
+	size_t length = own ? strlen(own) : 0;
+	size_t leaf = sizeof("/" SUPERVISOR_LEAF) - 1;
+	if (length >= leaf && strcmp(own + length - leaf, "/" SUPERVISOR_LEAF) == 0) {
+		own[length - leaf] = '\0';
+		tree->proc_root_path = own;
+		return;
+	}
+	free(own);
+}
+
 void cgroup_tree_open(struct cgroup_tree *tree, bool machine_init, const char *const *group_names,
 		      size_t group_count, cgroup_log_function log)
 {
@@ -313,6 +330,7 @@ void cgroup_tree_open(struct cgroup_tree *tree, bool machine_init, const char *c
 	}
 	enable_controllers(tree->root_fd);
 	read_enabled_controllers(tree);
+	note_root_as_proc_shows_it(tree);
 	tree->enabled = true;
 }
 
@@ -387,6 +405,7 @@ void cgroup_tree_close(struct cgroup_tree *tree)
 	free(tree->base_path);
 	free(tree->instance_name);
 	free(tree->root_path);
+	free(tree->proc_root_path);
 	memset(tree, 0, sizeof(*tree));
 	tree->base_fd = tree->root_fd = -1;
 }

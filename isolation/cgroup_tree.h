@@ -32,6 +32,9 @@ struct cgroup_tree {
 	char *base_path;     /* corral's cgroup when it started, absolute */
 	char *instance_name; /* NULL when corral owns base, else "corral-..." */
 	char *root_path;     /* base, or base/instance_name */
+	/* The root as /proc/PID/cgroup's "0::" line shows it ("" when it is
+	 * the hierarchy's root, "/a/corral-1-ab"); NULL when unknown. */
+	char *proc_root_path;
 	int base_fd;
 	int root_fd;
 	/* v2 controllers enabled for the groups and tasks: "cpu memory pids" */

@@ -661,6 +661,13 @@ void spawn_failure_describe(const struct spawn_request *request,
 		snprintf(buffer, size, "mask %s: %s", spawn_isolation_masked_path(failure->index),
 			 reason);
 		break;
+	case SPAWN_STAGE_HIDE_CONTROL_SOCKET:
+		snprintf(buffer, size, "hide corral's control socket %s: %s",
+			 request->isolation && request->isolation->hidden_control_socket
+				 ? request->isolation->hidden_control_socket
+				 : "?",
+			 reason);
+		break;
 	case SPAWN_STAGE_READ_ONLY:
 		snprintf(buffer, size, "make %s read-only: %s",
 			 spawn_isolation_read_only_path(failure->index), reason);

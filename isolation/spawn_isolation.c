@@ -58,6 +58,13 @@ CHILD_CODE static bool is_missing(void)
 	return errno == ENOENT;
 }
 
+/* A path the task cannot reach is hidden already: missing in its rootfs,
+ * or behind a directory its (user namespace's) root may not search. */
+CHILD_CODE static bool is_out_of_reach(void)
+{
+	return errno == ENOENT || errno == ENOTDIR || errno == EACCES;
+}
+
 /* A bind of `path` onto itself, made read-only with everything below it. */
 CHILD_CODE static int make_read_only(const char *path)
 {
@@ -145,6 +152,11 @@ CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolatio
 				*index = (int)i;
 				return fail(stage, SPAWN_STAGE_MASK);
 			}
+		/* A task is never an operator: the socket is covered in its
+		 * namespace, where (without a rootfs) it would see the host's. */
+		if (isolation->hidden_control_socket &&
+		    mask(isolation->hidden_control_socket) < 0 && !is_out_of_reach())
+			return fail(stage, SPAWN_STAGE_HIDE_CONTROL_SOCKET);
 		/* With a rootfs the plan bound /sys read-only already. */
 		bool has_rootfs = isolation->mounts && isolation->mounts->rootfs;
 		for (size_t i = has_rootfs ? 1 : 0; i < COUNT(read_only_paths); i++)

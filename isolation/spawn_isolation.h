@@ -9,7 +9,8 @@
  *   2. mount: private propagation on /, then a fresh /proc when the task
  *      also has a pid namespace (without a rootfs), then the mount plan
  *      (mount_plan.h: rootfs, /proc, /sys, /dev, the mounts, the devices,
- *      pivot_root), then the OCI default masked paths hidden, /sys (the
+ *      pivot_root), then the OCI default masked paths hidden, corral's
+ *      control socket hidden (unless the task may use it), /sys (the
  *      cgroup file system with it) and /proc's kernel knobs made
  *      read-only, and with readonly_rootfs, / itself;
  *   3. hostname (uts), loopback up (net);
@@ -36,6 +37,10 @@ struct spawn_isolation {
 	bool fresh_proc;               /* pid + mount namespaces, no rootfs */
 	bool mask_proc;                /* the OCI masked paths: the task's own /proc */
 	const struct mount_plan *mounts; /* with a mount namespace */
+	/* With a mount namespace: corral's control socket, covered with
+	 * /dev/null so that a task that may not use it does not see it
+	 * (supervisor/control_server.h); NULL: left as it is. */
+	const char *hidden_control_socket;
 	const char *hostname;          /* NULL: keep */
 	size_t hostname_length;
 	bool loopback_up;              /* net namespace */

@@ -645,7 +645,9 @@ static void run_exec(struct control_context *context, struct control_client *cli
 			 "exec takes no fds: corral makes the command's pipes or terminal and "
 			 "hands the client their other ends (a corral exec older than the "
 			 "server?)");
-	else if (!control_client_is_owner(client) && !context->group_may_exec(context->supervisor))
+	/* A task's client got here only with exec in its control: list. */
+	else if (!control_client_is_owner(client) && !control_client_task(client) &&
+		 !context->group_may_exec(context->supervisor))
 		snprintf(error, sizeof(error),
 			 "exec runs code in a task: only root and corral's own user may, and the "
 			 "control group only with control: {exec: true}");
@@ -671,19 +673,36 @@ static void run_exec(struct control_context *context, struct control_client *cli
 static void run_reload(struct control_context *context, struct control_client *client,
 		       const struct control_request *request)
 {
-	/* Any file corral can read would become commands run as corral. */
-	if (request->path[0] && !control_client_is_owner(client)) {
+	/* Any file corral can read would become commands run as corral. The
+	 * running config's own file, named by its path, is no other file:
+	 * it is read again from where corral read it, whatever `path`
+	 * points at by the time the reload reads it. */
+	bool names_running_config = request->path[0] && !control_client_is_owner(client) &&
+				    context->is_running_config(context->supervisor, request->path);
+	if (request->path[0] && !control_client_is_owner(client) && !names_running_config) {
 		reply_error(client, "reload of another file than the running config: only root "
 				    "and corral's own user may name one (the control group may "
 				    "reload the same file)");
 		return;
 	}
 	struct reload_options options = {
-		.path = request->path[0] ? request->path : NULL,
+		.path = request->path[0] && !names_running_config ? request->path : NULL,
 		.dry_run = request->dry_run,
 		.rerun_completed = request->rerun_completed,
 	};
 	send_json(client, context->reload(context->supervisor, &options));
+}
+
+unsigned control_commands_task_rights(void *pointer, const char *name)
+{
+	struct control_context *context = pointer;
+	for (size_t g = 0; g < context->group_count; g++)
+		for (size_t t = 0; t < context->groups[g]->task_count; t++) {
+			const struct task *task = context->groups[g]->tasks[t];
+			if (!task->removed && strcmp(task->config->full_name, name) == 0)
+				return task->config->control_rights;
+		}
+	return 0;
 }
 
 /* A task publishes its lines only while someone follows them: its own

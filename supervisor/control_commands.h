@@ -27,6 +27,10 @@ struct control_context {
 	struct exec_sessions *exec_sessions;
 	/* control.exec: the control group's members may exec. */
 	bool (*group_may_exec)(void *supervisor);
+	/* Whether `path` is the file the running config was loaded from
+	 * (the same device and inode): a control group member may reload
+	 * that one by its name. */
+	bool (*is_running_config)(void *supervisor, const char *path);
 	void *supervisor;
 	/* Status replies of many tasks serve cached usage; the missing and
 	 * stale readings are read again shortly after the reply is out
@@ -46,6 +50,9 @@ void control_commands_handle(void *context, struct control_client *client,
 
 /* control_server_ops.exec_client_gone */
 void control_commands_exec_client_gone(void *context, const void *session);
+
+/* control_server_ops.task_rights */
+unsigned control_commands_task_rights(void *context, const char *task);
 
 /* control_server_ops.followers_changed */
 void control_commands_followers_changed(void *context, enum control_follow kind,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config.h"
 #include "config/diagnostics.h"
 #include "config/suggest.h"
 #include "config/names.h"
@@ -140,6 +141,19 @@ __attribute__((format(printf, 3, 4))) static int refuse(char *error, size_t erro
 const char *control_command_name(enum control_command command)
 {
 	return (unsigned)command < COMMAND_COUNT ? commands[command].name : "unknown";
+}
+
+unsigned control_command_right(enum control_command command)
+{
+	static const unsigned rights[] = {
+		[CONTROL_STATUS] = CONTROL_RIGHT_STATUS,   [CONTROL_RESTART] = CONTROL_RIGHT_RESTART,
+		[CONTROL_STOP] = CONTROL_RIGHT_STOP,       [CONTROL_START] = CONTROL_RIGHT_START,
+		[CONTROL_SIGNAL] = CONTROL_RIGHT_SIGNAL,   [CONTROL_LOGS] = CONTROL_RIGHT_LOGS,
+		[CONTROL_EVENTS] = CONTROL_RIGHT_EVENTS,   [CONTROL_SHUTDOWN] = CONTROL_RIGHT_SHUTDOWN,
+		[CONTROL_RELOAD] = CONTROL_RIGHT_RELOAD,   [CONTROL_EXEC] = CONTROL_RIGHT_EXEC,
+		[CONTROL_INSPECT] = CONTROL_RIGHT_INSPECT,
+	};
+	return (unsigned)command < ARRAY_SIZE(rights) ? rights[command] : 0;
 }
 
 const char *control_restart_mode_name(enum control_restart_mode mode)

@@ -16,7 +16,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "config/config.h"
+#include "config/units.h"
 #include "config/xmalloc.h"
+#include "supervisor/control_admission.h"
+#include "supervisor/control_peer.h"
 #include "supervisor/log.h"
 
 /* Enough for the status of thousands of tasks; a follower that falls this
@@ -25,7 +29,6 @@
 /* How long a cut client has to read its notice before it is closed. */
 #define CUT_GRACE_MS 5000
 #define CLIENT_INPUT_MAX (CONTROL_REQUEST_MAX + 1)
-#define CLIENTS_MAX 1024
 
 struct control_client {
 	struct loop_watch watch;
@@ -48,6 +51,16 @@ struct control_client {
 	struct loop_timer cut_timer;
 
 	uid_t uid; /* the peer's, at connect */
+	/* Root or corral's own user, and not a task: an operator. */
+	bool owner;
+	/* "web/app" for a client inside a task (control_peer.h), which may
+	 * make only the requests its control: list grants; else NULL. */
+	char *task;
+	/* When it last sent a whole request or took some of its reply: a
+	 * connection that does neither for idle_timeout_ms is closed, unless
+	 * it follows a stream (logs, events, an exec session). */
+	uint64_t last_active_ms;
+	struct loop_timer idle_timer;
 	/* SCM_RIGHTS fds that came with the input, for the request they came
 	 * with (exec); closed unless it takes them. */
 	int passed_fds[CONTROL_PASSED_FDS_MAX];
@@ -70,6 +83,9 @@ struct control_server {
 	bool has_group;
 	gid_t group;
 	char *group_name;
+	struct control_peer_rules peer_rules;
+	uint64_t idle_timeout_ms;
+	struct control_admission_limits limits;
 	struct control_server_ops ops;
 	struct control_client *clients;
 	size_t client_count;
@@ -114,6 +130,7 @@ static void client_retire(struct control_client *client)
 	close_passed_fds(client);
 	close_outgoing_fds(client);
 	loop_timer_cancel(server->loop, &client->cut_timer);
+	loop_timer_cancel(server->loop, &client->idle_timer);
 	loop_watch_remove(server->loop, &client->watch);
 	if (client->previous)
 		client->previous->next = client->next;
@@ -141,6 +158,7 @@ void control_server_collect(struct control_server *server)
 		close(client->watch.fd);
 		free(client->input);
 		free(client->output);
+		free(client->task);
 		free(client);
 	}
 	/* Give back what the reply and its JSON tree took: about 4.6 MiB
@@ -210,6 +228,7 @@ static void flush(struct control_client *client)
 			break;
 		client->output_start += (size_t)written;
 		client->sent_mid_line = client->output[client->output_start - 1] != '\n';
+		client->last_active_ms = loop_now_ms();
 	}
 	if (pending(client) == 0) {
 		client->output_start = client->output_length = 0;
@@ -334,6 +353,8 @@ void control_client_follow(struct control_client *client, enum control_follow ki
 	client->follow = kind;
 	client->follow_subject = subject;
 	struct control_server *server = client->server;
+	/* A stream may be quiet for hours: that is not idleness. */
+	loop_timer_cancel(server->loop, &client->idle_timer);
 	if (control_follow_is_logs(kind) && server->ops.followers_changed)
 		server->ops.followers_changed(server->ops.context, kind, subject, +1);
 }
@@ -354,7 +375,17 @@ void control_server_publish(struct control_server *server, enum control_follow k
 
 bool control_client_is_owner(const struct control_client *client)
 {
-	return client->uid == 0 || client->uid == geteuid();
+	return client->owner;
+}
+
+const char *control_client_task(const struct control_client *client)
+{
+	return client->task;
+}
+
+const char *control_server_path(const struct control_server *server)
+{
+	return server ? server->path : NULL;
 }
 
 void control_server_forget(struct control_server *server, enum control_follow kind,
@@ -382,12 +413,41 @@ static void reply_error(struct control_client *client, const char *message)
 	free(reply);
 }
 
+/* A task's request: only what its control: list grants, looked up at
+ * each request, so that a reload that changes the list applies at once.
+ * false after refusing it. */
+static bool task_may_make(struct control_client *client, const struct control_request *request)
+{
+	struct control_server *server = client->server;
+	unsigned rights = server->ops.task_rights(server->ops.context, client->task);
+	if (rights & control_command_right(request->command))
+		return true;
+	char granted[256], message[512];
+	control_rights_describe(rights, granted, sizeof(granted));
+	snprintf(message, sizeof(message),
+		 "%s is a task: it may make only the control requests its control: list grants "
+		 "(%s), not %s",
+		 client->task, granted, control_command_name(request->command));
+	log_message("control socket: refused %s from task %s (uid %u): its control: list "
+		    "grants %s",
+		    control_command_name(request->command), client->task, (unsigned)client->uid,
+		    granted);
+	reply_error(client, message);
+	return false;
+}
+
 static void handle_line(struct control_client *client, const char *line, size_t length)
 {
 	struct control_request request;
 	char error[512];
+	client->last_active_ms = loop_now_ms();
 	if (control_request_parse(line, length, &request, error, sizeof(error)) < 0) {
 		reply_error(client, error);
+		return;
+	}
+	if (client->task && !task_may_make(client, &request)) {
+		control_request_free(&request);
+		close_passed_fds(client);
 		return;
 	}
 	client->server->ops.handle(client->server->ops.context, client, &request);
@@ -544,12 +604,9 @@ out:
 	return member;
 }
 
-/* NULL when allowed, else the reason, for the reply and the log. */
-static const char *refusal(struct control_server *server, int fd, struct ucred *peer)
+/* NULL when the peer's user may use the socket, else the reason. */
+static const char *user_refusal(struct control_server *server, int fd, const struct ucred *peer)
 {
-	socklen_t size = sizeof(*peer);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, peer, &size) < 0)
-		return "cannot read the peer's credentials";
 	if (peer->uid == 0 || peer->uid == geteuid())
 		return NULL;
 	if (server->has_group && (peer->gid == server->group || peer_in_group(fd, server->group)))
@@ -560,6 +617,128 @@ static const char *refusal(struct control_server *server, int fd, struct ucred *
 				   "control: {group: NAME} to let a group in)";
 }
 
+/* A task, or a process in other namespaces, is never an operator: it is
+ * let in only when the config grants that task a request. false with
+ * `reason` set when it is refused. */
+static bool confined_peer_allowed(struct control_server *server, const struct control_peer *peer,
+				  char *reason, size_t size)
+{
+	if (peer->gone) {
+		snprintf(reason, size, "corral could not look at the connecting process to tell "
+				       "whether it is a task (it exited, or corral is short of "
+				       "fds): try again");
+		return false;
+	}
+	if (!control_peer_is_confined(peer))
+		return true;
+	if (peer->task[0]) {
+		if (server->ops.task_rights(server->ops.context, peer->task))
+			return true;
+		snprintf(reason, size,
+			 "%s is a task, and a task is never an operator: it may use the control "
+			 "socket only for the requests a control: list in its config grants (it "
+			 "has none)",
+			 peer->task);
+		return false;
+	}
+	snprintf(reason, size,
+		 "pid %d is in other namespaces than corral's (%s): only processes in corral's own "
+		 "namespaces may use the control socket",
+		 (int)peer->credentials.pid, peer->foreign_namespaces);
+	return false;
+}
+
+static bool is_idle(const struct control_client *client)
+{
+	return !client->closed && !client->cut && client->follow == CONTROL_FOLLOW_NONE &&
+	       pending(client) == 0;
+}
+
+/* Says why to a connection corral closes on its own, when nothing else
+ * waits to be sent to it, then closes it. */
+static void close_with_notice(struct control_client *client, const char *message)
+{
+	if (pending(client) == 0) {
+		char *reply = control_reply_error(message);
+		send(client->watch.fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+		free(reply);
+	}
+	client_retire(client);
+}
+
+static void on_idle_timeout(struct loop_timer *timer)
+{
+	struct control_client *client = timer->data;
+	struct control_server *server = client->server;
+	if (client->closed || client->follow != CONTROL_FOLLOW_NONE)
+		return;
+	uint64_t deadline = client->last_active_ms + server->idle_timeout_ms;
+	if (loop_now_ms() < deadline) {
+		loop_timer_arm(server->loop, &client->idle_timer, deadline);
+		return;
+	}
+	char message[160], duration[32];
+	format_duration_ms(server->idle_timeout_ms, duration, sizeof(duration));
+	snprintf(message, sizeof(message),
+		 "idle for %s without a request: connection closed (control.idle_timeout)",
+		 duration);
+	close_with_notice(client, message);
+}
+
+/* Whether a connection of `peer` fits, closing the longest idle one when
+ * an owner needs room; false with `reason` set when it does not. */
+static bool admit(struct control_server *server, const struct control_peer *peer, bool owner,
+		  char *reason, size_t size)
+{
+	struct control_admission_counts counts = {.total = server->client_count};
+	struct control_client *longest_idle = NULL;
+	for (struct control_client *client = server->clients; client; client = client->next) {
+		counts.of_this_user += !client->owner && client->uid == peer->credentials.uid;
+		if (is_idle(client) &&
+		    (!longest_idle || client->last_active_ms < longest_idle->last_active_ms))
+			longest_idle = client;
+	}
+	counts.any_idle = longest_idle != NULL;
+	switch (control_admission_decide(&server->limits, &counts, owner)) {
+	case CONTROL_ADMIT:
+		return true;
+	case CONTROL_ADMIT_AFTER_CLOSING_IDLE:
+		log_message("control socket: %zu connections open: closing the one idle the longest "
+			    "(uid %u) to let root or corral's own user in",
+			    counts.total, (unsigned)longest_idle->uid);
+		close_with_notice(longest_idle, "connection closed to make room for root or "
+						"corral's own user: it was the one idle the longest");
+		return true;
+	case CONTROL_REFUSE_USER_LIMIT:
+		snprintf(reason, size,
+			 "uid %u has %zu control connections open already, the most one user may "
+			 "(control.connections_per_user)",
+			 (unsigned)peer->credentials.uid, counts.of_this_user);
+		return false;
+	case CONTROL_REFUSE_FULL:
+		break;
+	}
+	snprintf(reason, size,
+		 "too many control clients connected (%zu; the last %zu are kept for root and "
+		 "corral's own user)",
+		 counts.total, server->limits.reserved_for_owners);
+	return false;
+}
+
+static void refuse(int fd, const struct control_peer *peer, const char *why)
+{
+	char *reply = control_reply_error(why);
+	send(fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+	free(reply);
+	close(fd);
+	if (peer->task[0])
+		log_message("control socket: refused task %s (pid %d, uid %u): %s", peer->task,
+			    (int)peer->credentials.pid, (unsigned)peer->credentials.uid, why);
+	else
+		log_message("control socket: refused pid %d (uid %u): %s",
+			    (int)peer->credentials.pid, (unsigned)peer->credentials.uid, why);
+}
+
 static void on_accept(struct loop_watch *watch, uint32_t events)
 {
 	struct control_server *server = watch->data;
@@ -567,33 +746,43 @@ static void on_accept(struct loop_watch *watch, uint32_t events)
 		int fd = accept4(watch->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return; /* EAGAIN, or a client that left before we looked */
-		struct ucred peer = {0};
-		const char *why = refusal(server, fd, &peer);
-		if (!why && server->client_count >= CLIENTS_MAX)
-			why = "too many control clients connected";
+		struct control_peer peer;
+		char reason[512];
+		const char *why = NULL;
+		if (control_peer_identify(fd, &server->peer_rules, &peer) < 0)
+			why = "cannot read the peer's credentials";
+		else if (!(why = user_refusal(server, fd, &peer.credentials)) &&
+			 !confined_peer_allowed(server, &peer, reason, sizeof(reason)))
+			why = reason;
+		bool owner = (peer.credentials.uid == 0 || peer.credentials.uid == geteuid()) &&
+			     !control_peer_is_confined(&peer);
+		if (!why && !admit(server, &peer, owner, reason, sizeof(reason)))
+			why = reason;
 		if (why) {
-			char *reply = control_reply_error(why);
-			send(fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
-			free(reply);
-			close(fd);
-			log_message("control socket: refused pid %d (uid %u): %s", (int)peer.pid,
-				    (unsigned)peer.uid, why);
+			refuse(fd, &peer, why);
 			continue;
 		}
 		struct control_client *client = xcalloc(1, sizeof(*client));
 		client->server = server;
-		client->uid = peer.uid;
+		client->uid = peer.credentials.uid;
+		client->owner = owner;
+		client->task = peer.task[0] ? xstrdup(peer.task) : NULL;
 		client->input = xmalloc(CLIENT_INPUT_MAX);
 		client->watch = (struct loop_watch){
 			.fd = fd, .callback = on_client_event, .data = client};
 		client->interest = EPOLLIN;
 		loop_timer_init(&client->cut_timer, on_cut_grace_over, client);
+		loop_timer_init(&client->idle_timer, on_idle_timeout, client);
 		if (loop_watch_add(server->loop, &client->watch, EPOLLIN) < 0) {
 			close(fd);
+			free(client->task);
 			free(client->input);
 			free(client);
 			continue;
 		}
+		client->last_active_ms = loop_now_ms();
+		loop_timer_arm(server->loop, &client->idle_timer,
+			       client->last_active_ms + server->idle_timeout_ms);
 		client->next = server->clients;
 		if (server->clients)
 			server->clients->previous = client;
@@ -743,15 +932,23 @@ static int open_listener(struct control_server *server, const char *path, char *
 }
 
 int control_server_open(struct control_server **out, struct loop *loop, const char *path,
-			bool path_is_default, const char *control_group,
+			bool path_is_default, const struct control_server_settings *settings,
 			const struct control_server_ops *ops, char *error, size_t error_size)
 {
 	*out = NULL;
+	const char *control_group = settings->control_group;
 	struct control_server *server = xcalloc(1, sizeof(*server));
 	server->loop = loop;
 	server->ops = *ops;
 	server->path = xstrdup(path);
 	server->watch.fd = -1;
+	control_peer_rules_init(&server->peer_rules, settings->task_cgroup_root);
+	server->idle_timeout_ms = settings->idle_timeout_ms;
+	server->limits = (struct control_admission_limits){
+		.total = CONTROL_CONNECTIONS_MAX,
+		.reserved_for_owners = CONTROL_CONNECTIONS_RESERVED,
+		.per_user = settings->connections_per_user,
+	};
 	if (control_group) {
 		struct group *entry = getgrnam(control_group);
 		if (!entry) {
@@ -817,5 +1014,6 @@ void control_server_close(struct control_server *server)
 	}
 	free(server->path);
 	free(server->group_name);
+	control_peer_rules_free(&server->peer_rules);
 	free(server);
 }

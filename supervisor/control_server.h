@@ -3,7 +3,14 @@
  * Safe creation (docs/control-protocol.md): the directory is made 0700
  * (0750 for a control group) when corral creates it; the socket is 0600
  * (0660 for a control group); a stale socket is replaced, anything else at
- * the path is refused. Each connection is checked with SO_PEERCRED.
+ * the path is refused. Each connection is checked with SO_PEERCRED, and
+ * its process is looked at (control_peer.h): a task, or a process in other
+ * namespaces than corral's, is never an operator, and a task makes only
+ * the requests its config's control: list grants.
+ *
+ * Connections are capped in all, per user, with room kept for root and
+ * corral's own user (control_admission.h); one that sends no request for
+ * control.idle_timeout, and follows no stream, is closed.
  *
  * Never blocks: requests are framed from a bounded input buffer, replies go
  * out through a bounded output buffer per client, and a client that lets it
@@ -45,7 +52,19 @@ struct control_server_ops {
 	/* A client following CONTROL_FOLLOW_EXEC went away: its session
 	 * ends (exec_session.h). */
 	void (*exec_client_gone)(void *context, const void *subject);
+	/* The control: rights (enum control_right bits) of task `task`
+	 * ("web/app") in the running config; 0 for none, or no such task. */
+	unsigned (*task_rights)(void *context, const char *task);
 	void *context;
+};
+
+struct control_server_settings {
+	const char *control_group; /* NULL: only root and corral's own user */
+	/* Where tasks' cgroups are, as /proc/PID/cgroup shows it
+	 * (control_peer.h); NULL when tasks have no cgroups. */
+	const char *task_cgroup_root;
+	uint64_t idle_timeout_ms;      /* config control.idle_timeout */
+	unsigned connections_per_user; /* config control.connections_per_user */
 };
 
 /* Returns 0 when listening; 1 when `path_is_default` (one of the places of
@@ -54,8 +73,11 @@ struct control_server_ops {
  * next place may be tried); -1 on an error that must stop corral (`error`
  * says what). */
 int control_server_open(struct control_server **out, struct loop *loop, const char *path,
-			bool path_is_default, const char *control_group,
+			bool path_is_default, const struct control_server_settings *settings,
 			const struct control_server_ops *ops, char *error, size_t error_size);
+
+/* Where it listens; NULL for no server. */
+const char *control_server_path(const struct control_server *server);
 void control_server_close(struct control_server *server);
 
 /* Frees the clients that closed during the last event batch. */
@@ -77,8 +99,12 @@ void control_client_follow(struct control_client *client, enum control_follow ki
 			   const void *subject);
 
 /* The client is root or corral's own user, not only a member of the
- * control group: what reads files as corral may need it. */
+ * control group, and not a task: what reads files as corral may need it. */
 bool control_client_is_owner(const struct control_client *client);
+
+/* "web/app" for a client inside a task (let in for its control: rights
+ * alone, which the server checks before each request), else NULL. */
+const char *control_client_task(const struct control_client *client);
 
 /* The fds (SCM_RIGHTS) that came with the request being handled, up to
  * CONTROL_PASSED_FDS_MAX: taken over by the caller (else closed once the

@@ -40,6 +40,10 @@ struct services {
 	 * NULL until then. `notify_sockets` numbers them. */
 	char *notify_dir;
 	unsigned notify_sockets;
+	/* Where the control socket listens, NULL without one: covered in the
+	 * mount namespace of a task whose control: list grants nothing, so
+	 * that it does not see the socket at all. */
+	const char *control_socket_path;
 	/* Hook processes at once, all tasks together (config hook_concurrency). */
 	struct hook_limiter *hook_limiter;
 	/* `corral exec` sessions (exec_session.h), for status. */

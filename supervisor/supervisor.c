@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config/units.h"
@@ -141,6 +142,16 @@ static void reload_on_hangup(struct supervisor *supervisor)
 	json_decref(reload_from_control(supervisor, &options));
 }
 
+static bool is_running_config(void *pointer, const char *path)
+{
+	struct supervisor *supervisor = pointer;
+	struct stat named, running;
+	const char *running_path = supervisor->config->path;
+	return running_path && *running_path && stat(path, &named) == 0 &&
+	       stat(running_path, &running) == 0 && S_ISREG(named.st_mode) &&
+	       named.st_dev == running.st_dev && named.st_ino == running.st_ino;
+}
+
 static bool group_may_exec(void *pointer)
 {
 	struct supervisor *supervisor = pointer;
@@ -197,6 +208,7 @@ static const char *control_socket_path(const struct config *config,
 /* The first default place corral may write to; each one it may not is
  * said once, with why, in the one line that says where it went. */
 static int open_control_socket_in_default_place(struct supervisor *supervisor,
+						const struct control_server_settings *settings,
 						const struct control_server_ops *ops)
 {
 	struct control_socket_places places;
@@ -206,8 +218,7 @@ static int open_control_socket_in_default_place(struct supervisor *supervisor,
 	control_socket_places(&places);
 	for (size_t i = 0; i < places.count; i++) {
 		int result = control_server_open(&supervisor->control, supervisor->loop,
-						 places.path[i], true,
-						 supervisor->config->control_group, ops, error,
+						 places.path[i], true, settings, ops, error,
 						 sizeof(error));
 		if (result < 0) {
 			log_message("control socket: %s", error);
@@ -242,6 +253,7 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 		.reload = reload_from_control,
 		.exec_sessions = &supervisor->exec_sessions,
 		.group_may_exec = group_may_exec,
+		.is_running_config = is_running_config,
 		.supervisor = supervisor,
 		.loop = supervisor->loop,
 	};
@@ -249,18 +261,30 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 		.handle = control_commands_handle,
 		.followers_changed = control_commands_followers_changed,
 		.exec_client_gone = control_commands_exec_client_gone,
+		.task_rights = control_commands_task_rights,
 		.context = &supervisor->control_context,
 	};
-	const char *path = control_socket_path(supervisor->config, options);
-	if (!path)
-		return open_control_socket_in_default_place(supervisor, &ops);
+	const struct config *config = supervisor->config;
+	struct control_server_settings settings = {
+		.control_group = config->control_group,
+		.task_cgroup_root = supervisor->cgroups.enabled ? supervisor->cgroups.proc_root_path
+								: NULL,
+		.idle_timeout_ms = config->control_idle_timeout_ms,
+		.connections_per_user = config->control_connections_per_user,
+	};
+	const char *path = control_socket_path(config, options);
+	int result = 0;
 	char error[512];
-	if (control_server_open(&supervisor->control, supervisor->loop, path, false,
-				supervisor->config->control_group, &ops, error, sizeof(error)) < 0) {
+	if (!path)
+		result = open_control_socket_in_default_place(supervisor, &settings, &ops);
+	else if (control_server_open(&supervisor->control, supervisor->loop, path, false,
+				     &settings, &ops, error, sizeof(error)) < 0) {
 		log_message("control socket: %s", error);
-		return -1;
+		result = -1;
 	}
-	return 0;
+	/* Hidden in the mount namespace of every task that may not use it. */
+	supervisor->services.control_socket_path = control_server_path(supervisor->control);
+	return result;
 }
 
 /* ---- signals and reaping ---- */

@@ -203,6 +203,10 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 		task_give_back_shared_mounts(task);
 		return -EINVAL;
 	}
+	/* Settled at each start: a reload may have changed the task's rights. */
+	if (task->isolation)
+		task->isolation->spawn.hidden_control_socket =
+			task->config->control_rights ? NULL : task->services->control_socket_path;
 	fill_spawn_request(task, &request);
 	int error = task_readiness_prepare_spawn(task, &request);
 	if (error < 0) {

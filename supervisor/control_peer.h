@@ -1,0 +1,64 @@
+/* Who is at the other end of a control connection, beyond its uid: a
+ * task, or a process in namespaces other than corral's, is never an
+ * operator (docs/control-protocol.md, "Who may connect").
+ *
+ * The process that connected is held by a pidfd (SO_PEERPIDFD) while its
+ * /proc entries are read, and must still be alive afterwards: a pid that
+ * died and was reused meanwhile is never taken for it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#define CONTROL_PEER_NAMESPACES 7
+
+/* corral's own namespaces, and where its tasks' cgroups are: read once
+ * when the socket opens. */
+struct control_peer_rules {
+	/* The task cgroups' root as /proc/PID/cgroup shows it (see
+	 * cgroup_tree.proc_root_path); NULL when tasks have no cgroups. */
+	char *task_cgroup_root;
+	bool has_namespace[CONTROL_PEER_NAMESPACES];
+	dev_t namespace_device[CONTROL_PEER_NAMESPACES];
+	ino_t namespace_inode[CONTROL_PEER_NAMESPACES];
+};
+
+void control_peer_rules_init(struct control_peer_rules *rules, const char *task_cgroup_root);
+void control_peer_rules_free(struct control_peer_rules *rules);
+
+struct control_peer {
+	struct ucred credentials;
+	/* pid 0: the peer is in a pid namespace above corral's (the host,
+	 * for a corral in a container). Tasks never are: their namespaces
+	 * are made below corral's. */
+	bool above_corral;
+	/* It could not be looked at (it exited first, or no pidfd could be
+	 * had): it cannot be told from a task, so it is not let in. */
+	bool gone;
+	/* "web/app" when its cgroup is a task's (or below one), else "". */
+	char task[160];
+	/* The namespaces it does not share with corral, "mnt, pid", or "". */
+	char foreign_namespaces[64];
+};
+
+/* Fills `peer` for the connection `fd`. -errno when its credentials
+ * cannot be read at all. */
+int control_peer_identify(int fd, const struct control_peer_rules *rules,
+			  struct control_peer *peer);
+
+/* A task, or inside namespaces not corral's: never an operator. */
+static inline bool control_peer_is_confined(const struct control_peer *peer)
+{
+	return peer->task[0] || peer->foreign_namespaces[0];
+}
+
+/* Pure, for the tests: the v2 path ("0::PATH" line) of a /proc/PID/cgroup
+ * text, into `path`; false when there is none. */
+bool control_peer_v2_cgroup(const char *text, char *path, size_t size);
+
+/* Pure: "GROUP/TASK" when `path` is below `root`'s group and task
+ * cgroups (root/GROUP/TASK[/...]; "GROUP" for root/GROUP itself), not
+ * corral's own root/supervisor. */
+bool control_peer_task_of_cgroup(const char *root, const char *path, char *task, size_t size);

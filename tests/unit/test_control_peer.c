@@ -1,0 +1,71 @@
+/* A control client found to be inside a task from its /proc/PID/cgroup:
+ * below corral's task cgroups (root/GROUP/TASK, or deeper; a group's own
+ * cgroup too), never corral's own root/supervisor, nor anything outside
+ * root. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "supervisor/control_peer.h"
+
+static void test_the_v2_line_is_found_among_v1_lines(void **state)
+{
+	(void)state;
+	char path[256];
+	assert_true(control_peer_v2_cgroup("12:pids:/x\n1:name=systemd:/y\n0::/a/b c\n", path,
+					   sizeof(path)));
+	assert_string_equal(path, "/a/b c");
+	assert_true(control_peer_v2_cgroup("0::/", path, sizeof(path)));
+	assert_string_equal(path, "/");
+	assert_false(control_peer_v2_cgroup("4:memory:/x\n", path, sizeof(path)));
+	assert_false(control_peer_v2_cgroup("0::/much/too/long\n", path, 8));
+}
+
+struct cgroup_case {
+	const char *root, *path, *task; /* task NULL: not a task's */
+};
+
+static const struct cgroup_case cases[] = {
+    {"/user.slice/corral-7-ab", "/user.slice/corral-7-ab/web/app", "web/app"},
+    {"/user.slice/corral-7-ab", "/user.slice/corral-7-ab/web/app@1/sub/deeper", "web/app@1"},
+    {"/user.slice/corral-7-ab", "/user.slice/corral-7-ab/supervisor", NULL},
+    {"/user.slice/corral-7-ab", "/user.slice/corral-7-ab/supervisor/x", NULL},
+    {"/user.slice/corral-7-ab", "/user.slice/corral-7-ab/web", "web"},
+    {"/user.slice/corral-7-ab", "/user.slice/corral-7-ab", NULL},
+    {"/user.slice/corral-7-ab", "/user.slice/corral-7-abc/web/app", NULL},
+    {"/user.slice/corral-7-ab", "/user.slice", NULL},
+    /* corral owns the hierarchy's root (PID 1 of a container) */
+    {"", "/web/app", "web/app"},
+    {"", "/supervisor", NULL},
+    {"", "/", NULL},
+    /* nothing but corral makes cgroups below its root: whatever is
+     * there (and not its own leaf) came from a task */
+    {"", "/init.scope", "init.scope"},
+};
+
+static void test_a_task_is_named_by_its_cgroup(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char task[160] = "";
+		print_message("%s under %s\n", cases[i].path, cases[i].root);
+		bool found =
+		    control_peer_task_of_cgroup(cases[i].root, cases[i].path, task, sizeof(task));
+		assert_int_equal(found, cases[i].task != NULL);
+		if (found)
+			assert_string_equal(task, cases[i].task);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_the_v2_line_is_found_among_v1_lines),
+	    cmocka_unit_test(test_a_task_is_named_by_its_cgroup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
