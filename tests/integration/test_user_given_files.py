@@ -31,7 +31,7 @@ def limits_for(binary):
     /dev/zero without bound dies of ENOMEM instead of taking the machine's
     memory (the baseline did: 300 MB and growing). Not under ASan, which
     reserves terabytes of shadow memory up front."""
-    if b"AddressSanitizer" in Path(binary).read_bytes():
+    if b"__asan_init" in Path(binary).read_bytes():
         return None
 
     def cap():
