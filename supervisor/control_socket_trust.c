@@ -13,8 +13,8 @@ static bool trusted_owner(uid_t owner, uid_t caller)
 	return owner == 0 || owner == caller;
 }
 
-int control_socket_judge_directory(const char *directory, mode_t mode, uid_t owner,
-				   uid_t caller, char *why, size_t why_size)
+int control_socket_judge_directory(const char *directory, mode_t mode, uid_t owner, uid_t caller,
+				   char *why, size_t why_size)
 {
 	unsigned permissions = (unsigned)(mode & 07777);
 	if (!S_ISDIR(mode)) {
@@ -50,8 +50,8 @@ static int check_directory(const char *path, uid_t caller, char *why, size_t why
 	 * A directory we cannot look at is for connect() to report. */
 	if (lstat(directory, &status) < 0)
 		return 0;
-	return control_socket_judge_directory(directory, status.st_mode, status.st_uid, caller,
-					      why, why_size);
+	return control_socket_judge_directory(directory, status.st_mode, status.st_uid, caller, why,
+					      why_size);
 }
 
 int control_socket_check_place(const char *path, bool default_place, uid_t caller, char *why,

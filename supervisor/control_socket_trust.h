@@ -22,8 +22,8 @@
 /* The directory rule on an lstat() of `directory` (owner, mode): 0, or -1
  * with `why` ("its directory D belongs to uid 1002 (mode 0755), not to
  * root or to you (uid 1000)"). Pure, for the unit tests. */
-int control_socket_judge_directory(const char *directory, mode_t mode, uid_t owner,
-				   uid_t caller, char *why, size_t why_size);
+int control_socket_judge_directory(const char *directory, mode_t mode, uid_t owner, uid_t caller,
+				   char *why, size_t why_size);
 
 /* The rules a path can be held to before connecting (above): 0, or -1
  * with `why`. A path that is not there is for connect() to report. */

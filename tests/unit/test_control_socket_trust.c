@@ -32,12 +32,13 @@ static void test_the_directory_rule(void **state)
 	     "0770)"},
 	    {S_IFDIR | 01777, 0,
 	     "its directory /tmp/corral-1000 may be written by others (owner uid 0, mode 1777)"},
-	    {S_IFLNK | 0777, 1000, "/tmp/corral-1000 is a symlink, not a directory (owner uid 1000)"},
+	    {S_IFLNK | 0777, 1000,
+	     "/tmp/corral-1000 is a symlink, not a directory (owner uid 1000)"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char why[256] = "";
-		int result = control_socket_judge_directory("/tmp/corral-1000", cases[i].mode,
-							    cases[i].owner, caller, why, sizeof(why));
+		int result = control_socket_judge_directory(
+		    "/tmp/corral-1000", cases[i].mode, cases[i].owner, caller, why, sizeof(why));
 		if (!cases[i].why) {
 			assert_int_equal(result, 0);
 			continue;

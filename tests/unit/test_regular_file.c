@@ -85,8 +85,7 @@ static void test_dev_zero_is_refused_before_any_read(void **state)
 	(void)state;
 	char *data = NULL, reason[REGULAR_FILE_REASON_SIZE] = "";
 	size_t size = 0;
-	assert_int_equal(regular_file_read("/dev/zero", 1u << 20, &data, &size, reason),
-			 -EINVAL);
+	assert_int_equal(regular_file_read("/dev/zero", 1u << 20, &data, &size, reason), -EINVAL);
 	assert_string_equal(reason, "is a character device, not a regular file");
 }
 
