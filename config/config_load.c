@@ -2,13 +2,10 @@
  * groups. Tasks are read by config_task.c. */
 #include "config/config_load.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <yaml.h>
 
 #include "config/config_network_parse.h"
@@ -16,11 +13,8 @@
 #include "config/diagnostics.h"
 #include "config/yaml_limits.h"
 #include "config/names.h"
+#include "config/regular_file.h"
 #include "config/xmalloc.h"
-
-/* Nobody writes a config this large; /dev/zero or a log file by mistake
- * would otherwise be read until memory runs out. */
-#define CONFIG_FILE_MAX_BYTES (16u << 20)
 
 static const char *const top_level_keys[] = {
 	"shutdown_timeout", "groups", "socket", "control", "task_dirs_root", "log_format",
@@ -527,46 +521,16 @@ struct config *config_parse_buffer(const char *path, const char *buffer, size_t 
 	return config;
 }
 
-/* The whole file, or -errno. */
-int config_read_file(const char *path, char **out, size_t *out_size)
+int config_read_file(const char *path, unsigned file, char **out, size_t *out_size,
+		     struct config_diagnostics *diagnostics)
 {
-	size_t size = 0, capacity = 4096;
-	char *data;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char reason[REGULAR_FILE_REASON_SIZE];
+	int result = regular_file_read(path, CONFIG_FILE_MAX_BYTES, out, out_size, reason);
 
-	if (fd < 0)
-		return -errno;
-	data = xmalloc(capacity);
-	for (;;) {
-		ssize_t got;
-
-		if (size == capacity) {
-			if (capacity >= CONFIG_FILE_MAX_BYTES) {
-				free(data);
-				close(fd);
-				return -EFBIG;
-			}
-			capacity *= 2;
-			data = xreallocarray(data, capacity, 1);
-		}
-		got = read(fd, data + size, capacity - size);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			int saved = errno;
-
-			free(data);
-			close(fd);
-			return -saved;
-		}
-		if (got == 0)
-			break;
-		size += (size_t)got;
-	}
-	close(fd);
-	*out = data;
-	*out_size = size;
-	return 0;
+	if (result < 0)
+		diagnostics_add(diagnostics, (struct source_location){.file = file},
+				"cannot read: %s", reason);
+	return result;
 }
 
 struct config *config_load_file(const char *path, struct config_diagnostics *diagnostics)
@@ -574,21 +538,10 @@ struct config *config_load_file(const char *path, struct config_diagnostics *dia
 	struct config *config;
 	size_t size = 0;
 	char *data = NULL;
-	int r = config_read_file(path, &data, &size);
 
-	if (r == -EFBIG) {
-		*diagnostics = (struct config_diagnostics){0};
-		diagnostics_add(diagnostics, (struct source_location){0},
-				"cannot read: larger than %u MiB; is this the right file?",
-				CONFIG_FILE_MAX_BYTES >> 20);
+	*diagnostics = (struct config_diagnostics){0};
+	if (config_read_file(path, 0, &data, &size, diagnostics) < 0)
 		return NULL;
-	}
-	if (r < 0) {
-		*diagnostics = (struct config_diagnostics){0};
-		diagnostics_add(diagnostics, (struct source_location){0}, "cannot read: %s",
-				strerror(-r));
-		return NULL;
-	}
 	config = config_parse_buffer(path, data, size, diagnostics);
 	free(data);
 	return config;

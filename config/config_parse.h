@@ -328,8 +328,15 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 
 /* ---- config_load.c, for config_sources.c ---- */
 
-/* The whole file (at most 16 MiB), or -errno (-EFBIG past that). */
-int config_read_file(const char *path, char **out, size_t *out_size);
+/* Nobody writes a config file this large; /dev/zero or a log file named
+ * by mistake stops here. */
+#define CONFIG_FILE_MAX_BYTES (16u << 20)
+
+/* One config file, a regular file of at most CONFIG_FILE_MAX_BYTES read
+ * with regular_file_read: 0 with its text (NUL-terminated, to free); or
+ * -errno after adding "cannot read: REASON" at `file`, line 0. */
+int config_read_file(const char *path, unsigned file, char **out, size_t *out_size,
+		     struct config_diagnostics *diagnostics);
 
 /* One file's YAML, within yaml_limits.h's bounds, as a document (the
  * caller deletes it): true; false with the errors, at `file`. */

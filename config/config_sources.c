@@ -290,14 +290,8 @@ static bool load_merged(const struct file_list *files, yaml_document_t *merged,
 	for (size_t i = 0; i < files->count; i++) {
 		char *data = NULL;
 		size_t size = 0;
-		int result = config_read_file(files->names[i], &data, &size);
-		if (result < 0) {
-			diagnostics_add(diagnostics, (struct source_location){.file = (unsigned)i},
-					"cannot read: %s",
-					result == -EFBIG ? "larger than 16 MiB; is this the right file?"
-							 : strerror(-result));
+		if (config_read_file(files->names[i], (unsigned)i, &data, &size, diagnostics) < 0)
 			continue;
-		}
 		loaded[i] = config_load_document(data, size, (unsigned)i, &documents[i],
 						 diagnostics);
 		free(data);

@@ -13,6 +13,7 @@
 #include "config/diagnostics.h"
 #include "config/env_file.h"
 #include "config/ids.h"
+#include "config/regular_file.h"
 #include "config/suggest.h"
 #include "config/units.h"
 #include "config/xmalloc.h"
@@ -171,21 +172,13 @@ static void read_env_file(struct load_context *context, const yaml_node_t *node,
 	else
 		full = xasprintf("%.*s/%s", (int)(strrchr(config_file, '/') - config_file),
 				 config_file, path);
-	FILE *file = fopen(full, "re");
-	if (!file) {
-		report(context, node, where, "%s: %s", full, strerror(errno));
+	char *text = NULL, reason[REGULAR_FILE_REASON_SIZE];
+	size_t length = 0;
+	if (regular_file_read(full, ENV_FILE_MAX_BYTES, &text, &length, reason) < 0) {
+		report(context, node, where, "%s: %s", full, reason);
 		free(full);
 		return;
 	}
-	char *text = NULL;
-	size_t length = 0;
-	FILE *memory = open_memstream(&text, &length);
-	char chunk[4096];
-	size_t got;
-	while ((got = fread(chunk, 1, sizeof(chunk), file)) > 0)
-		fwrite(chunk, 1, got, memory);
-	fclose(memory);
-	fclose(file);
 	unsigned line;
 	char error[160];
 	if (env_file_parse(text, length, add_entry, entries, &line, error, sizeof(error)) < 0)

@@ -8,6 +8,10 @@
 
 #include <stddef.h>
 
+/* An env file is a few hundred lines; a larger one is a mistake (a log,
+ * /dev/zero behind a symlink) that would otherwise fill memory. */
+#define ENV_FILE_MAX_BYTES (1u << 20)
+
 typedef void (*env_file_add)(void *context, const char *name, size_t name_length,
 			     const char *value, size_t value_length);
 

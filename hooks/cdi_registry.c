@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "config/regular_file.h"
 #include "config/xmalloc.h"
 #include "hooks/cdi_spec.h"
 #include "hooks/start_additions.h"
@@ -49,46 +50,6 @@ static bool is_spec_file_name(const char *name)
 	return false;
 }
 
-/* The whole file, or -errno. */
-static int read_spec_file(const char *path, char **out, size_t *out_size)
-{
-	struct stat status;
-	size_t size = 0;
-	char *data;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &status) < 0 || !S_ISREG(status.st_mode) ||
-	    (uint64_t)status.st_size > CDI_SPEC_MAX_BYTES) {
-		int saved = !S_ISREG(status.st_mode) ? EISDIR : errno ? errno : EFBIG;
-
-		close(fd);
-		return -saved;
-	}
-	data = xmalloc((size_t)status.st_size + 1);
-	while (size <= (size_t)status.st_size) {
-		ssize_t got = read(fd, data + size, (size_t)status.st_size + 1 - size);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			int saved = errno;
-
-			free(data);
-			close(fd);
-			return -saved;
-		}
-		if (got == 0)
-			break;
-		size += (size_t)got;
-	}
-	close(fd);
-	*out = data;
-	*out_size = size;
-	return 0;
-}
-
 static void registry_add(struct cdi_registry *registry, const struct cdi_spec *spec,
 			 unsigned priority)
 {
@@ -103,21 +64,16 @@ static void registry_add(struct cdi_registry *registry, const struct cdi_spec *s
 static int load_file(struct cdi_registry *registry, const char *path, unsigned priority,
 		     char *error, size_t error_size)
 {
-	char message[512];
+	char message[512], reason[REGULAR_FILE_REASON_SIZE];
 	struct cdi_spec spec;
 	char *data = NULL;
 	size_t size = 0;
-	int r = read_spec_file(path, &data, &size);
+	int r = regular_file_read(path, CDI_SPEC_MAX_BYTES, &data, &size, reason);
 
 	if (r == -EISDIR)
 		return 0; /* a directory named x.json is not a spec */
-	if (r == -EFBIG) {
-		snprintf(error, error_size, "cdi: cannot read %s: larger than %u MiB", path,
-			 CDI_SPEC_MAX_BYTES >> 20);
-		return r;
-	}
 	if (r < 0) {
-		snprintf(error, error_size, "cdi: cannot read %s: %s", path, strerror(-r));
+		snprintf(error, error_size, "cdi: cannot read %s: %s", path, reason);
 		return r;
 	}
 	r = cdi_spec_parse(path, data, size, &spec, message, sizeof(message));

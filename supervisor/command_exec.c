@@ -45,25 +45,6 @@ static void print_exec_usage(FILE *out)
 		"Only root and corral's own user may exec.\n");
 }
 
-static int connect_to(const char *path)
-{
-	struct sockaddr_un address = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof(address.sun_path)) {
-		fprintf(stderr, "corral: %s: path too long for a socket\n", path);
-		return -1;
-	}
-	strcpy(address.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof(address)) < 0) {
-		fprintf(stderr, "corral: cannot connect to %s: %s (is corral running?)\n", path,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static int send_request(int socket_fd, const char *line)
 {
 	size_t length = strlen(line);
@@ -297,7 +278,7 @@ int command_exec(int argc, char **argv)
 	if (!line)
 		return command_usage_error("exec", print_exec_usage, "the request cannot be encoded");
 
-	int socket_fd = connect_to(control_socket_path(socket_option));
+	int socket_fd = control_socket_connect(control_socket_path(socket_option));
 	if (socket_fd < 0) {
 		free(line);
 		return 1;

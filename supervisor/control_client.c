@@ -4,6 +4,7 @@
 #include "supervisor/control_client.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "supervisor/control_socket_places.h"
+#include "supervisor/control_socket_trust.h"
 
 #define READ_CHUNK 65536
 
@@ -46,16 +48,23 @@ static const char *connect_advice(int error)
 	}
 }
 
-static int connect_to(const char *path)
+int control_socket_connect(const char *path)
 {
 	struct sockaddr_un address = {.sun_family = AF_UNIX};
 	size_t length = strlen(path);
+	uid_t caller = geteuid();
+	char why[PATH_MAX + 160];
 	int fd, error;
 
 	if (length == 0 || length >= sizeof(address.sun_path)) {
 		fprintf(stderr,
 			"corral: cannot connect to %s: a socket path must be 1 to %zu bytes\n",
 			path, sizeof(address.sun_path) - 1);
+		return -1;
+	}
+	if (control_socket_check_place(path, control_socket_is_default_place(path), caller, why,
+				       sizeof(why)) < 0) {
+		fprintf(stderr, "corral: refusing %s: %s\n", path, why);
 		return -1;
 	}
 	memcpy(address.sun_path, path, length + 1);
@@ -71,6 +80,13 @@ static int connect_to(const char *path)
 		close(fd);
 		fprintf(stderr, "corral: cannot connect to %s: %s%s\n", path, strerror(error),
 			connect_advice(error));
+		return -1;
+	}
+	/* Before a byte is sent: the place may have been swapped since the
+	 * check above, the server's credentials cannot. */
+	if (control_socket_check_peer(fd, caller, why, sizeof(why)) < 0) {
+		close(fd);
+		fprintf(stderr, "corral: refusing %s: %s\n", path, why);
 		return -1;
 	}
 	return fd;
@@ -106,7 +122,7 @@ int control_connection_open(struct control_connection *connection, const char *p
 			control_command_name(request->command));
 		return -1;
 	}
-	connection->fd = connect_to(path);
+	connection->fd = control_socket_connect(path);
 	if (connection->fd < 0) {
 		free(line);
 		return -1;

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +32,16 @@ void control_socket_places(struct control_socket_places *places)
 	if (runtime_dir && runtime_dir[0] == '/')
 		add_place(places, "%s/corral/control.sock", runtime_dir);
 	add_place(places, "/tmp/corral-%u/control.sock", (unsigned)geteuid());
+}
+
+bool control_socket_is_default_place(const char *path)
+{
+	struct control_socket_places places;
+	control_socket_places(&places);
+	for (size_t i = 0; i < places.count; i++)
+		if (strcmp(places.path[i], path) == 0)
+			return true;
+	return false;
 }
 
 const char *control_socket_find(const struct control_socket_places *places)

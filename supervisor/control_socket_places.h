@@ -5,6 +5,7 @@
  * order, so that `corral status` finds it without being told. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/un.h>
 
@@ -24,3 +25,8 @@ void control_socket_places(struct control_socket_places *places);
  * place that could not be looked into (EACCES: corral's, but not ours to
  * reach, so the error names it); else the first place. */
 const char *control_socket_find(const struct control_socket_places *places);
+
+/* Whether `path` is one of the default places, however the CLI came by it
+ * (found, or named with --socket): the CLI then holds its directory to the
+ * server's rule (control_socket_trust.h). */
+bool control_socket_is_default_place(const char *path);

@@ -4,10 +4,12 @@
  * A task with a network namespace of its own is probed from inside it:
  * the socket is made there (network_socket_in), so 127.0.0.1 is the
  * task's loopback, as in Kubernetes. A Unix socket in a task with its own
- * mount namespace is reached through /proc/PID/root. */
+ * mount namespace is looked up inside its root (task_root_path.h), never
+ * through a symlink that leads out of it. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include "config/xmalloc.h"
 #include "supervisor/http_status.h"
 #include "supervisor/probe.h"
+#include "supervisor/task_root_path.h"
 
 static void on_socket_event(struct loop_watch *watch, uint32_t events);
 
@@ -114,22 +117,31 @@ static int open_socket(struct probe *probe, int domain, pid_t pid, char *why, si
 	return fd;
 }
 
-/* The address to connect to; its size, or 0 with `why`. */
+/* The address to connect to; its size, or 0 with `why`. A Unix socket of
+ * a task with its own root is opened inside that root first (*path_fd,
+ * to close once connect() is called) and reached through /proc/self/fd. */
 static socklen_t target_address(const struct probe *probe, pid_t pid,
-				struct sockaddr_storage *address, char *why, size_t size)
+				struct sockaddr_storage *address, int *path_fd, char *why,
+				size_t size)
 {
 	const struct probe_config *config = probe->config;
 	memset(address, 0, sizeof(*address));
+	*path_fd = -1;
 	if (config->kind == PROBE_UNIX) {
 		struct sockaddr_un *unix_address = (struct sockaddr_un *)address;
 		unix_address->sun_family = AF_UNIX;
 		bool own_root = probe->task->isolation.enabled &&
 				(probe->task->isolation.namespaces & ISOLATION_NS_MOUNT);
-		int length = own_root ? snprintf(unix_address->sun_path,
-						 sizeof(unix_address->sun_path), "/proc/%d/root%s",
-						 (int)pid, config->path)
-				      : snprintf(unix_address->sun_path,
-						 sizeof(unix_address->sun_path), "%s", config->path);
+		if (own_root) {
+			*path_fd = task_root_open_path(pid, config->path, why, size);
+			if (*path_fd < 0)
+				return 0;
+			snprintf(unix_address->sun_path, sizeof(unix_address->sun_path),
+				 "/proc/self/fd/%d", *path_fd);
+			return (socklen_t)sizeof(*unix_address);
+		}
+		int length = snprintf(unix_address->sun_path, sizeof(unix_address->sun_path), "%s",
+				      config->path);
 		if (length < 0 || (size_t)length >= sizeof(unix_address->sun_path)) {
 			snprintf(why, size, "%s: too long for a Unix socket address", config->path);
 			return 0;
@@ -176,15 +188,18 @@ void net_probe_run(struct probe *probe)
 	loop_timer_arm(probe->services->loop, &probe->next_run, now + probe_interval_ms(probe));
 	loop_timer_arm(probe->services->loop, &probe->deadline, now + config->timeout_ms);
 	pid_t pid = probe->target_pid ? probe->target_pid(probe->context) : 0;
-	char why[256];
+	char why[PATH_MAX + 96];
 	struct sockaddr_storage address;
-	socklen_t length = target_address(probe, pid, &address, why, sizeof(why));
+	int path_fd;
+	socklen_t length = target_address(probe, pid, &address, &path_fd, why, sizeof(why));
 	if (!length) {
 		finish(probe, false, why);
 		return;
 	}
 	int fd = open_socket(probe, address.ss_family, pid, why, sizeof(why));
 	if (fd < 0) {
+		if (path_fd >= 0)
+			close(path_fd);
 		finish(probe, false, why);
 		return;
 	}
@@ -192,8 +207,12 @@ void net_probe_run(struct probe *probe)
 						  .data = probe};
 	if (config->kind == PROBE_HTTP)
 		build_request(probe);
-	if (connect(fd, (struct sockaddr *)&address, length) < 0 && errno != EINPROGRESS) {
-		fail_run(probe, "connect", errno);
+	int connected = connect(fd, (struct sockaddr *)&address, length);
+	int connect_error = errno;
+	if (path_fd >= 0)
+		close(path_fd);
+	if (connected < 0 && connect_error != EINPROGRESS) {
+		fail_run(probe, "connect", connect_error);
 		return;
 	}
 	/* Writable once connected (or failed): SO_ERROR says which. */

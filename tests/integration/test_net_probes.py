@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import children_of, wait_for
+from conftest import busybox_root, children_of, wait_for
 from test_network import BRIDGE, in_own_netns
 
 PYTHON = sys.executable
@@ -327,3 +327,45 @@ def test_inside_is_refused_for_a_task_without_namespaces(corral):
         "command": ["sleep", "1"], "health": {"exec": ["true"], "inside": True}}}}}})
     assert result.returncode == 1
     assert "inside: the task has no namespaces of its own" in result.stderr, result.stderr
+
+
+def test_a_unix_probe_resolves_symlinks_inside_the_task_s_root(corral, tmp_path):
+    """An absolute symlink in a task's rootfs means a path in that root, as
+    it does for the task: /run/app.sock -> HOST_PATH must not reach a socket
+    only the host has (the task would be marked ready by a server it never
+    ran), and /run/inner.sock -> /srv/real.sock reaches ROOTFS/srv/real.sock."""
+    root = busybox_root(tmp_path / "rootfs", ["sleep"], directories=("bin", "run", "srv"))
+    host_only = tmp_path / "host-only.sock"
+    (root / "run" / "app.sock").symlink_to(host_only)
+    (root / "run" / "inner.sock").symlink_to("/srv/real.sock")
+    listeners = []
+    for path in (host_only, root / "srv" / "real.sock"):
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(path))
+        listener.listen(16)
+        listener.setblocking(False)
+        listeners.append(listener)
+    host_listener = listeners[0]
+    isolation = {"rootfs": str(root), "namespaces": ["mount", "pid"]}
+    config = {"groups": {"g": {"tasks": {
+        "escape": {"command": ["/bin/sleep", "1000"], "isolation": isolation,
+                   "readiness": {"unix": "/run/app.sock", "interval": "100ms"}},
+        "inner": {"command": ["/bin/sleep", "1000"], "isolation": isolation,
+                  "readiness": {"unix": "/run/inner.sock", "interval": "100ms"}},
+    }}}}
+
+    def settled(statuses):
+        probe = statuses["g/escape"]["probes"]["readiness"] or {}
+        return statuses["g/escape"]["ready"] or (
+            probe.get("last_result") and statuses["g/inner"]["ready"])
+
+    running = run_until(corral, config, settled, "both probes to have an answer")
+    escape = status_json(corral)["g/escape"]
+    assert not escape["ready"], escape
+    assert escape["probes"]["readiness"]["last_result"] == \
+        "/run/app.sock in the task's root: No such file or directory", escape
+    with pytest.raises(BlockingIOError):
+        host_listener.accept()  # never connected to
+    stop(running)
+    for listener in listeners:
+        listener.close()

@@ -783,7 +783,7 @@ static void test_load_directory(void **state)
 
 	assert_null(config);
 	assert_int_equal(diagnostics.count, 1);
-	assert_string_equal(diagnostics.items[0].message, "cannot read: Is a directory");
+	assert_string_equal(diagnostics.items[0].message, "cannot read: is a directory, not a regular file");
 	config_diagnostics_free(&diagnostics);
 }
 
