@@ -16,12 +16,6 @@
 #define SO_PEERPIDFD 77
 #endif
 
-/* Every namespace a task may be given (and the user namespace, which
- * owns the others). */
-static const char *const namespace_names[CONTROL_PEER_NAMESPACES] = {
-    "cgroup", "ipc", "mnt", "net", "pid", "user", "uts",
-};
-
 /* The cgroup leaf corral itself lives in (isolation/cgroup_tree.h). */
 #define SUPERVISOR_LEAF "supervisor"
 
@@ -29,16 +23,7 @@ void control_peer_rules_init(struct control_peer_rules *rules, const char *task_
 {
 	memset(rules, 0, sizeof(*rules));
 	rules->task_cgroup_root = task_cgroup_root ? xstrdup(task_cgroup_root) : NULL;
-	for (size_t i = 0; i < CONTROL_PEER_NAMESPACES; i++) {
-		char path[64];
-		struct stat status;
-		snprintf(path, sizeof(path), "/proc/self/ns/%s", namespace_names[i]);
-		if (stat(path, &status) < 0)
-			continue; /* a kernel without it: nobody has one then */
-		rules->has_namespace[i] = true;
-		rules->namespace_device[i] = status.st_dev;
-		rules->namespace_inode[i] = status.st_ino;
-	}
+	rules->corral_pid = getpid();
 }
 
 void control_peer_rules_free(struct control_peer_rules *rules)
@@ -102,27 +87,73 @@ static bool still_alive(int pidfd)
 	return poll(&poller, 1, 0) == 0;
 }
 
-static void find_foreign_namespaces(const struct control_peer_rules *rules, pid_t pid,
-				    struct control_peer *peer)
+pid_t control_peer_stat_parent(const char *text)
 {
-	size_t used = 0;
-	for (size_t i = 0; i < CONTROL_PEER_NAMESPACES; i++) {
-		char path[64];
-		struct stat status;
-		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, namespace_names[i]);
-		/* EACCES: a corral that is not root may not look at another
-		 * user's process; its tasks run as its own user, which it may. */
-		if (!rules->has_namespace[i] || stat(path, &status) < 0)
-			continue;
-		if (status.st_dev == rules->namespace_device[i] &&
-		    status.st_ino == rules->namespace_inode[i])
-			continue;
-		int wrote = snprintf(peer->foreign_namespaces + used,
-				     sizeof(peer->foreign_namespaces) - used, "%s%s",
-				     used ? ", " : "", namespace_names[i]);
-		if (wrote > 0 && (size_t)wrote < sizeof(peer->foreign_namespaces) - used)
-			used += (size_t)wrote;
+	/* "PID (COMMAND) STATE PPID ...": COMMAND ends at the last ')'. */
+	const char *end = strrchr(text, ')');
+	if (!end)
+		return -1;
+	char state;
+	int parent;
+	if (sscanf(end + 1, " %c %d", &state, &parent) != 2 || parent < 0)
+		return -1;
+	return (pid_t)parent;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], text[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t length = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (length <= 0)
+		return -1;
+	text[length] = '\0';
+	return control_peer_stat_parent(text);
+}
+
+/* Pid chains are short; the bound only keeps a chain read while it
+ * changes from looping. */
+#define ANCESTRY_DEPTH_MAX 4096
+/* Walks cut short by an ancestor that exited while it was read. */
+#define ANCESTRY_TRIES 8
+
+/* 1: corral is an ancestor of `pid`; 0: it is not; -1: an ancestor exited
+ * while the chain was read. An ancestor that exits leaves its children to
+ * the nearest subreaper: corral for its own descendants, so a walk read
+ * again still ends at corral. An operator's chain ends at pid 1 (or at 0:
+ * a process that entered corral's pid namespace from outside, as podman
+ * exec and kubectl exec do) without passing corral. */
+static int walk_ancestry(const struct control_peer_rules *rules, pid_t pid)
+{
+	for (int depth = 0; depth < ANCESTRY_DEPTH_MAX; depth++) {
+		pid_t parent = parent_of(pid);
+		if (parent == rules->corral_pid)
+			return 1;
+		if (parent < 0)
+			return depth == 0 ? 0 : -1;
+		if (parent <= 1)
+			return 0;
+		pid = parent;
 	}
+	return -1;
+}
+
+static void find_descent(const struct control_peer_rules *rules, pid_t pid,
+			 struct control_peer *peer)
+{
+	for (int tries = 0; tries < ANCESTRY_TRIES; tries++) {
+		int found = walk_ancestry(rules, pid);
+		if (found >= 0) {
+			peer->descends_from_corral = found;
+			return;
+		}
+	}
+	/* Cannot be told from a task: not let in (it may try again). */
+	peer->gone = true;
 }
 
 static void find_task_cgroup(const struct control_peer_rules *rules, pid_t pid,
@@ -162,7 +193,7 @@ int control_peer_identify(int fd, const struct control_peer_rules *rules, struct
 		return 0;
 	}
 	find_task_cgroup(rules, pid, peer);
-	find_foreign_namespaces(rules, pid, peer);
+	find_descent(rules, pid, peer);
 	peer->gone = !still_alive(pidfd);
 	close(pidfd);
 	return 0;

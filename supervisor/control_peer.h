@@ -1,6 +1,13 @@
 /* Who is at the other end of a control connection, beyond its uid: a
- * task, or a process in namespaces other than corral's, is never an
+ * task, or any process corral started or that descends from one (a hook,
+ * a probe, a task's child in whatever namespaces it made), is never an
  * operator (docs/control-protocol.md, "Who may connect").
+ *
+ * Descent, not namespaces, is the rule: a task cannot leave it (an orphan
+ * is reparented to corral, the subreaper), while an operator may well sit
+ * in other namespaces than corral's (corral under systemd's PrivateTmp=
+ * or ProtectSystem= has a mount namespace of its own; `podman exec` and
+ * `kubectl exec` join corral's, but their parent is outside it).
  *
  * The process that connected is held by a pidfd (SO_PEERPIDFD) while its
  * /proc entries are read, and must still be alive afterwards: a pid that
@@ -12,17 +19,13 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#define CONTROL_PEER_NAMESPACES 7
-
-/* corral's own namespaces, and where its tasks' cgroups are: read once
- * when the socket opens. */
+/* Where corral's tasks' cgroups are, and corral's own pid: read once when
+ * the socket opens. */
 struct control_peer_rules {
 	/* The task cgroups' root as /proc/PID/cgroup shows it (see
 	 * cgroup_tree.proc_root_path); NULL when tasks have no cgroups. */
 	char *task_cgroup_root;
-	bool has_namespace[CONTROL_PEER_NAMESPACES];
-	dev_t namespace_device[CONTROL_PEER_NAMESPACES];
-	ino_t namespace_inode[CONTROL_PEER_NAMESPACES];
+	pid_t corral_pid;
 };
 
 void control_peer_rules_init(struct control_peer_rules *rules, const char *task_cgroup_root);
@@ -39,8 +42,9 @@ struct control_peer {
 	bool gone;
 	/* "web/app" when its cgroup is a task's (or below one), else "". */
 	char task[160];
-	/* The namespaces it does not share with corral, "mnt, pid", or "". */
-	char foreign_namespaces[64];
+	/* corral is among its ancestors: a task's process (even without a
+	 * cgroup, which gives `task`), a hook's or a probe's. */
+	bool descends_from_corral;
 };
 
 /* Fills `peer` for the connection `fd`. -errno when its credentials
@@ -48,11 +52,16 @@ struct control_peer {
 int control_peer_identify(int fd, const struct control_peer_rules *rules,
 			  struct control_peer *peer);
 
-/* A task, or inside namespaces not corral's: never an operator. */
+/* A task, or anything corral started: never an operator. */
 static inline bool control_peer_is_confined(const struct control_peer *peer)
 {
-	return peer->task[0] || peer->foreign_namespaces[0];
+	return peer->task[0] || peer->descends_from_corral;
 }
+
+/* Pure, for the tests: the parent pid in a /proc/PID/stat text (the field
+ * after the command name, which may itself hold spaces and parentheses);
+ * -1 when the text is not one. */
+pid_t control_peer_stat_parent(const char *text);
 
 /* Pure, for the tests: the v2 path ("0::PATH" line) of a /proc/PID/cgroup
  * text, into `path`; false when there is none. */

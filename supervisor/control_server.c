@@ -617,7 +617,7 @@ static const char *user_refusal(struct control_server *server, int fd, const str
 				   "control: {group: NAME} to let a group in)";
 }
 
-/* A task, or a process in other namespaces, is never an operator: it is
+/* A task, or any process corral started, is never an operator: it is
  * let in only when the config grants that task a request. false with
  * `reason` set when it is refused. */
 static bool confined_peer_allowed(struct control_server *server, const struct control_peer *peer,
@@ -642,9 +642,9 @@ static bool confined_peer_allowed(struct control_server *server, const struct co
 		return false;
 	}
 	snprintf(reason, size,
-		 "pid %d is in other namespaces than corral's (%s): only processes in corral's own "
-		 "namespaces may use the control socket",
-		 (int)peer->credentials.pid, peer->foreign_namespaces);
+		 "pid %d was started by corral (a task's process, a hook or a probe), and what "
+		 "corral starts is never an operator",
+		 (int)peer->credentials.pid);
 	return false;
 }
 

@@ -1,5 +1,6 @@
-"""Who is an operator (issue 27, items 1 and 12): a task, or a process in
-other namespaces than corral's, is never one. A confined root task that
+"""Who is an operator: a task, or any process corral started (a task's
+children, a hook, a probe), is never one; an operator in other namespaces
+than corral's (systemd's PrivateTmp=, an unshare -m shell) still is. A confined root task that
 sees the socket is refused every request unless its config's control:
 list grants that one kind; a task with its own mount namespace does not
 see the socket at all. Every attempt leaves the running tasks and the
@@ -128,18 +129,37 @@ def test_a_task_granted_one_request_may_make_that_one_only(corral, tmp_path, iso
     assert running.wait().returncode == 0
 
 
-def test_an_operator_in_other_namespaces_is_refused(corral, tmp_path):
+def test_an_operator_in_other_namespaces_is_still_an_operator(corral, tmp_path):
     marks = tmp_path / "marks"
     running = corral.start(group({"app": {"command": trapped(marks, "app")}}))
     corral.wait_control(running)
-    # Root, but in a mount namespace of its own: not corral's operator.
+    # Root in a mount namespace of its own (as corral's operator is when
+    # corral runs under systemd's PrivateTmp=): not a task, not corral's.
     result = subprocess.run(
         ["unshare", "--mount", "--propagation", "private", str(corral.binary), "stop", "g/app"],
         capture_output=True, text=True, env=corral.env(), timeout=RUN_TIMEOUT)
-    assert result.returncode == 1, result
-    assert "other namespaces than corral's (mnt)" in result.stderr, result.stderr
-    assert corral.task_status("g/app")["state"] == "running"
-    assert count(marks, "app-term") == 0
+    assert result.returncode == 0, result
+    wait_for(lambda: count(marks, "app-term") == 1, what="g/app to get its SIGTERM")
+    running.send(15)
+    assert running.wait().returncode == 0
+
+
+def test_a_probe_corral_started_is_refused_though_in_no_task_cgroup(corral, tmp_path):
+    """An exec probe runs as corral's helper, outside every task's cgroup:
+    descent from corral is what marks it."""
+    marks = tmp_path / "marks"
+    said = tmp_path / "probe-said"
+    probe = sh(f"{corral.binary} stop g/victim 2>{said}; exit 0")
+    running = corral.start(group({
+        "victim": {"command": trapped(marks, "victim")},
+        "prober": {"command": sh("sleep 1000"),
+                   "readiness": {"exec": probe, "interval": "1s"}},
+    }))
+    corral.wait_control(running)
+    wait_for(lambda: said.exists() and said.read_text(), what="the probe's refusal")
+    assert "was started by corral" in said.read_text(), said.read_text()
+    assert corral.task_status("g/victim")["state"] == "running"
+    assert count(marks, "victim-term") == 0
     running.send(15)
     assert running.wait().returncode == 0
 

@@ -48,7 +48,7 @@ def small_tmpfs(tmp_path):
         return path
     yield make
     for path in mounts:
-        subprocess.run(["umount", str(path)], check=False)
+        subprocess.run(["umount", "--lazy", str(path)], check=False)
 
 
 def private_dir(path):

@@ -33,7 +33,7 @@ def small_tmpfs(tmp_path):
         return path
     yield make
     for path in mounts:
-        subprocess.run(["umount", str(path)], check=False)
+        subprocess.run(["umount", "--lazy", str(path)], check=False)
 
 
 def test_lines_are_written_with_their_time_and_rotated_at_max_size(corral, tmp_path):

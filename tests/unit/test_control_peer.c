@@ -61,11 +61,24 @@ static void test_a_task_is_named_by_its_cgroup(void **state)
 	}
 }
 
+/* The parent is read after the command name's last ')': a task may name
+ * itself "x) R 1" to pose as pid 1's child. */
+static void test_the_parent_is_read_past_a_command_that_poses(void **state)
+{
+	(void)state;
+	assert_int_equal(control_peer_stat_parent("42 (sleep) S 7 42 42 0 -1"), 7);
+	assert_int_equal(control_peer_stat_parent("42 (x) R 1 (y) S 300 42 42"), 300);
+	assert_int_equal(control_peer_stat_parent("42 (a b) S 0 0 0"), 0);
+	assert_int_equal(control_peer_stat_parent("42 sleep S 7"), -1);
+	assert_int_equal(control_peer_stat_parent("42 (sleep)"), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_the_v2_line_is_found_among_v1_lines),
 	    cmocka_unit_test(test_a_task_is_named_by_its_cgroup),
+	    cmocka_unit_test(test_the_parent_is_read_past_a_command_that_poses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
