@@ -33,9 +33,11 @@ static void copy_lowered(char *to, const char *from, size_t length)
 }
 
 /* The edit distance of a and b when it is at most `bound`, else some
- * number above `bound`: once two rows in a row are all above it, no later
- * row can come back under it (a cell comes from the row before at +0 or
- * +1, from its left at +1, or from two rows before at +1). */
+ * number above `bound`. A cell comes from the row before at +0 or +1,
+ * from its left at +1, or from two rows before at +1, so: cells further
+ * than `bound` from the diagonal are never under it and are not worked
+ * out, and once two rows in a row are all above it, no later row can come
+ * back under it. */
 static size_t distance_within(const char *a, size_t a_length, const char *b, size_t b_length,
 			      size_t bound)
 {
@@ -50,6 +52,7 @@ static size_t distance_within(const char *a, size_t a_length, const char *b, siz
 	char *lowered_b = lowered_a + a_length;
 	size_t *before_previous = rows, *previous = rows + width, *current = rows + 2 * width;
 	size_t distance, previous_minimum = 0, before_previous_minimum = 0;
+	bool beyond = false;
 
 	/* Case is folded once, not in the inner loop. */
 	copy_lowered(lowered_a, a, a_length);
@@ -57,11 +60,20 @@ static size_t distance_within(const char *a, size_t a_length, const char *b, siz
 	for (size_t j = 0; j <= b_length; j++)
 		previous[j] = j;
 	for (size_t i = 1; i <= a_length; i++) {
+		/* Only the band of cells within `bound` of the diagonal: a cell
+		 * further off is at least that far, and its neighbours just
+		 * outside the band are marked so (above `bound`). */
+		size_t low = i > bound ? i - bound : 1;
+		size_t high = bound < b_length && i < b_length - bound ? i + bound : b_length;
 		size_t *recycled, minimum;
 
 		current[0] = i;
 		minimum = i;
-		for (size_t j = 1; j <= b_length; j++) {
+		if (low > 1)
+			current[low - 1 < b_length ? low - 1 : b_length] = bound + 1;
+		if (high < b_length)
+			current[high + 1] = bound + 1;
+		for (size_t j = low; j <= high; j++) {
 			size_t cost = lowered_a[i - 1] == lowered_b[j - 1] ? 0 : 1;
 
 			current[j] =
@@ -79,10 +91,15 @@ static size_t distance_within(const char *a, size_t a_length, const char *b, siz
 		current = recycled;
 		before_previous_minimum = previous_minimum;
 		previous_minimum = minimum;
-		if (i > 1 && previous_minimum > bound && before_previous_minimum > bound)
+		if (i > 1 && previous_minimum > bound && before_previous_minimum > bound) {
+			beyond = true;
 			break;
+		}
 	}
-	distance = previous[b_length];
+	/* The last row's band may not reach the corner (nor the row be the
+	 * last): the words are then further apart than `bound`. */
+	beyond |= bound < b_length && a_length < b_length - bound;
+	distance = beyond ? bound + 1 : previous[b_length];
 	if (!short_enough) {
 		free(rows);
 		free(lowered_a);
