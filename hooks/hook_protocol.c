@@ -552,15 +552,24 @@ int hook_response_parse(const char *text, size_t length, enum hook_stage stage, 
 	if (is_blank(text, length))
 		return 0;
 	json_error_t json_error;
-	json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &json_error);
+	json_t *root = json_loadb(text, length, HOOK_RESPONSE_JSON_FLAGS, &json_error);
 	if (!root) {
 		snprintf(error, error_size, "invalid JSON on stdout: %s (line %d, column %d)",
 			 json_error.text, json_error.line, json_error.column);
 		return -1;
 	}
-	struct reader reader = {.error = error, .error_size = error_size, .check_host = check_host};
-	read_response(&reader, root, stage, out);
+	int result = hook_response_from_json(root, stage, check_host, out, error, error_size);
 	json_decref(root);
+	return result;
+}
+
+int hook_response_from_json(const json_t *root, enum hook_stage stage, bool check_host,
+			    struct hook_response *out, char *error, size_t error_size)
+{
+	struct reader reader = {.error = error, .error_size = error_size, .check_host = check_host};
+
+	memset(out, 0, sizeof(*out));
+	read_response(&reader, root, stage, out);
 	if (reader.failed) {
 		hook_response_free(out);
 		return -1;

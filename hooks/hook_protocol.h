@@ -59,4 +59,13 @@ struct hook_response {
 int hook_response_parse(const char *text, size_t length, enum hook_stage stage, bool check_host,
 			struct hook_response *out, char *error, size_t error_size);
 
+/* How hook_response_parse reads the text as JSON. */
+#define HOOK_RESPONSE_JSON_FLAGS JSON_REJECT_DUPLICATES
+
+/* The second half of hook_response_parse: the response from the JSON
+ * value the text was read as (only read here; `out` may keep references
+ * into it). The fuzzer reads a text once and checks it for every stage. */
+int hook_response_from_json(const json_t *root, enum hook_stage stage, bool check_host,
+			    struct hook_response *out, char *error, size_t error_size);
+
 void hook_response_free(struct hook_response *response);

@@ -33,10 +33,15 @@ the summary says which it was).
 Invariants, checked every few seconds and at the end:
 - corral is alive, and `status` answers (within 10 s, stops aside);
 - every task `status` says is running has that process in /proc;
-- corral's fds, RSS, cgroups and zombie children stay bounded, and come
-  back near their starting level once the load stops;
+- corral's fds, RSS and cgroups stay bounded, and come back near their
+  starting level once the load stops;
+- no zombie child of corral or of a task's reaper stays one for more than
+  ZOMBIE_AGE_LIMIT seconds (the same pid and start time, seen at two
+  checks; corral's SIGSTOPs aside);
 - after SIGTERM corral exits, and leaves no process, cgroup or socket.
-It prints what it did and the maxima, and exits 1 when an invariant broke."""
+It prints what it did, the maxima and where the time went (a soak of N
+seconds ends in about N plus a bounded shutdown), and exits 1 when an
+invariant broke."""
 
 import argparse
 import json
@@ -136,6 +141,12 @@ def config(variant, tasks, port, directory):
 
 TASK_OOM_SCORE_ADJ = 300
 
+# Seconds a zombie child of corral may last (corral's SIGSTOPs aside). Not
+# a measure of speed: corral reaps at once, but under a load of 15-30 on 2
+# cores its loop may wait seconds for the CPU; a reaping bug leaves the
+# zombie for good, which a generous bound still catches.
+ZOMBIE_AGE_LIMIT = 10.0
+
 
 def can_lower_oom_scores():
     """Whether corral, started by this root process, will have
@@ -164,10 +175,24 @@ class Soak:
         self.maxima = {"fds": 0, "rss_kib": 0, "cgroups": 0, "zombies": 0,
                        "status_ms": 0.0}
         self.stopped_until = 0.0  # corral is SIGSTOPped until then
+        # (begun, ended) of each SIGSTOP of corral: it reaps nothing then.
+        self.stopped_windows = []
+        # Each zombie child of corral or of a task's reaper, by (pid, start
+        # time): when a check first saw it, and the oldest seen.
+        self.zombies_seen = {}
+        self.oldest_zombie = 0.0
         self.stdout_open = threading.Event()  # cleared: corral's stdout is not read
         self.stdout_open.set()
         self.stdout_bytes = 0
         self.fault_until = 0.0    # corral runs short of fds until then
+        # Where the run's time went, phase by phase (a soak of N seconds
+        # must end in about N plus a bounded shutdown), and the checks'.
+        self.phases = []
+        self.check_seconds = {"total": 0.0, "longest": 0.0}
+
+    def phase(self, name, begun):
+        self.phases.append((name, time.monotonic() - begun))
+        return time.monotonic()
 
     def count(self, what, n=1):
         with self.lock:
@@ -227,8 +252,14 @@ class Soak:
         return sum(1 for _, _, files in os.walk(root, onerror=lambda error: None)
                    if "cgroup.procs" in files)
 
-    def corral_zombies(self):
-        zombies = 0
+    def zombie_children(self, reapers):
+        """The zombies whose parent is corral or a task's reaper (the PID 1
+        of a task's pid namespace, which reaps what is orphaned there), as
+        {(pid, start time): parent}. The start time (field 22 of
+        /proc/PID/stat) tells a pid used again from the one seen before.
+        A zombie of a task's own process is that task's business."""
+        parents = {self.process.pid} | reapers
+        zombies = {}
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
@@ -236,12 +267,50 @@ class Soak:
                 stat = (entry / "stat").read_text()
             except OSError:
                 continue
+            # After the command's name, which may hold spaces and ")".
             fields = stat[stat.rindex(")") + 2:].split()
-            # Zombies corral has not reaped for more than a moment are
-            # counted by the check, which samples twice.
-            if fields[0] == "Z" and int(fields[1]) == self.process.pid:
-                zombies += 1
+            state, parent, start_time = fields[0], int(fields[1]), int(fields[19])
+            if state == "Z" and parent in parents:
+                zombies[(int(entry.name), start_time)] = parent
         return zombies
+
+    def stopped_during(self, begun, ended):
+        """Seconds of [begun, ended] during which corral was SIGSTOPped."""
+        return sum(max(0.0, min(ended, stop_end) - max(begun, stop_begun))
+                   for stop_begun, stop_end in self.stopped_windows)
+
+    def check_zombies(self, status, final):
+        """A zombie is corral's failure only when the same process (same pid,
+        same start time) stays a zombie for longer than ZOMBIE_AGE_LIMIT,
+        not counting the time corral was SIGSTOPped: corral reaps as soon
+        as its loop sees SIGCHLD, so a zombie that lasts is one it forgot,
+        and one forgotten stays for good; a count of zombies compared
+        between two looks is not that (under load, new zombies replace the
+        reaped ones). The first look at a zombie is at a check, every 5 s,
+        so one is seen again at the next check; at the end, it is looked
+        at again until it is gone or too old."""
+        reapers = {task["reaper_pid"] for task in self.tasks(status) if task.get("reaper_pid")}
+        while True:
+            now = time.monotonic()
+            zombies = self.zombie_children(reapers)
+            self.maxima["zombies"] = max(self.maxima["zombies"], len(zombies))
+            # Those gone are forgotten: their pids may come back as others.
+            self.zombies_seen = {key: self.zombies_seen.get(key, now) for key in zombies}
+            ages = {key: now - seen - self.stopped_during(seen, now)
+                    for key, seen in self.zombies_seen.items()}
+            self.oldest_zombie = max([self.oldest_zombie, *ages.values()])
+            too_old = [key for key, age in ages.items() if age > ZOMBIE_AGE_LIMIT]
+            if too_old:
+                self.fail(f"{len(too_old)} zombie children not reaped for more than "
+                          f"{ZOMBIE_AGE_LIMIT:.0f}s: " + ", ".join(
+                              f"pid {pid} (child of {zombies[(pid, start)]}, "
+                              f"{ages[(pid, start)]:.1f}s)" for pid, start in too_old[:5]))
+                for key in too_old:  # said once
+                    self.zombies_seen[key] = float("inf")
+                return len(zombies)
+            if not final or not zombies:
+                return len(zombies)
+            time.sleep(0.5)
 
     # ---- load ----
 
@@ -253,6 +322,10 @@ class Soak:
             except Exception as error:  # a load thread never stops the soak
                 self.count(f"{name} (error: {type(error).__name__})")
             self.stop_load.wait(pause)
+
+    def load_thread(self, name, action, pause):
+        return threading.Thread(target=self.loop, name=name, args=(name, action, pause),
+                                daemon=True)
 
     def random_worker(self):
         return f"workers/w{self.random.randrange(self.arguments.tasks):04d}"
@@ -412,14 +485,26 @@ class Soak:
             resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
         else:
             self.stopped_until = time.monotonic() + 4
+            stopped = time.monotonic()
             os.kill(pid, signal.SIGSTOP)
             time.sleep(3)
             os.kill(pid, signal.SIGCONT)
+            # And a second for corral to catch up with what piled up.
+            self.stopped_windows.append((stopped, time.monotonic() + 1))
         self.count(f"fault {kind}")
 
     # ---- invariants ----
 
     def check(self, final=False):
+        begun = time.monotonic()
+        try:
+            return self.check_invariants(final)
+        finally:
+            took = time.monotonic() - begun
+            self.check_seconds["total"] += took
+            self.check_seconds["longest"] = max(self.check_seconds["longest"], took)
+
+    def check_invariants(self, final=False):
         if self.process.poll() is not None:
             self.fail(f"corral exited with {self.process.returncode}")
             return
@@ -433,24 +518,26 @@ class Soak:
             self.maxima["status_ms"] = max(self.maxima["status_ms"], took * 1000)
             if took > 10:
                 self.fail(f"status took {took:.1f}s")
-        for task in self.tasks(status):
-            if task["state"] == "running" and task["pid"] and \
-                    not Path(f"/proc/{task['pid']}").exists():
-                # It may have exited since: ask again before calling it wrong.
-                time.sleep(1)
-                again = {t["task"]: t for t in self.tasks(self.status() or status)}
+        missing = [task for task in self.tasks(status)
+                   if task["state"] == "running" and task["pid"]
+                   and not Path(f"/proc/{task['pid']}").exists()]
+        if missing:
+            # They may have exited since status answered: ask again, once
+            # for them all. Once for each, against a snapshot that ages
+            # meanwhile, made a check grow with the tasks: 174 s for one
+            # check of 200 tasks, the time a 1200 s soak overran by.
+            time.sleep(1)
+            again = {t["task"]: t for t in self.tasks(self.status() or status)}
+            for task in missing:
                 now = again.get(task["task"], {})
                 if now.get("state") == "running" and now.get("pid") == task["pid"]:
                     self.fail(f"{task['task']} said running as pid {task['pid']}, "
                               f"which does not exist")
         figures = {"fds": self.corral_fds(), "rss_kib": self.corral_rss_kib(),
-                   "cgroups": self.corral_cgroups(), "zombies": self.corral_zombies()}
+                   "cgroups": self.corral_cgroups(),
+                   "zombies": self.check_zombies(status, final)}
         for key, value in figures.items():
             self.maxima[key] = max(self.maxima[key], value)
-        if figures["zombies"] and self.corral_zombies():
-            time.sleep(1)
-            if self.corral_zombies() >= figures["zombies"]:
-                self.fail(f"{figures['zombies']} zombie children not reaped")
         return figures
 
     # ---- the run ----
@@ -483,6 +570,7 @@ class Soak:
         self.started = time.monotonic()
         print(f"soak: corral {self.corral}, {arguments.tasks} tasks, {arguments.duration:.0f}s,"
               f" seed {arguments.seed}, in {self.directory}", flush=True)
+        mark = self.started
         deadline = time.monotonic() + 120
         while not self.status():
             if time.monotonic() > deadline or self.process.poll() is not None:
@@ -492,16 +580,17 @@ class Soak:
         time.sleep(3)
         baseline = self.check()
         self.oom_score = Path(f"/proc/{self.process.pid}/oom_score_adj").read_text().strip()
+        mark = self.phase("start", mark)
 
         quick = arguments.duration < 300
         threads = [
-            threading.Thread(target=self.listener, daemon=True),
-            threading.Thread(target=self.loop, args=("kill -9 a task", self.kill_random_task_process, 0.5), daemon=True),
-            threading.Thread(target=self.loop, args=("hostile client", self.hostile_client, 0.3), daemon=True),
-            threading.Thread(target=self.loop, args=("300 held connections", self.held_connections, 20), daemon=True),
-            threading.Thread(target=self.loop, args=("reload", self.reload, 5), daemon=True),
-            threading.Thread(target=self.loop, args=("fault to corral", self.fault, 15 if quick else 60), daemon=True),
-        ] + [threading.Thread(target=self.loop, args=("CLI command", self.cli_client, 0.05), daemon=True)
+            threading.Thread(target=self.listener, name="tcp listener", daemon=True),
+            self.load_thread("kill -9 a task", self.kill_random_task_process, 0.5),
+            self.load_thread("hostile client", self.hostile_client, 0.3),
+            self.load_thread("300 held connections", self.held_connections, 20),
+            self.load_thread("reload", self.reload, 5),
+            self.load_thread("fault to corral", self.fault, 15 if quick else 60),
+        ] + [self.load_thread("CLI command", self.cli_client, 0.05)
              for _ in range(4)]
         for thread in threads:
             thread.start()
@@ -509,10 +598,18 @@ class Soak:
         while time.monotonic() < end and not self.failures:
             time.sleep(5)
             self.check()
+        mark = self.phase("load", mark)
         self.stop_load.set()
         self.stdout_open.set()  # a stdout fault under way ends with the load
+        # Each finishes what it is doing (a CLI command has a timeout of
+        # its own): one deadline for them all, not a wait per thread.
+        deadline = time.monotonic() + 60
         for thread in threads:
-            thread.join(timeout=30)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        late = [thread.name for thread in threads if thread.is_alive()]
+        if late:
+            print(f"soak: still busy 60s after the load stopped: {', '.join(late)}", flush=True)
+        mark = self.phase("load threads stopping", mark)
 
         # Back to config A, the load gone: resources come back down.
         if self.variant == 1:
@@ -524,6 +621,7 @@ class Soak:
                 self.fail(f"fds grew from {baseline['fds']} to {final['fds']}")
             if final["cgroups"] > baseline["cgroups"] + 5:
                 self.fail(f"cgroups grew from {baseline['cgroups']} to {final['cgroups']}")
+        mark = self.phase("final reload and check", mark)
 
         self.process.send_signal(signal.SIGTERM)
         try:
@@ -538,6 +636,7 @@ class Soak:
             self.fail(f"{len(leftovers)} processes left after corral exited")
         if self.socket_path.exists():
             self.fail("the control socket was left behind")
+        mark = self.phase("shutdown", mark)
 
         print(f"soak: {time.monotonic() - self.started:.0f}s, corral exited with {code}")
         said = (self.directory / "corral.log").read_text(errors="replace")
@@ -559,8 +658,12 @@ class Soak:
         print("soak: done:")
         for what, n in sorted(self.counts.items()):
             print(f"  {n:8d}  {what}")
+        print("soak: time: " + ", ".join(f"{name} {seconds:.1f}s" for name, seconds in self.phases)
+              + f"; checks {self.check_seconds['total']:.1f}s in all, "
+              f"{self.check_seconds['longest']:.1f}s the longest")
         print("soak: corral's maxima: " + ", ".join(
-            f"{key} {value:.0f}" for key, value in self.maxima.items()))
+            f"{key} {value:.0f}" for key, value in self.maxima.items())
+              + f"; the oldest zombie child {self.oldest_zombie:.1f}s (SIGSTOPs aside)")
         if baseline and final:
             print(f"soak: at start / at end: fds {baseline['fds']}/{final['fds']}, "
                   f"RSS {baseline['rss_kib']}/{final['rss_kib']} KiB, "

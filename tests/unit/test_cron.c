@@ -53,6 +53,11 @@ static void test_next_runs(void **state)
 	/* 7 is Sunday too; lists and steps within a range. */
 	assert_string_equal(next_of("5,35 1-10/3 * * 7", "2026-11-29 04:36"), "2026-11-29 07:05");
 	assert_string_equal(next_of("0 0 30 feb *", "2026-01-01 00:00"), "never");
+	/* Said at once when no day can ever match, and only then: a 31st in
+	 * months of 30 days never comes, but with a weekday either may. */
+	assert_string_equal(next_of("0 0 31 apr,jun,sep,nov *", "2026-01-01 00:00"), "never");
+	assert_string_equal(next_of("0 0 31 apr mon", "2026-01-01 00:00"), "2026-04-06 00:00");
+	assert_string_equal(next_of("0 0 29 feb *", "2097-01-01 00:00"), "2104-02-29 00:00");
 }
 
 static void test_mistakes_name_their_field(void **state)

@@ -75,6 +75,32 @@ static void test_nesting_stops_at_the_first_level_past_the_bound(void **state)
 	assert_string_equal(message, "lists and maps nested more than 64 deep");
 }
 
+/* Texts with no more bytes that open a list or a map than the bound are
+ * not parsed twice: each way of opening one, 65 deep in as few bytes as it
+ * takes, is still refused. */
+static void test_every_way_of_nesting_is_counted(void **state)
+{
+	(void)state;
+	const char *message = NULL;
+	/* One level each; %*s indents it. */
+	static const char *const ways[] = {
+	    "[",       /* flow lists */
+	    "{a: ",    /* flow maps */
+	    "%*s-\n",  /* block lists, one entry a line */
+	    "%*sa:\n", /* block maps */
+	    "[a: ",    /* a flow list's single pairs */
+	    "%*s? \n", /* explicit keys */
+	};
+	for (size_t way = 0; way < sizeof(ways) / sizeof(ways[0]); way++) {
+		reset();
+		for (int level = 0; level <= YAML_DEPTH_MAX; level++)
+			put(ways[way], level, "");
+		put("%*sx\n", YAML_DEPTH_MAX + 1, "");
+		assert_int_not_equal(check(&message), 0);
+		assert_string_equal(message, "lists and maps nested more than 64 deep");
+	}
+}
+
 /* A list of 10,000 values (10,001 with the list) under an anchor. */
 static void anchored_list(void)
 {
@@ -124,6 +150,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_nesting_stops_at_the_first_level_past_the_bound),
+	    cmocka_unit_test(test_every_way_of_nesting_is_counted),
 	    cmocka_unit_test(test_aliases_are_counted_as_what_they_expand_to),
 	    cmocka_unit_test(test_aliases_of_aliases_multiply),
 	};
