@@ -118,8 +118,9 @@ static int parse_field(int index, const char *text, size_t length, uint64_t *bit
 int cron_parse(const char *text, struct cron *out, char *error, size_t error_size)
 {
 	memset(out, 0, sizeof(*out));
-	while (*text == ' ')
-		text++;
+	/* Tabs separate fields as spaces do: skipping only spaces here left
+	 * "\t* 3 * 2" an empty minute field that never matched. */
+	text += strspn(text, " \t");
 	if (text[0] == '@') {
 		for (size_t i = 0; i < sizeof(shorthands) / sizeof(shorthands[0]); i++)
 			if (strcmp(text, shorthands[i].name) == 0)

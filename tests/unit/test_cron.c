@@ -69,6 +69,9 @@ static void test_mistakes_name_their_field(void **state)
 	    {"* * * *", "4 fields where cron takes five: minute hour day-of-month month "
 			"day-of-week (or @daily, @hourly...)"},
 	    {"* * * * * *", "more than five fields (minute hour day-of-month month day-of-week)"},
+	    /* A leading tab is blank space, not an empty first field. */
+	    {"\t* 3 * 2", "4 fields where cron takes five: minute hour day-of-month month "
+			   "day-of-week (or @daily, @hourly...)"},
 	    {"60 * * * *", "field 1 (minute): 60 is out of 0-59"},
 	    {"* 24 * * *", "field 2 (hour): 24 is out of 0-23"},
 	    {"* * 0 * *", "field 3 (day of month): 0 is out of 1-31"},
