@@ -9,6 +9,7 @@
 
 #include "config/diagnostics.h"
 #include "config/xmalloc.h"
+#include "config/yaml_limits.h"
 #include "config/yaml_walk.h"
 #include "hooks/cdi_name.h"
 
@@ -595,7 +596,11 @@ int cdi_spec_parse(const char *path, const char *buffer, size_t size, struct cdi
 		abort();
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buffer, size);
-	if (!yaml_parser_load(&parser, &document)) {
+	/* As for a config: a spec nested too deep would exhaust the stack,
+	 * and aliases can make a small text expand without bound. */
+	if (!yaml_within_limits(buffer, size, 0, &diagnostics)) {
+		/* said at the place that went past the bound */
+	} else if (!yaml_parser_load(&parser, &document)) {
 		report_syntax_error(&parser, &diagnostics);
 	} else {
 		context.document = &document;

@@ -248,6 +248,12 @@ static const struct error_case error_cases[] = {
     {"unsupported version", "cdiVersion: 0.2.0\nkind: a.b/c\ndevices: [{name: x}]\n", "a.b/c=x",
      "cdi: %1$s:1:13: cdiVersion: unsupported CDI version \"0.2.0\" (corral reads 0.3.0 to "
      "0.8.0)"},
+    /* 65 lists deep: the config's bound holds for specs too. */
+    {"nested too deep",
+     "cdiVersion: 0.5.0\nkind: a.b/c\ndevices: [{name: x}]\nannotations: "
+     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+     "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+     "a.b/c=x", "cdi: %1$s:4:77: lists and maps nested more than 64 deep"},
     {"syntax error", "cdiVersion: 0.5.0\nkind: [a\n", "a.b/c=x",
      "cdi: %1$s:3:1: syntax error: did not find expected ',' or ']' while parsing a flow "
      "sequence"},
