@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 const char *lifecycle_stage_name(enum lifecycle_stage stage)
 {

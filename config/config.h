@@ -445,7 +445,7 @@ struct task_config {
 	char *cwd;       /* NULL: corral's working directory */
 	/* `oom_score_adj:` (compose's, systemd's OOMScoreAdjust=), from -1000
 	 * to 1000; not set: the value corral started with
-	 * (supervisor/oom_protection.h). */
+	 * (base/oom_protection.h). */
 	bool oom_score_adj_set;
 	int oom_score_adj;
 	char *user;      /* NULL: corral's user; else "uid[:gid]" or a name */
@@ -629,7 +629,7 @@ struct config {
 #define CONFIG_DEFAULT_CONTROL_IDLE_TIMEOUT_MS 60000
 #define CONFIG_DEFAULT_CONTROL_CONNECTIONS_PER_USER 32
 /* The bounds of control.connections_per_user: at least one, and fewer
- * than the socket's connections in all (supervisor/control_admission.h). */
+ * than the socket's connections in all (supervisor/control/control_admission.h). */
 #define CONFIG_CONTROL_CONNECTIONS_PER_USER_MAX 512
 
 /* The restart policy a task of this stage gets when nothing is configured:

@@ -12,7 +12,7 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/suggest.h"
+#include "base/suggest.h"
 
 static const char *const capabilities_keys[] = {"drop", "add", NULL};
 

@@ -8,8 +8,8 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/xmalloc.h"
-#include "hooks/cdi_name.h"
+#include "base/xmalloc.h"
+#include "config/cdi_name.h"
 
 static const char *const cdi_keys[] = {"devices", "spec_dirs", NULL};
 

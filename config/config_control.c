@@ -8,7 +8,7 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 /* In the order of enum control_right's bits. */
 static const char *const control_right_names[CONTROL_RIGHT_COUNT] = {

@@ -13,8 +13,8 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/suggest.h"
-#include "config/xmalloc.h"
+#include "base/suggest.h"
+#include "base/xmalloc.h"
 
 static const char *const condition_names[] = {
 	[DEPENDS_STARTED] = "started",     [DEPENDS_READY] = "ready",

@@ -16,7 +16,7 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 static const char *const device_keys[] = {"path", "target", "permissions", NULL};
 

@@ -5,7 +5,7 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/units.h"
+#include "base/units.h"
 
 static const char *const failure_action_names[] = {"stop", "restart", "ignore", NULL};
 static const char *const on_failure_keys[] = {"action", "attempts", "interval", NULL};

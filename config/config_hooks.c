@@ -6,8 +6,8 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/names.h"
-#include "config/xmalloc.h"
+#include "base/names.h"
+#include "base/xmalloc.h"
 
 static const char *const hook_keys[] = {"name", "stage", "exec", "timeout", NULL};
 /* In the order of enum hook_stage. */

@@ -13,7 +13,7 @@
 #include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 static const char *const isolation_keys[] = {
     "namespaces",        "hostname", "init",  "capabilities", "seccomp",

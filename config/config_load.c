@@ -12,9 +12,9 @@
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "config/yaml_limits.h"
-#include "config/names.h"
-#include "config/regular_file.h"
-#include "config/xmalloc.h"
+#include "base/names.h"
+#include "base/regular_file.h"
+#include "base/xmalloc.h"
 
 static const char *const top_level_keys[] = {
 	"shutdown_timeout", "groups", "socket", "control", "task_dirs_root", "log_format",

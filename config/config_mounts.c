@@ -13,8 +13,8 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/paths.h"
-#include "config/xmalloc.h"
+#include "base/paths.h"
+#include "base/xmalloc.h"
 
 static const char *const mount_keys[] = {
     "source", "target", "type", "readonly", "propagation", "options", NULL,

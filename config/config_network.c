@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "config/diagnostics.h"
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 /* In the order of enum network_mode. */
 static const char *const mode_names[] = {"host", "none", "bridge", "group"};
@@ -137,7 +137,7 @@ static void check_bridge_without_bridge(struct load_context *context, const char
  * user namespace (joining needs CAP_SYS_ADMIN over the namespace's owner),
  * and one namespace cannot belong to the user namespaces of several tasks.
  * (A bridge task in a user namespace clones its network namespace with it:
- * supervisor/task_network.c.) */
+ * supervisor/tasks/task_network.c.) */
 static void check_group_with_user(struct load_context *context, const char *owner,
 				  const struct isolation_fields *from, const char *set_in)
 {

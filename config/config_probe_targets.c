@@ -1,7 +1,7 @@
 /* What a probe asks (docs/config.md, "Probes"): `exec` (a command), or a
  * connection corral makes itself, `tcp`, `http` or `unix`. One of them per
  * probe. Only the values are read here; the runtime is
- * supervisor/net_probe.c. */
+ * supervisor/probes/net_probe.c. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +10,8 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/names.h"
-#include "config/xmalloc.h"
+#include "base/names.h"
+#include "base/xmalloc.h"
 
 static const char *const http_keys[] = {"port", "path", "host", "headers", NULL};
 

@@ -6,7 +6,7 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/units.h"
+#include "base/units.h"
 
 static const char *const readiness_keys[] = {
 	"notify",   "fd",      "exec",	   "tcp",	    "http",	     "unix",

@@ -8,8 +8,8 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/units.h"
-#include "config/xmalloc.h"
+#include "base/units.h"
+#include "base/xmalloc.h"
 
 static const char *const resources_keys[] = {
     "memory", "memory_high", "memory_swap", "cpu",      "cpu_weight",

@@ -6,8 +6,8 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/units.h"
-#include "config/xmalloc.h"
+#include "base/units.h"
+#include "base/xmalloc.h"
 
 static const char *const restart_keys[] = {
     "policy", "attempts", "interval", "delay", "max_delay", "mode", "success_exit", "no_restart_exit",

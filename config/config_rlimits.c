@@ -9,8 +9,8 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/units.h"
-#include "config/xmalloc.h"
+#include "base/units.h"
+#include "base/xmalloc.h"
 
 /* The RLIMIT_ names, lowercase, without the prefix... */
 static const char *const rlimit_keys[] = {

@@ -8,7 +8,7 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 static const char *const schedule_keys[] = {"cron",	"every",  "concurrency",
 					    "time_zone", "missed", NULL};

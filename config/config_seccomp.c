@@ -9,8 +9,8 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/suggest.h"
-#include "config/xmalloc.h"
+#include "base/suggest.h"
+#include "base/xmalloc.h"
 #include "isolation/seccomp_library.h"
 
 static const char *const custom_keys[] = {"default_action", "allow", "deny", NULL};

@@ -17,7 +17,7 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 /* An alias may make a node its own descendant: copies stop here. */
 #define COPY_DEPTH_MAX 256

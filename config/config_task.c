@@ -13,10 +13,10 @@
 #include "config/diagnostics.h"
 #include "config/env_file.h"
 #include "config/ids.h"
-#include "config/regular_file.h"
-#include "config/suggest.h"
-#include "config/units.h"
-#include "config/xmalloc.h"
+#include "base/regular_file.h"
+#include "base/suggest.h"
+#include "base/units.h"
+#include "base/xmalloc.h"
 
 static const char *const task_keys[] = {"command",   "env",       "env_file", "cwd",     "user",
 					"groups",    "lifecycle", "restart", "kill",

@@ -12,8 +12,8 @@
 
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "config/units.h"
-#include "config/xmalloc.h"
+#include "base/units.h"
+#include "base/xmalloc.h"
 
 static const char *const user_keys[] = {"uid_map", "gid_map", NULL};
 

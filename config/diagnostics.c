@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 void diagnostics_add(struct config_diagnostics *diagnostics, struct source_location location,
 		     const char *format, ...)

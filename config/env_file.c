@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 static bool is_space(char c)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 /* An anchor's size: the values its node holds, aliases inside expanded. */
 struct anchor {

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "config/diagnostics.h"
-#include "config/suggest.h"
-#include "config/units.h"
-#include "config/xmalloc.h"
+#include "base/suggest.h"
+#include "base/units.h"
+#include "base/xmalloc.h"
 
 struct where where_field(const struct where *parent, const char *name, char *buffer, size_t size)
 {

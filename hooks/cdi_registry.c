@@ -15,8 +15,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "config/regular_file.h"
-#include "config/xmalloc.h"
+#include "base/regular_file.h"
+#include "base/xmalloc.h"
 #include "hooks/cdi_spec.h"
 #include "hooks/start_additions.h"
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "supervisor/loop.h"
+#include "base/loop.h"
 
 struct hook_run_result {
 	bool timed_out;

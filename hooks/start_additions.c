@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 static void mount_config_release(struct mount_config *mount)
 {

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 #include "hooks/start_additions.h"
 
 char *task_dirs_instance_root(const char *configured_root, pid_t pid)

@@ -6,8 +6,8 @@
 #include <unistd.h>
 #include <string.h>
 
-#include "config/units.h"
-#include "config/xmalloc.h"
+#include "base/units.h"
+#include "base/xmalloc.h"
 #include "hooks/start_additions.h"
 
 /* Room for a CDI message: a spec path, its line and column, the field. */

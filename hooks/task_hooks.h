@@ -21,7 +21,7 @@
 #include "config/config.h"
 #include "hooks/hook_protocol.h"
 #include "hooks/hook_runner.h"
-#include "supervisor/loop.h"
+#include "base/loop.h"
 
 /* A built-in hook: fills `response` as a parsed exec hook response would
  * be. 0, or -1 with `error` (the hook's name is added in front). */

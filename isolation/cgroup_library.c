@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 #include "isolation/cgroup_fs.h"
 #include "isolation/library_loader.h"
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 #include "isolation/cgroup_fs.h"
 
 int cgroup_session_create(struct cgroup_session *session, const struct task_cgroup *task,

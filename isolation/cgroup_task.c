@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 #include "isolation/cgroup_fs.h"
 #include "isolation/cgroup_library.h"
 #include "isolation/cgroup_limits.h"

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 #include "isolation/cgroup_fs.h"
 
 #define SUPERVISOR_LEAF "supervisor"

@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 /* Most isolated tasks have the default rules alone: they share one loaded
  * program (the verifier runs once; one program in the kernel, attached to

@@ -9,7 +9,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 #include "isolation/mountinfo.h"
 
 /* The mount `path` is on (the topmost at a mount point). */

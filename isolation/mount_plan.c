@@ -9,8 +9,8 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "config/paths.h"
-#include "config/xmalloc.h"
+#include "base/paths.h"
+#include "base/xmalloc.h"
 #include "isolation/spawn.h"
 
 /* What a file system of the task's never needs: set-uid files and device

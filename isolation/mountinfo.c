@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 
 /* The next space-separated field of a line: [*at, end). */
 static bool next_field(const char **at, const char *line_end, const char **start, size_t *length)

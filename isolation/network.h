@@ -54,7 +54,7 @@ int network_namespace_create(struct network_host *host, int *netns_fd,
 			     struct network_failure *failure);
 
 /* The same with lo up: what a task of network mode none gets (a spare of
- * supervisor/network_spares.c). */
+ * supervisor/tasks/network_spares.c). */
 int network_namespace_create_loopback(struct network_host *host, int *netns_fd,
 				      struct network_failure *failure);
 

@@ -165,7 +165,7 @@ struct spawn_failure {
 /* Returns 0 with *result filled, or -errno when the clone itself or the
  * request's `between` step failed (result->message says which and why).
  * Returns once the child has exec'd or failed: microseconds. */
-/* corral lowered its own oom_score_adj (supervisor/oom_protection.c):
+/* corral lowered its own oom_score_adj (base/oom_protection.c):
  * every child sets `value`, the one corral started with, back before
  * anything else, so that the protection is corral's alone. */
 void spawn_reset_oom_score_adj_to(int value);

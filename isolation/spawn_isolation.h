@@ -39,7 +39,7 @@ struct spawn_isolation {
 	const struct mount_plan *mounts; /* with a mount namespace */
 	/* With a mount namespace: corral's control socket, covered with
 	 * /dev/null so that a task that may not use it does not see it
-	 * (supervisor/control_server.h); NULL: left as it is. */
+	 * (supervisor/control/control_server.h); NULL: left as it is. */
 	const char *hidden_control_socket;
 	const char *hostname;          /* NULL: keep */
 	size_t hostname_length;

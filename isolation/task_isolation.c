@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 #include "isolation/own_privileges.h"
 
 static unsigned long clone_flags_of(unsigned namespaces)

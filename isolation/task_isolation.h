@@ -34,7 +34,7 @@ struct task_isolation {
 };
 
 /* A task of network mode none without a user namespace: its child joins
- * a namespace corral made ahead, lo up (supervisor/network_spares.h),
+ * a namespace corral made ahead, lo up (supervisor/tasks/network_spares.h),
  * rather than cloning one. In a user namespace the network namespace must
  * belong to the new user namespace, so it is cloned with it. */
 bool task_isolation_takes_spare_network(const struct isolation_config *config);

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "config/ids.h"
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 #include "isolation/own_privileges.h"
 #include "isolation/spawn.h"
 

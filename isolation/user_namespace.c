@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 #include "isolation/own_privileges.h"
 
 /* At most 340 lines of three 10-digit numbers: a few kilobytes, below the

@@ -19,11 +19,11 @@
 
 #include "config/config_diff.h"
 #include "config/config_load.h"
-#include "config/xmalloc.h"
+#include "base/xmalloc.h"
 #include "isolation/task_isolation.h"
 #include "isolation/task_plan.h"
-#include "supervisor/log.h"
-#include "supervisor/task_reload.h"
+#include "base/log.h"
+#include "supervisor/tasks/task_reload.h"
 
 enum step_action { STEP_KEEP, STEP_UPDATE, STEP_REPLACE, STEP_ADD, STEP_REMOVE };
 

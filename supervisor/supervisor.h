@@ -3,7 +3,7 @@
 #pragma once
 
 #include "config/config.h"
-#include "supervisor/one_command.h"
+#include "supervisor/pid1/one_command.h"
 
 struct run_options {
 	const char *events_path; /* JSON lines event log, or NULL */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "supervisor/control_protocol.h"
+#include "supervisor/control/control_protocol.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "supervisor/http_status.h"
+#include "supervisor/probes/http_status.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

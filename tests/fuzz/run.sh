@@ -42,19 +42,22 @@ build() {
 	clang "${flags[@]}" "tests/fuzz/$name.c" "$@" $libraries -o "$out/$name"
 }
 
-# hooks/cdi_name.c: the config checks CDI device names; the seccomp library
-# table: it checks syscall names (loading libseccomp when a list has some).
-# config/*.c also gives signal names and quoting to the others, which link
-# yaml, libseccomp and libcap only because of it.
-config_sources=(config/*.c hooks/cdi_name.c isolation/seccomp_library.c isolation/library_loader.c)
+# The config and the base files it uses (allocation, units and signal names,
+# suggestions, names, paths, reading a file); the seccomp library table: the config checks
+# syscall names (loading libseccomp when a list has some). config/*.c also
+# gives signal names and quoting to the others, which link yaml, libseccomp
+# and libcap only because of it.
+base_sources=(base/xmalloc.c base/units.c base/signal_names.c base/suggest.c base/names.c base/paths.c
+	base/regular_file.c)
+config_sources=(config/*.c "${base_sources[@]}" isolation/seccomp_library.c isolation/library_loader.c)
 build fuzz_config "$libs_config" "${config_sources[@]}"
-build fuzz_control_protocol "jansson $libs_config" supervisor/control_protocol.c \
-	supervisor/json_text.c "${config_sources[@]}"
+build fuzz_control_protocol "jansson $libs_config" supervisor/control/control_protocol.c \
+	base/json_text.c "${config_sources[@]}"
 build fuzz_cdi_spec "$libs_config" hooks/cdi_spec.c "${config_sources[@]}"
 build fuzz_hook_protocol "jansson $libs_config" hooks/hook_protocol.c hooks/start_additions.c \
-	supervisor/json_text.c "${config_sources[@]}"
-build fuzz_http_status "" supervisor/http_status.c
-build fuzz_env_file "" config/env_file.c config/xmalloc.c
+	base/json_text.c "${config_sources[@]}"
+build fuzz_http_status "" supervisor/probes/http_status.c
+build fuzz_env_file "" config/env_file.c base/xmalloc.c
 build fuzz_cron "" config/cron.c
 
 # ---- seeds: build-fuzz/seeds/NAME ----

@@ -1,4 +1,4 @@
-"""Network mode `none` from spare namespaces (supervisor/network_spares.h):
+"""Network mode `none` from spare namespaces (supervisor/tasks/network_spares.h):
 corral makes a few network namespaces ahead and each start of a task of
 mode none takes one. Seen from inside: every start still gets a namespace
 of its own, fresh, holding only lo, up. Seen from outside: no namespace is

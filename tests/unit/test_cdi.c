@@ -18,7 +18,7 @@
 
 #include "config/config.h"
 #include "hooks/cdi.h"
-#include "hooks/cdi_name.h"
+#include "config/cdi_name.h"
 #include "hooks/start_additions.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -250,7 +250,7 @@ static void test_one_error_each(void **state)
 }
 
 /* Which tasks' children join a spare namespace made ahead by corral
- * (supervisor/network_spares.h) instead of cloning one: mode none without
+ * (supervisor/tasks/network_spares.h) instead of cloning one: mode none without
  * a user namespace, whichever way it was written. */
 static void test_which_tasks_take_a_spare_namespace(void **state)
 {

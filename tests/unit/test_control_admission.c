@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/control_admission.h"
+#include "supervisor/control/control_admission.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

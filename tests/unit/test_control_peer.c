@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/control_peer.h"
+#include "supervisor/control/control_peer.h"
 
 static void test_the_v2_line_is_found_among_v1_lines(void **state)
 {

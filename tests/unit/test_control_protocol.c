@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/control_protocol.h"
+#include "supervisor/control/control_protocol.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

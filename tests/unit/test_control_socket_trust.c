@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/control_socket_trust.h"
+#include "cli/control_socket_trust.h"
 
 struct directory_case {
 	mode_t mode;

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/coordinator.h"
+#include "supervisor/lifecycle/coordinator.h"
 
 #define ARRAY_SIZE(array) (sizeof(array) / sizeof((array)[0]))
 

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/dependency_rules.h"
+#include "supervisor/lifecycle/dependency_rules.h"
 
 #define ARRAY_SIZE(array) (sizeof(array) / sizeof((array)[0]))
 

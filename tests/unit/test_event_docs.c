@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/task_event.h"
+#include "supervisor/tasks/task_event.h"
 
 #define MAX_ROWS 64
 

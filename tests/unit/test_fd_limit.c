@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/fd_limit.h"
+#include "supervisor/pid1/fd_limit.h"
 
 #define NR_OPEN ((rlim_t)1048576)
 

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/http_status.h"
+#include "supervisor/probes/http_status.h"
 
 static int parse(const char *text, int *status)
 {

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/task_inspect.h"
+#include "supervisor/control/task_inspect.h"
 
 static bool secret(const char *name)
 {

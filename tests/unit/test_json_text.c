@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/json_text.h"
+#include "base/json_text.h"
 
 static const struct {
 	const char *text;

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "supervisor/json_text.h"
-#include "supervisor/json_writer.h"
+#include "base/json_text.h"
+#include "base/json_writer.h"
 
 static char *written_line(struct json_writer *writer)
 {

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/line_ring.h"
+#include "supervisor/output/line_ring.h"
 
 struct seen {
 	char lines[64][128];

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/line_scan.h"
+#include "base/line_scan.h"
 
 static void fill(char *text, size_t length, unsigned seed, unsigned newline_every)
 {

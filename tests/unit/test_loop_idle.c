@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/loop.h"
+#include "base/loop.h"
 
 struct trace {
 	char order[16];

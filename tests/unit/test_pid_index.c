@@ -1,4 +1,4 @@
-/* The table of running tasks by main pid (supervisor/pid_index.h). */
+/* The table of running tasks by main pid (supervisor/tasks/pid_index.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/pid_index.h"
+#include "supervisor/tasks/pid_index.h"
 
 static int owners[20000];
 

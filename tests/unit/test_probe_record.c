@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/probe_record.h"
+#include "supervisor/probes/probe_record.h"
 
 static void test_reminders_double_then_stay_at_the_cap(void **state)
 {

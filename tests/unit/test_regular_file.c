@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "config/regular_file.h"
+#include "base/regular_file.h"
 
 static char directory[] = "/tmp/corral-test-regular-file-XXXXXX";
 static char path[128];

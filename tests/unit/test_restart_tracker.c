@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/restart_tracker.h"
+#include "supervisor/lifecycle/restart_tracker.h"
 
 #define ARRAY_SIZE(array) (sizeof(array) / sizeof((array)[0]))
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/runner.h"
+#include "supervisor/lifecycle/runner.h"
 
 #define MAX_EVENTS 32
 

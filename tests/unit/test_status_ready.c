@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/status_ready.h"
+#include "supervisor/control/status_ready.h"
 
 static int check(const char *reply_text, char **output)
 {

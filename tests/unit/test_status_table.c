@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/status_table.h"
+#include "cli/status_table.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "config/suggest.h"
+#include "base/suggest.h"
 
 static char fold(char c)
 {

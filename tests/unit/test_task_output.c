@@ -17,10 +17,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "supervisor/json_text.h"
-#include "supervisor/loop.h"
-#include "supervisor/output_sink.h"
-#include "supervisor/task_output.h"
+#include "base/json_text.h"
+#include "base/loop.h"
+#include "supervisor/output/output_sink.h"
+#include "supervisor/output/task_output.h"
 
 struct bytes {
 	char *data;

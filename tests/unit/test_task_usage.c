@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "supervisor/group.h"
-#include "supervisor/task.h"
-#include "supervisor/task_usage.h"
+#include "supervisor/tasks/group.h"
+#include "supervisor/tasks/task.h"
+#include "supervisor/tasks/task_usage.h"
 
 struct fixture {
 	char directory[64];

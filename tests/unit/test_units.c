@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "config/units.h"
+#include "base/units.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define UNTOUCHED     0xdeadbeefULL

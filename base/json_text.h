@@ -1,0 +1,38 @@
+/* JSON strings from bytes that need not be UTF-8 (task output, paths).
+ * jansson refuses invalid UTF-8, which would silently drop the text; here
+ * each invalid byte becomes U+FFFD instead, as terminals show it. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "supervisor/output/output_stream.h"
+
+bool utf8_is_valid(const char *text, size_t length);
+
+/* Writes `text` as the inside of a JSON string (no quotes) to `out`, which
+ * has room for json_escaped_max(length) bytes: quotes, backslashes and
+ * control characters escaped, invalid UTF-8 bytes as \ufffd. Returns the
+ * bytes written. */
+size_t json_escape_into(char *out, const char *text, size_t length);
+#define json_escaped_max(length) ((length) * 6)
+
+/* A new JSON string of `text`, invalid sequences replaced. */
+json_t *json_string_lossy(const char *text, size_t length);
+
+/* {"time": SECONDS, "task": NAME, "stream": "stdout"|"stderr", "text":
+ * TEXT}: a line of a task's output, as `logs` replies and streams carry it;
+ * "stream" only when the task's streams are kept apart. */
+json_t *output_line_json(uint64_t time_ms, const char *task, enum output_stream stream,
+			 const char *text, size_t length);
+
+/* `value` as one compact JSON line with its newline, for the line-based
+ * control protocol. Takes the reference to `value`. Returns NULL when
+ * encoding fails; the caller frees the text. */
+char *json_line_take(json_t *value, size_t *length);
+
+/* For "must be X, not <kind>": "an object", "an array", "a string",
+ * "a number", "a boolean" or "null". */
+const char *json_kind(const json_t *value);

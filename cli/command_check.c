@@ -1,0 +1,80 @@
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config/config.h"
+#include "config/config_load.h"
+#include "cli/commands.h"
+#include "supervisor/pid1/fd_budget.h"
+
+static void print_check_usage(FILE *out)
+{
+	fprintf(out, "usage: corral check [--print] CONFIG...\n\n"
+		     "Validates CONFIG without running anything. Prints every error as\n"
+		     "FILE:LINE:COLUMN: message. Exit 0 when valid, 1 when not. Several files,\n"
+		     "or a directory (its *.yaml and *.yml in name order), are merged into one\n"
+		     "config, as `corral run` does.\n\n"
+		     "  --print  print the config as corral reads it, after merging the files\n"
+		     "           and replacing variables (interpolate: true), as YAML\n");
+}
+
+static int print_config(const char *const *paths, size_t count)
+{
+	struct config_diagnostics diagnostics;
+	int result = config_print_paths(paths, count, stdout, &diagnostics);
+	if (result < 0) {
+		config_diagnostics_print(&diagnostics, paths[0], stderr);
+		fprintf(stderr, "%s: %zu error%s\n", paths[0], diagnostics.count,
+			diagnostics.count == 1 ? "" : "s");
+	}
+	config_diagnostics_free(&diagnostics);
+	return result < 0 ? 1 : 0;
+}
+
+int command_check(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"print", no_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int option;
+	bool print = false;
+	optind = 1;
+	while ((option = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		if (option == 'p') {
+			print = true;
+			continue;
+		}
+		if (option == 'h') {
+			print_check_usage(stdout);
+			return 0;
+		}
+		print_check_usage(stderr);
+		return COMMAND_USAGE_ERROR;
+	}
+	if (optind >= argc)
+		return command_usage_error("check", print_check_usage,
+					   "expected a CONFIG file or directory");
+	const char *path = argv[optind];
+	const char *const *paths = (const char *const *)argv + optind;
+	size_t path_count = (size_t)(argc - optind), errors;
+	if (print)
+		return print_config(paths, path_count);
+	struct config *config = command_load_config(paths, path_count, &errors);
+	if (!config) {
+		fprintf(stderr, "%s: %zu error%s\n", path, errors, errors == 1 ? "" : "s");
+		return 1;
+	}
+	size_t tasks = 0;
+	for (size_t i = 0; i < config->group_count; i++)
+		tasks += config->groups[i].task_count;
+	printf("%s: ok (%zu group%s, %zu task%s)\n", path, config->group_count,
+	       config->group_count == 1 ? "" : "s", tasks, tasks == 1 ? "" : "s");
+	/* `corral run` raises the soft limit to the hard one: compare with that. */
+	char warning[320];
+	if (fd_budget_check(config, true, warning, sizeof(warning)) < 0)
+		fprintf(stderr, "%s: warning: %s\n", path, warning);
+	config_free(config);
+	return 0;
+}

@@ -1,0 +1,78 @@
+/* What the client commands share: stdout that ends quietly when its reader
+ * goes away, usage errors, and the target operand. */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config_load.h"
+#include "cli/commands.h"
+#include "supervisor/control/control_protocol.h"
+
+static bool reader_gone;
+
+void command_output_setup(void)
+{
+	/* Without this, `corral events -f | head -n 3` would die of SIGPIPE
+	 * with status 141; with it, the write fails with EPIPE and we stop. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int command_output_flush(void)
+{
+	if (reader_gone)
+		return 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	if (errno == EPIPE) {
+		reader_gone = true;
+		return 0;
+	}
+	fprintf(stderr, "corral: cannot write to stdout: %m\n");
+	return 1;
+}
+
+bool command_output_closed(void)
+{
+	return reader_gone;
+}
+
+int command_usage_error(const char *name, void (*print_usage)(FILE *out), const char *format, ...)
+{
+	va_list arguments;
+
+	fprintf(stderr, "corral %s: ", name);
+	va_start(arguments, format);
+	vfprintf(stderr, format, arguments);
+	va_end(arguments);
+	fputs("\n\n", stderr);
+	print_usage(stderr);
+	return COMMAND_USAGE_ERROR;
+}
+
+int command_set_target(const char *name, void (*print_usage)(FILE *out),
+		       struct control_request *request, const char *argument)
+{
+	char error[256];
+
+	if (strlen(argument) > CONTROL_TARGET_MAX)
+		return command_usage_error(name, print_usage,
+					   "invalid target: longer than %d characters",
+					   CONTROL_TARGET_MAX);
+	snprintf(request->target, sizeof(request->target), "%s", argument);
+	if (control_request_validate(request, error, sizeof(error)) < 0)
+		return command_usage_error(name, print_usage, "%s", error);
+	return 0;
+}
+
+struct config *command_load_config(const char *const *paths, size_t count, size_t *error_count)
+{
+	struct config_diagnostics diagnostics = {0};
+	struct config *config = config_load_paths(paths, count, &diagnostics);
+	*error_count = diagnostics.count;
+	if (!config)
+		config_diagnostics_print(&diagnostics, paths[0], stderr);
+	config_diagnostics_free(&diagnostics);
+	return config;
+}

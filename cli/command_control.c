@@ -1,0 +1,227 @@
+/* corral restart, stop, start, signal, shutdown: one request that changes
+ * what a running corral does, and its one-line answer. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/units.h"
+#include "cli/commands.h"
+#include "cli/control_client.h"
+
+#define SOCKET_HELP                                                                                \
+	"  --socket PATH  corral's control socket (default: $CORRAL_SOCKET, else\n"                \
+	"                 " CONTROL_SOCKET_DEFAULT ")\n"
+
+static void print_restart_usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: corral restart [--socket PATH] GROUP/TASK\n"
+	    "       corral restart [--socket PATH] --force GROUP/TASK\n"
+	    "       corral restart [--socket PATH] --all GROUP\n"
+	    "       corral restart [--socket PATH] --running GROUP\n\n"
+	    "Restarts a running task: it is stopped with its kill signal and started\n"
+	    "again, without counting against its restart policy. A task that is not\n"
+	    "running is refused; --force runs it again.\n\n"
+	    "  --force        run the task again, dead or running; it waits on its\n"
+	    "                 stage gate, as any start does\n"
+	    "  --all          restart the whole group: its running tasks stop in reverse\n"
+	    "                 lifecycle order, then every task runs again in order\n"
+	    "  --running      restart every running task of GROUP, leave the others\n" SOCKET_HELP);
+}
+
+static void print_stop_usage(FILE *out)
+{
+	fprintf(out, "usage: corral stop [--socket PATH] GROUP/TASK\n\n"
+		     "Stops a task with its kill signal. Its restart policy does not start it\n"
+		     "again; 'corral start' does. A stopped main task or sidecar counts as dead\n"
+		     "for its group's lifecycle: once every main task of a group is stopped,\n"
+		     "its sidecars stop, its poststop tasks run and the group is finished, and\n"
+		     "corral exits when every group is. To keep corral up with tasks stopped,\n"
+		     "so that 'corral start' can run them again, start it with\n"
+		     "'corral run --keep-running'.\n\n" SOCKET_HELP);
+}
+
+static void print_start_usage(FILE *out)
+{
+	fprintf(out, "usage: corral start [--socket PATH] GROUP/TASK\n\n"
+		     "Runs a stopped or dead task again while its group is active, as\n"
+		     "'corral restart --force' does: it waits on its stage gate. A running\n"
+		     "task is refused ('corral restart' restarts it); for a pending one it\n"
+		     "says what the task waits for.\n\n" SOCKET_HELP);
+}
+
+static void print_signal_usage(FILE *out)
+{
+	fprintf(out, "usage: corral signal [--socket PATH] GROUP/TASK SIGNAL\n\n"
+		     "Sends SIGNAL to the task's main process. SIGNAL is a name (HUP, SIGHUP,\n"
+		     "SIGRTMIN+1) or a number.\n\n" SOCKET_HELP);
+}
+
+static void print_shutdown_usage(FILE *out)
+{
+	fprintf(out, "usage: corral shutdown [--socket PATH]\n\n"
+		     "Shuts corral down gracefully, as SIGTERM does: main tasks and sidecars\n"
+		     "stop, poststop tasks run, then corral exits.\n\n" SOCKET_HELP);
+}
+
+struct control_command_spec {
+	const char *name;
+	enum control_command command;
+	void (*print_usage)(FILE *out);
+	const char *operands; /* for "expected ..." messages; NULL: none */
+	int operand_count;
+};
+
+static const struct control_command_spec restart_spec = {
+    "restart", CONTROL_RESTART, print_restart_usage, "GROUP/TASK (or GROUP with --all, --running)",
+    1};
+static const struct control_command_spec stop_spec = {"stop", CONTROL_STOP, print_stop_usage,
+						      "GROUP/TASK", 1};
+static const struct control_command_spec start_spec = {"start", CONTROL_START, print_start_usage,
+						       "GROUP/TASK", 1};
+static const struct control_command_spec signal_spec = {
+    "signal", CONTROL_SIGNAL, print_signal_usage, "GROUP/TASK and a SIGNAL", 2};
+static const struct control_command_spec shutdown_spec = {"shutdown", CONTROL_SHUTDOWN,
+							  print_shutdown_usage, NULL, 0};
+
+/* A name as kill(1) takes it, or a number, as kill(1) also takes. */
+static int parse_signal_argument(const char *text)
+{
+	char *end;
+	long number;
+
+	if (text[0] >= '0' && text[0] <= '9') {
+		number = strtol(text, &end, 10);
+		if (*end || number <= 0 || number > SIGRTMAX ||
+		    strcmp(signal_name((int)number), "SIG?") == 0)
+			return -1;
+		return (int)number;
+	}
+	number = parse_signal_name(text);
+	return number > 0 ? (int)number : -1;
+}
+
+/* restart's flags: at most one of them. */
+static int set_restart_mode(const struct control_command_spec *spec,
+			    struct control_request *request, enum control_restart_mode mode,
+			    const char **chosen, const char *flag)
+{
+	if (*chosen && strcmp(*chosen, flag) != 0)
+		return command_usage_error(spec->name, spec->print_usage,
+					   "%s and %s cannot be used together", *chosen, flag);
+	*chosen = flag;
+	request->restart_mode = mode;
+	return 0;
+}
+
+/* Only restart has flags of its own, so that "stop --all" is an unknown
+ * option rather than silently ignored. */
+static const struct option common_options[] = {
+    {"socket", required_argument, NULL, 's'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+static const struct option restart_options[] = {
+    {"socket", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
+    {"force", no_argument, NULL, 'F'},        {"all", no_argument, NULL, 'A'},
+    {"running", no_argument, NULL, 'R'},      {NULL, 0, NULL, 0},
+};
+
+static int run_control_command(const struct control_command_spec *spec, int argc, char **argv)
+{
+	const struct option *options =
+	    spec->command == CONTROL_RESTART ? restart_options : common_options;
+	struct control_request request = {.command = spec->command};
+	struct control_connection connection;
+	const char *socket_option = NULL, *restart_flag = NULL, *message;
+	json_t *reply;
+	int option, exit_code;
+
+	optind = 1;
+	while ((option = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (option) {
+		case 's':
+			socket_option = optarg;
+			break;
+		case 'h':
+			spec->print_usage(stdout);
+			return 0;
+		case 'F':
+			exit_code = set_restart_mode(spec, &request, CONTROL_RESTART_FORCE,
+						     &restart_flag, "--force");
+			if (exit_code)
+				return exit_code;
+			break;
+		case 'A':
+			exit_code = set_restart_mode(spec, &request, CONTROL_RESTART_ALL,
+						     &restart_flag, "--all");
+			if (exit_code)
+				return exit_code;
+			break;
+		case 'R':
+			exit_code = set_restart_mode(spec, &request, CONTROL_RESTART_RUNNING,
+						     &restart_flag, "--running");
+			if (exit_code)
+				return exit_code;
+			break;
+		default:
+			spec->print_usage(stderr);
+			return COMMAND_USAGE_ERROR;
+		}
+	}
+	if (argc - optind != spec->operand_count) {
+		if (spec->operand_count == 0)
+			return command_usage_error(spec->name, spec->print_usage,
+						   "takes no arguments, got \"%s\"", argv[optind]);
+		return command_usage_error(spec->name, spec->print_usage, "expected %s",
+					   spec->operands);
+	}
+	if (spec->command == CONTROL_SIGNAL) {
+		request.signal_number = parse_signal_argument(argv[optind + 1]);
+		if (request.signal_number < 0)
+			return command_usage_error(spec->name, spec->print_usage,
+						   "unknown signal \"%s\"", argv[optind + 1]);
+	}
+	if (command_set_target(spec->name, spec->print_usage, &request,
+			       spec->operand_count ? argv[optind] : "") != 0)
+		return COMMAND_USAGE_ERROR;
+
+	command_output_setup();
+	if (control_connection_call(&connection, control_socket_path(socket_option), &request,
+				    &reply, NULL) < 0)
+		return 1;
+	message = json_string_value(json_object_get(reply, "message"));
+	if (message)
+		printf("%s\n", message);
+	json_decref(reply);
+	control_connection_close(&connection);
+	return command_output_flush();
+}
+
+int command_restart(int argc, char **argv)
+{
+	return run_control_command(&restart_spec, argc, argv);
+}
+
+int command_stop(int argc, char **argv)
+{
+	return run_control_command(&stop_spec, argc, argv);
+}
+
+int command_start(int argc, char **argv)
+{
+	return run_control_command(&start_spec, argc, argv);
+}
+
+int command_signal(int argc, char **argv)
+{
+	return run_control_command(&signal_spec, argc, argv);
+}
+
+int command_shutdown(int argc, char **argv)
+{
+	return run_control_command(&shutdown_spec, argc, argv);
+}

@@ -1,0 +1,97 @@
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "cli/commands.h"
+#include "base/log.h"
+#include "supervisor/supervisor.h"
+
+static void print_run_usage(FILE *out)
+{
+	fprintf(out, "usage: corral run [--events FILE] [--socket PATH] [--keep-running] [-v]\n"
+		     "                  [--log-format plain|timestamped|json] CONFIG...\n\n"
+		     "Runs the task groups of CONFIG until they are finished, or until SIGTERM\n"
+		     "or SIGINT asks for a graceful shutdown (a second one kills at once).\n"
+		     "Several files, or a directory (its *.yaml and *.yml in name order), are\n"
+		     "merged into one config.\n\n"
+		     "  --events FILE  also write every event as a JSON object per line to FILE\n"
+		     "  --keep-running\n"
+		     "                 stay up until SIGTERM, SIGINT or 'corral shutdown', even\n"
+		     "                 when every group is finished; a main task stopped with\n"
+		     "                 'corral stop' does not end its group, and 'corral start'\n"
+		     "                 runs it again (supervisord's behaviour)\n"
+		     "  --log-format plain|timestamped|json\n"
+		     "                 task lines on stdout as 'web/app | line' (plain), after\n"
+		     "                 their UTC time (timestamped), or one JSON object each:\n"
+		     "                 {\"time\",\"group\",\"task\",\"line\"} (json); over the\n"
+		     "                 config's log_format\n"
+		     "  --socket PATH  control socket (default: $CORRAL_SOCKET, the config's\n"
+		     "                 socket:, or /run/corral/control.sock)\n"
+		     "  -v, --verbose  also corral's debug messages (a protection the\n"
+		     "                 container does not allow, ...)\n\n"
+		     "Exit code: 0 when every task ended well, else the code of the first task\n"
+		     "that failed for good (128+N for signal N), 1 for corral's own errors.\n");
+}
+
+int command_run(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"events", required_argument, NULL, 'e'},
+		{"socket", required_argument, NULL, 's'},
+		{"keep-running", no_argument, NULL, 'k'},
+		{"log-format", required_argument, NULL, 'f'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct run_options run_options = {.log_format = -1};
+	int option;
+	optind = 1;
+	while ((option = getopt_long(argc, argv, "+hv", options, NULL)) != -1) {
+		switch (option) {
+		case 'e':
+			run_options.events_path = optarg;
+			break;
+		case 's':
+			run_options.socket_path = optarg;
+			break;
+		case 'k':
+			run_options.keep_running = true;
+			break;
+		case 'f':
+			run_options.log_format = log_format_parse(optarg);
+			if (run_options.log_format < 0)
+				return command_usage_error(
+				    "run", print_run_usage,
+				    "--log-format %s: expected plain, timestamped or json", optarg);
+			break;
+		case 'v':
+			log_set_verbose(true);
+			break;
+		case 'h':
+			print_run_usage(stdout);
+			return 0;
+		default:
+			print_run_usage(stderr);
+			return COMMAND_USAGE_ERROR;
+		}
+	}
+	if (optind >= argc)
+		return command_usage_error("run", print_run_usage,
+					   "expected a CONFIG file or directory");
+	const char *path = argv[optind];
+	size_t errors;
+	struct config *config = command_load_config((const char *const *)argv + optind,
+						    (size_t)(argc - optind), &errors);
+	int exit_code = 1;
+	if (config) {
+		exit_code = supervisor_run(config, &run_options);
+		config_free(config);
+	} else {
+		fprintf(stderr, "corral: %s is not valid: nothing was started\n", path);
+	}
+	/* Only a run says it: --help and usage errors ran nothing. */
+	fprintf(stderr, "corral: exiting with code %d\n", exit_code);
+	return exit_code;
+}

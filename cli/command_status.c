@@ -1,0 +1,89 @@
+/* corral status: the state of a running corral's groups and tasks. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/control_client.h"
+#include "supervisor/control/status_ready.h"
+#include "cli/status_table.h"
+
+static void print_status_usage(FILE *out)
+{
+	fprintf(out, "usage: corral status [--json | --ready] [--socket PATH] [GROUP | GROUP/TASK]\n\n"
+		     "Shows every group (or one group, or one task) of a running corral: the\n"
+		     "group's lifecycle state, and for each task its stage, state, pid, uptime,\n"
+		     "CPU, memory and pids, restarts, last exit and when it restarts next.\n\n"
+		     "  --json         print the reply as corral sent it: one JSON object\n"
+		     "  --ready        exit 0 when every main task and sidecar (of GROUP, or of\n"
+		     "                 all groups) is running and ready, else 1: for\n"
+		     "                 Kubernetes exec probes and Nomad script checks\n"
+		     "  --socket PATH  corral's control socket (default: $CORRAL_SOCKET, else\n"
+		     "                 " CONTROL_SOCKET_DEFAULT ")\n");
+}
+
+int command_status(int argc, char **argv)
+{
+	static const struct option options[] = {
+	    {"json", no_argument, NULL, 'j'},
+	    {"ready", no_argument, NULL, 'r'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct control_request request = {.command = CONTROL_STATUS};
+	struct control_connection connection;
+	const char *socket_option = NULL, *raw;
+	bool json = false, ready = false;
+	json_t *reply;
+	int option, exit_code;
+
+	optind = 1;
+	while ((option = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (option) {
+		case 'j':
+			json = true;
+			break;
+		case 'r':
+			ready = true;
+			break;
+		case 's':
+			socket_option = optarg;
+			break;
+		case 'h':
+			print_status_usage(stdout);
+			return 0;
+		default:
+			print_status_usage(stderr);
+			return COMMAND_USAGE_ERROR;
+		}
+	}
+	if (json && ready)
+		return command_usage_error("status", print_status_usage,
+					   "--json and --ready do not go together");
+	if (argc - optind > 1)
+		return command_usage_error("status", print_status_usage,
+					   "expected at most one GROUP or GROUP/TASK, got %s too",
+					   argv[optind + 1]);
+	if (command_set_target("status", print_status_usage, &request,
+			       optind < argc ? argv[optind] : "") != 0)
+		return COMMAND_USAGE_ERROR;
+
+	command_output_setup();
+	if ((json ? control_connection_call_raw : control_connection_call)(
+		&connection, control_socket_path(socket_option), &request, &reply, &raw) < 0)
+		return 1;
+	exit_code = 0;
+	if (ready) {
+		exit_code = status_ready_check(stdout, reply) == 0 ? 0 : 1;
+	} else if (json) {
+		/* As received: scripts get exactly what the protocol documents. */
+		printf("%s\n", raw);
+	} else if (status_table_write(stdout, reply) < 0) {
+		fprintf(stderr, "corral: the status reply has no \"groups\" list\n");
+		exit_code = 1;
+	}
+	json_decref(reply);
+	control_connection_close(&connection);
+	return command_output_flush() ? 1 : exit_code;
+}

@@ -1,0 +1,435 @@
+/* The status table. Every cell is computed first, then printed with
+ * widths that fit them all; the reply comes from another program, so any
+ * field may be missing or of the wrong type and still print something. */
+#include "cli/status_table.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/xmalloc.h"
+
+enum column {
+	COLUMN_TASK,
+	COLUMN_STAGE,
+	COLUMN_STATE,
+	COLUMN_READY,
+	COLUMN_HEALTH,
+	COLUMN_PID,
+	COLUMN_UPTIME,
+	COLUMN_CPU,
+	COLUMN_MEMORY,
+	COLUMN_PIDS,
+	COLUMN_RESTARTS,
+	COLUMN_LAST_EXIT,
+	COLUMN_NEXT_RESTART,
+	COLUMN_COUNT,
+};
+
+static const char *const column_titles[COLUMN_COUNT] = {
+    "TASK", "STAGE",  "STATE", "READY", "HEALTH",   "PID",       "UPTIME",
+    "CPU",  "MEM",    "PIDS",  "RESTARTS", "LAST EXIT", "NEXT RESTART",
+};
+
+/* Rows are indented under their group's header line. */
+#define ROW_INDENT "  "
+#define UNKNOWN    "?"
+#define NONE       "-"
+
+struct row {
+	char *cells[COLUMN_COUNT];
+};
+
+void status_duration_format(uint64_t ms, char *buffer, size_t size)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ms;
+	} units[] = {{"d", 86400000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}};
+	const size_t unit_count = sizeof(units) / sizeof(units[0]);
+
+	if (ms < 1000) {
+		snprintf(buffer, size, "%" PRIu64 "ms", ms);
+		return;
+	}
+	for (size_t u = 0; u < unit_count; u++) {
+		uint64_t count = ms / units[u].ms;
+
+		if (!count)
+			continue;
+		uint64_t next = u + 1 < unit_count ? (ms % units[u].ms) / units[u + 1].ms : 0;
+
+		if (next)
+			snprintf(buffer, size, "%" PRIu64 "%s%" PRIu64 "%s", count, units[u].suffix,
+				 next, units[u + 1].suffix);
+		else
+			snprintf(buffer, size, "%" PRIu64 "%s", count, units[u].suffix);
+		return;
+	}
+}
+
+static char *string_cell(const json_t *value)
+{
+	return xstrdup(json_is_string(value) ? json_string_value(value) : UNKNOWN);
+}
+
+/* A count or a pid: null when there is none. */
+static char *integer_cell(const json_t *value)
+{
+	if (json_is_null(value))
+		return xstrdup(NONE);
+	if (!json_is_integer(value))
+		return xstrdup(UNKNOWN);
+	return xasprintf("%" JSON_INTEGER_FORMAT, json_integer_value(value));
+}
+
+static char *duration_cell(const json_t *value, const char *prefix)
+{
+	char duration[32];
+
+	if (json_is_null(value))
+		return xstrdup(NONE);
+	if (!json_is_integer(value) || json_integer_value(value) < 0)
+		return xstrdup(UNKNOWN);
+	status_duration_format((uint64_t)json_integer_value(value), duration, sizeof(duration));
+	return xasprintf("%s%s", prefix, duration);
+}
+
+/* "512B", "3.2K", "12.0M", "1.5G": one decimal, powers of 1024. */
+void status_size_format(uint64_t bytes, char *buffer, size_t size)
+{
+	static const char units[] = "KMGT";
+	if (bytes < 1024) {
+		snprintf(buffer, size, "%" PRIu64 "B", bytes);
+		return;
+	}
+	double value = (double)bytes / 1024;
+	size_t unit = 0;
+	while (value >= 1024 && unit + 1 < sizeof(units) - 1) {
+		value /= 1024;
+		unit++;
+	}
+	snprintf(buffer, size, "%.1f%c", value, units[unit]);
+}
+
+/* A figure of "usage"; "-" without a cgroup or without that figure. */
+static const json_t *usage_field(const json_t *task, const char *name)
+{
+	const json_t *usage = json_object_get(task, "usage");
+	return json_is_object(usage) ? json_object_get(usage, name) : NULL;
+}
+
+static char *cpu_cell(const json_t *task)
+{
+	const json_t *usec = usage_field(task, "cpu_usec");
+	if (!usec || json_is_null(usec))
+		return xstrdup(NONE);
+	if (!json_is_integer(usec) || json_integer_value(usec) < 0)
+		return xstrdup(UNKNOWN);
+	uint64_t ms = (uint64_t)json_integer_value(usec) / 1000;
+	if (ms < 60000) /* seconds, where tenths still matter */
+		return xasprintf("%" PRIu64 ".%02" PRIu64 "s", ms / 1000, ms % 1000 / 10);
+	char duration[32];
+	status_duration_format(ms, duration, sizeof(duration));
+	return xstrdup(duration);
+}
+
+/* "12.0M/40.5M": now, and the peak of the task's cgroup. */
+static char *memory_cell(const json_t *task)
+{
+	const json_t *current = usage_field(task, "memory_bytes");
+	const json_t *peak = usage_field(task, "memory_peak_bytes");
+	if (!current || json_is_null(current))
+		return xstrdup(NONE);
+	if (!json_is_integer(current) || json_integer_value(current) < 0)
+		return xstrdup(UNKNOWN);
+	char now[32], most[32];
+	status_size_format((uint64_t)json_integer_value(current), now, sizeof(now));
+	if (!json_is_integer(peak) || json_integer_value(peak) < 0)
+		return xstrdup(now);
+	status_size_format((uint64_t)json_integer_value(peak), most, sizeof(most));
+	return xasprintf("%s/%s", now, most);
+}
+
+static char *pids_cell(const json_t *task)
+{
+	const json_t *pids = usage_field(task, "pids");
+	return pids ? integer_cell(pids) : xstrdup(NONE);
+}
+
+/* "code 1 (failed)", "SIGKILL", "code 0": "(failed)" marks an exit that
+ * counted against the restart policy, so that an exit corral asked for
+ * (a stop, a restart) does not look like a crash. */
+/* " (failed, no_restart_exit)": whether it counted, and the list that
+ * decided when one of the exit-code lists did. */
+static char *exit_verdict(const json_t *last_exit)
+{
+	bool failed = json_is_true(json_object_get(last_exit, "failed"));
+	const json_t *rule = json_object_get(last_exit, "decided_by");
+	const char *list = NULL;
+	if (json_is_string(rule) && strcmp(json_string_value(rule), "restart.success_exit") == 0)
+		list = "success_exit";
+	if (json_is_string(rule) && strcmp(json_string_value(rule), "restart.no_restart_exit") == 0)
+		list = "no_restart_exit";
+	if (failed && list)
+		return xasprintf(" (failed, %s)", list);
+	if (failed || list)
+		return xasprintf(" (%s)", failed ? "failed" : list);
+	return xstrdup("");
+}
+
+static char *last_exit_cell(const json_t *last_exit)
+{
+	const json_t *code, *signal, *description;
+	char *cell;
+
+	if (!last_exit || json_is_null(last_exit))
+		return xstrdup(NONE);
+	if (!json_is_object(last_exit))
+		return xstrdup(UNKNOWN);
+	code = json_object_get(last_exit, "code");
+	signal = json_object_get(last_exit, "signal");
+	description = json_object_get(last_exit, "description");
+	char *verdict = exit_verdict(last_exit);
+	if (json_is_true(json_object_get(last_exit, "oom_killed")))
+		cell = xasprintf("OOM killed%s", verdict);
+	else if (json_is_integer(code))
+		cell = xasprintf("code %" JSON_INTEGER_FORMAT "%s", json_integer_value(code),
+				 verdict);
+	else if (json_is_string(signal))
+		cell = xasprintf("%s%s", json_string_value(signal), verdict);
+	/* Neither: a start that failed, which its description says best. */
+	else if (json_is_string(description))
+		cell = xstrdup(json_string_value(description));
+	else
+		cell = xstrdup(UNKNOWN);
+	free(verdict);
+	return cell;
+}
+
+static bool is_running(const json_t *task)
+{
+	const json_t *state = json_object_get(task, "state");
+	return json_is_string(state) && strcmp(json_string_value(state), "running") == 0;
+}
+
+/* "yes" or "no" for a running task that declares readiness; "-" for one
+ * that does not (started means ready) or has no process. */
+static char *ready_cell(const json_t *task)
+{
+	const json_t *kind = json_object_get(task, "readiness_kind");
+	if (!is_running(task) || !kind || json_is_null(kind))
+		return xstrdup(NONE);
+	const json_t *ready = json_object_get(task, "ready");
+	if (!json_is_boolean(ready))
+		return xstrdup(UNKNOWN);
+	return xstrdup(json_is_true(ready) ? "yes" : "no");
+}
+
+/* A running task's health probe: "healthy" when its last run passed,
+ * "unhealthy (2/3)" while failing (2 failures in a row, 3 restart it),
+ * "starting" before its first run ends (it runs once the task is ready);
+ * "-" without a probe or a process. */
+static char *health_cell(const json_t *task)
+{
+	const json_t *probes = json_object_get(task, "probes");
+	const json_t *health = json_is_object(probes) ? json_object_get(probes, "health") : NULL;
+	if (!is_running(task) || !health || json_is_null(health))
+		return xstrdup(NONE);
+	const json_t *failures = json_object_get(health, "consecutive_failures");
+	const json_t *limit = json_object_get(health, "failures_to_restart");
+	if (!json_is_integer(failures))
+		return xstrdup(UNKNOWN);
+	if (json_integer_value(failures) > 0 && json_is_integer(limit))
+		return xasprintf("unhealthy (%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT ")",
+				 json_integer_value(failures), json_integer_value(limit));
+	if (json_integer_value(failures) > 0)
+		return xstrdup("unhealthy");
+	return xstrdup(json_is_true(json_object_get(health, "passed")) ? "healthy" : "starting");
+}
+
+static void fill_row(struct row *row, const json_t *task)
+{
+	const json_t *name = json_object_get(task, "name");
+
+	/* "name" is the task within its group; fall back on "group/task". */
+	if (!json_is_string(name))
+		name = json_object_get(task, "task");
+	row->cells[COLUMN_TASK] = string_cell(name);
+	row->cells[COLUMN_STAGE] = string_cell(json_object_get(task, "stage"));
+	row->cells[COLUMN_STATE] = string_cell(json_object_get(task, "state"));
+	row->cells[COLUMN_READY] = ready_cell(task);
+	row->cells[COLUMN_HEALTH] = health_cell(task);
+	row->cells[COLUMN_PID] = integer_cell(json_object_get(task, "pid"));
+	row->cells[COLUMN_UPTIME] = duration_cell(json_object_get(task, "uptime_ms"), "");
+	row->cells[COLUMN_CPU] = cpu_cell(task);
+	row->cells[COLUMN_MEMORY] = memory_cell(task);
+	row->cells[COLUMN_PIDS] = pids_cell(task);
+	row->cells[COLUMN_RESTARTS] = integer_cell(json_object_get(task, "restarts"));
+	row->cells[COLUMN_LAST_EXIT] = last_exit_cell(json_object_get(task, "last_exit"));
+	row->cells[COLUMN_NEXT_RESTART] =
+	    duration_cell(json_object_get(task, "next_restart_in_ms"), "in ");
+}
+
+static void write_row(FILE *out, const char *const cells[COLUMN_COUNT],
+		      const size_t widths[COLUMN_COUNT])
+{
+	fputs(ROW_INDENT, out);
+	for (int c = 0; c < COLUMN_COUNT; c++) {
+		/* No padding after the last column: no trailing blanks. */
+		if (c == COLUMN_COUNT - 1)
+			fprintf(out, "%s\n", cells[c]);
+		else
+			fprintf(out, "%-*s  ", (int)widths[c], cells[c]);
+	}
+}
+
+static void write_group_header(FILE *out, const json_t *group)
+{
+	const json_t *name = json_object_get(group, "name");
+	const json_t *state = json_object_get(group, "state");
+
+	fprintf(out, "%s  state: %s", json_is_string(name) ? json_string_value(name) : UNKNOWN,
+		json_is_string(state) ? json_string_value(state) : UNKNOWN);
+	if (json_is_true(json_object_get(group, "stopping")))
+		fputs(", stopping", out);
+	if (json_is_true(json_object_get(group, "finished")))
+		fputs(", finished", out);
+	/* The default, stop, goes without saying. */
+	const json_t *on_failure = json_object_get(group, "on_failure");
+	const json_t *restarts = json_object_get(group, "failure_restarts");
+	if (json_is_string(on_failure) && strcmp(json_string_value(on_failure), "stop") != 0)
+		fprintf(out, ", on_failure: %s", json_string_value(on_failure));
+	if (json_is_integer(restarts) && json_integer_value(restarts) > 0)
+		fprintf(out, " (%" JSON_INTEGER_FORMAT " restart%s)", json_integer_value(restarts),
+			json_integer_value(restarts) == 1 ? "" : "s");
+	fputc('\n', out);
+}
+
+static const json_t *group_tasks(const json_t *group)
+{
+	const json_t *tasks = json_object_get(group, "tasks");
+
+	return json_is_array(tasks) ? tasks : NULL;
+}
+
+/* Under the rows, what each pending task waits for ("app: waits for
+ * stack/redis to be ready"): too long for a column. */
+static void write_waits(FILE *out, const json_t *tasks)
+{
+	size_t t;
+	const json_t *task;
+	json_array_foreach(tasks, t, task)
+	{
+		const json_t *waiting = json_object_get(task, "waiting_for");
+		const json_t *name = json_object_get(task, "name");
+		if (json_is_string(waiting) && json_is_string(name))
+			fprintf(out, ROW_INDENT "%s: %s\n", json_string_value(name),
+				json_string_value(waiting));
+	}
+}
+
+/* A list reply serves each task's last usage reading (task_usage.h): one
+ * older than this is worth saying, as a line under the tables rather than
+ * a column, since after a quiet spell every row has it. */
+#define OLD_USAGE_MS 5000
+
+/* "CPU, MEM, PIDS read up to 12s ago, not yet for 3 tasks (-): corral
+ * reads them now; run `corral status` again for newer figures", when some
+ * figures are old or missing; nothing when all are recent. */
+static void write_usage_note(FILE *out, const json_t *groups)
+{
+	uint64_t oldest_ms = 0;
+	size_t unread = 0, g, t;
+	const json_t *group, *task;
+	json_array_foreach(groups, g, group)
+	{
+		if (!group_tasks(group))
+			continue;
+		json_array_foreach(group_tasks(group), t, task)
+		{
+			const json_t *usage = json_object_get(task, "usage");
+			const json_t *age = json_is_object(usage) ? json_object_get(usage, "age_ms") : NULL;
+			if (json_is_integer(age) && json_integer_value(age) > (json_int_t)oldest_ms)
+				oldest_ms = (uint64_t)json_integer_value(age);
+			unread += json_is_object(usage) && json_is_null(age);
+		}
+	}
+	bool old = oldest_ms > OLD_USAGE_MS;
+	if (!old && !unread)
+		return;
+	char said[96] = "", age[32];
+	if (old) {
+		status_duration_format(oldest_ms, age, sizeof(age));
+		snprintf(said, sizeof(said), "read up to %s ago", age);
+	}
+	if (unread)
+		snprintf(said + strlen(said), sizeof(said) - strlen(said), "%s %zu task%s (-)",
+			 old ? ", not yet for" : "not read yet for", unread, unread == 1 ? "" : "s");
+	fprintf(out,
+		"\nCPU, MEM, PIDS %s: corral reads them now; run `corral status` again for newer "
+		"figures\n",
+		said);
+}
+
+int status_table_write(FILE *out, const json_t *reply)
+{
+	const json_t *groups = json_object_get(reply, "groups");
+	const json_t *group, *task;
+	size_t widths[COLUMN_COUNT], row_count = 0, r = 0, g, t;
+	struct row *rows;
+
+	if (!json_is_array(groups))
+		return -1;
+	json_array_foreach(groups, g, group)
+	{
+		if (group_tasks(group))
+			row_count += json_array_size(group_tasks(group));
+	}
+	rows = xcalloc(row_count, sizeof(*rows));
+	for (int c = 0; c < COLUMN_COUNT; c++)
+		widths[c] = strlen(column_titles[c]);
+	json_array_foreach(groups, g, group)
+	{
+		if (!group_tasks(group))
+			continue;
+		json_array_foreach(group_tasks(group), t, task)
+		{
+			fill_row(&rows[r], task);
+			for (int c = 0; c < COLUMN_COUNT; c++)
+				if (strlen(rows[r].cells[c]) > widths[c])
+					widths[c] = strlen(rows[r].cells[c]);
+			r++;
+		}
+	}
+
+	r = 0;
+	json_array_foreach(groups, g, group)
+	{
+		size_t task_count = group_tasks(group) ? json_array_size(group_tasks(group)) : 0;
+
+		if (g > 0)
+			fputc('\n', out);
+		write_group_header(out, group);
+		if (task_count == 0) {
+			fputs(ROW_INDENT "(no tasks)\n", out);
+			continue;
+		}
+		write_row(out, column_titles, widths);
+		for (t = 0; t < task_count; t++, r++)
+			write_row(out, (const char *const *)rows[r].cells, widths);
+		write_waits(out, group_tasks(group));
+		const json_t *decision = json_object_get(group, "failure_decision");
+		if (json_is_string(decision))
+			fprintf(out, ROW_INDENT "last failure: %s\n", json_string_value(decision));
+	}
+
+	write_usage_note(out, groups);
+
+	for (r = 0; r < row_count; r++)
+		for (int c = 0; c < COLUMN_COUNT; c++)
+			free(rows[r].cells[c]);
+	free(rows);
+	return 0;
+}

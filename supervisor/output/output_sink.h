@@ -1,0 +1,76 @@
+/* corral's stdout, where task output goes as "group/task | line".
+ *
+ * Lossless and never blocking the loop: when stdout is a pipe, socket or
+ * terminal it is made non-blocking and fed from a bounded buffer as it
+ * drains (EPOLLOUT). When the buffer is full, a line is refused: its task's
+ * output stops being read (output_sink_wait) until stdout takes the buffer,
+ * so the task blocks in write() as under any slow pipe, and only the tasks
+ * whose lines wait are held. A regular file or /dev/null cannot stall, so
+ * it is written directly when the buffer fills. Lines are gathered and
+ * written in one write() per batch (output_sink_flush), not one per line.
+ *
+ * Lines are dropped (and counted, and reported) only once stdout is gone
+ * (EPIPE), or when corral exits and stdout does not take its last lines
+ * within a bounded time. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/loop.h"
+#include "supervisor/output/output_frame.h"
+#include "supervisor/output/output_stream.h"
+
+/* A reader of task output that waits for room (task_output.c). */
+struct output_sink_waiter {
+	struct output_sink_waiter *next;
+	bool queued;
+	void (*resume)(struct output_sink_waiter *waiter);
+};
+
+struct output_sink {
+	struct loop *loop;
+	enum output_format format;
+	struct loop_watch watch;
+	bool pollable;       /* epoll accepts the fd: buffer and wait for EPOLLOUT */
+	bool waiting_for_writable;
+	bool broken;         /* stdout is gone: lines are dropped and counted */
+	bool closing;        /* corral exits: wait (bounded) instead of refusing */
+	uint64_t close_deadline_ms;
+	int saved_flags;     /* fd flags to restore at close */
+	char *buffer;
+	size_t capacity;
+	size_t start, end;   /* pending bytes are buffer[start..end) */
+	struct output_sink_waiter *waiters, **waiters_tail;
+	uint64_t dropped_bytes;
+	uint64_t dropped_lines;
+};
+
+void output_sink_open(struct output_sink *sink, struct loop *loop, int fd, size_t capacity);
+
+/* Adds lines read at `time_ms` (CLOCK_REALTIME), each ending in '\n' in
+ * `text`, to the buffer: "name | line\n" or as sink->format says. Stops
+ * before a line longer than `line_max`, and where the buffer is full and
+ * stdout takes nothing now (never once stdout is gone or closing): the
+ * caller keeps the rest and waits (output_sink_wait). Returns the bytes
+ * taken, `*lines` the lines they hold (added, or dropped once stdout is
+ * gone). */
+size_t output_sink_append_lines(struct output_sink *sink, const char *name, size_t name_length,
+				enum output_stream stream, const char *text, size_t length,
+				size_t line_max, uint64_t time_ms, size_t *lines);
+
+/* Writes what the buffer holds, as far as stdout takes it now. */
+void output_sink_flush(struct output_sink *sink);
+
+/* `waiter->resume` is called, from the loop, once the buffer has room. */
+void output_sink_wait(struct output_sink *sink, struct output_sink_waiter *waiter);
+void output_sink_cancel_wait(struct output_sink *sink, struct output_sink_waiter *waiter);
+
+/* corral is exiting: from now on lines are not refused, but waited for
+ * (at most a few seconds in all), then dropped and counted. */
+void output_sink_begin_close(struct output_sink *sink);
+
+/* At exit: waits for stdout to take what is buffered, reports drops,
+ * restores the fd's flags. */
+void output_sink_close(struct output_sink *sink);

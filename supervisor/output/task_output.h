@@ -1,0 +1,104 @@
+/* The output of one task: a pipe that lives as long as the task (every run
+ * writes to the same one; both stdout and stderr, unless log.streams:
+ * separate gives stderr a pipe of its own), split into lines that go
+ * to the output sink prefixed with the task's name, and to the task's log.
+ *
+ * corral holds the read end only: a write end is opened again from it
+ * (/proc/self/fd/N, O_WRONLY) for each spawn of the task or of a hook and
+ * closed once the process has it, so an idle task costs one fd, not two.
+ * With no writer left the read end hangs up, and is taken out of the loop
+ * until the next writer is opened. Where /proc cannot do that, corral keeps
+ * the write end, as before.
+ *
+ * Read in batches of up to 64 KiB; the whole lines of a batch go to the
+ * sink and the log together, from where they lie (only a line cut across
+ * reads is copied aside), and the batch goes out in one write. When the
+ * sink is full the rest of the batch is held and the pipe is not read
+ * until the sink has room: the task then blocks in write(), and nothing is
+ * lost. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/loop.h"
+#include "supervisor/output/output_sink.h"
+
+#define TASK_OUTPUT_LINE_MAX 4096
+
+/* `lines` lines read at `time_ms`, each ending in '\n' in `text`. */
+typedef void task_output_lines_fn(void *context, uint64_t time_ms, enum output_stream stream,
+				  const char *text, size_t length, size_t lines);
+
+struct task_output {
+	struct loop_watch watch; /* read end */
+	bool unwatched;          /* hung up (no writer): out of the loop */
+	int write_fd;            /* kept only where /proc cannot open one again, else -1 */
+	const char *name;        /* "web/app" */
+	size_t name_length;
+	enum output_stream stream; /* what the pipe carries */
+	struct output_sink *sink;
+	struct loop *loop;
+	/* Also called with the lines of each read, as they are forwarded
+	 * (or dropped), for the task's log ring and file. */
+	task_output_lines_fn *on_lines;
+	void *on_lines_context;
+	/* log.mode non-blocking: when the sink is full, a line goes to the
+	 * log ring only, and is counted (and reported) as dropped. */
+	bool drop_when_full;
+	bool dropping;             /* within a run of drops */
+	/* The flags of the groups below, kept here beside the two above:
+	 * apart, each took 8 bytes (issue 16). */
+	bool paused;        /* the sink was full: see `held` */
+	bool line_complete; /* see `line` */
+	bool rate_paused;   /* log.rate_limit: the pipe waits for tokens */
+	uint64_t dropped_lines;    /* in all, for status */
+	uint64_t dropping_lines;   /* in the current run of drops, since the last report */
+	uint64_t dropping_report_ms;
+	/* The sink was full: `held` keeps what was read and not forwarded
+	 * yet, and the pipe is not read until it is out. */
+	struct output_sink_waiter waiter;
+	char *held;
+	size_t held_start, held_end;
+	/* A line cut across reads (or longer than the buffer). line_complete:
+	 * it is whole and waits for room in the sink. TASK_OUTPUT_LINE_MAX
+	 * bytes, allocated the first time a line is cut: whole lines go out
+	 * from the read buffer, and a silent task costs nothing. */
+	size_t line_length;
+	char *line;
+	/* log.rate_limit's state; NULL for a task that never had one (72
+	 * bytes less a task, issue 16). */
+	struct output_rate *rate;
+};
+
+/* log.rate_limit: bytes a second read from the pipe (0: no limit), a
+ * bucket of one second's worth. Past it the pipe waits, and so does the
+ * task: a flood costs corral a bounded share of a CPU. */
+struct output_rate {
+	uint64_t limit;
+	int64_t tokens;
+	uint64_t refilled_ms;
+	struct loop_timer timer;
+	uint64_t throttled_ms, report_ms; /* waited in all; last said */
+};
+
+/* Sets (or, with 0, lifts) the task's rate limit (config log.rate_limit). */
+void task_output_set_rate_limit(struct task_output *output, uint64_t bytes_per_second);
+
+int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
+		     const char *name, enum output_stream stream, task_output_lines_fn *on_lines,
+		     void *on_lines_context);
+
+/* Reads what is in the pipe now and flushes a partial last line, so that
+ * everything a run wrote is out before its exit is reported. Under back
+ * pressure (the sink full) it leaves the output where it is: it comes out
+ * later, in order. */
+void task_output_drain(struct task_output *output);
+
+/* A write end for a process about to start (the task, as fds 1 and 2 or
+ * one of them; a hook, as its stderr): the caller closes it once the
+ * process has its copy. -errno on failure. */
+int task_output_open_writer(struct task_output *output);
+
+void task_output_close(struct task_output *output);

@@ -1,0 +1,44 @@
+#include "supervisor/probes/task_root_path.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int task_root_open_path(pid_t pid, const char *path, char *why, size_t why_size)
+{
+	char root_path[64];
+	snprintf(root_path, sizeof(root_path), "/proc/%d/root", (int)pid);
+	int root = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0) {
+		snprintf(why, why_size, "the task's root (%s): %s", root_path, strerror(errno));
+		return -1;
+	}
+	struct open_how how = {
+	    .flags = O_PATH | O_CLOEXEC,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	/* EAGAIN: a rename in the task's root raced the lookup. A task that
+	 * renames without pause must not keep corral here: a few tries. */
+	int fd = -1;
+	for (int attempt = 0; attempt < 3 && fd < 0; attempt++) {
+		fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+		if (fd < 0 && errno != EAGAIN)
+			break;
+	}
+	int error = errno;
+	close(root);
+	if (fd >= 0)
+		return fd;
+	if (error == ENOSYS)
+		snprintf(why, why_size,
+			 "%s: cannot look it up inside the task's root: openat2 needs Linux 5.6 or "
+			 "later",
+			 path);
+	else
+		snprintf(why, why_size, "%s in the task's root: %s", path, strerror(error));
+	return -1;
+}

@@ -1,0 +1,101 @@
+/* One group of tasks at run time: its coordinator, its tasks, and the rules
+ * that tie them together (Nomad's alloc runner):
+ * - a task starts when it is ready and its stage gate is open;
+ * - a task that fails for good stops the group, or restarts it, or is
+ *   left dead, as its `on_failure` says;
+ * - when no main or ephemeral task is alive any more, the sidecars stop;
+ * - stopping goes in reverse lifecycle order, one tier at a time: main and
+ *   ephemeral tasks, then poststart sidecars, then prestart sidecars;
+ * - poststop tasks run once everything else is dead; the group is finished
+ *   when they are. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "supervisor/lifecycle/coordinator.h"
+#include "supervisor/tasks/group_network.h"
+#include "supervisor/tasks/services.h"
+#include "supervisor/tasks/task.h"
+
+enum group_stop_mode {
+	GROUP_RUNNING,
+	GROUP_STOPPING,   /* for good: no new starts but poststop tasks */
+	GROUP_RESTARTING, /* restart of the whole group, stopping phase */
+};
+
+struct group {
+	const struct group_config *config;
+	struct services *services;
+	struct coordinator coordinator;
+	struct task **tasks;
+	size_t task_count;
+	struct coordinator_task *coordinator_views; /* scratch, one per task */
+
+	bool dirty;              /* something changed since the last settle */
+	enum group_stop_mode stop_mode;
+	char stop_reason[256];
+	bool starts_forbidden;   /* everything is being killed: nothing starts */
+	bool rearm_after_stop;   /* restart of the whole group: all run again */
+	/* restart --running: the gates are open, so starts wait for the
+	 * earlier stages to be ready again (group.c, earlier_stages_ready) */
+	bool restart_in_order;
+	bool finished;
+	bool removed; /* a reload removed it: it stops, and is freed once finished */
+	/* on_failure: restart: the restarts it made, and its bound. */
+	struct restart_tracker failure_restarts;
+	unsigned failure_restart_count;
+	/* What on_failure last decided, for status: "" before any failure. */
+	char failure_decision[320];
+	int cgroup_fd; /* root/<group> of the cgroup tree; -1 without */
+	struct loop_watch memory_events_watch; /* group_oom_watch.h; fd -1: none */
+	struct group_network network; /* its bridge, its shared namespace */
+};
+
+/* Errors (a user that does not exist, ...) name the task. */
+int group_init(struct group *group, const struct group_config *config,
+	       struct services *services, char *error, size_t error_size);
+void group_free(struct group *group);
+
+void group_mark_dirty(struct group *group);
+
+/* Applies every rule above until nothing changes. Called after each batch
+ * of events, so runners never call back into the group recursively. */
+void group_settle(struct group *group, uint64_t now_ms);
+
+/* Graceful stop of the whole group, then its poststop tasks. */
+void group_stop(struct group *group, const char *reason, uint64_t now_ms);
+
+/* SIGKILL everything, start nothing more (poststop tasks included). */
+void group_kill(struct group *group, const char *reason);
+
+/* Restart all: the coordinator goes back to init, running tasks are stopped
+ * in reverse order, then every task runs again in lifecycle order. */
+void group_restart_all(struct group *group, uint64_t now_ms);
+
+/* Restart of one running task (not charged to its policy). */
+enum runner_request_result group_restart_task(struct group *group, struct task *task,
+					      uint64_t now_ms);
+
+/* ForceRestart of one task: runs again while the group is active, waiting
+ * on its stage gate; refused (RUNNER_REQUEST_GATE_CLOSED) when that gate
+ * cannot open again in the coordinator's current state, or the group is
+ * stopping. */
+enum runner_request_result group_force_restart_task(struct group *group, struct task *task,
+						    uint64_t now_ms);
+
+/* Whether a dead task may run again now: its group is active and the
+ * task's stage gate can still open in the coordinator's state. */
+bool group_can_run_again(const struct group *group, const struct task *task);
+
+/* Restart of every running task: stopped in reverse lifecycle order, then
+ * started in lifecycle order; tasks that are not running are left alone. */
+void group_restart_running(struct group *group, uint64_t now_ms);
+
+/* Stop on request: the task is stopped with its kill signal and stays dead,
+ * whatever its restart policy; for the coordinator it is dead. */
+void group_stop_task(struct group *group, struct task *task, uint64_t now_ms);
+
+bool group_has_processes(const struct group *group);

@@ -1,0 +1,70 @@
+/* What every task and group of a running corral shares: passed down
+ * explicitly rather than kept in globals. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hooks/task_hooks.h"
+#include "isolation/cgroup_tree.h"
+#include "isolation/host_shared_mounts.h"
+#include "isolation/network.h"
+#include "isolation/spawn.h"
+#include "supervisor/tasks/event_log.h"
+#include "base/loop.h"
+#include "supervisor/tasks/network_spares.h"
+#include "supervisor/tasks/pid_index.h"
+#include "supervisor/output/output_sink.h"
+#include "supervisor/output/output_stream.h"
+
+struct group;
+struct shortage_report;
+struct task;
+
+struct services {
+	struct loop *loop;
+	struct output_sink *sink;
+	struct event_log *events;
+	struct spawn_slots *spawn_slots; /* the low fds every spawn goes through */
+	struct cgroup_tree *cgroups;     /* enabled false: tasks get no cgroups */
+	struct network_host *network;    /* corral's network namespace (libnl) */
+	struct network_spares *network_spares; /* namespaces for network mode none */
+	struct pid_index *task_pids;           /* running tasks by main pid (reaping) */
+	/* Sources of bidirectional mounts, shared on the host while bound. */
+	struct host_shared_mounts *shared_mounts;
+	/* ROOT/PID of the task directories (hooks/task_dirs.h) when a task
+	 * has task_dirs, else NULL; removed when corral exits. */
+	const char *task_dirs_root;
+	/* Where the NOTIFY_SOCKETs of tasks with a network namespace of their
+	 * own are (task_readiness.c): made at the first, removed at exit;
+	 * NULL until then. `notify_sockets` numbers them. */
+	char *notify_dir;
+	unsigned notify_sockets;
+	/* Where the control socket listens, NULL without one: covered in the
+	 * mount namespace of a task whose control: list grants nothing, so
+	 * that it does not see the socket at all. */
+	const char *control_socket_path;
+	/* Hook processes at once, all tasks together (config hook_concurrency). */
+	struct hook_limiter *hook_limiter;
+	/* `corral exec` sessions (exec_session.h), for status. */
+	struct exec_sessions *exec_sessions;
+	/* Every group, for dependencies that cross groups. */
+	struct group **groups;
+	size_t group_count;
+	unsigned dependency_walk; /* numbers the walks of task_dependencies.c */
+	/* corral run --keep-running: a main task stopped on request does not
+	 * end its group; `corral start` runs it again. */
+	bool keep_running;
+	/* One-command mode (supervisor/pid1/one_command.h): the task gets corral's
+	 * stdio, and the terminal on it when corral let go of one. */
+	bool inherit_stdio;
+	bool take_terminal;
+	/* Starts put off for lack of a resource, said once a burst. */
+	struct shortage_report *shortage;
+	/* Called once for each task that fails for good. */
+	void (*task_failed_for_good)(struct services *services, struct task *task);
+	/* A line of a task's output, for the clients following its logs
+	 * (called only while task->log_followers > 0). */
+	void (*task_output_line)(struct services *services, struct task *task, uint64_t time_ms,
+				 enum output_stream stream, const char *text, size_t length);
+};

@@ -1,0 +1,344 @@
+#include "supervisor/tasks/task_dependencies.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/xmalloc.h"
+#include "supervisor/lifecycle/dependency_rules.h"
+#include "supervisor/tasks/group.h"
+#include "supervisor/tasks/task.h"
+
+static struct task *task_at(struct group **groups, size_t group_index, size_t task_index)
+{
+	return groups[group_index]->tasks[task_index];
+}
+
+/* Every task in one numbering, group after group, for the stop order. */
+static void compute_stop_order(struct group **groups, size_t group_count, size_t edge_count)
+{
+	size_t count = 0;
+	for (size_t g = 0; g < group_count; g++)
+		count += groups[g]->task_count;
+	struct task **tasks = xcalloc(count, sizeof(*tasks));
+	unsigned *tiers = xcalloc(count, sizeof(*tiers));
+	struct dependency_edge *edges = xcalloc(edge_count + 1, sizeof(*edges));
+	size_t *scratch = xcalloc(3 * count + 1 + edge_count, sizeof(*scratch));
+	size_t *positions = xcalloc(count, sizeof(*positions));
+
+	size_t number = 0;
+	for (size_t g = 0; g < group_count; g++)
+		for (size_t t = 0; t < groups[g]->task_count; t++) {
+			struct task *task = groups[g]->tasks[t];
+			task->stop_position = number; /* its number, until the order is known */
+			tiers[number] = dependency_stop_tier(task->config->stage);
+			tasks[number++] = task;
+		}
+	size_t edge = 0;
+	for (size_t i = 0; i < count; i++)
+		for (size_t d = 0; d < tasks[i]->after_count; d++)
+			edges[edge++] = (struct dependency_edge){
+				.from = i, .to = tasks[i]->after[d].target->stop_position};
+	dependency_stop_order(count, tiers, edges, edge_count, scratch, positions);
+	for (size_t i = 0; i < count; i++)
+		tasks[i]->stop_position = positions[i];
+
+	free(positions);
+	free(scratch);
+	free(edges);
+	free(tiers);
+	free(tasks);
+}
+
+void task_dependencies_link(struct group **groups, size_t group_count,
+			    const struct config *config)
+{
+	size_t edge_count = 0;
+	for (size_t g = 0; g < config->group_count; g++)
+		for (size_t t = 0; t < config->groups[g].task_count; t++) {
+			struct task *task = groups[g]->tasks[t];
+			const struct task_config *task_config = &config->groups[g].tasks[t];
+			if (!task_config->after_count)
+				continue;
+			task->after = xcalloc(task_config->after_count, sizeof(*task->after));
+			task->after_count = task_config->after_count;
+			for (size_t d = 0; d < task_config->after_count; d++) {
+				const struct task_dependency *edge = &task_config->after[d];
+				struct task *target = task_at(groups, edge->group_index, edge->task_index);
+				task->after[d] = (struct task_link){.config = edge, .target = target};
+				target->dependents = xreallocarray(target->dependents,
+								   target->dependent_count + 1,
+								   sizeof(*target->dependents));
+				target->dependents[target->dependent_count++] = task;
+				edge_count++;
+			}
+		}
+	/* Without edges, positions stay 0 and stop tiers alone decide, as
+	 * before dependencies existed. */
+	if (edge_count)
+		compute_stop_order(groups, group_count, edge_count);
+}
+
+static void unlink_task(struct task *task)
+{
+	free(task->after);
+	free(task->dependents);
+	task->after = NULL;
+	task->after_count = 0;
+	task->dependents = NULL;
+	task->dependent_count = 0;
+}
+
+void task_dependencies_unlink(struct group **groups, size_t group_count)
+{
+	for (size_t g = 0; g < group_count; g++)
+		for (size_t t = 0; t < groups[g]->task_count; t++)
+			unlink_task(groups[g]->tasks[t]);
+}
+
+/* A task's links before a relink. */
+struct old_links {
+	struct task *task;
+	struct task_link *after;
+	size_t count;
+};
+
+void task_dependencies_relink(struct group **groups, size_t group_count,
+			      const struct config *config)
+{
+	size_t task_count = 0;
+	for (size_t g = 0; g < group_count; g++)
+		task_count += groups[g]->task_count;
+	struct old_links *old = xcalloc(task_count + 1, sizeof(*old));
+	size_t n = 0;
+	for (size_t g = 0; g < group_count; g++)
+		for (size_t t = 0; t < groups[g]->task_count; t++) {
+			struct task *task = groups[g]->tasks[t];
+			old[n++] = (struct old_links){task, task->after, task->after_count};
+			task->after = NULL;
+			unlink_task(task);
+		}
+	task_dependencies_link(groups, group_count, config);
+	/* An edge that survives keeps which run of its target the task
+	 * started with: a `restart: true` dependent must not take the reload
+	 * for a restart of what it waits for. */
+	for (size_t i = 0; i < n; i++) {
+		struct task *task = old[i].task;
+		for (size_t d = 0; d < task->after_count; d++)
+			for (size_t o = 0; o < old[i].count; o++)
+				if (old[i].after[o].target == task->after[d].target)
+					task->after[d].seen_generation = old[i].after[o].seen_generation;
+		free(old[i].after);
+	}
+	free(old);
+}
+
+static bool group_may_run_again(const struct group *group)
+{
+	return group->stop_mode != GROUP_STOPPING && !group->finished && !group->starts_forbidden;
+}
+
+static enum dependency_verdict verdict_of(const struct task_link *link)
+{
+	const struct task *target = link->target;
+	const struct runner *runner = &target->runner;
+	struct dependency_target view = {
+		.state = runner->state,
+		.stopping = runner->stop_intent != RUNNER_STOP_NONE,
+		.ready = runner_is_ready_now(runner),
+		.healthy = runner->state == TASK_RUNNING && runner->healthy,
+		.succeeded = runner_last_run_succeeded(runner),
+		.failed = runner->state == TASK_DEAD && runner->failed,
+		.may_run_again = group_may_run_again(target->group),
+	};
+	return dependency_verdict(link->config->condition, &view);
+}
+
+/* An older run of `task` still has a `restart: true` dependent alive. */
+static bool stale_dependent_alive(const struct task *task)
+{
+	for (size_t i = 0; i < task->dependent_count; i++) {
+		const struct task *dependent = task->dependents[i];
+		enum task_state state = dependent->runner.state;
+		if (state != TASK_STARTING && state != TASK_RUNNING)
+			continue;
+		for (size_t d = 0; d < dependent->after_count; d++) {
+			const struct task_link *link = &dependent->after[d];
+			if (link->target == task && link->config->restart &&
+			    link->seen_generation != task->runner.generation)
+				return true;
+		}
+	}
+	return false;
+}
+
+bool task_dependencies_allow_start(const struct task *task)
+{
+	for (size_t d = 0; d < task->after_count; d++) {
+		const struct task_link *link = &task->after[d];
+		/* Its restart waits for this task to be down: not up again. */
+		if (link->config->restart && link->target->restart_held)
+			return false;
+		if (verdict_of(link) != DEPENDENCY_HOLDS)
+			return false;
+	}
+	return !task->dependent_count || !stale_dependent_alive(task);
+}
+
+void task_dependencies_started(struct task *task)
+{
+	for (size_t d = 0; d < task->after_count; d++)
+		task->after[d].seen_generation = task->after[d].target->runner.generation;
+}
+
+const struct task *task_dependencies_broken(const struct task *task, char *reason,
+					    size_t reason_size)
+{
+	for (size_t d = 0; d < task->after_count; d++) {
+		const struct task_link *link = &task->after[d];
+		if (verdict_of(link) != DEPENDENCY_BROKEN)
+			continue;
+		const struct runner *target = &link->target->runner;
+		if (target->failed)
+			snprintf(reason, reason_size, "%s failed for good (%s)",
+				 link->target->config->full_name,
+				 runner_failure(target)[0] ? runner_failure(target)
+							   : "no reason recorded");
+		else
+			snprintf(reason, reason_size,
+				 "%s is dead and cannot run again (its group is stopping)",
+				 link->target->config->full_name);
+		return link->target;
+	}
+	return NULL;
+}
+
+bool task_dependencies_describe_wait(const struct task *task, char *buffer, size_t size)
+{
+	for (size_t d = 0; d < task->after_count; d++) {
+		const struct task_link *link = &task->after[d];
+		if (link->config->restart && link->target->restart_held) {
+			snprintf(buffer, size, "waits for %s to restart",
+				 link->target->config->full_name);
+			return true;
+		}
+		if (verdict_of(link) == DEPENDENCY_HOLDS)
+			continue;
+		snprintf(buffer, size, "waits for %s %s", link->target->config->full_name,
+			 dependency_condition_wait(link->config->condition));
+		return true;
+	}
+	if (task->dependent_count && stale_dependent_alive(task)) {
+		snprintf(buffer, size, "waits for the tasks that restart with it to stop");
+		return true;
+	}
+	return false;
+}
+
+const struct task *task_dependencies_restarted(const struct task *task)
+{
+	for (size_t d = 0; d < task->after_count; d++) {
+		const struct task_link *link = &task->after[d];
+		if (link->config->restart &&
+		    (link->seen_generation != link->target->runner.generation ||
+		     link->target->restart_held))
+			return link->target;
+	}
+	return NULL;
+}
+
+bool task_dependencies_restart_dependents_alive(const struct task *task)
+{
+	for (size_t i = 0; i < task->dependent_count; i++) {
+		const struct task *dependent = task->dependents[i];
+		enum task_state state = dependent->runner.state;
+		if (state != TASK_STARTING && state != TASK_RUNNING)
+			continue;
+		for (size_t d = 0; d < dependent->after_count; d++)
+			if (dependent->after[d].target == task && dependent->after[d].config->restart)
+				return true;
+	}
+	return false;
+}
+
+static bool has_process_or_start(const struct task *task)
+{
+	return task->runner.state == TASK_STARTING || task->runner.state == TASK_RUNNING;
+}
+
+/* Alive and on its way down: its group stops (or restarts) it, or a stop
+ * of its own is under way. */
+static bool is_being_stopped(const struct task *task)
+{
+	return has_process_or_start(task) &&
+	       (task->group->stop_mode != GROUP_RUNNING || task->runner.stop_intent != RUNNER_STOP_NONE);
+}
+
+/* A dependent of `task` that is being stopped, reached through dependents
+ * that are already down (whose own dependents still need `task` to wait:
+ * Kubernetes stops sidecars in the reverse of their start order even with
+ * init containers, long done, between them). `mark` keeps a walk linear. */
+static bool dependent_being_stopped(struct task *task, unsigned mark)
+{
+	for (size_t i = 0; i < task->dependent_count; i++) {
+		struct task *dependent = task->dependents[i];
+		if (dependent->walk_mark == mark)
+			continue;
+		dependent->walk_mark = mark;
+		if (is_being_stopped(dependent))
+			return true;
+		if (!has_process_or_start(dependent) && dependent_being_stopped(dependent, mark))
+			return true;
+	}
+	return false;
+}
+
+bool task_is_live_for_stop(const struct task *task)
+{
+	enum task_state state = task->runner.state;
+	if (state == TASK_STARTING || state == TASK_RUNNING)
+		return true;
+	return task->group->stop_mode == GROUP_STOPPING && state == TASK_PENDING;
+}
+
+void task_dependencies_stop_fronts(const struct group *group, struct stop_fronts *fronts)
+{
+	for (unsigned tier = 0; tier < STOP_TIER_COUNT; tier++)
+		fronts->first_live[tier] = SIZE_MAX;
+	for (size_t i = 0; i < group->task_count; i++) {
+		const struct task *task = group->tasks[i];
+		unsigned tier = dependency_stop_tier(task->config->stage);
+		if (tier < STOP_TIER_COUNT && task->stop_position < fronts->first_live[tier] &&
+		    task_is_live_for_stop(task))
+			fronts->first_live[tier] = task->stop_position;
+	}
+}
+
+void task_dependencies_stop_fronts_left(const struct group *group, const struct task *task,
+					struct stop_fronts *fronts)
+{
+	unsigned tier = dependency_stop_tier(task->config->stage);
+	if (tier < STOP_TIER_COUNT && fronts->first_live[tier] == task->stop_position)
+		task_dependencies_stop_fronts(group, fronts);
+}
+
+bool task_dependencies_stop_blocked(const struct task *task, const struct stop_fronts *fronts)
+{
+	unsigned tier = dependency_stop_tier(task->config->stage);
+	/* A lower tier goes first, unless the stop order puts this task
+	 * before it: then it waits for this one. */
+	for (unsigned lower = 0; lower < tier && lower < STOP_TIER_COUNT; lower++)
+		if (fronts->first_live[lower] <= task->stop_position)
+			return true;
+	if (!task->dependent_count)
+		return false;
+	return dependent_being_stopped((struct task *)task, ++task->services->dependency_walk);
+}
+
+void task_dependencies_changed(struct task *task)
+{
+	if (!task->after && !task->dependent_count)
+		return;
+	struct services *services = task->services;
+	for (size_t g = 0; g < services->group_count; g++)
+		group_mark_dirty(services->groups[g]);
+}
