@@ -8,8 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "supervisor/output/output_stream.h"
-
 bool utf8_is_valid(const char *text, size_t length);
 
 /* Writes `text` as the inside of a JSON string (no quotes) to `out`, which
@@ -21,12 +19,6 @@ size_t json_escape_into(char *out, const char *text, size_t length);
 
 /* A new JSON string of `text`, invalid sequences replaced. */
 json_t *json_string_lossy(const char *text, size_t length);
-
-/* {"time": SECONDS, "task": NAME, "stream": "stdout"|"stderr", "text":
- * TEXT}: a line of a task's output, as `logs` replies and streams carry it;
- * "stream" only when the task's streams are kept apart. */
-json_t *output_line_json(uint64_t time_ms, const char *task, enum output_stream stream,
-			 const char *text, size_t length);
 
 /* `value` as one compact JSON line with its newline, for the line-based
  * control protocol. Takes the reference to `value`. Returns NULL when

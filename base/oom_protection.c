@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "isolation/spawn.h"
 #include "base/log.h"
 
 #define PROTECTED_SCORE -999
@@ -67,9 +66,15 @@ void oom_protection_start(void)
 		return;
 	}
 	lowered = true;
-	spawn_reset_oom_score_adj_to(first_score);
 	log_info("oom_score_adj: corral at %d, its tasks at %d, the value it started with",
 		 PROTECTED_SCORE, first_score);
+}
+
+bool oom_protection_children_score(int *score)
+{
+	if (lowered)
+		*score = first_score;
+	return lowered;
 }
 
 void oom_protection_reset_child(pid_t pid)

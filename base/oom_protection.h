@@ -1,6 +1,7 @@
 #ifndef CORRAL_OOM_PROTECTION_H
 #define CORRAL_OOM_PROTECTION_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* corral keeps itself out of the OOM killer's choice: in a memory-limited
@@ -14,6 +15,10 @@
 
 /* Logs what it did (or why not, with -v). */
 void oom_protection_start(void);
+
+/* True, with the value corral started with, when corral lowered its own
+ * score: every process it starts must go back to that value. */
+bool oom_protection_children_score(int *score);
 
 /* For processes not started by spawn_process, which sets its children's
  * itself: a hook (posix_spawn, already exec'd: moments of protection it

@@ -3,6 +3,7 @@
 #include "base/units.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -207,4 +208,21 @@ void format_duration_ms(uint64_t ms, char *buffer, size_t size)
 		}
 		used += (size_t)written;
 	}
+}
+
+/* "512B", "3.2K", "12.0M", "1.5G": one decimal, powers of 1024. */
+void format_size_bytes(uint64_t bytes, char *buffer, size_t size)
+{
+	static const char units[] = "KMGT";
+	if (bytes < 1024) {
+		snprintf(buffer, size, "%" PRIu64 "B", bytes);
+		return;
+	}
+	double value = (double)bytes / 1024;
+	size_t unit = 0;
+	while (value >= 1024 && unit + 1 < sizeof(units) - 1) {
+		value /= 1024;
+		unit++;
+	}
+	snprintf(buffer, size, "%.1f%c", value, units[unit]);
 }

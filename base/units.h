@@ -29,6 +29,10 @@ int parse_size_bytes(const char *text, uint64_t *out_bytes, const char **why);
 /* Writes a duration back the way a person would write it: "1m30s", "500ms". */
 void format_duration_ms(uint64_t ms, char *buffer, size_t size);
 
+/* A size at a glance: "512B", "3.2K", "12.0M", "1.5G" (one decimal, powers
+ * of 1024). */
+void format_size_bytes(uint64_t bytes, char *buffer, size_t size);
+
 /* "SIGTERM", "TERM", "sigterm" -> 15. Returns the number, or -EINVAL. */
 int parse_signal_name(const char *text);
 

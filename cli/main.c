@@ -10,6 +10,7 @@
 
 #include "base/suggest.h"
 #include "cli/commands.h"
+#include "isolation/seccomp_syscall_names.h"
 #include "supervisor/pid1/machine_init.h"
 
 static const struct command commands[] = {
@@ -133,6 +134,9 @@ static void seed_json_hashes(void)
 int main(int argc, char **argv)
 {
 	ensure_standard_fds();
+	/* Every command that loads a config checks seccomp syscall names
+	 * against libseccomp's tables (loaded only when a config lists some). */
+	config_use_syscall_names(seccomp_syscall_names());
 	seed_json_hashes();
 	/* As a machine's /init, whatever happens (a bad config, bad
 	 * arguments), corral must power off rather than exit: an init that

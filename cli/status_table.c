@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "base/xmalloc.h"
 
 enum column {
@@ -96,23 +97,6 @@ static char *duration_cell(const json_t *value, const char *prefix)
 	return xasprintf("%s%s", prefix, duration);
 }
 
-/* "512B", "3.2K", "12.0M", "1.5G": one decimal, powers of 1024. */
-void status_size_format(uint64_t bytes, char *buffer, size_t size)
-{
-	static const char units[] = "KMGT";
-	if (bytes < 1024) {
-		snprintf(buffer, size, "%" PRIu64 "B", bytes);
-		return;
-	}
-	double value = (double)bytes / 1024;
-	size_t unit = 0;
-	while (value >= 1024 && unit + 1 < sizeof(units) - 1) {
-		value /= 1024;
-		unit++;
-	}
-	snprintf(buffer, size, "%.1f%c", value, units[unit]);
-}
-
 /* A figure of "usage"; "-" without a cgroup or without that figure. */
 static const json_t *usage_field(const json_t *task, const char *name)
 {
@@ -145,10 +129,10 @@ static char *memory_cell(const json_t *task)
 	if (!json_is_integer(current) || json_integer_value(current) < 0)
 		return xstrdup(UNKNOWN);
 	char now[32], most[32];
-	status_size_format((uint64_t)json_integer_value(current), now, sizeof(now));
+	format_size_bytes((uint64_t)json_integer_value(current), now, sizeof(now));
 	if (!json_is_integer(peak) || json_integer_value(peak) < 0)
 		return xstrdup(now);
-	status_size_format((uint64_t)json_integer_value(peak), most, sizeof(most));
+	format_size_bytes((uint64_t)json_integer_value(peak), most, sizeof(most));
 	return xasprintf("%s/%s", now, most);
 }
 

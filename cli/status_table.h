@@ -18,6 +18,3 @@ int status_table_write(FILE *out, const json_t *reply);
 /* A duration at a glance: its two largest units, rounded down ("1h2m",
  * "3m4s", "5s", "2d3h"), or milliseconds below a second ("250ms"). */
 void status_duration_format(uint64_t ms, char *buffer, size_t size);
-
-/* A size at a glance: "512B", "3.2K", "12.0M", "1.5G". */
-void status_size_format(uint64_t bytes, char *buffer, size_t size);

@@ -1,8 +1,9 @@
 /* `isolation.seccomp`: which profile, and for a custom one its default
  * action and its lists of syscall names. Names are checked against
- * libseccomp's tables (a lookup, no syscall), so a typo is a config error
- * with its location rather than a task that fails to start. The default
- * profile itself is in isolation/seccomp_profile.c. */
+ * the syscall table the caller hands in (libseccomp's, a lookup, no
+ * syscall: config/syscall_names.h), so a typo is a config error with its
+ * location rather than a task that fails to start. The default profile
+ * itself is in isolation/seccomp_profile.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 #include "config/diagnostics.h"
 #include "base/suggest.h"
 #include "base/xmalloc.h"
-#include "isolation/seccomp_library.h"
+#include "config/syscall_names.h"
 
 static const char *const custom_keys[] = {"default_action", "allow", "deny", NULL};
 /* In the order of enum seccomp_profile_kind, but for the custom map. */
@@ -24,8 +25,13 @@ static const char *const action_names[] = {"allow", "errno", "kill", "log"};
  * (MIPS numbers start at 4000: there, no suggestion). */
 #define SYSCALL_NUMBER_BOUND 1024
 
-/* libseccomp, loaded by syscall_list_parse: the calls below go through it. */
-static const struct seccomp_library *libseccomp;
+/* The table names are checked against (config_use_syscall_names). */
+static const struct syscall_table *syscall_table;
+
+void config_use_syscall_names(const struct syscall_table *table)
+{
+	syscall_table = table;
+}
 
 /* The native architecture's syscall names, gathered the first time a list
  * has an unknown name, and only once per list. */
@@ -40,7 +46,7 @@ static void syscall_names_gather(struct syscall_names *known)
 	known->gathered = true;
 	known->names = xcalloc(SYSCALL_NUMBER_BOUND, sizeof(*known->names));
 	for (int number = 0; number < SYSCALL_NUMBER_BOUND; number++) {
-		char *name = libseccomp->seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, number);
+		char *name = syscall_table->name_of(number);
 
 		if (name)
 			known->names[known->count++] = name;
@@ -98,8 +104,10 @@ static bool syscall_list_parse(struct load_context *context, const yaml_node_t *
 	if (!expect_list(context, node, where, "a list of syscall names such as [mount, reboot]"))
 		return false;
 	char reason[256];
-	if (!libseccomp && !(libseccomp = seccomp_library_load(reason, sizeof(reason)))) {
-		report(context, node, where, "cannot check syscall names: load %s", reason);
+	if (!syscall_table)
+		snprintf(reason, sizeof(reason), "no syscall table was given");
+	if (!syscall_table || syscall_table->prepare(reason, sizeof(reason)) < 0) {
+		report(context, node, where, "cannot check syscall names: %s", reason);
 		return false;
 	}
 	count = list_length(node);
@@ -116,7 +124,7 @@ static bool syscall_list_parse(struct load_context *context, const yaml_node_t *
 		name = expect_string(context, item, &item_where);
 		if (!name) {
 			valid = false;
-		} else if (libseccomp->seccomp_syscall_resolve_name(name) == __NR_SCMP_ERROR) {
+		} else if (!syscall_table->is_known(name)) {
 			report_unknown_syscall(context, item, &item_where, name, &known);
 			valid = false;
 		} else if (denying && is_needed_to_start(name)) {

@@ -1,3 +1,4 @@
+#include "isolation/spawn.h"
 #include "supervisor/supervisor.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/group.h"
 #include "base/json_text.h"
+#include "supervisor/output/output_stream.h"
 #include "base/log.h"
 #include "supervisor/pid1/machine_init.h"
 #include "base/oom_protection.h"
@@ -585,6 +587,9 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		    config->group_count == 1 ? "" : "s", config->path,
 		    machine_init ? " as the machine's init" : pid1 ? " as PID 1" : "");
 	oom_protection_start();
+	int children_score;
+	if (oom_protection_children_score(&children_score))
+		spawn_reset_oom_score_adj_to(children_score);
 	if (supervisor_open(&supervisor, config, options) < 0) {
 		supervisor_close(&supervisor);
 		return 1;

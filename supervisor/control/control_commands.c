@@ -11,6 +11,7 @@
 #include "base/xmalloc.h"
 #include "supervisor/control/exec_session.h"
 #include "base/json_text.h"
+#include "supervisor/output/output_stream.h"
 #include "supervisor/reload.h"
 #include "supervisor/control/status_reply.h"
 #include "supervisor/control/task_inspect.h"

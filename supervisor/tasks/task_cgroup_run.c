@@ -14,7 +14,7 @@
 #include "isolation/cgroup_fs.h"
 #include "supervisor/tasks/group.h"
 #include "base/log.h"
-#include "cli/status_table.h"
+#include "base/units.h"
 
 static void on_cgroup_events(struct loop_watch *watch, uint32_t events);
 static void on_cgroup_poll(struct loop_timer *timer);
@@ -131,7 +131,7 @@ static uint64_t report_oom_kills(struct task *task)
 		task->oom_kills_reported = counter;
 		char message[TASK_EVENT_MESSAGE_MAX], limit[32] = "";
 		if (task->config->resources.memory)
-			status_size_format(task->config->resources.memory, limit, sizeof(limit));
+			format_size_bytes(task->config->resources.memory, limit, sizeof(limit));
 		snprintf(message, sizeof(message),
 			 "the OOM killer killed %u process%s of the task%s%s%s", (unsigned)kills,
 			 kills == 1 ? "" : "es", limit[0] ? " (memory limit " : "", limit,

@@ -4,8 +4,19 @@
 #include <stdint.h>
 
 #include "config/config_load.h"
+#include "isolation/seccomp_syscall_names.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* As cli/main.c: syscall names are checked against libseccomp's tables. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	config_use_syscall_names(seccomp_syscall_names());
+	return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -43,13 +43,15 @@ build() {
 }
 
 # The config and the base files it uses (allocation, units and signal names,
-# suggestions, names, paths, reading a file); the seccomp library table: the config checks
-# syscall names (loading libseccomp when a list has some). config/*.c also
+# suggestions, names, paths, reading a file); libseccomp's syscall table,
+# which the fuzzer hands the config (config/syscall_names.h) to check syscall
+# names (loading libseccomp when a list has some). config/*.c also
 # gives signal names and quoting to the others, which link yaml, libseccomp
 # and libcap only because of it.
 base_sources=(base/xmalloc.c base/units.c base/signal_names.c base/suggest.c base/names.c base/paths.c
 	base/regular_file.c)
-config_sources=(config/*.c "${base_sources[@]}" isolation/seccomp_library.c isolation/library_loader.c)
+config_sources=(config/*.c "${base_sources[@]}" isolation/seccomp_library.c isolation/library_loader.c
+	isolation/seccomp_syscall_names.c)
 build fuzz_config "$libs_config" "${config_sources[@]}"
 build fuzz_control_protocol "jansson $libs_config" supervisor/control/control_protocol.c \
 	base/json_text.c "${config_sources[@]}"

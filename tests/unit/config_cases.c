@@ -9,6 +9,14 @@
 #include <cmocka.h>
 
 #include "config_cases.h"
+#include "isolation/seccomp_syscall_names.h"
+
+/* As cli/main.c does for every command: configs' syscall names are checked
+ * against libseccomp's tables. */
+__attribute__((constructor)) static void use_libseccomp_syscall_names(void)
+{
+	config_use_syscall_names(seccomp_syscall_names());
+}
 
 struct config *parse_ok(const char *yaml)
 {

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "base/json_text.h"
+#include "supervisor/output/output_stream.h"
 
 static const struct {
 	const char *text;

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "base/units.h"
 #include "cli/status_table.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -303,7 +304,7 @@ static void test_sizes(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char text[32];
-		status_size_format(cases[i].bytes, text, sizeof(text));
+		format_size_bytes(cases[i].bytes, text, sizeof(text));
 		assert_string_equal(text, cases[i].text);
 	}
 }
