@@ -14,12 +14,6 @@ void jw_init(struct json_writer *writer, size_t capacity)
 	writer->text = xmalloc(writer->capacity);
 }
 
-void jw_free(struct json_writer *writer)
-{
-	free(writer->text);
-	*writer = (struct json_writer){0};
-}
-
 static void reserve(struct json_writer *writer, size_t more)
 {
 	if (writer->length + more <= writer->capacity)

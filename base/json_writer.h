@@ -25,7 +25,6 @@ void jw_init(struct json_writer *writer, size_t capacity);
  * protocol, and the size of its buffer (`capacity`, may be NULL); the
  * caller frees it. The writer is empty after. */
 char *jw_take_line(struct json_writer *writer, size_t *length, size_t *capacity);
-void jw_free(struct json_writer *writer);
 
 void jw_object_open(struct json_writer *writer);
 void jw_object_close(struct json_writer *writer);

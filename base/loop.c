@@ -1,3 +1,4 @@
+#include "base/clock.h"
 #include "base/loop.h"
 
 #include <errno.h>
@@ -24,9 +25,7 @@ struct loop {
 
 uint64_t loop_now_ms(void)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+	return monotonic_ms();
 }
 
 /* ---- timer heap ---- */

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/units.h"
 #include "cli/commands.h"
 #include "cli/control_client.h"
@@ -290,9 +291,7 @@ static double parse_since(const char *text)
 	uint64_t ms;
 	const char *why;
 	if (parse_duration_ms(text, &ms, &why) == 0) {
-		struct timespec now;
-		clock_gettime(CLOCK_REALTIME, &now);
-		return (double)now.tv_sec + (double)now.tv_nsec / 1e9 - (double)ms / 1000.0;
+		return (double)wall_clock_ns() / 1e9 - (double)ms / 1000.0;
 	}
 	struct tm utc = {0};
 	const char *rest = strptime(text, "%Y-%m-%dT%H:%M:%S", &utc);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/xmalloc.h"
 #include "base/log.h"
 
@@ -18,13 +19,6 @@
 #define READS_PER_WAKEUP 4
 /* While a non-blocking task's lines are dropped, how often it is said. */
 #define DROP_REPORT_MS 10000
-
-static uint64_t realtime_ms(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
-}
 
 static void report_drops(struct task_output *output, const char *what)
 {
@@ -204,7 +198,7 @@ static void on_room(struct output_sink_waiter *waiter)
 	struct task_output *output =
 		(struct task_output *)((char *)waiter - offsetof(struct task_output, waiter));
 	size_t held = output->held_end - output->held_start;
-	size_t taken = forward(output, output->held + output->held_start, held, realtime_ms());
+	size_t taken = forward(output, output->held + output->held_start, held, wall_clock_ms());
 	output->held_start += taken;
 	output_sink_flush(output->sink);
 	if (output->held_start < output->held_end || output->line_complete) {
@@ -229,7 +223,7 @@ static ssize_t read_batch(struct task_output *output, char *buffer)
 	while (got < 0 && errno == EINTR);
 	if (got <= 0)
 		return got;
-	size_t taken = forward(output, buffer, (size_t)got, realtime_ms());
+	size_t taken = forward(output, buffer, (size_t)got, wall_clock_ms());
 	if (taken < (size_t)got || output->line_complete)
 		pause_reading(output, buffer + taken, (size_t)got - taken);
 	return got;
@@ -415,7 +409,7 @@ void task_output_drain(struct task_output *output)
 	if (output->paused || !output->line_length)
 		return;
 	output->line_complete = true;
-	if (!emit_line_buffer(output, realtime_ms()))
+	if (!emit_line_buffer(output, wall_clock_ms()))
 		pause_reading(output, "", 0);
 	output_sink_flush(output->sink);
 }
@@ -433,7 +427,7 @@ void task_output_close(struct task_output *output)
 		output_sink_cancel_wait(output->sink, &output->waiter);
 		if (output->paused)
 			forward(output, output->held + output->held_start,
-				output->held_end - output->held_start, realtime_ms());
+				output->held_end - output->held_start, wall_clock_ms());
 		output->paused = false;
 		task_output_drain(output);
 		if (!output->unwatched)

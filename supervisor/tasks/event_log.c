@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/json_text.h"
 #include "base/log.h"
 #include "supervisor/tasks/task_event.h"
@@ -34,10 +35,8 @@ void event_log_close(struct event_log *log)
 
 static void write_json(struct event_log *log, json_t *object)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	json_object_set_new(object, "time",
-			    json_real((double)now.tv_sec + (double)now.tv_nsec / 1e9));
+	uint64_t now_ns = wall_clock_ns();
+	json_object_set_new(object, "time", json_real((double)now_ns / 1e9));
 	char *line = json_dumps(object, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(object);
 	if (!line)
@@ -45,8 +44,7 @@ static void write_json(struct event_log *log, json_t *object)
 	size_t length = strlen(line);
 	if (log->file)
 		fprintf(log->file, "%s\n", line);
-	uint64_t time_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
-	line_ring_append(&log->recent, time_ms, 0, line, length);
+	line_ring_append(&log->recent, now_ns / 1000000u, 0, line, length);
 	if (log->on_event)
 		log->on_event(log->on_event_context, line, length);
 	free(line);

@@ -46,13 +46,6 @@ int task_send_signal(struct task *task, int signal_number)
 	return 0;
 }
 
-uint64_t realtime_now_ms(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
-}
-
 /* ---- the request a start hands to isolation/ ---- */
 
 /* The sync window of a task in a user namespace: the maps and rlimits

@@ -212,5 +212,3 @@ void task_builtin_hooks_add(struct task *task);
 bool task_effect_run_hooks(struct runner *runner, enum hook_stage stage);
 void task_effect_cancel_hooks(struct runner *runner, enum hook_stage stage);
 
-/* Milliseconds of CLOCK_REALTIME, as the histories and logs record time. */
-uint64_t realtime_now_ms(void);

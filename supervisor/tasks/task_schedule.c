@@ -12,19 +12,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/units.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/tasks/task.h"
 
 /* A run this late is a missed one (a timer is never this late otherwise). */
 #define MISSED_AFTER_MS 60000
-
-static uint64_t realtime_ms(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
-}
 
 /* The cron expression's first time after `after`, in the schedule's time
  * zone: TZ is set for localtime_r and mktime, which read it, then put back
@@ -117,7 +111,7 @@ static void on_schedule(struct loop_timer *timer)
 	struct task *task = timer->data;
 	if (task->group->stop_mode == GROUP_STOPPING || task->removed)
 		return; /* no more runs, nor times */
-	uint64_t now = realtime_ms();
+	uint64_t now = wall_clock_ms();
 	bool late = now > task->schedule_due_ms + MISSED_AFTER_MS;
 	if (late && task->config->schedule.missed == SCHEDULE_MISSED_SKIP) {
 		char due[32];
@@ -134,7 +128,7 @@ void task_schedule_open(struct task *task)
 	loop_timer_init(&task->schedule_timer, on_schedule, task);
 	task->schedule_due_ms = 0;
 	if (task->config->schedule.set)
-		arm(task, realtime_ms());
+		arm(task, wall_clock_ms());
 }
 
 void task_schedule_close(struct task *task)
@@ -147,7 +141,7 @@ bool task_schedule_next(const struct task *task, uint64_t *due_ms, uint64_t *in_
 	if (!task->config->schedule.set || !task->schedule_due_ms ||
 	    task->group->stop_mode == GROUP_STOPPING)
 		return false;
-	uint64_t now = realtime_ms();
+	uint64_t now = wall_clock_ms();
 	*due_ms = task->schedule_due_ms;
 	*in_ms = task->schedule_due_ms > now ? task->schedule_due_ms - now : 0;
 	return true;
