@@ -12,7 +12,7 @@
 struct loop;
 
 /* `registered` sits in fd's padding: 24 bytes, not 32, and a task has
- * eight of these (issue 16). */
+ * eight of these (measured: bench_supervisor --memory-only). */
 struct loop_watch {
 	int fd;
 	bool registered;

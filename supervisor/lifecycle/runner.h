@@ -151,7 +151,7 @@ struct runner {
 	uint64_t generation;
 	/* What the runner has to say about its task, made at the first thing
 	 * said: NULL for a task that never exited, failed or said it was
-	 * ready early, as most idle tasks (issue 16: 288 bytes a task). */
+	 * ready early, as most idle tasks (288 bytes a task; bench_supervisor --memory-only). */
 	struct runner_texts *texts;
 
 	struct restart_tracker tracker;

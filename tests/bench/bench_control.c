@@ -11,7 +11,7 @@
  *      connections at once (one client process each); the one-connection
  *      row next to its floor, an echo server that only answers
  *      (ping_pong_floor.h), unpinned and with both pinned to one CPU, and
- *      against issue 16's aim of 40k requests/s;
+ *      against the aim of 40k requests/s;
  *   3. memory of each supervisor with N tasks, for context.
  *
  * usage: bench_control [--corral PATH] [--tasks N] [--quick]

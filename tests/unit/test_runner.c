@@ -646,8 +646,8 @@ static void test_success_exit_signal_but_never_an_oom_kill(void **state)
 	fixture_free(fixture);
 }
 
-/* The texts are made when there is something to say (issue 16: an idle
- * task carries none), and a new run clears the failure, not the decision. */
+/* The texts are made when there is something to say (an idle
+ * task carries none; bench_supervisor --memory-only), and a new run clears the failure, not the decision. */
 static void test_texts_are_made_when_said(void **state)
 {
 	(void)state;

@@ -1,6 +1,6 @@
 /* A task's environment is kept as its own assignments over corral's, and
- * the envp array a start needs is made when asked for (issue 16: kept per
- * task it was about 450 bytes an idle task). What a start gets must be
+ * the envp array a start needs is made when asked for (kept per
+ * task it was about 450 bytes an idle task; bench_supervisor --memory-only). What a start gets must be
  * what it got when the array was kept; ASan checks the arrays are freed. */
 #include <setjmp.h>
 #include <stdarg.h>
