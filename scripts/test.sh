@@ -21,6 +21,9 @@ run_suites() {
 	CORRAL_BIN="$PWD/$build/corral" "$python" -m pytest -q -p no:cacheprovider tests/integration
 }
 
+echo "=== layers: includes point down only (base <- config <- isolation, hooks <- supervisor <- cli)"
+scripts/check-layers.sh
+
 echo "=== build (warnings are errors)"
 cmake -S . -B build -DCORRAL_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"

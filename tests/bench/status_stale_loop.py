@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """corral status --json of 1000 tasks, calls 1.2 s apart (every reading
 stale at each call: older than the 1 s refresh age), end to end: fork to
-reap with stdout read through a pipe. usage: scripts/status-stale-loop.py CORRAL [CALLS]   (as root)"""
+reap with stdout read through a pipe. usage: tests/bench/status_stale_loop.py CORRAL [CALLS]   (as root)"""
 import os, statistics, subprocess, sys, tempfile, time
 
 corral, calls = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 20
