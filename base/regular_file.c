@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_kind.h"
 #include "base/xmalloc.h"
 
 void regular_file_format_size(size_t bytes, char *buffer, size_t size)
@@ -18,24 +19,6 @@ void regular_file_format_size(size_t bytes, char *buffer, size_t size)
 		snprintf(buffer, size, "%zu KiB", bytes >> 10);
 	else
 		snprintf(buffer, size, "%zu bytes", bytes);
-}
-
-static const char *kind_of(mode_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFDIR:
-		return "a directory";
-	case S_IFIFO:
-		return "a FIFO";
-	case S_IFCHR:
-		return "a character device";
-	case S_IFBLK:
-		return "a block device";
-	case S_IFSOCK:
-		return "a socket";
-	default:
-		return "a special file";
-	}
 }
 
 /* Closes `fd` (when open) and returns -error; the caller has said why. */
@@ -73,7 +56,7 @@ int regular_file_read(const char *path, size_t max_bytes, char **out, size_t *ou
 		return refuse_errno(fd, errno, reason);
 	if (!S_ISREG(status.st_mode)) {
 		snprintf(reason, REGULAR_FILE_REASON_SIZE, "is %s, not a regular file",
-			 kind_of(status.st_mode));
+			 file_kind(status.st_mode));
 		return give_up(fd, S_ISDIR(status.st_mode) ? EISDIR : EINVAL);
 	}
 	if ((unsigned long long)status.st_size > max_bytes)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/file_kind.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "base/xmalloc.h"
@@ -32,19 +33,6 @@ void device_configs_free(struct device_config *devices, size_t count)
 		free(devices[i].target);
 	}
 	free(devices);
-}
-
-static const char *file_kind(mode_t mode)
-{
-	if (S_ISREG(mode))
-		return "a regular file";
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISFIFO(mode))
-		return "a fifo";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return "not a device";
 }
 
 /* An absolute path to a character or block device of this machine. */

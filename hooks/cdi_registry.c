@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/file_kind.h"
 #include "base/regular_file.h"
 #include "base/xmalloc.h"
 #include "hooks/cdi_spec.h"
@@ -235,19 +236,6 @@ static int find_device(const struct cdi_registry *registry, const char *qualifie
 	}
 	*out = best;
 	return 0;
-}
-
-static const char *file_kind(mode_t mode)
-{
-	if (S_ISREG(mode))
-		return "a regular file";
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return "not a device";
 }
 
 /* The host's node must be there and be what the spec says it is. */

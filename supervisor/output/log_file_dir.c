@@ -11,6 +11,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/file_kind.h"
+
 #define FILE_FLAGS (O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
 #define DIR_FLAGS  (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
@@ -42,25 +44,6 @@ static int open_beneath(int dir_fd, const char *name, int flags, mode_t mode)
 	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 		return fd;
 	return openat(dir_fd, name, flags, mode);
-}
-
-static const char *kind_of(mode_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFDIR:
-		return "a directory";
-	case S_IFIFO:
-		return "a FIFO";
-	case S_IFSOCK:
-		return "a socket";
-	case S_IFCHR:
-	case S_IFBLK:
-		return "a device";
-	case S_IFLNK:
-		return "a symbolic link";
-	default:
-		return "not a regular file";
-	}
 }
 
 /* A directory a task's user could write is where it plants links. */
@@ -159,7 +142,7 @@ int log_dir_open_file(int dir_fd, const char *name, bool exclusive, uint64_t *si
 	if (fstat(fd, &status) < 0) {
 		fail(failure, false, errno, "%s", strerror(errno));
 	} else if (!S_ISREG(status.st_mode)) {
-		fail(failure, true, EINVAL, "it is %s", kind_of(status.st_mode));
+		fail(failure, true, EINVAL, "it is %s", file_kind(status.st_mode));
 	} else if (status.st_nlink > 1) {
 		/* Another name for a file elsewhere (/etc/shadow, say). */
 		fail(failure, true, EMLINK, "it has %lu hard links",

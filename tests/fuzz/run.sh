@@ -49,7 +49,7 @@ build() {
 # gives signal names and quoting to the others, which link yaml, libseccomp
 # and libcap only because of it.
 base_sources=(base/xmalloc.c base/units.c base/signal_names.c base/suggest.c base/names.c base/paths.c
-	base/regular_file.c)
+	base/regular_file.c base/file_kind.c)
 config_sources=(config/*.c "${base_sources[@]}" isolation/seccomp_library.c isolation/library_loader.c
 	isolation/seccomp_syscall_names.c)
 build fuzz_config "$libs_config" "${config_sources[@]}"
