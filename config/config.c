@@ -6,6 +6,23 @@
 
 #include "base/xmalloc.h"
 
+int lifecycle_stage_step(enum lifecycle_stage stage)
+{
+	switch (stage) {
+	case STAGE_PRESTART_EPHEMERAL:
+	case STAGE_PRESTART_SIDECAR:
+		return 0;
+	case STAGE_MAIN:
+		return 1;
+	case STAGE_POSTSTART_EPHEMERAL:
+	case STAGE_POSTSTART_SIDECAR:
+		return 2;
+	case STAGE_POSTSTOP:
+		break;
+	}
+	return 3;
+}
+
 const char *lifecycle_stage_name(enum lifecycle_stage stage)
 {
 	switch (stage) {

@@ -23,6 +23,9 @@ enum lifecycle_stage {
 
 /* "prestart-ephemeral", "prestart-sidecar", "main", ... */
 const char *lifecycle_stage_name(enum lifecycle_stage stage);
+/* Where a stage starts in its group's lifecycle: 0 prestart, 1 main,
+ * 2 poststart, 3 poststop (ephemeral and sidecar alike). */
+int lifecycle_stage_step(enum lifecycle_stage stage);
 bool lifecycle_stage_is_sidecar(enum lifecycle_stage stage);
 
 enum restart_policy_kind {

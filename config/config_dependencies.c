@@ -299,25 +299,6 @@ static bool resolve_name(struct load_context *context, const struct config *conf
 	return true;
 }
 
-/* Where a stage runs in its group's lifecycle: a task can only wait for
- * one that the coordinator starts no later than itself. */
-static int stage_step(enum lifecycle_stage stage)
-{
-	switch (stage) {
-	case STAGE_PRESTART_EPHEMERAL:
-	case STAGE_PRESTART_SIDECAR:
-		return 0;
-	case STAGE_MAIN:
-		return 1;
-	case STAGE_POSTSTART_EPHEMERAL:
-	case STAGE_POSTSTART_SIDECAR:
-		return 2;
-	case STAGE_POSTSTOP:
-		return 3;
-	}
-	return 0;
-}
-
 static const char *stage_kind(enum lifecycle_stage stage)
 {
 	switch (stage) {
@@ -367,7 +348,7 @@ static void check_edge(struct load_context *context, const struct task_config *t
 			 stage_kind(task->stage));
 		return;
 	}
-	if (same_group && stage_step(target->stage) > stage_step(task->stage)) {
+	if (same_group && lifecycle_stage_step(target->stage) > lifecycle_stage_step(task->stage)) {
 		complain(context, dependency->location, task, dependency,
 			 "a %s task cannot wait for a %s task of its group: %s tasks start only "
 			 "after the %s stage, so it would wait forever",
@@ -407,7 +388,7 @@ static void add_sequential_edges(struct config *config, size_t group_index)
 	long previous = -1;
 	for (size_t i = 0; i < group->task_count; i++) {
 		struct task_config *task = &group->tasks[i];
-		if (stage_step(task->stage) != 0)
+		if (lifecycle_stage_step(task->stage) != 0)
 			continue;
 		if (previous >= 0) {
 			const struct task_config *before = &group->tasks[previous];

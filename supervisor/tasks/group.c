@@ -258,24 +258,6 @@ static void finish_restart(struct group *group)
 			"every task stopped: starting again");
 }
 
-/* Which gate a stage opens with: prestart, main, poststart. */
-static int start_rank(enum lifecycle_stage stage)
-{
-	switch (stage) {
-	case STAGE_PRESTART_EPHEMERAL:
-	case STAGE_PRESTART_SIDECAR:
-		return 0;
-	case STAGE_MAIN:
-		return 1;
-	case STAGE_POSTSTART_EPHEMERAL:
-	case STAGE_POSTSTART_SIDECAR:
-		return 2;
-	case STAGE_POSTSTOP:
-		break;
-	}
-	return 3;
-}
-
 /* After `restart --running` the stage gates are open already: a task
  * waits, as at its first start, until every live task that opens an
  * earlier gate runs and is ready. */
@@ -283,7 +265,7 @@ static bool earlier_stages_ready(const struct group *group, enum lifecycle_stage
 {
 	for (size_t i = 0; i < group->task_count; i++) {
 		const struct task *other = group->tasks[i];
-		if (start_rank(other->config->stage) < start_rank(stage) &&
+		if (lifecycle_stage_step(other->config->stage) < lifecycle_stage_step(stage) &&
 		    other->runner.state != TASK_DEAD && !runner_is_ready(&other->runner))
 			return false;
 	}
