@@ -15,7 +15,7 @@ bool utf8_is_valid(const char *text, size_t length);
  * control characters escaped, invalid UTF-8 bytes as \ufffd. Returns the
  * bytes written. */
 size_t json_escape_into(char *out, const char *text, size_t length);
-#define json_escaped_max(length) ((length) * 6)
+#define json_escaped_max(length) ((length)*6)
 
 /* A new JSON string of `text`, invalid sequences replaced. */
 json_t *json_string_lossy(const char *text, size_t length);

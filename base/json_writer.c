@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/xmalloc.h"
 #include "base/json_text.h"
+#include "base/xmalloc.h"
 
 void jw_init(struct json_writer *writer, size_t capacity)
 {

@@ -45,10 +45,10 @@ void jw_null(struct json_writer *writer);
 
 /* "key": value, for the common cases (`key` a literal, as for jw_key). */
 #define jw_field_cstring(writer, key, text) (jw_key(writer, key), jw_cstring(writer, text))
-#define jw_field_int(writer, key, value) (jw_key(writer, key), jw_int(writer, value))
-#define jw_field_bool(writer, key, value) (jw_key(writer, key), jw_bool(writer, value))
-#define jw_field_null(writer, key) (jw_key(writer, key), jw_null(writer))
+#define jw_field_int(writer, key, value)    (jw_key(writer, key), jw_int(writer, value))
+#define jw_field_bool(writer, key, value)   (jw_key(writer, key), jw_bool(writer, value))
+#define jw_field_null(writer, key)          (jw_key(writer, key), jw_null(writer))
 /* The integer when `present`, else null. */
-#define jw_field_optional_int(writer, key, present, value)                                 \
+#define jw_field_optional_int(writer, key, present, value)                                         \
 	(jw_key(writer, key), jw_optional_int(writer, present, value))
 void jw_optional_int(struct json_writer *writer, bool present, int64_t value);

@@ -1,5 +1,5 @@
-#include "base/clock.h"
 #include "base/loop.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -45,7 +45,8 @@ void oom_protection_start(void)
 	const char *own = "/proc/self/oom_score_adj";
 	if (read_score(own, &first_score) < 0) {
 		log_info("oom_score_adj: cannot read %s (%s): corral is not protected from the "
-			 "OOM killer", own, strerror(errno));
+			 "OOM killer",
+			 own, strerror(errno));
 		return;
 	}
 	if (first_score <= PROTECTED_SCORE)
@@ -59,10 +60,12 @@ void oom_protection_start(void)
 			 unprivileged ? "needs cap_sys_resource" : "failed", strerror(errno));
 		if (unprivileged)
 			log_debug("oom_score_adj: corral stays at %d, as its tasks (lowering it to "
-				  "%d %s)", first_score, PROTECTED_SCORE, why);
+				  "%d %s)",
+				  first_score, PROTECTED_SCORE, why);
 		else
 			log_info("oom_score_adj: corral stays at %d, as its tasks (lowering it to "
-				 "%d %s)", first_score, PROTECTED_SCORE, why);
+				 "%d %s)",
+				 first_score, PROTECTED_SCORE, why);
 		return;
 	}
 	lowered = true;

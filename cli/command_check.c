@@ -2,9 +2,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cli/commands.h"
 #include "config/config.h"
 #include "config/config_load.h"
-#include "cli/commands.h"
 #include "supervisor/pid1/fd_budget.h"
 
 static void print_check_usage(FILE *out)
@@ -34,9 +34,9 @@ static int print_config(const char *const *paths, size_t count)
 int command_check(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"print", no_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"print", no_argument, NULL, 'p'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int option;
 	bool print = false;

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config/config_load.h"
 #include "cli/commands.h"
+#include "config/config_load.h"
 #include "supervisor/control/control_protocol.h"
 
 static bool reader_gone;

@@ -17,32 +17,33 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "config/ids.h"
 #include "cli/commands.h"
 #include "cli/control_client.h"
 #include "cli/exec_relay.h"
+#include "config/ids.h"
 
 static void print_exec_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: corral exec [--socket PATH] [-i] [-t] [-u USER] [-e NAME=VALUE]... [-w DIR]\n"
-		"                   GROUP/TASK -- COMMAND [ARG]...\n\n"
-		"Runs COMMAND inside a running task: in its namespaces, root, cgroup, user and\n"
-		"groups, capabilities, seccomp filter, rlimits, umask, environment and working\n"
-		"directory. Its output and input are relayed through pipes corral makes:\n"
-		"no fd of this terminal enters the task. Exits with COMMAND's code (128+N\n"
-		"when killed by signal N; 127 when it is not found). Killing this client\n"
-		"kills COMMAND and everything it started.\n\n"
-		"  -i, --interactive  relay stdin (else COMMAND reads /dev/null)\n"
-		"  -t, --tty          run COMMAND on a pseudo-terminal of corral's, relayed\n"
-		"                     to this terminal\n"
-		"  -u, --user USER    name, uid or uid:gid instead of the task's user\n"
-		"  -e, --env NAME=VALUE\n"
-		"                     over the task's environment; repeatable\n"
-		"  -w, --workdir DIR  instead of the task's working directory\n"
-		"  --socket PATH      corral's control socket (default: $CORRAL_SOCKET, else\n"
-		"                     " CONTROL_SOCKET_DEFAULT ")\n\n"
-		"Only root and corral's own user may exec.\n");
+	fprintf(
+	    out,
+	    "usage: corral exec [--socket PATH] [-i] [-t] [-u USER] [-e NAME=VALUE]... [-w DIR]\n"
+	    "                   GROUP/TASK -- COMMAND [ARG]...\n\n"
+	    "Runs COMMAND inside a running task: in its namespaces, root, cgroup, user and\n"
+	    "groups, capabilities, seccomp filter, rlimits, umask, environment and working\n"
+	    "directory. Its output and input are relayed through pipes corral makes:\n"
+	    "no fd of this terminal enters the task. Exits with COMMAND's code (128+N\n"
+	    "when killed by signal N; 127 when it is not found). Killing this client\n"
+	    "kills COMMAND and everything it started.\n\n"
+	    "  -i, --interactive  relay stdin (else COMMAND reads /dev/null)\n"
+	    "  -t, --tty          run COMMAND on a pseudo-terminal of corral's, relayed\n"
+	    "                     to this terminal\n"
+	    "  -u, --user USER    name, uid or uid:gid instead of the task's user\n"
+	    "  -e, --env NAME=VALUE\n"
+	    "                     over the task's environment; repeatable\n"
+	    "  -w, --workdir DIR  instead of the task's working directory\n"
+	    "  --socket PATH      corral's control socket (default: $CORRAL_SOCKET, else\n"
+	    "                     " CONTROL_SOCKET_DEFAULT ")\n\n"
+	    "Only root and corral's own user may exec.\n");
 }
 
 static int send_request(int socket_fd, const char *line)
@@ -74,8 +75,10 @@ static ssize_t receive(int socket_fd, char *buffer, size_t size, struct received
 		char space[CMSG_SPACE(sizeof(int) * 3)];
 	} control;
 	struct iovec vector = {.iov_base = buffer, .iov_len = size};
-	struct msghdr message = {.msg_iov = &vector, .msg_iovlen = 1,
-				 .msg_control = &control, .msg_controllen = sizeof(control)};
+	struct msghdr message = {.msg_iov = &vector,
+				 .msg_iovlen = 1,
+				 .msg_control = &control,
+				 .msg_controllen = sizeof(control)};
 	ssize_t got = recvmsg(socket_fd, &message, MSG_CMSG_CLOEXEC);
 	for (struct cmsghdr *header = got >= 0 ? CMSG_FIRSTHDR(&message) : NULL; header;
 	     header = CMSG_NXTHDR(&message, header)) {
@@ -129,12 +132,12 @@ static bool take_streams(const json_t *reply, struct received_fds *received,
 		return false;
 	for (size_t i = 0; i < received->count; i++) {
 		const char *name = json_string_value(json_array_get(names, i));
-		int *place = !name ? NULL
-			     : !strcmp(name, "stdin") ? &fds->stdin_pipe
+		int *place = !name                     ? NULL
+			     : !strcmp(name, "stdin")  ? &fds->stdin_pipe
 			     : !strcmp(name, "stdout") ? &fds->stdout_pipe
 			     : !strcmp(name, "stderr") ? &fds->stderr_pipe
-			     : !strcmp(name, "tty") ? &fds->tty
-						    : NULL;
+			     : !strcmp(name, "tty")    ? &fds->tty
+						       : NULL;
 		if (!place || *place >= 0)
 			return false;
 		*place = received->fds[i];
@@ -198,14 +201,10 @@ static void make_terminal_raw(void)
 int command_exec(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"interactive", no_argument, NULL, 'i'},
-		{"tty", no_argument, NULL, 't'},
-		{"user", required_argument, NULL, 'u'},
-		{"env", required_argument, NULL, 'e'},
-		{"workdir", required_argument, NULL, 'w'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'}, {"interactive", no_argument, NULL, 'i'},
+	    {"tty", no_argument, NULL, 't'},          {"user", required_argument, NULL, 'u'},
+	    {"env", required_argument, NULL, 'e'},    {"workdir", required_argument, NULL, 'w'},
+	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct control_request request = {.command = CONTROL_EXEC};
 	const char *socket_option = NULL;
@@ -246,7 +245,8 @@ int command_exec(int argc, char **argv)
 		case 'w':
 			if (optarg[0] != '/')
 				return command_usage_error("exec", print_exec_usage,
-							   "-w %s: expected an absolute path", optarg);
+							   "-w %s: expected an absolute path",
+							   optarg);
 			snprintf(request.cwd, sizeof(request.cwd), "%s", optarg);
 			break;
 		case 'h':
@@ -276,7 +276,8 @@ int command_exec(int argc, char **argv)
 	char *line = control_request_encode(&request);
 	request.argv = request.env = NULL;
 	if (!line)
-		return command_usage_error("exec", print_exec_usage, "the request cannot be encoded");
+		return command_usage_error("exec", print_exec_usage,
+					   "the request cannot be encoded");
 
 	int socket_fd = control_socket_connect(control_socket_path(socket_option));
 	if (socket_fd < 0) {

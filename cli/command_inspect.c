@@ -11,18 +11,19 @@
 
 static void print_inspect_usage(FILE *out)
 {
-	fprintf(out, "usage: corral inspect [--socket PATH] [--json] [--show-secrets] GROUP/TASK\n\n"
-		     "Shows the effective definition of the task's current (or last) run, after\n"
-		     "group defaults, prestart hooks and CDI: command, environment, user, mounts\n"
-		     "and devices in the order applied, namespaces, capabilities, seccomp,\n"
-		     "limits, dependencies and hooks; each variable, mount and device says\n"
-		     "where it came from (config, hook NAME, cdi, corral).\n\n"
-		     "  --json          corral's reply as JSON\n"
-		     "  --show-secrets  values of variables named like secrets (PASSWORD,\n"
-		     "                  TOKEN, *_KEY...), masked as *** otherwise; root and\n"
-		     "                  corral's own user only\n"
-		     "  --socket PATH   corral's control socket (default: $CORRAL_SOCKET, else\n"
-		     "                  " CONTROL_SOCKET_DEFAULT ")\n");
+	fprintf(out,
+		"usage: corral inspect [--socket PATH] [--json] [--show-secrets] GROUP/TASK\n\n"
+		"Shows the effective definition of the task's current (or last) run, after\n"
+		"group defaults, prestart hooks and CDI: command, environment, user, mounts\n"
+		"and devices in the order applied, namespaces, capabilities, seccomp,\n"
+		"limits, dependencies and hooks; each variable, mount and device says\n"
+		"where it came from (config, hook NAME, cdi, corral).\n\n"
+		"  --json          corral's reply as JSON\n"
+		"  --show-secrets  values of variables named like secrets (PASSWORD,\n"
+		"                  TOKEN, *_KEY...), masked as *** otherwise; root and\n"
+		"                  corral's own user only\n"
+		"  --socket PATH   corral's control socket (default: $CORRAL_SOCKET, else\n"
+		"                  " CONTROL_SOCKET_DEFAULT ")\n");
 }
 
 static const char *text_of(const json_t *object, const char *key)
@@ -106,8 +107,8 @@ static void print_text(const json_t *inspect)
 	}
 	const json_t *env = json_object_get(inspect, "env");
 	printf("env%s\n", json_is_true(json_object_get(inspect, "secrets_masked"))
-			       ? " (secret values masked: --show-secrets)"
-			       : "");
+			      ? " (secret values masked: --show-secrets)"
+			      : "");
 	for (size_t i = 0; i < json_array_size(env); i++) {
 		const json_t *item = json_array_get(env, i);
 		printf("  %s=%s    from %s\n", text_of(item, "name"), text_of(item, "value"),
@@ -118,11 +119,11 @@ static void print_text(const json_t *inspect)
 int command_inspect(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"json", no_argument, NULL, 'j'},
-		{"show-secrets", no_argument, NULL, 'S'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"show-secrets", no_argument, NULL, 'S'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct control_request request = {.command = CONTROL_INSPECT};
 	const char *socket_option = NULL;

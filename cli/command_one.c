@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "config/config.h"
+#include "base/log.h"
 #include "base/units.h"
 #include "cli/commands.h"
-#include "base/log.h"
+#include "config/config.h"
 #include "supervisor/pid1/one_command.h"
 #include "supervisor/supervisor.h"
 
@@ -80,13 +80,13 @@ static int usage_error(const char *option, const char *argument, const char *exp
 int command_one(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"single-child", no_argument, NULL, 'c'},
-		{"rewrite", required_argument, NULL, 'r'},
-		{"expect-exit", required_argument, NULL, 'e'},
-		{"parent-death-signal", required_argument, NULL, 'p'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"single-child", no_argument, NULL, 'c'},
+	    {"rewrite", required_argument, NULL, 'r'},
+	    {"expect-exit", required_argument, NULL, 'e'},
+	    {"parent-death-signal", required_argument, NULL, 'p'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct one_command mode;
 	struct exit_status_set expected = {0};

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/control_client.h"
-#include "base/json_text.h"
 
 static void print_reload_usage(FILE *out)
 {
@@ -77,12 +77,9 @@ static void print_plan(const json_t *reply)
 int command_reload(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"dry-run", no_argument, NULL, 'n'},
-		{"json", no_argument, NULL, 'j'},
-		{"rerun-completed", no_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'}, {"dry-run", no_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},         {"rerun-completed", no_argument, NULL, 'r'},
+	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct control_request request = {.command = CONTROL_RELOAD};
 	const char *socket_option = NULL;
@@ -138,7 +135,8 @@ int command_reload(int argc, char **argv)
 	if (control_connection_open(&connection, path, &request) < 0)
 		return 1;
 	if (control_connection_read(&connection, &reply, NULL) != CONTROL_READ_LINE) {
-		fprintf(stderr, "corral: %s: corral closed the connection without replying\n", path);
+		fprintf(stderr, "corral: %s: corral closed the connection without replying\n",
+			path);
 		control_connection_close(&connection);
 		return 1;
 	}

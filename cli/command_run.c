@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config/config.h"
-#include "cli/commands.h"
 #include "base/log.h"
+#include "cli/commands.h"
+#include "config/config.h"
 #include "supervisor/supervisor.h"
 
 static void print_run_usage(FILE *out)
@@ -37,13 +37,13 @@ static void print_run_usage(FILE *out)
 int command_run(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"events", required_argument, NULL, 'e'},
-		{"socket", required_argument, NULL, 's'},
-		{"keep-running", no_argument, NULL, 'k'},
-		{"log-format", required_argument, NULL, 'f'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"events", required_argument, NULL, 'e'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"keep-running", no_argument, NULL, 'k'},
+	    {"log-format", required_argument, NULL, 'f'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct run_options run_options = {.log_format = -1};
 	int option;

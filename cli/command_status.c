@@ -5,21 +5,22 @@
 
 #include "cli/commands.h"
 #include "cli/control_client.h"
-#include "supervisor/control/status_ready.h"
 #include "cli/status_table.h"
+#include "supervisor/control/status_ready.h"
 
 static void print_status_usage(FILE *out)
 {
-	fprintf(out, "usage: corral status [--json | --ready] [--socket PATH] [GROUP | GROUP/TASK]\n\n"
-		     "Shows every group (or one group, or one task) of a running corral: the\n"
-		     "group's lifecycle state, and for each task its stage, state, pid, uptime,\n"
-		     "CPU, memory and pids, restarts, last exit and when it restarts next.\n\n"
-		     "  --json         print the reply as corral sent it: one JSON object\n"
-		     "  --ready        exit 0 when every main task and sidecar (of GROUP, or of\n"
-		     "                 all groups) is running and ready, else 1: for\n"
-		     "                 Kubernetes exec probes and Nomad script checks\n"
-		     "  --socket PATH  corral's control socket (default: $CORRAL_SOCKET, else\n"
-		     "                 " CONTROL_SOCKET_DEFAULT ")\n");
+	fprintf(out,
+		"usage: corral status [--json | --ready] [--socket PATH] [GROUP | GROUP/TASK]\n\n"
+		"Shows every group (or one group, or one task) of a running corral: the\n"
+		"group's lifecycle state, and for each task its stage, state, pid, uptime,\n"
+		"CPU, memory and pids, restarts, last exit and when it restarts next.\n\n"
+		"  --json         print the reply as corral sent it: one JSON object\n"
+		"  --ready        exit 0 when every main task and sidecar (of GROUP, or of\n"
+		"                 all groups) is running and ready, else 1: for\n"
+		"                 Kubernetes exec probes and Nomad script checks\n"
+		"  --socket PATH  corral's control socket (default: $CORRAL_SOCKET, else\n"
+		"                 " CONTROL_SOCKET_DEFAULT ")\n");
 }
 
 int command_status(int argc, char **argv)

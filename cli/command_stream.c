@@ -21,20 +21,21 @@
 
 static void print_logs_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: corral logs [-f] [-t] [--tail N] [--since WHEN] [--json] [--socket PATH]\n"
-		"                   [GROUP/TASK | GROUP]\n\n"
-		"Prints the recent output lines corral kept for a task, for the tasks of a\n"
-		"group, or (without an operand) for every task, interleaved by time and\n"
-		"prefixed with \"group/task | \" when there are several.\n\n"
-		"  -f, --follow      then print every new line as it comes, until corral\n"
-		"                    stops or ^C\n"
-		"  -t, --timestamps  start each line with the time corral read it (UTC,\n"
-		"                    RFC 3339 with milliseconds)\n"
-		"  -n, --tail N      only the last N kept lines (0, the default: all)\n"
-		"  --since WHEN      only lines read since WHEN: a duration back from now\n"
-		"                    (10m, 1h30m) or a time (2026-11-24T10:00:00Z)\n"
-		"  --json            one JSON object per line: time, group, task, line\n" SOCKET_HELP);
+	fprintf(
+	    out,
+	    "usage: corral logs [-f] [-t] [--tail N] [--since WHEN] [--json] [--socket PATH]\n"
+	    "                   [GROUP/TASK | GROUP]\n\n"
+	    "Prints the recent output lines corral kept for a task, for the tasks of a\n"
+	    "group, or (without an operand) for every task, interleaved by time and\n"
+	    "prefixed with \"group/task | \" when there are several.\n\n"
+	    "  -f, --follow      then print every new line as it comes, until corral\n"
+	    "                    stops or ^C\n"
+	    "  -t, --timestamps  start each line with the time corral read it (UTC,\n"
+	    "                    RFC 3339 with milliseconds)\n"
+	    "  -n, --tail N      only the last N kept lines (0, the default: all)\n"
+	    "  --since WHEN      only lines read since WHEN: a duration back from now\n"
+	    "                    (10m, 1h30m) or a time (2026-11-24T10:00:00Z)\n"
+	    "  --json            one JSON object per line: time, group, task, line\n" SOCKET_HELP);
 }
 
 static void print_events_usage(FILE *out)
@@ -73,7 +74,9 @@ static void format_utc_time(double seconds, char *buffer, size_t size)
 	}
 	char date[32];
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &utc);
-	unsigned thousandths = milliseconds < 0 ? 0 : milliseconds > 999 ? 999 : (unsigned)milliseconds;
+	unsigned thousandths = milliseconds < 0     ? 0
+			       : milliseconds > 999 ? 999
+						    : (unsigned)milliseconds;
 	snprintf(buffer, size, "%s.%03uZ", date, thousandths % 1000);
 }
 

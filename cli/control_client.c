@@ -13,8 +13,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "supervisor/control/control_socket_places.h"
 #include "cli/control_socket_trust.h"
+#include "supervisor/control/control_socket_places.h"
 
 #define READ_CHUNK 65536
 

@@ -14,10 +14,10 @@
 
 struct stream {
 	int from, to;
-	bool reading;         /* `from` may still give bytes */
-	bool close_to_at_end; /* the command's stdin pipe: EOF goes on as EOF */
+	bool reading;             /* `from` may still give bytes */
+	bool close_to_at_end;     /* the command's stdin pipe: EOF goes on as EOF */
 	bool close_from_on_error; /* its stdout or stderr pipe: EPIPE goes on */
-	size_t start, end;    /* what `buffer` holds for `to` */
+	size_t start, end;        /* what `buffer` holds for `to` */
 	char buffer[STREAM_BUFFER];
 };
 
@@ -69,8 +69,8 @@ static void fill(struct stream *stream)
 
 static void drain(struct stream *stream)
 {
-	ssize_t written = write(stream->to, stream->buffer + stream->start,
-				stream->end - stream->start);
+	ssize_t written =
+	    write(stream->to, stream->buffer + stream->start, stream->end - stream->start);
 	if (written < 0) {
 		if (errno != EINTR && errno != EAGAIN)
 			stop_writing(stream);
@@ -127,11 +127,12 @@ void exec_relay_run(int socket_fd, struct exec_relay_fds *fds, volatile int *win
 		streams[ERRORS] = (struct stream){.from = -1, .to = -1};
 	} else {
 		streams[INPUT] = (struct stream){.from = fds->stdin_pipe >= 0 ? STDIN_FILENO : -1,
-						 .to = fds->stdin_pipe, .close_to_at_end = true};
-		streams[OUTPUT] = (struct stream){.from = fds->stdout_pipe, .to = STDOUT_FILENO,
-						  .close_from_on_error = true};
-		streams[ERRORS] = (struct stream){.from = fds->stderr_pipe, .to = STDERR_FILENO,
-						  .close_from_on_error = true};
+						 .to = fds->stdin_pipe,
+						 .close_to_at_end = true};
+		streams[OUTPUT] = (struct stream){
+		    .from = fds->stdout_pipe, .to = STDOUT_FILENO, .close_from_on_error = true};
+		streams[ERRORS] = (struct stream){
+		    .from = fds->stderr_pipe, .to = STDERR_FILENO, .close_from_on_error = true};
 	}
 	for (int i = 0; i < STREAM_COUNT; i++) {
 		streams[i].reading = streams[i].from >= 0 && streams[i].to >= 0;

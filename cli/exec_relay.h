@@ -17,12 +17,11 @@ struct exec_relay_fds {
 	int stdin_pipe;  /* the write end of the command's stdin; -1: none */
 	int stdout_pipe; /* the read ends of its stdout and stderr */
 	int stderr_pipe;
-	int tty;         /* the pty's master (-t): all three; -1: pipes */
+	int tty; /* the pty's master (-t): all three; -1: pipes */
 };
 
 /* Copies until `socket_fd` has something to read (the exit line, or the
  * end of the connection), then what the command wrote before it exited;
  * closes the fds. With a tty, a window change of our terminal
  * (`window_changed`, set by a SIGWINCH handler) is passed on. */
-void exec_relay_run(int socket_fd, struct exec_relay_fds *fds,
-		    volatile int *window_changed);
+void exec_relay_run(int socket_fd, struct exec_relay_fds *fds, volatile int *window_changed);

@@ -1,11 +1,11 @@
 /* corral: one binary, subcommands. */
 #include <fcntl.h>
-#include <jansson.h>
-#include <sys/random.h>
-#include <time.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/suggest.h"
@@ -14,37 +14,39 @@
 #include "supervisor/pid1/machine_init.h"
 
 static const struct command commands[] = {
-	{"run", "run the task groups of a config file", command_run, true},
-	{"check", "validate a config file without running anything", command_check, false},
-	{"status", "show the state of groups and tasks", command_status, false},
-	{"restart", "restart a task, or the tasks of a group", command_restart, false},
-	{"stop", "stop a task, without restarting it by policy", command_stop, false},
-	{"start", "run a stopped or dead task again", command_start, false},
-	{"signal", "send a signal to a task", command_signal, false},
-	{"logs", "show, or follow, a task's recent output", command_logs, false},
-	{"events", "show, or follow, recent task and group events", command_events, false},
-	{"reload", "load the config again and apply the difference", command_reload, false},
-	{"exec", "run a command inside a running task", command_exec, false},
-	{"inspect", "show what a task's run really got, and from where", command_inspect, false},
-	{"shutdown", "shut corral down gracefully, as SIGTERM does", command_shutdown, false},
+    {"run", "run the task groups of a config file", command_run, true},
+    {"check", "validate a config file without running anything", command_check, false},
+    {"status", "show the state of groups and tasks", command_status, false},
+    {"restart", "restart a task, or the tasks of a group", command_restart, false},
+    {"stop", "stop a task, without restarting it by policy", command_stop, false},
+    {"start", "run a stopped or dead task again", command_start, false},
+    {"signal", "send a signal to a task", command_signal, false},
+    {"logs", "show, or follow, a task's recent output", command_logs, false},
+    {"events", "show, or follow, recent task and group events", command_events, false},
+    {"reload", "load the config again and apply the difference", command_reload, false},
+    {"exec", "run a command inside a running task", command_exec, false},
+    {"inspect", "show what a task's run really got, and from where", command_inspect, false},
+    {"shutdown", "shut corral down gracefully, as SIGTERM does", command_shutdown, false},
 };
 
 /* `corral -- COMMAND`, `corral -g -- COMMAND`...: not a subcommand but
  * one-command mode. */
-static const struct command one_command = {
-	"--", "run one command as tini and dumb-init do", command_one, true};
+static const struct command one_command = {"--", "run one command as tini and dumb-init do",
+					   command_one, true};
 
 static void print_usage(FILE *out)
 {
-	fprintf(out, "usage: corral COMMAND [OPTIONS] [ARGS]\n"
-		     "       corral [OPTIONS] -- PROGRAM [ARG]...\n\n"
-		     "A process supervisor: task groups with a lifecycle, as PID 1 or a service.\n\n"
-		     "Commands:\n");
+	fprintf(out,
+		"usage: corral COMMAND [OPTIONS] [ARGS]\n"
+		"       corral [OPTIONS] -- PROGRAM [ARG]...\n\n"
+		"A process supervisor: task groups with a lifecycle, as PID 1 or a service.\n\n"
+		"Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\nRun 'corral COMMAND --help' for a command's options.\n"
 		     "Other options: --help, --version\n\n"
-		     "One-command mode, a drop-in for tini and dumb-init (ENTRYPOINT [\"corral\", \"--\"]):\n\n");
+		     "One-command mode, a drop-in for tini and dumb-init (ENTRYPOINT [\"corral\", "
+		     "\"--\"]):\n\n");
 	command_one_print_usage(out);
 }
 

@@ -29,8 +29,8 @@ enum column {
 };
 
 static const char *const column_titles[COLUMN_COUNT] = {
-    "TASK", "STAGE",  "STATE", "READY", "HEALTH",   "PID",       "UPTIME",
-    "CPU",  "MEM",    "PIDS",  "RESTARTS", "LAST EXIT", "NEXT RESTART",
+    "TASK", "STAGE", "STATE", "READY",    "HEALTH",    "PID",          "UPTIME",
+    "CPU",  "MEM",   "PIDS",  "RESTARTS", "LAST EXIT", "NEXT RESTART",
 };
 
 /* Rows are indented under their group's header line. */
@@ -179,8 +179,8 @@ static char *last_exit_cell(const json_t *last_exit)
 	if (json_is_true(json_object_get(last_exit, "oom_killed")))
 		cell = xasprintf("OOM killed%s", verdict);
 	else if (json_is_integer(code))
-		cell = xasprintf("code %" JSON_INTEGER_FORMAT "%s", json_integer_value(code),
-				 verdict);
+		cell =
+		    xasprintf("code %" JSON_INTEGER_FORMAT "%s", json_integer_value(code), verdict);
 	else if (json_is_string(signal))
 		cell = xasprintf("%s%s", json_string_value(signal), verdict);
 	/* Neither: a start that failed, which its description says best. */
@@ -334,7 +334,8 @@ static void write_usage_note(FILE *out, const json_t *groups)
 		json_array_foreach(group_tasks(group), t, task)
 		{
 			const json_t *usage = json_object_get(task, "usage");
-			const json_t *age = json_is_object(usage) ? json_object_get(usage, "age_ms") : NULL;
+			const json_t *age =
+			    json_is_object(usage) ? json_object_get(usage, "age_ms") : NULL;
 			if (json_is_integer(age) && json_integer_value(age) > (json_int_t)oldest_ms)
 				oldest_ms = (uint64_t)json_integer_value(age);
 			unread += json_is_object(usage) && json_is_null(age);
@@ -350,7 +351,8 @@ static void write_usage_note(FILE *out, const json_t *groups)
 	}
 	if (unread)
 		snprintf(said + strlen(said), sizeof(said) - strlen(said), "%s %zu task%s (-)",
-			 old ? ", not yet for" : "not read yet for", unread, unread == 1 ? "" : "s");
+			 old ? ", not yet for" : "not read yet for", unread,
+			 unread == 1 ? "" : "s");
 	fprintf(out,
 		"\nCPU, MEM, PIDS %s: corral reads them now; run `corral status` again for newer "
 		"figures\n",

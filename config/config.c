@@ -145,8 +145,8 @@ bool resources_config_has_limits(const struct resources_config *resources)
 const char *probe_kind_name(enum probe_kind kind)
 {
 	static const char *const names[] = {
-		[PROBE_NONE] = "none", [PROBE_EXEC] = "exec", [PROBE_TCP] = "tcp",
-		[PROBE_HTTP] = "http", [PROBE_UNIX] = "unix",
+	    [PROBE_NONE] = "none", [PROBE_EXEC] = "exec", [PROBE_TCP] = "tcp",
+	    [PROBE_HTTP] = "http", [PROBE_UNIX] = "unix",
 	};
 	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
 }

@@ -51,7 +51,7 @@ bool exit_status_set_has_signal(const struct exit_status_set *set, int signal_nu
 
 struct restart_policy {
 	enum restart_policy_kind policy;
-	unsigned attempts;     /* restarts allowed within interval_ms */
+	unsigned attempts; /* restarts allowed within interval_ms */
 	uint64_t interval_ms;
 	uint64_t delay_ms;     /* before the first restart of an interval */
 	uint64_t max_delay_ms; /* cap of the exponential backoff, >= delay_ms */
@@ -76,16 +76,16 @@ struct source_location {
  * (config_resources.c) guarantees the ranges noted here; whether a
  * controller exists is for the runtime to find out. */
 struct resources_config {
-	uint64_t memory;           /* bytes, > 0; memory.max */
-	uint64_t memory_high;      /* bytes, > 0, <= memory when both set; memory.high */
-	bool has_memory_swap;      /* 0 is meaningful: no swap at all */
-	uint64_t memory_swap;      /* bytes, memory.swap.max */
-	uint32_t cpu_millicores;   /* cores * 1000 (0.5 -> 500), 10..1024000; cpu.max */
-	uint32_t cpu_weight;       /* 1..10000, cpu.weight */
-	uint64_t pids;             /* 1..4194304 (PID_MAX_LIMIT), pids.max */
-	char *cpuset;              /* "0-1,3": syntax checked, CPUs not; cpuset.cpus */
-	uint32_t io_weight;        /* 1..10000, io.weight */
-	bool optional;             /* a controller found nowhere: warn, not fail */
+	uint64_t memory;         /* bytes, > 0; memory.max */
+	uint64_t memory_high;    /* bytes, > 0, <= memory when both set; memory.high */
+	bool has_memory_swap;    /* 0 is meaningful: no swap at all */
+	uint64_t memory_swap;    /* bytes, memory.swap.max */
+	uint32_t cpu_millicores; /* cores * 1000 (0.5 -> 500), 10..1024000; cpu.max */
+	uint32_t cpu_weight;     /* 1..10000, cpu.weight */
+	uint64_t pids;           /* 1..4194304 (PID_MAX_LIMIT), pids.max */
+	char *cpuset;            /* "0-1,3": syntax checked, CPUs not; cpuset.cpus */
+	uint32_t io_weight;      /* 1..10000, io.weight */
+	bool optional;           /* a controller found nowhere: warn, not fail */
 };
 
 /* True when any limit is set (optional alone is not a limit). */
@@ -119,7 +119,7 @@ struct probe_config {
 	/* PROBE_HTTP: the request path, "/..." (default "/"); PROBE_UNIX: the
 	 * socket's path, absolute, in the task's root. */
 	char *path;
-	char **headers; /* PROBE_HTTP: NULL-terminated "Name: value", or NULL */
+	char **headers;       /* PROBE_HTTP: NULL-terminated "Name: value", or NULL */
 	uint64_t interval_ms; /* between the start of one run and the next */
 	uint64_t timeout_ms;  /* a run still going after this counts as failed */
 	/* Compose's start_interval: the interval until the first pass; 0:
@@ -148,7 +148,7 @@ enum readiness_kind {
  * others). */
 struct readiness_config {
 	enum readiness_kind kind;
-	int fd;              /* READINESS_NOTIFY_FD: the fd number in the task, 3..1023 */
+	int fd; /* READINESS_NOTIFY_FD: the fd number in the task, 3..1023 */
 	/* READINESS_PROBE: interval_ms from the config (default 1s), and
 	 * timeout_ms = interval_ms: each run is cut at the interval. Unset
 	 * (argv NULL, zeros) for the other kinds. */
@@ -216,11 +216,11 @@ struct schedule_config {
 	bool set;
 	bool has_cron;
 	struct cron cron;
-	char *cron_text;     /* as written, for status */
-	uint64_t every_ms;   /* 0: none */
+	char *cron_text;   /* as written, for status */
+	uint64_t every_ms; /* 0: none */
 	enum schedule_concurrency concurrency;
 	enum schedule_missed missed;
-	char *time_zone;     /* "Europe/Paris"; NULL: corral's own (TZ, /etc/localtime) */
+	char *time_zone; /* "Europe/Paris"; NULL: corral's own (TZ, /etc/localtime) */
 };
 
 /* `instances:` at most. */
@@ -299,21 +299,21 @@ struct rlimit_config {
  * filter. With it, the defaults are an isolated task's (docs/config.md). */
 struct isolation_config {
 	bool enabled;
-	unsigned namespaces;     /* ISOLATION_NS_* */
-	char *hostname;          /* needs the uts namespace; NULL: keep */
-	bool init;               /* pid namespace: a minimal reaper is PID 1
-				  * (default true); false: the command is */
-	uint64_t capabilities;   /* bit N: capability N kept (all sets) */
+	unsigned namespaces;   /* ISOLATION_NS_* */
+	char *hostname;        /* needs the uts namespace; NULL: keep */
+	bool init;             /* pid namespace: a minimal reaper is PID 1
+				* (default true); false: the command is */
+	uint64_t capabilities; /* bit N: capability N kept (all sets) */
 	struct seccomp_config seccomp;
-	bool no_new_privileges;  /* default true */
+	bool no_new_privileges; /* default true */
 	/* rlimit_count entries, owned (room for ISOLATION_RLIMITS_MAX);
 	 * NULL when none is set, as for most tasks: a table in every task
 	 * was 384 bytes (measured: bench_supervisor --memory-only). */
 	struct rlimit_config *rlimits;
 	size_t rlimit_count;
-	int umask;               /* -1: corral's */
+	int umask; /* -1: corral's */
 
-	char *rootfs;            /* NULL: the host's / (in its own mount ns) */
+	char *rootfs; /* NULL: the host's / (in its own mount ns) */
 	bool readonly_rootfs;
 	struct mount_config *mounts; /* in order */
 	size_t mount_count;
@@ -353,7 +353,7 @@ struct start_additions {
  * field). Names are checked for their syntax when loading; they are looked
  * up in the spec files each time the task starts (hooks/cdi.h). */
 struct cdi_config {
-	char **devices;   /* NULL-terminated VENDOR/CLASS=NAME, each once; NULL: none */
+	char **devices; /* NULL-terminated VENDOR/CLASS=NAME, each once; NULL: none */
 	size_t device_count;
 	char **spec_dirs; /* NULL-terminated absolute paths; NULL: /etc/cdi, /var/run/cdi */
 };
@@ -387,8 +387,8 @@ struct hook_config {
 };
 
 #define CONFIG_DEFAULT_HOOK_TIMEOUT_MS 10000
-#define CONFIG_DEFAULT_LOG_MAX_SIZE (10ull * 1024 * 1024)
-#define CONFIG_DEFAULT_LOG_KEEP 5
+#define CONFIG_DEFAULT_LOG_MAX_SIZE    (10ull * 1024 * 1024)
+#define CONFIG_DEFAULT_LOG_KEEP        5
 
 void hook_configs_free(struct hook_config *hooks, size_t count);
 
@@ -415,10 +415,10 @@ struct task_dependency {
 	size_t group_index; /* the target, in config->groups */
 	size_t task_index;  /* in that group's tasks */
 	enum dependency_condition condition;
-	bool condition_default; /* not written: chosen by the target's kind */
-	bool restart;       /* stop with the target's restarts, start again after */
-	bool implicit;      /* made by the group's `order: sequential` */
-	struct source_location location;           /* of the name */
+	bool condition_default;          /* not written: chosen by the target's kind */
+	bool restart;                    /* stop with the target's restarts, start again after */
+	bool implicit;                   /* made by the group's `order: sequential` */
+	struct source_location location; /* of the name */
 	struct source_location condition_location; /* of the condition, else the name */
 };
 
@@ -441,17 +441,17 @@ struct task_config {
 	unsigned instances; /* as written; 0: not written, a task of its own */
 	struct schedule_config schedule;
 
-	char **argv;     /* NULL-terminated; argv[0] is the program */
+	char **argv; /* NULL-terminated; argv[0] is the program */
 	size_t argc;
-	char **env;      /* NULL-terminated "NAME=VALUE", added to corral's own */
+	char **env; /* NULL-terminated "NAME=VALUE", added to corral's own */
 	size_t env_count;
-	char *cwd;       /* NULL: corral's working directory */
+	char *cwd; /* NULL: corral's working directory */
 	/* `oom_score_adj:` (compose's, systemd's OOMScoreAdjust=), from -1000
 	 * to 1000; not set: the value corral started with
 	 * (base/oom_protection.h). */
 	bool oom_score_adj_set;
 	int oom_score_adj;
-	char *user;      /* NULL: corral's user; else "uid[:gid]" or a name */
+	char *user; /* NULL: corral's user; else "uid[:gid]" or a name */
 	/* NULL-terminated names or gids ("44"), added to the user's groups;
 	 * NULL: none written */
 	char **groups;
@@ -547,9 +547,9 @@ void control_rights_describe(unsigned rights, char *buffer, size_t size);
 /* A group's bridge (config `network:` of a group), for tasks with
  * network mode bridge. */
 struct group_network_config {
-	char *bridge;            /* NULL: no task of the group uses a bridge */
-	uint32_t subnet;         /* IPv4, host byte order, the network address */
-	unsigned prefix_length;  /* 8..30 */
+	char *bridge;           /* NULL: no task of the group uses a bridge */
+	uint32_t subnet;        /* IPv4, host byte order, the network address */
+	unsigned prefix_length; /* 8..30 */
 };
 
 /* What a group does when one of its tasks (poststop tasks aside) fails
@@ -605,8 +605,8 @@ struct config {
 	 * `hook_concurrency`); 0: four per CPU, at least 8. */
 	unsigned hook_concurrency;
 	uint64_t shutdown_timeout_ms;
-	char *socket_path;   /* NULL: the default, see docs/control-protocol.md */
-	char *control_group; /* NULL: only root and corral's own uid may control */
+	char *socket_path;       /* NULL: the default, see docs/control-protocol.md */
+	char *control_group;     /* NULL: only root and corral's own uid may control */
 	bool control_group_exec; /* control.exec: its members may `corral exec` too */
 	/* control.idle_timeout: a connection that sends no whole request for
 	 * this long (and follows no stream) is closed. */
@@ -614,22 +614,22 @@ struct config {
 	/* control.connections_per_user: connections one user other than root
 	 * and corral's own may hold at once. */
 	unsigned control_connections_per_user;
-	char *task_dirs_root; /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
+	char *task_dirs_root;        /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
 	struct group_config *groups; /* in file order */
 	size_t group_count;
 };
 
 /* Built-in defaults, documented in docs/config.md. */
-#define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS 30000
-#define CONFIG_DEFAULT_KILL_TIMEOUT_MS 10000
-#define CONFIG_DEFAULT_RESTART_ATTEMPTS 3
-#define CONFIG_DEFAULT_RESTART_INTERVAL_MS 60000
-#define CONFIG_DEFAULT_RESTART_DELAY_MS 1000
-#define CONFIG_DEFAULT_RESTART_MAX_DELAY_MS 30000
-#define CONFIG_DEFAULT_LOG_HISTORY (16 * 1024)
-#define CONFIG_DEFAULT_GROUP_RESTART_ATTEMPTS 3
-#define CONFIG_DEFAULT_GROUP_RESTART_INTERVAL_MS 600000
-#define CONFIG_DEFAULT_CONTROL_IDLE_TIMEOUT_MS 60000
+#define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS          30000
+#define CONFIG_DEFAULT_KILL_TIMEOUT_MS              10000
+#define CONFIG_DEFAULT_RESTART_ATTEMPTS             3
+#define CONFIG_DEFAULT_RESTART_INTERVAL_MS          60000
+#define CONFIG_DEFAULT_RESTART_DELAY_MS             1000
+#define CONFIG_DEFAULT_RESTART_MAX_DELAY_MS         30000
+#define CONFIG_DEFAULT_LOG_HISTORY                  (16 * 1024)
+#define CONFIG_DEFAULT_GROUP_RESTART_ATTEMPTS       3
+#define CONFIG_DEFAULT_GROUP_RESTART_INTERVAL_MS    600000
+#define CONFIG_DEFAULT_CONTROL_IDLE_TIMEOUT_MS      60000
 #define CONFIG_DEFAULT_CONTROL_CONNECTIONS_PER_USER 32
 /* The bounds of control.connections_per_user: at least one, and fewer
  * than the socket's connections in all (supervisor/control/control_admission.h). */

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/suggest.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "base/suggest.h"
 
 static const char *const capabilities_keys[] = {"drop", "add", NULL};
 

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config_parse.h"
-#include "config/diagnostics.h"
 #include "base/xmalloc.h"
 #include "config/cdi_name.h"
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
 
 static const char *const cdi_keys[] = {"devices", "spec_dirs", NULL};
 

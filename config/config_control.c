@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/xmalloc.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "base/xmalloc.h"
 
 /* In the order of enum control_right's bits. */
 static const char *const control_right_names[CONTROL_RIGHT_COUNT] = {

@@ -11,15 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config_parse.h"
-#include "config/diagnostics.h"
 #include "base/suggest.h"
 #include "base/xmalloc.h"
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
 
 static const char *const condition_names[] = {
-	[DEPENDS_STARTED] = "started",     [DEPENDS_READY] = "ready",
-	[DEPENDS_HEALTHY] = "healthy",     [DEPENDS_COMPLETED] = "completed",
-	[DEPENDS_EXITED] = "exited",
+    [DEPENDS_STARTED] = "started",     [DEPENDS_READY] = "ready",   [DEPENDS_HEALTHY] = "healthy",
+    [DEPENDS_COMPLETED] = "completed", [DEPENDS_EXITED] = "exited",
 };
 #define CONDITION_COUNT (sizeof(condition_names) / sizeof(condition_names[0]))
 
@@ -34,10 +33,10 @@ static struct task_dependency *add_dependency(struct task_config *task, const ch
 	task->after = xreallocarray(task->after, task->after_count + 1, sizeof(*task->after));
 	struct task_dependency *dependency = &task->after[task->after_count++];
 	*dependency = (struct task_dependency){
-		.name = xstrdup(name),
-		.condition_default = true,
-		.location = location,
-		.condition_location = location,
+	    .name = xstrdup(name),
+	    .condition_default = true,
+	    .location = location,
+	    .condition_location = location,
 	};
 	return dependency;
 }
@@ -46,7 +45,7 @@ static void parse_condition(struct load_context *context, const yaml_node_t *nod
 			    const struct where *where, struct task_dependency *dependency)
 {
 	int condition =
-		expect_keyword(context, node, where, "condition", condition_names, CONDITION_COUNT);
+	    expect_keyword(context, node, where, "condition", condition_names, CONDITION_COUNT);
 	if (condition < 0)
 		return;
 	dependency->condition = (enum dependency_condition)condition;
@@ -111,7 +110,7 @@ static void parse_entry(struct load_context *context, const struct map_entry *en
 		return;
 	}
 	struct task_dependency *dependency =
-		add_dependency(task, entry->key, node_location(entry->key_node));
+	    add_dependency(task, entry->key, node_location(entry->key_node));
 	parse_entry_value(context, entry->value, &entry_where, dependency);
 }
 
@@ -135,7 +134,7 @@ static void parse_list(struct load_context *context, const yaml_node_t *node,
 		char buffer[64];
 		struct where item_where;
 		const yaml_node_t *item =
-			list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
+		    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
 		if (!item)
 			continue;
 		if (item->type == YAML_MAPPING_NODE) {
@@ -190,12 +189,12 @@ static void complain(struct load_context *context, struct source_location locati
 		diagnostics_add(context->diagnostics, location, "%s: order: sequential: %s",
 				task->full_name, message);
 	else if (strspn(dependency->name, NAME_CHARACTERS) == strlen(dependency->name))
-		diagnostics_add(context->diagnostics, location, "%s: after.%s: %s",
-				task->full_name, dependency->name, message);
+		diagnostics_add(context->diagnostics, location, "%s: after.%s: %s", task->full_name,
+				dependency->name, message);
 	else
 		diagnostics_add(context->diagnostics, location, "%s: after: %s: %s",
-				task->full_name, quote(dependency->name, strlen(dependency->name)).text,
-				message);
+				task->full_name,
+				quote(dependency->name, strlen(dependency->name)).text, message);
 }
 
 static long find_group(const struct config *config, const char *name, size_t length)
@@ -260,8 +259,8 @@ static void report_unknown_task(struct load_context *context, const struct confi
 		complain(context, dependency->location, task, dependency,
 			 "%s is a group: name one of its tasks", quote(name, strlen(name)).text);
 	else
-		complain(context, dependency->location, task, dependency,
-			 "group %s has no task %s", group->name, quote(name, strlen(name)).text);
+		complain(context, dependency->location, task, dependency, "group %s has no task %s",
+			 group->name, quote(name, strlen(name)).text);
 	free(names);
 }
 
@@ -273,8 +272,8 @@ static bool resolve_name(struct load_context *context, const struct config *conf
 	long group_index = (long)own_group;
 	const char *task_name = dependency->name;
 	if (slash) {
-		group_index = find_group(config, dependency->name,
-					 (size_t)(slash - dependency->name));
+		group_index =
+		    find_group(config, dependency->name, (size_t)(slash - dependency->name));
 		if (group_index < 0) {
 			report_unknown_group(context, config, task, dependency, dependency->name,
 					     (size_t)(slash - dependency->name));
@@ -365,11 +364,13 @@ static void check_edge(struct load_context *context, const struct task_config *t
 			 dependency->name, dependency->name);
 		return;
 	}
-	if (dependency->condition == DEPENDS_COMPLETED && lifecycle_stage_is_sidecar(target->stage)) {
-		complain(context, at, task, dependency,
-			 "completed cannot hold: %s is a sidecar, which runs until its group stops; "
-			 "write ready or started",
-			 target->full_name);
+	if (dependency->condition == DEPENDS_COMPLETED &&
+	    lifecycle_stage_is_sidecar(target->stage)) {
+		complain(
+		    context, at, task, dependency,
+		    "completed cannot hold: %s is a sidecar, which runs until its group stops; "
+		    "write ready or started",
+		    target->full_name);
 		return;
 	}
 	if (dependency->condition == DEPENDS_HEALTHY && health_of(target)->probe.kind == PROBE_NONE)
@@ -394,7 +395,7 @@ static void add_sequential_edges(struct config *config, size_t group_index)
 			const struct task_config *before = &group->tasks[previous];
 			if (!is_written_twice(task, before->name)) {
 				struct task_dependency *dependency =
-					add_dependency(task, before->name, task->location);
+				    add_dependency(task, before->name, task->location);
 				dependency->implicit = true;
 			}
 		}
@@ -435,10 +436,9 @@ static void report_cycle(struct graph_walk *walk, const struct task_config *task
 		used += (size_t)snprintf(text + used, sizeof(text) - used, "%s -> ",
 					 task_of(walk, walk->path[i])->full_name);
 	if (used < sizeof(text))
-		snprintf(text + used, sizeof(text) - used, "%s",
-			 task_of(walk, target)->full_name);
-	complain(walk->context, dependency->location, task, dependency,
-		 "dependency cycle: %s", text);
+		snprintf(text + used, sizeof(text) - used, "%s", task_of(walk, target)->full_name);
+	complain(walk->context, dependency->location, task, dependency, "dependency cycle: %s",
+		 text);
 }
 
 static void visit(struct graph_walk *walk, size_t number)
@@ -448,7 +448,8 @@ static void visit(struct graph_walk *walk, size_t number)
 	walk->path[walk->path_length++] = number;
 	for (size_t i = 0; i < task->after_count; i++) {
 		const struct task_dependency *dependency = &task->after[i];
-		size_t target = walk->group_offset[dependency->group_index] + dependency->task_index;
+		size_t target =
+		    walk->group_offset[dependency->group_index] + dependency->task_index;
 		if (walk->color[target] == 1)
 			report_cycle(walk, task, dependency, target);
 		else if (walk->color[target] == 0)
@@ -483,7 +484,8 @@ static unsigned instances_of(const struct group_config *group, const char *name)
 {
 	unsigned count = 0;
 	for (size_t i = 0; i < group->task_count; i++)
-		count += group->tasks[i].instance_of && strcmp(group->tasks[i].instance_of, name) == 0;
+		count +=
+		    group->tasks[i].instance_of && strcmp(group->tasks[i].instance_of, name) == 0;
 	return count;
 }
 
@@ -505,8 +507,8 @@ static void expand_instances(struct config *config, size_t own_group, struct tas
 		if (count == 0)
 			continue;
 		struct task_dependency written = *dependency;
-		task->after = xreallocarray(task->after, task->after_count + count - 1,
-					    sizeof(*task->after));
+		task->after =
+		    xreallocarray(task->after, task->after_count + count - 1, sizeof(*task->after));
 		memmove(&task->after[d + count], &task->after[d + 1],
 			(task->after_count - d - 1) * sizeof(*task->after));
 		for (unsigned i = 0; i < count; i++) {
@@ -538,8 +540,8 @@ void dependencies_resolve(struct load_context *context, struct config *config)
 					continue;
 				}
 				const struct task_config *target =
-					&config->groups[dependency->group_index]
-						 .tasks[dependency->task_index];
+				    &config->groups[dependency->group_index]
+					 .tasks[dependency->task_index];
 				if (dependency->condition_default)
 					dependency->condition = default_condition(target);
 				check_edge(context, task, dependency->group_index == g, dependency,

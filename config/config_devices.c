@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 
 #include "base/file_kind.h"
+#include "base/xmalloc.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "base/xmalloc.h"
 
 static const char *const device_keys[] = {"path", "target", "permissions", NULL};
 

@@ -57,10 +57,12 @@ static bool resources_limit_removed(const struct resources_config *a,
 static bool mounts_equal(const struct mount_config *a, const struct mount_config *b, size_t count)
 {
 	for (size_t i = 0; i < count; i++)
-		if (!strings_equal(a[i].type, b[i].type) || !strings_equal(a[i].source, b[i].source) ||
+		if (!strings_equal(a[i].type, b[i].type) ||
+		    !strings_equal(a[i].source, b[i].source) ||
 		    !strings_equal(a[i].target, b[i].target) ||
 		    !lists_equal(a[i].options, b[i].options) || a[i].readonly != b[i].readonly ||
-		    a[i].propagation != b[i].propagation || a[i].bidirectional != b[i].bidirectional)
+		    a[i].propagation != b[i].propagation ||
+		    a[i].bidirectional != b[i].bidirectional)
 			return false;
 	return true;
 }
@@ -70,7 +72,8 @@ static bool devices_equal(const struct device_config *a, const struct device_con
 {
 	for (size_t i = 0; i < count; i++)
 		if (!strings_equal(a[i].source, b[i].source) ||
-		    !strings_equal(a[i].target, b[i].target) || a[i].permissions != b[i].permissions)
+		    !strings_equal(a[i].target, b[i].target) ||
+		    a[i].permissions != b[i].permissions)
 			return false;
 	return true;
 }
@@ -89,8 +92,7 @@ static bool isolation_equal(const struct isolation_config *a, const struct isola
 	       a->seccomp.default_action == b->seccomp.default_action &&
 	       lists_equal(a->seccomp.allow, b->seccomp.allow) &&
 	       lists_equal(a->seccomp.deny, b->seccomp.deny) &&
-	       a->no_new_privileges == b->no_new_privileges &&
-	       a->rlimit_count == b->rlimit_count &&
+	       a->no_new_privileges == b->no_new_privileges && a->rlimit_count == b->rlimit_count &&
 	       (a->rlimit_count == 0 ||
 		memcmp(a->rlimits, b->rlimits, a->rlimit_count * sizeof(a->rlimits[0])) == 0) &&
 	       a->umask == b->umask && strings_equal(a->rootfs, b->rootfs) &&
@@ -160,8 +162,8 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	note(diff, !lists_equal(a->argv, b->argv), "command", replace);
 	note(diff, !lists_equal(a->env, b->env), "env", replace);
 	note(diff, !strings_equal(a->cwd, b->cwd), "cwd", replace);
-	note(diff, a->oom_score_adj_set != b->oom_score_adj_set ||
-			   a->oom_score_adj != b->oom_score_adj,
+	note(diff,
+	     a->oom_score_adj_set != b->oom_score_adj_set || a->oom_score_adj != b->oom_score_adj,
 	     "oom_score_adj", replace);
 	note(diff, !strings_equal(a->user, b->user), "user", replace);
 	note(diff, !lists_equal(a->groups, b->groups), "groups", replace);
@@ -187,24 +189,26 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 		 health_of(a)->failures != health_of(b)->failures,
 	     "health", in_place);
 	note(diff, !isolation_equal(&a->isolation, &b->isolation), "isolation", replace);
-	note(diff, !lists_equal(a->cdi.devices, b->cdi.devices) ||
-		       !lists_equal(a->cdi.spec_dirs, b->cdi.spec_dirs),
+	note(diff,
+	     !lists_equal(a->cdi.devices, b->cdi.devices) ||
+		 !lists_equal(a->cdi.spec_dirs, b->cdi.spec_dirs),
 	     "cdi", replace);
 	note(diff, a->task_dirs != b->task_dirs, "task_dirs", replace);
 	note(diff, a->manual_start != b->manual_start, "autostart", in_place);
-	note(diff, a->schedule.set != b->schedule.set ||
-		       !strings_equal(a->schedule.cron_text, b->schedule.cron_text) ||
-		       a->schedule.every_ms != b->schedule.every_ms ||
-		       a->schedule.concurrency != b->schedule.concurrency ||
-		       a->schedule.missed != b->schedule.missed ||
-		       !strings_equal(a->schedule.time_zone, b->schedule.time_zone),
+	note(diff,
+	     a->schedule.set != b->schedule.set ||
+		 !strings_equal(a->schedule.cron_text, b->schedule.cron_text) ||
+		 a->schedule.every_ms != b->schedule.every_ms ||
+		 a->schedule.concurrency != b->schedule.concurrency ||
+		 a->schedule.missed != b->schedule.missed ||
+		 !strings_equal(a->schedule.time_zone, b->schedule.time_zone),
 	     "schedule", replace);
-	note(diff, a->log_mode != b->log_mode || a->log_history != b->log_history ||
-			   !strings_equal(a->log_dir, b->log_dir) ||
-			   a->log_max_size != b->log_max_size || a->log_keep != b->log_keep ||
-			   a->log_shared_dir != b->log_shared_dir ||
-			   a->log_rate_limit != b->log_rate_limit ||
-			   a->log_separate_streams != b->log_separate_streams,
+	note(diff,
+	     a->log_mode != b->log_mode || a->log_history != b->log_history ||
+		 !strings_equal(a->log_dir, b->log_dir) || a->log_max_size != b->log_max_size ||
+		 a->log_keep != b->log_keep || a->log_shared_dir != b->log_shared_dir ||
+		 a->log_rate_limit != b->log_rate_limit ||
+		 a->log_separate_streams != b->log_separate_streams,
 	     "log", a->log_separate_streams != b->log_separate_streams ? replace : in_place);
 	note(diff, !hooks_equal(a, b), "hooks", replace);
 	note(diff, !dependencies_equal(a, b), "after", replace);
@@ -217,11 +221,11 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	     socket_shown_differs ? replace : in_place);
 }
 
-#define SWAP(a, b)                                                                         \
-	do {                                                                               \
-		__typeof__(a) swap_ = (a);                                                 \
-		(a) = (b);                                                                 \
-		(b) = swap_;                                                               \
+#define SWAP(a, b)                                                                                 \
+	do {                                                                                       \
+		__typeof__(a) swap_ = (a);                                                         \
+		(a) = (b);                                                                         \
+		(b) = swap_;                                                                       \
 	} while (0)
 
 /* Two pointers to what each config owns, or NULL. */

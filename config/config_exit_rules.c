@@ -3,9 +3,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "base/units.h"
 
 static const char *const failure_action_names[] = {"stop", "restart", "ignore", NULL};
 static const char *const on_failure_keys[] = {"action", "attempts", "interval", NULL};
@@ -95,8 +95,7 @@ static void parse_attempts_field(struct load_context *context, const yaml_node_t
 static void parse_action(struct load_context *context, const yaml_node_t *node,
 			 const struct where *where, struct group_failure_policy *out)
 {
-	int index = expect_keyword(context, node, where, "action", failure_action_names,
-				   3);
+	int index = expect_keyword(context, node, where, "action", failure_action_names, 3);
 	if (index >= 0)
 		out->action = (enum group_failure_action)index;
 }

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config_parse.h"
-#include "config/diagnostics.h"
 #include "base/names.h"
 #include "base/xmalloc.h"
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
 
 static const char *const hook_keys[] = {"name", "stage", "exec", "timeout", NULL};
 /* In the order of enum hook_stage. */

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/xmalloc.h"
 #include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "base/xmalloc.h"
 
 static const char *const isolation_keys[] = {
     "namespaces",        "hostname", "init",  "capabilities", "seccomp",
@@ -22,7 +22,7 @@ static const char *const isolation_keys[] = {
 };
 
 /* In the order of the ISOLATION_NS_* bits. */
-static const char *const namespace_names[] = {"pid", "mount", "uts", "ipc",
+static const char *const namespace_names[] = {"pid", "mount",  "uts", "ipc",
 					      "net", "cgroup", "user"};
 #define NAMESPACE_COUNT (sizeof(namespace_names) / sizeof(namespace_names[0]))
 
@@ -180,9 +180,8 @@ void isolation_fields_parse(struct load_context *context, const yaml_node_t *nod
 	if ((field = map_lookup(&fields, "namespaces"))) {
 		field_where = where_field(where, "namespaces", buffer, sizeof(buffer));
 		out->namespaces_node = field;
-		out->has_namespaces =
-		    parse_namespaces(context, field, &field_where, &values->namespaces,
-				     &out->user_namespace_node);
+		out->has_namespaces = parse_namespaces(
+		    context, field, &field_where, &values->namespaces, &out->user_namespace_node);
 	}
 	if ((field = map_lookup(&fields, "hostname"))) {
 		field_where = where_field(where, "hostname", buffer, sizeof(buffer));
@@ -211,7 +210,8 @@ void isolation_fields_parse(struct load_context *context, const yaml_node_t *nod
 	}
 	if ((field = map_lookup(&fields, "rlimits"))) {
 		field_where = where_field(where, "rlimits", buffer, sizeof(buffer));
-		rlimits_parse(context, field, &field_where, &values->rlimits, &values->rlimit_count);
+		rlimits_parse(context, field, &field_where, &values->rlimits,
+			      &values->rlimit_count);
 	}
 	if ((field = map_lookup(&fields, "umask"))) {
 		field_where = where_field(where, "umask", buffer, sizeof(buffer));
@@ -319,8 +319,9 @@ static void check_merged(struct load_context *context, const struct isolation_fi
 	const struct isolation_fields *namespaces_from = SOURCE(task, group, has_namespaces);
 	const struct isolation_fields *hostname_from = SOURCE(task, group, has_hostname);
 	const struct isolation_fields *init_from = SOURCE(task, group, has_init);
-	const struct isolation_fields *user_from =
-	    task->user_node ? task : group->user_node ? group : NULL;
+	const struct isolation_fields *user_from = task->user_node    ? task
+						   : group->user_node ? group
+								      : NULL;
 	char set_in[sizeof(struct quoted) + 16];
 
 	/* Namespaces written wrongly were reported; what the task would have
@@ -357,7 +358,8 @@ static void check_seccomp_privileges(struct load_context *context,
 				     const struct isolation_config *merged)
 {
 	const struct isolation_fields *from = SOURCE(task, group, has_no_new_privileges);
-	if (!from || merged->no_new_privileges || merged->seccomp.kind == SECCOMP_PROFILE_UNCONFINED ||
+	if (!from || merged->no_new_privileges ||
+	    merged->seccomp.kind == SECCOMP_PROFILE_UNCONFINED ||
 	    (merged->capabilities & (UINT64_C(1) << CAP_SYS_ADMIN)))
 		return;
 	char set_in[sizeof(struct quoted) + 16] = "";
@@ -450,16 +452,16 @@ static void check_bidirectional(struct load_context *context, const struct isola
 {
 	const struct root_fields *root = task->root.bidirectional_node ? &task->root : &group->root;
 	const char *obstacle = root->bidirectional_node && (merged->namespaces & ISOLATION_NS_MOUNT)
-				       ? bidirectional_obstacle(merged)
-				       : NULL;
+				   ? bidirectional_obstacle(merged)
+				   : NULL;
 	if (!obstacle)
 		return;
 	char field[64];
-	snprintf(field, sizeof(field), "isolation.mounts[%zu].propagation", root->bidirectional_index);
+	snprintf(field, sizeof(field), "isolation.mounts[%zu].propagation",
+		 root->bidirectional_index);
 	report(context, root->bidirectional_node, &(struct where){task_where->owner, field},
 	       "bidirectional %s", obstacle);
 }
-
 
 struct isolation_config isolation_merge(struct load_context *context,
 					const struct isolation_fields *group,
@@ -487,7 +489,8 @@ struct isolation_config isolation_merge(struct load_context *context,
 	root_fields_merge(&merged, &group->root, &task->root);
 	check_bidirectional(context, group, task, task_where, &merged);
 	if (mounts_bidirectional_count(&merged) > MOUNT_BIDIRECTIONAL_MAX)
-		report(context, task->root.mounts_node ? task->root.mounts_node : group->root.mounts_node,
+		report(context,
+		       task->root.mounts_node ? task->root.mounts_node : group->root.mounts_node,
 		       &(struct where){task_where->owner, "isolation.mounts"},
 		       "has more than %d bidirectional mounts", MOUNT_BIDIRECTIONAL_MAX);
 	merged.uid_map = copy_ranges(merged.uid_map, merged.uid_map_count);

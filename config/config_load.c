@@ -8,17 +8,17 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "base/names.h"
+#include "base/regular_file.h"
+#include "base/xmalloc.h"
 #include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "config/yaml_limits.h"
-#include "base/names.h"
-#include "base/regular_file.h"
-#include "base/xmalloc.h"
 
-static const char *const top_level_keys[] = {
-	"shutdown_timeout", "groups", "socket", "control", "task_dirs_root", "log_format",
-	"hook_concurrency", "interpolate", NULL};
+static const char *const top_level_keys[] = {"shutdown_timeout", "groups",         "socket",
+					     "control",          "task_dirs_root", "log_format",
+					     "hook_concurrency", "interpolate",    NULL};
 static const char *const log_format_names[] = {"plain", "timestamped", "json"};
 
 int log_format_parse(const char *text)
@@ -28,11 +28,10 @@ int log_format_parse(const char *text)
 			return (int)i;
 	return -1;
 }
-static const char *const group_keys[] = {"restart",   "resources", "isolation", "network",
-					 "cdi",       "task_dirs", "hooks",     "tasks",
-					 "order",     "on_failure", "log", "env_file", NULL};
+static const char *const group_keys[] = {
+    "restart", "resources", "isolation",  "network", "cdi",      "task_dirs", "hooks",
+    "tasks",   "order",     "on_failure", "log",     "env_file", NULL};
 static const char *const order_names[] = {"parallel", "sequential"};
-
 
 /* How messages name a group or task: as written when valid, quoted (and
  * escaped) when not, since then it may hold anything. */
@@ -138,11 +137,10 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 {
 	struct quoted name = display_name(entry);
 	char owner[sizeof(name.text) + 8];
-	struct group_defaults defaults = {
-		.owner = owner,
-		.log = {.history = CONFIG_DEFAULT_LOG_HISTORY,
-			.max_size = CONFIG_DEFAULT_LOG_MAX_SIZE,
-			.keep = CONFIG_DEFAULT_LOG_KEEP}};
+	struct group_defaults defaults = {.owner = owner,
+					  .log = {.history = CONFIG_DEFAULT_LOG_HISTORY,
+						  .max_size = CONFIG_DEFAULT_LOG_MAX_SIZE,
+						  .keep = CONFIG_DEFAULT_LOG_KEEP}};
 	struct where where = {.owner = owner, .field = ""};
 	struct map_entries fields;
 	const yaml_node_t *restart, *resources, *isolation, *network, *tasks, *field;
@@ -267,7 +265,8 @@ static void parse_socket(struct load_context *context, const yaml_node_t *node,
 		return;
 	/* sun_path holds 108 bytes with its NUL. */
 	if (strlen(path) > 107) {
-		report(context, node, &where, "is longer than the 107 bytes a socket path can have");
+		report(context, node, &where,
+		       "is longer than the 107 bytes a socket path can have");
 		return;
 	}
 	config->socket_path = xstrdup(path);
@@ -318,8 +317,8 @@ static void parse_top_level(struct load_context *context, const yaml_node_t *roo
 	const yaml_node_t *log_format = map_lookup(&fields, "log_format");
 	if (log_format) {
 		struct where where = {.owner = "", .field = "log_format"};
-		int format = expect_keyword(context, log_format, &where, "log format",
-					    log_format_names, 3);
+		int format =
+		    expect_keyword(context, log_format, &where, "log format", log_format_names, 3);
 		if (format >= 0)
 			config->log_format = (enum log_format)format;
 	}
@@ -342,8 +341,7 @@ static void parse_top_level(struct load_context *context, const yaml_node_t *roo
 	if (groups) {
 		parse_groups(context, groups, config);
 		dependencies_resolve(context, config);
-	}
-	else if (!map_has_key_or_typo(&fields, top_level_keys, "groups"))
+	} else if (!map_has_key_or_typo(&fields, top_level_keys, "groups"))
 		report(context, root, &top, "missing \"groups\" (a map of group names to groups)");
 	map_entries_free(&fields);
 }
@@ -453,8 +451,8 @@ static bool wants_interpolation(struct load_context *context, const yaml_node_t 
 	return false;
 }
 
-bool config_load_document(const char *buffer, size_t size, unsigned file,
-			  yaml_document_t *document, struct config_diagnostics *diagnostics)
+bool config_load_document(const char *buffer, size_t size, unsigned file, yaml_document_t *document,
+			  struct config_diagnostics *diagnostics)
 {
 	yaml_parser_t parser;
 	bool loaded = false;
@@ -482,8 +480,11 @@ struct config *config_from_document(const char *path, yaml_document_t *document,
 				    struct config_diagnostics *diagnostics)
 {
 	struct config *config = xcalloc(1, sizeof(*config));
-	struct load_context context = {.document = document, .diagnostics = diagnostics,
-				       .path = path, .files = files, .file_count = file_count};
+	struct load_context context = {.document = document,
+				       .diagnostics = diagnostics,
+				       .path = path,
+				       .files = files,
+				       .file_count = file_count};
 	yaml_node_t *root = yaml_document_get_root_node(document);
 
 	config->path = xstrdup(path ? path : "");

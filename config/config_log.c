@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-static const char *const log_keys[] = {"mode", "history", "dir", "shared_dir", "max_size",
+static const char *const log_keys[] = {"mode", "history",    "dir",     "shared_dir", "max_size",
 				       "keep", "rate_limit", "streams", NULL};
 /* Enough for a few lines; more than a task's recent output needs. */
 #define HISTORY_MIN 1024
@@ -39,8 +39,8 @@ void log_fields_parse(struct load_context *context, const yaml_node_t *node,
 	}
 	if ((field = map_lookup(&fields, "streams"))) {
 		field_where = where_field(where, "streams", buffer, sizeof(buffer));
-		int index = expect_keyword(context, field, &field_where, "log streams",
-					   streams_names, 2);
+		int index =
+		    expect_keyword(context, field, &field_where, "log streams", streams_names, 2);
 		if (index >= 0)
 			out->separate_streams = index == 1;
 	}
@@ -51,7 +51,8 @@ void log_fields_parse(struct load_context *context, const yaml_node_t *node,
 			if (bytes >= HISTORY_MIN && bytes <= HISTORY_MAX)
 				out->history = bytes;
 			else
-				report(context, field, &field_where, "must be from 1K to 64M, not %s",
+				report(context, field, &field_where,
+				       "must be from 1K to 64M, not %s",
 				       quote((const char *)field->data.scalar.value,
 					     field->data.scalar.length)
 					   .text);

@@ -11,24 +11,24 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "config/config_parse.h"
-#include "config/diagnostics.h"
 #include "base/paths.h"
 #include "base/xmalloc.h"
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
 
 static const char *const mount_keys[] = {
     "source", "target", "type", "readonly", "propagation", "options", NULL,
 };
 
 /* mount(8)'s --make-* names, and what mount_setattr takes for each. */
-static const char *const propagation_names[] = {"private", "rprivate", "slave",	"rslave",
+static const char *const propagation_names[] = {"private", "rprivate", "slave",        "rslave",
 						"shared",  "rshared",  "bidirectional"};
 /* bidirectional is not a flag of the task's own: see mount_config. */
 static const unsigned long propagation_flags[] = {
     MS_PRIVATE, MS_PRIVATE | MS_REC, MS_SLAVE, MS_SLAVE | MS_REC, MS_SHARED, MS_SHARED | MS_REC, 0,
 };
 #define BIDIRECTIONAL_INDEX 6
-#define PROPAGATION_COUNT (sizeof(propagation_names) / sizeof(propagation_names[0]))
+#define PROPAGATION_COUNT   (sizeof(propagation_names) / sizeof(propagation_names[0]))
 
 static void mount_config_clear(struct mount_config *mount)
 {

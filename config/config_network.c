@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/diagnostics.h"
 #include "base/xmalloc.h"
+#include "config/diagnostics.h"
 
 /* In the order of enum network_mode. */
 static const char *const mode_names[] = {"host", "none", "bridge", "group"};

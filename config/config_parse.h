@@ -278,8 +278,8 @@ bool user_namespace_parse(struct load_context *context, const yaml_node_t *node,
 /* `isolation.devices`: a list of {path, target, permissions} (or a path
  * alone), each path a device node of this machine (stat at load). `out`
  * and `count` are the valid entries, the caller's to free. */
-void devices_parse(struct load_context *context, const yaml_node_t *node,
-		   const struct where *where, struct device_config **out, size_t *count);
+void devices_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		   struct device_config **out, size_t *count);
 
 /* The group's devices then the task's into `merged` (copies it owns); a
  * task's entry replaces the group's at the same target. */
@@ -307,7 +307,7 @@ struct group_defaults {
 	struct resources_fields resources;
 	struct isolation_fields isolation;
 	struct cdi_fields cdi;
-	bool task_dirs; /* false unless the group writes `task_dirs: true` */
+	bool task_dirs;        /* false unless the group writes `task_dirs: true` */
 	struct log_fields log; /* blocking, CONFIG_DEFAULT_LOG_HISTORY, no file unless written */
 	struct hook_list hooks;
 	const struct group_network_config *network; /* the group's bridge, if any */
@@ -340,8 +340,8 @@ int config_read_file(const char *path, unsigned file, char **out, size_t *out_si
 
 /* One file's YAML, within yaml_limits.h's bounds, as a document (the
  * caller deletes it): true; false with the errors, at `file`. */
-bool config_load_document(const char *buffer, size_t size, unsigned file,
-			  yaml_document_t *document, struct config_diagnostics *diagnostics);
+bool config_load_document(const char *buffer, size_t size, unsigned file, yaml_document_t *document,
+			  struct config_diagnostics *diagnostics);
 
 /* The config a document holds, every check made (variables replaced when
  * it asks). `files`: the names of a merged document's files; NULL for

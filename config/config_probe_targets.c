@@ -8,10 +8,10 @@
 #include <string.h>
 #include <sys/un.h>
 
-#include "config/config_parse.h"
-#include "config/diagnostics.h"
 #include "base/names.h"
 #include "base/xmalloc.h"
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
 
 static const char *const http_keys[] = {"port", "path", "host", "headers", NULL};
 
@@ -22,8 +22,7 @@ static bool parse_port_text(const char *text, uint16_t *out)
 {
 	char *end;
 	long value = strtol(text, &end, 10);
-	if (end == text || *end || value < 1 || value > 65535 || text[0] == '+' ||
-	    text[0] == '-')
+	if (end == text || *end || value < 1 || value > 65535 || text[0] == '+' || text[0] == '-')
 		return false;
 	*out = (uint16_t)value;
 	return true;
@@ -117,8 +116,8 @@ static void parse_headers(struct load_context *context, const yaml_node_t *node,
 		if (!value)
 			continue;
 		/* A CR or LF would end the header and start another. */
-		bool bad_name = entry->key_length == 0 ||
-				strcspn(entry->key, ": \t\r\n") != entry->key_length;
+		bool bad_name =
+		    entry->key_length == 0 || strcspn(entry->key, ": \t\r\n") != entry->key_length;
 		if (bad_name || strpbrk(value, "\r\n")) {
 			report(context, bad_name ? entry->key_node : entry->value, &field_where,
 			       bad_name ? "is not a header name" : "must not hold a line break");
@@ -188,7 +187,8 @@ static void parse_unix(struct load_context *context, const yaml_node_t *node,
 	if (!path)
 		return;
 	/* Room left for "/proc/4194304/root" in front. */
-	if (strlen(path) + sizeof("/proc/4194304/root") > sizeof(((struct sockaddr_un *)0)->sun_path)) {
+	if (strlen(path) + sizeof("/proc/4194304/root") >
+	    sizeof(((struct sockaddr_un *)0)->sun_path)) {
 		report(context, node, where, "is too long for a Unix socket address");
 		return;
 	}

@@ -4,17 +4,17 @@
 #include <limits.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "base/units.h"
 
 static const char *const readiness_keys[] = {
-	"notify",   "fd",      "exec",	   "tcp",	    "http",	     "unix",
-	"interval", "timeout", "watchdog", "start_interval", "initial_delay", "inside",
-	"continuous", "failures", NULL};
-static const char *const health_keys[] = {
-	"exec",	    "tcp",	"http",	    "unix",	     "interval",      "timeout",
-	"failures", "start_interval", "initial_delay", "inside", NULL};
+    "notify",        "fd",       "exec",       "tcp",      "http",
+    "unix",          "interval", "timeout",    "watchdog", "start_interval",
+    "initial_delay", "inside",   "continuous", "failures", NULL};
+static const char *const health_keys[] = {"exec",          "tcp",     "http",     "unix",
+					  "interval",      "timeout", "failures", "start_interval",
+					  "initial_delay", "inside",  NULL};
 
 static bool parse_positive_duration(struct load_context *context, const yaml_node_t *node,
 				    const struct where *where, uint64_t *out_ms);
@@ -36,8 +36,8 @@ static void parse_probe_timing(struct load_context *context, const struct map_en
 	}
 	if ((field = map_lookup(fields, "inside"))) {
 		field_where = where_field(where, "inside", buffer, sizeof(buffer));
-		if (expect_bool(context, field, &field_where, &probe->inside) &&
-		    probe->inside && probe->kind != PROBE_EXEC && probe->kind != PROBE_NONE)
+		if (expect_bool(context, field, &field_where, &probe->inside) && probe->inside &&
+		    probe->kind != PROBE_EXEC && probe->kind != PROBE_NONE)
 			report(context, field, &field_where,
 			       "only goes with \"exec\" (tcp, http and unix probes are made from "
 			       "inside the task's network and root already)");
@@ -55,7 +55,7 @@ enum notify_method { NOTIFY_SYSTEMD, NOTIFY_FD };
 #define HEALTH_DEFAULT_TIMEOUT_MS     5000
 #define HEALTH_DEFAULT_FAILURES       3
 /* Kubernetes' failureThreshold: one failed run is not yet an outage. */
-#define READINESS_DEFAULT_FAILURES    3
+#define READINESS_DEFAULT_FAILURES 3
 
 /* 0-2 are the task's stdio. The top keeps the fd under the usual soft
  * RLIMIT_NOFILE of 1024, so the runtime can place it without raising
@@ -258,7 +258,8 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 			     "exits 0");
 		return;
 	}
-	if (!expect_map(context, node, where, "a map with \"notify\" or a probe (\"exec\", \"tcp\", ...)"))
+	if (!expect_map(context, node, where,
+			"a map with \"notify\" or a probe (\"exec\", \"tcp\", ...)"))
 		return;
 	map_collect(context, node, where, "key", &fields);
 	map_check_keys(context, &fields, where, readiness_keys);
@@ -289,8 +290,8 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 	if (kind == READINESS_PROBE) {
 		parse_probe_timing(context, &fields, where, &out->probe);
 	} else if (kind >= 0) {
-		for (const char *const *key = (const char *const[]){"start_interval", "initial_delay",
-								    "inside", NULL};
+		for (const char *const *key =
+			 (const char *const[]){"start_interval", "initial_delay", "inside", NULL};
 		     *key; key++)
 			if ((field = map_lookup(&fields, *key))) {
 				field_where = where_field(where, *key, buffer, sizeof(buffer));

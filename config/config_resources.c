@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config_parse.h"
-#include "config/diagnostics.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
 
 static const char *const resources_keys[] = {
     "memory", "memory_high", "memory_swap", "cpu",      "cpu_weight",

@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config_parse.h"
-#include "config/diagnostics.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
 
-static const char *const restart_keys[] = {
-    "policy", "attempts", "interval", "delay", "max_delay", "mode", "success_exit", "no_restart_exit",
-    NULL};
+static const char *const restart_keys[] = {"policy",       "attempts",        "interval",
+					   "delay",        "max_delay",       "mode",
+					   "success_exit", "no_restart_exit", NULL};
 /* In enum order. */
 static const char *const policy_names[] = {"always", "on-failure", "never"};
 static const char *const mode_names[] = {"fail", "delay"};

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "config/config_parse.h"
-#include "config/diagnostics.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
 
 /* The RLIMIT_ names, lowercase, without the prefix... */
 static const char *const rlimit_keys[] = {

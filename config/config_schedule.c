@@ -6,11 +6,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/xmalloc.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "base/xmalloc.h"
 
-static const char *const schedule_keys[] = {"cron",	"every",  "concurrency",
+static const char *const schedule_keys[] = {"cron",      "every",  "concurrency",
 					    "time_zone", "missed", NULL};
 static const char *const concurrency_names[] = {"skip", "replace", "allow"};
 static const char *const missed_names[] = {"run_once", "skip"};

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config_parse.h"
-#include "config/diagnostics.h"
 #include "base/suggest.h"
 #include "base/xmalloc.h"
+#include "config/config_parse.h"
+#include "config/diagnostics.h"
 #include "config/syscall_names.h"
 
 static const char *const custom_keys[] = {"default_action", "allow", "deny", NULL};
@@ -168,8 +168,8 @@ static bool check_no_overlap(struct load_context *context, const yaml_node_t *de
 	for (size_t i = 0; i < list_length(deny_node); i++) {
 		char field[80];
 		struct where item_where;
-		const yaml_node_t *node =
-		    list_item(context, deny_node, i, &deny_where, field, sizeof(field), &item_where);
+		const yaml_node_t *node = list_item(context, deny_node, i, &deny_where, field,
+						    sizeof(field), &item_where);
 		const char *name;
 
 		if (!node || node->type != YAML_SCALAR_NODE)

@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "base/xmalloc.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
-#include "base/xmalloc.h"
 
 /* An alias may make a node its own descendant: copies stop here. */
 #define COPY_DEPTH_MAX 256
@@ -60,9 +60,9 @@ static bool add_directory(struct file_list *files, const char *path, unsigned pl
 	struct dirent *entry;
 	while ((entry = readdir(directory)))
 		if (is_yaml_name(entry->d_name))
-			add_file(files, xasprintf("%s%s%s", path,
-						  path[strlen(path) - 1] == '/' ? "" : "/",
-						  entry->d_name));
+			add_file(files,
+				 xasprintf("%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/",
+					   entry->d_name));
 	closedir(directory);
 	if (files->count == first) {
 		diagnostics_add(diagnostics, (struct source_location){.file = place},
@@ -255,8 +255,8 @@ static void merge_file(struct merge *merge, int root, yaml_document_t *from, uns
 
 /* The files of `paths`, directories expanded; false when one could not be
  * listed (said). `plain`: a single path that is a file. */
-static bool expand(const char *const *paths, size_t count, struct file_list *files,
-		   bool *plain, struct config_diagnostics *diagnostics)
+static bool expand(const char *const *paths, size_t count, struct file_list *files, bool *plain,
+		   struct config_diagnostics *diagnostics)
 {
 	bool ok = true;
 	*plain = count == 1;
@@ -292,8 +292,8 @@ static bool load_merged(const struct file_list *files, yaml_document_t *merged,
 		size_t size = 0;
 		if (config_read_file(files->names[i], (unsigned)i, &data, &size, diagnostics) < 0)
 			continue;
-		loaded[i] = config_load_document(data, size, (unsigned)i, &documents[i],
-						 diagnostics);
+		loaded[i] =
+		    config_load_document(data, size, (unsigned)i, &documents[i], diagnostics);
 		free(data);
 	}
 	bool ok = !diagnostics->count;
@@ -359,8 +359,7 @@ static bool expand_or_say(const char *const *paths, size_t count, struct file_li
  * deletes the document), or NULL with the diagnostics, which then own the
  * files' names. */
 static struct config *read_merged(const char *path, struct file_list *files,
-				  yaml_document_t *document,
-				  struct config_diagnostics *diagnostics)
+				  yaml_document_t *document, struct config_diagnostics *diagnostics)
 {
 	struct config *config = NULL;
 	if (load_merged(files, document, diagnostics)) {

@@ -8,22 +8,21 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/regular_file.h"
+#include "base/suggest.h"
+#include "base/units.h"
+#include "base/xmalloc.h"
 #include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 #include "config/env_file.h"
 #include "config/ids.h"
-#include "base/regular_file.h"
-#include "base/suggest.h"
-#include "base/units.h"
-#include "base/xmalloc.h"
 
-static const char *const task_keys[] = {"command",   "env",       "env_file", "cwd",     "user",
-					"groups",    "lifecycle", "restart", "kill",
-					"resources", "readiness", "health",  "isolation",
-					"cdi",       "task_dirs", "hooks",   "after",
-					"log",       "autostart", "instances", "schedule",
-					"oom_score_adj", "control", NULL};
+static const char *const task_keys[] = {
+    "command",   "env",       "env_file",  "cwd",           "user",      "groups",
+    "lifecycle", "restart",   "kill",      "resources",     "readiness", "health",
+    "isolation", "cdi",       "task_dirs", "hooks",         "after",     "log",
+    "autostart", "instances", "schedule",  "oom_score_adj", "control",   NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", NULL};
 
@@ -211,8 +210,8 @@ void env_files_parse(struct load_context *context, const yaml_node_t *node,
 }
 
 /* The group's env files, then the task's, then `env:` (put after: it wins). */
-static void add_env_files(struct task_config *task, char *const *group_entries,
-			  size_t group_count, char **task_entries, size_t task_count)
+static void add_env_files(struct task_config *task, char *const *group_entries, size_t group_count,
+			  char **task_entries, size_t task_count)
 {
 	if (!group_count && !task_count)
 		return;
@@ -302,7 +301,8 @@ static void parse_groups(struct load_context *context, const yaml_node_t *node,
 		if (!group)
 			continue;
 		if (!*group) {
-			report(context, item, &item_where, "must not be empty (write a name or a gid)");
+			report(context, item, &item_where,
+			       "must not be empty (write a name or a gid)");
 			continue;
 		}
 		if (*group >= '0' && *group <= '9' &&
@@ -460,7 +460,8 @@ static void check_notify_reachable(struct load_context *context, const yaml_node
 /* An exec probe run inside the task needs namespaces of its own to run in. */
 static void check_probe_inside(struct load_context *context, const yaml_node_t *node,
 			       const char *owner, const char *field,
-			       const struct probe_config *probe, const struct isolation_config *isolation)
+			       const struct probe_config *probe,
+			       const struct isolation_config *isolation)
 {
 	if (!node || !probe->inside || (isolation->enabled && isolation->namespaces))
 		return;
@@ -588,8 +589,8 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 		const char *text = expect_string(context, field, &instances_where);
 		char *end;
 		unsigned long count = text ? strtoul(text, &end, 10) : 0;
-		if (text && (!*text || *end || text[0] == '-' || count < 1 ||
-			     count > TASK_INSTANCES_MAX))
+		if (text &&
+		    (!*text || *end || text[0] == '-' || count < 1 || count > TASK_INSTANCES_MAX))
 			report(context, field, &instances_where,
 			       "must be a whole number from 1 to %d, not %s", TASK_INSTANCES_MAX,
 			       quote(text, field->data.scalar.length).text);

@@ -25,9 +25,10 @@ static struct source_location location_of(const yaml_node_t *node, size_t offset
 	const char *value = (const char *)node->data.scalar.value;
 	bool one_line = !memchr(value, '\n', node->data.scalar.length);
 	bool plain = node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-	bool quoted = node->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-		      (node->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE &&
-		       node->end_mark.index - node->start_mark.index == node->data.scalar.length + 2);
+	bool quoted =
+	    node->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+	    (node->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE &&
+	     node->end_mark.index - node->start_mark.index == node->data.scalar.length + 2);
 	if (one_line && (plain || quoted))
 		at.column += (unsigned)offset + (quoted ? 1 : 0);
 	return at;

@@ -12,21 +12,22 @@ struct field {
 	const char *const *names; /* index 0 is `low` */
 };
 
-static const char *const month_names[] = {"jan", "feb", "mar", "apr", "may", "jun",
-					  "jul", "aug", "sep", "oct", "nov", "dec", NULL};
-static const char *const weekday_names[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat",
-					    NULL};
+static const char *const month_names[] = {"jan", "feb", "mar", "apr", "may", "jun", "jul",
+					  "aug", "sep", "oct", "nov", "dec", NULL};
+static const char *const weekday_names[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat", NULL};
 static const struct field fields[] = {
-    {"minute", 0, 59, NULL},     {"hour", 0, 23, NULL},
-    {"day of month", 1, 31, NULL}, {"month", 1, 12, month_names},
+    {"minute", 0, 59, NULL},
+    {"hour", 0, 23, NULL},
+    {"day of month", 1, 31, NULL},
+    {"month", 1, 12, month_names},
     {"day of week", 0, 7, weekday_names}, /* 7 is Sunday too */
 };
 
 static const struct {
 	const char *name, *expression;
 } shorthands[] = {
-    {"@yearly", "0 0 1 1 *"},  {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
-    {"@weekly", "0 0 * * 0"},  {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
+    {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
+    {"@weekly", "0 0 * * 0"}, {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
     {"@hourly", "0 * * * *"},
 };
 
@@ -49,7 +50,7 @@ static int value_of(const struct field *field, const char *text, size_t length)
 }
 
 static int fail(char *error, size_t size, int index, const char *format, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int fail(char *error, size_t size, int index, const char *format, ...)
 {
@@ -84,8 +85,9 @@ static int parse_part(int index, const char *text, size_t length, uint64_t *bits
 		high = dash ? value_of(field, dash + 1, range_length - first_length - 1)
 			    : (slash ? field->high : low);
 		if (low < 0 || high < 0)
-			return fail(error, size, index, "%.*s is not a number, a name, a range or *",
-				    (int)length, text);
+			return fail(error, size, index,
+				    "%.*s is not a number, a name, a range or *", (int)length,
+				    text);
 		if (low < field->low || high > field->high)
 			return fail(error, size, index, "%.*s is out of %d-%d", (int)length, text,
 				    field->low, field->high);
@@ -136,8 +138,9 @@ int cron_parse(const char *text, struct cron *out, char *error, size_t error_siz
 	while (*text) {
 		size_t length = strcspn(text, " \t");
 		if (count == 5) {
-			snprintf(error, error_size,
-				 "more than five fields (minute hour day-of-month month day-of-week)");
+			snprintf(
+			    error, error_size,
+			    "more than five fields (minute hour day-of-month month day-of-week)");
 			return -1;
 		}
 		if (parse_field(count, text, length, &bits[count], error, error_size) < 0)
@@ -262,8 +265,12 @@ bool cron_next(const struct cron *cron, const struct tm *after, struct tm *next)
 			minute++;
 		if (minute > 59)
 			continue;
-		*next = (struct tm){.tm_year = year - 1900, .tm_mon = month - 1, .tm_mday = day,
-				    .tm_hour = hour, .tm_min = minute, .tm_isdst = -1};
+		*next = (struct tm){.tm_year = year - 1900,
+				    .tm_mon = month - 1,
+				    .tm_mday = day,
+				    .tm_hour = hour,
+				    .tm_min = minute,
+				    .tm_isdst = -1};
 		return true;
 	}
 	return false;

@@ -12,12 +12,12 @@
 #include <time.h>
 
 struct cron {
-	uint64_t minutes;      /* bit 0..59 */
-	uint32_t hours;        /* bit 0..23 */
-	uint32_t days;         /* bit 1..31 */
-	uint16_t months;       /* bit 1..12 */
-	uint8_t weekdays;      /* bit 0..6, Sunday 0 */
-	bool days_restricted;  /* the day-of-month field is not `*` */
+	uint64_t minutes;     /* bit 0..59 */
+	uint32_t hours;       /* bit 0..23 */
+	uint32_t days;        /* bit 1..31 */
+	uint16_t months;      /* bit 1..12 */
+	uint8_t weekdays;     /* bit 0..6, Sunday 0 */
+	bool days_restricted; /* the day-of-month field is not `*` */
 	bool weekdays_restricted;
 };
 

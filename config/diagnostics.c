@@ -112,8 +112,8 @@ void config_diagnostic_format(const struct config_diagnostics *diagnostics, size
 {
 	const struct config_diagnostic *item = &diagnostics->items[index];
 	const char *file = item->location.file < diagnostics->file_count
-				   ? diagnostics->files[item->location.file]
-				   : path;
+			       ? diagnostics->files[item->location.file]
+			       : path;
 
 	if (item->location.line == 0)
 		snprintf(buffer, size, "%s: %s", file, item->message);

@@ -91,8 +91,9 @@ int env_file_parse(const char *text, size_t length, env_file_add add, void *cont
 			p++;
 		if (!name_length || p >= end || *p != '=') {
 			snprintf(error, error_size,
-				 name_length ? "expected NAME=VALUE: no = after %.*s"
-					     : "expected NAME=VALUE, a name of letters, digits and _%.*s",
+				 name_length
+				     ? "expected NAME=VALUE: no = after %.*s"
+				     : "expected NAME=VALUE, a name of letters, digits and _%.*s",
 				 (int)(name_length > 64 ? 64 : name_length), name);
 			result = -1;
 			break;

@@ -12,8 +12,8 @@
  * /dev/zero behind a symlink) that would otherwise fill memory. */
 #define ENV_FILE_MAX_BYTES (1u << 20)
 
-typedef void (*env_file_add)(void *context, const char *name, size_t name_length,
-			     const char *value, size_t value_length);
+typedef void (*env_file_add)(void *context, const char *name, size_t name_length, const char *value,
+			     size_t value_length);
 
 /* 0 with every variable given to `add`, in file order; -1 with the line
  * (1-based) and `error` saying what is wrong with it. */

@@ -34,7 +34,7 @@ static bool name_char(char c)
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(struct interpolate_error *error,
-							size_t offset, const char *format, ...)
+						      size_t offset, const char *format, ...)
 {
 	va_list arguments;
 	va_start(arguments, format);
@@ -85,32 +85,34 @@ static int braced(const char *text, size_t at, size_t end, size_t base, interpol
 	const char *value = lookup(context, name);
 	if (name_end == end) {
 		if (!value)
-			return fail(error, base + at,
-				    "variable %s is not set (write ${%s:-default} for a default, or "
-				    "$$ for a literal $)",
-				    name, name);
+			return fail(
+			    error, base + at,
+			    "variable %s is not set (write ${%s:-default} for a default, or "
+			    "$$ for a literal $)",
+			    name, name);
 		add(out, value, strlen(value));
 		return 0;
 	}
 	/* An operator: -, :-, ?, :?, +, :+ and the text up to the brace. */
 	bool colon = text[name_end] == ':';
-	char operator = text[name_end + (colon ? 1 : 0)];
+	char operator= text[name_end + (colon ? 1 : 0)];
 	size_t word = name_end + (colon ? 2 : 1);
-	if ((colon && name_end + 1 >= end) || (operator != '-' && operator != '?' && operator != '+'))
-		return fail(error, base + at,
-			    "invalid variable ${%s...}: after the name comes }, :-, -, :?, ?, :+ or +",
-			    name);
+	if ((colon && name_end + 1 >= end) || (operator!= '-' && operator!= '?' && operator!= '+'))
+		return fail(
+		    error, base + at,
+		    "invalid variable ${%s...}: after the name comes }, :-, -, :?, ?, :+ or +",
+		    name);
 	bool set = value && (!colon || *value);
-	if (operator == '-') {
+	if (operator== '-') {
 		if (set)
 			add(out, value, strlen(value));
 		else
-			return expand(text + word, end - word, base + word, lookup, context, out, error,
-				      depth + 1);
-	} else if (operator == '+') {
+			return expand(text + word, end - word, base + word, lookup, context, out,
+				      error, depth + 1);
+	} else if (operator== '+') {
 		if (set)
-			return expand(text + word, end - word, base + word, lookup, context, out, error,
-				      depth + 1);
+			return expand(text + word, end - word, base + word, lookup, context, out,
+				      error, depth + 1);
 	} else if (!set) {
 		error->offset = base + at;
 		snprintf(error->message, sizeof(error->message), "variable %s is %s: %.*s", name,

@@ -20,8 +20,8 @@
 struct anchor {
 	char *name;
 	size_t size;
-	size_t first;  /* `values` when it began */
-	int depth;     /* the depth its collection closes back to; -1: closed */
+	size_t first; /* `values` when it began */
+	int depth;    /* the depth its collection closes back to; -1: closed */
 };
 
 struct limits_pass {
@@ -37,8 +37,8 @@ static void begin_anchor(struct limits_pass *pass, const yaml_char_t *name, bool
 		return;
 	if (pass->anchor_count == pass->anchor_capacity) {
 		pass->anchor_capacity = pass->anchor_capacity ? 2 * pass->anchor_capacity : 16;
-		pass->anchors = xreallocarray(pass->anchors, pass->anchor_capacity,
-					      sizeof(*pass->anchors));
+		pass->anchors =
+		    xreallocarray(pass->anchors, pass->anchor_capacity, sizeof(*pass->anchors));
 	}
 	pass->anchors[pass->anchor_count++] = (struct anchor){
 	    .name = xstrdup((const char *)name),
@@ -69,9 +69,8 @@ static size_t alias_size(const struct limits_pass *pass, const yaml_char_t *name
 
 static struct source_location location_of(const yaml_mark_t *mark, unsigned file)
 {
-	return (struct source_location){.line = (unsigned)mark->line + 1,
-					.column = (unsigned)mark->column + 1,
-					.file = file};
+	return (struct source_location){
+	    .line = (unsigned)mark->line + 1, .column = (unsigned)mark->column + 1, .file = file};
 }
 
 /* Whether the text could break a bound at all, from its bytes alone. Every
@@ -129,9 +128,10 @@ bool yaml_within_limits(const char *buffer, size_t size, unsigned file,
 		case YAML_MAPPING_START_EVENT:
 			pass.values++;
 			pass.depth++;
-			begin_anchor(&pass, event.type == YAML_SEQUENCE_START_EVENT
-						? event.data.sequence_start.anchor
-						: event.data.mapping_start.anchor,
+			begin_anchor(&pass,
+				     event.type == YAML_SEQUENCE_START_EVENT
+					 ? event.data.sequence_start.anchor
+					 : event.data.mapping_start.anchor,
 				     true);
 			if (pass.depth > YAML_DEPTH_MAX) {
 				diagnostics_add(diagnostics, location_of(&event.start_mark, file),
@@ -148,11 +148,12 @@ bool yaml_within_limits(const char *buffer, size_t size, unsigned file,
 		case YAML_ALIAS_EVENT:
 			pass.values += alias_size(&pass, event.data.alias.anchor);
 			if (pass.values > YAML_VALUES_MAX) {
-				diagnostics_add(diagnostics, location_of(&event.start_mark, file),
-						"aliases expand the config to more than %d values "
-						"(*%s is one of them); write the values out or share "
-						"them through a group",
-						YAML_VALUES_MAX, (const char *)event.data.alias.anchor);
+				diagnostics_add(
+				    diagnostics, location_of(&event.start_mark, file),
+				    "aliases expand the config to more than %d values "
+				    "(*%s is one of them); write the values out or share "
+				    "them through a group",
+				    YAML_VALUES_MAX, (const char *)event.data.alias.anchor);
 				ok = false;
 			}
 			break;

@@ -7,7 +7,7 @@
 
 #include "config/diagnostics.h"
 
-#define YAML_DEPTH_MAX 64
+#define YAML_DEPTH_MAX  64
 #define YAML_VALUES_MAX 1000000
 
 /* false, with an error at the place that went past a bound. A syntax

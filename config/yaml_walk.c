@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/diagnostics.h"
 #include "base/suggest.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "config/diagnostics.h"
 
 struct where where_field(const struct where *parent, const char *name, char *buffer, size_t size)
 {
@@ -24,8 +24,8 @@ size_t list_length(const yaml_node_t *list)
 	return (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
 }
 
-const yaml_node_t *list_item(struct load_context *context, const yaml_node_t *list,
-			     size_t index, const struct where *where, char *buffer, size_t size,
+const yaml_node_t *list_item(struct load_context *context, const yaml_node_t *list, size_t index,
+			     const struct where *where, char *buffer, size_t size,
 			     struct where *item_where)
 {
 	snprintf(buffer, size, "%s[%zu]", where->field, index);

@@ -40,7 +40,7 @@ struct where where_field(const struct where *parent, const char *name, char *buf
  * node's file in the high bits of its mark's line: libyaml has no field
  * for it, and no file has 2^32 lines. */
 #define YAML_MARK_FILE_SHIFT 32
-#define YAML_MARK_LINE_MASK ((UINT64_C(1) << YAML_MARK_FILE_SHIFT) - 1)
+#define YAML_MARK_LINE_MASK  ((UINT64_C(1) << YAML_MARK_FILE_SHIFT) - 1)
 
 struct source_location node_location(const yaml_node_t *node);
 
@@ -49,8 +49,8 @@ size_t list_length(const yaml_node_t *list);
 
 /* Item `index` of `list` (NULL when the document lacks it), with
  * *item_where naming it FIELD[index], written into `buffer`. */
-const yaml_node_t *list_item(struct load_context *context, const yaml_node_t *list,
-			     size_t index, const struct where *where, char *buffer, size_t size,
+const yaml_node_t *list_item(struct load_context *context, const yaml_node_t *list, size_t index,
+			     const struct where *where, char *buffer, size_t size,
 			     struct where *item_where);
 
 /* Adds "OWNER: FIELD: message" at the node, leaving out empty parts. */

@@ -8,11 +8,11 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "base/json_text.h"
 #include "base/paths.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
 #include "hooks/start_additions.h"
-#include "base/json_text.h"
 
 /* ---- the request ---- */
 

@@ -11,10 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/xmalloc.h"
-#include "hooks/hook_protocol.h"
 #include "base/oom_protection.h"
 #include "base/process_group.h"
+#include "base/xmalloc.h"
+#include "hooks/hook_protocol.h"
 
 static void on_exit_seen(struct loop_watch *watch, uint32_t events);
 static void on_input_writable(struct loop_watch *watch, uint32_t events);

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/units.h"
 #include "base/xmalloc.h"

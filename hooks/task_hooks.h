@@ -18,10 +18,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "base/loop.h"
 #include "config/config.h"
 #include "hooks/hook_protocol.h"
 #include "hooks/hook_runner.h"
-#include "base/loop.h"
 
 /* A built-in hook: fills `response` as a parsed exec hook response would
  * be. 0, or -1 with `error` (the hook's name is added in front). */
@@ -100,9 +100,9 @@ struct task_hooks {
 	struct hook_job *queue;
 	size_t queue_length;
 	bool job_active;
-	bool job_cancelled;     /* the current job's result is not wanted */
-	struct hook_job job;    /* the current one */
-	size_t next_hook;       /* in `hooks`, for the current job */
+	bool job_cancelled;  /* the current job's result is not wanted */
+	struct hook_job job; /* the current one */
+	size_t next_hook;    /* in `hooks`, for the current job */
 	/* The exec hook running now: allocated at the first one (most tasks
 	 * have none, and it is a tenth of a task's size). */
 	struct hook_run *run;

@@ -100,8 +100,7 @@ char *cgroup_library_own_path(const char *controller)
 	return path;
 }
 
-static int create_level(const char *controller, const char *path, char *error,
-			size_t error_size)
+static int create_level(const char *controller, const char *path, char *error, size_t error_size)
 {
 	struct cgroup *group = libcgroup->cgroup_new_cgroup(path);
 	if (!group || !libcgroup->cgroup_add_controller(group, controller)) {
@@ -140,7 +139,8 @@ static int inherit_cpuset(const char *mount, const char *path, char *error, size
 		char value[256];
 		long length = cgroup_fs_read(parent_fd, files[i], value, sizeof(value));
 		if (length < 0) {
-			snprintf(error, error_size, "%s/%s: %s", parent, files[i], strerror((int)-length));
+			snprintf(error, error_size, "%s/%s: %s", parent, files[i],
+				 strerror((int)-length));
 			result = -1;
 		} else {
 			value[strcspn(value, "\n")] = '\0';
@@ -152,8 +152,7 @@ static int inherit_cpuset(const char *mount, const char *path, char *error, size
 	return result;
 }
 
-int cgroup_library_create(const char *controller, const char *path, char *error,
-			  size_t error_size)
+int cgroup_library_create(const char *controller, const char *path, char *error, size_t error_size)
 {
 	if (!cgroup_library_init()) {
 		snprintf(error, error_size, "%s", init_failure);

@@ -27,8 +27,7 @@ char *cgroup_library_own_path(const char *controller);
 /* Makes `path` (relative to the controller's mount), its missing parents
  * included. For cpuset, each new level copies its parent's cpus and mems,
  * without which v1 refuses processes. 0, or -1 with `error`. */
-int cgroup_library_create(const char *controller, const char *path, char *error,
-			  size_t error_size);
+int cgroup_library_create(const char *controller, const char *path, char *error, size_t error_size);
 
 /* Writes one controller file of an existing group. 0, or -1 with `error`. */
 int cgroup_library_write(const char *controller, const char *path, const char *file,

@@ -13,10 +13,10 @@ struct limit_route {
 };
 
 static const struct limit_route routes[] = {
-	{"memory", "memory", "memory"},   {"memory_high", "memory", "memory"},
-	{"memory_swap", "memory", "memory"}, {"cpu", "cpu", "cpu"},
-	{"cpu_weight", "cpu", "cpu"},     {"pids", "pids", "pids"},
-	{"cpuset", "cpuset", "cpuset"},   {"io_weight", "io", "blkio"},
+    {"memory", "memory", "memory"},      {"memory_high", "memory", "memory"},
+    {"memory_swap", "memory", "memory"}, {"cpu", "cpu", "cpu"},
+    {"cpu_weight", "cpu", "cpu"},        {"pids", "pids", "pids"},
+    {"cpuset", "cpuset", "cpuset"},      {"io_weight", "io", "blkio"},
 };
 
 static bool is_set(const struct resources_config *resources, const char *resource)
@@ -40,7 +40,7 @@ static bool is_set(const struct resources_config *resources, const char *resourc
 
 static void add(struct cgroup_settings *settings, const struct limit_route *route,
 		enum cgroup_version version, const char *file, const char *format, ...)
-	__attribute__((format(printf, 5, 6)));
+    __attribute__((format(printf, 5, 6)));
 
 static void add(struct cgroup_settings *settings, const struct limit_route *route,
 		enum cgroup_version version, const char *file, const char *format, ...)
@@ -73,8 +73,8 @@ static void add_v2(struct cgroup_settings *settings, const struct limit_route *r
 		add(settings, route, CGROUP_V2, "memory.swap.max", "%" PRIu64,
 		    resources->memory_swap);
 	else if (strcmp(name, "cpu") == 0)
-		add(settings, route, CGROUP_V2, "cpu.max", "%" PRIu64 " %u", cpu_quota_us(resources),
-		    CGROUP_CPU_PERIOD_US);
+		add(settings, route, CGROUP_V2, "cpu.max", "%" PRIu64 " %u",
+		    cpu_quota_us(resources), CGROUP_CPU_PERIOD_US);
 	else if (strcmp(name, "cpu_weight") == 0)
 		add(settings, route, CGROUP_V2, "cpu.weight", "%u", resources->cpu_weight);
 	else if (strcmp(name, "pids") == 0)
@@ -161,11 +161,12 @@ int cgroup_limits_plan(const struct resources_config *resources,
 			    availability->v1_unknown(availability->context));
 			return -1;
 		} else {
-			snprintf(error, error_size,
-				 "%s: no %s controller: it is neither enabled for corral's cgroup "
-				 "v2 tree nor mounted as cgroup v1 (set resources.optional: true to "
-				 "run without this limit)",
-				 route->resource, route->v2_controller);
+			snprintf(
+			    error, error_size,
+			    "%s: no %s controller: it is neither enabled for corral's cgroup "
+			    "v2 tree nor mounted as cgroup v1 (set resources.optional: true to "
+			    "run without this limit)",
+			    route->resource, route->v2_controller);
 			return -1;
 		}
 	}

@@ -19,8 +19,8 @@ struct cgroup_setting {
 	const char *resource;   /* the config field: "memory" */
 	const char *controller; /* in its hierarchy's name: "memory", "blkio" */
 	enum cgroup_version version;
-	char file[40];          /* "memory.max" */
-	char value[64];         /* "268435456" */
+	char file[40];  /* "memory.max" */
+	char value[64]; /* "268435456" */
 };
 
 #define CGROUP_SETTINGS_MAX 12

@@ -85,8 +85,8 @@ static const char *v1_unknown(void *context)
 }
 
 struct task_cgroup_v1 *task_cgroup_v1_group(struct task_cgroup *cgroup, struct cgroup_tree *tree,
-				       const char *controller, const char *group_name,
-				       const char *task_name, char *error, size_t error_size)
+					    const char *controller, const char *group_name,
+					    const char *task_name, char *error, size_t error_size)
 {
 	for (size_t i = 0; i < cgroup->v1_count; i++)
 		if (strcmp(cgroup->v1[i].controller, controller) == 0)
@@ -138,8 +138,8 @@ static int apply_settings(struct task_cgroup *cgroup, struct cgroup_tree *tree,
 		char why[256] = "";
 		if (setting->version == CGROUP_V1) {
 			struct task_cgroup_v1 *v1 =
-				task_cgroup_v1_group(cgroup, tree, setting->controller, group_name,
-						     task_name, why, sizeof(why));
+			    task_cgroup_v1_group(cgroup, tree, setting->controller, group_name,
+						 task_name, why, sizeof(why));
 			path = v1 ? v1->path : NULL;
 		}
 		if (path && cgroup_library_write(setting->controller, path, setting->file,
@@ -147,8 +147,8 @@ static int apply_settings(struct task_cgroup *cgroup, struct cgroup_tree *tree,
 			continue;
 		/* cpuset is the one limit users write as text: show it. */
 		if (strcmp(setting->resource, "cpuset") == 0)
-			snprintf(error, error_size, "resources: cpuset \"%s\": %s", resources->cpuset,
-				 why);
+			snprintf(error, error_size, "resources: cpuset \"%s\": %s",
+				 resources->cpuset, why);
 		else
 			snprintf(error, error_size, "resources: %s: %s", setting->resource, why);
 		return -1;
@@ -253,7 +253,6 @@ int task_cgroup_open_events(const struct task_cgroup *cgroup)
 	return task_cgroup_open_file(cgroup, "cgroup.events", O_RDONLY);
 }
 
-
 static const struct task_cgroup_v1 *v1_memory(const struct task_cgroup *cgroup)
 {
 	for (size_t i = 0; i < cgroup->v1_count; i++)
@@ -300,18 +299,18 @@ void task_cgroup_stats(const struct task_cgroup *cgroup, struct task_cgroup_stat
 	const struct task_cgroup_v1 *memory = v1_memory(cgroup);
 	if (cgroup->v2_memory) {
 		stats->has_memory =
-			read_leaf_number(cgroup, "memory.current", &stats->memory_current) == 0;
+		    read_leaf_number(cgroup, "memory.current", &stats->memory_current) == 0;
 		stats->has_memory_peak =
-			read_leaf_number(cgroup, "memory.peak", &stats->memory_peak) == 0;
+		    read_leaf_number(cgroup, "memory.peak", &stats->memory_peak) == 0;
 	} else if (memory) {
-		stats->has_memory = read_v1(memory, "memory.usage_in_bytes", NULL,
-					    &stats->memory_current) == 0;
-		stats->has_memory_peak = read_v1(memory, "memory.max_usage_in_bytes", NULL,
-						 &stats->memory_peak) == 0;
+		stats->has_memory =
+		    read_v1(memory, "memory.usage_in_bytes", NULL, &stats->memory_current) == 0;
+		stats->has_memory_peak =
+		    read_v1(memory, "memory.max_usage_in_bytes", NULL, &stats->memory_peak) == 0;
 	}
 	if (cgroup->v2_pids) {
 		stats->has_pids =
-			read_leaf_number(cgroup, "pids.current", &stats->pids_current) == 0;
+		    read_leaf_number(cgroup, "pids.current", &stats->pids_current) == 0;
 	} else {
 		for (size_t i = 0; i < cgroup->v1_count; i++)
 			if (strcmp(cgroup->v1[i].controller, "pids") == 0)
@@ -344,8 +343,8 @@ void task_cgroup_remove(struct task_cgroup *cgroup, struct cgroup_tree *tree)
 		/* An empty leaf, the usual case, goes with one rmdir; a tree
 		 * walk only when something is left in it. */
 		int error = unlinkat(cgroup->parent_fd, name, AT_REMOVEDIR) == 0
-				    ? 0
-				    : cgroup_fs_remove_tree(cgroup->parent_fd, name);
+				? 0
+				: cgroup_fs_remove_tree(cgroup->parent_fd, name);
 		if (error < 0)
 			tree->log("warning: cannot remove cgroup %s: %s", cgroup->path,
 				  strerror(-error));

@@ -11,25 +11,26 @@
 #include "config/config.h"
 #include "isolation/cgroup_tree.h"
 
-#define TASK_CGROUP_V1_MAX 5 /* the limits' controllers (cgroup_limits.c): memory, cpu, pids, cpuset, blkio */
+#define TASK_CGROUP_V1_MAX                                                                         \
+	5 /* the limits' controllers (cgroup_limits.c): memory, cpu, pids, cpuset, blkio */
 
 struct task_cgroup_v1 {
 	char *controller;
-	char *path;       /* relative to the hierarchy's mount, as libcgroup takes it */
+	char *path; /* relative to the hierarchy's mount, as libcgroup takes it */
 	/* Absolute .../tasks, which a child joins by writing "0": its one
 	 * thread, so the whole process (see spawn.c, join_v1_cgroups). */
 	char *join_path;
-	bool memory;      /* the memory controller's group: OOM and stats */
+	bool memory; /* the memory controller's group: OOM and stats */
 };
 
 struct task_cgroup {
 	/* The v2 leaf is reached as parent_fd + "NAME/file": corral keeps no
 	 * fd of its own per task (a spawn or cgroup.kill opens the directory
 	 * for the moment it needs it). */
-	bool made;         /* the v2 leaf exists; false when the task has none */
-	int parent_fd;     /* its group's directory (not owned) */
-	const char *name;  /* the leaf's name, inside `path` */
-	char *path;        /* its absolute path, for messages */
+	bool made;        /* the v2 leaf exists; false when the task has none */
+	int parent_fd;    /* its group's directory (not owned) */
+	const char *name; /* the leaf's name, inside `path` */
+	char *path;       /* its absolute path, for messages */
 	/* Relative to the v2 mount, as libcgroup takes it: the tail of
 	 * `path` (or "/"), not a copy of its own. */
 	const char *v2_relative;

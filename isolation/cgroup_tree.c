@@ -16,9 +16,9 @@
 
 #define SUPERVISOR_LEAF "supervisor"
 #define INSTANCE_PREFIX "corral-"
-#define HOW_TO_TURN_ON                                                                     \
-	"per-task limits, cgroup.kill, OOM reports and stats are off; to turn them on, "  \
-	"give corral a writable cgroup v2 tree (in a container: a cgroup namespace with "  \
+#define HOW_TO_TURN_ON                                                                             \
+	"per-task limits, cgroup.kill, OOM reports and stats are off; to turn them on, "           \
+	"give corral a writable cgroup v2 tree (in a container: a cgroup namespace with "          \
 	"/sys/fs/cgroup mounted read-write)"
 
 /* `why` names what failed, e.g. "/sys/fs/cgroup is not writable". */
@@ -238,14 +238,14 @@ static int open_shared_root(struct cgroup_tree *tree)
 			random_part = (unsigned short)attempt;
 		free(tree->instance_name);
 		tree->instance_name =
-			xasprintf(INSTANCE_PREFIX "%d-%04x", (int)getpid(), random_part);
+		    xasprintf(INSTANCE_PREFIX "%d-%04x", (int)getpid(), random_part);
 		if (mkdirat(tree->base_fd, tree->instance_name, 0755) < 0) {
 			if (errno == EEXIST)
 				continue;
 			return -errno;
 		}
-		tree->root_fd = openat(tree->base_fd, tree->instance_name,
-				       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		tree->root_fd =
+		    openat(tree->base_fd, tree->instance_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (tree->root_fd < 0 || move_self(tree->root_fd) < 0) {
 			/* Taken for stale by another corral in the instant
 			 * before corral moved in: try another name. */
@@ -302,7 +302,8 @@ void cgroup_tree_open(struct cgroup_tree *tree, bool machine_init, const char *c
 	/* Where corral's cgroup is under the mount point. */
 	size_t root_length = strcmp(mount_root, "/") == 0 ? 0 : strlen(mount_root);
 	if (strncmp(own_path, mount_root, root_length) != 0) {
-		turn_off_at(tree, "the mounted cgroup tree does not hold corral's cgroup", own_path, 0);
+		turn_off_at(tree, "the mounted cgroup tree does not hold corral's cgroup", own_path,
+			    0);
 		free(own_path);
 		free(mount_root);
 		return;
@@ -322,8 +323,8 @@ void cgroup_tree_open(struct cgroup_tree *tree, bool machine_init, const char *c
 		return;
 	}
 	bool owned = machine_init || alone_in(tree->base_fd);
-	int error = owned ? open_owned_root(tree, group_names, group_count)
-			  : open_shared_root(tree);
+	int error =
+	    owned ? open_owned_root(tree, group_names, group_count) : open_shared_root(tree);
 	if (error < 0) {
 		turn_off_at(tree, "cannot set up corral's cgroup below", tree->base_path, -error);
 		return;

@@ -21,8 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef void (*cgroup_log_function)(const char *format, ...)
-	__attribute__((format(printf, 1, 2)));
+typedef void (*cgroup_log_function)(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 struct cgroup_tree {
 	bool enabled;

@@ -4,8 +4,7 @@
 
 #include <stddef.h>
 
-long corral_clone3_trampoline(struct clone_args *args, size_t size, int (*fn)(void *),
-			      void *arg);
+long corral_clone3_trampoline(struct clone_args *args, size_t size, int (*fn)(void *), void *arg);
 
 /* rdi = args, rsi = size, rdx = fn, rcx = arg. The syscall instruction
  * clobbers rcx and r11 only, so fn and arg ride in r8 and r9. The kernel

@@ -179,7 +179,8 @@ int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup
 	 * repeat the program and cost every start a write to its
 	 * cgroup.procs, which takes the cgroup rwsem for writing (an RCU
 	 * grace period when starts are far apart). */
-	if (task_cgroup_exists(cgroup) && apply_v2(policy, cgroup, rules, count, error, error_size) < 0) {
+	if (task_cgroup_exists(cgroup) &&
+	    apply_v2(policy, cgroup, rules, count, error, error_size) < 0) {
 		free(rules);
 		return -1;
 	}

@@ -54,9 +54,9 @@ struct mount_step {
 	 * such as "newinstance"). NULL-terminated keys, or NULL. */
 	char **option_keys;
 	char **option_values;
-	bool recursive;            /* BIND: with the mounts below source */
-	bool target_is_file;       /* a missing target is made a file, not a directory */
-	bool readonly;             /* recursively */
+	bool recursive;      /* BIND: with the mounts below source */
+	bool target_is_file; /* a missing target is made a file, not a directory */
+	bool readonly;       /* recursively */
 	/* MOUNT_ATTR_NOSUID, ...: FS, given to fsmount; BIND, set on the
 	 * bound tree (recursively) once it is attached. */
 	uint64_t attributes;

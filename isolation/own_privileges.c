@@ -48,8 +48,8 @@ static const char *namespace_list(unsigned namespaces, char *buffer, size_t size
 	buffer[0] = '\0';
 	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (namespaces & (1u << i)) {
-			int written = snprintf(buffer + used, size - used, "%s%s",
-					       used ? ", " : "", names[i]);
+			int written = snprintf(buffer + used, size - used, "%s%s", used ? ", " : "",
+					       names[i]);
 			if (written < 0 || (size_t)written >= size - used)
 				break;
 			used += (size_t)written;
@@ -64,7 +64,7 @@ int own_privileges_check(const struct isolation_config *config, uint64_t keep, c
 	unsigned uid = (unsigned)geteuid();
 	char names[64];
 	unsigned namespaces =
-		config->namespaces | (isolation_has_own_network(config) ? ISOLATION_NS_NET : 0);
+	    config->namespaces | (isolation_has_own_network(config) ? ISOLATION_NS_NET : 0);
 
 	if (namespaces && !(permitted & BIT(CAP_SYS_ADMIN))) {
 		snprintf(error, error_size,

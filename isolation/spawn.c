@@ -6,9 +6,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/close_range.h>
 #include <linux/sched.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
@@ -185,15 +185,15 @@ static void note_signals_to_reset(void)
 	if (noted)
 		return;
 	noted = true;
-	signals_to_reset = signal_bit(SIGHUP) | signal_bit(SIGCONT) | signal_bit(SIGPIPE) |
-			   signal_bit(SIGWINCH);
+	signals_to_reset =
+	    signal_bit(SIGHUP) | signal_bit(SIGCONT) | signal_bit(SIGPIPE) | signal_bit(SIGWINCH);
 	for (int signal_number = 1; signal_number <= SPAWN_SIGNAL_COUNT; signal_number++) {
 		struct kernel_sigaction current;
 		if (signal_number == SIGKILL || signal_number == SIGSTOP)
 			continue;
 		/* The kernel's view, glibc's own signals included. */
-		if (syscall(SYS_rt_sigaction, signal_number, NULL, &current,
-			    sizeof(current.mask)) < 0 ||
+		if (syscall(SYS_rt_sigaction, signal_number, NULL, &current, sizeof(current.mask)) <
+			0 ||
 		    current.handler != SIG_DFL)
 			signals_to_reset |= signal_bit(signal_number);
 	}
@@ -257,10 +257,9 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	if (request->take_terminal)
 		syscall(SYS_ioctl, STDIN_FILENO, TIOCSCTTY, 0);
 
-	if (!request->inherit_stdio &&
-	    (syscall(SYS_dup2, slots->stdin_fd, STDIN_FILENO) < 0 ||
-	     syscall(SYS_dup2, slots->output_fd, STDOUT_FILENO) < 0 ||
-	     syscall(SYS_dup2, slots->stderr_fd, STDERR_FILENO) < 0))
+	if (!request->inherit_stdio && (syscall(SYS_dup2, slots->stdin_fd, STDIN_FILENO) < 0 ||
+					syscall(SYS_dup2, slots->output_fd, STDOUT_FILENO) < 0 ||
+					syscall(SYS_dup2, slots->stderr_fd, STDERR_FILENO) < 0))
 		child_fail(error_fd, SPAWN_STAGE_STDIO);
 
 	const struct spawn_isolation *isolation = request->isolation;
@@ -317,10 +316,9 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 	/* With a parent step corral must run while the child waits: no
 	 * vfork, spawn_process waits for the exec itself. */
 	struct clone_args args = {
-		.flags = CLONE_PIDFD | CLONE_FILES |
-			 (arguments->request->between ? 0 : CLONE_VFORK),
-		.pidfd = (uint64_t)(uintptr_t)pidfd,
-		.exit_signal = SIGCHLD,
+	    .flags = CLONE_PIDFD | CLONE_FILES | (arguments->request->between ? 0 : CLONE_VFORK),
+	    .pidfd = (uint64_t)(uintptr_t)pidfd,
+	    .exit_signal = SIGCHLD,
 	};
 	if (arguments->request->isolation)
 		args.flags |= arguments->request->isolation->clone_flags;
@@ -345,12 +343,11 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 /* Every slot that holds an fd, /dev/null first: the others are made from
  * it. */
 static const size_t slot_offsets[] = {
-	offsetof(struct spawn_slots, devnull_fd), offsetof(struct spawn_slots, stdin_fd),
-	offsetof(struct spawn_slots, output_fd),  offsetof(struct spawn_slots, stderr_fd),
-	offsetof(struct spawn_slots, error_fd),
-	offsetof(struct spawn_slots, notify_fd),  offsetof(struct spawn_slots, sync_fd),
-	offsetof(struct spawn_slots, netns_fd),   offsetof(struct spawn_slots, reaper_fd),
-	offsetof(struct spawn_slots, reaper_status_fd),
+    offsetof(struct spawn_slots, devnull_fd), offsetof(struct spawn_slots, stdin_fd),
+    offsetof(struct spawn_slots, output_fd),  offsetof(struct spawn_slots, stderr_fd),
+    offsetof(struct spawn_slots, error_fd),   offsetof(struct spawn_slots, notify_fd),
+    offsetof(struct spawn_slots, sync_fd),    offsetof(struct spawn_slots, netns_fd),
+    offsetof(struct spawn_slots, reaper_fd),  offsetof(struct spawn_slots, reaper_status_fd),
 };
 #define SLOT_COUNT (sizeof(slot_offsets) / sizeof(slot_offsets[0]))
 
@@ -618,19 +615,19 @@ static void describe_capability_failure(const struct spawn_failure *failure, cha
 
 /* The steps whose description is their name alone. */
 static const char *const plain_steps[] = {
-	[SPAWN_STAGE_SYNC] = "wait for corral's step before the setup",
-	[SPAWN_STAGE_NETWORK_NAMESPACE] = "join network namespace",
-	[SPAWN_STAGE_CGROUP_NAMESPACE] = "unshare the cgroup namespace",
-	[SPAWN_STAGE_MOUNT_PRIVATE] = "make mounts private",
-	[SPAWN_STAGE_PROC] = "mount a new /proc",
-	[SPAWN_STAGE_LOOPBACK] = "bring lo up",
-	[SPAWN_STAGE_NO_NEW_PRIVILEGES] = "no_new_privileges",
-	[SPAWN_STAGE_SECCOMP] = "load the seccomp filter",
-	[SPAWN_STAGE_EXEC_REAPER] = "exec corral's reaper (from its memfd)",
-	[SPAWN_STAGE_SIGNALS] = "reset signals",
-	[SPAWN_STAGE_SESSION] = "setsid",
-	[SPAWN_STAGE_STDIO] = "set up stdin/stdout/stderr",
-	[SPAWN_STAGE_SETGROUPS] = "setgroups",
+    [SPAWN_STAGE_SYNC] = "wait for corral's step before the setup",
+    [SPAWN_STAGE_NETWORK_NAMESPACE] = "join network namespace",
+    [SPAWN_STAGE_CGROUP_NAMESPACE] = "unshare the cgroup namespace",
+    [SPAWN_STAGE_MOUNT_PRIVATE] = "make mounts private",
+    [SPAWN_STAGE_PROC] = "mount a new /proc",
+    [SPAWN_STAGE_LOOPBACK] = "bring lo up",
+    [SPAWN_STAGE_NO_NEW_PRIVILEGES] = "no_new_privileges",
+    [SPAWN_STAGE_SECCOMP] = "load the seccomp filter",
+    [SPAWN_STAGE_EXEC_REAPER] = "exec corral's reaper (from its memfd)",
+    [SPAWN_STAGE_SIGNALS] = "reset signals",
+    [SPAWN_STAGE_SESSION] = "setsid",
+    [SPAWN_STAGE_STDIO] = "set up stdin/stdout/stderr",
+    [SPAWN_STAGE_SETGROUPS] = "setgroups",
 };
 
 void spawn_failure_describe(const struct spawn_request *request,
@@ -664,8 +661,8 @@ void spawn_failure_describe(const struct spawn_request *request,
 	case SPAWN_STAGE_HIDE_CONTROL_SOCKET:
 		snprintf(buffer, size, "hide corral's control socket %s: %s",
 			 request->isolation && request->isolation->hidden_control_socket
-				 ? request->isolation->hidden_control_socket
-				 : "?",
+			     ? request->isolation->hidden_control_socket
+			     : "?",
 			 reason);
 		break;
 	case SPAWN_STAGE_READ_ONLY:
@@ -757,9 +754,9 @@ const char *spawn_resolve_executable_in(const char *root, const char *argv0, cha
 		const char *end = strchrnul(path, ':');
 		size_t dir_length = (size_t)(end - path);
 		/* An empty PATH entry means the current directory. */
-		int written = dir_length ? snprintf(buffer, size, "%.*s/%s", (int)dir_length,
-						    path, argv0)
-					 : snprintf(buffer, size, "./%s", argv0);
+		int written = dir_length
+				  ? snprintf(buffer, size, "%.*s/%s", (int)dir_length, path, argv0)
+				  : snprintf(buffer, size, "./%s", argv0);
 		if (written > 0 && (size_t)written < size && is_executable_in(root, buffer))
 			return buffer;
 		path = *end ? end + 1 : end;

@@ -76,9 +76,9 @@ struct spawn_slots {
 	int netns_fd;  /* the network namespace a task joins during a spawn, else /dev/null */
 	int reaper_status_fd; /* the reaper's end of its status socket during a
 			       * spawn of a task with a reaper, else /dev/null */
-	int reaper_fd; /* corral's reaper program (a sealed memfd), which isolated
-			* tasks exec as their pid namespace's PID 1 */
-	int reaper_error; /* 0, or the errno that kept that memfd from being made */
+	int reaper_fd;        /* corral's reaper program (a sealed memfd), which isolated
+			       * tasks exec as their pid namespace's PID 1 */
+	int reaper_error;     /* 0, or the errno that kept that memfd from being made */
 	int devnull_fd;
 	unsigned copy_limit; /* first fd the child does not copy */
 };
@@ -150,8 +150,8 @@ struct spawn_request {
 
 struct spawn_result {
 	pid_t pid;
-	int pidfd;    /* CLOEXEC */
-	int error_fd; /* read end of the error pipe, CLOEXEC and non-blocking */
+	int pidfd;         /* CLOEXEC */
+	int error_fd;      /* read end of the error pipe, CLOEXEC and non-blocking */
 	char message[160]; /* when spawn_process failed: "clone3: ...", or why
 			    * `between` did */
 };

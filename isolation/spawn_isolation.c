@@ -1,31 +1,30 @@
 #include "isolation/spawn_isolation.h"
 
 #include <errno.h>
-#include <linux/seccomp.h>
+#include <fcntl.h>
 #include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
-#include <fcntl.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "isolation/child_code.h"
 #include "isolation/spawn.h"
 
-
 /* The step of the capability plan that failed, as a step of the spawn. */
 static const int capability_stages[] = {
-	[CAPABILITY_STAGE_BOUNDING] = SPAWN_STAGE_CAPABILITY_BOUNDING,
-	[CAPABILITY_STAGE_KEEPCAPS] = SPAWN_STAGE_KEEP_CAPABILITIES,
-	[CAPABILITY_STAGE_CAPSET] = SPAWN_STAGE_CAPSET,
-	[CAPABILITY_STAGE_AMBIENT] = SPAWN_STAGE_AMBIENT_CAPABILITIES,
+    [CAPABILITY_STAGE_BOUNDING] = SPAWN_STAGE_CAPABILITY_BOUNDING,
+    [CAPABILITY_STAGE_KEEPCAPS] = SPAWN_STAGE_KEEP_CAPABILITIES,
+    [CAPABILITY_STAGE_CAPSET] = SPAWN_STAGE_CAPSET,
+    [CAPABILITY_STAGE_AMBIENT] = SPAWN_STAGE_AMBIENT_CAPABILITIES,
 };
 
 CHILD_CODE static int fail(int *stage, int which)
@@ -41,14 +40,14 @@ CHILD_CODE static int fail(int *stage, int which)
  * cgroup mount below it. /sys first: with a rootfs the mount plan binds it
  * read-only itself, and the loop starts after it. */
 static const char *const read_only_paths[] = {
-	"/sys", "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs",
+    "/sys", "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs",
 };
 
 /* Hidden: files get /dev/null over them, directories an empty read-only
  * tmpfs. Only on a fresh /proc, which is the task's own. */
 static const char *const masked_paths[] = {
-	"/proc/kcore",       "/proc/keys",  "/proc/timer_list", "/proc/sched_debug",
-	"/proc/latency_stats", "/proc/acpi", "/proc/scsi",
+    "/proc/kcore",         "/proc/keys", "/proc/timer_list", "/proc/sched_debug",
+    "/proc/latency_stats", "/proc/acpi", "/proc/scsi",
 };
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
@@ -73,8 +72,8 @@ CHILD_CODE static int make_read_only(const char *path)
 	struct mount_attr attributes = {.attr_set = MOUNT_ATTR_RDONLY};
 	return syscall(SYS_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &attributes,
 		       sizeof(attributes)) < 0
-		       ? -1
-		       : 0;
+		   ? -1
+		   : 0;
 }
 
 /* readonly_rootfs: the root mount alone, last; what is mounted below
@@ -83,8 +82,8 @@ CHILD_CODE static int make_root_read_only(void)
 {
 	struct mount_attr attributes = {.attr_set = MOUNT_ATTR_RDONLY};
 	return syscall(SYS_mount_setattr, AT_FDCWD, "/", 0, &attributes, sizeof(attributes)) < 0
-		       ? -1
-		       : 0;
+		   ? -1
+		   : 0;
 }
 
 CHILD_CODE static int mask(const char *path)
@@ -93,8 +92,8 @@ CHILD_CODE static int mask(const char *path)
 	if (syscall(SYS_newfstatat, AT_FDCWD, path, &status, AT_SYMLINK_NOFOLLOW) < 0)
 		return is_missing() ? 0 : -1;
 	long result = S_ISDIR(status.st_mode)
-			      ? syscall(SYS_mount, "tmpfs", path, "tmpfs", MS_RDONLY, NULL)
-			      : syscall(SYS_mount, "/dev/null", path, NULL, MS_BIND, NULL);
+			  ? syscall(SYS_mount, "tmpfs", path, "tmpfs", MS_RDONLY, NULL)
+			  : syscall(SYS_mount, "/dev/null", path, NULL, MS_BIND, NULL);
 	return result < 0 ? -1 : 0;
 }
 
@@ -136,16 +135,17 @@ CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolatio
 		 * host's source; it stays one (a detached tree is not touched
 		 * by what follows). */
 		int held[MOUNT_BIDIRECTIONAL_MAX];
-		if (isolation->mounts && mount_plan_hold_shared(isolation->mounts, held, stage, index) < 0)
+		if (isolation->mounts &&
+		    mount_plan_hold_shared(isolation->mounts, held, stage, index) < 0)
 			return -errno;
 		/* Nothing else mounted here may reach corral's mount namespace. */
 		if (syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			return fail(stage, SPAWN_STAGE_MOUNT_PRIVATE);
-		if (isolation->fresh_proc &&
-		    syscall(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			    NULL) < 0)
+		if (isolation->fresh_proc && syscall(SYS_mount, "proc", "/proc", "proc",
+						     MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 			return fail(stage, SPAWN_STAGE_PROC);
-		if (isolation->mounts && mount_plan_apply(isolation->mounts, held, stage, index) < 0)
+		if (isolation->mounts &&
+		    mount_plan_apply(isolation->mounts, held, stage, index) < 0)
 			return -errno;
 		for (size_t i = 0; isolation->mask_proc && i < COUNT(masked_paths); i++)
 			if (mask(masked_paths[i]) < 0) {
@@ -205,8 +205,7 @@ CHILD_CODE int spawn_isolation_after_ids(const struct spawn_isolation *isolation
 		*index = (int)failure.capability;
 		return fail(stage, capability_stages[failure.stage]);
 	}
-	if (isolation->no_new_privileges &&
-	    syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	if (isolation->no_new_privileges && syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return fail(stage, SPAWN_STAGE_NO_NEW_PRIVILEGES);
 	return 0;
 }

@@ -32,26 +32,26 @@
 #include "isolation/seccomp_profile.h"
 
 struct spawn_isolation {
-	unsigned long clone_flags;     /* CLONE_NEWPID|NEWNS|NEWUTS|NEWIPC|NEWNET */
+	unsigned long clone_flags; /* CLONE_NEWPID|NEWNS|NEWUTS|NEWIPC|NEWNET */
 	bool new_cgroup_namespace;
-	bool fresh_proc;               /* pid + mount namespaces, no rootfs */
-	bool mask_proc;                /* the OCI masked paths: the task's own /proc */
+	bool fresh_proc;                 /* pid + mount namespaces, no rootfs */
+	bool mask_proc;                  /* the OCI masked paths: the task's own /proc */
 	const struct mount_plan *mounts; /* with a mount namespace */
 	/* With a mount namespace: corral's control socket, covered with
 	 * /dev/null so that a task that may not use it does not see it
 	 * (supervisor/control/control_server.h); NULL: left as it is. */
 	const char *hidden_control_socket;
-	const char *hostname;          /* NULL: keep */
+	const char *hostname; /* NULL: keep */
 	size_t hostname_length;
-	bool loopback_up;              /* net namespace */
-	bool join_network_namespace;   /* network bridge, group: setns to the
-					* request's netns_fd, first thing */
+	bool loopback_up;            /* net namespace */
+	bool join_network_namespace; /* network bridge, group: setns to the
+				      * request's netns_fd, first thing */
 	const struct rlimit_config *rlimits;
 	size_t rlimit_count;
-	int umask;                     /* -1: keep */
+	int umask;                                  /* -1: keep */
 	const struct capability_plan *capabilities; /* NULL: keep corral's */
 	bool no_new_privileges;
-	const struct seccomp_program *seccomp;      /* NULL or empty: none */
+	const struct seccomp_program *seccomp; /* NULL or empty: none */
 	/* Non-NULL: the pid namespace's PID 1 is corral's reaper, exec'd from
 	 * its memfd (spawn_slots) with this argv; the command runs under it. */
 	char *const *reaper_argv;

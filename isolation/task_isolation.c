@@ -2,12 +2,12 @@
 
 #include <errno.h>
 #include <sched.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "base/xmalloc.h"
 #include "isolation/own_privileges.h"
@@ -43,7 +43,7 @@ static char **make_reaper_argv(struct task_isolation *isolation, const struct ta
 {
 	const struct readiness_config *readiness = readiness_of(task);
 	isolation->reaper_status_target =
-		readiness->kind == READINESS_NOTIFY_FD && readiness->fd == 3 ? 4 : 3;
+	    readiness->kind == READINESS_NOTIFY_FD && readiness->fd == 3 ? 4 : 3;
 	char **argv = xcalloc(task->argc + 4, sizeof(*argv));
 	argv[0] = "corral-reaper";
 	argv[1] = xasprintf("--status-fd=%d", isolation->reaper_status_target);
@@ -121,8 +121,7 @@ static int set_rlimits(const struct task_isolation *isolation, pid_t pid, char *
 	return 0;
 }
 
-static int prepare_user_namespace(void *context, pid_t pid, int pidfd, char *message,
-				  size_t size)
+static int prepare_user_namespace(void *context, pid_t pid, int pidfd, char *message, size_t size)
 {
 	const struct task_isolation *isolation = context;
 	int error = user_namespace_write_maps(&isolation->user_maps, pid, message, size);
@@ -143,7 +142,7 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
 		return 0;
 	isolation->enabled = true;
 	const struct seccomp_program *program =
-		take_program(isolation, &config->seccomp, error, error_size);
+	    take_program(isolation, &config->seccomp, error, error_size);
 	if (!program)
 		return -1;
 	/* The loader made sure the kernel will load the filter: with
@@ -225,8 +224,7 @@ static bool has_additions(const struct start_additions *additions)
 	return additions && (additions->mount_count || additions->device_count);
 }
 
-int task_isolation_refresh_mounts(struct task_isolation *isolation,
-				  const struct task_config *task,
+int task_isolation_refresh_mounts(struct task_isolation *isolation, const struct task_config *task,
 				  const struct start_additions *additions, char *error,
 				  size_t error_size)
 {
@@ -238,8 +236,8 @@ int task_isolation_refresh_mounts(struct task_isolation *isolation,
 		return 0;
 	mount_plan_free(&isolation->mounts);
 	isolation->spawn.mounts = NULL;
-	if (mount_plan_build(&isolation->mounts, &task->isolation, additions, error,
-			     error_size) < 0)
+	if (mount_plan_build(&isolation->mounts, &task->isolation, additions, error, error_size) <
+	    0)
 		return -1;
 	isolation->spawn.mounts = &isolation->mounts;
 	return 0;

@@ -21,8 +21,8 @@ struct task_isolation {
 	struct capability_plan capabilities;
 	struct seccomp_program seccomp; /* a custom profile's own */
 	bool shares_default_seccomp;    /* the default profile: one for all */
-	char **reaper_argv; /* owned array; the strings are the task's, but
-			     * for the --status-fd option (owned) */
+	char **reaper_argv;             /* owned array; the strings are the task's, but
+					 * for the --status-fd option (owned) */
 	/* The fd the reaper reports on (its argv's --status-fd=N); 0 without
 	 * a reaper. */
 	int reaper_status_target;
@@ -47,8 +47,7 @@ int task_isolation_build(struct task_isolation *isolation, const struct task_con
  * prestart hooks' mounts and devices) differ from the last, so that they
  * are mounted as configured ones are. 0, or -1 with `error` (a hook's
  * mount that cannot be made). */
-int task_isolation_refresh_mounts(struct task_isolation *isolation,
-				  const struct task_config *task,
+int task_isolation_refresh_mounts(struct task_isolation *isolation, const struct task_config *task,
 				  const struct start_additions *additions, char *error,
 				  size_t error_size);
 /* corral's work between the clone and the child's setup, for

@@ -5,14 +5,14 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "config/ids.h"
 #include "base/xmalloc.h"
+#include "config/ids.h"
 #include "isolation/own_privileges.h"
 #include "isolation/spawn.h"
 
@@ -82,10 +82,10 @@ static void build_environment(struct task_plan *plan, const struct task_config *
 	char **owned = xcalloc(1, (own_count + 1) * sizeof(*owned) + bytes);
 	char *next = (char *)(owned + own_count + 1);
 	size_t made = 0;
-#define TAKE(...)                                                                          \
-	do {                                                                               \
-		owned[made++] = next;                                                      \
-		next += sprintf(next, __VA_ARGS__) + 1;                                     \
+#define TAKE(...)                                                                                  \
+	do {                                                                                       \
+		owned[made++] = next;                                                              \
+		next += sprintf(next, __VA_ARGS__) + 1;                                            \
 	} while (0)
 	for (size_t i = 0; i < task->env_count; i++)
 		TAKE("%s", task->env[i]);
@@ -171,8 +171,7 @@ static int resolve_group(const char *spec, gid_t *gid, char *error, size_t error
 }
 
 /* The supplementary groups of a passwd user, as login(1) would set them. */
-static void load_supplementary_groups(struct task_plan *plan, const char *user_name,
-				      gid_t primary)
+static void load_supplementary_groups(struct task_plan *plan, const char *user_name, gid_t primary)
 {
 	int count = 16;
 	for (;;) {
@@ -266,13 +265,13 @@ void task_plan_refresh_executable(struct task_plan *plan, const struct task_conf
 }
 
 int task_plan_build(struct task_plan *plan, const struct task_config *task, const char *group_name,
-		    char *const *base_env, char *const *corral_env, char *error,
-		    size_t error_size)
+		    char *const *base_env, char *const *corral_env, char *error, size_t error_size)
 {
 	memset(plan, 0, sizeof(*plan));
 	build_environment(plan, task, group_name, base_env, corral_env);
 	if (task->oom_score_adj_set)
-		snprintf(plan->oom_score_adj, sizeof(plan->oom_score_adj), "%d", task->oom_score_adj);
+		snprintf(plan->oom_score_adj, sizeof(plan->oom_score_adj), "%d",
+			 task->oom_score_adj);
 	task_plan_refresh_executable(plan, task);
 	if (task->user && resolve_user(plan, task->user, error, error_size) < 0)
 		goto fail;

@@ -48,11 +48,10 @@ struct task_plan {
  * over it, plus CORRAL_GROUP and CORRAL_TASK, and `corral_env` (NULL, or
  * NULL-terminated assignments corral gives the task, e.g. NOTIFY_SOCKET). `user` and `groups`
  * are resolved through the passwd and group databases; in a user namespace
- * they are ids inside it, and the task runs as 0:0 when `user` is not set. Returns 0, or -1 with `error` saying what
- * is wrong (e.g. `user "bob": no such user`). */
+ * they are ids inside it, and the task runs as 0:0 when `user` is not set. Returns 0, or -1 with
+ * `error` saying what is wrong (e.g. `user "bob": no such user`). */
 int task_plan_build(struct task_plan *plan, const struct task_config *task, const char *group_name,
-		    char *const *base_env, char *const *corral_env, char *error,
-		    size_t error_size);
+		    char *const *base_env, char *const *corral_env, char *error, size_t error_size);
 
 /* When argv[0] was not found on PATH at load, looks again (the program may
  * have been installed since, by a prestart task say). Cheap when it was. */

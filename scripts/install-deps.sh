@@ -14,6 +14,7 @@ build_packages=(
 test_packages=(
 	libcmocka-dev                             # unit tests
 	python3 python3-pytest python3-yaml       # integration tests; python3-yaml: tests/system/oci reads the example manifests
+	clang-format                              # scripts/check-format.sh (CI)
 	clang libclang-rt-dev                     # libFuzzer for tests/fuzz (the runtime is only a Recommends of clang)
 	util-linux procps                         # unshare, ps: PID 1 tests; unshare --net around corral in test_network
 	iproute2                                  # test_network only: `ip -o link` inspects the test's own namespace (corral never runs ip)

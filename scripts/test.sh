@@ -23,6 +23,8 @@ run_suites() {
 
 echo "=== layers: includes point down only (base <- config <- isolation, hooks <- supervisor <- cli)"
 scripts/check-layers.sh
+echo "=== format: every C file as .clang-format says"
+scripts/check-format.sh
 
 echo "=== build (warnings are errors)"
 cmake -S . -B build -DCORRAL_WERROR=ON >/dev/null

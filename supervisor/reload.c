@@ -17,26 +17,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
+#include "base/xmalloc.h"
 #include "config/config_diff.h"
 #include "config/config_load.h"
-#include "base/xmalloc.h"
 #include "isolation/task_isolation.h"
 #include "isolation/task_plan.h"
-#include "base/log.h"
 #include "supervisor/tasks/task_reload.h"
 
 enum step_action { STEP_KEEP, STEP_UPDATE, STEP_REPLACE, STEP_ADD, STEP_REMOVE };
 
 static const char *const action_names[] = {
-	[STEP_KEEP] = "unchanged", [STEP_UPDATE] = "updated", [STEP_REPLACE] = "replaced",
-	[STEP_ADD] = "added",      [STEP_REMOVE] = "removed",
+    [STEP_KEEP] = "unchanged", [STEP_UPDATE] = "updated", [STEP_REPLACE] = "replaced",
+    [STEP_ADD] = "added",      [STEP_REMOVE] = "removed",
 };
 
 struct task_step {
 	enum step_action action;
-	struct group *group;            /* the runtime group it is in (or will be) */
-	struct task *task;              /* NULL for STEP_ADD until made */
-	struct task_config *definition; /* in the new config; NULL for STEP_REMOVE */
+	struct group *group;                   /* the runtime group it is in (or will be) */
+	struct task *task;                     /* NULL for STEP_ADD until made */
+	struct task_config *definition;        /* in the new config; NULL for STEP_REMOVE */
 	struct group_config *group_definition; /* its group's, in the new config */
 	struct task_diff diff;
 	char warning[256]; /* an in-place change the kernel refused */
@@ -81,8 +81,11 @@ static struct task_step *add_task_step(struct plan *plan, enum step_action actio
 				       struct group_config *group_definition)
 {
 	struct task_step *step = &plan->tasks[plan->task_count++];
-	*step = (struct task_step){.action = action, .group = group, .task = task,
-				   .definition = definition, .group_definition = group_definition};
+	*step = (struct task_step){.action = action,
+				   .group = group,
+				   .task = task,
+				   .definition = definition,
+				   .group_definition = group_definition};
 	return step;
 }
 
@@ -95,8 +98,8 @@ static int check_startable(const struct task_config *definition, const char *gro
 	struct task_plan task_plan = {0};
 	struct task_isolation isolation = {0};
 	char why[256];
-	int result = task_plan_build(&task_plan, definition, group_name, environ, NULL, why,
-				     sizeof(why));
+	int result =
+	    task_plan_build(&task_plan, definition, group_name, environ, NULL, why, sizeof(why));
 	if (result == 0)
 		result = task_isolation_build(&isolation, definition, &task_plan, why, sizeof(why));
 	if (result < 0)
@@ -124,7 +127,7 @@ static int plan_group_tasks(struct plan *plan, struct group *group, struct group
 		}
 		struct task_diff diff;
 		task_config_diff(task->config, task_definition, &diff);
-		enum step_action action = diff.change == TASK_CHANGE_NONE	  ? STEP_KEEP
+		enum step_action action = diff.change == TASK_CHANGE_NONE       ? STEP_KEEP
 					  : diff.change == TASK_CHANGE_IN_PLACE ? STEP_UPDATE
 										: STEP_REPLACE;
 		add_task_step(plan, action, group, task, task_definition, definition)->diff = diff;
@@ -148,8 +151,8 @@ static int make_plan(struct supervisor *supervisor, struct config *config, struc
 	for (size_t g = 0; g < supervisor->group_count; g++)
 		task_total += supervisor->groups[g]->task_count;
 	*plan = (struct plan){.config = config};
-	plan->groups = xcalloc(config->group_count + supervisor->group_count + 1,
-			       sizeof(*plan->groups));
+	plan->groups =
+	    xcalloc(config->group_count + supervisor->group_count + 1, sizeof(*plan->groups));
 	plan->tasks = xcalloc(task_total + 1, sizeof(*plan->tasks));
 
 	const char *fixed = config_diff_fixed_global(supervisor->config, config);
@@ -183,9 +186,8 @@ static int make_plan(struct supervisor *supervisor, struct config *config, struc
 				 definition->name, fixed);
 			return -1;
 		}
-		bool own_keys_changed =
-		    memcmp(&group->config->on_failure, &definition->on_failure,
-			   sizeof(definition->on_failure)) != 0;
+		bool own_keys_changed = memcmp(&group->config->on_failure, &definition->on_failure,
+					       sizeof(definition->on_failure)) != 0;
 		step->action = own_keys_changed ? STEP_UPDATE : STEP_KEEP;
 		if (plan_group_tasks(plan, group, definition) < 0)
 			return -1;
@@ -259,8 +261,8 @@ static json_t *plan_json(const struct plan *plan)
 			continue;
 		}
 		json_t *item = json_object();
-		const char *name = step->definition ? step->definition->full_name
-						    : step->task->config->full_name;
+		const char *name =
+		    step->definition ? step->definition->full_name : step->task->config->full_name;
 		json_object_set_new(item, "task", json_string(name));
 		json_object_set_new(item, "action", json_string(action_names[step->action]));
 		if (step->diff.field_count) {
@@ -387,7 +389,8 @@ static void apply_task_step(struct supervisor *supervisor, struct task_step *ste
 		} else if (task->runner.state == TASK_DEAD && options->rerun_completed &&
 			   task_can_take_next_config(task)) {
 			task_take_next_config(task);
-			if (group_force_restart_task(task->group, task, now_ms) != RUNNER_REQUEST_DONE)
+			if (group_force_restart_task(task->group, task, now_ms) !=
+			    RUNNER_REQUEST_DONE)
 				snprintf(step->warning, sizeof(step->warning),
 					 "not run again: its stage gate cannot open again before "
 					 "its group restarts (corral restart --all %s)",
@@ -425,8 +428,8 @@ static void order_group_tasks(struct group *group, const struct group_config *de
 	free(group->tasks);
 	group->tasks = tasks;
 	group->task_count = count;
-	group->coordinator_views = xreallocarray(group->coordinator_views, count + 1,
-						 sizeof(*group->coordinator_views));
+	group->coordinator_views =
+	    xreallocarray(group->coordinator_views, count + 1, sizeof(*group->coordinator_views));
 }
 
 static void remember_group_name(struct supervisor *supervisor, const char *name)
@@ -434,9 +437,9 @@ static void remember_group_name(struct supervisor *supervisor, const char *name)
 	for (size_t i = 0; i < supervisor->group_name_count; i++)
 		if (strcmp(supervisor->group_names[i], name) == 0)
 			return;
-	supervisor->group_names = xreallocarray(supervisor->group_names,
-						supervisor->group_name_count + 1,
-						sizeof(*supervisor->group_names));
+	supervisor->group_names =
+	    xreallocarray(supervisor->group_names, supervisor->group_name_count + 1,
+			  sizeof(*supervisor->group_names));
 	supervisor->group_names[supervisor->group_name_count++] = xstrdup(name);
 	supervisor->cgroups.group_names = (const char *const *)supervisor->group_names;
 	supervisor->cgroups.group_count = supervisor->group_name_count;
@@ -491,7 +494,8 @@ static void apply(struct supervisor *supervisor, struct plan *plan,
 			apply_task_step(supervisor, &plan->tasks[i], options, now);
 	for (size_t i = 0; i < plan->group_count; i++)
 		if (plan->groups[i].action == STEP_REMOVE)
-			group_stop(plan->groups[i].group, "removed from the config by a reload", now);
+			group_stop(plan->groups[i].group, "removed from the config by a reload",
+				   now);
 }
 
 /* ---- the request ---- */
@@ -520,8 +524,8 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 	/* A path given, or every file and directory the running config came
 	 * from. */
 	const struct config *current = supervisor->config;
-	const char *const *sources = options->path ? &options->path
-						   : (const char *const *)current->sources;
+	const char *const *sources =
+	    options->path ? &options->path : (const char *const *)current->sources;
 	size_t source_count = options->path ? 1 : current->source_count;
 	if (!source_count) {
 		sources = (const char *const *)&current->path;
@@ -570,9 +574,9 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 		return reply;
 	}
 	apply(supervisor, &plan, options);
-	supervisor->generations = xreallocarray(supervisor->generations,
-						supervisor->generation_count + 1,
-						sizeof(*supervisor->generations));
+	supervisor->generations =
+	    xreallocarray(supervisor->generations, supervisor->generation_count + 1,
+			  sizeof(*supervisor->generations));
 	supervisor->generations[supervisor->generation_count++] =
 	    (struct config_generation){config, true};
 	json_t *summary = plan_json(&plan);
@@ -580,8 +584,8 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 	snprintf(message, sizeof(message), "reload of %s applied: %zu task change%s", path,
 		 json_array_size(json_object_get(summary, "tasks")),
 		 json_array_size(json_object_get(summary, "tasks")) == 1 ? "" : "s");
-	event_log_corral(&supervisor->events,
-			 corral_event_type_name(CORRAL_EVENT_RELOAD_FINISHED), message);
+	event_log_corral(&supervisor->events, corral_event_type_name(CORRAL_EVENT_RELOAD_FINISHED),
+			 message);
 	free_plan(&plan);
 	return reply;
 }
@@ -689,7 +693,8 @@ void reload_collect(struct supervisor *supervisor)
 						      group->tasks[t]);
 		}
 		if (supervisor->control)
-			control_server_forget(supervisor->control, CONTROL_FOLLOW_LOGS_GROUP, group);
+			control_server_forget(supervisor->control, CONTROL_FOLLOW_LOGS_GROUP,
+					      group);
 		group_free(group);
 		free(group);
 		changed = true;

@@ -1,5 +1,5 @@
-#include "isolation/spawn.h"
 #include "supervisor/supervisor.h"
+#include "isolation/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,27 +13,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/json_text.h"
+#include "base/log.h"
+#include "base/oom_protection.h"
 #include "base/units.h"
+#include "base/xmalloc.h"
+#include "hooks/task_dirs.h"
 #include "supervisor/control/control_commands.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/control_socket_places.h"
+#include "supervisor/output/output_stream.h"
 #include "supervisor/pid1/fd_budget.h"
 #include "supervisor/pid1/fd_limit.h"
+#include "supervisor/pid1/machine_init.h"
+#include "supervisor/pid1/reaper.h"
+#include "supervisor/pid1/signal_handling.h"
+#include "supervisor/reload.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/group.h"
-#include "base/json_text.h"
-#include "supervisor/output/output_stream.h"
-#include "base/log.h"
-#include "supervisor/pid1/machine_init.h"
-#include "base/oom_protection.h"
-#include "supervisor/pid1/reaper.h"
-#include "supervisor/reload.h"
-#include "supervisor/pid1/signal_handling.h"
-#include "base/xmalloc.h"
-#include "hooks/task_dirs.h"
 
-#define SUPERVISOR_FROM_SERVICES(pointer)                                                  \
-	((struct supervisor *)((char *)(pointer) - offsetof(struct supervisor, services)))
+#define SUPERVISOR_FROM_SERVICES(pointer)                                                          \
+	((struct supervisor *)((char *)(pointer)-offsetof(struct supervisor, services)))
 
 static void note_task_failed_for_good(struct services *services, struct task *task)
 {
@@ -41,14 +41,14 @@ static void note_task_failed_for_good(struct services *services, struct task *ta
 	/* A task that never started because what it waited for failed gives
 	 * corral's code only when nothing else fails: the task it waited for
 	 * is the cause, whichever group notices first. */
-	if (supervisor->have_failure && !(supervisor->failure_is_secondary &&
-					  !task->failed_by_dependency))
+	if (supervisor->have_failure &&
+	    !(supervisor->failure_is_secondary && !task->failed_by_dependency))
 		return;
 	supervisor->have_failure = true;
 	supervisor->failure_is_secondary = task->failed_by_dependency;
 	supervisor->exit_code = runner_failure_exit_code(&task->runner);
 	log_info("%s: first task to fail for good; corral will exit with code %d",
-		    task->config->full_name, supervisor->exit_code);
+		 task->config->full_name, supervisor->exit_code);
 }
 
 /* ---- shutdown ---- */
@@ -108,9 +108,8 @@ void supervisor_apply_settings(struct supervisor *supervisor)
 	supervisor->sink.format = (enum output_format)format;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned automatic = cpus > 2 ? (unsigned)cpus * 4 : 8;
-	supervisor->hook_limiter.max = supervisor->config->hook_concurrency
-					       ? supervisor->config->hook_concurrency
-					       : automatic;
+	supervisor->hook_limiter.max =
+	    supervisor->config->hook_concurrency ? supervisor->config->hook_concurrency : automatic;
 }
 
 void supervisor_groups_changed(struct supervisor *supervisor)
@@ -170,8 +169,7 @@ static void publish_event(void *pointer, const char *json, size_t length)
 	char line[length + 1];
 	memcpy(line, json, length);
 	line[length] = '\n';
-	control_server_publish(supervisor->control, CONTROL_FOLLOW_EVENTS, NULL, line,
-			       length + 1);
+	control_server_publish(supervisor->control, CONTROL_FOLLOW_EVENTS, NULL, line, length + 1);
 }
 
 static void publish_output_line(struct services *services, struct task *task, uint64_t time_ms,
@@ -182,8 +180,7 @@ static void publish_output_line(struct services *services, struct task *task, ui
 		return;
 	size_t line_length;
 	char *line = json_line_take(
-	    output_line_json(time_ms, task->config->full_name, stream, text, length),
-	    &line_length);
+	    output_line_json(time_ms, task->config->full_name, stream, text, length), &line_length);
 	if (!line)
 		return;
 	/* To those who follow the task, its group, or every task. */
@@ -219,9 +216,9 @@ static int open_control_socket_in_default_place(struct supervisor *supervisor,
 
 	control_socket_places(&places);
 	for (size_t i = 0; i < places.count; i++) {
-		int result = control_server_open(&supervisor->control, supervisor->loop,
-						 places.path[i], true, settings, ops, error,
-						 sizeof(error));
+		int result =
+		    control_server_open(&supervisor->control, supervisor->loop, places.path[i],
+					true, settings, ops, error, sizeof(error));
 		if (result < 0) {
 			log_message("control socket: %s", error);
 			return -1;
@@ -247,40 +244,40 @@ static int open_control_socket_in_default_place(struct supervisor *supervisor,
 static int open_control_socket(struct supervisor *supervisor, const struct run_options *options)
 {
 	supervisor->control_context = (struct control_context){
-		.groups = supervisor->groups,
-		.group_count = supervisor->group_count,
-		.events = &supervisor->events,
-		.shutdown = shutdown_from_control,
-		.shutting_down = is_shutting_down,
-		.reload = reload_from_control,
-		.exec_sessions = &supervisor->exec_sessions,
-		.group_may_exec = group_may_exec,
-		.is_running_config = is_running_config,
-		.supervisor = supervisor,
-		.loop = supervisor->loop,
+	    .groups = supervisor->groups,
+	    .group_count = supervisor->group_count,
+	    .events = &supervisor->events,
+	    .shutdown = shutdown_from_control,
+	    .shutting_down = is_shutting_down,
+	    .reload = reload_from_control,
+	    .exec_sessions = &supervisor->exec_sessions,
+	    .group_may_exec = group_may_exec,
+	    .is_running_config = is_running_config,
+	    .supervisor = supervisor,
+	    .loop = supervisor->loop,
 	};
 	struct control_server_ops ops = {
-		.handle = control_commands_handle,
-		.followers_changed = control_commands_followers_changed,
-		.exec_client_gone = control_commands_exec_client_gone,
-		.task_rights = control_commands_task_rights,
-		.context = &supervisor->control_context,
+	    .handle = control_commands_handle,
+	    .followers_changed = control_commands_followers_changed,
+	    .exec_client_gone = control_commands_exec_client_gone,
+	    .task_rights = control_commands_task_rights,
+	    .context = &supervisor->control_context,
 	};
 	const struct config *config = supervisor->config;
 	struct control_server_settings settings = {
-		.control_group = config->control_group,
-		.task_cgroup_root = supervisor->cgroups.enabled ? supervisor->cgroups.proc_root_path
-								: NULL,
-		.idle_timeout_ms = config->control_idle_timeout_ms,
-		.connections_per_user = config->control_connections_per_user,
+	    .control_group = config->control_group,
+	    .task_cgroup_root =
+		supervisor->cgroups.enabled ? supervisor->cgroups.proc_root_path : NULL,
+	    .idle_timeout_ms = config->control_idle_timeout_ms,
+	    .connections_per_user = config->control_connections_per_user,
 	};
 	const char *path = control_socket_path(config, options);
 	int result = 0;
 	char error[512];
 	if (!path)
 		result = open_control_socket_in_default_place(supervisor, &settings, &ops);
-	else if (control_server_open(&supervisor->control, supervisor->loop, path, false,
-				     &settings, &ops, error, sizeof(error)) < 0) {
+	else if (control_server_open(&supervisor->control, supervisor->loop, path, false, &settings,
+				     &ops, error, sizeof(error)) < 0) {
 		log_message("control socket: %s", error);
 		result = -1;
 	}
@@ -362,14 +359,14 @@ static void open_cgroup_tree(struct supervisor *supervisor)
 		supervisor->group_names[i] = xstrdup(config->groups[i].name);
 	supervisor->group_name_count = config->group_count;
 	cgroup_tree_open(&supervisor->cgroups, machine_init_active(),
-			 (const char *const *)supervisor->group_names,
-			 config->group_count, log_message);
+			 (const char *const *)supervisor->group_names, config->group_count,
+			 log_message);
 	struct cgroup_tree *tree = &supervisor->cgroups;
 	if (!tree->enabled)
 		log_info("tasks run without cgroups of their own: %s", tree->off_reason);
 	else
 		log_info("cgroup %s: one cgroup per task; controllers: %s", tree->root_path,
-			    tree->controllers[0] ? tree->controllers : "none in cgroup v2");
+			 tree->controllers[0] ? tree->controllers : "none in cgroup v2");
 }
 
 static bool any_task_dirs(const struct config *config)
@@ -388,11 +385,16 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->config = config;
 	supervisor->one_command = options->one_command;
 	supervisor->signal_watch.fd = -1;
-	supervisor->spawn_slots = (struct spawn_slots){
-		.stdin_fd = -1, .output_fd = -1, .stderr_fd = -1, .error_fd = -1, .notify_fd = -1,
-		.sync_fd = -1,
-		.netns_fd = -1, .reaper_fd = -1, .reaper_status_fd = -1,
-		.devnull_fd = -1};
+	supervisor->spawn_slots = (struct spawn_slots){.stdin_fd = -1,
+						       .output_fd = -1,
+						       .stderr_fd = -1,
+						       .error_fd = -1,
+						       .notify_fd = -1,
+						       .sync_fd = -1,
+						       .netns_fd = -1,
+						       .reaper_fd = -1,
+						       .reaper_status_fd = -1,
+						       .devnull_fd = -1};
 	supervisor->cgroups = (struct cgroup_tree){.base_fd = -1, .root_fd = -1, .v1_suffix = ""};
 	supervisor->network = (struct network_host)NETWORK_HOST_INIT;
 	/* Before anything can fail: supervisor_close() cancels it. */
@@ -432,26 +434,26 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	open_cgroup_tree(supervisor);
 	if (any_task_dirs(config))
 		supervisor->task_dirs_root =
-			task_dirs_instance_root(config->task_dirs_root, getpid());
+		    task_dirs_instance_root(config->task_dirs_root, getpid());
 	supervisor->services = (struct services){
-		.loop = supervisor->loop,
-		.sink = &supervisor->sink,
-		.events = &supervisor->events,
-		.spawn_slots = &supervisor->spawn_slots,
-		.cgroups = &supervisor->cgroups,
-		.network = &supervisor->network,
-		.network_spares = &supervisor->network_spares,
-		.task_pids = &supervisor->task_pids,
-		.shared_mounts = &supervisor->shared_mounts,
-		.task_dirs_root = supervisor->task_dirs_root,
-		.hook_limiter = &supervisor->hook_limiter,
-		.exec_sessions = &supervisor->exec_sessions,
-		.task_failed_for_good = note_task_failed_for_good,
-		.task_output_line = publish_output_line,
-		.keep_running = options->keep_running,
-		.inherit_stdio = options->one_command != NULL,
-		.take_terminal = options->one_command && options->one_command->terminal_released,
-		.shortage = &supervisor->shortage,
+	    .loop = supervisor->loop,
+	    .sink = &supervisor->sink,
+	    .events = &supervisor->events,
+	    .spawn_slots = &supervisor->spawn_slots,
+	    .cgroups = &supervisor->cgroups,
+	    .network = &supervisor->network,
+	    .network_spares = &supervisor->network_spares,
+	    .task_pids = &supervisor->task_pids,
+	    .shared_mounts = &supervisor->shared_mounts,
+	    .task_dirs_root = supervisor->task_dirs_root,
+	    .hook_limiter = &supervisor->hook_limiter,
+	    .exec_sessions = &supervisor->exec_sessions,
+	    .task_failed_for_good = note_task_failed_for_good,
+	    .task_output_line = publish_output_line,
+	    .keep_running = options->keep_running,
+	    .inherit_stdio = options->one_command != NULL,
+	    .take_terminal = options->one_command && options->one_command->terminal_released,
+	    .shortage = &supervisor->shortage,
 	};
 	shortage_report_init(&supervisor->shortage, &supervisor->services);
 	int signal_fd = signals_open(options->one_command != NULL);
@@ -460,7 +462,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		return -1;
 	}
 	supervisor->signal_watch =
-		(struct loop_watch){.fd = signal_fd, .callback = on_signal, .data = supervisor};
+	    (struct loop_watch){.fd = signal_fd, .callback = on_signal, .data = supervisor};
 	loop_watch_add(supervisor->loop, &supervisor->signal_watch, EPOLLIN);
 
 	supervisor->groups = xcalloc(config->group_count, sizeof(*supervisor->groups));
@@ -545,8 +547,7 @@ static void supervisor_close(struct supervisor *supervisor)
 static bool all_done(const struct supervisor *supervisor)
 {
 	/* --keep-running: finished groups wait for `corral restart --all`. */
-	if (supervisor->services.keep_running && !supervisor->shutting_down &&
-	    !supervisor->killing)
+	if (supervisor->services.keep_running && !supervisor->shutting_down && !supervisor->killing)
 		return false;
 	for (size_t i = 0; i < supervisor->group_count; i++) {
 		const struct group *group = supervisor->groups[i];
@@ -584,8 +585,10 @@ int supervisor_run(const struct config *config, const struct run_options *option
 	/* First, so that every later message (the tasks' "received" among
 	 * them) reads as part of this run. */
 	log_info("running %zu group%s from %s%s", config->group_count,
-		    config->group_count == 1 ? "" : "s", config->path,
-		    machine_init ? " as the machine's init" : pid1 ? " as PID 1" : "");
+		 config->group_count == 1 ? "" : "s", config->path,
+		 machine_init ? " as the machine's init"
+		 : pid1       ? " as PID 1"
+			      : "");
 	oom_protection_start();
 	int children_score;
 	if (oom_protection_children_score(&children_score))
@@ -599,8 +602,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 	while (!all_done(&supervisor)) {
 		int error = loop_run_once(supervisor.loop);
 		if (error < 0) {
-			log_message("event loop failed: %s; killing every task",
-				    strerror(-error));
+			log_message("event loop failed: %s; killing every task", strerror(-error));
 			kill_everything(&supervisor, "event loop failure");
 			if (!supervisor.have_failure)
 				supervisor.exit_code = 1;
@@ -616,7 +618,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 	unsigned leftovers = reaper_kill_remaining_children();
 	if (leftovers)
 		log_info("%u leftover process%s killed and reaped at exit", leftovers,
-			    leftovers == 1 ? "" : "es");
+			 leftovers == 1 ? "" : "es");
 	int exit_code = supervisor.exit_code;
 	supervisor_close(&supervisor);
 	return exit_code;

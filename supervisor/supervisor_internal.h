@@ -3,22 +3,22 @@
  * applied while everything runs). Nothing else includes this. */
 #pragma once
 
+#include "base/loop.h"
 #include "config/config.h"
 #include "isolation/cgroup_tree.h"
 #include "isolation/network.h"
 #include "isolation/spawn.h"
 #include "supervisor/control/control_commands.h"
 #include "supervisor/control/control_server.h"
-#include "supervisor/tasks/event_log.h"
 #include "supervisor/control/exec_session.h"
+#include "supervisor/output/output_sink.h"
+#include "supervisor/pid1/one_command.h"
+#include "supervisor/tasks/event_log.h"
 #include "supervisor/tasks/group.h"
-#include "base/loop.h"
 #include "supervisor/tasks/network_spares.h"
 #include "supervisor/tasks/pid_index.h"
-#include "supervisor/tasks/shortage_report.h"
-#include "supervisor/pid1/one_command.h"
-#include "supervisor/output/output_sink.h"
 #include "supervisor/tasks/services.h"
+#include "supervisor/tasks/shortage_report.h"
 
 #define OUTPUT_SINK_CAPACITY (256 * 1024)
 
@@ -47,7 +47,7 @@ struct supervisor {
 	 * tree removes at close. */
 	char **group_names;
 	size_t group_name_count;
-	char *task_dirs_root;     /* ROOT/PID, or NULL: no task has task_dirs */
+	char *task_dirs_root; /* ROOT/PID, or NULL: no task has task_dirs */
 	struct output_sink sink;
 	struct event_log events;
 	struct loop_watch signal_watch;
@@ -58,7 +58,7 @@ struct supervisor {
 	struct control_server *control;
 	struct control_context control_context;
 	const struct one_command *one_command; /* NULL: a config's run */
-	int log_format_option; /* --log-format, -1: the config's log_format */
+	int log_format_option;                 /* --log-format, -1: the config's log_format */
 	struct hook_limiter hook_limiter;
 	struct exec_sessions exec_sessions;
 	struct shortage_report shortage; /* starts put off for lack of a resource */

@@ -7,16 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_text.h"
+#include "base/loop.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
 #include "supervisor/control/exec_session.h"
-#include "base/json_text.h"
-#include "supervisor/output/output_stream.h"
-#include "supervisor/reload.h"
 #include "supervisor/control/status_reply.h"
 #include "supervisor/control/task_inspect.h"
+#include "supervisor/output/output_stream.h"
+#include "supervisor/reload.h"
 #include "supervisor/tasks/task_usage.h"
-#include "base/loop.h"
 
 /* ---- replies ---- */
 
@@ -43,14 +43,14 @@ static struct reply_batch *batch;
 static void batch_add(const char *message, bool failed)
 {
 	size_t room = sizeof(batch->message) - batch->used;
-	int wrote = snprintf(batch->message + batch->used, room, "%s%s", batch->used ? "; " : "",
-			     message);
+	int wrote =
+	    snprintf(batch->message + batch->used, room, "%s%s", batch->used ? "; " : "", message);
 	batch->used += wrote > 0 && (size_t)wrote < room ? (size_t)wrote : 0;
 	batch->failed |= failed;
 }
 
 static void reply_ok(struct control_client *client, const char *format, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void reply_ok(struct control_client *client, const char *format, ...)
 {
 	char message[512];
@@ -69,7 +69,7 @@ static void reply_ok(struct control_client *client, const char *format, ...)
 }
 
 static void reply_error(struct control_client *client, const char *format, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void reply_error(struct control_client *client, const char *format, ...)
 {
 	char message[1024];
@@ -88,8 +88,7 @@ static void reply_error(struct control_client *client, const char *format, ...)
 
 /* ---- finding what a request names ---- */
 
-static struct group *find_group(struct control_context *context, const char *name,
-				size_t length)
+static struct group *find_group(struct control_context *context, const char *name, size_t length)
 {
 	for (size_t i = 0; i < context->group_count; i++) {
 		const char *candidate = context->groups[i]->config->name;
@@ -109,8 +108,8 @@ static void list_names(char *buffer, size_t size, const char *const *names, size
 			snprintf(buffer + used, size - used, ", ... (%zu in all)", count);
 			return;
 		}
-		used += (size_t)snprintf(buffer + used, size - used, "%s%s", i ? ", " : "",
-					 names[i]);
+		used +=
+		    (size_t)snprintf(buffer + used, size - used, "%s%s", i ? ", " : "", names[i]);
 	}
 }
 
@@ -213,9 +212,8 @@ static bool resolve_scope(struct control_context *context, struct control_client
 static void on_usage_refresh(struct loop_idle *idle)
 {
 	struct control_context *context = idle->data;
-	if (!task_usage_refresh_some(context->groups, context->group_count,
-				     &context->usage_cursor, loop_now_ms(),
-				     TASK_USAGE_REFRESH_BATCH))
+	if (!task_usage_refresh_some(context->groups, context->group_count, &context->usage_cursor,
+				     loop_now_ms(), TASK_USAGE_REFRESH_BATCH))
 		loop_idle_request(context->loop, &context->usage_refresh);
 }
 
@@ -299,12 +297,12 @@ static bool refuse_when_stopping(struct control_context *context, struct control
 static void reply_gate_closed(struct control_client *client, const struct task *task)
 {
 	const struct group *group = task->group;
-	reply_error(client,
-		    "%s is a %s task and group %s is in state %s, where that stage cannot start "
-		    "again: use `corral restart --all %s` to run the whole group in lifecycle order",
-		    task->config->full_name, lifecycle_stage_name(task->config->stage),
-		    group->config->name, coordinator_state_name(group->coordinator.state),
-		    group->config->name);
+	reply_error(
+	    client,
+	    "%s is a %s task and group %s is in state %s, where that stage cannot start "
+	    "again: use `corral restart --all %s` to run the whole group in lifecycle order",
+	    task->config->full_name, lifecycle_stage_name(task->config->stage), group->config->name,
+	    coordinator_state_name(group->coordinator.state), group->config->name);
 }
 
 static void run_restart_task(struct control_context *context, struct control_client *client,
@@ -315,14 +313,12 @@ static void run_restart_task(struct control_context *context, struct control_cli
 	uint64_t now = loop_now_ms();
 	char state[128];
 	describe_state(task, state, sizeof(state));
-	enum runner_request_result result =
-		force ? group_force_restart_task(task->group, task, now)
-		      : group_restart_task(task->group, task, now);
+	enum runner_request_result result = force ? group_force_restart_task(task->group, task, now)
+						  : group_restart_task(task->group, task, now);
 	switch (result) {
 	case RUNNER_REQUEST_DONE:
 		reply_ok(client, "%s: %s", task->config->full_name,
-			 force && strncmp(state, "dead", 4) == 0 ? "will run again"
-								 : "restarting");
+			 force && strncmp(state, "dead", 4) == 0 ? "will run again" : "restarting");
 		return;
 	case RUNNER_REQUEST_NOT_RUNNING:
 		/* Suggest only what will work: --force is refused where the
@@ -515,14 +511,14 @@ static void collect_line(void *pointer, uint64_t time_ms, unsigned stream, const
 	struct log_collector *collector = pointer;
 	if (collector->count == collector->capacity) {
 		collector->capacity = collector->capacity ? 2 * collector->capacity : 256;
-		collector->lines = xreallocarray(collector->lines, collector->capacity,
-						 sizeof(*collector->lines));
+		collector->lines =
+		    xreallocarray(collector->lines, collector->capacity, sizeof(*collector->lines));
 	}
 	collector->lines[collector->count] = (struct log_line){
-		.time_ms = time_ms,
-		.order = collector->count,
-		.json = output_line_json(time_ms, collector->task, (enum output_stream)stream, text,
-					 length),
+	    .time_ms = time_ms,
+	    .order = collector->count,
+	    .json = output_line_json(time_ms, collector->task, (enum output_stream)stream, text,
+				     length),
 	};
 	collector->count++;
 }
@@ -687,9 +683,9 @@ static void run_reload(struct control_context *context, struct control_client *c
 		return;
 	}
 	struct reload_options options = {
-		.path = request->path[0] && !names_running_config ? request->path : NULL,
-		.dry_run = request->dry_run,
-		.rerun_completed = request->rerun_completed,
+	    .path = request->path[0] && !names_running_config ? request->path : NULL,
+	    .dry_run = request->dry_run,
+	    .rerun_completed = request->rerun_completed,
 	};
 	send_json(client, context->reload(context->supervisor, &options));
 }
@@ -715,9 +711,10 @@ void control_commands_followers_changed(void *pointer, enum control_follow kind,
 	for (size_t g = 0; g < context->group_count; g++)
 		for (size_t t = 0; t < context->groups[g]->task_count; t++) {
 			struct task *task = context->groups[g]->tasks[t];
-			bool follows = kind == CONTROL_FOLLOW_LOGS_ALL ||
-				       (kind == CONTROL_FOLLOW_LOGS_GROUP && task->group == subject) ||
-				       (kind == CONTROL_FOLLOW_LOGS && task == subject);
+			bool follows =
+			    kind == CONTROL_FOLLOW_LOGS_ALL ||
+			    (kind == CONTROL_FOLLOW_LOGS_GROUP && task->group == subject) ||
+			    (kind == CONTROL_FOLLOW_LOGS && task == subject);
 			if (follows)
 				task->log_followers = (unsigned)((int)task->log_followers + delta);
 		}

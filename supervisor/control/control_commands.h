@@ -5,11 +5,11 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "base/loop.h"
 #include "supervisor/control/control_server.h"
+#include "supervisor/control/status_reply.h"
 #include "supervisor/tasks/event_log.h"
 #include "supervisor/tasks/group.h"
-#include "base/loop.h"
-#include "supervisor/control/status_reply.h"
 #include "supervisor/tasks/task_usage.h"
 
 struct reload_options;

@@ -10,17 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_text.h"
+#include "base/names.h"
+#include "base/suggest.h"
+#include "base/units.h"
 #include "config/config.h"
 #include "config/diagnostics.h"
-#include "base/suggest.h"
-#include "base/names.h"
-#include "base/units.h"
-#include "base/json_text.h"
 
-#define ARRAY_SIZE(a)   (sizeof(a) / sizeof((a)[0]))
-#define COMMAND_COUNT   (CONTROL_INSPECT + 1)
-#define KNOWN_COMMANDS  "status, restart, stop, start, signal, logs, events, shutdown, reload, exec, inspect"
-#define KNOWN_MODES     "task, force, all, running"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define COMMAND_COUNT (CONTROL_INSPECT + 1)
+#define KNOWN_COMMANDS                                                                             \
+	"status, restart, stop, start, signal, logs, events, shutdown, reload, exec, inspect"
+#define KNOWN_MODES "task, force, all, running"
 
 /* What a command's target must be. */
 enum target_kind {
@@ -101,11 +102,11 @@ static const struct field_info fields[] = {
 };
 
 /* The same names, as suggest_nearest() takes them. */
-static const char *const field_names[] = {"version", "command", "target",  "mode",
-					  "signal",  "follow",  "tail",    "path",
-					  "dry_run", "rerun_completed", "argv", "env",
-					  "user",    "cwd", "show_secrets", "stdin", "tty",
-					  "rows",    "columns"};
+static const char *const field_names[] = {
+    "version", "command", "target", "mode",    "signal",
+    "follow",  "tail",    "path",   "dry_run", "rerun_completed",
+    "argv",    "env",     "user",   "cwd",     "show_secrets",
+    "stdin",   "tty",     "rows",   "columns"};
 _Static_assert(sizeof(field_names) / sizeof(field_names[0]) == sizeof(fields) / sizeof(fields[0]),
 	       "every field has its name in field_names");
 
@@ -146,12 +147,12 @@ const char *control_command_name(enum control_command command)
 unsigned control_command_right(enum control_command command)
 {
 	static const unsigned rights[] = {
-		[CONTROL_STATUS] = CONTROL_RIGHT_STATUS,   [CONTROL_RESTART] = CONTROL_RIGHT_RESTART,
-		[CONTROL_STOP] = CONTROL_RIGHT_STOP,       [CONTROL_START] = CONTROL_RIGHT_START,
-		[CONTROL_SIGNAL] = CONTROL_RIGHT_SIGNAL,   [CONTROL_LOGS] = CONTROL_RIGHT_LOGS,
-		[CONTROL_EVENTS] = CONTROL_RIGHT_EVENTS,   [CONTROL_SHUTDOWN] = CONTROL_RIGHT_SHUTDOWN,
-		[CONTROL_RELOAD] = CONTROL_RIGHT_RELOAD,   [CONTROL_EXEC] = CONTROL_RIGHT_EXEC,
-		[CONTROL_INSPECT] = CONTROL_RIGHT_INSPECT,
+	    [CONTROL_STATUS] = CONTROL_RIGHT_STATUS,   [CONTROL_RESTART] = CONTROL_RIGHT_RESTART,
+	    [CONTROL_STOP] = CONTROL_RIGHT_STOP,       [CONTROL_START] = CONTROL_RIGHT_START,
+	    [CONTROL_SIGNAL] = CONTROL_RIGHT_SIGNAL,   [CONTROL_LOGS] = CONTROL_RIGHT_LOGS,
+	    [CONTROL_EVENTS] = CONTROL_RIGHT_EVENTS,   [CONTROL_SHUTDOWN] = CONTROL_RIGHT_SHUTDOWN,
+	    [CONTROL_RELOAD] = CONTROL_RIGHT_RELOAD,   [CONTROL_EXEC] = CONTROL_RIGHT_EXEC,
+	    [CONTROL_INSPECT] = CONTROL_RIGHT_INSPECT,
 	};
 	return (unsigned)command < ARRAY_SIZE(rights) ? rights[command] : 0;
 }
@@ -177,7 +178,6 @@ static enum target_kind target_kind_of(const struct control_request *request)
 		return TARGET_GROUP;
 	return commands[request->command].target;
 }
-
 
 /* Checks "group" or "group/task"; *is_task tells which it was. */
 static int check_target_shape(const char *target, size_t length, bool *is_task, char *error,
@@ -341,11 +341,12 @@ static int check_fields(const json_t *object, enum control_command command, char
 				return refuse(error, error_size,
 					      "unknown field %s; did you mean \"%s\"?",
 					      quote(key, strlen(key)).text, nearest);
-			return refuse(error, error_size, "unknown field %s; known: %s",
-				      quote(key, strlen(key)).text,
-				      "version, command, target, mode, signal, follow, tail, path, "
-				      "dry_run, rerun_completed, argv, env, user, cwd, show_secrets, "
-				      "stdin, tty, rows, columns");
+			return refuse(
+			    error, error_size, "unknown field %s; known: %s",
+			    quote(key, strlen(key)).text,
+			    "version, command, target, mode, signal, follow, tail, path, "
+			    "dry_run, rerun_completed, argv, env, user, cwd, show_secrets, "
+			    "stdin, tty, rows, columns");
 		}
 		if (field->bit == 0 || (commands[command].fields & field->bit))
 			continue;
@@ -460,8 +461,8 @@ static int read_boolean(const json_t *object, const char *name, bool *value, cha
 	return 0;
 }
 
-static int read_reload_fields(const json_t *object, struct control_request *request,
-			      char *error, size_t error_size)
+static int read_reload_fields(const json_t *object, struct control_request *request, char *error,
+			      size_t error_size)
 {
 	const json_t *path = json_object_get(object, "path");
 	if (path) {
@@ -469,30 +470,31 @@ static int read_reload_fields(const json_t *object, struct control_request *requ
 			return refuse(error, error_size, "\"path\" must be a non-empty string");
 		if (json_string_length(path) > CONTROL_PATH_MAX ||
 		    strlen(json_string_value(path)) != json_string_length(path))
-			return refuse(error, error_size,
-				      "\"path\" must be a file path of at most %d bytes, without NUL",
-				      CONTROL_PATH_MAX);
+			return refuse(
+			    error, error_size,
+			    "\"path\" must be a file path of at most %d bytes, without NUL",
+			    CONTROL_PATH_MAX);
 		snprintf(request->path, sizeof(request->path), "%s", json_string_value(path));
 	}
 	return read_boolean(object, "dry_run", &request->dry_run, error, error_size) < 0 ||
-			       read_boolean(object, "rerun_completed", &request->rerun_completed,
-					    error, error_size) < 0
+		       read_boolean(object, "rerun_completed", &request->rerun_completed, error,
+				    error_size) < 0
 		   ? -1
 		   : 0;
 }
 
 /* A list of strings without NUL bytes: `at_least` of them, each matching
  * `pattern` when given ("NAME=VALUE" for env). */
-static int read_string_list(const json_t *object, const char *name, size_t at_least,
-			    char ***out, char *error, size_t error_size)
+static int read_string_list(const json_t *object, const char *name, size_t at_least, char ***out,
+			    char *error, size_t error_size)
 {
 	const json_t *list = json_object_get(object, name);
 	if (!list)
 		return at_least ? refuse(error, error_size, "\"%s\" is required", name) : 0;
 	if (!json_is_array(list) || json_array_size(list) < at_least ||
 	    json_array_size(list) > 4096)
-		return refuse(error, error_size,
-			      "\"%s\" must be a list of %zu to 4096 strings", name, at_least);
+		return refuse(error, error_size, "\"%s\" must be a list of %zu to 4096 strings",
+			      name, at_least);
 	char **strings = calloc(json_array_size(list) + 1, sizeof(*strings));
 	if (!strings)
 		return refuse(error, error_size, "out of memory");

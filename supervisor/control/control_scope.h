@@ -22,6 +22,7 @@ static inline bool control_scope_includes(const struct control_scope *scope,
 		return task == scope->task;
 	if (scope->group && task->group != scope->group)
 		return false;
-	return !scope->instances_of || (task->config->instance_of &&
-					strcmp(task->config->instance_of, scope->instances_of) == 0);
+	return !scope->instances_of ||
+	       (task->config->instance_of &&
+		strcmp(task->config->instance_of, scope->instances_of) == 0);
 }

@@ -1,14 +1,14 @@
 #include "supervisor/control/control_server.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
 #include <limits.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -16,18 +16,18 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "config/config.h"
+#include "base/log.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "config/config.h"
 #include "supervisor/control/control_admission.h"
 #include "supervisor/control/control_peer.h"
-#include "base/log.h"
 
 /* Enough for the status of thousands of tasks; a follower that falls this
  * far behind is cut. */
 #define CLIENT_OUTPUT_MAX (8u * 1024 * 1024)
 /* How long a cut client has to read its notice before it is closed. */
-#define CUT_GRACE_MS 5000
+#define CUT_GRACE_MS     5000
 #define CLIENT_INPUT_MAX (CONTROL_REQUEST_MAX + 1)
 
 struct control_client {
@@ -174,8 +174,8 @@ static size_t pending(const struct control_client *client)
 
 static void update_interest(struct control_client *client)
 {
-	uint32_t interest = (client->input_ended || client->cut ? 0 : EPOLLIN) |
-			    (pending(client) ? EPOLLOUT : 0);
+	uint32_t interest =
+	    (client->input_ended || client->cut ? 0 : EPOLLIN) | (pending(client) ? EPOLLOUT : 0);
 	if (interest == client->interest)
 		return;
 	client->interest = interest;
@@ -255,7 +255,7 @@ static void on_cut_grace_over(struct loop_timer *timer)
 static void cut_client(struct control_client *client)
 {
 	static const char notice[] =
-		"{\"ok\":false,\"error\":\"stream cut: the client did not read fast enough\"}\n";
+	    "{\"ok\":false,\"error\":\"stream cut: the client did not read fast enough\"}\n";
 	size_t keep = client->output_start;
 	if (client->sent_mid_line) {
 		char *end = memchr(client->output + keep, '\n', pending(client));
@@ -305,8 +305,8 @@ void control_client_send(struct control_client *client, const char *data, size_t
 		flush(client);
 }
 
-void control_client_send_with_fds(struct control_client *client, const char *data,
-				  size_t length, const int *fds, size_t fd_count)
+void control_client_send_with_fds(struct control_client *client, const char *data, size_t length,
+				  const int *fds, size_t fd_count)
 {
 	if (client->closed || client->cut || length == 0 ||
 	    client->outgoing_fd_count + fd_count > CONTROL_PASSED_FDS_MAX) {
@@ -478,8 +478,8 @@ static void process_input(struct control_client *client)
 	if (client->input_length > CONTROL_REQUEST_MAX) {
 		if (!client->skipping_long_line) {
 			char message[96];
-			snprintf(message, sizeof(message),
-				 "request longer than %d KiB: refused", CONTROL_REQUEST_MAX / 1024);
+			snprintf(message, sizeof(message), "request longer than %d KiB: refused",
+				 CONTROL_REQUEST_MAX / 1024);
 			reply_error(client, message);
 		}
 		client->skipping_long_line = true;
@@ -497,8 +497,10 @@ static ssize_t receive(struct control_client *client)
 	} control;
 	struct iovec vector = {.iov_base = client->input + client->input_length,
 			       .iov_len = CLIENT_INPUT_MAX - client->input_length};
-	struct msghdr message = {.msg_iov = &vector, .msg_iovlen = 1,
-				 .msg_control = &control, .msg_controllen = sizeof(control)};
+	struct msghdr message = {.msg_iov = &vector,
+				 .msg_iovlen = 1,
+				 .msg_control = &control,
+				 .msg_controllen = sizeof(control)};
 	ssize_t got = recvmsg(client->watch.fd, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (got < 0)
 		return got;
@@ -624,9 +626,10 @@ static bool confined_peer_allowed(struct control_server *server, const struct co
 				  char *reason, size_t size)
 {
 	if (peer->gone) {
-		snprintf(reason, size, "corral could not look at the connecting process to tell "
-				       "whether it is a task (it exited, or corral is short of "
-				       "fds): try again");
+		snprintf(reason, size,
+			 "corral could not look at the connecting process to tell "
+			 "whether it is a task (it exited, or corral is short of "
+			 "fds): try again");
 		return false;
 	}
 	if (!control_peer_is_confined(peer))
@@ -703,11 +706,13 @@ static bool admit(struct control_server *server, const struct control_peer *peer
 	case CONTROL_ADMIT:
 		return true;
 	case CONTROL_ADMIT_AFTER_CLOSING_IDLE:
-		log_message("control socket: %zu connections open: closing the one idle the longest "
-			    "(uid %u) to let root or corral's own user in",
-			    counts.total, (unsigned)longest_idle->uid);
-		close_with_notice(longest_idle, "connection closed to make room for root or "
-						"corral's own user: it was the one idle the longest");
+		log_message(
+		    "control socket: %zu connections open: closing the one idle the longest "
+		    "(uid %u) to let root or corral's own user in",
+		    counts.total, (unsigned)longest_idle->uid);
+		close_with_notice(longest_idle,
+				  "connection closed to make room for root or "
+				  "corral's own user: it was the one idle the longest");
 		return true;
 	case CONTROL_REFUSE_USER_LIMIT:
 		snprintf(reason, size,
@@ -768,8 +773,8 @@ static void on_accept(struct loop_watch *watch, uint32_t events)
 		client->owner = owner;
 		client->task = peer.task[0] ? xstrdup(peer.task) : NULL;
 		client->input = xmalloc(CLIENT_INPUT_MAX);
-		client->watch = (struct loop_watch){
-			.fd = fd, .callback = on_client_event, .data = client};
+		client->watch =
+		    (struct loop_watch){.fd = fd, .callback = on_client_event, .data = client};
 		client->interest = EPOLLIN;
 		loop_timer_init(&client->cut_timer, on_cut_grace_over, client);
 		loop_timer_init(&client->idle_timer, on_idle_timeout, client);
@@ -945,9 +950,9 @@ int control_server_open(struct control_server **out, struct loop *loop, const ch
 	control_peer_rules_init(&server->peer_rules, settings->task_cgroup_root);
 	server->idle_timeout_ms = settings->idle_timeout_ms;
 	server->limits = (struct control_admission_limits){
-		.total = CONTROL_CONNECTIONS_MAX,
-		.reserved_for_owners = CONTROL_CONNECTIONS_RESERVED,
-		.per_user = settings->connections_per_user,
+	    .total = CONTROL_CONNECTIONS_MAX,
+	    .reserved_for_owners = CONTROL_CONNECTIONS_RESERVED,
+	    .per_user = settings->connections_per_user,
 	};
 	if (control_group) {
 		struct group *entry = getgrnam(control_group);
@@ -964,8 +969,8 @@ int control_server_open(struct control_server **out, struct loop *loop, const ch
 	char buffer[PATH_MAX];
 	snprintf(buffer, sizeof(buffer), "%s", path);
 	const char *directory = dirname(buffer);
-	int made = make_directories(directory, server->has_group ? 0750 : 0700,
-				    server->group, server->has_group);
+	int made = make_directories(directory, server->has_group ? 0750 : 0700, server->group,
+				    server->has_group);
 	if (made < 0) {
 		errno = -made;
 		snprintf(error, error_size, "cannot create the directory of %s: %s", path,

@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "supervisor/control/control_protocol.h"
 #include "base/loop.h"
+#include "supervisor/control/control_protocol.h"
 
 struct control_server;
 struct control_client;
@@ -115,8 +115,8 @@ size_t control_client_take_fds(struct control_client *client, int *fds);
 /* control_client_send, with `fds` (at most CONTROL_PASSED_FDS_MAX in all)
  * going to the client with the first byte of `data` (SCM_RIGHTS): taken
  * over, closed once sent or when the client goes. */
-void control_client_send_with_fds(struct control_client *client, const char *data,
-				  size_t length, const int *fds, size_t fd_count);
+void control_client_send_with_fds(struct control_client *client, const char *data, size_t length,
+				  const int *fds, size_t fd_count);
 
 /* Sends `line` (with its newline), then closes the connection once it is
  * out: the end of an exec session. */

@@ -11,7 +11,7 @@
 #include "supervisor/control/control_protocol.h"
 
 static void add_place(struct control_socket_places *places, const char *format, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void add_place(struct control_socket_places *places, const char *format, ...)
 {

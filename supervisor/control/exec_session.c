@@ -10,12 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/json_text.h"
+#include "base/json_writer.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
 #include "isolation/cgroup_session.h"
 #include "supervisor/control/exec_streams.h"
-#include "base/json_text.h"
-#include "base/json_writer.h"
 #include "supervisor/tasks/task.h"
 #include "supervisor/tasks/task_join.h"
 
@@ -192,8 +192,7 @@ bool exec_sessions_reap(struct exec_sessions *sessions, pid_t pid)
 }
 
 /* The ok reply, with the client's ends of the streams: it relays them. */
-static void send_start_reply(struct control_client *client, pid_t pid,
-			     struct exec_streams *streams)
+static void send_start_reply(struct control_client *client, pid_t pid, struct exec_streams *streams)
 {
 	json_t *names = json_array();
 	for (size_t i = 0; i < streams->client_fd_count; i++)
@@ -225,10 +224,12 @@ int exec_session_start(struct exec_sessions *sessions, struct task *task,
 	/* Without a v2 leaf (cgroups off) the session has none either. */
 	cgroup_session_create(&session->cgroup, &task->cgroup, ++sessions->serial);
 	int procs = session->cgroup.dir_fd >= 0 ? cgroup_session_open_procs(&session->cgroup) : -1;
-	struct task_join_request join = {.argv = request->argv, .env = request->env,
+	struct task_join_request join = {.argv = request->argv,
+					 .env = request->env,
 					 .user = request->user[0] ? request->user : NULL,
 					 .cwd = request->cwd[0] ? request->cwd : NULL,
-					 .fds = streams.command_fds, .fd_count = 3,
+					 .fds = streams.command_fds,
+					 .fd_count = 3,
 					 .cgroup_procs_fd = procs < 0 ? -1 : procs};
 	struct task_join_result started;
 	int result = task_join_spawn(task, &join, &started, error, error_size);
@@ -245,10 +246,10 @@ int exec_session_start(struct exec_sessions *sessions, struct task *task,
 	session->client = client;
 	session->pid = started.pid;
 	snprintf(session->command, sizeof(session->command), "%s", request->argv[0]);
-	session->pidfd_watch = (struct loop_watch){
-		.fd = started.pidfd, .callback = on_exit_watch, .data = session};
-	session->error_watch = (struct loop_watch){
-		.fd = started.error_fd, .callback = on_error_pipe, .data = session};
+	session->pidfd_watch =
+	    (struct loop_watch){.fd = started.pidfd, .callback = on_exit_watch, .data = session};
+	session->error_watch =
+	    (struct loop_watch){.fd = started.error_fd, .callback = on_error_pipe, .data = session};
 	loop_watch_add(sessions->loop, &session->error_watch, EPOLLIN);
 	loop_watch_add(sessions->loop, &session->pidfd_watch, EPOLLIN);
 	session->next = sessions->first;

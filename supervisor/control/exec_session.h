@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "base/loop.h"
 #include "supervisor/control/control_protocol.h"
 #include "supervisor/control/control_server.h"
-#include "base/loop.h"
 
 struct task;
 struct exec_session;

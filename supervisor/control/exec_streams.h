@@ -14,8 +14,8 @@
 #include <stddef.h>
 
 struct exec_streams {
-	int command_fds[3];   /* its 0, 1, 2 (the same pty side thrice with -t) */
-	int client_fds[3];    /* in the order `client_names` says */
+	int command_fds[3]; /* its 0, 1, 2 (the same pty side thrice with -t) */
+	int client_fds[3];  /* in the order `client_names` says */
 	size_t client_fd_count;
 	const char *client_names[3]; /* "stdin", "stdout", "stderr", or "tty" */
 };

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/json_writer.h"
 #include "base/units.h"
 #include "supervisor/control/exec_session.h"
-#include "base/json_writer.h"
 #include "supervisor/tasks/task_schedule.h"
 #include "supervisor/tasks/task_usage.h"
 
@@ -49,8 +49,8 @@ static void write_usage(struct json_writer *out, struct status_reply *reply, str
 	uint64_t age_ms = 0;
 	bool stale = false;
 	const struct task_cgroup_stats *stats =
-		reply->recent_usage ? task_usage_recent(task, now_ms, &age_ms)
-				    : task_usage_cached(task, now_ms, &age_ms, &stale);
+	    reply->recent_usage ? task_usage_recent(task, now_ms, &age_ms)
+				: task_usage_cached(task, now_ms, &age_ms, &stale);
 	reply->stale_usage |= stale;
 	static const struct task_cgroup_stats none; /* every has_ false: nulls */
 	bool read = stats != NULL;
@@ -88,8 +88,7 @@ static const char *readiness_kind(const struct task_config *config)
 /* A probe's record of this run (or of the last run, until the next
  * begins); `last_result` and `at_ms_ago` are null until a run ended. The
  * object is left open for the caller's own fields. */
-static void open_probe(struct json_writer *out, const struct probe_record *record,
-		       uint64_t now_ms)
+static void open_probe(struct json_writer *out, const struct probe_record *record, uint64_t now_ms)
 {
 	jw_object_open(out);
 	jw_key(out, "last_result");
@@ -127,12 +126,12 @@ static void write_probes(struct json_writer *out, const struct task *task, uint6
 
 /* What a pending or dormant task waits for, in words, into `waiting`;
  * false when it waits for nothing. */
-static bool describe_wait(const struct task *task, bool scheduled, uint64_t in_ms,
-			  char *waiting, size_t size)
+static bool describe_wait(const struct task *task, bool scheduled, uint64_t in_ms, char *waiting,
+			  size_t size)
 {
 	const struct runner *runner = &task->runner;
-	bool waits = runner->state == TASK_PENDING &&
-		     task_dependencies_describe_wait(task, waiting, size);
+	bool waits =
+	    runner->state == TASK_PENDING && task_dependencies_describe_wait(task, waiting, size);
 	if (scheduled && runner->state == TASK_DEAD) {
 		char in[32];
 		format_duration_ms(in_ms, in, sizeof(in));
@@ -154,8 +153,8 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_field_cstring(out, "stage", lifecycle_stage_name(task->config->stage));
 	jw_field_cstring(out, "state", runner_shown_state(runner));
 	jw_field_optional_int(out, "pid", task->pid > 0, task_command_pid(task));
-	jw_field_optional_int(out, "reaper_pid", task->pid > 0 && task->isolation &&
-					      task->isolation->reaper_argv,
+	jw_field_optional_int(out, "reaper_pid",
+			      task->pid > 0 && task->isolation && task->isolation->reaper_argv,
 			      task->pid);
 	jw_field_optional_int(out, "uptime_ms", alive, (int64_t)(now_ms - runner->started_at_ms));
 	jw_field_int(out, "restarts", runner->restart_count);
@@ -222,9 +221,9 @@ static void write_group(struct json_writer *out, struct status_reply *reply,
 	jw_object_close(out);
 }
 
-char *status_reply_line(struct status_reply *reply, struct group *const *groups,
-			size_t group_count, const struct control_scope *scope, uint64_t now_ms,
-			size_t *length, size_t *capacity)
+char *status_reply_line(struct status_reply *reply, struct group *const *groups, size_t group_count,
+			const struct control_scope *scope, uint64_t now_ms, size_t *length,
+			size_t *capacity)
 {
 	const struct group *only = scope->task ? scope->task->group : scope->group;
 	struct json_writer out;

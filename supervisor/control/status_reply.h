@@ -24,6 +24,6 @@ struct status_reply {
 
 /* {"ok": true, "groups": [...]} of the tasks in `scope`, as one line with
  * its newline, in a buffer of `capacity` bytes; the caller frees it. */
-char *status_reply_line(struct status_reply *reply, struct group *const *groups,
-			size_t group_count, const struct control_scope *scope, uint64_t now_ms,
-			size_t *length, size_t *capacity);
+char *status_reply_line(struct status_reply *reply, struct group *const *groups, size_t group_count,
+			const struct control_scope *scope, uint64_t now_ms, size_t *length,
+			size_t *capacity);

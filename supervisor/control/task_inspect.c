@@ -9,17 +9,17 @@
 #include <sys/capability.h>
 #include <unistd.h>
 
-#include "hooks/hook_protocol.h"
 #include "base/json_text.h"
+#include "hooks/hook_protocol.h"
 #include "supervisor/tasks/task.h"
 
 /* Names that usually hold a secret (PASSWORD, API_TOKEN, AWS_SECRET_KEY,
  * ...): their values are masked unless asked. */
 bool inspect_name_is_secret(const char *name, size_t length)
 {
-	static const char *const words[] = {"PASSWORD", "PASSWD",	"SECRET", "TOKEN",
+	static const char *const words[] = {"PASSWORD",   "PASSWD",  "SECRET",  "TOKEN",
 					    "CREDENTIAL", "PRIVATE", "API_KEY", "ACCESS_KEY",
-					    "_KEY",	  NULL};
+					    "_KEY",       NULL};
 	char upper[128];
 	if (length >= sizeof(upper))
 		length = sizeof(upper) - 1;
@@ -54,8 +54,8 @@ static void hook_source(const struct task_hook *hook, char *buffer, size_t size)
 
 /* Where NAME=... in the environment comes from: the last prestart hook
  * that set it, else the config, else corral. */
-static void env_source(const struct task *task, const char *entry, size_t name_length,
-		       char *buffer, size_t size)
+static void env_source(const struct task *task, const char *entry, size_t name_length, char *buffer,
+		       size_t size)
 {
 	snprintf(buffer, size, "corral's environment");
 	for (char **env = task->config->env; env && *env; env++)
@@ -86,9 +86,9 @@ static json_t *environment_json(const struct task *task, bool show_secrets)
 		bool masked = !show_secrets && inspect_name_is_secret(*entry, name_length);
 		json_t *item = json_object();
 		json_object_set_new(item, "name", json_string_lossy(*entry, name_length));
-		json_object_set_new(item, "value", masked ? json_string("***")
-							  : json_string_lossy(equals + 1,
-									      strlen(equals + 1)));
+		json_object_set_new(item, "value",
+				    masked ? json_string("***")
+					   : json_string_lossy(equals + 1, strlen(equals + 1)));
 		json_object_set_new(item, "from", json_string(from));
 		json_array_append_new(list, item);
 	}
@@ -100,7 +100,8 @@ static json_t *mount_json(const struct mount_config *mount, const char *from)
 {
 	json_t *item = json_object();
 	json_object_set_new(item, "type", json_string(mount->type ? mount->type : "bind"));
-	json_object_set_new(item, "source", mount->source ? json_string(mount->source) : json_null());
+	json_object_set_new(item, "source",
+			    mount->source ? json_string(mount->source) : json_null());
 	json_object_set_new(item, "target", json_string(mount->target));
 	json_object_set_new(item, "readonly", json_boolean(mount->readonly));
 	json_object_set_new(item, "from", json_string(from));
@@ -187,13 +188,14 @@ json_t *task_inspect_json(const struct task *task, bool show_secrets)
 			    task->cgroup.path ? json_string(task->cgroup.path) : json_null());
 	json_object_set_new(object, "command", string_list(config->argv));
 	json_object_set_new(object, "executable",
-			    task->plan.executable ? json_string(task->plan.executable) : json_null());
+			    task->plan.executable ? json_string(task->plan.executable)
+						  : json_null());
 	json_object_set_new(object, "cwd", config->cwd ? json_string(config->cwd) : json_null());
 	json_t *user = json_object();
-	json_object_set_new(user, "uid", json_integer(task->plan.change_ids ? task->plan.uid
-									     : getuid()));
-	json_object_set_new(user, "gid", json_integer(task->plan.change_ids ? task->plan.gid
-									     : getgid()));
+	json_object_set_new(user, "uid",
+			    json_integer(task->plan.change_ids ? task->plan.uid : getuid()));
+	json_object_set_new(user, "gid",
+			    json_integer(task->plan.change_ids ? task->plan.gid : getgid()));
 	json_t *groups = json_array();
 	for (size_t i = 0; i < task->plan.group_count; i++)
 		json_array_append_new(groups, json_integer(task->plan.groups[i]));
@@ -204,11 +206,12 @@ json_t *task_inspect_json(const struct task *task, bool show_secrets)
 	json_object_set_new(object, "namespaces",
 			    namespace_list_json(isolation->enabled ? isolation->namespaces : 0));
 	json_object_set_new(object, "hostname",
-			    isolation->enabled && isolation->hostname ? json_string(isolation->hostname)
-								      : json_null());
-	json_object_set_new(object, "rootfs", isolation->enabled && isolation->rootfs
-						      ? json_string(isolation->rootfs)
-						      : json_null());
+			    isolation->enabled && isolation->hostname
+				? json_string(isolation->hostname)
+				: json_null());
+	json_object_set_new(object, "rootfs",
+			    isolation->enabled && isolation->rootfs ? json_string(isolation->rootfs)
+								    : json_null());
 	add_mounts_and_devices(task, object);
 	json_object_set_new(object, "capabilities", capabilities_json(task));
 	json_object_set_new(object, "seccomp", json_string(seccomp_name(isolation)));
@@ -217,10 +220,9 @@ json_t *task_inspect_json(const struct task *task, bool show_secrets)
 	json_object_set_new(object, "resources", resources_json(&config->resources));
 	json_t *after = json_array();
 	for (size_t i = 0; i < config->after_count; i++)
-		json_array_append_new(after, json_pack("{s:s, s:s}", "task", config->after[i].name,
-						       "condition",
-						       dependency_condition_name(
-							   config->after[i].condition)));
+		json_array_append_new(
+		    after, json_pack("{s:s, s:s}", "task", config->after[i].name, "condition",
+				     dependency_condition_name(config->after[i].condition)));
 	json_object_set_new(object, "after", after);
 	json_t *hooks = json_array();
 	for (size_t i = 0; task->hooks && i < task->hooks->count; i++) {

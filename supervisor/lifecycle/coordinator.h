@@ -61,8 +61,7 @@ bool coordinator_gate_open(const struct coordinator *coordinator, enum lifecycle
 /* True when the gate of `stage` is open now or opens in a later state of the
  * current run, so a task of that stage that starts now will not wait
  * forever. Used to refuse a ForceRestart that only a group restart allows. */
-bool coordinator_gate_reachable(const struct coordinator *coordinator,
-				enum lifecycle_stage stage);
+bool coordinator_gate_reachable(const struct coordinator *coordinator, enum lifecycle_stage stage);
 
 /* "init", "prestart", "main", "poststart", "wait_alloc", "poststop". */
 const char *coordinator_state_name(enum coordinator_state state);

@@ -56,10 +56,10 @@ void dependency_stop_order(size_t count, const unsigned *tier, const struct depe
 			   size_t edge_count, size_t *scratch, size_t *position)
 {
 	enum { QUEUES = STOP_TIER_NONE + 1 };
-	size_t *waiting_dependents = scratch;      /* count */
-	size_t *first_edge = scratch + count;      /* count + 1: edges by `from` */
+	size_t *waiting_dependents = scratch;          /* count */
+	size_t *first_edge = scratch + count;          /* count + 1: edges by `from` */
 	size_t *edge_targets = first_edge + count + 1; /* edge_count */
-	size_t *queue = edge_targets + edge_count; /* count */
+	size_t *queue = edge_targets + edge_count;     /* count */
 	size_t head[QUEUES], tail[QUEUES];
 
 	for (size_t i = 0; i < count; i++)

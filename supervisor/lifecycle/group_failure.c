@@ -42,7 +42,7 @@ static void report_failure(struct group *group, struct task *task)
 }
 
 static void decide_on_failure(struct group *group, const char *format, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void decide_on_failure(struct group *group, const char *format, ...)
 {
@@ -61,21 +61,22 @@ static void restart_after_failure(struct group *group, struct task *task, const 
 	char interval[32];
 	format_duration_ms(rule->interval_ms, interval, sizeof(interval));
 	if (task->failed_by_dependency) {
-		decide_on_failure(group, "%s; on_failure: restart cannot help: what it waits for "
-					 "is in another group",
+		decide_on_failure(group,
+				  "%s; on_failure: restart cannot help: what it waits for "
+				  "is in another group",
 				  reason);
 		report_failure(group, task);
 		group_begin_stop(group, GROUP_STOPPING, group->failure_decision);
 		return;
 	}
 	const struct restart_policy bound = {
-		.policy = RESTART_ALWAYS,
-		.attempts = rule->attempts,
-		.interval_ms = rule->interval_ms,
-		.mode = RESTART_MODE_FAIL,
+	    .policy = RESTART_ALWAYS,
+	    .attempts = rule->attempts,
+	    .interval_ms = rule->interval_ms,
+	    .mode = RESTART_MODE_FAIL,
 	};
 	struct restart_decision decision =
-		restart_tracker_decide(&group->failure_restarts, &bound, true, now_ms);
+	    restart_tracker_decide(&group->failure_restarts, &bound, true, now_ms);
 	if (decision.verdict != RESTART_VERDICT_RESTART) {
 		decide_on_failure(group, "%s; on_failure: restart: %u restarts within %s spent",
 				  reason, rule->attempts, interval);
@@ -102,8 +103,9 @@ static void ignore_failures(struct group *group)
 			continue;
 		}
 		task->failure_ignored = true;
-		decide_on_failure(group, "%s failed for good (%s); on_failure: ignore: the other "
-					 "tasks go on",
+		decide_on_failure(group,
+				  "%s failed for good (%s); on_failure: ignore: the other "
+				  "tasks go on",
 				  task->config->full_name, runner_failure(&task->runner));
 		event_log_group(group->services->events, group->config->name,
 				group_event_type_name(GROUP_EVENT_FAILURE_IGNORED),
@@ -120,8 +122,8 @@ bool group_react_to_failure(struct group *group, uint64_t now_ms)
 		return false;
 	char reason[sizeof(group->stop_reason)];
 	if (runner_failure(&task->runner)[0])
-		snprintf(reason, sizeof(reason), "%s failed for good (%s)",
-			 task->config->full_name, runner_failure(&task->runner));
+		snprintf(reason, sizeof(reason), "%s failed for good (%s)", task->config->full_name,
+			 runner_failure(&task->runner));
 	else
 		snprintf(reason, sizeof(reason), "%s failed for good", task->config->full_name);
 	switch (group->config->on_failure.action) {

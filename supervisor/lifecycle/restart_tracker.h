@@ -20,9 +20,9 @@ struct restart_tracker {
 };
 
 enum restart_verdict {
-	RESTART_VERDICT_RESTART,  /* run again after delay_ms (may be 0) */
+	RESTART_VERDICT_RESTART,    /* run again after delay_ms (may be 0) */
 	RESTART_VERDICT_NO_RESTART, /* the policy does not restart this exit: done */
-	RESTART_VERDICT_GIVE_UP,  /* attempts spent: the task failed for good */
+	RESTART_VERDICT_GIVE_UP,    /* attempts spent: the task failed for good */
 };
 
 struct restart_decision {

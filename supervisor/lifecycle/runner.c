@@ -31,29 +31,29 @@ const char *task_state_name(enum task_state state)
 const char *task_event_type_name(enum task_event_type type)
 {
 	static const char *const names[TASK_EVENT_TYPE_COUNT] = {
-		[TASK_EVENT_RECEIVED] = "received",
-		[TASK_EVENT_STARTED] = "started",
-		[TASK_EVENT_START_FAILED] = "start_failed",
-		[TASK_EVENT_EXITED] = "exited",
-		[TASK_EVENT_RESTARTING] = "restarting",
-		[TASK_EVENT_NOT_RESTARTING] = "not_restarting",
-		[TASK_EVENT_KILLING] = "killing",
-		[TASK_EVENT_KILL_TIMEOUT] = "kill_timeout",
-		[TASK_EVENT_KILLED] = "killed",
-		[TASK_EVENT_RESTART_REQUESTED] = "restart_requested",
-		[TASK_EVENT_LEFTOVERS_KILLED] = "leftovers_killed",
-		[TASK_EVENT_OOM_KILLED] = "oom_killed",
-		[TASK_EVENT_READY] = "ready",
-		[TASK_EVENT_NOT_READY] = "not_ready",
-		[TASK_EVENT_UNHEALTHY] = "unhealthy",
-		[TASK_EVENT_HOOK_FAILED] = "hook_failed",
-		[TASK_EVENT_PROBE_FAILED] = "probe_failed",
-		[TASK_EVENT_PROBE_PASSED] = "probe_passed",
-		[TASK_EVENT_UPDATED] = "updated",
-		[TASK_EVENT_REPLACED] = "replaced",
-		[TASK_EVENT_REMOVED] = "removed",
-		[TASK_EVENT_HEALTHY] = "healthy",
-		[TASK_EVENT_SCHEDULED] = "scheduled",
+	    [TASK_EVENT_RECEIVED] = "received",
+	    [TASK_EVENT_STARTED] = "started",
+	    [TASK_EVENT_START_FAILED] = "start_failed",
+	    [TASK_EVENT_EXITED] = "exited",
+	    [TASK_EVENT_RESTARTING] = "restarting",
+	    [TASK_EVENT_NOT_RESTARTING] = "not_restarting",
+	    [TASK_EVENT_KILLING] = "killing",
+	    [TASK_EVENT_KILL_TIMEOUT] = "kill_timeout",
+	    [TASK_EVENT_KILLED] = "killed",
+	    [TASK_EVENT_RESTART_REQUESTED] = "restart_requested",
+	    [TASK_EVENT_LEFTOVERS_KILLED] = "leftovers_killed",
+	    [TASK_EVENT_OOM_KILLED] = "oom_killed",
+	    [TASK_EVENT_READY] = "ready",
+	    [TASK_EVENT_NOT_READY] = "not_ready",
+	    [TASK_EVENT_UNHEALTHY] = "unhealthy",
+	    [TASK_EVENT_HOOK_FAILED] = "hook_failed",
+	    [TASK_EVENT_PROBE_FAILED] = "probe_failed",
+	    [TASK_EVENT_PROBE_PASSED] = "probe_passed",
+	    [TASK_EVENT_UPDATED] = "updated",
+	    [TASK_EVENT_REPLACED] = "replaced",
+	    [TASK_EVENT_REMOVED] = "removed",
+	    [TASK_EVENT_HEALTHY] = "healthy",
+	    [TASK_EVENT_SCHEDULED] = "scheduled",
 	};
 	return (unsigned)type < TASK_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }
@@ -116,7 +116,7 @@ static bool exit_counts_as_failure(const struct restart_policy *policy,
 }
 
 static void emit(struct runner *runner, enum task_event_type type, const char *format, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void emit(struct runner *runner, enum task_event_type type, const char *format, ...)
 {
@@ -232,8 +232,8 @@ static void cancel_hooks(struct runner *runner, enum hook_stage stage)
 		runner->effects->cancel_hooks(runner, stage);
 }
 
-static void start_failed(struct runner *runner, const char *message, int exit_code,
-			 uint64_t now_ms, bool had_process);
+static void start_failed(struct runner *runner, const char *message, int exit_code, uint64_t now_ms,
+			 bool had_process);
 
 /* What corral ran short of to start a task (clone's EAGAIN under pids.max
  * or RLIMIT_NPROC, EMFILE, ENFILE, ENOMEM): the machine's state, not the
@@ -244,7 +244,7 @@ static bool resource_shortage(int error)
 }
 
 #define RESOURCE_RETRY_FIRST_MS 100
-#define RESOURCE_RETRY_MAX_MS 5000
+#define RESOURCE_RETRY_MAX_MS   5000
 
 /* Tried again later, with back-off, as a restart delay is. Said as an
  * event the first time in a row only: a shortage hits many tasks and
@@ -486,7 +486,7 @@ static void apply_restart_policy(struct runner *runner, uint64_t now_ms, bool by
 		return;
 	}
 	struct restart_decision decision =
-		restart_tracker_decide(&runner->tracker, policy, failed, now_ms);
+	    restart_tracker_decide(&runner->tracker, policy, failed, now_ms);
 
 	switch (decision.verdict) {
 	case RESTART_VERDICT_NO_RESTART:
@@ -515,8 +515,8 @@ static void apply_restart_policy(struct runner *runner, uint64_t now_ms, bool by
 
 	char delay[32];
 	format_duration_ms(decision.delay_ms, delay, sizeof(delay));
-	decide(runner, "restart.policy", TASK_EVENT_RESTARTING, "restarting in %s (restart %u of %u)",
-	       delay, decision.attempt, decision.attempts);
+	decide(runner, "restart.policy", TASK_EVENT_RESTARTING,
+	       "restarting in %s (restart %u of %u)", delay, decision.attempt, decision.attempts);
 	runner->restart_count++;
 	runner->failed = false;
 	if (decision.delay_ms == 0) {
@@ -534,8 +534,7 @@ static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
 {
 	enum runner_stop_intent intent = runner->stop_intent;
 	runner->stop_intent = RUNNER_STOP_NONE;
-	runner->last_exit_requested =
-		intent != RUNNER_STOP_NONE && intent != RUNNER_STOP_NOT_READY;
+	runner->last_exit_requested = intent != RUNNER_STOP_NONE && intent != RUNNER_STOP_NOT_READY;
 	forget_process(runner);
 	if (runner->prekill_pending) {
 		/* Gone before its prekill hooks were over: they have nothing
@@ -576,8 +575,8 @@ static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
 	}
 }
 
-static void start_failed(struct runner *runner, const char *message, int exit_code,
-			 uint64_t now_ms, bool had_process)
+static void start_failed(struct runner *runner, const char *message, int exit_code, uint64_t now_ms,
+			 bool had_process)
 {
 	runner->last_exit = (struct task_exit){.kind = TASK_EXIT_START_FAILED, .code = exit_code};
 	runner->has_exited = true;
@@ -589,8 +588,7 @@ static void start_failed(struct runner *runner, const char *message, int exit_co
 	handle_end_of_run(runner, now_ms);
 }
 
-void runner_start_failed(struct runner *runner, const char *message, int exit_code,
-			 uint64_t now_ms)
+void runner_start_failed(struct runner *runner, const char *message, int exit_code, uint64_t now_ms)
 {
 	start_failed(runner, message, exit_code, now_ms, true);
 }

@@ -101,9 +101,9 @@ struct runner {
 	void *context; /* the effects' own data */
 
 	enum task_state state;
-	bool delay_pending;          /* pending, but a restart delay runs */
+	bool delay_pending; /* pending, but a restart delay runs */
 	enum runner_stop_intent stop_intent;
-	bool failed;                 /* dead and failed for good */
+	bool failed; /* dead and failed for good */
 	/* autostart: false, dead until `corral start`: at first, and again
 	 * after each restart of its group. */
 	bool dormant;
@@ -128,7 +128,7 @@ struct runner {
 
 	struct task_exit last_exit;
 	bool has_exited;
-	bool last_exit_requested;    /* corral stopped it: the exit is not a failure */
+	bool last_exit_requested; /* corral stopped it: the exit is not a failure */
 	/* The last run ended in failure: a failed start, a signal or a
 	 * non-zero code that restart.success_exit does not list, or no
 	 * readiness in time. Meaningful when has_exited. */
@@ -138,9 +138,9 @@ struct runner {
 	 * "restart.policy", "restart.attempts"; NULL when corral stopped it.
 	 * Static text. */
 	const char *exit_rule;
-	unsigned restart_count;      /* every run after the first */
-	uint64_t started_at_ms;      /* monotonic, when the current run began */
-	uint64_t next_start_ms;      /* when delay_pending: when it runs again */
+	unsigned restart_count; /* every run after the first */
+	uint64_t started_at_ms; /* monotonic, when the current run began */
+	uint64_t next_start_ms; /* when delay_pending: when it runs again */
 	/* The last start found corral short of a resource (fds, processes,
 	 * memory): it is tried again after this long, doubling, and not
 	 * counted against the restart policy. 0 once a start went through,

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/xmalloc.h"
 #include "base/line_scan.h"
+#include "base/xmalloc.h"
 
 #define HEADER_SIZE (sizeof(uint64_t) + sizeof(uint32_t))
 /* The length field's top two bits hold the tag, the next one marks a
@@ -149,7 +149,8 @@ void line_ring_append_lines(struct line_ring *ring, uint64_t time_ms, unsigned t
 	if (length > ring->capacity) {
 		/* The older lines would be dropped by the newer ones at once. */
 		const char *end = text + length;
-		const char *from = (const char *)memchr(end - ring->capacity, '\n', ring->capacity) + 1;
+		const char *from =
+		    (const char *)memchr(end - ring->capacity, '\n', ring->capacity) + 1;
 		if (from == end) { /* the last line alone is longer: it is kept, cut */
 			const char *before = memrchr(text, '\n', length - 1);
 			from = before ? before + 1 : text;

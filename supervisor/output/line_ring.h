@@ -12,7 +12,7 @@ struct line_ring {
 	 * then [text] for one line, or [uint32 lines][lines joined by '\n'] */
 	char *bytes;
 	size_t capacity;
-	size_t head;    /* offset of the oldest record */
+	size_t head; /* offset of the oldest record */
 	size_t used;
 	size_t count; /* lines held */
 };

@@ -8,11 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/xmalloc.h"
 #include "base/log.h"
+#include "base/xmalloc.h"
 #include "supervisor/output/log_file_dir.h"
 
-#define BUFFER_SIZE (64 * 1024)
+#define BUFFER_SIZE     (64 * 1024)
 #define REPORT_EVERY_MS 10000
 /* "2026-11-24T10:00:00.123Z " */
 #define STAMP_LENGTH 25
@@ -100,8 +100,8 @@ static bool open_fd(struct log_file *file, bool exclusive, struct log_dir_failur
 	return false;
 }
 
-void log_file_open(struct log_file *file, struct loop *loop, const char *dir,
-		   const char *full_name, uint64_t max_size, unsigned keep, bool shared_dir)
+void log_file_open(struct log_file *file, struct loop *loop, const char *dir, const char *full_name,
+		   uint64_t max_size, unsigned keep, bool shared_dir)
 {
 	memset(file, 0, sizeof(*file));
 	file->fd = file->dir_fd = -1;
@@ -153,11 +153,12 @@ static bool rotate(struct log_file *file)
 	int result = log_dir_rotate(file->dir_fd, file->file_name, file->keep, &older_error);
 	if (result < 0) {
 		if (!file->rotation_failing)
-			log_message("%s: log file %s: cannot rotate it: %s; it is written on past "
-				    "log.max_size, and rotation is tried again once it has grown by "
-				    "another %llu bytes",
-				    file->name, file->path, strerror(-result),
-				    (unsigned long long)file->max_size);
+			log_message(
+			    "%s: log file %s: cannot rotate it: %s; it is written on past "
+			    "log.max_size, and rotation is tried again once it has grown by "
+			    "another %llu bytes",
+			    file->name, file->path, strerror(-result),
+			    (unsigned long long)file->max_size);
 		file->rotation_failing = true;
 		file->rotate_at = file->size + file->max_size;
 		return false;

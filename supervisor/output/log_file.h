@@ -28,9 +28,9 @@
 #include "supervisor/output/output_stream.h"
 
 struct log_file {
-	char *path; /* DIR/GROUP/TASK.log, for messages; NULL: no file */
+	char *path;                    /* DIR/GROUP/TASK.log, for messages; NULL: no file */
 	char *dir, *group, *file_name; /* DIR as configured, GROUP, TASK.log */
-	const char *name; /* "web/app", for messages */
+	const char *name;              /* "web/app", for messages */
 	uint64_t max_size;
 	unsigned keep;
 	bool shared_dir;
@@ -59,8 +59,8 @@ struct log_file {
 /* Makes DIR/GROUP (0755) and opens the file for appending. A failure is
  * said and tried again at the next batch, a refusal said once: never an
  * error for the task. `shared_dir`: config `log.shared_dir`. */
-void log_file_open(struct log_file *file, struct loop *loop, const char *dir,
-		   const char *full_name, uint64_t max_size, unsigned keep, bool shared_dir);
+void log_file_open(struct log_file *file, struct loop *loop, const char *dir, const char *full_name,
+		   uint64_t max_size, unsigned keep, bool shared_dir);
 
 /* Lines read at `time_ms` (CLOCK_REALTIME), each ending in '\n' in
  * `text`. */

@@ -69,7 +69,8 @@ static bool trusted(int fd, const char *path, bool shared_dir, bool sticky_is_en
 		     path, (unsigned)status.st_uid, (unsigned)corral);
 		return false;
 	}
-	if ((status.st_mode & (S_IWGRP | S_IWOTH)) && !(sticky_is_enough && (status.st_mode & S_ISVTX))) {
+	if ((status.st_mode & (S_IWGRP | S_IWOTH)) &&
+	    !(sticky_is_enough && (status.st_mode & S_ISVTX))) {
 		fail(failure, true, EPERM,
 		     "%s is writable by group or others (mode %04o): they could put a link in "
 		     "place of the file (make it writable by its owner only, or set "

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/xmalloc.h"
 #include "base/json_text.h"
+#include "base/xmalloc.h"
 
 /* "2026-11-24T10:00:00.123Z ", 25 bytes. */
 #define TIMESTAMP_LENGTH 25
@@ -33,9 +33,9 @@ static size_t write_json_prefix(char *out, const char *name, size_t name_length,
 {
 	const char *slash = memchr(name, '/', name_length);
 	size_t group_length = slash ? (size_t)(slash - name) : name_length;
-	size_t used = (size_t)sprintf(out, "{\"time\":%llu.%03u,\"group\":\"",
-				      (unsigned long long)(time_ms / 1000),
-				      (unsigned)(time_ms % 1000));
+	size_t used =
+	    (size_t)sprintf(out, "{\"time\":%llu.%03u,\"group\":\"",
+			    (unsigned long long)(time_ms / 1000), (unsigned)(time_ms % 1000));
 	used += json_escape_into(out + used, name, group_length);
 	memcpy(out + used, "\",\"task\":\"", 10);
 	used += 10;
@@ -49,7 +49,7 @@ static size_t write_json_prefix(char *out, const char *name, size_t name_length,
 }
 
 /* " stderr" after the name of a line from a separate stderr. */
-#define STDERR_MARK " stderr"
+#define STDERR_MARK        " stderr"
 #define STDERR_MARK_LENGTH (sizeof(STDERR_MARK) - 1)
 
 void output_frame_open(struct output_frame *frame, enum output_format format, const char *name,

@@ -17,7 +17,7 @@
 /* How a line looks on corral's stdout (`corral run --log-format`, the
  * config's `log_format`). */
 enum output_format {
-	OUTPUT_FORMAT_PLAIN,       /* web/app | line; from a separate stderr: web/app stderr | line */
+	OUTPUT_FORMAT_PLAIN, /* web/app | line; from a separate stderr: web/app stderr | line */
 	OUTPUT_FORMAT_TIMESTAMPED, /* 2026-11-24T10:00:00.123Z web/app | line */
 	/* {"time":1763978400.123,"group":"web","task":"app","line":"line"}, with
 	 * "stream":"stdout" or "stderr" before "line" when the streams are apart */
@@ -63,7 +63,8 @@ static inline size_t output_frame_write(const struct output_frame *frame, char *
 		return output_frame_write_json(frame, out, line, length);
 	size_t prefix_length = frame->prefix_length;
 	if (slack && prefix_length <= OUTPUT_FRAME_SLACK)
-		memcpy(out, frame->prefix, OUTPUT_FRAME_SLACK); /* the bytes past it are overwritten */
+		memcpy(out, frame->prefix,
+		       OUTPUT_FRAME_SLACK); /* the bytes past it are overwritten */
 	else
 		memcpy(out, frame->prefix, prefix_length);
 	if (slack && length < OUTPUT_FRAME_SLACK && text_end - line >= OUTPUT_FRAME_SLACK)

@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/xmalloc.h"
 #include "base/line_scan.h"
-#include "supervisor/output/output_frame.h"
 #include "base/log.h"
+#include "base/xmalloc.h"
+#include "supervisor/output/output_frame.h"
 
 /* What a slow reader of corral's stdout gets at exit before the last lines
  * are dropped: long enough for any live reader, bounded for a dead one. */
@@ -39,8 +39,8 @@ static void drop_pending(struct output_sink *sink)
 static void write_pending(struct output_sink *sink)
 {
 	while (pending_bytes(sink)) {
-		ssize_t written = write(sink->watch.fd, sink->buffer + sink->start,
-					pending_bytes(sink));
+		ssize_t written =
+		    write(sink->watch.fd, sink->buffer + sink->start, pending_bytes(sink));
 		if (written < 0) {
 			if (errno == EINTR)
 				continue;
@@ -211,8 +211,8 @@ size_t output_sink_append_lines(struct output_sink *sink, const char *name, size
 			}
 			slack = capacity - used_end >= record + OUTPUT_FRAME_SLACK;
 		}
-		used_end += output_frame_write(&frame, buffer + used_end, slack, cursor, line_length,
-					       end);
+		used_end +=
+		    output_frame_write(&frame, buffer + used_end, slack, cursor, line_length, end);
 		cursor = newline + 1;
 		taken++;
 	}

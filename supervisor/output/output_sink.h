@@ -33,15 +33,15 @@ struct output_sink {
 	struct loop *loop;
 	enum output_format format;
 	struct loop_watch watch;
-	bool pollable;       /* epoll accepts the fd: buffer and wait for EPOLLOUT */
+	bool pollable; /* epoll accepts the fd: buffer and wait for EPOLLOUT */
 	bool waiting_for_writable;
-	bool broken;         /* stdout is gone: lines are dropped and counted */
-	bool closing;        /* corral exits: wait (bounded) instead of refusing */
+	bool broken;  /* stdout is gone: lines are dropped and counted */
+	bool closing; /* corral exits: wait (bounded) instead of refusing */
 	uint64_t close_deadline_ms;
-	int saved_flags;     /* fd flags to restore at close */
+	int saved_flags; /* fd flags to restore at close */
 	char *buffer;
 	size_t capacity;
-	size_t start, end;   /* pending bytes are buffer[start..end) */
+	size_t start, end; /* pending bytes are buffer[start..end) */
 	struct output_sink_waiter *waiters, **waiters_tail;
 	uint64_t dropped_bytes;
 	uint64_t dropped_lines;

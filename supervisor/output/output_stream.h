@@ -16,7 +16,7 @@ enum output_stream {
 /* "stdout", "stderr", or NULL for a merged line. */
 static inline const char *output_stream_name(enum output_stream stream)
 {
-	return stream == OUTPUT_STREAM_STDOUT	? "stdout"
+	return stream == OUTPUT_STREAM_STDOUT   ? "stdout"
 	       : stream == OUTPUT_STREAM_STDERR ? "stderr"
 						: NULL;
 }

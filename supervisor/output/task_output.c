@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "base/xmalloc.h"
 #include "base/log.h"
+#include "base/xmalloc.h"
 
 #define READ_SIZE (64 * 1024)
 /* Reads per wakeup: enough to empty a full pipe, few enough that a chatty
@@ -196,7 +196,7 @@ static void pause_reading(struct task_output *output, const char *rest, size_t s
 static void on_room(struct output_sink_waiter *waiter)
 {
 	struct task_output *output =
-		(struct task_output *)((char *)waiter - offsetof(struct task_output, waiter));
+	    (struct task_output *)((char *)waiter - offsetof(struct task_output, waiter));
 	size_t held = output->held_end - output->held_start;
 	size_t taken = forward(output, output->held + output->held_start, held, wall_clock_ms());
 	output->held_start += taken;

@@ -47,14 +47,14 @@ struct task_output {
 	/* log.mode non-blocking: when the sink is full, a line goes to the
 	 * log ring only, and is counted (and reported) as dropped. */
 	bool drop_when_full;
-	bool dropping;             /* within a run of drops */
+	bool dropping; /* within a run of drops */
 	/* The flags of the groups below, kept here beside the two above:
 	 * apart, each took 8 bytes (measured: bench_supervisor --memory-only). */
-	bool paused;        /* the sink was full: see `held` */
-	bool line_complete; /* see `line` */
-	bool rate_paused;   /* log.rate_limit: the pipe waits for tokens */
-	uint64_t dropped_lines;    /* in all, for status */
-	uint64_t dropping_lines;   /* in the current run of drops, since the last report */
+	bool paused;             /* the sink was full: see `held` */
+	bool line_complete;      /* see `line` */
+	bool rate_paused;        /* log.rate_limit: the pipe waits for tokens */
+	uint64_t dropped_lines;  /* in all, for status */
+	uint64_t dropping_lines; /* in the current run of drops, since the last report */
 	uint64_t dropping_report_ms;
 	/* The sink was full: `held` keeps what was read and not forwarded
 	 * yet, and the pipe is not read until it is out. */

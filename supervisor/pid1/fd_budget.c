@@ -16,9 +16,9 @@ static size_t fds_of_task(const struct task_config *task)
 {
 	/* Write ends of the output pipes and the cgroup's directory are
 	 * opened for a spawn and closed after it (task_output.h). */
-	size_t fds = 1;  /* its output pipe's read end */
-	fds += 1;        /* its pidfd */
-	fds += 1;        /* cgroup.events while what a run left behind dies */
+	size_t fds = 1; /* its output pipe's read end */
+	fds += 1;       /* its pidfd */
+	fds += 1;       /* cgroup.events while what a run left behind dies */
 	if (task->log_separate_streams)
 		fds += 1; /* stderr's own pipe, its read end */
 	if (readiness_of(task)->kind == READINESS_NOTIFY_SYSTEMD)

@@ -2,8 +2,8 @@
 
 #include <stdio.h>
 
-#include "supervisor/pid1/fd_budget.h"
 #include "base/log.h"
+#include "supervisor/pid1/fd_budget.h"
 
 /* What a task holds besides fd_budget's count from its spawn until its
  * exec is confirmed (the error pipe, which the loop reads later): every
@@ -58,12 +58,13 @@ void fd_limit_raise(const struct config *config)
 	struct rlimit wanted = fd_limit_wanted(current, needed, read_nr_open());
 	if (wanted.rlim_max > current.rlim_max) {
 		if (setrlimit(RLIMIT_NOFILE, &wanted) == 0) {
-			log_info("RLIMIT_NOFILE: hard limit raised from %llu to %llu: %zu task%s need "
-				 "about %zu fds, and %d more each while they start (corral has "
-				 "cap_sys_resource)",
-				 (unsigned long long)current.rlim_max,
-				 (unsigned long long)wanted.rlim_max, tasks, tasks == 1 ? "" : "s",
-				 running, FDS_OF_A_START);
+			log_info(
+			    "RLIMIT_NOFILE: hard limit raised from %llu to %llu: %zu task%s need "
+			    "about %zu fds, and %d more each while they start (corral has "
+			    "cap_sys_resource)",
+			    (unsigned long long)current.rlim_max,
+			    (unsigned long long)wanted.rlim_max, tasks, tasks == 1 ? "" : "s",
+			    running, FDS_OF_A_START);
 			return;
 		}
 		/* EPERM without cap_sys_resource: the soft limit alone, as before. */

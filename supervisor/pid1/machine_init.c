@@ -35,14 +35,12 @@ bool machine_init_prepare(void)
 {
 	if (getpid() != 1)
 		return false;
-	mount_if_missing("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			 "/proc/self");
+	mount_if_missing("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "/proc/self");
 	struct stat namespace;
 	if (stat("/proc/self/ns/pid", &namespace) < 0 ||
 	    namespace.st_ino != INITIAL_PID_NAMESPACE_INODE)
 		return false; /* a container's PID 1 */
-	mount_if_missing("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			 "/sys/kernel");
+	mount_if_missing("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "/sys/kernel");
 	mount_if_missing("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "/dev/null");
 	/* Pure cgroup v2, as systemd mounts it: each task gets its cgroup. */
 	mount_if_missing("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,

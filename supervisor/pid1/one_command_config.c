@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config_load.h"
 #include "base/xmalloc.h"
+#include "config/config_load.h"
 #include "supervisor/pid1/one_command.h"
 
 /* Written as a config file would be, and loaded by the same loader, so

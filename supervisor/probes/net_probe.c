@@ -61,8 +61,9 @@ void net_probe_timed_out(struct probe *probe)
 	char timeout[32], why[96];
 	format_duration_ms(probe->config->timeout_ms, timeout, sizeof(timeout));
 	snprintf(why, sizeof(why), "timed out after %s%s", timeout,
-		 probe->config->kind == PROBE_HTTP && probe->request_sent ? " waiting for the answer"
-									 : "");
+		 probe->config->kind == PROBE_HTTP && probe->request_sent
+		     ? " waiting for the answer"
+		     : "");
 	finish(probe, false, why);
 }
 
@@ -203,8 +204,8 @@ void net_probe_run(struct probe *probe)
 		finish(probe, false, why);
 		return;
 	}
-	probe->socket_watch = (struct loop_watch){.fd = fd, .callback = on_socket_event,
-						  .data = probe};
+	probe->socket_watch =
+	    (struct loop_watch){.fd = fd, .callback = on_socket_event, .data = probe};
 	if (config->kind == PROBE_HTTP)
 		build_request(probe);
 	int connected = connect(fd, (struct sockaddr *)&address, length);
@@ -224,9 +225,9 @@ static void exchange(struct probe *probe, uint32_t events)
 {
 	int fd = probe->socket_watch.fd;
 	if (probe->request_sent < probe->request_length) {
-		ssize_t sent = send(fd, probe->request + probe->request_sent,
-				    probe->request_length - probe->request_sent,
-				    MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t sent =
+		    send(fd, probe->request + probe->request_sent,
+			 probe->request_length - probe->request_sent, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (sent < 0 && errno != EAGAIN && errno != EINTR) {
 			fail_run(probe, "send to", errno);
 			return;
@@ -254,9 +255,9 @@ static void exchange(struct probe *probe, uint32_t events)
 		return;
 	char why[160] = "";
 	if (parsed <= 0) {
-		snprintf(why, sizeof(why), got == 0 && probe->response_length == 0
-						   ? "closed without an answer"
-						   : "not an HTTP answer");
+		snprintf(why, sizeof(why),
+			 got == 0 && probe->response_length == 0 ? "closed without an answer"
+								 : "not an HTTP answer");
 		finish(probe, false, why);
 		return;
 	}

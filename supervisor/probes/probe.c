@@ -10,11 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/process_group.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
 #include "isolation/spawn.h"
 #include "supervisor/tasks/task_join.h"
-#include "base/process_group.h"
 
 static void on_next_run(struct loop_timer *timer);
 static void on_deadline(struct loop_timer *timer);
@@ -40,8 +40,8 @@ void probe_init(struct probe *probe, const struct probe_config *config,
 	if (config->kind != PROBE_EXEC)
 		return;
 	char buffer[PATH_MAX];
-	probe->executable = xstrdup(
-		spawn_resolve_executable(config->argv[0], plan->envp, buffer, sizeof(buffer)));
+	probe->executable =
+	    xstrdup(spawn_resolve_executable(config->argv[0], plan->envp, buffer, sizeof(buffer)));
 }
 
 uint64_t probe_interval_ms(const struct probe *probe)
@@ -107,19 +107,19 @@ static void run_once(struct probe *probe)
 	probe->run_joined = false;
 	struct spawn_slots *slots = probe->services->spawn_slots;
 	struct spawn_request request = {
-		.executable = probe->executable,
-		.argv = probe->config->argv,
-		.envp = probe->plan->envp,
-		.cwd = probe->task->cwd,
-		.change_ids = probe->plan->change_ids,
-		.keep_groups = probe->plan->keep_groups,
-		.oom_score_adj = probe->plan->oom_score_adj,
-		.uid = probe->plan->uid,
-		.gid = probe->plan->gid,
-		.groups = probe->plan->groups,
-		.group_count = probe->plan->group_count,
-		.output_fd = slots->devnull_fd,
-		.notify_target = -1,
+	    .executable = probe->executable,
+	    .argv = probe->config->argv,
+	    .envp = probe->plan->envp,
+	    .cwd = probe->task->cwd,
+	    .change_ids = probe->plan->change_ids,
+	    .keep_groups = probe->plan->keep_groups,
+	    .oom_score_adj = probe->plan->oom_score_adj,
+	    .uid = probe->plan->uid,
+	    .gid = probe->plan->gid,
+	    .groups = probe->plan->groups,
+	    .group_count = probe->plan->group_count,
+	    .output_fd = slots->devnull_fd,
+	    .notify_target = -1,
 	};
 	struct spawn_result result;
 	uint64_t now = loop_now_ms();

@@ -12,9 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/loop.h"
 #include "config/config.h"
 #include "isolation/task_plan.h"
-#include "base/loop.h"
 #include "supervisor/tasks/services.h"
 
 /* One run ended: passed (exit 0) or not, and why not ("exited with code 1",
@@ -35,7 +35,7 @@ struct probe {
 	bool passed_once; /* since probe_start: start_interval is over */
 	pid_t pid;        /* of the run in progress, else 0 */
 	struct loop_watch pidfd_watch;
-	int error_fd;     /* the run's spawn error pipe */
+	int error_fd; /* the run's spawn error pipe */
 	bool timed_out;
 	struct loop_timer next_run;
 	struct loop_timer deadline;
@@ -49,7 +49,7 @@ struct probe {
 	struct loop_watch socket_watch;     /* fd -1 between runs */
 	char *request;                      /* http: the GET, and how much went out */
 	size_t request_length, request_sent;
-	char response[512];                 /* http: the start of the answer */
+	char response[512]; /* http: the start of the answer */
 	size_t response_length;
 };
 

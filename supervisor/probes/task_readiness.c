@@ -11,10 +11,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
 #include "supervisor/tasks/group.h"
-#include "base/log.h"
 #include "supervisor/tasks/task.h"
 
 /* ---- notify: systemd ---- */
@@ -308,8 +308,8 @@ static void say_probe_news(struct task *task, const char *what, enum probe_news 
 	case PROBE_NEWS_NONE:
 		return;
 	case PROBE_NEWS_FIRST_FAILURE:
-		snprintf(message, sizeof(message), "%s failed: %s (%s)", what,
-			 record->last_result, count);
+		snprintf(message, sizeof(message), "%s failed: %s (%s)", what, record->last_result,
+			 count);
 		break;
 	case PROBE_NEWS_NEW_REASON:
 		snprintf(message, sizeof(message), "%s failed: %s (was: %s; %s)", what,
@@ -375,7 +375,8 @@ static void on_readiness_probe(void *context, bool passed, const char *why)
 	if (!readiness_of(task->config)->continuous)
 		probe_stop(&task->readiness.probes->readiness_probe);
 	else if (runner_is_ready_now(&task->runner))
-		say_probe_news(task, "readiness probe", news, record, ""); /* after a few failures */
+		say_probe_news(task, "readiness probe", news, record,
+			       ""); /* after a few failures */
 	runner_ready(&task->runner, "probe passed");
 }
 
@@ -467,8 +468,8 @@ static uint64_t health_hold_off_ms(const struct task *task)
 	unsigned streak = task->readiness.unhealthy_restarts;
 	uint64_t interval = health_of(task->config)->probe.interval_ms;
 	uint64_t cap = task->config->restart.max_delay_ms > interval
-			       ? task->config->restart.max_delay_ms
-			       : interval;
+			   ? task->config->restart.max_delay_ms
+			   : interval;
 	if (!streak)
 		return 0;
 	uint64_t hold = interval;
@@ -499,8 +500,9 @@ void task_readiness_run_ended(struct task *task)
 bool task_readiness_reap(struct task *task, pid_t pid)
 {
 	struct task_probes *probes = task->readiness.probes;
-	return probes && ((probes->readiness_probe.made && probe_reap(&probes->readiness_probe, pid)) ||
-			  (probes->health_probe.made && probe_reap(&probes->health_probe, pid)));
+	return probes &&
+	       ((probes->readiness_probe.made && probe_reap(&probes->readiness_probe, pid)) ||
+		(probes->health_probe.made && probe_reap(&probes->health_probe, pid)));
 }
 
 /* ---- the task's life ---- */
@@ -510,7 +512,7 @@ int task_readiness_open(struct task *task, char *error, size_t error_size)
 	struct task_readiness *readiness = &task->readiness;
 	memset(readiness, 0, sizeof(*readiness));
 	readiness->notify_pipe =
-		(struct loop_watch){.fd = -1, .callback = on_notify_pipe, .data = task};
+	    (struct loop_watch){.fd = -1, .callback = on_notify_pipe, .data = task};
 	readiness->notify_pipe_write = -1;
 	const struct readiness_config *config = readiness_of(task->config);
 	if (config->kind != READINESS_NOTIFY_SYSTEMD && !config->watchdog_ms)
@@ -520,8 +522,8 @@ int task_readiness_open(struct task *task, char *error, size_t error_size)
 	loop_timer_init(&notify->watchdog, on_watchdog, task);
 	readiness->notify = notify;
 	if (config->watchdog_ms)
-		notify->watchdog_env = xasprintf("WATCHDOG_USEC=%llu",
-						 (unsigned long long)config->watchdog_ms * 1000);
+		notify->watchdog_env =
+		    xasprintf("WATCHDOG_USEC=%llu", (unsigned long long)config->watchdog_ms * 1000);
 	if (config->kind == READINESS_NOTIFY_SYSTEMD)
 		return open_notify_socket(task, error, error_size);
 	return 0;

@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "isolation/spawn.h"
 #include "base/loop.h"
+#include "isolation/spawn.h"
 #include "supervisor/probes/probe.h"
 #include "supervisor/probes/probe_record.h"
 
@@ -51,8 +51,8 @@ struct task_readiness {
 	/* NULL unless the task has `notify: systemd` or a watchdog: 72 bytes
 	 * less for every other task (measured: bench_supervisor --memory-only). */
 	struct task_notify *notify;
-	struct loop_watch notify_pipe;   /* notify fd: the read end of this run */
-	int notify_pipe_write;           /* its write end, until the spawn is done */
+	struct loop_watch notify_pipe; /* notify fd: the read end of this run */
+	int notify_pipe_write;         /* its write end, until the spawn is done */
 	/* Restarts for failed health checks in a row, with no pass between:
 	 * the next run's first check waits longer each time. */
 	unsigned unhealthy_restarts;

@@ -55,7 +55,8 @@ void event_log_task(struct event_log *log, const char *full_name, const char *ev
 {
 	/* A start that failed is an error even when progress is quiet: a
 	 * command that cannot be executed must say why. */
-	void (*say)(const char *, ...) = strcmp(event, "start_failed") == 0 ? log_message : log_info;
+	void (*say)(const char *, ...) =
+	    strcmp(event, "start_failed") == 0 ? log_message : log_info;
 	if (pid > 0)
 		say("%s: %s (pid %d)", full_name, message, (int)pid);
 	else
@@ -86,9 +87,9 @@ void event_log_group(struct event_log *log, const char *group, const char *event
 const char *corral_event_type_name(enum corral_event_type type)
 {
 	static const char *const names[CORRAL_EVENT_TYPE_COUNT] = {
-		[CORRAL_EVENT_RELOAD_STARTED] = "reload_started",
-		[CORRAL_EVENT_RELOAD_FINISHED] = "reload_finished",
-		[CORRAL_EVENT_RELOAD_REFUSED] = "reload_refused",
+	    [CORRAL_EVENT_RELOAD_STARTED] = "reload_started",
+	    [CORRAL_EVENT_RELOAD_FINISHED] = "reload_finished",
+	    [CORRAL_EVENT_RELOAD_REFUSED] = "reload_refused",
 	};
 	return (unsigned)type < CORRAL_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }

@@ -11,8 +11,8 @@
 #define EVENT_LOG_RECENT_BYTES (256 * 1024)
 
 struct event_log {
-	FILE *file;                /* NULL: no file */
-	struct line_ring recent;   /* the last events as JSON, for `corral events` */
+	FILE *file;              /* NULL: no file */
+	struct line_ring recent; /* the last events as JSON, for `corral events` */
 	/* Called with each event's JSON (no newline), for followers. */
 	void (*on_event)(void *context, const char *json, size_t length);
 	void *on_event_context;

@@ -15,11 +15,11 @@
 const char *group_event_type_name(enum group_event_type type)
 {
 	static const char *const names[GROUP_EVENT_TYPE_COUNT] = {
-		[GROUP_EVENT_LIFECYCLE] = "lifecycle",
-		[GROUP_EVENT_STOPPING] = "stopping",
-		[GROUP_EVENT_RESTARTING] = "restarting",
-		[GROUP_EVENT_FINISHED] = "finished",
-		[GROUP_EVENT_FAILURE_IGNORED] = "failure_ignored",
+	    [GROUP_EVENT_LIFECYCLE] = "lifecycle",
+	    [GROUP_EVENT_STOPPING] = "stopping",
+	    [GROUP_EVENT_RESTARTING] = "restarting",
+	    [GROUP_EVENT_FINISHED] = "finished",
+	    [GROUP_EVENT_FAILURE_IGNORED] = "failure_ignored",
 	};
 	return (unsigned)type < GROUP_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }
@@ -40,8 +40,8 @@ static enum coordinator_task_state coordinator_view(const struct runner *runner)
 	return COORD_TASK_PENDING;
 }
 
-int group_init(struct group *group, const struct group_config *config,
-	       struct services *services, char *error, size_t error_size)
+int group_init(struct group *group, const struct group_config *config, struct services *services,
+	       char *error, size_t error_size)
 {
 	memset(group, 0, sizeof(*group));
 	group->config = config;
@@ -122,11 +122,11 @@ static size_t coordinator_views(struct group *group)
 		enum coordinator_task_state state = coordinator_view(runner);
 		if (scheduled && runner->state == TASK_DEAD && group->stop_mode == GROUP_RUNNING)
 			state = group->coordinator.state == COORDINATOR_INIT ? COORD_TASK_PENDING
-									      : COORD_TASK_RUNNING;
+									     : COORD_TASK_RUNNING;
 		views[count++] = (struct coordinator_task){
-			.stage = group->tasks[i]->config->stage,
-			.state = state,
-			.failed = runner->failed && !scheduled,
+		    .stage = group->tasks[i]->config->stage,
+		    .state = state,
+		    .failed = runner->failed && !scheduled,
 		};
 	}
 	return count;
@@ -144,8 +144,7 @@ static void update_coordinator(struct group *group)
 			 coordinator_state_name(before),
 			 coordinator_state_name(group->coordinator.state));
 		event_log_group(group->services->events, group->config->name,
-				group_event_type_name(GROUP_EVENT_LIFECYCLE),
-				message);
+				group_event_type_name(GROUP_EVENT_LIFECYCLE), message);
 	}
 }
 
@@ -156,8 +155,8 @@ void group_begin_stop(struct group *group, enum group_stop_mode mode, const char
 	group->stop_mode = mode;
 	snprintf(group->stop_reason, sizeof(group->stop_reason), "%s", reason);
 	char message[sizeof(group->stop_reason) + 16];
-	snprintf(message, sizeof(message), "%s: %s", mode == GROUP_STOPPING ? "stopping" : "restarting",
-		 reason);
+	snprintf(message, sizeof(message), "%s: %s",
+		 mode == GROUP_STOPPING ? "stopping" : "restarting", reason);
 	event_log_group(group->services->events, group->config->name,
 			group_event_type_name(mode == GROUP_STOPPING ? GROUP_EVENT_STOPPING
 								     : GROUP_EVENT_RESTARTING),
@@ -219,7 +218,7 @@ static void check_stop_conditions(struct group *group, uint64_t now_ms)
 static bool advance_stop(struct group *group, uint64_t now_ms)
 {
 	enum runner_stop_intent intent =
-		group->stop_mode == GROUP_STOPPING ? RUNNER_STOP_FOR_GOOD : RUNNER_STOP_GROUP_RESTART;
+	    group->stop_mode == GROUP_STOPPING ? RUNNER_STOP_FOR_GOOD : RUNNER_STOP_GROUP_RESTART;
 	bool any_alive = false;
 	struct stop_fronts fronts;
 	task_dependencies_stop_fronts(group, &fronts);
@@ -438,10 +437,9 @@ static enum runner_request_result hold_restart_for_dependents(struct task *task)
 enum runner_request_result group_restart_task(struct group *group, struct task *task,
 					      uint64_t now_ms)
 {
-	enum runner_request_result result =
-		task_dependencies_restart_dependents_alive(task)
-			? hold_restart_for_dependents(task)
-			: runner_restart(&task->runner, now_ms);
+	enum runner_request_result result = task_dependencies_restart_dependents_alive(task)
+						? hold_restart_for_dependents(task)
+						: runner_restart(&task->runner, now_ms);
 	group_settle(group, now_ms);
 	return result;
 }
@@ -458,7 +456,7 @@ enum runner_request_result group_force_restart_task(struct group *group, struct 
 	if (task->runner.state == TASK_RUNNING || task->runner.state == TASK_STARTING)
 		return group_restart_task(group, task, now_ms);
 	enum runner_request_result result =
-		runner_force_restart(&task->runner, group_can_run_again(group, task), now_ms);
+	    runner_force_restart(&task->runner, group_can_run_again(group, task), now_ms);
 	group_settle(group, now_ms);
 	return result;
 }

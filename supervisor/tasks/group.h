@@ -34,11 +34,11 @@ struct group {
 	size_t task_count;
 	struct coordinator_task *coordinator_views; /* scratch, one per task */
 
-	bool dirty;              /* something changed since the last settle */
+	bool dirty; /* something changed since the last settle */
 	enum group_stop_mode stop_mode;
 	char stop_reason[256];
-	bool starts_forbidden;   /* everything is being killed: nothing starts */
-	bool rearm_after_stop;   /* restart of the whole group: all run again */
+	bool starts_forbidden; /* everything is being killed: nothing starts */
+	bool rearm_after_stop; /* restart of the whole group: all run again */
 	/* restart --running: the gates are open, so starts wait for the
 	 * earlier stages to be ready again (group.c, earlier_stages_ready) */
 	bool restart_in_order;
@@ -49,14 +49,14 @@ struct group {
 	unsigned failure_restart_count;
 	/* What on_failure last decided, for status: "" before any failure. */
 	char failure_decision[320];
-	int cgroup_fd; /* root/<group> of the cgroup tree; -1 without */
+	int cgroup_fd;                         /* root/<group> of the cgroup tree; -1 without */
 	struct loop_watch memory_events_watch; /* group_oom_watch.h; fd -1: none */
-	struct group_network network; /* its bridge, its shared namespace */
+	struct group_network network;          /* its bridge, its shared namespace */
 };
 
 /* Errors (a user that does not exist, ...) name the task. */
-int group_init(struct group *group, const struct group_config *config,
-	       struct services *services, char *error, size_t error_size);
+int group_init(struct group *group, const struct group_config *config, struct services *services,
+	       char *error, size_t error_size);
 void group_free(struct group *group);
 
 void group_mark_dirty(struct group *group);

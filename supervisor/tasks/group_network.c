@@ -5,10 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "config/config_network.h"
 #include "isolation/network.h"
 #include "supervisor/tasks/group.h"
-#include "base/log.h"
 
 static int describe(const struct group *group, const struct network_failure *failure, char *error,
 		    size_t error_size)

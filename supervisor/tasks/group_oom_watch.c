@@ -24,7 +24,7 @@ static void on_memory_events(struct loop_watch *watch, uint32_t events)
 void group_oom_watch_open(struct group *group)
 {
 	group->memory_events_watch =
-		(struct loop_watch){.fd = -1, .callback = on_memory_events, .data = group};
+	    (struct loop_watch){.fd = -1, .callback = on_memory_events, .data = group};
 	if (group->cgroup_fd < 0 || !cgroup_tree_has_controller(group->services->cgroups, "memory"))
 		return;
 	int fd = openat(group->cgroup_fd, "memory.events", O_RDONLY | O_CLOEXEC);

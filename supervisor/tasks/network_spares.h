@@ -21,8 +21,8 @@
 
 #include <stddef.h>
 
-#include "isolation/network.h"
 #include "base/loop.h"
+#include "isolation/network.h"
 
 #define NETWORK_SPARES_SIZE 2
 

@@ -18,7 +18,8 @@ static struct pid_index_entry *find(const struct pid_index *index, pid_t pid)
 {
 	if (!index->capacity)
 		return NULL;
-	for (size_t slot = slot_of(pid, index->capacity);; slot = (slot + 1) & (index->capacity - 1)) {
+	for (size_t slot = slot_of(pid, index->capacity);;
+	     slot = (slot + 1) & (index->capacity - 1)) {
 		struct pid_index_entry *entry = &index->entries[slot];
 		if (entry->pid == pid)
 			return entry;

@@ -5,17 +5,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/loop.h"
 #include "hooks/task_hooks.h"
 #include "isolation/cgroup_tree.h"
 #include "isolation/host_shared_mounts.h"
 #include "isolation/network.h"
 #include "isolation/spawn.h"
-#include "supervisor/tasks/event_log.h"
-#include "base/loop.h"
-#include "supervisor/tasks/network_spares.h"
-#include "supervisor/tasks/pid_index.h"
 #include "supervisor/output/output_sink.h"
 #include "supervisor/output/output_stream.h"
+#include "supervisor/tasks/event_log.h"
+#include "supervisor/tasks/network_spares.h"
+#include "supervisor/tasks/pid_index.h"
 
 struct group;
 struct shortage_report;
@@ -25,9 +25,9 @@ struct services {
 	struct loop *loop;
 	struct output_sink *sink;
 	struct event_log *events;
-	struct spawn_slots *spawn_slots; /* the low fds every spawn goes through */
-	struct cgroup_tree *cgroups;     /* enabled false: tasks get no cgroups */
-	struct network_host *network;    /* corral's network namespace (libnl) */
+	struct spawn_slots *spawn_slots;       /* the low fds every spawn goes through */
+	struct cgroup_tree *cgroups;           /* enabled false: tasks get no cgroups */
+	struct network_host *network;          /* corral's network namespace (libnl) */
 	struct network_spares *network_spares; /* namespaces for network mode none */
 	struct pid_index *task_pids;           /* running tasks by main pid (reaping) */
 	/* Sources of bidirectional mounts, shared on the host while bound. */

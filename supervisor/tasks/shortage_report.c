@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/units.h"
 #include "supervisor/tasks/group.h"
-#include "base/log.h"
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/task.h"
 
@@ -21,8 +21,7 @@ static bool waits_for_a_resource(const struct runner *runner)
  * every task, made at most once a summary and once an idle turn after a
  * wait ended: cheaper than keeping a count right through stops, reloads
  * and restarts. */
-static size_t count_waiting(const struct services *services, uint64_t now_ms,
-			    uint64_t *next_ms)
+static size_t count_waiting(const struct services *services, uint64_t now_ms, uint64_t *next_ms)
 {
 	size_t waiting = 0;
 	*next_ms = UINT64_MAX;

@@ -12,15 +12,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/units.h"
-#include "supervisor/tasks/group.h"
 #include "base/log.h"
+#include "base/units.h"
+#include "base/xmalloc.h"
+#include "supervisor/tasks/group.h"
 #include "supervisor/tasks/shortage_report.h"
 #include "supervisor/tasks/task_schedule.h"
-#include "base/xmalloc.h"
 
-#define TASK_FROM_RUNNER(runner_pointer)                                                   \
-	((struct task *)((char *)(runner_pointer) - offsetof(struct task, runner)))
+#define TASK_FROM_RUNNER(runner_pointer)                                                           \
+	((struct task *)((char *)(runner_pointer)-offsetof(struct task, runner)))
 
 static int pidfd_send_signal_compat(int pidfd, int signal_number)
 {
@@ -53,8 +53,8 @@ int task_send_signal(struct task *task, int signal_number)
 static int task_between(void *context, pid_t pid, int pidfd, char *message, size_t size)
 {
 	struct task *task = context;
-	int error = task_isolation_between(task->isolation)(task->isolation, pid, pidfd, message,
-							    size);
+	int error =
+	    task_isolation_between(task->isolation)(task->isolation, pid, pidfd, message, size);
 
 	if (error < 0 || !task_network_needs_between(task))
 		return error;
@@ -64,31 +64,31 @@ static int task_between(void *context, pid_t pid, int pidfd, char *message, size
 static void fill_spawn_request(struct task *task, struct spawn_request *request)
 {
 	*request = (struct spawn_request){
-		.executable = task->plan.executable,
-		.argv = task->config->argv,
-		.envp = NULL, /* effect_spawn: made for the spawn alone */
-		.cwd = task->config->cwd,
-		.change_ids = task->plan.change_ids,
-		.keep_groups = task->plan.keep_groups,
-		.oom_score_adj = task->plan.oom_score_adj,
-		.uid = task->plan.uid,
-		.gid = task->plan.gid,
-		.groups = task->plan.groups,
-		.group_count = task->plan.group_count,
-		.output_fd = -1, /* open_spawn_fds */
-		.separate_stderr = task->error_output != NULL,
-		.stderr_fd = -1,
-		.inherit_stdio = task->services->inherit_stdio,
-		.take_terminal = task->services->take_terminal,
-		.into_cgroup = task_cgroup_exists(&task->cgroup),
-		.cgroup_fd = -1, /* open_spawn_fds */
-		.cgroup_v1_join = task->cgroup.v1_count ? task->cgroup.v1_join_paths : NULL,
-		.notify_target = -1,
-		.isolation = task->isolation ? &task->isolation->spawn : NULL,
-		.between = task->isolation && task_isolation_between(task->isolation) ? task_between
-										       : NULL,
-		.between_context = task,
-		.netns_fd = task->network.netns_fd,
+	    .executable = task->plan.executable,
+	    .argv = task->config->argv,
+	    .envp = NULL, /* effect_spawn: made for the spawn alone */
+	    .cwd = task->config->cwd,
+	    .change_ids = task->plan.change_ids,
+	    .keep_groups = task->plan.keep_groups,
+	    .oom_score_adj = task->plan.oom_score_adj,
+	    .uid = task->plan.uid,
+	    .gid = task->plan.gid,
+	    .groups = task->plan.groups,
+	    .group_count = task->plan.group_count,
+	    .output_fd = -1, /* open_spawn_fds */
+	    .separate_stderr = task->error_output != NULL,
+	    .stderr_fd = -1,
+	    .inherit_stdio = task->services->inherit_stdio,
+	    .take_terminal = task->services->take_terminal,
+	    .into_cgroup = task_cgroup_exists(&task->cgroup),
+	    .cgroup_fd = -1, /* open_spawn_fds */
+	    .cgroup_v1_join = task->cgroup.v1_count ? task->cgroup.v1_join_paths : NULL,
+	    .notify_target = -1,
+	    .isolation = task->isolation ? &task->isolation->spawn : NULL,
+	    .between =
+		task->isolation && task_isolation_between(task->isolation) ? task_between : NULL,
+	    .between_context = task,
+	    .netns_fd = task->network.netns_fd,
 	};
 }
 
@@ -149,7 +149,8 @@ static int take_shared_mounts(struct task *task, char *message, size_t message_s
 		if (!isolation->mounts[i].bidirectional)
 			continue;
 		if (host_shared_mounts_take(task->services->shared_mounts,
-					    isolation->mounts[i].source, message, message_size) < 0) {
+					    isolation->mounts[i].source, message,
+					    message_size) < 0) {
 			for (size_t j = 0; j < i; j++)
 				if (isolation->mounts[j].bidirectional)
 					host_shared_mounts_give_back(task->services->shared_mounts,
@@ -187,8 +188,8 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	if (task->isolation)
 		task_isolation_refresh(task->isolation, &task->plan);
 	if (task->isolation &&
-	    task_isolation_refresh_mounts(task->isolation, task->config, &task->additions,
-					  message, message_size) < 0)
+	    task_isolation_refresh_mounts(task->isolation, task->config, &task->additions, message,
+					  message_size) < 0)
 		return -EINVAL;
 	if (take_shared_mounts(task, message, message_size) < 0)
 		return -EINVAL;
@@ -199,7 +200,7 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 	/* Settled at each start: a reload may have changed the task's rights. */
 	if (task->isolation)
 		task->isolation->spawn.hidden_control_socket =
-			task->config->control_rights ? NULL : task->services->control_socket_path;
+		    task->config->control_rights ? NULL : task->services->control_socket_path;
 	fill_spawn_request(task, &request);
 	int error = task_readiness_prepare_spawn(task, &request);
 	if (error < 0) {
@@ -283,8 +284,8 @@ static void effect_cancel_timer(struct runner *runner, enum runner_timer timer)
 
 void task_note_event(struct task *task, enum task_event_type type, const char *message)
 {
-	event_log_task(task->services->events, task->config->full_name,
-		       task_event_type_name(type), message, 0);
+	event_log_task(task->services->events, task->config->full_name, task_event_type_name(type),
+		       message, 0);
 }
 
 bool task_reap_helper(struct task *task, pid_t pid)
@@ -296,8 +297,8 @@ static void effect_event(struct runner *runner, enum task_event_type type, const
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
 	pid_t pid = type == TASK_EVENT_STARTED ? task_command_pid(task) : 0;
-	event_log_task(task->services->events, task->config->full_name,
-		       task_event_type_name(type), message, pid);
+	event_log_task(task->services->events, task->config->full_name, task_event_type_name(type),
+		       message, pid);
 }
 
 /* Readiness listens during a run, and the health probe runs once the run
@@ -347,17 +348,17 @@ static void effect_resource_wait_over(struct runner *runner, bool started)
 }
 
 static const struct runner_effects task_effects = {
-	.spawn = effect_spawn,
-	.signal = effect_signal,
-	.kill_all = effect_kill_all,
-	.arm_timer = effect_arm_timer,
-	.cancel_timer = effect_cancel_timer,
-	.event = effect_event,
-	.changed = effect_changed,
-	.run_hooks = task_effect_run_hooks,
-	.cancel_hooks = task_effect_cancel_hooks,
-	.resource_wait = effect_resource_wait,
-	.resource_wait_over = effect_resource_wait_over,
+    .spawn = effect_spawn,
+    .signal = effect_signal,
+    .kill_all = effect_kill_all,
+    .arm_timer = effect_arm_timer,
+    .cancel_timer = effect_cancel_timer,
+    .event = effect_event,
+    .changed = effect_changed,
+    .run_hooks = task_effect_run_hooks,
+    .cancel_hooks = task_effect_cancel_hooks,
+    .resource_wait = effect_resource_wait,
+    .resource_wait_over = effect_resource_wait_over,
 };
 
 /* ---- process events ---- */
@@ -523,10 +524,9 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 	const struct task_config *config = task->config;
 	struct services *services = task->services;
 	bool separate = config->log_separate_streams;
-	int result = task_output_open(&task->output, services->loop, services->sink,
-				      config->full_name,
-				      separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED,
-				      on_output_lines, task);
+	int result = task_output_open(
+	    &task->output, services->loop, services->sink, config->full_name,
+	    separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED, on_output_lines, task);
 	if (result == 0 && separate) {
 		task->error_output = xmalloc(sizeof(*task->error_output));
 		result = task_output_open(task->error_output, services->loop, services->sink,
@@ -551,7 +551,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	task->services = services;
 	task->pidfd_watch = (struct loop_watch){.fd = -1, .callback = on_pidfd, .data = task};
 	task->error_pipe_watch =
-		(struct loop_watch){.fd = -1, .callback = on_error_pipe, .data = task};
+	    (struct loop_watch){.fd = -1, .callback = on_error_pipe, .data = task};
 	task_cgroup_run_init(task);
 	task_reaper_status_init(task);
 	task_network_init(task, (size_t)(config - group->config->tasks));
@@ -573,7 +573,8 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	task_readiness_init_probes(task);
 	if (config->isolation.enabled) {
 		task->isolation = xmalloc(sizeof(*task->isolation));
-		if (task_isolation_build(task->isolation, config, &task->plan, error, error_size) < 0)
+		if (task_isolation_build(task->isolation, config, &task->plan, error, error_size) <
+		    0)
 			return -1;
 	}
 	line_ring_init(&task->logs, config->log_history);

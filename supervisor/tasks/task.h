@@ -13,14 +13,14 @@
 #include "isolation/spawn.h"
 #include "isolation/task_isolation.h"
 #include "isolation/task_plan.h"
+#include "supervisor/lifecycle/runner.h"
 #include "supervisor/output/line_ring.h"
 #include "supervisor/output/log_file.h"
-#include "supervisor/lifecycle/runner.h"
+#include "supervisor/output/task_output.h"
+#include "supervisor/probes/task_readiness.h"
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/task_dependencies.h"
-#include "supervisor/output/task_output.h"
 #include "supervisor/tasks/task_network.h"
-#include "supervisor/probes/task_readiness.h"
 #include "supervisor/tasks/task_usage.h"
 
 struct group;
@@ -46,7 +46,8 @@ struct task {
 	struct task_network network; /* modes bridge and group (task_network.c) */
 
 	/* Small fields sit together, here and below: the holes between
-	 * them and the 8-byte fields were 48 bytes a task (measured: bench_supervisor --memory-only). */
+	 * them and the 8-byte fields were 48 bytes a task (measured: bench_supervisor
+	 * --memory-only). */
 	pid_t pid; /* 0 when no process */
 	bool has_setup_failure;
 	struct loop_watch pidfd_watch;
@@ -60,15 +61,15 @@ struct task {
 	 * reaper's; its status socket tells the command's (task_reaper_status.c). */
 	struct loop_watch reaper_status_watch; /* corral's end, during a run */
 	int reaper_status_write;               /* the reaper's, until the spawn is done */
-	pid_t command_pid;        /* in corral's namespace; 0 until told */
-	bool command_exit_told;   /* the reaper said how the command ended */
+	pid_t command_pid;                     /* in corral's namespace; 0 until told */
+	bool command_exit_told;                /* the reaper said how the command ended */
 	struct task_exit command_exit;
 
 	/* Config `after:` at run time (task_dependencies.c); NULL, 0 and
 	 * false for a config without it. */
-	struct task_link *after;   /* after_count of them */
+	struct task_link *after; /* after_count of them */
 	size_t after_count;
-	struct task **dependents;  /* the tasks whose `after:` names this one */
+	struct task **dependents; /* the tasks whose `after:` names this one */
 	size_t dependent_count;
 	size_t stop_position;      /* in the stop order of the whole config */
 	bool restart_held;         /* a Restart waits for restart: true dependents */
@@ -80,8 +81,8 @@ struct task {
 	 * in between, `exit` waits in `pending_exit`. */
 	struct task_cgroup cgroup;
 	struct loop_watch cgroup_events_watch; /* cgroup.events, EPOLLPRI */
-	struct device_policy devices; /* an isolated task's, on its cgroup */
-	uint64_t oom_kills_reported; /* the counter when last reported */
+	struct device_policy devices;          /* an isolated task's, on its cgroup */
+	uint64_t oom_kills_reported;           /* the counter when last reported */
 	/* Instead of cgroup.events, when it could not be watched (corral
 	 * short of fds): the cgroup is looked at every 50 ms. */
 	struct loop_timer cgroup_poll;
@@ -104,10 +105,10 @@ struct task {
 	struct loop_timer schedule_timer;
 	uint64_t schedule_due_ms;
 
-	struct task_output output;       /* stdout, and stderr unless separate */
+	struct task_output output;        /* stdout, and stderr unless separate */
 	struct task_output *error_output; /* log.streams: separate: stderr's; else NULL */
-	struct line_ring logs;   /* recent output, for `corral logs` */
-	struct log_file *log_file; /* config log.dir: its lines on disk too; else NULL */
+	struct line_ring logs;            /* recent output, for `corral logs` */
+	struct log_file *log_file;        /* config log.dir: its lines on disk too; else NULL */
 	struct loop_timer timers[RUNNER_TIMER_COUNT];
 
 	/* Reload (task_reload.h): the definition its next run takes, NULL
@@ -211,4 +212,3 @@ void task_builtin_hooks_add(struct task *task);
 /* The runner's run_hooks and cancel_hooks effects. */
 bool task_effect_run_hooks(struct runner *runner, enum hook_stage stage);
 void task_effect_cancel_hooks(struct runner *runner, enum hook_stage stage);
-

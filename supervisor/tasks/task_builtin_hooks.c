@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "hooks/cdi.h"
 #include "hooks/task_dirs.h"
-#include "base/log.h"
 #include "supervisor/tasks/task.h"
 
 static int task_dirs_hook(const struct hook_request *request, void *data,

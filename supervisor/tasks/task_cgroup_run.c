@@ -11,10 +11,10 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "isolation/cgroup_fs.h"
-#include "supervisor/tasks/group.h"
 #include "base/log.h"
 #include "base/units.h"
+#include "isolation/cgroup_fs.h"
+#include "supervisor/tasks/group.h"
 
 static void on_cgroup_events(struct loop_watch *watch, uint32_t events);
 static void on_cgroup_poll(struct loop_timer *timer);
@@ -24,7 +24,7 @@ static void on_cgroup_poll(struct loop_timer *timer);
 void task_cgroup_run_init(struct task *task)
 {
 	task->cgroup_events_watch =
-		(struct loop_watch){.fd = -1, .callback = on_cgroup_events, .data = task};
+	    (struct loop_watch){.fd = -1, .callback = on_cgroup_events, .data = task};
 	loop_timer_init(&task->cgroup_poll, on_cgroup_poll, task);
 	task_cgroup_init(&task->cgroup);
 	device_policy_init(&task->devices);
@@ -88,9 +88,8 @@ static int apply_device_policy(struct task *task, char *message, size_t message_
 	if (!isolation->enabled || !task_cgroup_exists(&task->cgroup) || !device_policy_possible())
 		return 0;
 	return device_policy_apply(&task->devices, &task->cgroup, isolation->devices,
-				   isolation->device_count,
-				   task->additions.devices, task->additions.device_count, message,
-				   message_size);
+				   isolation->device_count, task->additions.devices,
+				   task->additions.device_count, message, message_size);
 }
 
 int task_cgroup_run_prepare(struct task *task, char *message, size_t message_size)
@@ -216,7 +215,8 @@ bool task_cgroup_run_end(struct task *task, const struct task_exit *exit)
 	 * change from here on. When it cannot be (corral short of fds), the
 	 * cgroup is looked at. */
 	if (task->cgroup_events_watch.fd < 0)
-		watch_file(task, &task->cgroup_events_watch, task_cgroup_open_events(&task->cgroup));
+		watch_file(task, &task->cgroup_events_watch,
+			   task_cgroup_open_events(&task->cgroup));
 	if (task->cgroup_events_watch.fd < 0) {
 		log_message("%s: cannot watch cgroup.events (%s): looking at it every %d ms "
 			    "until its processes are gone",
@@ -229,4 +229,3 @@ bool task_cgroup_run_end(struct task *task, const struct task_exit *exit)
 		on_cgroup_events(&task->cgroup_events_watch, EPOLLPRI);
 	return true;
 }
-

@@ -37,7 +37,7 @@ static void compute_stop_order(struct group **groups, size_t group_count, size_t
 	for (size_t i = 0; i < count; i++)
 		for (size_t d = 0; d < tasks[i]->after_count; d++)
 			edges[edge++] = (struct dependency_edge){
-				.from = i, .to = tasks[i]->after[d].target->stop_position};
+			    .from = i, .to = tasks[i]->after[d].target->stop_position};
 	dependency_stop_order(count, tiers, edges, edge_count, scratch, positions);
 	for (size_t i = 0; i < count; i++)
 		tasks[i]->stop_position = positions[i];
@@ -49,8 +49,7 @@ static void compute_stop_order(struct group **groups, size_t group_count, size_t
 	free(tasks);
 }
 
-void task_dependencies_link(struct group **groups, size_t group_count,
-			    const struct config *config)
+void task_dependencies_link(struct group **groups, size_t group_count, const struct config *config)
 {
 	size_t edge_count = 0;
 	for (size_t g = 0; g < config->group_count; g++)
@@ -63,11 +62,13 @@ void task_dependencies_link(struct group **groups, size_t group_count,
 			task->after_count = task_config->after_count;
 			for (size_t d = 0; d < task_config->after_count; d++) {
 				const struct task_dependency *edge = &task_config->after[d];
-				struct task *target = task_at(groups, edge->group_index, edge->task_index);
-				task->after[d] = (struct task_link){.config = edge, .target = target};
-				target->dependents = xreallocarray(target->dependents,
-								   target->dependent_count + 1,
-								   sizeof(*target->dependents));
+				struct task *target =
+				    task_at(groups, edge->group_index, edge->task_index);
+				task->after[d] =
+				    (struct task_link){.config = edge, .target = target};
+				target->dependents =
+				    xreallocarray(target->dependents, target->dependent_count + 1,
+						  sizeof(*target->dependents));
 				target->dependents[target->dependent_count++] = task;
 				edge_count++;
 			}
@@ -126,7 +127,8 @@ void task_dependencies_relink(struct group **groups, size_t group_count,
 		for (size_t d = 0; d < task->after_count; d++)
 			for (size_t o = 0; o < old[i].count; o++)
 				if (old[i].after[o].target == task->after[d].target)
-					task->after[d].seen_generation = old[i].after[o].seen_generation;
+					task->after[d].seen_generation =
+					    old[i].after[o].seen_generation;
 		free(old[i].after);
 	}
 	free(old);
@@ -142,13 +144,13 @@ static enum dependency_verdict verdict_of(const struct task_link *link)
 	const struct task *target = link->target;
 	const struct runner *runner = &target->runner;
 	struct dependency_target view = {
-		.state = runner->state,
-		.stopping = runner->stop_intent != RUNNER_STOP_NONE,
-		.ready = runner_is_ready_now(runner),
-		.healthy = runner->state == TASK_RUNNING && runner->healthy,
-		.succeeded = runner_last_run_succeeded(runner),
-		.failed = runner->state == TASK_DEAD && runner->failed,
-		.may_run_again = group_may_run_again(target->group),
+	    .state = runner->state,
+	    .stopping = runner->stop_intent != RUNNER_STOP_NONE,
+	    .ready = runner_is_ready_now(runner),
+	    .healthy = runner->state == TASK_RUNNING && runner->healthy,
+	    .succeeded = runner_last_run_succeeded(runner),
+	    .failed = runner->state == TASK_DEAD && runner->failed,
+	    .may_run_again = group_may_run_again(target->group),
 	};
 	return dependency_verdict(link->config->condition, &view);
 }
@@ -254,7 +256,8 @@ bool task_dependencies_restart_dependents_alive(const struct task *task)
 		if (state != TASK_STARTING && state != TASK_RUNNING)
 			continue;
 		for (size_t d = 0; d < dependent->after_count; d++)
-			if (dependent->after[d].target == task && dependent->after[d].config->restart)
+			if (dependent->after[d].target == task &&
+			    dependent->after[d].config->restart)
 				return true;
 	}
 	return false;
@@ -269,8 +272,8 @@ static bool has_process_or_start(const struct task *task)
  * of its own is under way. */
 static bool is_being_stopped(const struct task *task)
 {
-	return has_process_or_start(task) &&
-	       (task->group->stop_mode != GROUP_RUNNING || task->runner.stop_intent != RUNNER_STOP_NONE);
+	return has_process_or_start(task) && (task->group->stop_mode != GROUP_RUNNING ||
+					      task->runner.stop_intent != RUNNER_STOP_NONE);
 }
 
 /* A dependent of `task` that is being stopped, reached through dependents

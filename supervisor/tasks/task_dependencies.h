@@ -27,8 +27,7 @@ struct task_link {
 /* After every group exists: resolves each task's edges to tasks, finds
  * every task's dependents, and computes the stop order of the whole
  * config. Nothing is allocated for a config without `after:`. */
-void task_dependencies_link(struct group **groups, size_t group_count,
-			    const struct config *config);
+void task_dependencies_link(struct group **groups, size_t group_count, const struct config *config);
 void task_dependencies_unlink(struct group **groups, size_t group_count);
 
 /* After a reload: every link made again from `config`, whose groups and

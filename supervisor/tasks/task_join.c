@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config/ids.h"
-#include "base/xmalloc.h"
 #include "base/oom_protection.h"
+#include "base/xmalloc.h"
+#include "config/ids.h"
 #include "supervisor/tasks/task.h"
 
 /* What failed in the command's setup, for the message. */
@@ -39,11 +39,16 @@ enum exec_stage {
 };
 
 static const char *const stage_names[] = {
-	[EXEC_STAGE_NONE] = "setup",         [EXEC_STAGE_SESSION] = "setsid",
-	[EXEC_STAGE_ISOLATION] = "limits",   [EXEC_STAGE_SETGROUPS] = "setgroups",
-	[EXEC_STAGE_SETGID] = "setgid",      [EXEC_STAGE_SETUID] = "setuid",
-	[EXEC_STAGE_CAPABILITIES] = "capabilities", [EXEC_STAGE_SECCOMP] = "seccomp",
-	[EXEC_STAGE_CHDIR] = "chdir",        [EXEC_STAGE_EXEC] = "exec",
+    [EXEC_STAGE_NONE] = "setup",
+    [EXEC_STAGE_SESSION] = "setsid",
+    [EXEC_STAGE_ISOLATION] = "limits",
+    [EXEC_STAGE_SETGROUPS] = "setgroups",
+    [EXEC_STAGE_SETGID] = "setgid",
+    [EXEC_STAGE_SETUID] = "setuid",
+    [EXEC_STAGE_CAPABILITIES] = "capabilities",
+    [EXEC_STAGE_SECCOMP] = "seccomp",
+    [EXEC_STAGE_CHDIR] = "chdir",
+    [EXEC_STAGE_EXEC] = "exec",
 };
 
 /* ---- what the command is given, prepared before the fork ---- */
@@ -53,7 +58,7 @@ struct exec_plan {
 	char **envp; /* owned, strings too */
 	const char *cwd;
 	bool change_ids;
-	bool keep_groups; /* task_plan.h */
+	bool keep_groups;       /* task_plan.h */
 	char oom_score_adj[12]; /* task_plan.h */
 	uid_t uid;
 	gid_t gid;
@@ -64,9 +69,9 @@ struct exec_plan {
 	 * namespace: inside one, no hard limit could be raised. */
 	const struct rlimit_config *rlimits;
 	size_t rlimit_count;
-	int target_pidfd;                 /* the task's process */
-	int namespaces;                   /* CLONE_NEW* it has of its own */
-	int cgroup_procs[9];              /* v2, then v1 cgroup.procs files; -1 ends */
+	int target_pidfd;    /* the task's process */
+	int namespaces;      /* CLONE_NEW* it has of its own */
+	int cgroup_procs[9]; /* v2, then v1 cgroup.procs files; -1 ends */
 };
 
 static void free_plan(struct exec_plan *plan)
@@ -154,8 +159,8 @@ static int own_namespaces(pid_t pid)
 	static const struct {
 		const char *name;
 		int flag;
-	} kinds[] = {{"mnt", CLONE_NEWNS},	 {"uts", CLONE_NEWUTS},   {"ipc", CLONE_NEWIPC},
-		     {"net", CLONE_NEWNET},	 {"pid", CLONE_NEWPID},   {"cgroup", CLONE_NEWCGROUP},
+	} kinds[] = {{"mnt", CLONE_NEWNS},   {"uts", CLONE_NEWUTS}, {"ipc", CLONE_NEWIPC},
+		     {"net", CLONE_NEWNET},  {"pid", CLONE_NEWPID}, {"cgroup", CLONE_NEWCGROUP},
 		     {"user", CLONE_NEWUSER}};
 	int flags = 0;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -195,10 +200,10 @@ static int prepare(struct exec_plan *plan, const struct task *task,
 		/* Its limits and privileges, none of what makes namespaces:
 		 * the command joins the task's. */
 		plan->isolation = (struct spawn_isolation){
-			.umask = task->isolation->spawn.umask,
-			.capabilities = task->isolation->spawn.capabilities,
-			.no_new_privileges = task->isolation->spawn.no_new_privileges,
-			.seccomp = task->isolation->spawn.seccomp,
+		    .umask = task->isolation->spawn.umask,
+		    .capabilities = task->isolation->spawn.capabilities,
+		    .no_new_privileges = task->isolation->spawn.no_new_privileges,
+		    .seccomp = task->isolation->spawn.seccomp,
 		};
 		/* A task in a user namespace has its limits set by corral
 		 * (task_isolation.h, parent_rlimits), not by its spawn. */
@@ -288,8 +293,8 @@ static void __attribute__((noreturn)) run_command(const struct exec_plan *plan, 
 
 /* The helper: into the task's cgroup and namespaces, then the command as
  * corral's child (CLONE_PARENT), its pid to corral; then it exits. */
-static void __attribute__((noreturn)) run_helper(const struct exec_plan *plan, const int *fds,
-						 size_t fd_count, int pid_fd, int error_fd)
+static void __attribute__((noreturn))
+run_helper(const struct exec_plan *plan, const int *fds, size_t fd_count, int pid_fd, int error_fd)
 {
 	int devnull = open("/dev/null", O_RDWR);
 	for (int i = 0; i < 3; i++)

@@ -21,11 +21,11 @@
 struct task;
 
 struct task_join_request {
-	char *const *argv;     /* looked up in the task's PATH, in its root */
-	char *const *env;      /* NAME=VALUE over the task's environment, or NULL */
-	const char *user;      /* name, uid or uid:gid; NULL: the task's */
-	const char *cwd;       /* NULL: the task's */
-	const int *fds;        /* its stdin, stdout, stderr; fewer: /dev/null */
+	char *const *argv; /* looked up in the task's PATH, in its root */
+	char *const *env;  /* NAME=VALUE over the task's environment, or NULL */
+	const char *user;  /* name, uid or uid:gid; NULL: the task's */
+	const char *cwd;   /* NULL: the task's */
+	const int *fds;    /* its stdin, stdout, stderr; fewer: /dev/null */
 	size_t fd_count;
 	/* The cgroup.procs of a child cgroup of the task's v2 leaf to join
 	 * instead of the leaf (an exec session's, so that its whole tree can
@@ -34,7 +34,7 @@ struct task_join_request {
 };
 
 struct task_join_result {
-	pid_t pid;    /* corral's own child, in the task's pid namespace */
+	pid_t pid; /* corral's own child, in the task's pid namespace */
 	int pidfd;
 	int error_fd; /* EOF once it exec'd; else task_join_read_failure */
 };

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "config/config_network.h"
 #include "isolation/network.h"
 #include "isolation/task_isolation.h"
 #include "supervisor/tasks/group.h"
-#include "base/log.h"
 #include "supervisor/tasks/task.h"
 
 void task_network_init(struct task *task, size_t index_in_group)

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "supervisor/tasks/group.h"
 #include "base/log.h"
+#include "supervisor/tasks/group.h"
 #include "supervisor/tasks/task.h"
 #include "supervisor/tasks/task_reload.h"
 
@@ -23,7 +23,8 @@ static void remake_probes(struct task *task)
 		probe_free(&readiness->probes->health_probe);
 		memset(&readiness->probes->readiness_probe, 0,
 		       sizeof(readiness->probes->readiness_probe));
-		memset(&readiness->probes->health_probe, 0, sizeof(readiness->probes->health_probe));
+		memset(&readiness->probes->health_probe, 0,
+		       sizeof(readiness->probes->health_probe));
 	}
 	task_readiness_init_probes(task); /* allocates them when the config now has one */
 	bool running_ready = task->runner.state == TASK_RUNNING && task->runner.ready;
@@ -46,7 +47,7 @@ static void run_update_hooks(struct task *task, const struct task_diff *diff)
 	if (task->runner.state != TASK_RUNNING)
 		return;
 	struct hook_facts facts = {.run = task->runner.restart_count,
-				  .pid = task_command_pid(task)};
+				   .pid = task_command_pid(task)};
 	size_t used = 0;
 	for (size_t i = 0; i < diff->field_count && used < sizeof(facts.changed); i++)
 		used += (size_t)snprintf(facts.changed + used, sizeof(facts.changed) - used, "%s%s",
@@ -79,8 +80,7 @@ int task_update_in_place(struct task *task, struct task_config *definition,
 		if (strcmp(field, "readiness") == 0 || strcmp(field, "health") == 0)
 			remake_probes(task);
 		/* autostart turned on: a task that never ran starts now. */
-		if (strcmp(field, "autostart") == 0 && !own->manual_start &&
-		    task_is_dormant(task))
+		if (strcmp(field, "autostart") == 0 && !own->manual_start && task_is_dormant(task))
 			group_force_restart_task(task->group, task, loop_now_ms());
 		if (strcmp(field, "log") == 0) {
 			line_ring_resize(&task->logs, own->log_history);
@@ -126,24 +126,24 @@ void task_take_next_config(struct task *task)
 	struct group *group = task->group;
 	struct services *services = task->services;
 	struct kept_state kept = {
-		.runner = task->runner,
-		.logs = task->logs,
-		.log_followers = task->log_followers,
-		.after = task->after,
-		.after_count = task->after_count,
-		.dependents = task->dependents,
-		.dependent_count = task->dependent_count,
-		.stop_position = task->stop_position,
-		.restart_held = task->restart_held,
-		.failed_by_dependency = task->failed_by_dependency,
+	    .runner = task->runner,
+	    .logs = task->logs,
+	    .log_followers = task->log_followers,
+	    .after = task->after,
+	    .after_count = task->after_count,
+	    .dependents = task->dependents,
+	    .dependent_count = task->dependent_count,
+	    .stop_position = task->stop_position,
+	    .restart_held = task->restart_held,
+	    .failed_by_dependency = task->failed_by_dependency,
 	};
 	memset(&task->logs, 0, sizeof(task->logs));
 	task->runner.texts = NULL; /* kept.runner's now */
 	task_free(task);
 
 	char why[256];
-	int result = task_init(task, definition, group, group->config->name, services, why,
-			       sizeof(why));
+	int result =
+	    task_init(task, definition, group, group->config->name, services, why, sizeof(why));
 	line_ring_free(&task->logs);
 	task->logs = kept.logs;
 	line_ring_resize(&task->logs, definition->log_history);

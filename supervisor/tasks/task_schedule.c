@@ -76,8 +76,7 @@ static void arm(struct task *task, uint64_t now_ms)
 		       loop_now_ms() + (task->schedule_due_ms - now_ms));
 }
 
-static void say(struct task *task, const char *format, ...)
-	__attribute__((format(printf, 2, 3)));
+static void say(struct task *task, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 static void say(struct task *task, const char *format, ...)
 {

@@ -55,7 +55,8 @@ bool task_usage_refresh_some(struct group *const *groups, size_t group_count,
 		const struct group *group = groups[cursor->group];
 		for (; cursor->task < group->task_count; cursor->task++) {
 			struct task *task = group->tasks[cursor->task];
-			if (!task_cgroup_exists(&task->cgroup) || !needs_reading(&task->usage, now_ms))
+			if (!task_cgroup_exists(&task->cgroup) ||
+			    !needs_reading(&task->usage, now_ms))
 				continue;
 			if (reads == max_reads)
 				return false;

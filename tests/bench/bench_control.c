@@ -1381,8 +1381,8 @@ static void bench_rates(struct bench *bench)
 		printf("  all tasks after %d s of quiet (every usage reading stale), %lu calls: "
 		       "round trip\n  median %.1f us, max %.1f us; corral's CPU a call: %.0f us by "
 		       "the time the reply\n  was in, %.0f us until it slept again.\n",
-		       QUIET_SPELL_MS / 1000, cold.rate.calls, series_median(&cold_latencies) * 1000,
-		       series_max(&cold_latencies) * 1000,
+		       QUIET_SPELL_MS / 1000, cold.rate.calls,
+		       series_median(&cold_latencies) * 1000, series_max(&cold_latencies) * 1000,
 		       cold.cpu_by_reply_ns < 0
 			   ? -1.0
 			   : (double)cold.cpu_by_reply_ns / 1e3 / (double)cold.rate.calls,

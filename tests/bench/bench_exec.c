@@ -90,10 +90,11 @@ static void measure_runc(unsigned rounds)
 		    bundle, bundle, bundle, bundle, bundle, state, bundle);
 	char *setup[] = {"/bin/sh", "-c", script.data, NULL};
 	if (timed_run(setup) < 0) {
-		printf("%-34s %10s %10s  (no runc or busybox, or runc run failed)\n",
-		       "runc exec", "-", "-");
+		printf("%-34s %10s %10s  (no runc or busybox, or runc run failed)\n", "runc exec",
+		       "-", "-");
 	} else {
-		char *runc_exec[] = {"runc", "--root", state, "exec", "bench-exec", "/bin/true", NULL};
+		char *runc_exec[] = {"runc",       "--root",    state, "exec",
+				     "bench-exec", "/bin/true", NULL};
 		measure("runc exec (all of the container)", runc_exec, rounds);
 	}
 	char *remove[] = {"runc", "--root", state, "delete", "--force", "bench-exec", NULL};

@@ -11,9 +11,9 @@
  * The writer is this program (--write LINE_BYTES TOTAL_BYTES): whole lines
  * as fast as write() takes them. Each supervisor's stdout is a pipe that
  * this program reads as fast as it can, counting lines, from the first
- * byte (start-up is not forwarding) until all of them came. Figures: MB/s of the writer's bytes, the forwarder's own CPU per MB
- * (its schedstat, not the writer's), and ratios against s6-log and plain.
- * s6-log and supervisord rows are skipped, with a note, when not installed
+ * byte (start-up is not forwarding) until all of them came. Figures: MB/s of the writer's bytes,
+ * the forwarder's own CPU per MB (its schedstat, not the writer's), and ratios against s6-log and
+ * plain. s6-log and supervisord rows are skipped, with a note, when not installed
  * (scripts/install-deps.sh installs them).
  *
  * usage: bench_output [--corral PATH] [--quick]
@@ -334,8 +334,8 @@ static void bench_workload(const struct programs *programs, const struct workloa
 			snprintf(versus_s6, sizeof(versus_s6), "%.2f",
 				 results[S6_LOG].seconds / results[which].seconds);
 		printf("  %-12s %10.1f %16.2f %12s %11.1f%%\n", forwarder_names[which], rate,
-		       which == PLAIN ? 0.0 : results[which].forwarder_cpu_ms / megabytes, versus_s6,
-		       100.0 * results[PLAIN].seconds / results[which].seconds);
+		       which == PLAIN ? 0.0 : results[which].forwarder_cpu_ms / megabytes,
+		       versus_s6, 100.0 * results[PLAIN].seconds / results[which].seconds);
 	}
 }
 
@@ -367,16 +367,16 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	struct programs programs = {
-		.corral = options.corral,
-		.s6_log = find_program("s6-log"),
-		.supervisord = find_program("supervisord"),
+	    .corral = options.corral,
+	    .s6_log = find_program("s6-log"),
+	    .supervisord = find_program("supervisord"),
 	};
 	size_t scale = options.quick ? 1 : 10;
 	unsigned runs = options.quick ? 1 : 3;
 	const struct workload loads[] = {
-		{"77-byte lines", 77, 20 * 1000 * 1000 * scale},
-		{"2-byte lines (yes)", 2, 2 * 1000 * 1000 * scale},
-		{"1 KiB lines", 1024, 20 * 1000 * 1000 * scale},
+	    {"77-byte lines", 77, 20 * 1000 * 1000 * scale},
+	    {"2-byte lines (yes)", 2, 2 * 1000 * 1000 * scale},
+	    {"1 KiB lines", 1024, 20 * 1000 * 1000 * scale},
 	};
 	for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++)
 		bench_workload(&programs, &loads[i], runs);

@@ -127,15 +127,16 @@ static struct figures measure(const char *corral, unsigned tasks, const char *he
 	stop_process(corral_pid, 30000);
 	corral_pid = 0;
 	double tick_s = 1.0 / (double)sysconf(_SC_CLK_TCK);
-	double own = (double)(own1 - own0) * tick_s, children = (double)(children1 - children0) * tick_s;
+	double own = (double)(own1 - own0) * tick_s,
+	       children = (double)(children1 - children0) * tick_s;
 	double runs = (double)tasks * seconds; /* one probe a second per task */
 	free(config);
 	free(socket_path);
 	return (struct figures){
-		.own_percent = 100.0 * own / seconds,
-		.children_percent = 100.0 * children / seconds,
-		.own_us_per_run = own * 1e6 / runs,
-		.total_us_per_run = (own + children) * 1e6 / runs,
+	    .own_percent = 100.0 * own / seconds,
+	    .children_percent = 100.0 * children / seconds,
+	    .own_us_per_run = own * 1e6 / runs,
+	    .total_us_per_run = (own + children) * 1e6 / runs,
 	};
 }
 
@@ -154,17 +155,16 @@ int main(int argc, char **argv)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	make_temp_dir("/tmp/bench_probes.XXXXXX");
 	print_machine_line(options.quick, options.corral, NULL);
-	printf("%u tasks, a health probe every 1s each; CPU over %us after %us of warm-up\n",
-	       tasks, window_s, warmup_s);
+	printf("%u tasks, a health probe every 1s each; CPU over %us after %us of warm-up\n", tasks,
+	       window_s, warmup_s);
 	fflush(stdout); /* before the forks, which would print it again */
 
 	int port = start_listener();
 	char tcp[64];
 	snprintf(tcp, sizeof(tcp), "{tcp: %d, interval: 1s}", port);
 	struct figures by_tcp = measure(options.corral, tasks, tcp, "tcp", warmup_s, window_s);
-	struct figures by_exec = measure(options.corral, tasks,
-					 "{exec: [/bin/true], interval: 1s}", "exec", warmup_s,
-					 window_s);
+	struct figures by_exec = measure(options.corral, tasks, "{exec: [/bin/true], interval: 1s}",
+					 "exec", warmup_s, window_s);
 
 	printf("%-6s %14s %18s %16s %18s\n", "probe", "corral CPU %", "probe processes %",
 	       "corral us/run", "all CPU us/run");

@@ -859,7 +859,8 @@ int main(int argc, char **argv)
 			char *end;
 			unsigned long count = strtoul(argv[i + 1], &end, 10);
 			if (*end || count < 1 || count > 100000) {
-				fprintf(stderr, "bench_supervisor: --idle-tasks takes 1 to 100000\n");
+				fprintf(stderr,
+					"bench_supervisor: --idle-tasks takes 1 to 100000\n");
 				return 2;
 			}
 			settings.idle_tasks = (unsigned)count;

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct config_diagnostics diagnostics = {0};
 	struct config *config =
-		config_parse_buffer("fuzz.yaml", (const char *)data, size, &diagnostics);
+	    config_parse_buffer("fuzz.yaml", (const char *)data, size, &diagnostics);
 	config_free(config);
 	config_diagnostics_free(&diagnostics);
 	return 0;

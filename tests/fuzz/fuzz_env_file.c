@@ -29,7 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned line = 0;
 	char error[160];
-	if (env_file_parse((const char *)data, size, check, NULL, &line, error, sizeof(error)) < 0 &&
+	if (env_file_parse((const char *)data, size, check, NULL, &line, error, sizeof(error)) <
+		0 &&
 	    line == 0)
 		abort();
 	return 0;

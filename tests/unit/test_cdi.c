@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
+#include "config/cdi_name.h"
 #include "config/config.h"
 #include "hooks/cdi.h"
-#include "config/cdi_name.h"
 #include "hooks/start_additions.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -119,8 +119,8 @@ static void test_each_controller_where_it_is(void **state)
 {
 	struct cgroup_settings settings;
 	char error[256] = "";
-	struct resources_config resources = {.memory = 1u << 30, .cpu_millicores = 2500,
-					     .cpu_weight = 1};
+	struct resources_config resources = {
+	    .memory = 1u << 30, .cpu_millicores = 2500, .cpu_weight = 1};
 	struct places places = {"memory", "cpu memory", NULL};
 	assert_int_equal(plan(&resources, places, &settings, error, sizeof(error)), 0);
 	assert_int_equal(settings.count, 4);
@@ -190,8 +190,8 @@ static void test_v1_swap_saturates(void **state)
 {
 	struct cgroup_settings settings;
 	char error[256] = "";
-	struct resources_config resources = {.memory = UINT64_MAX - 1, .has_memory_swap = true,
-					     .memory_swap = 10};
+	struct resources_config resources = {
+	    .memory = UINT64_MAX - 1, .has_memory_swap = true, .memory_swap = 10};
 	assert_int_equal(
 	    plan(&resources, (struct places){"", "memory", NULL}, &settings, error, sizeof(error)),
 	    0);

@@ -783,7 +783,8 @@ static void test_load_directory(void **state)
 
 	assert_null(config);
 	assert_int_equal(diagnostics.count, 1);
-	assert_string_equal(diagnostics.items[0].message, "cannot read: is a directory, not a regular file");
+	assert_string_equal(diagnostics.items[0].message,
+			    "cannot read: is a directory, not a regular file");
 	config_diagnostics_free(&diagnostics);
 }
 

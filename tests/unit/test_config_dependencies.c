@@ -33,16 +33,17 @@ static const struct task_config *target_of(const struct config *config,
 static void test_list_form_takes_default_conditions(void **state)
 {
 	(void)state;
-	struct config *config = parse_ok(
-	    "groups:\n"
-	    "  g:\n"
-	    "    tasks:\n"
-	    "      migrate: {command: x, lifecycle: {hook: prestart}}\n"
-	    "      redis: {command: x, lifecycle: {hook: prestart, sidecar: true}, after: [migrate]}\n"
-	    "      app: {command: x, after: [redis, h/web]}\n"
-	    "  h:\n"
-	    "    tasks:\n"
-	    "      web: {command: x}\n");
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  g:\n"
+		     "    tasks:\n"
+		     "      migrate: {command: x, lifecycle: {hook: prestart}}\n"
+		     "      redis: {command: x, lifecycle: {hook: prestart, sidecar: true}, after: "
+		     "[migrate]}\n"
+		     "      app: {command: x, after: [redis, h/web]}\n"
+		     "  h:\n"
+		     "    tasks:\n"
+		     "      web: {command: x}\n");
 	const struct task_config *redis = task_named(config, "g/redis");
 	assert_int_equal(redis->after_count, 1);
 	assert_int_equal(redis->after[0].condition, DEPENDS_COMPLETED); /* a one-shot */
@@ -60,14 +61,14 @@ static void test_list_form_takes_default_conditions(void **state)
 static void test_map_form_with_conditions_and_restart(void **state)
 {
 	(void)state;
-	struct config *config = parse_ok(
-	    "groups:\n"
-	    "  g:\n"
-	    "    tasks:\n"
-	    "      seed: {command: x, lifecycle: {hook: prestart}}\n"
-	    "      db: {command: x, health: {exec: [check]}}\n"
-	    "      app: {command: x, after: {seed: {condition: exited, restart: true}, db: healthy}}\n"
-	    "      web: {command: x, after: [{app: started}, db]}\n");
+	struct config *config = parse_ok("groups:\n"
+					 "  g:\n"
+					 "    tasks:\n"
+					 "      seed: {command: x, lifecycle: {hook: prestart}}\n"
+					 "      db: {command: x, health: {exec: [check]}}\n"
+					 "      app: {command: x, after: {seed: {condition: "
+					 "exited, restart: true}, db: healthy}}\n"
+					 "      web: {command: x, after: [{app: started}, db]}\n");
 	const struct task_config *app = task_named(config, "g/app");
 	assert_int_equal(app->after[0].condition, DEPENDS_EXITED);
 	assert_true(app->after[0].restart);
@@ -83,15 +84,15 @@ static void test_map_form_with_conditions_and_restart(void **state)
 static void test_sequential_links_prestart_tasks_in_file_order(void **state)
 {
 	(void)state;
-	struct config *config = parse_ok(
-	    "groups:\n"
-	    "  pod:\n"
-	    "    order: sequential\n"
-	    "    tasks:\n"
-	    "      init1: {command: x, lifecycle: {hook: prestart}}\n"
-	    "      side1: {command: x, lifecycle: {hook: prestart, sidecar: true}}\n"
-	    "      main: {command: x}\n"
-	    "      init2: {command: x, lifecycle: {hook: prestart}, after: [side1]}\n");
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  pod:\n"
+		     "    order: sequential\n"
+		     "    tasks:\n"
+		     "      init1: {command: x, lifecycle: {hook: prestart}}\n"
+		     "      side1: {command: x, lifecycle: {hook: prestart, sidecar: true}}\n"
+		     "      main: {command: x}\n"
+		     "      init2: {command: x, lifecycle: {hook: prestart}, after: [side1]}\n");
 	assert_true(config->groups[0].sequential);
 	const struct task_config *side1 = task_named(config, "pod/side1");
 	assert_int_equal(side1->after_count, 1);
@@ -112,33 +113,37 @@ static void test_sequential_links_prestart_tasks_in_file_order(void **state)
 static const struct error_case cases[] = {
     {"unknown task", G("a: {command: x, after: [b]}"), 1, 46,
      "g/a: after.b: group g has no task \"b\""},
-    {"unknown task, with a suggestion", G("a: {command: x, after: [rediss]}, redis: {command: x}"), 1,
-     46, "g/a: after.rediss: group g has no task \"rediss\"; did you mean \"redis\"?"},
-    {"itself", G("a: {command: x, after: [a]}"), 1, 46, "g/a: after.a: a task cannot wait for itself"},
+    {"unknown task, with a suggestion", G("a: {command: x, after: [rediss]}, redis: {command: x}"),
+     1, 46, "g/a: after.rediss: group g has no task \"rediss\"; did you mean \"redis\"?"},
+    {"itself", G("a: {command: x, after: [a]}"), 1, 46,
+     "g/a: after.a: a task cannot wait for itself"},
     {"named twice", G("a: {command: x, after: [b, b]}, b: {command: x}"), 1, 49,
      "g/a: after: \"b\" is named twice"},
-    {"unknown group", "groups: {g: {tasks: {a: {command: x, after: [hh/c]}}}, h: {tasks: {c: {command: x}}}}\n",
-     1, 46, "g/a: after.hh/c: unknown group \"hh\""},
-    {"a group named as a task", "groups: {g: {tasks: {a: {command: x, after: [h]}}}, h: {tasks: {c: {command: x}}}}\n",
-     1, 46, "g/a: after.h: \"h\" is a group: name one of its tasks (h/c)"},
-    {"prestart after main", G("a: {command: x, lifecycle: {hook: prestart}, after: [m]}, m: {command: x}"),
-     1, 75,
+    {"unknown group",
+     "groups: {g: {tasks: {a: {command: x, after: [hh/c]}}}, h: {tasks: {c: {command: x}}}}\n", 1,
+     46, "g/a: after.hh/c: unknown group \"hh\""},
+    {"a group named as a task",
+     "groups: {g: {tasks: {a: {command: x, after: [h]}}}, h: {tasks: {c: {command: x}}}}\n", 1, 46,
+     "g/a: after.h: \"h\" is a group: name one of its tasks (h/c)"},
+    {"prestart after main",
+     G("a: {command: x, lifecycle: {hook: prestart}, after: [m]}, m: {command: x}"), 1, 75,
      "g/a: after.m: a prestart task cannot wait for a main task of its group: main tasks start "
      "only after the prestart stage, so it would wait forever"},
-    {"main after poststart", G("a: {command: x, after: [p]}, p: {command: x, lifecycle: {hook: poststart}}"),
-     1, 46,
+    {"main after poststart",
+     G("a: {command: x, after: [p]}, p: {command: x, lifecycle: {hook: poststart}}"), 1, 46,
      "g/a: after.p: a main task cannot wait for a poststart task of its group: poststart tasks "
      "start only after the main stage, so it would wait forever"},
-    {"main after poststop", G("a: {command: x, after: {p: exited}}, p: {command: x, lifecycle: {hook: poststop}}"),
-     1, 46,
+    {"main after poststop",
+     G("a: {command: x, after: {p: exited}}, p: {command: x, lifecycle: {hook: poststop}}"), 1, 46,
      "g/a: after.p: a main task cannot wait for a poststop task of its group: poststop tasks start "
      "once every other task of the group is dead, so it would wait forever"},
-    {"poststop after main, ready", G("p: {command: x, lifecycle: {hook: poststop}, after: [m]}, m: {command: x}"),
-     1, 75,
+    {"poststop after main, ready",
+     G("p: {command: x, lifecycle: {hook: poststop}, after: [m]}, m: {command: x}"), 1, 75,
      "g/p: after.m: ready (the default) cannot hold: poststop tasks run once every other task of "
      "the group is dead; write {m: exited} or {m: completed}"},
     {"completed on a sidecar",
-     G("a: {command: x, after: {s: completed}}, s: {command: x, lifecycle: {hook: prestart, sidecar: true}}"),
+     G("a: {command: x, after: {s: completed}}, s: {command: x, lifecycle: {hook: prestart, "
+       "sidecar: true}}"),
      1, 49,
      "g/a: after.s: completed cannot hold: g/s is a sidecar, which runs until its group stops; "
      "write ready or started"},
@@ -147,18 +152,21 @@ static const struct error_case cases[] = {
      "ready"},
     {"unknown condition", G("a: {command: x, after: {m: complete}}, m: {command: x}"), 1, 49,
      "g/a: after.m: unknown condition \"complete\"; did you mean \"completed\"?"},
-    {"restart not a boolean", G("a: {command: x, after: {m: {restart: yes please}}}, m: {command: x}"),
-     1, 59, "g/a: after.m.restart: must be true or false, not \"yes please\""},
+    {"restart not a boolean",
+     G("a: {command: x, after: {m: {restart: yes please}}}, m: {command: x}"), 1, 59,
+     "g/a: after.m.restart: must be true or false, not \"yes please\""},
     {"after of a wrong type", G("a: {command: x, after: 3}"), 1, 45,
      "g/a: after: must be a list of task names, or a map of task names to conditions, not a "
      "string"},
     {"a cycle", G("a: {command: x, after: [b]}, b: {command: x, after: [a]}"), 1, 75,
      "g/b: after.a: dependency cycle: g/a -> g/b -> g/a"},
     {"a cycle across groups",
-     "groups: {g: {tasks: {a: {command: x, after: [h/b]}}}, h: {tasks: {b: {command: x, after: [c]}, c: {command: x, after: [g/a]}}}}\n",
+     "groups: {g: {tasks: {a: {command: x, after: [h/b]}}}, h: {tasks: {b: {command: x, after: "
+     "[c]}, c: {command: x, after: [g/a]}}}}\n",
      1, 120, "h/c: after.g/a: dependency cycle: g/a -> h/b -> h/c -> g/a"},
     {"a cycle made by order: sequential",
-     "groups: {g: {order: sequential, tasks: {a: {command: x, lifecycle: {hook: prestart}, after: [b]}, b: {command: x, lifecycle: {hook: prestart}}}}}\n",
+     "groups: {g: {order: sequential, tasks: {a: {command: x, lifecycle: {hook: prestart}, after: "
+     "[b]}, b: {command: x, lifecycle: {hook: prestart}}}}}\n",
      1, 99, "g/b: order: sequential: dependency cycle: g/a -> g/b -> g/a"},
     {"unknown order", "groups: {g: {order: serial, tasks: {a: {command: x}}}}\n", 1, 21,
      "group g: order: unknown order \"serial\" (use parallel or sequential)"},

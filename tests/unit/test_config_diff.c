@@ -16,7 +16,8 @@
 
 /* Task "app" of group "web", written as a flow map, and a second task
  * "db" that "app" may wait for. */
-#define TASK(flow) "groups:\n  web:\n    tasks:\n      db: {command: [sleep, '1']}\n      app: " flow "\n"
+#define TASK(flow)                                                                                 \
+	"groups:\n  web:\n    tasks:\n      db: {command: [sleep, '1']}\n      app: " flow "\n"
 
 static void diff_of(const char *before, const char *after, struct task_diff *diff)
 {
@@ -75,9 +76,10 @@ static void test_what_the_process_is_given_needs_a_new_one(void **state)
 	       TASK_CHANGE_REPLACE, "isolation");
 	expect(base, TASK("{command: [sleep, '9'], after: {db: started}}"), TASK_CHANGE_REPLACE,
 	       "after");
-	expect(base,
-	       TASK("{command: [sleep, '9'], hooks: [{name: h, stage: prestart, exec: [/bin/true]}]}"),
-	       TASK_CHANGE_REPLACE, "hooks");
+	expect(
+	    base,
+	    TASK("{command: [sleep, '9'], hooks: [{name: h, stage: prestart, exec: [/bin/true]}]}"),
+	    TASK_CHANGE_REPLACE, "hooks");
 	expect(base, TASK("{command: [sleep, '9'], readiness: {notify: systemd}}"),
 	       TASK_CHANGE_REPLACE, "readiness");
 }
@@ -97,8 +99,8 @@ static void test_what_corral_alone_uses_changes_in_place(void **state)
 	expect(base, TASK("{command: [sleep, '9'], log: {history: 64K}}"), TASK_CHANGE_IN_PLACE,
 	       "log");
 	/* Except the pipes the process is given. */
-	expect(base, TASK("{command: [sleep, '9'], log: {streams: separate}}"),
-	       TASK_CHANGE_REPLACE, "log");
+	expect(base, TASK("{command: [sleep, '9'], log: {streams: separate}}"), TASK_CHANGE_REPLACE,
+	       "log");
 	expect(TASK("{command: [sleep, '9'], readiness: {exec: [true], interval: 1s}}"),
 	       TASK("{command: [sleep, '9'], readiness: {exec: [true], interval: 2s}}"),
 	       TASK_CHANGE_IN_PLACE, "readiness");
@@ -153,8 +155,10 @@ static void test_in_place_fields_swap_both_ways(void **state)
 static void test_fixed_keys_are_named(void **state)
 {
 	(void)state;
-	struct config *a = parse_ok("socket: /tmp/a.sock\ngroups: {g: {tasks: {t: {command: x}}}}\n");
-	struct config *b = parse_ok("socket: /tmp/b.sock\ngroups: {g: {tasks: {t: {command: x}}}}\n");
+	struct config *a =
+	    parse_ok("socket: /tmp/a.sock\ngroups: {g: {tasks: {t: {command: x}}}}\n");
+	struct config *b =
+	    parse_ok("socket: /tmp/b.sock\ngroups: {g: {tasks: {t: {command: x}}}}\n");
 	struct config *c = parse_ok("groups: {g: {tasks: {t: {command: x}}}}\n");
 	assert_string_equal(config_diff_fixed_global(a, b), "socket");
 	assert_string_equal(config_diff_fixed_global(a, c), "socket");
@@ -168,14 +172,14 @@ static void test_fixed_keys_are_named(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_the_same_definition_is_no_change),
-		cmocka_unit_test(test_where_it_is_written_is_no_change),
-		cmocka_unit_test(test_what_the_process_is_given_needs_a_new_one),
-		cmocka_unit_test(test_what_corral_alone_uses_changes_in_place),
-		cmocka_unit_test(test_a_limit_removed_needs_a_new_process),
-		cmocka_unit_test(test_a_dependency_is_compared_by_name),
-		cmocka_unit_test(test_in_place_fields_swap_both_ways),
-		cmocka_unit_test(test_fixed_keys_are_named),
+	    cmocka_unit_test(test_the_same_definition_is_no_change),
+	    cmocka_unit_test(test_where_it_is_written_is_no_change),
+	    cmocka_unit_test(test_what_the_process_is_given_needs_a_new_one),
+	    cmocka_unit_test(test_what_corral_alone_uses_changes_in_place),
+	    cmocka_unit_test(test_a_limit_removed_needs_a_new_process),
+	    cmocka_unit_test(test_a_dependency_is_compared_by_name),
+	    cmocka_unit_test(test_in_place_fields_swap_both_ways),
+	    cmocka_unit_test(test_fixed_keys_are_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

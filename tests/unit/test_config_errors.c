@@ -19,7 +19,9 @@
  * node at offset N of the flow map is at column 12 + N. */
 #define TASK(flow)   "groups:\n  web:\n    tasks:\n      app: " flow "\n"
 #define VALID_GROUPS "groups: {g: {tasks: {t: {command: x}}}}\n"
-#define NAME_RULE    "may only use lowercase letters, digits, '-', '_' and '.', starting with a letter or digit"
+#define NAME_RULE                                                                                  \
+	"may only use lowercase letters, digits, '-', '_' and '.', starting with a letter or "     \
+	"digit"
 
 static const struct error_case cases[] = {
     /* Keys */
@@ -62,20 +64,23 @@ static const struct error_case cases[] = {
      "web/app: hooks: must be a list of hooks, not a map"},
     {"hook without exec", TASK("{command: a, hooks: [{name: v, stage: prestart}]}"), 4, 33,
      "web/app: hooks[0]: missing \"exec\""},
-    {"hook with an unknown stage", TASK("{command: a, hooks: [{name: v, stage: prestrat, exec: [x]}]}"),
-     4, 50, "web/app: hooks[0].stage: unknown stage \"prestrat\"; did you mean \"prestart\"?"},
-    {"hook with a bad name", TASK("{command: a, hooks: [{name: V!, stage: stop, exec: [x]}]}"), 4, 40,
-     "web/app: hooks[0].name: the name \"V!\" " NAME_RULE},
+    {"hook with an unknown stage",
+     TASK("{command: a, hooks: [{name: v, stage: prestrat, exec: [x]}]}"), 4, 50,
+     "web/app: hooks[0].stage: unknown stage \"prestrat\"; did you mean \"prestart\"?"},
+    {"hook with a bad name", TASK("{command: a, hooks: [{name: V!, stage: stop, exec: [x]}]}"), 4,
+     40, "web/app: hooks[0].name: the name \"V!\" " NAME_RULE},
     {"hook with a zero timeout",
      TASK("{command: a, hooks: [{name: v, stage: stop, exec: [x], timeout: 0s}]}"), 4, 76,
      "web/app: hooks[0].timeout: must be longer than 0s"},
     {"hook exec empty", TASK("{command: a, hooks: [{name: v, stage: stop, exec: []}]}"), 4, 62,
      "web/app: hooks[0].exec: must not be empty"},
     {"duplicate hook for a stage",
-     TASK("{command: a, hooks: [{name: v, stage: stop, exec: [x]}, {name: v, stage: stop, exec: [y]}]}"),
+     TASK("{command: a, hooks: [{name: v, stage: stop, exec: [x]}, {name: v, stage: stop, exec: "
+	  "[y]}]}"),
      4, 68, "web/app: hooks[1]: duplicate hook \"v\" for stage stop (first defined at line 4)"},
-    {"unknown hook key", TASK("{command: a, hooks: [{name: v, stage: stop, exec: [x], tmeout: 1s}]}"),
-     4, 67, "web/app: hooks[0]: unknown key \"tmeout\"; did you mean \"timeout\"?"},
+    {"unknown hook key",
+     TASK("{command: a, hooks: [{name: v, stage: stop, exec: [x], tmeout: 1s}]}"), 4, 67,
+     "web/app: hooks[0]: unknown key \"tmeout\"; did you mean \"timeout\"?"},
 
     /* Duplicates */
     {"duplicate task",
@@ -218,8 +223,9 @@ static const struct error_case cases[] = {
      "web/app: log.mode: unknown log mode \"nonblocking\"; did you mean \"non-blocking\"?"},
     /* Found by fuzz_config: a mount whose target key was misspelt was kept
      * without a target, and copying it crashed. */
-    {"misspelt mount target", TASK("{command: a, isolation: {namespaces: [mount], mounts: [{source: /tmp, targt: /x}]}}"), 4, 82,
-     "web/app: isolation.mounts[0]: unknown key \"targt\"; did you mean \"target\"?"},
+    {"misspelt mount target",
+     TASK("{command: a, isolation: {namespaces: [mount], mounts: [{source: /tmp, targt: /x}]}}"), 4,
+     82, "web/app: isolation.mounts[0]: unknown key \"targt\"; did you mean \"target\"?"},
     {"misspelt log streams", TASK("{command: a, log: {streams: seperate}}"), 4, 40,
      "web/app: log.streams: unknown log streams \"seperate\"; did you mean \"separate\"?"},
     {"log history too small", TASK("{command: a, log: {history: 512}}"), 4, 40,
@@ -307,8 +313,7 @@ static const struct error_case cases[] = {
     /* Isolation */
     {"isolation as a boolean", TASK("{command: a, isolation: true}"), 4, 36,
      "web/app: isolation: must be a map of isolation settings, not a string"},
-    {"unknown isolation key, nothing close", TASK("{command: a, isolation: {colour: red}}"), 4,
-     37,
+    {"unknown isolation key, nothing close", TASK("{command: a, isolation: {colour: red}}"), 4, 37,
      "web/app: isolation: unknown key \"colour\" (expected namespaces, hostname, init, "
      "capabilities, seccomp, no_new_privileges, rlimits, umask, devices, rootfs, "
      "readonly_rootfs, mounts, user or network)"},
@@ -344,7 +349,7 @@ static const struct error_case cases[] = {
      "and ending with a letter or digit, not \"\""},
     {"hostname of 65 characters",
      TASK("{command: a, isolation: {namespaces: [uts], "
-          "hostname: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}}"),
+	  "hostname: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}}"),
      4, 66,
      "web/app: isolation.hostname: must be 1 to 64 letters, digits, '-' and '.', starting "
      "and ending with a letter or digit, not "
@@ -360,9 +365,8 @@ static const struct error_case cases[] = {
     {"drop as a string", TASK("{command: a, isolation: {capabilities: {drop: all}}}"), 4, 58,
      "web/app: isolation.capabilities.drop: must be a list of capability names such as "
      "[net_raw], not a string"},
-    {"unknown capabilities key",
-     TASK("{command: a, isolation: {capabilities: {keep: [kill]}}}"), 4, 52,
-     "web/app: isolation.capabilities: unknown key \"keep\" (expected drop or add)"},
+    {"unknown capabilities key", TASK("{command: a, isolation: {capabilities: {keep: [kill]}}}"), 4,
+     52, "web/app: isolation.capabilities: unknown key \"keep\" (expected drop or add)"},
     {"misspelt all", TASK("{command: a, isolation: {capabilities: {drop: [al]}}}"), 4, 59,
      "web/app: isolation.capabilities.drop[0]: unknown capability \"al\"; did you mean "
      "\"all\"?"},
@@ -374,12 +378,12 @@ static const struct error_case cases[] = {
      TASK("{command: a, isolation: {capabilities: {add: [CAP_NET_BIND_SERVCE]}}}"), 4, 58,
      "web/app: isolation.capabilities.add[0]: unknown capability \"CAP_NET_BIND_SERVCE\"; "
      "did you mean \"net_bind_service\"?"},
-    {"unknown capability",
-     TASK("{command: a, isolation: {capabilities: {add: [superpower]}}}"), 4, 58,
+    {"unknown capability", TASK("{command: a, isolation: {capabilities: {add: [superpower]}}}"), 4,
+     58,
      "web/app: isolation.capabilities.add[0]: unknown capability \"superpower\" (see "
      "capabilities(7))"},
-    {"capability as a number",
-     TASK("{command: a, isolation: {capabilities: {add: [\"12\"]}}}"), 4, 58,
+    {"capability as a number", TASK("{command: a, isolation: {capabilities: {add: [\"12\"]}}}"), 4,
+     58,
      "web/app: isolation.capabilities.add[0]: unknown capability \"12\" (see "
      "capabilities(7))"},
     {"unknown seccomp profile", TASK("{command: a, isolation: {seccomp: strict}}"), 4, 46,
@@ -398,20 +402,19 @@ static const struct error_case cases[] = {
      TASK("{command: a, isolation: {seccomp: {deny: [mount]}}}"), 4, 46,
      "web/app: isolation.seccomp: missing \"default_action\" (allow, errno, kill or log), "
      "the action for syscalls not listed"},
-    {"unknown seccomp action",
-     TASK("{command: a, isolation: {seccomp: {default_action: trap}}}"), 4, 63,
+    {"unknown seccomp action", TASK("{command: a, isolation: {seccomp: {default_action: trap}}}"),
+     4, 63,
      "web/app: isolation.seccomp.default_action: unknown action \"trap\" (use allow, errno, "
      "kill or log)"},
     {"misspelt syscall",
      TASK("{command: a, isolation: {seccomp: {default_action: errno, "
-          "deny: [kexec_load, reboot, mout]}}}"),
+	  "deny: [kexec_load, reboot, mout]}}}"),
      4, 97,
      "web/app: isolation.seccomp.deny[2]: unknown syscall \"mout\"; did you mean \"mount\"?"},
     {"unknown syscall",
      TASK("{command: a, isolation: {seccomp: {default_action: errno, "
-          "allow: [notasyscall]}}}"),
-     4, 78,
-     "web/app: isolation.seccomp.allow[0]: unknown syscall \"notasyscall\""},
+	  "allow: [notasyscall]}}}"),
+     4, 78, "web/app: isolation.seccomp.allow[0]: unknown syscall \"notasyscall\""},
     {"syscall list as a string",
      TASK("{command: a, isolation: {seccomp: {default_action: errno, allow: read}}}"), 4, 77,
      "web/app: isolation.seccomp.allow: must be a list of syscall names such as [mount, "
@@ -422,16 +425,15 @@ static const struct error_case cases[] = {
      "and exit_group are how a task starts (or reports that it could not)"},
     {"syscall allowed and denied",
      TASK("{command: a, isolation: {seccomp: {default_action: errno, "
-          "allow: [read, mount], deny: [mount]}}}"),
+	  "allow: [read, mount], deny: [mount]}}}"),
      4, 99,
      "web/app: isolation.seccomp.deny[0]: \"mount\" is also in isolation.seccomp.allow; "
      "keep one"},
     {"misspelt seccomp key",
      TASK("{command: a, isolation: {seccomp: {default_action: errno, alow: [read]}}}"), 4, 70,
      "web/app: isolation.seccomp: unknown key \"alow\"; did you mean \"allow\"?"},
-    {"no_new_privileges as a number",
-     TASK("{command: a, isolation: {no_new_privileges: 1}}"), 4, 56,
-     "web/app: isolation.no_new_privileges: must be true or false, not \"1\""},
+    {"no_new_privileges as a number", TASK("{command: a, isolation: {no_new_privileges: 1}}"), 4,
+     56, "web/app: isolation.no_new_privileges: must be true or false, not \"1\""},
     {"rlimits as a list", TASK("{command: a, isolation: {rlimits: [nofile]}}"), 4, 46,
      "web/app: isolation.rlimits: must be a map of limits such as {nofile: 4096}, not a list"},
     {"unknown rlimit", TASK("{command: a, isolation: {rlimits: {files: 10}}}"), 4, 47,
@@ -444,8 +446,8 @@ static const struct error_case cases[] = {
      "web/app: isolation.rlimits.nofile: must be a whole number or \"unlimited\", not \"-1\""},
     {"size for a count rlimit", TASK("{command: a, isolation: {rlimits: {nofile: 1K}}}"), 4, 55,
      "web/app: isolation.rlimits.nofile: must be a whole number or \"unlimited\", not \"1K\""},
-    {"rlimit too large",
-     TASK("{command: a, isolation: {rlimits: {nofile: 99999999999999999999}}}"), 4, 55,
+    {"rlimit too large", TASK("{command: a, isolation: {rlimits: {nofile: 99999999999999999999}}}"),
+     4, 55,
      "web/app: isolation.rlimits.nofile: must be a whole number or \"unlimited\", not "
      "\"99999999999999999999\" (too large)"},
     {"rlimit null", TASK("{command: a, isolation: {rlimits: {nofile: ~}}}"), 4, 55,
@@ -457,8 +459,8 @@ static const struct error_case cases[] = {
     {"rlimit as a map", TASK("{command: a, isolation: {rlimits: {stack: {soft: 1}}}}"), 4, 54,
      "web/app: isolation.rlimits.stack: must be a size such as 8M, \"unlimited\" or [soft, "
      "hard], not a map"},
-    {"soft rlimit above hard",
-     TASK("{command: a, isolation: {rlimits: {nproc: [200, 100]}}}"), 4, 54,
+    {"soft rlimit above hard", TASK("{command: a, isolation: {rlimits: {nproc: [200, 100]}}}"), 4,
+     54,
      "web/app: isolation.rlimits.nproc: the soft limit (200) must not exceed the hard limit "
      "(100)"},
     {"unlimited soft rlimit below hard",
@@ -490,32 +492,38 @@ static const struct error_case cases[] = {
     {"wrong group namespaces, nothing more for the tasks",
      "groups:\n  web:\n    isolation: {namespaces: uts, hostname: h}\n"
      "    tasks: {a: {command: a}, b: {command: b}}\n",
-     3, 29, "group web: isolation.namespaces: must be a list of namespaces such as [pid, mount], "
+     3, 29,
+     "group web: isolation.namespaces: must be a list of namespaces such as [pid, mount], "
      "not a string"},
     {"group isolation wrong, reported once for the group",
      "groups:\n  web:\n    isolation: {seccomp: {default_action: errno, deny: [mout]}}\n"
      "    tasks: {a: {command: a}, b: {command: b}}\n",
-     3, 57, "group web: isolation.seccomp.deny[0]: unknown syscall \"mout\"; did you mean "
+     3, 57,
+     "group web: isolation.seccomp.deny[0]: unknown syscall \"mout\"; did you mean "
      "\"mount\"?"},
     {"group hostname without the group's uts, reported once",
      "groups:\n  web:\n    isolation: {namespaces: [pid], hostname: h}\n"
      "    tasks: {a: {command: a}, b: {command: b}}\n",
-     3, 46, "group web: isolation.hostname: \"h\" needs the uts namespace; add uts to "
+     3, 46,
+     "group web: isolation.hostname: \"h\" needs the uts namespace; add uts to "
      "isolation.namespaces"},
     {"group hostname, task namespaces without uts",
      "groups:\n  web:\n    isolation: {namespaces: [uts], hostname: h}\n"
      "    tasks: {a: {command: a, isolation: {namespaces: [pid]}}}\n",
-     3, 46, "web/a: isolation.hostname: \"h\" (set in group web) needs the uts namespace; add "
+     3, 46,
+     "web/a: isolation.hostname: \"h\" (set in group web) needs the uts namespace; add "
      "uts to isolation.namespaces"},
     {"task hostname, group namespaces without uts",
      "groups:\n  web:\n    isolation: {namespaces: [pid]}\n"
      "    tasks: {a: {command: a, isolation: {hostname: h}}}\n",
-     4, 51, "web/a: isolation.hostname: \"h\" needs the uts namespace; add uts to "
+     4, 51,
+     "web/a: isolation.hostname: \"h\" needs the uts namespace; add uts to "
      "isolation.namespaces"},
     {"group init false, task without pid",
      "groups:\n  web:\n    isolation: {init: false}\n"
      "    tasks: {a: {command: a, isolation: {namespaces: [net]}}}\n",
-     3, 23, "web/a: isolation.init: false (set in group web): init only matters with the pid "
+     3, 23,
+     "web/a: isolation.init: false (set in group web): init only matters with the pid "
      "namespace; add pid to isolation.namespaces or leave init out"},
 
     /* memory_high above memory, from the task, the group, or both */
@@ -548,21 +556,26 @@ static const struct error_case cases[] = {
     /* Readiness and health */
     {"continuous readiness on a notify fd",
      TASK("{command: a, readiness: {notify: fd, fd: 3, continuous: true}}"), 4, 68,
-     "web/app: readiness.continuous: does not go with \"notify: fd\" (its newline is said once; take a probe, or notify: systemd with RELOADING=1 and READY=1)"},
+     "web/app: readiness.continuous: does not go with \"notify: fd\" (its newline is said once; "
+     "take a probe, or notify: systemd with RELOADING=1 and READY=1)"},
     {"readiness failures without continuous",
      TASK("{command: a, readiness: {exec: [true], failures: 2}}"), 4, 61,
-     "web/app: readiness.failures: only goes with \"continuous: true\" (until the task is first ready, failures only mean \"not ready yet\")"},
+     "web/app: readiness.failures: only goes with \"continuous: true\" (until the task is first "
+     "ready, failures only mean \"not ready yet\")"},
     {"readiness failures of 0",
      TASK("{command: a, readiness: {exec: [true], continuous: true, failures: 0}}"), 4, 79,
      "web/app: readiness.failures: must be a whole number, 1 or more, not \"0\""},
     {"readiness as a string", TASK("{command: a, readiness: systemd}"), 4, 36,
-     "web/app: readiness: must be a map with \"notify\" or a probe (\"exec\", \"tcp\", ...), not a string"},
+     "web/app: readiness: must be a map with \"notify\" or a probe (\"exec\", \"tcp\", ...), not a "
+     "string"},
     {"misspelt readiness key", TASK("{command: a, readiness: {notify: systemd, timout: 1s}}"), 4,
      54, "web/app: readiness: unknown key \"timout\"; did you mean \"timeout\"?"},
     {"unknown readiness key", TASK("{command: a, readiness: {notify: systemd, port: 80}}"), 4, 54,
-     "web/app: readiness: unknown key \"port\" (expected notify, fd, exec, tcp, http, unix, interval, timeout, watchdog, start_interval, initial_delay, inside, continuous or failures)"},
+     "web/app: readiness: unknown key \"port\" (expected notify, fd, exec, tcp, http, unix, "
+     "interval, timeout, watchdog, start_interval, initial_delay, inside, continuous or failures)"},
     {"readiness without notify or exec", TASK("{command: a, readiness: {timeout: 1s}}"), 4, 36,
-     "web/app: readiness: missing \"notify\" (systemd or fd) or a probe: \"exec\" (a command), \"tcp\", \"http\" or \"unix\""},
+     "web/app: readiness: missing \"notify\" (systemd or fd) or a probe: \"exec\" (a command), "
+     "\"tcp\", \"http\" or \"unix\""},
     {"misspelt notify is not also missing", TASK("{command: a, readiness: {notfy: systemd}}"), 4,
      37, "web/app: readiness: unknown key \"notfy\"; did you mean \"notify\"?"},
     {"notify and exec together", TASK("{command: a, readiness: {notify: systemd, exec: [a]}}"), 4,
@@ -634,7 +647,8 @@ static const struct error_case cases[] = {
     {"misspelt health exec is not also missing", TASK("{command: a, health: {exce: [a]}}"), 4, 34,
      "web/app: health: unknown key \"exce\"; did you mean \"exec\"?"},
     {"unknown health key", TASK("{command: a, health: {exec: [a], retries: 3}}"), 4, 45,
-     "web/app: health: unknown key \"retries\" (expected exec, tcp, http, unix, interval, timeout, failures, start_interval, initial_delay or inside)"},
+     "web/app: health: unknown key \"retries\" (expected exec, tcp, http, unix, interval, timeout, "
+     "failures, start_interval, initial_delay or inside)"},
     {"notify systemd with its own network and rootfs",
      TASK("{command: a, readiness: {notify: systemd}, isolation: {namespaces: [mount], "
 	  "rootfs: /tmp, network: {mode: none}}}"),

@@ -19,7 +19,8 @@
 /* A task "app" in group "web": its value starts at line 4, column 12. */
 #define TASK(flow) "groups:\n  web:\n    tasks:\n      app: " flow "\n"
 /* A group "web" whose on_failure value starts at line 3, column 17. */
-#define ON_FAILURE(flow) "groups:\n  web:\n    on_failure: " flow "\n    tasks: {app: {command: a}}\n"
+#define ON_FAILURE(flow)                                                                           \
+	"groups:\n  web:\n    on_failure: " flow "\n    tasks: {app: {command: a}}\n"
 
 static void test_lists_take_codes_and_signal_names(void **state)
 {
@@ -42,12 +43,13 @@ static void test_lists_take_codes_and_signal_names(void **state)
 static void test_a_task_list_replaces_the_group_list(void **state)
 {
 	(void)state;
-	struct config *config = parse_ok("groups:\n"
-					 "  web:\n"
-					 "    restart: {success_exit: [143], no_restart_exit: [78]}\n"
-					 "    tasks:\n"
-					 "      a: {command: x}\n"
-					 "      b: {command: x, restart: {success_exit: [3]}}\n");
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  web:\n"
+		     "    restart: {success_exit: [143], no_restart_exit: [78]}\n"
+		     "    tasks:\n"
+		     "      a: {command: x}\n"
+		     "      b: {command: x, restart: {success_exit: [3]}}\n");
 	const struct restart_policy *a = &config->groups[0].tasks[0].restart;
 	const struct restart_policy *b = &config->groups[0].tasks[1].restart;
 
@@ -63,12 +65,13 @@ static void test_a_task_list_replaces_the_group_list(void **state)
 static void test_on_failure_forms_and_defaults(void **state)
 {
 	(void)state;
-	struct config *config = parse_ok("groups:\n"
-					 "  a: {tasks: {t: {command: x}}}\n"
-					 "  b: {on_failure: ignore, tasks: {t: {command: x}}}\n"
-					 "  c: {on_failure: restart, tasks: {t: {command: x}}}\n"
-					 "  d: {on_failure: {action: restart, attempts: 5, interval: "
-					 "1m}, tasks: {t: {command: x}}}\n");
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  a: {tasks: {t: {command: x}}}\n"
+		     "  b: {on_failure: ignore, tasks: {t: {command: x}}}\n"
+		     "  c: {on_failure: restart, tasks: {t: {command: x}}}\n"
+		     "  d: {on_failure: {action: restart, attempts: 5, interval: "
+		     "1m}, tasks: {t: {command: x}}}\n");
 	const struct group_failure_policy *a = &config->groups[0].on_failure;
 	const struct group_failure_policy *c = &config->groups[2].on_failure;
 	const struct group_failure_policy *d = &config->groups[3].on_failure;

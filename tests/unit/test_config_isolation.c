@@ -55,23 +55,23 @@ static void assert_rlimit(const struct isolation_config *isolation, int resource
 
 static void test_every_field(void **state)
 {
-	struct config *config =
-	    parse_ok("groups:\n"
-		     "  web:\n"
-		     "    tasks:\n"
-		     "      app:\n"
-		     "        command: [/app]\n"
-		     "        isolation:\n"
-		     "          namespaces: [pid, mount, uts, ipc, net, cgroup]\n"
-		     "          hostname: app-1.example\n"
-		     "          init: false\n"
-		     "          capabilities: {drop: [all], add: [net_bind_service, CAP_KILL, sys_admin]}\n"
-		     "          seccomp: {default_action: kill, allow: [read, write, exit_group], "
-		     "deny: [mount]}\n"
-		     "          no_new_privileges: false\n"
-		     "          rlimits: {nofile: 4096, nproc: [100, 200], core: 0,\n"
-		     "                    stack: unlimited, as: 1G, cpu: [10, unlimited]}\n"
-		     "          umask: \"0027\"\n");
+	struct config *config = parse_ok(
+	    "groups:\n"
+	    "  web:\n"
+	    "    tasks:\n"
+	    "      app:\n"
+	    "        command: [/app]\n"
+	    "        isolation:\n"
+	    "          namespaces: [pid, mount, uts, ipc, net, cgroup]\n"
+	    "          hostname: app-1.example\n"
+	    "          init: false\n"
+	    "          capabilities: {drop: [all], add: [net_bind_service, CAP_KILL, sys_admin]}\n"
+	    "          seccomp: {default_action: kill, allow: [read, write, exit_group], "
+	    "deny: [mount]}\n"
+	    "          no_new_privileges: false\n"
+	    "          rlimits: {nofile: 4096, nproc: [100, 200], core: 0,\n"
+	    "                    stack: unlimited, as: 1G, cpu: [10, unlimited]}\n"
+	    "          umask: \"0027\"\n");
 	const struct isolation_config *isolation = isolation_of(config, "web/app");
 
 	assert_true(isolation->enabled);

@@ -13,8 +13,8 @@
 
 #include "config/config_load.h"
 #include "config/config_network.h"
-#include "isolation/task_isolation.h"
 #include "config_cases.h"
+#include "isolation/task_isolation.h"
 
 #define ARRAY_SIZE(a)  (sizeof(a) / sizeof((a)[0]))
 #define IP(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (d))
@@ -34,7 +34,8 @@ static void test_modes_and_their_model(void **state)
 	    "      pod: {command: a, isolation: {network: {mode: group}}}\n"
 	    "      plain: {command: a, isolation: {namespaces: []}}\n"
 	    "      bare: {command: a}\n"
-	    "      userns: {command: a, isolation: {namespaces: [user], user: {uid_map: \"0 1000 1\", "
+	    "      userns: {command: a, isolation: {namespaces: [user], user: {uid_map: \"0 1000 "
+	    "1\", "
 	    "gid_map: \"0 1000 1\"}}}\n"
 	    "  solo:\n"
 	    "    tasks: {net: {command: a, isolation: {namespaces: [net]}}}\n");

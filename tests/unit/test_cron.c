@@ -15,8 +15,8 @@
 static struct tm at(const char *text)
 {
 	struct tm time = {.tm_isdst = -1};
-	assert_int_equal(sscanf(text, "%d-%d-%d %d:%d", &time.tm_year, &time.tm_mon,
-				&time.tm_mday, &time.tm_hour, &time.tm_min),
+	assert_int_equal(sscanf(text, "%d-%d-%d %d:%d", &time.tm_year, &time.tm_mon, &time.tm_mday,
+				&time.tm_hour, &time.tm_min),
 			 5);
 	time.tm_year -= 1900;
 	time.tm_mon -= 1;
@@ -71,7 +71,7 @@ static void test_mistakes_name_their_field(void **state)
 	    {"* * * * * *", "more than five fields (minute hour day-of-month month day-of-week)"},
 	    /* A leading tab is blank space, not an empty first field. */
 	    {"\t* 3 * 2", "4 fields where cron takes five: minute hour day-of-month month "
-			   "day-of-week (or @daily, @hourly...)"},
+			  "day-of-week (or @daily, @hourly...)"},
 	    {"60 * * * *", "field 1 (minute): 60 is out of 0-59"},
 	    {"* 24 * * *", "field 2 (hour): 24 is out of 0-23"},
 	    {"* * 0 * *", "field 3 (day of month): 0 is out of 1-31"},

@@ -28,23 +28,31 @@ static const struct verdict_row rows[] = {
     {"pending", {.state = TASK_PENDING, .may_run_again = true}, {W, W, W, W, W}},
     {"starting", {.state = TASK_STARTING, .may_run_again = true}, {W, W, W, W, W}},
     {"running, not ready", {.state = TASK_RUNNING, .may_run_again = true}, {H, W, W, W, W}},
-    {"running and ready", {.state = TASK_RUNNING, .ready = true, .may_run_again = true},
+    {"running and ready",
+     {.state = TASK_RUNNING, .ready = true, .may_run_again = true},
      {H, H, W, W, W}},
     {"running, ready and healthy",
      {.state = TASK_RUNNING, .ready = true, .healthy = true, .may_run_again = true},
      {H, H, H, W, W}},
     {"running but being stopped",
-     {.state = TASK_RUNNING, .stopping = true, .ready = true, .healthy = true,
+     {.state = TASK_RUNNING,
+      .stopping = true,
+      .ready = true,
+      .healthy = true,
       .may_run_again = true},
      {W, W, W, W, W}},
-    {"dead after a success", {.state = TASK_DEAD, .succeeded = true, .may_run_again = true},
+    {"dead after a success",
+     {.state = TASK_DEAD, .succeeded = true, .may_run_again = true},
      {H, H, W, H, H}},
-    {"dead after a success, group stopping", {.state = TASK_DEAD, .succeeded = true},
+    {"dead after a success, group stopping",
+     {.state = TASK_DEAD, .succeeded = true},
      {H, H, B, H, H}},
-    {"dead, stopped by request, group active", {.state = TASK_DEAD, .may_run_again = true},
+    {"dead, stopped by request, group active",
+     {.state = TASK_DEAD, .may_run_again = true},
      {W, W, W, W, H}},
     {"dead, stopped, group stopping", {.state = TASK_DEAD}, {B, B, B, B, H}},
-    {"dead, failed for good", {.state = TASK_DEAD, .failed = true, .may_run_again = true},
+    {"dead, failed for good",
+     {.state = TASK_DEAD, .failed = true, .may_run_again = true},
      {B, B, B, B, H}},
 };
 
@@ -53,12 +61,13 @@ static void test_every_condition_against_every_state(void **state)
 	(void)state;
 	for (size_t r = 0; r < ARRAY_SIZE(rows); r++)
 		for (int condition = DEPENDS_STARTED; condition <= DEPENDS_EXITED; condition++) {
-			enum dependency_verdict got =
-				dependency_verdict((enum dependency_condition)condition, &rows[r].target);
+			enum dependency_verdict got = dependency_verdict(
+			    (enum dependency_condition)condition, &rows[r].target);
 			if (got != rows[r].expected[condition])
-				fail_msg("%s, %s: got %d, expected %d", rows[r].what,
-					 dependency_condition_name((enum dependency_condition)condition),
-					 got, rows[r].expected[condition]);
+				fail_msg(
+				    "%s, %s: got %d, expected %d", rows[r].what,
+				    dependency_condition_name((enum dependency_condition)condition),
+				    got, rows[r].expected[condition]);
 		}
 }
 

@@ -68,8 +68,8 @@ static void test_mistakes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_the_format),
-		cmocka_unit_test(test_mistakes),
+	    cmocka_unit_test(test_the_format),
+	    cmocka_unit_test(test_mistakes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -256,9 +256,14 @@ static void test_update_request(void **state)
 	struct task_config task = {.name = "app", .full_name = "web/app", .argv = argv, .argc = 1};
 	task.resources.memory = 128u << 20;
 	task.resources.cpu_millicores = 500;
-	struct hook_request request = {
-	    .stage = HOOK_STAGE_UPDATE, .hook = "scale", .group = "web", .task = &task,
-	    .env = env, .run = 0, .pid = 42, .changed = "resources,health"};
+	struct hook_request request = {.stage = HOOK_STAGE_UPDATE,
+				       .hook = "scale",
+				       .group = "web",
+				       .task = &task,
+				       .env = env,
+				       .run = 0,
+				       .pid = 42,
+				       .changed = "resources,health"};
 	size_t length;
 	char *text = hook_request_build(&request, &length);
 	assert_string_equal(

@@ -42,8 +42,8 @@ static void test_what_is_not_http_is_refused(void **state)
 	(void)state;
 	int status = 0;
 	const char *bad[] = {
-		"SSH-2.0-OpenSSH\r\n", "HTTP/2 200\r\n", "HTTP/1.1 20\r\n", "HTTP/1.1 2000\r\n",
-		"HTTP/1.1 099 x\r\n", "HTTP/1.1  200\r\n", "HTTP/1.1 2x0\r\n", "-ERR redis\r\n",
+	    "SSH-2.0-OpenSSH\r\n", "HTTP/2 200\r\n",    "HTTP/1.1 20\r\n",  "HTTP/1.1 2000\r\n",
+	    "HTTP/1.1 099 x\r\n",  "HTTP/1.1  200\r\n", "HTTP/1.1 2x0\r\n", "-ERR redis\r\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (parse(bad[i], &status) != -1)
@@ -58,9 +58,9 @@ static void test_what_is_not_http_is_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_status_lines),
-		cmocka_unit_test(test_incomplete_lines_ask_for_more),
-		cmocka_unit_test(test_what_is_not_http_is_refused),
+	    cmocka_unit_test(test_status_lines),
+	    cmocka_unit_test(test_incomplete_lines_ask_for_more),
+	    cmocka_unit_test(test_what_is_not_http_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,9 +67,10 @@ static void test_nesting_and_commas_as_jansson(void **state)
 	jw_object_close(&out);
 	char *text = written_line(&out);
 
-	json_t *expected = json_pack("{s:b, s:[{s:s, s:[]}, {s:s, s:[{s:n, s:i, s:{}, s:[i, b, n]}]}]}",
-				     "ok", 1, "groups", "name", "g", "tasks", "name", "h", "tasks",
-				     "pid", "restarts", 3, "empty", "list", 1, 0);
+	json_t *expected =
+	    json_pack("{s:b, s:[{s:s, s:[]}, {s:s, s:[{s:n, s:i, s:{}, s:[i, b, n]}]}]}", "ok", 1,
+		      "groups", "name", "g", "tasks", "name", "h", "tasks", "pid", "restarts", 3,
+		      "empty", "list", 1, 0);
 	char *reference = dumped(expected);
 	assert_string_equal(text, reference);
 	free(text);
@@ -138,10 +139,10 @@ static void test_text_that_is_not_utf8_gets_replacement_characters(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_nesting_and_commas_as_jansson),
-		cmocka_unit_test(test_numbers_as_jansson),
-		cmocka_unit_test(test_strings_mean_what_jansson_writes),
-		cmocka_unit_test(test_text_that_is_not_utf8_gets_replacement_characters),
+	    cmocka_unit_test(test_nesting_and_commas_as_jansson),
+	    cmocka_unit_test(test_numbers_as_jansson),
+	    cmocka_unit_test(test_strings_mean_what_jansson_writes),
+	    cmocka_unit_test(test_text_that_is_not_utf8_gets_replacement_characters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,8 +17,7 @@ struct seen {
 	size_t count;
 };
 
-static void remember(void *context, uint64_t time_ms, unsigned tag, const char *text,
-		     size_t length)
+static void remember(void *context, uint64_t time_ms, unsigned tag, const char *text, size_t length)
 {
 	struct seen *seen = context;
 	assert_int_equal(strlen(text), length);
@@ -196,8 +195,8 @@ static void test_large_batches_keep_the_newest_lines(void **state)
 		char text[1024] = "";
 		size_t length = 0;
 		for (int i = 0; i < 40; i++)
-			length += (size_t)snprintf(text + length, sizeof(text) - length, "line-%04u\n",
-						   next++);
+			length += (size_t)snprintf(text + length, sizeof(text) - length,
+						   "line-%04u\n", next++);
 		line_ring_append_lines(&ring, (uint64_t)batch, 0, text, length, 40);
 		struct seen seen = {0};
 		line_ring_visit(&ring, 0, remember, &seen);
@@ -273,18 +272,18 @@ static void test_batches_wrap_and_resize(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_empty_ring_allocates_nothing),
-		cmocka_unit_test(test_keeps_lines_in_order_with_times),
-		cmocka_unit_test(test_tail),
-		cmocka_unit_test(test_drops_oldest_and_wraps),
-		cmocka_unit_test(test_long_line_is_cut),
-		cmocka_unit_test(test_tags_are_kept),
-		cmocka_unit_test(test_batches_come_back_line_by_line),
-		cmocka_unit_test(test_tail_begins_inside_a_batch),
-		cmocka_unit_test(test_large_batches_keep_the_newest_lines),
-		cmocka_unit_test(test_long_line_in_a_batch_is_cut),
-		cmocka_unit_test(test_a_line_alone_may_hold_a_newline),
-		cmocka_unit_test(test_batches_wrap_and_resize),
+	    cmocka_unit_test(test_empty_ring_allocates_nothing),
+	    cmocka_unit_test(test_keeps_lines_in_order_with_times),
+	    cmocka_unit_test(test_tail),
+	    cmocka_unit_test(test_drops_oldest_and_wraps),
+	    cmocka_unit_test(test_long_line_is_cut),
+	    cmocka_unit_test(test_tags_are_kept),
+	    cmocka_unit_test(test_batches_come_back_line_by_line),
+	    cmocka_unit_test(test_tail_begins_inside_a_batch),
+	    cmocka_unit_test(test_large_batches_keep_the_newest_lines),
+	    cmocka_unit_test(test_long_line_in_a_batch_is_cut),
+	    cmocka_unit_test(test_a_line_alone_may_hold_a_newline),
+	    cmocka_unit_test(test_batches_wrap_and_resize),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

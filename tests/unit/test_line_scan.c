@@ -62,8 +62,8 @@ static void test_count_agrees_with_a_loop(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_next_agrees_with_memchr),
-		cmocka_unit_test(test_count_agrees_with_a_loop),
+	    cmocka_unit_test(test_next_agrees_with_memchr),
+	    cmocka_unit_test(test_count_agrees_with_a_loop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

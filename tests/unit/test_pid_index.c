@@ -44,8 +44,7 @@ static void test_many_pids_with_removals_and_reuse(void **state)
 	for (int i = 0; i < 20000; i += 2)
 		pid_index_remove(&index, 1000 + i * 64);
 	for (int i = 0; i < 20000; i++)
-		assert_ptr_equal(pid_index_get(&index, 1000 + i * 64),
-				 i % 2 ? &owners[i] : NULL);
+		assert_ptr_equal(pid_index_get(&index, 1000 + i * 64), i % 2 ? &owners[i] : NULL);
 	/* Churn: runs end and start again, the table does not fill up. */
 	for (int round = 0; round < 50; round++)
 		for (int i = 0; i < 20000; i += 2) {
@@ -61,9 +60,9 @@ static void test_many_pids_with_removals_and_reuse(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_an_empty_index_knows_no_pid),
-		cmocka_unit_test(test_put_get_replace_remove),
-		cmocka_unit_test(test_many_pids_with_removals_and_reuse),
+	    cmocka_unit_test(test_an_empty_index_knows_no_pid),
+	    cmocka_unit_test(test_put_get_replace_remove),
+	    cmocka_unit_test(test_many_pids_with_removals_and_reuse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

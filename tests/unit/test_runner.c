@@ -15,7 +15,7 @@
 #define MAX_EVENTS 32
 
 struct fake {
-	int spawn_result;     /* what the next spawn returns */
+	int spawn_result; /* what the next spawn returns */
 	unsigned spawns;
 	int last_signal;
 	unsigned signals;
@@ -114,17 +114,17 @@ static void fake_resource_wait_over(struct runner *runner, bool started)
 }
 
 static const struct runner_effects fake_effects = {
-	.spawn = fake_spawn,
-	.signal = fake_signal,
-	.kill_all = fake_kill_all,
-	.arm_timer = fake_arm,
-	.cancel_timer = fake_cancel,
-	.event = fake_event,
-	.changed = fake_changed,
-	.run_hooks = fake_run_hooks,
-	.cancel_hooks = fake_cancel_hooks,
-	.resource_wait = fake_resource_wait,
-	.resource_wait_over = fake_resource_wait_over,
+    .spawn = fake_spawn,
+    .signal = fake_signal,
+    .kill_all = fake_kill_all,
+    .arm_timer = fake_arm,
+    .cancel_timer = fake_cancel,
+    .event = fake_event,
+    .changed = fake_changed,
+    .run_hooks = fake_run_hooks,
+    .cancel_hooks = fake_cancel_hooks,
+    .resource_wait = fake_resource_wait,
+    .resource_wait_over = fake_resource_wait_over,
 };
 
 struct fixture {
@@ -145,12 +145,12 @@ static struct fixture *fixture_new(enum restart_policy_kind policy, unsigned att
 	fixture->config.kill_signal = 15;
 	fixture->config.kill_timeout_ms = 5000;
 	fixture->config.restart = (struct restart_policy){
-		.policy = policy,
-		.attempts = attempts,
-		.interval_ms = 60000,
-		.delay_ms = delay_ms,
-		.max_delay_ms = delay_ms * 8,
-		.mode = RESTART_MODE_FAIL,
+	    .policy = policy,
+	    .attempts = attempts,
+	    .interval_ms = 60000,
+	    .delay_ms = delay_ms,
+	    .max_delay_ms = delay_ms * 8,
+	    .mode = RESTART_MODE_FAIL,
 	};
 	runner_init(&fixture->runner, &fixture->config, &fake_effects, &fixture->fake);
 	return fixture;
@@ -239,8 +239,8 @@ static void test_backoff_then_give_up(void **state)
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
 	assert_true(fixture->runner.failed);
 	assert_true(last_event_is(fixture, TASK_EVENT_NOT_RESTARTING));
-	assert_non_null(strstr(fixture->fake.messages[fixture->fake.event_count - 1],
-			       "failed for good"));
+	assert_non_null(
+	    strstr(fixture->fake.messages[fixture->fake.event_count - 1], "failed for good"));
 	assert_int_equal(runner_failure_exit_code(&fixture->runner), 1);
 	fixture_free(fixture);
 }
@@ -632,7 +632,8 @@ static void test_success_exit_signal_but_never_an_oom_kill(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 3, 100);
 	const struct task_exit oom = {.kind = TASK_EXIT_SIGNAL, .signal = 9, .oom_kills = 1};
-	fixture->config.restart.success_exit.signals = UINT64_C(1) << (9 - 1) | UINT64_C(1) << (15 - 1);
+	fixture->config.restart.success_exit.signals = UINT64_C(1) << (9 - 1) | UINT64_C(1)
+										    << (15 - 1);
 	run_to_running(fixture, 0);
 	runner_exited(&fixture->runner, &oom, 100);
 	assert_true(runner_last_exit_failed(&fixture->runner));
@@ -647,7 +648,8 @@ static void test_success_exit_signal_but_never_an_oom_kill(void **state)
 }
 
 /* The texts are made when there is something to say (an idle
- * task carries none; bench_supervisor --memory-only), and a new run clears the failure, not the decision. */
+ * task carries none; bench_supervisor --memory-only), and a new run clears the failure, not the
+ * decision. */
 static void test_texts_are_made_when_said(void **state)
 {
 	(void)state;
@@ -838,8 +840,7 @@ static void test_prestart_failure_is_a_failed_start_that_counts(void **state)
 	assert_true(fixture->runner.delay_pending);
 	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 200);
 	runner_start(&fixture->runner, 200);
-	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PRESTART, false, "hook volumes: x",
-			      210);
+	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PRESTART, false, "hook volumes: x", 210);
 	assert_int_equal(fixture->runner.state, TASK_DEAD);
 	assert_true(fixture->runner.failed);
 	assert_int_equal(runner_failure_exit_code(&fixture->runner), 126);
@@ -988,37 +989,37 @@ int main(void)
 	    cmocka_unit_test(test_readiness_timeout_after_ready_does_nothing),
 	    cmocka_unit_test(test_ready_said_before_the_exec_is_confirmed),
 	    cmocka_unit_test(test_early_ready_is_forgotten_with_its_run),
-		cmocka_unit_test(test_received_names_the_gate),
-		cmocka_unit_test(test_start_then_running),
-		cmocka_unit_test(test_failure_restarts_after_delay),
-		cmocka_unit_test(test_backoff_then_give_up),
-		cmocka_unit_test(test_success_is_final_for_on_failure),
-		cmocka_unit_test(test_policy_never_failure_is_failed),
-		cmocka_unit_test(test_restart_running_is_not_charged),
-		cmocka_unit_test(test_restart_refused_when_not_running),
-		cmocka_unit_test(test_force_restart_dead_task),
-		cmocka_unit_test(test_force_restart_skips_delay),
-		cmocka_unit_test(test_force_restart_running_restarts),
-		cmocka_unit_test(test_stop_for_good_escalates_to_sigkill),
-		cmocka_unit_test(test_stop_for_good_overrides_restart),
-		cmocka_unit_test(test_stop_pending_task_dies_at_once),
-		cmocka_unit_test(test_group_restart_stop_makes_pending),
-		cmocka_unit_test(test_rearm_dead_task),
-		cmocka_unit_test(test_synchronous_spawn_failure),
-		cmocka_unit_test(test_a_resource_shortage_postpones_the_start),
-		cmocka_unit_test(test_a_stop_ends_a_resource_wait),
-		cmocka_unit_test(test_exec_failure_counts_as_failed_start),
-		cmocka_unit_test(test_kill_now),
-		cmocka_unit_test(test_prestart_hooks_come_before_the_spawn),
-		cmocka_unit_test(test_prestart_failure_is_a_failed_start_that_counts),
-		cmocka_unit_test(test_stop_during_prestart_cancels_the_hooks),
-		cmocka_unit_test(test_restart_during_prestart_runs_them_again),
-		cmocka_unit_test(test_prekill_hooks_come_before_the_signal),
-		cmocka_unit_test(test_exit_during_prekill_cancels_them),
-		cmocka_unit_test(test_kill_now_during_prekill_kills),
-		cmocka_unit_test(test_exited_after_every_exit_stop_once_at_the_end),
-		cmocka_unit_test(test_exec_failure_runs_exited_hooks),
-		cmocka_unit_test(test_texts_are_made_when_said),
+	    cmocka_unit_test(test_received_names_the_gate),
+	    cmocka_unit_test(test_start_then_running),
+	    cmocka_unit_test(test_failure_restarts_after_delay),
+	    cmocka_unit_test(test_backoff_then_give_up),
+	    cmocka_unit_test(test_success_is_final_for_on_failure),
+	    cmocka_unit_test(test_policy_never_failure_is_failed),
+	    cmocka_unit_test(test_restart_running_is_not_charged),
+	    cmocka_unit_test(test_restart_refused_when_not_running),
+	    cmocka_unit_test(test_force_restart_dead_task),
+	    cmocka_unit_test(test_force_restart_skips_delay),
+	    cmocka_unit_test(test_force_restart_running_restarts),
+	    cmocka_unit_test(test_stop_for_good_escalates_to_sigkill),
+	    cmocka_unit_test(test_stop_for_good_overrides_restart),
+	    cmocka_unit_test(test_stop_pending_task_dies_at_once),
+	    cmocka_unit_test(test_group_restart_stop_makes_pending),
+	    cmocka_unit_test(test_rearm_dead_task),
+	    cmocka_unit_test(test_synchronous_spawn_failure),
+	    cmocka_unit_test(test_a_resource_shortage_postpones_the_start),
+	    cmocka_unit_test(test_a_stop_ends_a_resource_wait),
+	    cmocka_unit_test(test_exec_failure_counts_as_failed_start),
+	    cmocka_unit_test(test_kill_now),
+	    cmocka_unit_test(test_prestart_hooks_come_before_the_spawn),
+	    cmocka_unit_test(test_prestart_failure_is_a_failed_start_that_counts),
+	    cmocka_unit_test(test_stop_during_prestart_cancels_the_hooks),
+	    cmocka_unit_test(test_restart_during_prestart_runs_them_again),
+	    cmocka_unit_test(test_prekill_hooks_come_before_the_signal),
+	    cmocka_unit_test(test_exit_during_prekill_cancels_them),
+	    cmocka_unit_test(test_kill_now_during_prekill_kills),
+	    cmocka_unit_test(test_exited_after_every_exit_stop_once_at_the_end),
+	    cmocka_unit_test(test_exec_failure_runs_exited_hooks),
+	    cmocka_unit_test(test_texts_are_made_when_said),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,19 +25,21 @@ static int check(const char *reply_text, char **output)
 	return result;
 }
 
-#define TASK(name, stage, state, ready)                                                    \
-	"{\"task\":\"" name "\",\"stage\":\"" stage "\",\"state\":\"" state                  \
-	"\",\"ready\":" ready "}"
+#define TASK(name, stage, state, ready)                                                            \
+	"{\"task\":\"" name "\",\"stage\":\"" stage "\",\"state\":\"" state "\",\"ready\":" ready  \
+	"}"
 
 static void test_all_up_and_ready(void **state)
 {
 	char *output;
-	int result = check("{\"ok\":true,\"groups\":[{\"name\":\"web\",\"tasks\":["
-			   TASK("web/setup", "prestart-ephemeral", "dead", "false") ","
-			   TASK("web/proxy", "prestart-sidecar", "running", "true") ","
-			   TASK("web/app", "main", "running", "true") ","
-			   TASK("web/report", "poststop", "pending", "false") "]}]}",
-			   &output);
+	int result = check(
+	    "{\"ok\":true,\"groups\":[{\"name\":\"web\",\"tasks\":[" TASK(
+		"web/setup", "prestart-ephemeral", "dead",
+		"false") "," TASK("web/proxy", "prestart-sidecar", "running",
+				  "true") "," TASK("web/app", "main", "running",
+						   "true") "," TASK("web/report", "poststop",
+								    "pending", "false") "]}]}",
+	    &output);
 	assert_int_equal(result, 0);
 	assert_string_equal(output, "ready\n");
 	free(output);
@@ -46,12 +48,14 @@ static void test_all_up_and_ready(void **state)
 static void test_each_task_that_is_not_ready_is_named(void **state)
 {
 	char *output;
-	int result = check("{\"ok\":true,\"groups\":[{\"name\":\"web\",\"tasks\":["
-			   TASK("web/proxy", "poststart-sidecar", "running", "false") ","
-			   TASK("web/app", "main", "pending", "false") "]},"
-			   "{\"name\":\"db\",\"tasks\":["
-			   TASK("db/pg", "main", "running", "true") "]}]}",
-			   &output);
+	int result =
+	    check("{\"ok\":true,\"groups\":[{\"name\":\"web\",\"tasks\":[" TASK(
+		      "web/proxy", "poststart-sidecar", "running",
+		      "false") "," TASK("web/app", "main", "pending",
+					"false") "]},"
+						 "{\"name\":\"db\",\"tasks\":[" TASK(
+						     "db/pg", "main", "running", "true") "]}]}",
+		  &output);
 	assert_int_equal(result, 1);
 	assert_string_equal(output, "web/proxy: not ready (running, has not said it is ready)\n"
 				    "web/app: not ready (pending)\n");
@@ -61,8 +65,10 @@ static void test_each_task_that_is_not_ready_is_named(void **state)
 static void test_a_dead_main_task_is_not_ready(void **state)
 {
 	char *output;
-	assert_int_equal(check("{\"ok\":true,\"groups\":[{\"tasks\":["
-			       TASK("g/app", "main", "dead", "false") "]}]}", &output), 1);
+	assert_int_equal(check("{\"ok\":true,\"groups\":[{\"tasks\":[" TASK("g/app", "main", "dead",
+									    "false") "]}]}",
+			       &output),
+			 1);
 	assert_string_equal(output, "g/app: not ready (dead)\n");
 	free(output);
 }
@@ -83,8 +89,8 @@ static void test_a_task_that_lost_readiness_says_so(void **state)
 			   "\"ready\":false,\"ready_lost\":true}]}]}",
 			   &output);
 	assert_int_equal(result, 1);
-	assert_string_equal(output,
-			    "web/app: not ready (running, was ready; its readiness check fails now)\n");
+	assert_string_equal(
+	    output, "web/app: not ready (running, was ready; its readiness check fails now)\n");
 	free(output);
 }
 

@@ -84,26 +84,33 @@ static void test_groups_and_tasks(void **state)
 	    "   \"last_exit\": null, \"next_restart_in_ms\": null}"
 	    " ]}"
 	    "]}";
-	const char *expected =
-	    "web  state: main\n"
-	    "  TASK      STAGE               STATE     READY  HEALTH  PID   UPTIME  CPU    MEM          "
-	    "PIDS  RESTARTS  LAST EXIT            NEXT RESTART\n"
-	    "  app       main                running   -      -       4242  1h2m    1.50s  12.0M/40.0M  3   "
-	    "  1         code 1 (failed)      -\n"
-	    "  proxy     prestart-sidecar    pending   -      -       -     -       0.00s  512B         -   "
-	    "  12        OOM killed (failed)  in 2s\n"
-	    "  setup     prestart-ephemeral  dead      -      -       -     -       -      -            -   "
-	    "  0         code 0               -\n"
-	    "\n"
-	    "db  state: poststop, stopping, finished\n"
-	    "  TASK      STAGE               STATE     READY  HEALTH  PID   UPTIME  CPU    MEM          "
-	    "PIDS  RESTARTS  LAST EXIT            NEXT RESTART\n"
-	    "  postgres  main                dead      -      -       -     -       -      -            -   "
-	    "  0         SIGTERM              -\n"
-	    "  migrate   prestart-ephemeral  dead      -      -       -     -       -      -            -   "
-	    "  0         failed to start      -\n"
-	    "  never     poststop            starting  -      -       17    250ms   -      -            -   "
-	    "  0         -                    -\n";
+	const char *expected = "web  state: main\n"
+			       "  TASK      STAGE               STATE     READY  HEALTH  PID   "
+			       "UPTIME  CPU    MEM          "
+			       "PIDS  RESTARTS  LAST EXIT            NEXT RESTART\n"
+			       "  app       main                running   -      -       4242  "
+			       "1h2m    1.50s  12.0M/40.0M  3   "
+			       "  1         code 1 (failed)      -\n"
+			       "  proxy     prestart-sidecar    pending   -      -       -     -   "
+			       "    0.00s  512B         -   "
+			       "  12        OOM killed (failed)  in 2s\n"
+			       "  setup     prestart-ephemeral  dead      -      -       -     -   "
+			       "    -      -            -   "
+			       "  0         code 0               -\n"
+			       "\n"
+			       "db  state: poststop, stopping, finished\n"
+			       "  TASK      STAGE               STATE     READY  HEALTH  PID   "
+			       "UPTIME  CPU    MEM          "
+			       "PIDS  RESTARTS  LAST EXIT            NEXT RESTART\n"
+			       "  postgres  main                dead      -      -       -     -   "
+			       "    -      -            -   "
+			       "  0         SIGTERM              -\n"
+			       "  migrate   prestart-ephemeral  dead      -      -       -     -   "
+			       "    -      -            -   "
+			       "  0         failed to start      -\n"
+			       "  never     poststop            starting  -      -       17    "
+			       "250ms   -      -            -   "
+			       "  0         -                    -\n";
 
 	assert_table(reply, expected);
 }
@@ -116,9 +123,11 @@ static void test_one_task(void **state)
 		     "\"stage\":\"main\",\"state\":\"running\",\"pid\":1,\"uptime_ms\":5000,"
 		     "\"restarts\":0,\"last_exit\":null,\"next_restart_in_ms\":null}]}]}",
 		     "web  state: main\n"
-		     "  TASK  STAGE  STATE    READY  HEALTH  PID  UPTIME  CPU  MEM  PIDS  RESTARTS  LAST EXIT  "
+		     "  TASK  STAGE  STATE    READY  HEALTH  PID  UPTIME  CPU  MEM  PIDS  RESTARTS "
+		     " LAST EXIT  "
 		     "NEXT RESTART\n"
-		     "  app   main   running  -      -       1    5s      -    -    -     0         -          -\n");
+		     "  app   main   running  -      -       1    5s      -    -    -     0        "
+		     " -          -\n");
 }
 
 /* A reply of many tasks with this usage for its two tasks: their rows
@@ -167,8 +176,8 @@ static void test_old_and_missing_usage(void **state)
 	assert_usage_note(unread, recent, note);
 	snprintf(note, sizeof(note), "\nCPU, MEM, PIDS not read yet for 2 tasks (-)%s", tail);
 	assert_usage_note(unread, unread, note);
-	snprintf(note, sizeof(note), "\nCPU, MEM, PIDS read up to 42s ago, not yet for 1 task (-)%s",
-		 tail);
+	snprintf(note, sizeof(note),
+		 "\nCPU, MEM, PIDS read up to 42s ago, not yet for 1 task (-)%s", tail);
 	assert_usage_note(old, unread, note);
 	(void)state;
 }
@@ -184,10 +193,12 @@ static void test_exit_rules(void **state)
 	    "restart (restart 1 of 3 within 10m)\",\"tasks\":["
 	    "{\"name\":\"jvm\",\"state\":\"dead\",\"stage\":\"main\",\"pid\":null,"
 	    "\"uptime_ms\":null,\"restarts\":0,\"last_exit\":{\"code\":143,\"signal\":null,"
-	    "\"failed\":false,\"decided_by\":\"restart.success_exit\"},\"next_restart_in_ms\":null},"
+	    "\"failed\":false,\"decided_by\":\"restart.success_exit\"},\"next_restart_in_ms\":null}"
+	    ","
 	    "{\"name\":\"db\",\"state\":\"dead\",\"stage\":\"main\",\"pid\":null,"
 	    "\"uptime_ms\":null,\"restarts\":0,\"last_exit\":{\"code\":78,\"signal\":null,"
-	    "\"failed\":true,\"decided_by\":\"restart.no_restart_exit\"},\"next_restart_in_ms\":null}"
+	    "\"failed\":true,\"decided_by\":\"restart.no_restart_exit\"},\"next_restart_in_ms\":"
+	    "null}"
 	    "]}]}",
 	    "web  state: main, on_failure: restart (1 restart)\n"
 	    "  TASK  STAGE  STATE  READY  HEALTH  PID  UPTIME  CPU  MEM  PIDS  RESTARTS  "
@@ -207,10 +218,13 @@ static void test_missing_and_wrong_fields(void **state)
 		     "\"uptime_ms\":-5,\"last_exit\":7},42]},{\"name\":\"empty\",\"state\":"
 		     "\"init\",\"tasks\":[]},{\"name\":\"odd\",\"state\":\"init\"}]}",
 		     "?  state: ?\n"
-		     "  TASK     STAGE  STATE  READY  HEALTH  PID  UPTIME  CPU  MEM  PIDS  RESTARTS  LAST EXIT  "
+		     "  TASK     STAGE  STATE  READY  HEALTH  PID  UPTIME  CPU  MEM  PIDS  "
+		     "RESTARTS  LAST EXIT  "
 		     "NEXT RESTART\n"
-		     "  web/app  ?      ?      -      -       ?    ?       -    -    -     ?         ?          ?\n"
-		     "  ?        ?      ?      -      -       ?    ?       -    -    -     ?         -          ?\n"
+		     "  web/app  ?      ?      -      -       ?    ?       -    -    -     ?       "
+		     "  ?          ?\n"
+		     "  ?        ?      ?      -      -       ?    ?       -    -    -     ?       "
+		     "  -          ?\n"
 		     "\n"
 		     "empty  state: init\n"
 		     "  (no tasks)\n"
@@ -238,15 +252,20 @@ static void test_ready_and_health(void **state)
 	    "\"probes\":{\"readiness\":null,\"health\":{\"consecutive_failures\":1,"
 	    "\"failures_to_restart\":3,\"passed\":false}}}]}]}",
 	    "g  state: main\n"
-	    "  TASK  STAGE  STATE    READY  HEALTH           PID  UPTIME  CPU  MEM  PIDS  RESTARTS  "
+	    "  TASK  STAGE  STATE    READY  HEALTH           PID  UPTIME  CPU  MEM  PIDS  RESTARTS "
+	    " "
 	    "LAST EXIT  NEXT RESTART\n"
-	    "  a     ?      running  no     unhealthy (2/3)  ?    ?       -    -    -     ?         "
+	    "  a     ?      running  no     unhealthy (2/3)  ?    ?       -    -    -     ?        "
+	    " "
 	    "-          ?\n"
-	    "  b     ?      running  yes    healthy          ?    ?       -    -    -     ?         "
+	    "  b     ?      running  yes    healthy          ?    ?       -    -    -     ?        "
+	    " "
 	    "-          ?\n"
-	    "  c     ?      running  -      starting         ?    ?       -    -    -     ?         "
+	    "  c     ?      running  -      starting         ?    ?       -    -    -     ?        "
+	    " "
 	    "-          ?\n"
-	    "  d     ?      dead     -      -                ?    ?       -    -    -     ?         "
+	    "  d     ?      dead     -      -                ?    ?       -    -    -     ?        "
+	    " "
 	    "-          ?\n");
 }
 
@@ -298,8 +317,12 @@ static void test_sizes(void **state)
 		uint64_t bytes;
 		const char *text;
 	} cases[] = {
-	    {0, "0B"},         {1023, "1023B"},        {1024, "1.0K"},
-	    {1536, "1.5K"},    {12582912, "12.0M"},    {1073741824, "1.0G"},
+	    {0, "0B"},
+	    {1023, "1023B"},
+	    {1024, "1.0K"},
+	    {1536, "1.5K"},
+	    {12582912, "12.0M"},
+	    {1073741824, "1.0G"},
 	    {UINT64_MAX, "16777216.0T"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -162,7 +162,8 @@ static void make_workload(struct workload *load)
 			bytes_add(&load->all, "y\n", 2);
 		for (int i = 0; i < 100; i++) {
 			seed = seed * 1103515245 + 12345;
-			size_t length = lengths[(seed >> 16) % (sizeof(lengths) / sizeof(lengths[0]))];
+			size_t length =
+			    lengths[(seed >> 16) % (sizeof(lengths) / sizeof(lengths[0]))];
 			for (size_t j = 0; j < length; j++) {
 				seed = seed * 1103515245 + 12345;
 				char c = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
@@ -363,8 +364,8 @@ static void test_json_lines_as_one_at_a_time(void **state)
 	struct workload load;
 	make_workload(&load);
 	struct expected expected;
-	expect(&expected, &load, "\"group\":\"web\",\"task\":\"app\",\"stream\":\"stdout\",\"line\":\"",
-	       true);
+	expect(&expected, &load,
+	       "\"group\":\"web\",\"task\":\"app\",\"stream\":\"stdout\",\"line\":\"", true);
 	struct fixture *fixture =
 	    open_fixture(OUTPUT_FORMAT_JSON, OUTPUT_STREAM_STDOUT, 256 * 1024);
 	run_workload(fixture, &load);
@@ -411,11 +412,11 @@ static void test_non_blocking_drops_from_stdout_only(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain_lines_as_one_at_a_time),
-		cmocka_unit_test(test_back_pressure_loses_nothing),
-		cmocka_unit_test(test_timestamped_lines_as_one_at_a_time),
-		cmocka_unit_test(test_json_lines_as_one_at_a_time),
-		cmocka_unit_test(test_non_blocking_drops_from_stdout_only),
+	    cmocka_unit_test(test_plain_lines_as_one_at_a_time),
+	    cmocka_unit_test(test_back_pressure_loses_nothing),
+	    cmocka_unit_test(test_timestamped_lines_as_one_at_a_time),
+	    cmocka_unit_test(test_json_lines_as_one_at_a_time),
+	    cmocka_unit_test(test_non_blocking_drops_from_stdout_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

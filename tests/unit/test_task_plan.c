@@ -1,7 +1,7 @@
 /* A task's environment is kept as its own assignments over corral's, and
  * the envp array a start needs is made when asked for (kept per
- * task it was about 450 bytes an idle task; bench_supervisor --memory-only). What a start gets must be
- * what it got when the array was kept; ASan checks the arrays are freed. */
+ * task it was about 450 bytes an idle task; bench_supervisor --memory-only). What a start gets must
+ * be what it got when the array was kept; ASan checks the arrays are freed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -149,15 +149,10 @@ static void test_instance_number(void **state)
 	struct task_plan plan;
 	build(&plan, &task, corral_env);
 	char **start = task_plan_environment(&plan);
-	const char *const expected[] = {"A=2",
-					"PATH=/opt/bin:/bin",
-					"CORRAL_TASK=app@2",
-					"HOME=/root",
-					"B=3",
-					"CORRAL_GROUP=web",
-					"CORRAL_INSTANCE=2",
-					"NOTIFY_SOCKET=/run/n",
-					NULL};
+	const char *const expected[] = {
+	    "A=2", "PATH=/opt/bin:/bin", "CORRAL_TASK=app@2", "HOME=/root",
+	    "B=3", "CORRAL_GROUP=web",   "CORRAL_INSTANCE=2", "NOTIFY_SOCKET=/run/n",
+	    NULL};
 	assert_env(start, expected);
 	assert_string_equal(task_plan_getenv(&plan, "CORRAL_INSTANCE"), "2");
 	free(start);

@@ -203,17 +203,18 @@ static void test_the_refresh_goes_in_batches(void **state)
 	struct task_usage_cursor cursor = {0};
 	size_t passes = 0, batches = 0;
 	while (!passes) {
-		passes += task_usage_refresh_some(groups, 2, &cursor, 5000, TASK_USAGE_REFRESH_BATCH);
+		passes +=
+		    task_usage_refresh_some(groups, 2, &cursor, 5000, TASK_USAGE_REFRESH_BATCH);
 		batches++;
 		size_t read = 0;
 		for (size_t i = 0; i < FIRST + SECOND; i++)
 			read += tasks[i].usage.valid;
 		assert_int_equal(read, batches * TASK_USAGE_REFRESH_BATCH < FIRST + SECOND
-					       ? batches * TASK_USAGE_REFRESH_BATCH
-					       : FIRST + SECOND);
+					   ? batches * TASK_USAGE_REFRESH_BATCH
+					   : FIRST + SECOND);
 	}
 	assert_int_equal(batches, (FIRST + SECOND + TASK_USAGE_REFRESH_BATCH - 1) /
-					   TASK_USAGE_REFRESH_BATCH);
+				      TASK_USAGE_REFRESH_BATCH);
 	assert_int_equal(cursor.group, 0);
 	assert_int_equal(cursor.task, 0);
 	/* Every reading is fresh now: a pass allowed no read at all ends. */
@@ -232,17 +233,17 @@ static void test_the_refresh_goes_in_batches(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_a_reply_about_one_task_reads_now, set_up,
-						tear_down),
-		cmocka_unit_test_setup_teardown(test_a_reply_about_one_task_serves_a_recent_reading,
-						set_up, tear_down),
-		cmocka_unit_test_setup_teardown(test_a_list_serves_the_last_reading_with_its_age,
-						set_up, tear_down),
-		cmocka_unit_test_setup_teardown(test_the_refresh_reads_only_stale_readings, set_up,
-						tear_down),
-		cmocka_unit_test_setup_teardown(test_a_forgotten_reading_is_read_by_the_refresh,
-						set_up, tear_down),
-		cmocka_unit_test_setup_teardown(test_the_refresh_goes_in_batches, set_up, tear_down),
+	    cmocka_unit_test_setup_teardown(test_a_reply_about_one_task_reads_now, set_up,
+					    tear_down),
+	    cmocka_unit_test_setup_teardown(test_a_reply_about_one_task_serves_a_recent_reading,
+					    set_up, tear_down),
+	    cmocka_unit_test_setup_teardown(test_a_list_serves_the_last_reading_with_its_age,
+					    set_up, tear_down),
+	    cmocka_unit_test_setup_teardown(test_the_refresh_reads_only_stale_readings, set_up,
+					    tear_down),
+	    cmocka_unit_test_setup_teardown(test_a_forgotten_reading_is_read_by_the_refresh, set_up,
+					    tear_down),
+	    cmocka_unit_test_setup_teardown(test_the_refresh_goes_in_batches, set_up, tear_down),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

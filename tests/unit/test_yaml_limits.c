@@ -47,7 +47,8 @@ static unsigned check(const char **message)
 	assert_int_equal(ok, diagnostics.count == 0);
 	if (!ok) {
 		assert_int_equal(diagnostics.count, 1);
-		place = diagnostics.items[0].location.line * 1000 + diagnostics.items[0].location.column;
+		place = diagnostics.items[0].location.line * 1000 +
+			diagnostics.items[0].location.column;
 		static char kept[256];
 		snprintf(kept, sizeof(kept), "%s", diagnostics.items[0].message);
 		*message = kept;
