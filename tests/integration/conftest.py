@@ -277,6 +277,28 @@ class Events(list):
         return [e["event"] for e in self.of_task(task)]
 
 
+# ---- small file systems ---------------------------------------------------
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """small_tmpfs("size=16k,mode=0755") mounts a tmpfs of those options in
+    tmp_path and returns its path (a full or read-only disk for a log
+    directory); unmounted at teardown, lazily, so that a file corral still
+    holds open never leaves the mount behind."""
+    mounts = []
+
+    def make(options):
+        path = tmp_path / f"fs{len(mounts)}"
+        path.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], check=True)
+        mounts.append(path)
+        return path
+    yield make
+    for path in mounts:
+        subprocess.run(["umount", "--lazy", str(path)], check=False)
+
+
 # ---- the control socket --------------------------------------------------
 
 

@@ -11,10 +11,7 @@ as root, which is what a task that can write the directory could do."""
 import os
 import re
 import signal
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from conftest import RUN_TIMEOUT, sh, wait_for
 
@@ -34,21 +31,6 @@ def task(script, **extra):
 
 def task_lines(result, name):
     return [l for l in result.stdout_lines() if l.startswith(f"{name} | ")]
-
-
-@pytest.fixture
-def small_tmpfs(tmp_path):
-    mounts = []
-
-    def make(options):
-        path = tmp_path / f"fs{len(mounts)}"
-        path.mkdir()
-        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], check=True)
-        mounts.append(path)
-        return path
-    yield make
-    for path in mounts:
-        subprocess.run(["umount", "--lazy", str(path)], check=False)
 
 
 def private_dir(path):

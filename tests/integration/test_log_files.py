@@ -8,8 +8,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-
 from conftest import sh
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")
@@ -19,21 +17,6 @@ def lines_task(count, **log):
     script = f'i=1; while [ $i -le {count} ]; do echo "line $i of the task"; i=$((i+1)); done'
     return {"groups": {"g": {"log": log, "tasks": {"t": {
         "command": sh(script), "restart": {"policy": "never"}}}}}}
-
-
-@pytest.fixture
-def small_tmpfs(tmp_path):
-    mounts = []
-
-    def make(options):
-        path = tmp_path / f"fs{len(mounts)}"
-        path.mkdir()
-        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], check=True)
-        mounts.append(path)
-        return path
-    yield make
-    for path in mounts:
-        subprocess.run(["umount", "--lazy", str(path)], check=False)
 
 
 def test_lines_are_written_with_their_time_and_rotated_at_max_size(corral, tmp_path):
