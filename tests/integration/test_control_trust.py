@@ -131,7 +131,9 @@ def test_a_task_granted_one_request_may_make_that_one_only(corral, tmp_path, iso
 
 def test_an_operator_in_other_namespaces_is_still_an_operator(corral, tmp_path):
     marks = tmp_path / "marks"
-    running = corral.start(group({"app": {"command": trapped(marks, "app")}}))
+    # keeper: the group (and corral) runs on once g/app is stopped.
+    running = corral.start(group({"app": {"command": trapped(marks, "app")},
+                                  "keeper": {"command": sh("sleep 1000")}}))
     corral.wait_control(running)
     # Root in a mount namespace of its own (as corral's operator is when
     # corral runs under systemd's PrivateTmp=): not a task, not corral's.
