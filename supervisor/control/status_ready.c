@@ -9,6 +9,25 @@ static bool stays_up(const char *stage)
 	return strcmp(stage, "main") == 0 || strstr(stage, "-sidecar") != NULL;
 }
 
+/* Dead without having failed, and not waiting to be started again: a
+ * one-shot that completed, a scheduled task between its runs, a task never
+ * started (autostart: false) or stopped on request. Neither ready nor not
+ * ready: a readiness probe on corral must not fail for ever because a
+ * config has a cron task or a migration that ran. */
+static bool is_at_rest(const json_t *task)
+{
+	const json_t *state = json_object_get(task, "state");
+	if (!json_is_string(state) || strcmp(json_string_value(state), "dead") != 0)
+		return false;
+	if (json_is_true(json_object_get(task, "failed")))
+		return false;
+	const json_t *last_exit = json_object_get(task, "last_exit");
+	if (json_is_object(last_exit) && json_is_true(json_object_get(last_exit, "failed")))
+		return false;
+	/* A crash waiting out its restart delay is on its way back up. */
+	return !json_is_integer(json_object_get(task, "next_restart_in_ms"));
+}
+
 static const char *string_field(const json_t *object, const char *name)
 {
 	const json_t *value = json_object_get(object, name);
@@ -30,7 +49,7 @@ int status_ready_check(FILE *out, const json_t *reply)
 			continue;
 		json_array_foreach(tasks, t, task)
 		{
-			if (!stays_up(string_field(task, "stage")))
+			if (!stays_up(string_field(task, "stage")) || is_at_rest(task))
 				continue;
 			const char *state = string_field(task, "state");
 			bool ready = json_is_true(json_object_get(task, "ready"));

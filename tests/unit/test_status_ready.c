@@ -62,14 +62,49 @@ static void test_each_task_that_is_not_ready_is_named(void **state)
 	free(output);
 }
 
-static void test_a_dead_main_task_is_not_ready(void **state)
+/* A task as the status reply shows it once dead: `failed`, its last exit
+ * and a pending restart decide whether it is at rest. */
+#define DEAD_TASK(name, fields)                                                                    \
+	"{\"task\":\"" name "\",\"stage\":\"main\",\"state\":\"dead\",\"ready\":false," fields "}"
+
+static void test_a_failed_or_crashed_main_task_is_not_ready(void **state)
 {
 	char *output;
-	assert_int_equal(check("{\"ok\":true,\"groups\":[{\"tasks\":[" TASK("g/app", "main", "dead",
-									    "false") "]}]}",
-			       &output),
-			 1);
-	assert_string_equal(output, "g/app: not ready (dead)\n");
+	assert_int_equal(
+	    check(
+		"{\"ok\":true,\"groups\":[{\"tasks\":[" DEAD_TASK(
+		    "g/app", "\"failed\":true") "," DEAD_TASK("g/crash",
+							      "\"failed\":false,\"last_exit\":{"
+							      "\"code\":1,\"failed\":true},"
+							      "\"next_restart_in_ms\":900") "]}]}",
+		&output),
+	    1);
+	assert_string_equal(output, "g/app: not ready (dead)\ng/crash: not ready (dead)\n");
+	free(output);
+}
+
+/* Completed, between scheduled runs, never started, stopped on request:
+ * neither ready nor not ready. */
+static void test_a_task_at_rest_is_not_asked(void **state)
+{
+	char *output;
+	assert_int_equal(
+	    check(
+		"{\"ok\":true,\"groups\":[{\"tasks\":[" TASK(
+		    "g/web", "main", "running",
+		    "true") "," DEAD_TASK("g/migrate",
+					  "\"failed\":false,\"last_exit\":{"
+					  "\"code\":0,\"failed\":false}") "," DEAD_TASK("g/manual",
+											"\"failed\""
+											":false,"
+											"\"last_"
+											"exit\":"
+											"null") "]}"
+												"]"
+												"}",
+		&output),
+	    0);
+	assert_string_equal(output, "ready\n");
 	free(output);
 }
 
@@ -100,7 +135,8 @@ int main(void)
 	    cmocka_unit_test(test_all_up_and_ready),
 	    cmocka_unit_test(test_each_task_that_is_not_ready_is_named),
 	    cmocka_unit_test(test_a_task_that_lost_readiness_says_so),
-	    cmocka_unit_test(test_a_dead_main_task_is_not_ready),
+	    cmocka_unit_test(test_a_failed_or_crashed_main_task_is_not_ready),
+	    cmocka_unit_test(test_a_task_at_rest_is_not_asked),
 	    cmocka_unit_test(test_a_reply_without_groups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
