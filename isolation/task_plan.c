@@ -65,15 +65,17 @@ static void env_put(char **envp, size_t *count, char *assignment)
  * one allocation: a string each cost malloc's rounding and header. */
 static void build_environment(struct task_plan *plan, const struct task_config *task,
 			      const char *group_name, char *const *base_env,
-			      char *const *corral_env)
+			      char *const *corral_env, char *const *account_env)
 {
 	char instance[32] = "";
 	if (task->instance_of)
 		snprintf(instance, sizeof(instance), "CORRAL_INSTANCE=%u", task->instance);
 	size_t group_length = strlen("CORRAL_GROUP=") + strlen(group_name) + 1;
 	size_t task_length = strlen("CORRAL_TASK=") + strlen(task->name) + 1;
-	size_t own_count = task->env_count + count_env(corral_env) + 3;
+	size_t own_count = count_env(account_env) + task->env_count + count_env(corral_env) + 3;
 	size_t bytes = group_length + task_length + strlen(instance) + 1;
+	for (size_t i = 0; account_env && account_env[i]; i++)
+		bytes += strlen(account_env[i]) + 1;
 	for (size_t i = 0; i < task->env_count; i++)
 		bytes += strlen(task->env[i]) + 1;
 	for (size_t i = 0; corral_env && corral_env[i]; i++)
@@ -87,6 +89,9 @@ static void build_environment(struct task_plan *plan, const struct task_config *
 		owned[made++] = next;                                                              \
 		next += sprintf(next, __VA_ARGS__) + 1;                                            \
 	} while (0)
+	/* First, so that the task's own `env:` may set them otherwise. */
+	for (size_t i = 0; account_env && account_env[i]; i++)
+		TAKE("%s", account_env[i]);
 	for (size_t i = 0; i < task->env_count; i++)
 		TAKE("%s", task->env[i]);
 	TAKE("CORRAL_GROUP=%s", group_name);
@@ -187,7 +192,34 @@ static void load_supplementary_groups(struct task_plan *plan, const char *user_n
 
 /* "uid", "uid:gid", "name", "name:group". A uid without a passwd entry runs
  * with gid = uid and no supplementary groups, rather than gid 0. */
-static int resolve_user(struct task_plan *plan, const char *spec, char *error, size_t error_size)
+/* The variables a login as the task's user sets, as Docker (HOME) and
+ * systemd's User= (HOME, USER, LOGNAME) do: without them the task keeps
+ * corral's HOME=/root and a shell as that user fails reading root's
+ * files. A uid without a passwd entry gets HOME=/, as Docker gives it. */
+struct account_env {
+	char *assignments[4];
+};
+
+static void account_env_set(struct account_env *account, const struct passwd *entry)
+{
+	if (!entry) {
+		account->assignments[0] = xstrdup("HOME=/");
+		return;
+	}
+	account->assignments[0] =
+	    xasprintf("HOME=%s", entry->pw_dir && entry->pw_dir[0] ? entry->pw_dir : "/");
+	account->assignments[1] = xasprintf("USER=%s", entry->pw_name);
+	account->assignments[2] = xasprintf("LOGNAME=%s", entry->pw_name);
+}
+
+static void account_env_free(struct account_env *account)
+{
+	for (size_t i = 0; account->assignments[i]; i++)
+		free(account->assignments[i]);
+}
+
+static int resolve_user(struct task_plan *plan, const char *spec, struct account_env *account,
+			char *error, size_t error_size)
 {
 	char *user = xstrdup(spec);
 	char *group_part = strchr(user, ':');
@@ -210,10 +242,16 @@ static int resolve_user(struct task_plan *plan, const char *spec, char *error, s
 		plan->uid = entry->pw_uid;
 		plan->gid = entry->pw_gid;
 	}
-	if (group_part && resolve_group(group_part, &plan->gid, error, error_size) < 0)
+	/* Before resolve_group: getgrnam may reuse the static passwd entry. */
+	account_env_set(account, entry);
+	char *name = entry ? xstrdup(entry->pw_name) : NULL;
+	if (group_part && resolve_group(group_part, &plan->gid, error, error_size) < 0) {
+		free(name);
 		goto out;
-	if (entry)
-		load_supplementary_groups(plan, entry->pw_name, plan->gid);
+	}
+	if (name)
+		load_supplementary_groups(plan, name, plan->gid);
+	free(name);
 	plan->change_ids = true;
 	result = 0;
 out:
@@ -268,13 +306,17 @@ int task_plan_build(struct task_plan *plan, const struct task_config *task, cons
 		    char *const *base_env, char *const *corral_env, char *error, size_t error_size)
 {
 	memset(plan, 0, sizeof(*plan));
-	build_environment(plan, task, group_name, base_env, corral_env);
+	struct account_env account = {0};
+	if (task->user && resolve_user(plan, task->user, &account, error, error_size) < 0) {
+		account_env_free(&account);
+		goto fail;
+	}
+	build_environment(plan, task, group_name, base_env, corral_env, account.assignments);
+	account_env_free(&account);
 	if (task->oom_score_adj_set)
 		snprintf(plan->oom_score_adj, sizeof(plan->oom_score_adj), "%d",
 			 task->oom_score_adj);
 	task_plan_refresh_executable(plan, task);
-	if (task->user && resolve_user(plan, task->user, error, error_size) < 0)
-		goto fail;
 	if (!task->user)
 		default_ids(plan, task);
 	for (size_t i = 0; i < task->group_count; i++) {
