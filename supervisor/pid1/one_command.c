@@ -22,7 +22,20 @@ void one_command_init(struct one_command *mode)
 	memset(mode, 0, sizeof(*mode));
 	for (int i = 0; i < NSIG; i++)
 		mode->rewrite[i] = -1;
-	mode->rewrite[SIGTSTP] = mode->rewrite[SIGTTIN] = mode->rewrite[SIGTTOU] = SIGSTOP;
+}
+
+/* What `received` is passed on as: -r's rewrite; else, in setsid mode, a
+ * job-control stop becomes SIGSTOP (the command's process group is
+ * orphaned, and the kernel drops those three for an orphaned group, unless
+ * they are caught); else itself. With -c the command gets them as they
+ * are: one that handles SIGTSTP must see SIGTSTP (dumb-init's -c). */
+static int signal_to_send(const struct one_command *mode, int received)
+{
+	if (received < NSIG && mode->rewrite[received] >= 0)
+		return mode->rewrite[received];
+	if (!mode->single_child && is_job_control_stop(received))
+		return SIGSTOP;
+	return received;
 }
 
 /* A number or a name. `allow_zero`: 0 means "drop it". */
@@ -81,9 +94,7 @@ void one_command_forward(const struct one_command *mode, pid_t pid, int pidfd,
 	 * stderr) is not news for the command. */
 	if (info->ssi_pid == (uint32_t)getpid() && info->ssi_code == SI_USER)
 		return;
-	int sent = received;
-	if (received < NSIG && mode->rewrite[received] >= 0)
-		sent = mode->rewrite[received];
+	int sent = signal_to_send(mode, received);
 	if (sent != 0 && pid > 0) {
 		if (mode->single_child)
 			syscall(SYS_pidfd_send_signal, pidfd, sent, NULL, 0);

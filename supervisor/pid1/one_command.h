@@ -30,10 +30,11 @@ struct one_command {
 	bool terminal_released;
 };
 
-/* No rewrite but dumb-init's defaults in setsid mode: SIGTSTP, SIGTTIN and
- * SIGTTOU become SIGSTOP, since the command's process group is orphaned
- * (its parent, corral, is in another session) and the kernel drops those
- * three for an orphaned group. */
+/* No rewrite but dumb-init's defaults, applied when a signal is passed on:
+ * in setsid mode (not -c) SIGTSTP, SIGTTIN and SIGTTOU become SIGSTOP,
+ * since the command's process group is orphaned (its parent, corral, is in
+ * another session) and the kernel drops those three for an orphaned group;
+ * with -c they go as they are. */
 void one_command_init(struct one_command *mode);
 
 /* Parses -r's "S:R" (numbers or names: "TERM:INT", "15:0") into the

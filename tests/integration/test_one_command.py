@@ -274,6 +274,24 @@ def test_a_job_control_rewrite_is_passed_on_and_corral_still_stops(corral):
         recorder.stop()
 
 
+@pytest.mark.parametrize("init", ["corral", "dumb-init"])
+def test_single_child_mode_passes_job_control_signals_on_as_they_are(corral, init):
+    # dumb-init's test_shell_background_support_without_setsid: with -c the
+    # command gets SIGTSTP, SIGTTOU and SIGTTIN themselves (it handles them
+    # here), not SIGSTOP; the init still stops, and SIGCONT resumes it.
+    recorder = Recorder(corral, init, ["-c"])
+    try:
+        for count, signal_number in enumerate(SUSPEND_SIGNALS):
+            recorder.send_and_wait(signal_number, 2 * count + 1)
+            assert recorder.received()[-1] == signal_number
+            wait_for(lambda: process_state(recorder.process.pid) == "T",
+                     what="the init to stop")
+            recorder.send_and_wait(signal.SIGCONT, 2 * count + 2)
+        assert process_state(recorder.pid) in ("S", "R")
+    finally:
+        recorder.stop()
+
+
 # ---- exit codes -------------------------------------------------------------
 
 
