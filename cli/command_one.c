@@ -36,9 +36,11 @@ void command_one_print_usage(FILE *out)
 		"  -p, --parent-death-signal SIGNAL\n"
 		"                      get SIGNAL (and pass it on) when corral's parent dies\n"
 		"  -s                  accepted for tini: corral always reaps as a subreaper\n"
-		"  -v, --verbose       corral's own messages on stderr (quiet by default)\n\n"
+		"  -v, --verbose       corral's own messages on stderr (quiet by default)\n"
+		"  -V, --version       print corral's version (dumb-init's -V)\n\n"
 		"Exit code: COMMAND's; 127 when it is not found, 126 when it cannot be\n"
-		"executed; 2 for a usage error, 1 for corral's own errors.\n");
+		"executed; 1 for a usage error or corral's own errors (as tini and\n"
+		"dumb-init).\n");
 }
 
 static void expect_exit_code(struct exit_status_set *expected, int code)
@@ -69,13 +71,17 @@ static int set_parent_death_signal(const char *text)
 	return prctl(PR_SET_PDEATHSIG, signal_number, 0, 0, 0);
 }
 
+/* tini and dumb-init exit 1 on a usage error: a script written for them
+ * that tells a usage error by its status tells corral's the same way. */
+#define ONE_COMMAND_USAGE_ERROR 1
+
 /* One line and a pointer to the help, not the whole of it, so that the
  * message stays in sight. */
 static int usage_error(const char *option, const char *argument, const char *expected)
 {
 	fprintf(stderr, "corral: %s%s%s\nRun 'corral --help' for one-command mode's options.\n",
 		option, argument, expected);
-	return COMMAND_USAGE_ERROR;
+	return ONE_COMMAND_USAGE_ERROR;
 }
 
 int command_one(int argc, char **argv)
@@ -87,6 +93,7 @@ int command_one(int argc, char **argv)
 	    {"parent-death-signal", required_argument, NULL, 'p'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct one_command mode;
@@ -99,7 +106,7 @@ int command_one(int argc, char **argv)
 	/* getopt names itself by argv[0], a path; corral's messages say "corral". */
 	argv[0] = "corral";
 	/* '+': the options end at COMMAND, whose own options are its own. */
-	while ((option = getopt_long(argc, argv, "+cgr:e:p:svh", options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, "+cgr:e:p:svVh", options, NULL)) != -1) {
 		switch (option) {
 		case 'c':
 			mode.single_child = true;
@@ -131,9 +138,12 @@ int command_one(int argc, char **argv)
 		case 'h':
 			command_one_print_usage(stdout);
 			return 0;
+		case 'V':
+			printf("corral %s\n", CORRAL_VERSION);
+			return 0;
 		default: /* getopt said which option */
 			fprintf(stderr, "Run 'corral --help' for one-command mode's options.\n");
-			return COMMAND_USAGE_ERROR;
+			return ONE_COMMAND_USAGE_ERROR;
 		}
 	}
 	if (optind >= argc)

@@ -359,17 +359,35 @@ def test_a_command_that_cannot_be_executed_exits_126_and_says_so(corral):
 
 
 def test_a_missing_command_is_a_usage_error(corral):
+    # Exit 1, as tini and dumb-init (next test).
     returncode, _, stderr = run(corral, "corral", [], [])
-    assert returncode == 2
+    assert returncode == 1
     assert "expected a COMMAND" in stderr
     returncode, _, stderr = run(corral, "corral", ["-r", "15"], ["true"])
-    assert returncode == 2
+    assert returncode == 1
     assert "-r 15" in stderr
     # One line that names itself "corral", not the whole usage after it.
     returncode, _, stderr = run(corral, "corral", ["--bogus"], ["true"])
-    assert returncode == 2
+    assert returncode == 1
     assert stderr.startswith("corral: unrecognized option '--bogus'\n"), stderr
     assert len(stderr.splitlines()) == 2, stderr
+
+
+@pytest.mark.parametrize("init", ["corral", "tini", "dumb-init"])
+def test_a_usage_error_exits_1_as_tini_and_dumb_init_do(corral, init):
+    returncode, _, _ = run(corral, init, ["--bogus"], ["true"])
+    assert returncode == 1
+
+
+@pytest.mark.parametrize("init", ["corral", "dumb-init"])
+def test_dash_capital_v_prints_the_version(corral, init):
+    # dumb-init's -V, --version; exits 0 without running anything.
+    process = subprocess.run([INITS[init] or str(corral.binary), "-V"], capture_output=True,
+                             text=True, timeout=RUN_TIMEOUT)
+    assert process.returncode == 0, process
+    # dumb-init prints it on stderr, corral on stdout (as its --version).
+    said = process.stdout + process.stderr
+    assert said.startswith("dumb-init v" if init == "dumb-init" else "corral "), said
 
 
 def test_a_program_named_without_the_dashes_gets_told_how(corral):
