@@ -241,6 +241,45 @@ static int open_control_socket_in_default_place(struct supervisor *supervisor,
 	return 0;
 }
 
+/* Before anything is made (a cgroup, a task's directory) or said: another
+ * corral listening where this one's socket would go ends this one at once,
+ * rather than after "running N groups" and a cgroup tree of its own. For
+ * the default places, the first one with a listener is refused, up to the
+ * first place this corral could take (an existing directory it may write). */
+static bool control_socket_taken(const struct config *config, const struct run_options *options)
+{
+	int connect_errno;
+	const char *path = control_socket_path(config, options);
+	if (path) {
+		if (!control_server_listener_at(path, &connect_errno))
+			return false;
+		log_message("control socket: another corral is already listening on %s: stop it, "
+			    "or give this one another socket (--socket, CORRAL_SOCKET or socket:)",
+			    path);
+		return true;
+	}
+	struct control_socket_places places;
+	control_socket_places(&places);
+	for (size_t i = 0; i < places.count; i++) {
+		if (control_server_listener_at(places.path[i], &connect_errno)) {
+			log_message(
+			    "control socket: another corral is already listening on %s: stop "
+			    "it, or give this one another socket (--socket, CORRAL_SOCKET or "
+			    "socket:)",
+			    places.path[i]);
+			return true;
+		}
+		char directory[sizeof(places.path[i])];
+		snprintf(directory, sizeof(directory), "%s", places.path[i]);
+		char *slash = strrchr(directory, '/');
+		if (slash)
+			*slash = '\0';
+		if (access(directory, W_OK) == 0)
+			return false;
+	}
+	return false;
+}
+
 static int open_control_socket(struct supervisor *supervisor, const struct run_options *options)
 {
 	supervisor->control_context = (struct control_context){
@@ -580,6 +619,9 @@ static void settle_groups(struct supervisor *supervisor)
 int supervisor_run(const struct config *config, const struct run_options *options)
 {
 	struct supervisor supervisor;
+	/* One-command mode opens no socket: nothing to collide with. */
+	if (!options->one_command && control_socket_taken(config, options))
+		return 1;
 	bool machine_init = machine_init_active();
 	bool pid1 = reaper_init();
 	/* First, so that every later message (the tasks' "received" among

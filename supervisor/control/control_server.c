@@ -843,6 +843,21 @@ static int check_own_directory(const char *directory, char *error, size_t error_
 	return 0;
 }
 
+bool control_server_listener_at(const char *path, int *connect_errno)
+{
+	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe < 0) {
+		*connect_errno = errno;
+		return false;
+	}
+	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
+	int connected = connect(probe, (struct sockaddr *)&address, sizeof(address));
+	*connect_errno = connected == 0 ? 0 : errno;
+	close(probe);
+	return connected == 0;
+}
+
 /* What is at `path` already: nothing, a stale socket (removed), or
  * something we must not touch. errno is 0 after a refusal, so that only a
  * failure to look (EACCES) lets the caller try another place. */
@@ -865,13 +880,8 @@ static int clear_stale_socket(const char *path, char *error, size_t error_size)
 		errno = 0;
 		return -1;
 	}
-	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un address = {.sun_family = AF_UNIX};
-	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
-	int connected = connect(probe, (struct sockaddr *)&address, sizeof(address));
-	int connect_errno = errno;
-	close(probe);
-	if (connected == 0) {
+	int connect_errno = 0;
+	if (control_server_listener_at(path, &connect_errno)) {
 		snprintf(error, error_size,
 			 "another corral is already listening on %s: stop it, or give this one "
 			 "another socket (--socket, CORRAL_SOCKET or socket:)",

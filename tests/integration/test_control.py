@@ -1155,6 +1155,25 @@ def test_a_live_socket_makes_corral_refuse_to_start(corral, tmp_path):
         listener.close()
 
 
+def test_a_second_corral_on_a_socket_in_use_stops_before_making_anything(corral, tmp_path):
+    """It says so first and only: no "running 1 group", no cgroup tree of
+    its own (made and torn down), no task started."""
+    marks = tmp_path / "marks"
+    first = corral.start(group({"app": {"command": trapped(marks, "app")}}))
+    corral.wait_control(first)
+    config = corral.config(group({"other": {"command": sh(f"touch {tmp_path}/other-ran")}}))
+    second = subprocess.run([str(corral.binary), "run", "-v", str(config)], capture_output=True,
+                            text=True, env=corral.env(), timeout=RUN_TIMEOUT)
+    assert second.returncode == 1, second
+    lines = second.stderr.splitlines()
+    assert lines and "another corral is already listening on" in lines[0], second.stderr
+    assert not any("running 1 group" in line or "cgroup" in line for line in lines), lines
+    assert not (tmp_path / "other-ran").exists()
+    assert corral.task_status("g/app")["state"] == "running"
+    first.send(15)
+    assert first.wait().returncode == 0
+
+
 def test_a_regular_file_at_the_socket_path_is_refused(corral, tmp_path):
     marks = tmp_path / "marks"
     corral.socket_path.write_text("precious\n")
