@@ -86,8 +86,13 @@ static void begin_shutdown(struct supervisor *supervisor, const char *reason)
 	uint64_t now = loop_now_ms();
 	loop_timer_arm(supervisor->loop, &supervisor->shutdown_timer,
 		       now + supervisor->config->shutdown_timeout_ms);
+	/* Every group is stopping before any settles: a task waits for its
+	 * dependents in other groups too (`after:` across groups), which it
+	 * can only tell once their group stops as well. */
 	for (size_t i = 0; i < supervisor->group_count; i++)
-		group_stop(supervisor->groups[i], "shutdown requested", now);
+		group_stop_begin(supervisor->groups[i], "shutdown requested");
+	for (size_t i = 0; i < supervisor->group_count; i++)
+		group_settle(supervisor->groups[i], now);
 }
 
 static void shutdown_from_control(void *pointer, const char *reason)

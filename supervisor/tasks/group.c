@@ -393,6 +393,11 @@ void group_settle(struct group *group, uint64_t now_ms)
 	}
 }
 
+void group_stop_begin(struct group *group, const char *reason)
+{
+	group_begin_stop(group, GROUP_STOPPING, reason);
+}
+
 void group_stop(struct group *group, const char *reason, uint64_t now_ms)
 {
 	group_begin_stop(group, GROUP_STOPPING, reason);

@@ -67,6 +67,10 @@ void group_settle(struct group *group, uint64_t now_ms);
 
 /* Graceful stop of the whole group, then its poststop tasks. */
 void group_stop(struct group *group, const char *reason, uint64_t now_ms);
+/* The same, left for the caller's group_settle: a shutdown marks every
+ * group stopping first, so that a task sees its dependents in other
+ * groups on their way down before it settles. */
+void group_stop_begin(struct group *group, const char *reason);
 
 /* SIGKILL everything, start nothing more (poststop tasks included). */
 void group_kill(struct group *group, const char *reason);

@@ -324,6 +324,26 @@ void task_dependencies_stop_fronts_left(const struct group *group, const struct 
 		task_dependencies_stop_fronts(group, fronts);
 }
 
+/* `order: sequential`: a task stops once every task written after it in
+ * the same stage is down, as supervisord stops by priority in reverse. Its
+ * prestart tasks have edges for that already; main and poststart tasks
+ * have none (they start together). */
+static bool later_in_sequence_alive(const struct task *task)
+{
+	const struct group *group = task->group;
+	if (!group->config->sequential)
+		return false;
+	int step = lifecycle_stage_step(task->config->stage);
+	for (size_t i = 0; i < group->task_count; i++) {
+		const struct task *other = group->tasks[i];
+		if (other->config > task->config &&
+		    lifecycle_stage_step(other->config->stage) == step &&
+		    task_is_live_for_stop(other))
+			return true;
+	}
+	return false;
+}
+
 bool task_dependencies_stop_blocked(const struct task *task, const struct stop_fronts *fronts)
 {
 	unsigned tier = dependency_stop_tier(task->config->stage);
@@ -332,6 +352,8 @@ bool task_dependencies_stop_blocked(const struct task *task, const struct stop_f
 	for (unsigned lower = 0; lower < tier && lower < STOP_TIER_COUNT; lower++)
 		if (fronts->first_live[lower] <= task->stop_position)
 			return true;
+	if (later_in_sequence_alive(task))
+		return true;
 	if (!task->dependent_count)
 		return false;
 	return dependent_being_stopped((struct task *)task, ++task->services->dependency_walk);
