@@ -401,7 +401,7 @@ static void run_start(struct control_context *context, struct reply *reply, stru
 				    task_state_name(task->runner.state), name);
 		return;
 	case TASK_PENDING:
-		if (task->runner.delay_pending)
+		if (runner_waiting_out_delay(&task->runner))
 			break; /* restart --force skips the delay */
 		if (refuse_when_stopping(context, reply, task->group))
 			return;
