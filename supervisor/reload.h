@@ -18,7 +18,7 @@ struct reload_options {
  * "error", "errors": ["FILE:LINE:COLUMN: ..."]} with nothing changed. */
 json_t *reload_run(struct supervisor *supervisor, const struct reload_options *options);
 
-/* After each settle: frees the tasks and groups a reload removed once they
+/* After each settle (reload_collect.c): frees the tasks and groups a reload removed once they
  * are dead, and the configs nothing points into any more. */
 void reload_collect(struct supervisor *supervisor);
 

@@ -30,17 +30,24 @@ static void send_json(struct control_client *client, json_t *reply)
 	free(text);
 }
 
-/* While one request acts on every instance of a task (config
- * `instances:`), each instance's reply is gathered here, and one reply,
- * ok when every one was, goes out (run_on_instances). */
+/* What one request acting on every instance of a task (config
+ * `instances:`) gathers of each instance's reply: one reply goes out,
+ * ok when every one was (run_on_instances). */
 struct reply_batch {
 	char message[4096];
 	size_t used;
 	bool failed;
 };
-static struct reply_batch *batch;
 
-static void batch_add(const char *message, bool failed)
+/* Where a handler's ok or error goes: to the client at once, or, with
+ * `batch`, into the one reply of a request on every instance. Handlers
+ * are handed it, so that what a reply does is said where it is made. */
+struct reply {
+	struct control_client *client;
+	struct reply_batch *batch; /* NULL: sent at once */
+};
+
+static void batch_add(struct reply_batch *batch, const char *message, bool failed)
 {
 	size_t room = sizeof(batch->message) - batch->used;
 	int wrote =
@@ -49,41 +56,41 @@ static void batch_add(const char *message, bool failed)
 	batch->failed |= failed;
 }
 
-static void reply_ok(struct control_client *client, const char *format, ...)
+static void reply_ok(struct reply *reply, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
-static void reply_ok(struct control_client *client, const char *format, ...)
+static void reply_ok(struct reply *reply, const char *format, ...)
 {
 	char message[512];
 	va_list args;
 	va_start(args, format);
 	vsnprintf(message, sizeof(message), format, args);
 	va_end(args);
-	if (batch) {
-		batch_add(message, false);
+	if (reply->batch) {
+		batch_add(reply->batch, message, false);
 		return;
 	}
-	json_t *reply = json_object();
-	json_object_set_new(reply, "ok", json_true());
-	json_object_set_new(reply, "message", json_string_lossy(message, strlen(message)));
-	send_json(client, reply);
+	json_t *answer = json_object();
+	json_object_set_new(answer, "ok", json_true());
+	json_object_set_new(answer, "message", json_string_lossy(message, strlen(message)));
+	send_json(reply->client, answer);
 }
 
-static void reply_error(struct control_client *client, const char *format, ...)
+static void reply_error(struct reply *reply, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
-static void reply_error(struct control_client *client, const char *format, ...)
+static void reply_error(struct reply *reply, const char *format, ...)
 {
 	char message[1024];
 	va_list args;
 	va_start(args, format);
 	vsnprintf(message, sizeof(message), format, args);
 	va_end(args);
-	if (batch) {
-		batch_add(message, true);
+	if (reply->batch) {
+		batch_add(reply->batch, message, true);
 		return;
 	}
-	char *reply = control_reply_error(message);
-	control_client_send(client, reply, strlen(reply));
-	free(reply);
+	char *answer = control_reply_error(message);
+	control_client_send(reply->client, answer, strlen(answer));
+	free(answer);
 }
 
 /* ---- finding what a request names ---- */
@@ -124,7 +131,7 @@ static const char *first_task_named(const struct control_context *context, const
 	return NULL;
 }
 
-static struct group *lookup_group(struct control_context *context, struct control_client *client,
+static struct group *lookup_group(struct control_context *context, struct reply *reply,
 				  const char *target)
 {
 	const char *slash = strchr(target, '/');
@@ -139,18 +146,18 @@ static struct group *lookup_group(struct control_context *context, struct contro
 	list_names(list, sizeof(list), names, context->group_count);
 	const char *task_named = slash ? NULL : first_task_named(context, target);
 	if (task_named)
-		reply_error(client,
+		reply_error(reply,
 			    "no group \"%s\"; did you mean %s? (tasks are GROUP/TASK); groups: %s",
 			    target, task_named, list);
 	else
-		reply_error(client, "no group \"%.*s\"; groups: %s", (int)length, target, list);
+		reply_error(reply, "no group \"%.*s\"; groups: %s", (int)length, target, list);
 	return NULL;
 }
 
-static struct task *lookup_task(struct control_context *context, struct control_client *client,
+static struct task *lookup_task(struct control_context *context, struct reply *reply,
 				const char *target)
 {
-	struct group *group = lookup_group(context, client, target);
+	struct group *group = lookup_group(context, reply, target);
 	if (!group)
 		return NULL;
 	for (size_t i = 0; i < group->task_count; i++)
@@ -161,7 +168,7 @@ static struct task *lookup_task(struct control_context *context, struct control_
 		names[i] = group->tasks[i]->config->full_name;
 	char list[1024];
 	list_names(list, sizeof(list), names, group->task_count);
-	reply_error(client, "no task \"%s\"; tasks of group %s: %s", target, group->config->name,
+	reply_error(reply, "no task \"%s\"; tasks of group %s: %s", target, group->config->name,
 		    list);
 	return NULL;
 }
@@ -189,18 +196,18 @@ static struct group *instances_target(struct control_context *context, const cha
 }
 
 /* false after replying the error. */
-static bool resolve_scope(struct control_context *context, struct control_client *client,
-			  const char *target, struct control_scope *scope)
+static bool resolve_scope(struct control_context *context, struct reply *reply, const char *target,
+			  struct control_scope *scope)
 {
 	size_t count;
 	*scope = (struct control_scope){0};
 	if (!target[0])
 		return true;
 	if (!strchr(target, '/'))
-		return (scope->group = lookup_group(context, client, target)) != NULL;
+		return (scope->group = lookup_group(context, reply, target)) != NULL;
 	if ((scope->group = instances_target(context, target, &scope->instances_of, &count)))
 		return true;
-	return (scope->task = lookup_task(context, client, target)) != NULL;
+	return (scope->task = lookup_task(context, reply, target)) != NULL;
 }
 
 /* ---- status ---- */
@@ -242,22 +249,22 @@ static void refresh_usage_after_reply(struct control_context *context)
 			       loop_now_ms() + TASK_USAGE_REFRESH_DELAY_MS);
 }
 
-static void run_status(struct control_context *context, struct control_client *client,
+static void run_status(struct control_context *context, struct reply *reply,
 		       const struct control_request *request)
 {
 	struct control_scope scope;
-	if (!resolve_scope(context, client, request->target, &scope))
+	if (!resolve_scope(context, reply, request->target, &scope))
 		return;
 	/* One task: its usage at most TASK_USAGE_FRESH_MS old, and a buffer
 	 * of its own size. */
 	struct status_reply one = {.recent_usage = true};
-	struct status_reply *reply = scope.task ? &one : &context->status_many;
-	reply->stale_usage = false;
+	struct status_reply *status = scope.task ? &one : &context->status_many;
+	status->stale_usage = false;
 	size_t length, capacity;
-	char *line = status_reply_line(reply, context->groups, context->group_count, &scope,
+	char *line = status_reply_line(status, context->groups, context->group_count, &scope,
 				       loop_now_ms(), &length, &capacity);
-	control_client_send_owned(client, line, length, capacity);
-	if (reply->stale_usage)
+	control_client_send_owned(reply->client, line, length, capacity);
+	if (status->stale_usage)
 		refresh_usage_after_reply(context);
 }
 
@@ -277,15 +284,15 @@ static void describe_state(const struct task *task, char *buffer, size_t size)
 		 runner->last_exit_requested ? ", stopped by corral" : "");
 }
 
-static bool refuse_when_stopping(struct control_context *context, struct control_client *client,
+static bool refuse_when_stopping(struct control_context *context, struct reply *reply,
 				 const struct group *group)
 {
 	if (context->shutting_down(context->supervisor)) {
-		reply_error(client, "corral is shutting down: nothing can be started any more");
+		reply_error(reply, "corral is shutting down: nothing can be started any more");
 		return true;
 	}
 	if (group->stop_mode == GROUP_STOPPING) {
-		reply_error(client,
+		reply_error(reply,
 			    "group %s is stopping (%s): use `corral restart --all %s` to run it "
 			    "again",
 			    group->config->name, group->stop_reason, group->config->name);
@@ -294,21 +301,21 @@ static bool refuse_when_stopping(struct control_context *context, struct control
 	return false;
 }
 
-static void reply_gate_closed(struct control_client *client, const struct task *task)
+static void reply_gate_closed(struct reply *reply, const struct task *task)
 {
 	const struct group *group = task->group;
 	reply_error(
-	    client,
+	    reply,
 	    "%s is a %s task and group %s is in state %s, where that stage cannot start "
 	    "again: use `corral restart --all %s` to run the whole group in lifecycle order",
 	    task->config->full_name, lifecycle_stage_name(task->config->stage), group->config->name,
 	    coordinator_state_name(group->coordinator.state), group->config->name);
 }
 
-static void run_restart_task(struct control_context *context, struct control_client *client,
+static void run_restart_task(struct control_context *context, struct reply *reply,
 			     struct task *task, bool force)
 {
-	if (refuse_when_stopping(context, client, task->group))
+	if (refuse_when_stopping(context, reply, task->group))
 		return;
 	uint64_t now = loop_now_ms();
 	char state[128];
@@ -317,19 +324,19 @@ static void run_restart_task(struct control_context *context, struct control_cli
 						  : group_restart_task(task->group, task, now);
 	switch (result) {
 	case RUNNER_REQUEST_DONE:
-		reply_ok(client, "%s: %s", task->config->full_name,
+		reply_ok(reply, "%s: %s", task->config->full_name,
 			 force && strncmp(state, "dead", 4) == 0 ? "will run again" : "restarting");
 		return;
 	case RUNNER_REQUEST_NOT_RUNNING:
 		/* Suggest only what will work: --force is refused where the
 		 * task's gate cannot open again. */
 		if (group_can_run_again(task->group, task))
-			reply_error(client,
+			reply_error(reply,
 				    "%s is %s: only a running task can be restarted; use `corral "
 				    "restart --force %s` to run it again",
 				    task->config->full_name, state, task->config->full_name);
 		else
-			reply_error(client,
+			reply_error(reply,
 				    "%s is %s: only a running task can be restarted, and a %s "
 				    "task cannot start again while group %s is in state %s; use "
 				    "`corral restart --all %s` to run the whole group in lifecycle "
@@ -341,10 +348,10 @@ static void run_restart_task(struct control_context *context, struct control_cli
 				    task->group->config->name);
 		return;
 	case RUNNER_REQUEST_GATE_CLOSED:
-		reply_gate_closed(client, task);
+		reply_gate_closed(reply, task);
 		return;
 	case RUNNER_REQUEST_STOPPING:
-		reply_error(client, "%s is being stopped: it cannot be restarted now",
+		reply_error(reply, "%s is being stopped: it cannot be restarted now",
 			    task->config->full_name);
 		return;
 	}
@@ -373,107 +380,106 @@ static void describe_pending(const struct task *task, char *buffer, size_t size)
 /* `corral start`: a dead task runs again (as restart --force); a running
  * one is refused, as supervisorctl does; a pending one is told what it
  * waits for, unless only a restart delay held it. */
-static void run_start(struct control_context *context, struct control_client *client,
-		      struct task *task)
+static void run_start(struct control_context *context, struct reply *reply, struct task *task)
 {
 	const char *name = task->config->full_name;
 	char what[320];
 	/* First: during a shutdown a task still running is only waiting for
 	 * its turn to stop, and "already running" would mislead. */
 	if (context->shutting_down(context->supervisor)) {
-		reply_error(client, "corral is shutting down: nothing can be started any more");
+		reply_error(reply, "corral is shutting down: nothing can be started any more");
 		return;
 	}
 	switch (task->runner.state) {
 	case TASK_STARTING:
 	case TASK_RUNNING:
 		if (task->runner.stop_intent != RUNNER_STOP_NONE)
-			reply_error(client, "%s is being stopped: start it once it is dead", name);
+			reply_error(reply, "%s is being stopped: start it once it is dead", name);
 		else
-			reply_error(client,
+			reply_error(reply,
 				    "%s is already %s; use `corral restart %s` to restart it", name,
 				    task_state_name(task->runner.state), name);
 		return;
 	case TASK_PENDING:
-		if (task->runner.delay_pending)
+		if (runner_waiting_out_delay(&task->runner))
 			break; /* restart --force skips the delay */
-		if (refuse_when_stopping(context, client, task->group))
+		if (refuse_when_stopping(context, reply, task->group))
 			return;
 		describe_pending(task, what, sizeof(what));
-		reply_ok(client, "%s is pending: %s", name, what);
+		reply_ok(reply, "%s is pending: %s", name, what);
 		return;
 	case TASK_DEAD:
 		break;
 	}
-	run_restart_task(context, client, task, true);
+	run_restart_task(context, reply, task, true);
 }
 
-static void run_restart(struct control_context *context, struct control_client *client,
+static void run_restart(struct control_context *context, struct reply *reply,
 			const struct control_request *request)
 {
 	if (request->restart_mode == CONTROL_RESTART_TASK ||
 	    request->restart_mode == CONTROL_RESTART_FORCE) {
-		struct task *task = lookup_task(context, client, request->target);
+		struct task *task = lookup_task(context, reply, request->target);
 		if (task)
-			run_restart_task(context, client, task,
+			run_restart_task(context, reply, task,
 					 request->restart_mode == CONTROL_RESTART_FORCE);
 		return;
 	}
-	struct group *group = lookup_group(context, client, request->target);
+	struct group *group = lookup_group(context, reply, request->target);
 	if (!group)
 		return;
 	if (context->shutting_down(context->supervisor)) {
-		reply_error(client, "corral is shutting down: nothing can be started any more");
+		reply_error(reply, "corral is shutting down: nothing can be started any more");
 		return;
 	}
 	if (request->restart_mode == CONTROL_RESTART_ALL) {
 		group_restart_all(group, loop_now_ms());
-		reply_ok(client, "group %s: restarting every task in lifecycle order",
+		reply_ok(reply, "group %s: restarting every task in lifecycle order",
 			 group->config->name);
 		return;
 	}
-	if (refuse_when_stopping(context, client, group))
+	if (refuse_when_stopping(context, reply, group))
 		return;
 	group_restart_running(group, loop_now_ms());
-	reply_ok(client, "group %s: restarting the running tasks", group->config->name);
+	reply_ok(reply, "group %s: restarting the running tasks", group->config->name);
 }
 
-static void run_stop(struct control_context *context, struct control_client *client,
+static void run_stop(struct control_context *context, struct reply *reply,
 		     const struct control_request *request)
 {
-	struct task *task = lookup_task(context, client, request->target);
+	struct task *task = lookup_task(context, reply, request->target);
 	if (!task)
 		return;
 	if (task->runner.state == TASK_DEAD) {
 		char state[128];
 		describe_state(task, state, sizeof(state));
-		reply_ok(client, "%s is already %s", task->config->full_name, state);
+		reply_ok(reply, "%s is already %s", task->config->full_name, state);
 		return;
 	}
 	group_stop_task(task->group, task, loop_now_ms());
-	reply_ok(client, "%s: stopping", task->config->full_name);
+	reply_ok(reply, "%s: stopping", task->config->full_name);
 }
 
-static void run_signal(struct control_context *context, struct control_client *client,
+static void run_signal(struct control_context *context, struct reply *reply,
 		       const struct control_request *request)
 {
-	struct task *task = lookup_task(context, client, request->target);
+	struct task *task = lookup_task(context, reply, request->target);
 	if (!task)
 		return;
 	int error = task_send_signal(task, request->signal_number);
 	if (error == -ESRCH) {
 		char state[128];
 		describe_state(task, state, sizeof(state));
-		reply_error(client, "%s is %s: there is no process to signal",
+		reply_error(reply, "%s is %s: there is no process to signal",
 			    task->config->full_name, state);
 		return;
 	}
 	if (error < 0) {
-		reply_error(client, "%s: sending %s: %s", task->config->full_name,
+		reply_error(reply, "%s: sending %s: %s", task->config->full_name,
 			    signal_name(request->signal_number), strerror(-error));
 		return;
 	}
-	reply_ok(client, "%s: sent %s to pid %d", task->config->full_name,
+	reply_ok(reply, "%s: sent %s to pid %d", task->config->full_name,
 		 signal_name(request->signal_number), (int)task_command_pid(task));
 }
 
@@ -558,62 +564,62 @@ static json_t *collect_logs(struct control_context *context, const struct contro
 	return array;
 }
 
-static void run_logs(struct control_context *context, struct control_client *client,
+static void run_logs(struct control_context *context, struct reply *reply,
 		     const struct control_request *request)
 {
 	struct control_scope scope;
-	if (!resolve_scope(context, client, request->target, &scope))
+	if (!resolve_scope(context, reply, request->target, &scope))
 		return;
 	if (scope.instances_of && request->follow) {
-		reply_error(client, "%s has instances: follow one (%s@0) or the group (%s)",
+		reply_error(reply, "%s has instances: follow one (%s@0) or the group (%s)",
 			    request->target, request->target, scope.group->config->name);
 		return;
 	}
-	json_t *reply = json_object();
-	json_object_set_new(reply, "ok", json_true());
+	json_t *answer = json_object();
+	json_object_set_new(answer, "ok", json_true());
 	if (scope.task)
-		json_object_set_new(reply, "task", json_string(scope.task->config->full_name));
-	json_object_set_new(reply, "lines", collect_logs(context, &scope, request->tail));
-	send_json(client, reply);
+		json_object_set_new(answer, "task", json_string(scope.task->config->full_name));
+	json_object_set_new(answer, "lines", collect_logs(context, &scope, request->tail));
+	send_json(reply->client, answer);
 	if (!request->follow)
 		return;
 	if (scope.task)
-		control_client_follow(client, CONTROL_FOLLOW_LOGS, scope.task);
+		control_client_follow(reply->client, CONTROL_FOLLOW_LOGS, scope.task);
 	else if (scope.group)
-		control_client_follow(client, CONTROL_FOLLOW_LOGS_GROUP, scope.group);
+		control_client_follow(reply->client, CONTROL_FOLLOW_LOGS_GROUP, scope.group);
 	else
-		control_client_follow(client, CONTROL_FOLLOW_LOGS_ALL, NULL);
+		control_client_follow(reply->client, CONTROL_FOLLOW_LOGS_ALL, NULL);
 }
 
-static void run_events(struct control_context *context, struct control_client *client,
+static void run_events(struct control_context *context, struct reply *reply,
 		       const struct control_request *request)
 {
 	struct array_builder builder = {.array = json_array()};
 	line_ring_visit(&context->events->recent, request->tail, add_event, &builder);
-	json_t *reply = json_object();
-	json_object_set_new(reply, "ok", json_true());
-	json_object_set_new(reply, "events", builder.array);
-	send_json(client, reply);
+	json_t *answer = json_object();
+	json_object_set_new(answer, "ok", json_true());
+	json_object_set_new(answer, "events", builder.array);
+	send_json(reply->client, answer);
 	if (request->follow)
-		control_client_follow(client, CONTROL_FOLLOW_EVENTS, NULL);
+		control_client_follow(reply->client, CONTROL_FOLLOW_EVENTS, NULL);
 }
 
 /* Secrets (env values) only for root and corral's own user. */
-static void run_inspect(struct control_context *context, struct control_client *client,
+static void run_inspect(struct control_context *context, struct reply *reply,
 			const struct control_request *request)
 {
-	struct task *task = lookup_task(context, client, request->target);
+	struct task *task = lookup_task(context, reply, request->target);
 	if (!task)
 		return;
-	if (request->show_secrets && !control_client_is_owner(client)) {
-		reply_error(client, "--show-secrets: only root and corral's own user may see "
-				    "the values of secret variables");
+	if (request->show_secrets && !control_client_is_owner(reply->client)) {
+		reply_error(reply, "--show-secrets: only root and corral's own user may see "
+				   "the values of secret variables");
 		return;
 	}
-	json_t *reply = json_object();
-	json_object_set_new(reply, "ok", json_true());
-	json_object_set_new(reply, "inspect", task_inspect_json(task, request->show_secrets));
-	send_json(client, reply);
+	json_t *answer = json_object();
+	json_object_set_new(answer, "ok", json_true());
+	json_object_set_new(answer, "inspect", task_inspect_json(task, request->show_secrets));
+	send_json(reply->client, answer);
 }
 
 void control_commands_exec_client_gone(void *pointer, const void *session)
@@ -625,11 +631,11 @@ void control_commands_exec_client_gone(void *pointer, const void *session)
 /* A command inside a running task (exec_session.h). It runs code as the
  * task's user, which restart and stop do not: root and corral's own user
  * only. */
-static void run_exec(struct control_context *context, struct control_client *client,
+static void run_exec(struct control_context *context, struct reply *reply,
 		     const struct control_request *request)
 {
 	int fds[CONTROL_PASSED_FDS_MAX];
-	size_t fd_count = control_client_take_fds(client, fds);
+	size_t fd_count = control_client_take_fds(reply->client, fds);
 	for (size_t i = 0; i < fd_count; i++)
 		close(fds[i]);
 	struct task *task = NULL;
@@ -643,15 +649,15 @@ static void run_exec(struct control_context *context, struct control_client *cli
 			 "hands the client their other ends (a corral exec older than the "
 			 "server?)");
 	/* A task's client got here only with exec in its control: list. */
-	else if (!control_client_is_owner(client) && !control_client_task(client) &&
+	else if (!control_client_is_owner(reply->client) && !control_client_task(reply->client) &&
 		 !context->group_may_exec(context->supervisor))
 		snprintf(error, sizeof(error),
 			 "exec runs code in a task: only root and corral's own user may, and the "
 			 "control group only with control: {exec: true}");
-	else if (request->user[0] && !control_client_is_owner(client))
+	else if (request->user[0] && !control_client_is_owner(reply->client))
 		snprintf(error, sizeof(error),
 			 "-u: only root and corral's own user may exec as another user");
-	else if (!(task = lookup_task(context, client, request->target)))
+	else if (!(task = lookup_task(context, reply, request->target)))
 		error[0] = '\0'; /* lookup_task replied */
 	else if (task->runner.state != TASK_RUNNING || !task_command_pid(task)) {
 		char state[128];
@@ -660,26 +666,26 @@ static void run_exec(struct control_context *context, struct control_client *cli
 			 task->config->full_name, state);
 	}
 	if (!error[0] && task &&
-	    exec_session_start(context->exec_sessions, task, client, request, error,
+	    exec_session_start(context->exec_sessions, task, reply->client, request, error,
 			       sizeof(error)) == 0)
 		return;
 	if (error[0])
-		reply_error(client, "%s", error);
+		reply_error(reply, "%s", error);
 }
 
-static void run_reload(struct control_context *context, struct control_client *client,
+static void run_reload(struct control_context *context, struct reply *reply,
 		       const struct control_request *request)
 {
 	/* Any file corral can read would become commands run as corral. The
 	 * running config's own file, named by its path, is no other file:
 	 * it is read again from where corral read it, whatever `path`
 	 * points at by the time the reload reads it. */
-	bool names_running_config = request->path[0] && !control_client_is_owner(client) &&
+	bool names_running_config = request->path[0] && !control_client_is_owner(reply->client) &&
 				    context->is_running_config(context->supervisor, request->path);
-	if (request->path[0] && !control_client_is_owner(client) && !names_running_config) {
-		reply_error(client, "reload of another file than the running config: only root "
-				    "and corral's own user may name one (the control group may "
-				    "reload the same file)");
+	if (request->path[0] && !control_client_is_owner(reply->client) && !names_running_config) {
+		reply_error(reply, "reload of another file than the running config: only root "
+				   "and corral's own user may name one (the control group may "
+				   "reload the same file)");
 		return;
 	}
 	struct reload_options options = {
@@ -687,7 +693,7 @@ static void run_reload(struct control_context *context, struct control_client *c
 	    .dry_run = request->dry_run,
 	    .rerun_completed = request->rerun_completed,
 	};
-	send_json(client, context->reload(context->supervisor, &options));
+	send_json(reply->client, context->reload(context->supervisor, &options));
 }
 
 unsigned control_commands_task_rights(void *pointer, const char *name)
@@ -737,30 +743,78 @@ static bool acts_on_one_task(const struct control_request *request)
 	}
 }
 
+/* One request, its replies through `reply`. */
+static void handle(struct control_context *context, struct reply *reply,
+		   const struct control_request *request)
+{
+	switch (request->command) {
+	case CONTROL_STATUS:
+		run_status(context, reply, request);
+		return;
+	case CONTROL_RESTART:
+		run_restart(context, reply, request);
+		return;
+	case CONTROL_STOP:
+		run_stop(context, reply, request);
+		return;
+	case CONTROL_START: {
+		struct task *task = lookup_task(context, reply, request->target);
+		if (task)
+			run_start(context, reply, task);
+		return;
+	}
+	case CONTROL_SIGNAL:
+		run_signal(context, reply, request);
+		return;
+	case CONTROL_LOGS:
+		run_logs(context, reply, request);
+		return;
+	case CONTROL_EVENTS:
+		run_events(context, reply, request);
+		return;
+	case CONTROL_RELOAD:
+		run_reload(context, reply, request);
+		return;
+	case CONTROL_EXEC:
+		run_exec(context, reply, request);
+		return;
+	case CONTROL_INSPECT:
+		run_inspect(context, reply, request);
+		return;
+	case CONTROL_SHUTDOWN:
+		reply_ok(reply, "shutting down gracefully");
+		context->shutdown(context->supervisor, "shutdown requested on the control socket");
+		return;
+	}
+	reply_error(reply, "unknown command");
+}
+
+/* Each instance handled as a request of its own, its replies gathered;
+ * then one reply to the client. */
 static bool run_on_instances(struct control_context *context, struct control_client *client,
 			     const struct control_request *request)
 {
 	const char *name;
 	size_t count;
 	struct group *group;
-	if (batch || !acts_on_one_task(request) ||
+	if (!acts_on_one_task(request) ||
 	    !(group = instances_target(context, request->target, &name, &count)))
 		return false;
 	struct reply_batch gathered = {0};
-	batch = &gathered;
+	struct reply each = {client, &gathered};
 	for (size_t i = 0; i < group->task_count; i++) {
 		const struct task_config *config = group->tasks[i]->config;
 		if (!config->instance_of || strcmp(config->instance_of, name) != 0)
 			continue;
 		struct control_request one = *request;
 		snprintf(one.target, sizeof(one.target), "%s", config->full_name);
-		control_commands_handle(context, client, &one);
+		handle(context, &each, &one);
 	}
-	batch = NULL;
+	struct reply once = {client, NULL};
 	if (gathered.failed)
-		reply_error(client, "%s", gathered.message);
+		reply_error(&once, "%s", gathered.message);
 	else
-		reply_ok(client, "%s", gathered.message);
+		reply_ok(&once, "%s", gathered.message);
 	return true;
 }
 
@@ -770,44 +824,6 @@ void control_commands_handle(void *pointer, struct control_client *client,
 	struct control_context *context = pointer;
 	if (run_on_instances(context, client, request))
 		return;
-	switch (request->command) {
-	case CONTROL_STATUS:
-		run_status(context, client, request);
-		return;
-	case CONTROL_RESTART:
-		run_restart(context, client, request);
-		return;
-	case CONTROL_STOP:
-		run_stop(context, client, request);
-		return;
-	case CONTROL_START: {
-		struct task *task = lookup_task(context, client, request->target);
-		if (task)
-			run_start(context, client, task);
-		return;
-	}
-	case CONTROL_SIGNAL:
-		run_signal(context, client, request);
-		return;
-	case CONTROL_LOGS:
-		run_logs(context, client, request);
-		return;
-	case CONTROL_EVENTS:
-		run_events(context, client, request);
-		return;
-	case CONTROL_RELOAD:
-		run_reload(context, client, request);
-		return;
-	case CONTROL_EXEC:
-		run_exec(context, client, request);
-		return;
-	case CONTROL_INSPECT:
-		run_inspect(context, client, request);
-		return;
-	case CONTROL_SHUTDOWN:
-		reply_ok(client, "shutting down gracefully");
-		context->shutdown(context->supervisor, "shutdown requested on the control socket");
-		return;
-	}
-	reply_error(client, "unknown command");
+	struct reply reply = {client, NULL};
+	handle(context, &reply, request);
 }

@@ -161,7 +161,7 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_field_bool(out, "failed", runner->failed);
 	jw_field_bool(out, "ready", runner_shown_ready(runner));
 	/* readiness.continuous: it was ready in this run, and is not now. */
-	jw_field_bool(out, "ready_lost", runner_is_ready(runner) && runner->ready_lost);
+	jw_field_bool(out, "ready_lost", runner_ready_lost(runner));
 	jw_field_cstring(out, "readiness_kind", readiness_kind(task->config));
 	jw_key(out, "probes");
 	write_probes(out, task, now_ms);
@@ -177,7 +177,7 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_key(out, "usage");
 	write_usage(out, reply, task, now_ms);
 	jw_field_optional_int(out, "next_restart_in_ms",
-			      runner->delay_pending && runner->next_start_ms > now_ms,
+			      runner_waiting_out_delay(runner) && runner->next_start_ms > now_ms,
 			      (int64_t)(runner->next_start_ms - now_ms));
 	uint64_t due_ms, in_ms;
 	bool scheduled = task_schedule_next(task, &due_ms, &in_ms);

@@ -171,14 +171,21 @@ static void note_failure(struct runner *runner, const char *reason)
 	failure[length] = '\0';
 }
 
-static void set_state(struct runner *runner, enum task_state state)
+/* `step`: one of `state`'s (RUNNER_STEP_NONE for running and dead). */
+static void set_state(struct runner *runner, enum task_state state, enum runner_step step)
 {
 	if (state != TASK_DEAD)
 		runner->dormant = false;
 	if (state == TASK_PENDING && runner->state != TASK_PENDING)
 		runner->generation++;
 	runner->state = state;
+	runner->step = step;
 	runner->effects->changed(runner);
+}
+
+static bool in_prestart_hooks(const struct runner *runner)
+{
+	return runner->state == TASK_STARTING && runner->step == RUNNER_STEP_PRESTART_HOOKS;
 }
 
 void runner_init(struct runner *runner, const struct task_config *config,
@@ -189,6 +196,7 @@ void runner_init(struct runner *runner, const struct task_config *config,
 	runner->effects = effects;
 	runner->context = context;
 	runner->state = TASK_PENDING;
+	runner->step = RUNNER_STEP_AWAIT_GATE;
 	restart_tracker_init(&runner->tracker);
 }
 
@@ -206,7 +214,7 @@ void runner_received(struct runner *runner)
 		     runner->config->schedule.set
 			 ? "received: it waits for its schedule (or corral start)"
 			 : "received: autostart: false, it waits for corral start");
-		set_state(runner, TASK_DEAD);
+		set_state(runner, TASK_DEAD, RUNNER_STEP_NONE);
 		runner->dormant = true;
 		return;
 	}
@@ -216,7 +224,12 @@ void runner_received(struct runner *runner)
 
 bool runner_ready_to_start(const struct runner *runner)
 {
-	return runner->state == TASK_PENDING && !runner->delay_pending;
+	return runner->state == TASK_PENDING && runner->step == RUNNER_STEP_AWAIT_GATE;
+}
+
+bool runner_waiting_out_delay(const struct runner *runner)
+{
+	return runner->state == TASK_PENDING && runner->step == RUNNER_STEP_AWAIT_DELAY;
 }
 
 /* Asks for the task's hooks of `stage`: true when runner_hooks_finished
@@ -264,10 +277,9 @@ static void postpone_start(struct runner *runner, const char *message, uint64_t 
 		     "%s until it starts (not counted against the restart policy)",
 		     message, delay, longest);
 	}
-	runner->delay_pending = true;
 	runner->next_start_ms = now_ms + runner->resource_retry_ms;
 	runner->effects->arm_timer(runner, RUNNER_TIMER_RESTART_DELAY, runner->next_start_ms);
-	set_state(runner, TASK_PENDING);
+	set_state(runner, TASK_PENDING, RUNNER_STEP_AWAIT_DELAY);
 	/* Once it is seen waiting: the summary counts it. */
 	if (runner->effects->resource_wait)
 		runner->effects->resource_wait(runner, message, first, now_ms);
@@ -294,7 +306,9 @@ static void spawn_now(struct runner *runner, uint64_t now_ms)
 	}
 	end_resource_wait(runner, true);
 	if (runner->state != TASK_STARTING)
-		set_state(runner, TASK_STARTING);
+		set_state(runner, TASK_STARTING, RUNNER_STEP_EXEC);
+	else
+		runner->step = RUNNER_STEP_EXEC;
 }
 
 void runner_start(struct runner *runner, uint64_t now_ms)
@@ -305,10 +319,9 @@ void runner_start(struct runner *runner, uint64_t now_ms)
 	runner->started_at_ms = now_ms;
 	if (runner->texts)
 		runner->texts->failure[0] = '\0';
-	runner->early_ready = false;
+	runner->readiness = RUNNER_NOT_READY;
 	if (run_hooks(runner, HOOK_STAGE_PRESTART)) {
-		runner->prestart_pending = true;
-		set_state(runner, TASK_STARTING);
+		set_state(runner, TASK_STARTING, RUNNER_STEP_PRESTART_HOOKS);
 		return;
 	}
 	spawn_now(runner, now_ms);
@@ -316,7 +329,7 @@ void runner_start(struct runner *runner, uint64_t now_ms)
 
 void runner_extend_readiness(struct runner *runner, uint64_t until_ms)
 {
-	if (runner->state != TASK_RUNNING || runner->ready ||
+	if (runner->state != TASK_RUNNING || runner->readiness != RUNNER_NOT_READY ||
 	    runner->stop_intent != RUNNER_STOP_NONE || !readiness_of(runner->config)->timeout_ms)
 		return;
 	runner->effects->arm_timer(runner, RUNNER_TIMER_READINESS, until_ms);
@@ -330,17 +343,18 @@ void runner_exec_succeeded(struct runner *runner, uint64_t now_ms)
 	/* Said before the exec was confirmed: the loop heard the task before
 	 * the EOF of its error pipe. Not once it is being stopped, as for
 	 * runner_ready. */
-	bool said_ready = runner->early_ready && runner->stop_intent == RUNNER_STOP_NONE;
-	runner->early_ready = false;
+	bool said_ready =
+	    runner->readiness == RUNNER_READY && runner->stop_intent == RUNNER_STOP_NONE;
 	/* As in Nomad: without a readiness check, started means ready. */
-	runner->ready = readiness->kind == READINESS_NONE || said_ready;
+	bool ready = readiness->kind == READINESS_NONE || said_ready;
+	runner->readiness = ready ? RUNNER_READY : RUNNER_NOT_READY;
 	emit(runner, TASK_EVENT_STARTED, "started");
 	if (said_ready)
 		emit(runner, TASK_EVENT_READY, "ready (%s)", runner->texts->early_ready_how);
-	if (!runner->ready && readiness->timeout_ms)
+	if (!ready && readiness->timeout_ms)
 		runner->effects->arm_timer(runner, RUNNER_TIMER_READINESS,
 					   now_ms + readiness->timeout_ms);
-	set_state(runner, TASK_RUNNING);
+	set_state(runner, TASK_RUNNING, RUNNER_STEP_NONE);
 	/* As in Nomad: once started, not once ready; nothing waits for them. */
 	run_hooks(runner, HOOK_STAGE_POSTSTART);
 }
@@ -350,13 +364,13 @@ void runner_ready(struct runner *runner, const char *how)
 	/* Too late once it is being stopped: nothing may start on it. */
 	if (runner->stop_intent != RUNNER_STOP_NONE)
 		return;
-	if (runner->state == TASK_STARTING && !runner->prestart_pending) {
+	if (runner->state == TASK_STARTING && runner->step != RUNNER_STEP_PRESTART_HOOKS) {
 		/* The process exists and said it: it has run its command, so
 		 * its exec succeeded, though the loop has not seen that yet.
 		 * Dropping it would leave the task unready for good (a
 		 * newline on the notify fd is said once). */
-		if (!runner->early_ready) {
-			runner->early_ready = true;
+		if (runner->readiness == RUNNER_NOT_READY) {
+			runner->readiness = RUNNER_READY;
 			snprintf(texts(runner)->early_ready_how,
 				 sizeof(runner->texts->early_ready_how), "%s", how);
 		}
@@ -364,15 +378,15 @@ void runner_ready(struct runner *runner, const char *how)
 	}
 	if (runner->state != TASK_RUNNING)
 		return;
-	if (runner->ready && runner->ready_lost) {
-		runner->ready_lost = false;
+	if (runner->readiness == RUNNER_READY_LOST) {
+		runner->readiness = RUNNER_READY;
 		emit(runner, TASK_EVENT_READY, "ready again (%s)", how);
 		runner->effects->changed(runner);
 		return;
 	}
-	if (runner->ready)
+	if (runner->readiness == RUNNER_READY)
 		return;
-	runner->ready = true;
+	runner->readiness = RUNNER_READY;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_READINESS);
 	emit(runner, TASK_EVENT_READY, "ready (%s)", how);
 	runner->effects->changed(runner);
@@ -382,14 +396,19 @@ void runner_not_ready(struct runner *runner, const char *why)
 {
 	if (!runner_is_ready_now(runner) || runner->stop_intent != RUNNER_STOP_NONE)
 		return;
-	runner->ready_lost = true;
+	runner->readiness = RUNNER_READY_LOST;
 	emit(runner, TASK_EVENT_NOT_READY, "not ready: %s", why);
 	runner->effects->changed(runner);
 }
 
 bool runner_is_ready_now(const struct runner *runner)
 {
-	return runner_is_ready(runner) && !runner->ready_lost;
+	return runner->state == TASK_RUNNING && runner->readiness == RUNNER_READY;
+}
+
+bool runner_ready_lost(const struct runner *runner)
+{
+	return runner->state == TASK_RUNNING && runner->readiness == RUNNER_READY_LOST;
 }
 
 void runner_healthy(struct runner *runner)
@@ -403,7 +422,7 @@ void runner_healthy(struct runner *runner)
 
 bool runner_is_ready(const struct runner *runner)
 {
-	return runner->state == TASK_RUNNING && runner->ready;
+	return runner->state == TASK_RUNNING && runner->readiness != RUNNER_NOT_READY;
 }
 
 static bool is_being_stopped(const struct runner *runner)
@@ -425,9 +444,7 @@ bool runner_shown_ready(const struct runner *runner)
 /* After the process is gone (or never came): stop timers. */
 static void forget_process(struct runner *runner)
 {
-	runner->ready = false;
-	runner->ready_lost = false;
-	runner->early_ready = false;
+	runner->readiness = RUNNER_NOT_READY;
 	runner->healthy = false;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_KILL);
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_READINESS);
@@ -439,19 +456,17 @@ static void become_dead(struct runner *runner, bool failed)
 	if (failed && !runner_failure(runner)[0] && runner->has_exited)
 		task_exit_describe(&runner->last_exit, texts(runner)->failure,
 				   sizeof(runner->texts->failure));
-	runner->delay_pending = false;
 	runner->effects->cancel_timer(runner, RUNNER_TIMER_RESTART_DELAY);
 	end_resource_wait(runner, false); /* a start after this is a new try */
-	set_state(runner, TASK_DEAD);
+	set_state(runner, TASK_DEAD, RUNNER_STEP_NONE);
 	/* Every way into dead passes here, once per life of the task. */
 	run_hooks(runner, HOOK_STAGE_STOP);
 }
 
 static void become_pending_now(struct runner *runner)
 {
-	runner->delay_pending = false;
 	runner->failed = false;
-	set_state(runner, TASK_PENDING);
+	set_state(runner, TASK_PENDING, RUNNER_STEP_AWAIT_GATE);
 }
 
 /* restart.no_restart_exit lists the exit: the task is done, failed for
@@ -523,10 +538,9 @@ static void apply_restart_policy(struct runner *runner, uint64_t now_ms, bool by
 		become_pending_now(runner);
 		return;
 	}
-	runner->delay_pending = true;
 	runner->next_start_ms = now_ms + decision.delay_ms;
 	runner->effects->arm_timer(runner, RUNNER_TIMER_RESTART_DELAY, runner->next_start_ms);
-	set_state(runner, TASK_PENDING);
+	set_state(runner, TASK_PENDING, RUNNER_STEP_AWAIT_DELAY);
 }
 
 /* Common to a real exit and a failed start. */
@@ -613,8 +627,8 @@ void runner_timer_fired(struct runner *runner, enum runner_timer timer, uint64_t
 {
 	switch (timer) {
 	case RUNNER_TIMER_RESTART_DELAY:
-		if (runner->state == TASK_PENDING && runner->delay_pending) {
-			runner->delay_pending = false;
+		if (runner_waiting_out_delay(runner)) {
+			runner->step = RUNNER_STEP_AWAIT_GATE;
 			runner->effects->changed(runner);
 		}
 		return;
@@ -633,7 +647,7 @@ void runner_timer_fired(struct runner *runner, enum runner_timer timer, uint64_t
 		/* A failed start: stopped as any stop is (prekill hooks, kill
 		 * signal, SIGKILL after the kill timeout), and its exit
 		 * counts against the restart policy like any failure. */
-		if (runner->state == TASK_RUNNING && !runner->ready &&
+		if (runner->state == TASK_RUNNING && runner->readiness == RUNNER_NOT_READY &&
 		    runner->stop_intent == RUNNER_STOP_NONE) {
 			char timeout[32];
 			format_duration_ms(readiness_of(runner->config)->timeout_ms, timeout,
@@ -666,7 +680,10 @@ static void send_kill_signal(struct runner *runner, uint64_t now_ms)
 static void stop_before_spawn(struct runner *runner, enum runner_stop_intent intent,
 			      const char *reason, uint64_t now_ms)
 {
-	runner->prestart_pending = false;
+	/* Out of its hooks before they are cancelled: a cancel that says
+	 * they finished spawns nothing. The run ends at once, as a step of
+	 * neither pending nor starting. */
+	runner->step = RUNNER_STEP_NONE;
 	cancel_hooks(runner, HOOK_STAGE_PRESTART);
 	runner->stop_intent = intent;
 	emit(runner, TASK_EVENT_KILLING, "prestart hooks cancelled: %s", reason);
@@ -690,7 +707,7 @@ void runner_stop(struct runner *runner, enum runner_stop_intent intent, const ch
 		break;
 	}
 
-	if (runner->prestart_pending) {
+	if (in_prestart_hooks(runner)) {
 		stop_before_spawn(runner, intent, reason, now_ms);
 		return;
 	}
@@ -718,9 +735,9 @@ void runner_hooks_finished(struct runner *runner, enum hook_stage stage, bool ok
 {
 	switch (stage) {
 	case HOOK_STAGE_PRESTART:
-		if (runner->state != TASK_STARTING || !runner->prestart_pending)
+		if (!in_prestart_hooks(runner))
 			return;
-		runner->prestart_pending = false;
+		runner->step = RUNNER_STEP_EXEC; /* out of its hooks: a clone or a failed start */
 		if (!ok)
 			start_failed(runner, message, 126, now_ms, false);
 		else
@@ -759,7 +776,7 @@ void runner_kill_now(struct runner *runner, const char *reason)
 		return;
 	case TASK_STARTING:
 	case TASK_RUNNING:
-		if (runner->prestart_pending) {
+		if (in_prestart_hooks(runner)) {
 			stop_before_spawn(runner, RUNNER_STOP_FOR_GOOD, reason, 0);
 			return;
 		}
@@ -794,11 +811,11 @@ enum runner_request_result runner_force_restart(struct runner *runner, bool gate
 	case TASK_RUNNING:
 		return runner_restart(runner, now_ms);
 	case TASK_PENDING:
-		if (runner->delay_pending) {
+		if (runner->step == RUNNER_STEP_AWAIT_DELAY) {
 			emit(runner, TASK_EVENT_RESTART_REQUESTED,
 			     "restart requested: restart delay skipped");
 			runner->effects->cancel_timer(runner, RUNNER_TIMER_RESTART_DELAY);
-			runner->delay_pending = false;
+			runner->step = RUNNER_STEP_AWAIT_GATE;
 			runner->effects->changed(runner);
 		}
 		return RUNNER_REQUEST_DONE;

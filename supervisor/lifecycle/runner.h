@@ -5,7 +5,9 @@
  *
  * States: pending (waiting for its gate or a restart delay), starting
  * (its prestart hooks running, or cloned and exec not yet confirmed),
- * running, dead. A dead task that failed for good has `failed` set.
+ * running, dead; a pending or starting task's step says which of the
+ * two (enum runner_step). A dead task that failed for good has `failed`
+ * set.
  *
  * Hooks (docs/hooks.md): prestart hooks run before every spawn and their
  * failure is a failed start; a stop runs the prekill hooks before the kill
@@ -29,6 +31,32 @@ enum task_state {
 };
 
 const char *task_state_name(enum task_state state);
+
+/* Where in its state a pending or starting task is. Each value belongs to
+ * one state; running and dead have no steps. */
+enum runner_step {
+	RUNNER_STEP_NONE,
+	RUNNER_STEP_AWAIT_GATE,     /* pending: ready to start once its gate opens */
+	RUNNER_STEP_AWAIT_DELAY,    /* pending: a restart delay (or a start put off
+				     * for lack of a resource) runs until next_start_ms */
+	RUNNER_STEP_PRESTART_HOOKS, /* starting: its prestart hooks run, no process yet */
+	RUNNER_STEP_EXEC,           /* starting: cloned, exec not confirmed yet */
+};
+
+/* What the current process said of its readiness. */
+enum runner_readiness {
+	RUNNER_NOT_READY, /* not yet, or no process */
+	/* Running: said it is ready (at once without `readiness:`); the
+	 * coordinator sees a running task that is not ready as pending.
+	 * Starting: said it before its exec was confirmed (the loop may
+	 * hear a newline or READY=1 before the error pipe's EOF), taken
+	 * once it is; texts->early_ready_how says how it was said. */
+	RUNNER_READY,
+	/* Running, readiness.continuous: ready once this run (the stage
+	 * gates stay open), and a later check said not now. Its dependents
+	 * that wait for `ready`, and `status --ready`, follow this. */
+	RUNNER_READY_LOST,
+};
 
 enum runner_timer {
 	RUNNER_TIMER_RESTART_DELAY,
@@ -101,31 +129,30 @@ struct runner {
 	void *context; /* the effects' own data */
 
 	enum task_state state;
-	bool delay_pending; /* pending, but a restart delay runs */
-	enum runner_stop_intent stop_intent;
-	bool failed; /* dead and failed for good */
+	enum runner_step step;
+	enum runner_readiness readiness;
+	enum runner_stop_intent stop_intent; /* not NONE: being stopped */
+
+	/* The booleans left are flags, not states: each holds beside any
+	 * step or readiness, or outlives the state it was set in.
+	 *
+	 * Dead and failed for good. Read by the group's failure rules and
+	 * dependents; it stays while a manual task is dormant again after
+	 * its group restarted, so with `dormant` it is not one sub-state. */
+	bool failed;
 	/* autostart: false, dead until `corral start`: at first, and again
-	 * after each restart of its group. */
+	 * after each restart of its group (failed or not). */
 	bool dormant;
-	/* Running and said it is ready (at once without `readiness:`). The
-	 * coordinator sees a running task that is not ready as pending. */
-	bool ready;
-	/* Starting (cloned, exec not confirmed yet) and already said it is
-	 * ready: the exec was confirmed first by the task, whose newline or
-	 * READY=1 the loop may hear before the error pipe's EOF. Taken when
-	 * the exec is confirmed; texts->early_ready_how says how it was said. */
-	bool early_ready;
-	/* readiness.continuous: ready once this run (the stage gates stay
-	 * open), and not ready now: a later check said so. Its dependents
-	 * that wait for `ready`, and `status --ready`, follow this. */
-	bool ready_lost;
-	/* Running, and its health probe passed since this run began. */
+	/* Running, and its health probe passed since this run began: the
+	 * health probe is apart from readiness, either comes first. */
 	bool healthy;
-	/* Starting, and its prestart hooks run: no process yet. */
-	bool prestart_pending;
-	/* Being stopped, and its prekill hooks run: no signal sent yet. */
+	/* Being stopped, and its prekill hooks run: no signal sent yet.
+	 * A step of a stop, which a starting task at any step and a running
+	 * one at any readiness can be in (stop_intent). */
 	bool prekill_pending;
 
+	/* The last exit, kept across runs and states (status, dependents,
+	 * the exit code corral ends with). */
 	struct task_exit last_exit;
 	bool has_exited;
 	bool last_exit_requested; /* corral stopped it: the exit is not a failure */
@@ -140,7 +167,7 @@ struct runner {
 	const char *exit_rule;
 	unsigned restart_count; /* every run after the first */
 	uint64_t started_at_ms; /* monotonic, when the current run began */
-	uint64_t next_start_ms; /* when delay_pending: when it runs again */
+	uint64_t next_start_ms; /* at RUNNER_STEP_AWAIT_DELAY: when it runs again */
 	/* The last start found corral short of a resource (fds, processes,
 	 * memory): it is tried again after this long, doubling, and not
 	 * counted against the restart policy. 0 once a start went through,
@@ -182,6 +209,10 @@ void runner_received(struct runner *runner);
 /* Pending and not waiting out a restart delay. */
 bool runner_ready_to_start(const struct runner *runner);
 
+/* Pending, and a restart delay (or a start put off for lack of a
+ * resource) runs until next_start_ms. */
+bool runner_waiting_out_delay(const struct runner *runner);
+
 /* The group calls this when the task's gate is open and it is ready. */
 void runner_start(struct runner *runner, uint64_t now_ms);
 
@@ -199,6 +230,8 @@ bool runner_is_ready(const struct runner *runner);
 void runner_not_ready(struct runner *runner, const char *why);
 /* Ready now: ready once, and not lost since. */
 bool runner_is_ready_now(const struct runner *runner);
+/* readiness.continuous: ready once in this run, and not now. */
+bool runner_ready_lost(const struct runner *runner);
 /* The state a status shows: "stopping" while the task's process runs on
  * after corral began to stop it (systemd's deactivating, Kubernetes'
  * Terminating), else task_state_name's. */

@@ -8,7 +8,7 @@
  * - notify fd: a pipe whose write end the task gets as fd N (s6 style); a
  *   newline on it means ready;
  * - exec: a probe run every interval until it exits 0.
- * The runner keeps the state (runner->ready) and the readiness timeout; this
+ * The runner keeps the state (runner->readiness) and the readiness timeout; this
  * file only listens. */
 #pragma once
 

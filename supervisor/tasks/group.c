@@ -30,7 +30,7 @@ static enum coordinator_task_state coordinator_view(const struct runner *runner)
 {
 	switch (runner->state) {
 	case TASK_RUNNING:
-		return runner->ready ? COORD_TASK_RUNNING : COORD_TASK_PENDING;
+		return runner_is_ready(runner) ? COORD_TASK_RUNNING : COORD_TASK_PENDING;
 	case TASK_DEAD:
 		return COORD_TASK_DEAD;
 	case TASK_PENDING:

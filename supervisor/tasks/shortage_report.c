@@ -32,7 +32,7 @@ static size_t count_waiting(const struct services *services, uint64_t now_ms, ui
 			if (!waits_for_a_resource(runner))
 				continue;
 			waiting++;
-			if (runner->delay_pending && runner->next_start_ms > now_ms &&
+			if (runner_waiting_out_delay(runner) && runner->next_start_ms > now_ms &&
 			    runner->next_start_ms < *next_ms)
 				*next_ms = runner->next_start_ms;
 		}

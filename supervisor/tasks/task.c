@@ -311,7 +311,7 @@ static void follow_run(struct task *task)
 		task->run_seen = true;
 		task_readiness_run_started(task);
 	}
-	if (running && runner->ready && !task->ready_seen) {
+	if (runner_is_ready(runner) && !task->ready_seen) {
 		task->ready_seen = true;
 		task_readiness_now_ready(task);
 	}

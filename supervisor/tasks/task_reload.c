@@ -27,14 +27,14 @@ static void remake_probes(struct task *task)
 		       sizeof(readiness->probes->health_probe));
 	}
 	task_readiness_init_probes(task); /* allocates them when the config now has one */
-	bool running_ready = task->runner.state == TASK_RUNNING && task->runner.ready;
+	bool running_ready = runner_is_ready(&task->runner);
 	const struct readiness_config *wanted = readiness_of(task->config);
 	if (wanted->kind == READINESS_PROBE &&
 	    (readiness_active ? !running_ready || wanted->continuous
 			      : running_ready && wanted->continuous))
 		probe_start(&readiness->probes->readiness_probe);
 	/* Not continuous any more: what it lost it has back. */
-	if (!wanted->continuous && task->runner.ready_lost)
+	if (!wanted->continuous && runner_ready_lost(&task->runner))
 		runner_ready(&task->runner, "readiness.continuous turned off");
 	if ((health_active || running_ready) && health_of(task->config)->probe.kind != PROBE_NONE)
 		probe_start(&readiness->probes->health_probe);
@@ -102,8 +102,7 @@ bool task_can_take_next_config(const struct task *task)
 		return false;
 	/* A restart delay's timer belongs to the runner kept across the
 	 * rebuild: wait for it to fire. */
-	return (runner->state == TASK_PENDING && !runner->delay_pending) ||
-	       runner->state == TASK_DEAD;
+	return runner_ready_to_start(runner) || runner->state == TASK_DEAD;
 }
 
 /* What a rebuild keeps: the run history and the links to other tasks. */

@@ -207,7 +207,7 @@ static void test_failure_restarts_after_delay(void **state)
 	run_to_running(fixture, 1000);
 	runner_exited(&fixture->runner, &exit_code_1, 1200);
 	assert_int_equal(fixture->runner.state, TASK_PENDING);
-	assert_true(fixture->runner.delay_pending);
+	assert_true(runner_waiting_out_delay(&fixture->runner));
 	assert_false(runner_ready_to_start(&fixture->runner));
 	assert_true(fixture->fake.timer_armed[RUNNER_TIMER_RESTART_DELAY]);
 	assert_int_equal(fixture->fake.timer_deadline[RUNNER_TIMER_RESTART_DELAY], 1300);
@@ -332,7 +332,7 @@ static void test_force_restart_skips_delay(void **state)
 	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 10000);
 	run_to_running(fixture, 0);
 	runner_exited(&fixture->runner, &exit_code_1, 10);
-	assert_true(fixture->runner.delay_pending);
+	assert_true(runner_waiting_out_delay(&fixture->runner));
 	assert_int_equal(runner_force_restart(&fixture->runner, true, 20), RUNNER_REQUEST_DONE);
 	assert_false(fixture->fake.timer_armed[RUNNER_TIMER_RESTART_DELAY]);
 	assert_true(runner_ready_to_start(&fixture->runner));
@@ -439,7 +439,7 @@ static void test_a_resource_shortage_postpones_the_start(void **state)
 	runner_start(&fixture->runner, 0);
 	assert_int_equal(fixture->runner.state, TASK_PENDING);
 	assert_false(fixture->runner.failed);
-	assert_true(fixture->runner.delay_pending);
+	assert_true(runner_waiting_out_delay(&fixture->runner));
 	assert_int_equal(fixture->fake.timer_deadline[RUNNER_TIMER_RESTART_DELAY], 100);
 	assert_string_equal(fixture->fake.messages[0],
 			    "clone3: Resource temporarily unavailable: corral is short of a "
@@ -809,14 +809,14 @@ static void test_prestart_hooks_come_before_the_spawn(void **state)
 	fake->hooks_wait[HOOK_STAGE_PRESTART] = true;
 	runner_start(&fixture->runner, 0);
 	assert_int_equal(fixture->runner.state, TASK_STARTING);
-	assert_true(fixture->runner.prestart_pending);
+	assert_int_equal(fixture->runner.step, RUNNER_STEP_PRESTART_HOOKS);
 	assert_int_equal(fake->spawns, 0);
 	/* Answers for other stages change nothing. */
 	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PREKILL, true, NULL, 5);
 	assert_int_equal(fake->spawns, 0);
 	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PRESTART, true, NULL, 10);
 	assert_int_equal(fake->spawns, 1);
-	assert_false(fixture->runner.prestart_pending);
+	assert_int_not_equal(fixture->runner.step, RUNNER_STEP_PRESTART_HOOKS);
 	assert_int_equal(fixture->runner.state, TASK_STARTING);
 	runner_exec_succeeded(&fixture->runner, 20);
 	assert_int_equal(fixture->runner.state, TASK_RUNNING);
@@ -837,7 +837,7 @@ static void test_prestart_failure_is_a_failed_start_that_counts(void **state)
 	assert_string_equal(fake->messages[fake->event_count - 2],
 			    "hook volumes: exited with code 1");
 	assert_int_equal(fixture->runner.state, TASK_PENDING);
-	assert_true(fixture->runner.delay_pending);
+	assert_true(runner_waiting_out_delay(&fixture->runner));
 	runner_timer_fired(&fixture->runner, RUNNER_TIMER_RESTART_DELAY, 200);
 	runner_start(&fixture->runner, 200);
 	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PRESTART, false, "hook volumes: x", 210);
