@@ -16,9 +16,9 @@
 #include "supervisor/output/output_batch.h"
 
 struct output_sink_ops {
-	/* Takes the lines of `batch`. A sink that can be full cuts `batch`
-	 * (length, lines) to the lines it took; every sink sets `lines`
-	 * when it counts them (output_batch.h). */
+	/* Takes the lines of `batch`. The first sink counts them (sets
+	 * `lines`, output_batch.h), and if it can be full, cuts `batch`
+	 * (length, lines) to the lines it took; the others take them all. */
 	void (*lines)(void *sink, struct output_batch *batch);
 };
 
