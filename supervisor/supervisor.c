@@ -22,7 +22,6 @@
 #include "supervisor/control/control_commands.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/control_socket_places.h"
-#include "supervisor/output/output_stream.h"
 #include "supervisor/pid1/fd_budget.h"
 #include "supervisor/pid1/fd_limit.h"
 #include "supervisor/pid1/machine_init.h"
@@ -177,25 +176,31 @@ static void publish_event(void *pointer, const char *json, size_t length)
 	control_server_publish(supervisor->control, CONTROL_FOLLOW_EVENTS, NULL, line, length + 1);
 }
 
-static void publish_output_line(struct services *services, struct task *task, uint64_t time_ms,
-				enum output_stream stream, const char *text, size_t length)
+/* The followers of `corral logs -f`, a sink of each task (the sink is
+ * the task): each line's JSON is made once, and the same bytes go to
+ * those who follow the task, its group, or every task. */
+static void publish_output_lines(void *sink, struct output_batch *batch)
 {
-	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(services);
-	if (!supervisor->control)
+	struct task *task = sink;
+	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(task->services);
+	if (!task->log_followers || !supervisor->control)
 		return;
-	size_t line_length;
-	char *line = json_line_take(
-	    output_line_json(time_ms, task->config->full_name, stream, text, length), &line_length);
-	if (!line)
-		return;
-	/* To those who follow the task, its group, or every task. */
-	control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS, task, line, line_length);
-	control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS_GROUP, task->group, line,
-			       line_length);
-	control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS_ALL, NULL, line,
-			       line_length);
-	free(line);
+	struct output_json_lines *json = &supervisor->follower_lines;
+	output_json_lines_build(json, batch);
+	for (const char *line = json->text, *end = json->text + json->length, *next; line < end;
+	     line = next) {
+		next = (const char *)memchr(line, '\n', (size_t)(end - line)) + 1;
+		size_t length = (size_t)(next - line);
+		control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS, task, line,
+				       length);
+		control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS_GROUP, task->group,
+				       line, length);
+		control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS_ALL, NULL, line,
+				       length);
+	}
 }
+
+static const struct output_sink_ops log_followers_sink = {.lines = publish_output_lines};
 
 /* --socket, then CORRAL_SOCKET, then the config; NULL: the default places. */
 static const char *control_socket_path(const struct config *config,
@@ -493,7 +498,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	    .hook_limiter = &supervisor->hook_limiter,
 	    .exec_sessions = &supervisor->exec_sessions,
 	    .task_failed_for_good = note_task_failed_for_good,
-	    .task_output_line = publish_output_line,
+	    .log_followers = &log_followers_sink,
 	    .keep_running = options->keep_running,
 	    .inherit_stdio = options->one_command != NULL,
 	    .take_terminal = options->one_command && options->one_command->terminal_released,
@@ -582,6 +587,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	signals_restore(supervisor->one_command != NULL);
 	if (supervisor->loop)
 		output_sink_close(&supervisor->sink);
+	output_json_lines_free(&supervisor->follower_lines);
 	spawn_slots_close(&supervisor->spawn_slots);
 	event_log_close(&supervisor->events);
 	loop_free(supervisor->loop);

@@ -11,6 +11,7 @@
 #include "supervisor/control/control_commands.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/exec_session.h"
+#include "supervisor/output/output_json_lines.h"
 #include "supervisor/output/output_sink.h"
 #include "supervisor/pid1/one_command.h"
 #include "supervisor/tasks/event_log.h"
@@ -49,6 +50,9 @@ struct supervisor {
 	size_t group_name_count;
 	char *task_dirs_root; /* ROOT/PID, or NULL: no task has task_dirs */
 	struct output_sink sink;
+	/* The JSON lines of the batch being published to followers: one
+	 * buffer, kept for the next batch. */
+	struct output_json_lines follower_lines;
 	struct event_log events;
 	struct loop_watch signal_watch;
 	/* The current config's groups in its order, then those a reload

@@ -185,6 +185,14 @@ void line_ring_append_lines(struct line_ring *ring, uint64_t time_ms, unsigned t
 		line_ring_append(ring, time_ms, tag, text, length - 1);
 }
 
+static void take_lines(void *ring, struct output_batch *batch)
+{
+	line_ring_append_lines(ring, batch->time_ms, batch->stream, batch->text, batch->length,
+			       batch->lines);
+}
+
+const struct output_sink_ops line_ring_sink_ops = {.lines = take_lines};
+
 void line_ring_visit(const struct line_ring *ring, size_t tail, line_ring_visit_fn *visit,
 		     void *context)
 {

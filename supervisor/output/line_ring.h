@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "supervisor/output/output_sinks.h"
+
 struct line_ring {
 	/* records: [uint64 time_ms][uint32 tag << 30 | several << 29 | length]
 	 * then [text] for one line, or [uint32 lines][lines joined by '\n'] */
@@ -36,6 +38,10 @@ void line_ring_append(struct line_ring *ring, uint64_t time_ms, unsigned tag, co
  * boundaries). They come back one by one, as if appended one by one. */
 void line_ring_append_lines(struct line_ring *ring, uint64_t time_ms, unsigned tag,
 			    const char *text, size_t length, size_t lines);
+
+/* A task's ring as one of its sinks (output_sinks.h): each batch is one
+ * record, tagged with its stream. */
+extern const struct output_sink_ops line_ring_sink_ops;
 
 typedef void line_ring_visit_fn(void *context, uint64_t time_ms, unsigned tag, const char *text,
 				size_t length);

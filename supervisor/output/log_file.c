@@ -306,6 +306,13 @@ void log_file_append_lines(struct log_file *file, uint64_t time_ms, enum output_
 		loop_timer_arm(file->loop, &file->flush, loop_now_ms());
 }
 
+static void take_lines(void *file, struct output_batch *batch)
+{
+	log_file_append_lines(file, batch->time_ms, batch->stream, batch->text, batch->length);
+}
+
+const struct output_sink_ops log_file_sink_ops = {.lines = take_lines};
+
 void log_file_close(struct log_file *file)
 {
 	log_file_flush(file);

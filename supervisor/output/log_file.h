@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "base/loop.h"
+#include "supervisor/output/output_sinks.h"
 #include "supervisor/output/output_stream.h"
 
 struct log_file {
@@ -66,6 +67,9 @@ void log_file_open(struct log_file *file, struct loop *loop, const char *dir, co
  * `text`. */
 void log_file_append_lines(struct log_file *file, uint64_t time_ms, enum output_stream stream,
 			   const char *text, size_t length);
+
+/* The file as one of a task's sinks (output_sinks.h). */
+extern const struct output_sink_ops log_file_sink_ops;
 
 /* What is gathered goes out now (the timer does it after each batch). */
 void log_file_flush(struct log_file *file);

@@ -177,18 +177,26 @@ static enum room find_room(struct output_sink *sink, size_t record)
 	return LINE_DROPPED;
 }
 
-size_t output_sink_append_lines(struct output_sink *sink, const char *name, size_t name_length,
-				enum output_stream stream, const char *text, size_t length,
-				size_t line_max, uint64_t time_ms, size_t *lines)
+/* Adds the lines of `batch` to the buffer, "name | line\n" or as
+ * sink->format says, and cuts `batch` to those it took: all, unless a line
+ * is longer than batch->line_max, or the buffer is full and stdout takes
+ * nothing now (never once stdout is gone or closing: then lines are
+ * dropped, and count as taken). The reader keeps the rest and waits
+ * (output_sink_wait). */
+static void take_lines(void *pointer, struct output_batch *batch)
 {
+	struct output_sink *sink = pointer;
 	struct output_frame frame;
-	output_frame_open(&frame, sink->format, name, name_length, stream, time_ms);
+	output_frame_open(&frame, sink->format, batch->name, batch->name_length, batch->stream,
+			  batch->time_ms);
 	struct line_scan scan = {0};
-	const char *cursor = text, *end = text + length;
+	const char *text = batch->text;
+	const char *cursor = text, *end = text + batch->length;
 	/* Kept in locals: stores through `out` could otherwise alias the
 	 * sink's fields and have them read again for every line. */
 	char *buffer = sink->buffer;
 	size_t capacity = sink->capacity, used_end = sink->end, taken = 0;
+	size_t line_max = batch->line_max;
 	bool broken = sink->broken;
 	while (cursor < end) {
 		const char *newline = line_scan_next(&scan, cursor, end);
@@ -218,9 +226,11 @@ size_t output_sink_append_lines(struct output_sink *sink, const char *name, size
 	}
 	sink->end = used_end;
 	output_frame_close(&frame);
-	*lines = taken;
-	return (size_t)(cursor - text);
+	batch->lines = taken;
+	batch->length = (size_t)(cursor - text);
 }
+
+const struct output_sink_ops output_sink_stdout_ops = {.lines = take_lines};
 
 void output_sink_wait(struct output_sink *sink, struct output_sink_waiter *waiter)
 {

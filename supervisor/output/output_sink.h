@@ -20,6 +20,7 @@
 
 #include "base/loop.h"
 #include "supervisor/output/output_frame.h"
+#include "supervisor/output/output_sinks.h"
 #include "supervisor/output/output_stream.h"
 
 /* A reader of task output that waits for room (task_output.c). */
@@ -49,16 +50,13 @@ struct output_sink {
 
 void output_sink_open(struct output_sink *sink, struct loop *loop, int fd, size_t capacity);
 
-/* Adds lines read at `time_ms` (CLOCK_REALTIME), each ending in '\n' in
- * `text`, to the buffer: "name | line\n" or as sink->format says. Stops
- * before a line longer than `line_max`, and where the buffer is full and
- * stdout takes nothing now (never once stdout is gone or closing): the
- * caller keeps the rest and waits (output_sink_wait). Returns the bytes
- * taken, `*lines` the lines they hold (added, or dropped once stdout is
- * gone). */
-size_t output_sink_append_lines(struct output_sink *sink, const char *name, size_t name_length,
-				enum output_stream stream, const char *text, size_t length,
-				size_t line_max, uint64_t time_ms, size_t *lines);
+/* corral's stdout as the first of a task's sinks (output_sinks.h): it
+ * takes the lines of a batch as "name | line\n" (or as sink->format says)
+ * while the buffer has room, stops before a line longer than the batch's
+ * line_max, and cuts the batch to what it took; the reader keeps the rest
+ * and waits (output_sink_wait). Never refused once stdout is gone (the
+ * lines are dropped, and counted) or corral is closing (it waits, bounded). */
+extern const struct output_sink_ops output_sink_stdout_ops;
 
 /* Writes what the buffer holds, as far as stdout takes it now. */
 void output_sink_flush(struct output_sink *sink);

@@ -55,23 +55,28 @@ static void end_of_drops(struct task_output *output)
 }
 
 /* Whole lines (each ending in '\n', none longer than the line buffer) to
- * the sink and the log; returns the bytes taken: all, unless the sink is
- * full and the task waits for it (blocking mode). In non-blocking mode a
- * line the sink refuses goes to the log only. */
+ * the sinks, a batch for each run that stdout takes; returns the bytes
+ * taken: all, unless stdout is full and the task waits for it (blocking
+ * mode). In non-blocking mode a line stdout refuses goes to the other
+ * sinks only. */
 static size_t emit_lines(struct task_output *output, const char *text, size_t length,
 			 uint64_t now_ms)
 {
 	size_t done = 0;
 	while (done < length) {
-		size_t lines;
-		size_t taken = output_sink_append_lines(
-		    output->sink, output->name, output->name_length, output->stream, text + done,
-		    length - done, TASK_OUTPUT_LINE_MAX, now_ms, &lines);
-		if (lines) {
+		struct output_batch batch = {
+		    .time_ms = now_ms,
+		    .stream = output->stream,
+		    .name = output->name,
+		    .name_length = output->name_length,
+		    .text = text + done,
+		    .length = length - done,
+		    .line_max = TASK_OUTPUT_LINE_MAX,
+		};
+		output_sinks_lines(output->sinks, &batch);
+		if (batch.lines) {
 			end_of_drops(output);
-			output->on_lines(output->on_lines_context, now_ms, output->stream,
-					 text + done, taken, lines);
-			done += taken;
+			done += batch.length;
 		}
 		if (done == length || !output->drop_when_full)
 			break;
@@ -81,8 +86,10 @@ static size_t emit_lines(struct task_output *output, const char *text, size_t le
 			break; /* not refused: too long, for the line buffer to cut */
 		/* Refused: this line is dropped from stdout, the next one may fit. */
 		note_dropped(output, now_ms);
-		output->on_lines(output->on_lines_context, now_ms, output->stream, text + done,
-				 line, 1);
+		batch.text = text + done;
+		batch.length = line;
+		batch.lines = 1;
+		output_sinks_lines_after_first(output->sinks, &batch);
 		done += line;
 	}
 	return done;
@@ -346,8 +353,7 @@ int task_output_open_writer(struct task_output *output)
 }
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
-		     const char *name, enum output_stream stream, task_output_lines_fn *on_lines,
-		     void *on_lines_context)
+		     const struct output_sinks *sinks, const char *name, enum output_stream stream)
 {
 	int fds[2];
 	memset(output, 0, sizeof(*output));
@@ -374,8 +380,7 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 	output->name_length = strlen(name);
 	output->stream = stream;
 	output->sink = sink;
-	output->on_lines = on_lines;
-	output->on_lines_context = on_lines_context;
+	output->sinks = sinks;
 	output->waiter.resume = on_room;
 	output->loop = loop;
 	/* Without a writer yet, it would only hang up: in the loop from the

@@ -1,7 +1,8 @@
 /* The output of one task: a pipe that lives as long as the task (every run
  * writes to the same one; both stdout and stderr, unless log.streams:
- * separate gives stderr a pipe of its own), split into lines that go
- * to the output sink prefixed with the task's name, and to the task's log.
+ * separate gives stderr a pipe of its own), split into lines that go,
+ * a batch for each read, to the task's sinks (output_sinks.h): corral's
+ * stdout first, then the ring, the log file and the followers.
  *
  * corral holds the read end only: a write end is opened again from it
  * (/proc/self/fd/N, O_WRONLY) for each spawn of the task or of a hook and
@@ -11,11 +12,10 @@
  * the write end, as before.
  *
  * Read in batches of up to 64 KiB; the whole lines of a batch go to the
- * sink and the log together, from where they lie (only a line cut across
- * reads is copied aside), and the batch goes out in one write. When the
- * sink is full the rest of the batch is held and the pipe is not read
- * until the sink has room: the task then blocks in write(), and nothing is
- * lost. */
+ * sinks together, from where they lie (only a line cut across reads is
+ * copied aside), and the batch goes out in one write. When stdout is full
+ * the rest of the batch is held and the pipe is not read until stdout has
+ * room: the task then blocks in write(), and nothing is lost. */
 #pragma once
 
 #include <stdbool.h>
@@ -24,12 +24,9 @@
 
 #include "base/loop.h"
 #include "supervisor/output/output_sink.h"
+#include "supervisor/output/output_sinks.h"
 
 #define TASK_OUTPUT_LINE_MAX 4096
-
-/* `lines` lines read at `time_ms`, each ending in '\n' in `text`. */
-typedef void task_output_lines_fn(void *context, uint64_t time_ms, enum output_stream stream,
-				  const char *text, size_t length, size_t lines);
 
 struct task_output {
 	struct loop_watch watch; /* read end */
@@ -38,14 +35,14 @@ struct task_output {
 	const char *name;        /* "web/app" */
 	size_t name_length;
 	enum output_stream stream; /* what the pipe carries */
+	/* Where the lines go, corral's stdout first (the task's, shared by
+	 * its two pipes when the streams are apart); `sink` is that stdout,
+	 * which the reader waits on when it is full. */
+	const struct output_sinks *sinks;
 	struct output_sink *sink;
 	struct loop *loop;
-	/* Also called with the lines of each read, as they are forwarded
-	 * (or dropped), for the task's log ring and file. */
-	task_output_lines_fn *on_lines;
-	void *on_lines_context;
-	/* log.mode non-blocking: when the sink is full, a line goes to the
-	 * log ring only, and is counted (and reported) as dropped. */
+	/* log.mode non-blocking: when stdout is full, a line goes to the
+	 * other sinks only, and is counted (and reported) as dropped. */
 	bool drop_when_full;
 	bool dropping; /* within a run of drops */
 	/* The flags of the groups below, kept here beside the two above:
@@ -86,9 +83,10 @@ struct output_rate {
 /* Sets (or, with 0, lifts) the task's rate limit (config log.rate_limit). */
 void task_output_set_rate_limit(struct task_output *output, uint64_t bytes_per_second);
 
+/* `sinks`: corral's stdout (`sink`) first, then the others; kept by the
+ * caller as long as the output is open. */
 int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
-		     const char *name, enum output_stream stream, task_output_lines_fn *on_lines,
-		     void *on_lines_context);
+		     const struct output_sinks *sinks, const char *name, enum output_stream stream);
 
 /* Reads what is in the pipe now and flushes a partial last line, so that
  * everything a run wrote is out before its exit is reported. Under back

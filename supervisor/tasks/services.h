@@ -12,7 +12,7 @@
 #include "isolation/network.h"
 #include "isolation/spawn.h"
 #include "supervisor/output/output_sink.h"
-#include "supervisor/output/output_stream.h"
+#include "supervisor/output/output_sinks.h"
 #include "supervisor/tasks/event_log.h"
 #include "supervisor/tasks/network_spares.h"
 #include "supervisor/tasks/pid_index.h"
@@ -63,8 +63,7 @@ struct services {
 	struct shortage_report *shortage;
 	/* Called once for each task that fails for good. */
 	void (*task_failed_for_good)(struct services *services, struct task *task);
-	/* A line of a task's output, for the clients following its logs
-	 * (called only while task->log_followers > 0). */
-	void (*task_output_line)(struct services *services, struct task *task, uint64_t time_ms,
-				 enum output_stream stream, const char *text, size_t length);
+	/* The clients following logs (`corral logs -f`), as a sink of every
+	 * task's output (output_sinks.h; the sink is the task). */
+	const struct output_sink_ops *log_followers;
 };

@@ -462,20 +462,19 @@ static void on_timer(struct loop_timer *timer)
 	runner_timer_fired(&task->runner, which, loop_now_ms());
 }
 
-static void on_output_lines(void *context, uint64_t now, enum output_stream stream,
-			    const char *text, size_t length, size_t lines)
+/* corral's stdout first (it paces the others), then the ring, the file
+ * when there is one, and the followers (who see nothing while there are
+ * none). Made again when the file comes or goes (reload). */
+static void gather_sinks(struct task *task)
 {
-	struct task *task = context;
-	line_ring_append_lines(&task->logs, now, stream, text, length, lines);
+	struct services *services = task->services;
+	output_sinks_clear(&task->sinks);
+	output_sinks_add(&task->sinks, &output_sink_stdout_ops, services->sink);
+	output_sinks_add(&task->sinks, &line_ring_sink_ops, &task->logs);
 	if (task->log_file)
-		log_file_append_lines(task->log_file, now, stream, text, length);
-	if (!task->log_followers)
-		return;
-	for (const char *end = text + length, *newline; text < end; text = newline + 1) {
-		newline = memchr(text, '\n', (size_t)(end - text));
-		task->services->task_output_line(task->services, task, now, stream, text,
-						 (size_t)(newline - text));
-	}
+		output_sinks_add(&task->sinks, &log_file_sink_ops, task->log_file);
+	if (services->log_followers)
+		output_sinks_add(&task->sinks, services->log_followers, task);
 }
 
 int task_open_stderr_writer(void *context)
@@ -501,6 +500,7 @@ void task_open_log_file(struct task *task)
 	task->log_file = xmalloc(sizeof(*task->log_file));
 	log_file_open(task->log_file, task->services->loop, config->log_dir, config->full_name,
 		      config->log_max_size, config->log_keep, config->log_shared_dir);
+	gather_sinks(task);
 }
 
 void task_close_log_file(struct task *task)
@@ -510,6 +510,7 @@ void task_close_log_file(struct task *task)
 	log_file_close(task->log_file);
 	free(task->log_file);
 	task->log_file = NULL;
+	gather_sinks(task);
 }
 
 uint64_t task_dropped_lines(const struct task *task)
@@ -524,14 +525,14 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 	const struct task_config *config = task->config;
 	struct services *services = task->services;
 	bool separate = config->log_separate_streams;
-	int result = task_output_open(
-	    &task->output, services->loop, services->sink, config->full_name,
-	    separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED, on_output_lines, task);
+	gather_sinks(task);
+	int result = task_output_open(&task->output, services->loop, services->sink, &task->sinks,
+				      config->full_name,
+				      separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED);
 	if (result == 0 && separate) {
 		task->error_output = xmalloc(sizeof(*task->error_output));
 		result = task_output_open(task->error_output, services->loop, services->sink,
-					  config->full_name, OUTPUT_STREAM_STDERR, on_output_lines,
-					  task);
+					  &task->sinks, config->full_name, OUTPUT_STREAM_STDERR);
 	}
 	if (result < 0) {
 		snprintf(error, error_size, "output pipe: %s", strerror(-result));

@@ -41,6 +41,7 @@ static void bytes_add(struct bytes *bytes, const void *data, size_t length)
 struct fixture {
 	struct loop *loop;
 	struct output_sink sink;
+	struct output_sinks sinks; /* the sink, then the log */
 	struct task_output output;
 	int writer; /* the task's end of its pipe, as a spawn gets it */
 	int stdout_read;
@@ -49,10 +50,11 @@ struct fixture {
 	size_t logged_lines;
 };
 
-static void on_lines(void *context, uint64_t time_ms, enum output_stream stream, const char *text,
-		     size_t length, size_t lines)
+static void on_lines(void *context, struct output_batch *batch)
 {
 	struct fixture *fixture = context;
+	const char *text = batch->text;
+	size_t length = batch->length, lines = batch->lines;
 	size_t newlines = 0;
 	for (size_t i = 0; i < length; i++)
 		newlines += text[i] == '\n';
@@ -74,8 +76,11 @@ static struct fixture *open_fixture(enum output_format format, enum output_strea
 	fcntl(fds[0], F_SETFL, O_NONBLOCK);
 	output_sink_open(&fixture->sink, fixture->loop, fds[1], capacity);
 	fixture->sink.format = format;
+	static const struct output_sink_ops log_ops = {.lines = on_lines};
+	output_sinks_add(&fixture->sinks, &output_sink_stdout_ops, &fixture->sink);
+	output_sinks_add(&fixture->sinks, &log_ops, fixture);
 	assert_int_equal(task_output_open(&fixture->output, fixture->loop, &fixture->sink,
-					  "web/app", stream, on_lines, fixture),
+					  &fixture->sinks, "web/app", stream),
 			 0);
 	fixture->writer = task_output_open_writer(&fixture->output);
 	assert_true(fixture->writer >= 0);
