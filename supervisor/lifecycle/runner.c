@@ -550,12 +550,13 @@ static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
 	runner->stop_intent = RUNNER_STOP_NONE;
 	runner->last_exit_requested = intent != RUNNER_STOP_NONE && intent != RUNNER_STOP_NOT_READY;
 	forget_process(runner);
-	if (runner->prekill_pending) {
+	if (runner->prekill_pending || runner->prekill_ahead == RUNNER_PREKILL_AHEAD_RUNNING) {
 		/* Gone before its prekill hooks were over: they have nothing
 		 * left to prepare. */
 		runner->prekill_pending = false;
 		cancel_hooks(runner, HOOK_STAGE_PREKILL);
 	}
+	runner->prekill_ahead = RUNNER_PREKILL_AHEAD_NONE;
 
 	switch (intent) {
 	case RUNNER_STOP_RESTART:
@@ -690,6 +691,17 @@ static void stop_before_spawn(struct runner *runner, enum runner_stop_intent int
 	handle_end_of_run(runner, now_ms);
 }
 
+void runner_prekill_ahead(struct runner *runner)
+{
+	if (runner->state != TASK_RUNNING || runner->stop_intent != RUNNER_STOP_NONE ||
+	    runner->prekill_ahead != RUNNER_PREKILL_AHEAD_NONE)
+		return;
+	if (run_hooks(runner, HOOK_STAGE_PREKILL))
+		runner->prekill_ahead = RUNNER_PREKILL_AHEAD_RUNNING;
+	else
+		runner->prekill_ahead = RUNNER_PREKILL_AHEAD_DONE; /* none to run */
+}
+
 void runner_stop(struct runner *runner, enum runner_stop_intent intent, const char *reason,
 		 uint64_t now_ms)
 {
@@ -719,7 +731,15 @@ void runner_stop(struct runner *runner, enum runner_stop_intent intent, const ch
 		return;
 	}
 	runner->stop_intent = intent;
-	if (run_hooks(runner, HOOK_STAGE_PREKILL)) {
+	if (runner->prekill_ahead == RUNNER_PREKILL_AHEAD_RUNNING) {
+		/* Started ahead: the signal follows them (runner_hooks_finished). */
+		runner->prekill_pending = true;
+		emit(runner, TASK_EVENT_KILLING, "prekill hooks under way, then %s: %s",
+		     signal_name(runner->config->kill_signal), reason);
+		return;
+	}
+	if (runner->prekill_ahead == RUNNER_PREKILL_AHEAD_NONE &&
+	    run_hooks(runner, HOOK_STAGE_PREKILL)) {
 		runner->prekill_pending = true;
 		emit(runner, TASK_EVENT_KILLING, "prekill hooks first, then %s: %s",
 		     signal_name(runner->config->kill_signal), reason);
@@ -744,6 +764,8 @@ void runner_hooks_finished(struct runner *runner, enum hook_stage stage, bool ok
 			spawn_now(runner, now_ms);
 		return;
 	case HOOK_STAGE_PREKILL:
+		if (runner->prekill_ahead == RUNNER_PREKILL_AHEAD_RUNNING)
+			runner->prekill_ahead = RUNNER_PREKILL_AHEAD_DONE;
 		if (!runner->prekill_pending)
 			return;
 		runner->prekill_pending = false;
@@ -780,8 +802,10 @@ void runner_kill_now(struct runner *runner, const char *reason)
 			stop_before_spawn(runner, RUNNER_STOP_FOR_GOOD, reason, 0);
 			return;
 		}
-		if (runner->prekill_pending) {
+		if (runner->prekill_pending ||
+		    runner->prekill_ahead == RUNNER_PREKILL_AHEAD_RUNNING) {
 			runner->prekill_pending = false;
+			runner->prekill_ahead = RUNNER_PREKILL_AHEAD_DONE;
 			cancel_hooks(runner, HOOK_STAGE_PREKILL);
 		}
 		runner->stop_intent = RUNNER_STOP_FOR_GOOD;

@@ -150,6 +150,17 @@ struct runner {
 	 * A step of a stop, which a starting task at any step and a running
 	 * one at any readiness can be in (stop_intent). */
 	bool prekill_pending;
+	/* Its group stops for good and its turn has not come (its dependents
+	 * or a lower stop tier go first): its prekill hooks run ahead, as
+	 * Kubernetes starts every terminating container's PreStop hook at
+	 * once, so that N sidecars' hooks take one hook's time, not N. A flag
+	 * beside stop_intent: a task may be in any state of its run when its
+	 * group begins to stop. */
+	enum runner_prekill_ahead {
+		RUNNER_PREKILL_AHEAD_NONE,
+		RUNNER_PREKILL_AHEAD_RUNNING,
+		RUNNER_PREKILL_AHEAD_DONE,
+	} prekill_ahead;
 
 	/* The last exit, kept across runs and states (status, dependents,
 	 * the exit code corral ends with). */
@@ -260,6 +271,11 @@ void runner_hooks_finished(struct runner *runner, enum hook_stage stage, bool ok
  * run has them cancelled and ends without a process. A pending task
  * stopped for good becomes dead at once. A stronger intent (for good)
  * overrides a weaker one already under way. */
+/* Its group stops it for good later (after its dependents): its prekill
+ * hooks start now, so that the stop, when it comes, only signals. Nothing
+ * for a task without prekill hooks, one not running, or one stopping. */
+void runner_prekill_ahead(struct runner *runner);
+
 void runner_stop(struct runner *runner, enum runner_stop_intent intent, const char *reason,
 		 uint64_t now_ms);
 

@@ -228,8 +228,11 @@ static bool advance_stop(struct group *group, uint64_t now_ms)
 		    !task_is_live_for_stop(task))
 			continue;
 		any_alive = true;
-		if (task_dependencies_stop_blocked(task, &fronts))
+		if (task_dependencies_stop_blocked(task, &fronts)) {
+			if (intent == RUNNER_STOP_FOR_GOOD)
+				runner_prekill_ahead(&task->runner);
 			continue;
+		}
 		runner_stop(&task->runner, intent, group->stop_reason, now_ms);
 		/* A task that had not started is retired at once: it no
 		 * longer holds back the tiers after it, in this pass too. */

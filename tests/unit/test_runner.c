@@ -939,6 +939,45 @@ static void test_kill_now_during_prekill_kills(void **state)
 	fixture_free(fixture);
 }
 
+/* Its group stops it later: its prekill hooks run ahead, once; the stop
+ * that comes while they run waits for them, one that comes after they are
+ * done signals at once. */
+static void test_prekill_hooks_run_ahead_of_the_stop(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	struct fake *fake = &fixture->fake;
+	fake->hooks_wait[HOOK_STAGE_PREKILL] = true;
+	run_to_running(fixture, 0);
+	runner_prekill_ahead(&fixture->runner);
+	runner_prekill_ahead(&fixture->runner);
+	assert_int_equal(fake->hook_runs[HOOK_STAGE_PREKILL], 1);
+	assert_int_equal(fake->signals, 0);
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "shutdown", 100);
+	assert_int_equal(fake->hook_runs[HOOK_STAGE_PREKILL], 1);
+	assert_int_equal(fake->signals, 0);
+	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PREKILL, true, NULL, 300);
+	assert_int_equal(fake->signals, 1);
+	runner_exited(&fixture->runner, &exit_code_0, 400);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	assert_int_equal(fixture->runner.prekill_ahead, RUNNER_PREKILL_AHEAD_NONE);
+	fixture_free(fixture);
+}
+
+static void test_a_stop_after_prekill_ran_ahead_signals_at_once(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
+	struct fake *fake = &fixture->fake;
+	fake->hooks_wait[HOOK_STAGE_PREKILL] = true;
+	run_to_running(fixture, 0);
+	runner_prekill_ahead(&fixture->runner);
+	runner_hooks_finished(&fixture->runner, HOOK_STAGE_PREKILL, true, NULL, 50);
+	assert_int_equal(fake->signals, 0);
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "shutdown", 100);
+	assert_int_equal(fake->hook_runs[HOOK_STAGE_PREKILL], 1);
+	assert_int_equal(fake->signals, 1);
+	fixture_free(fixture);
+}
+
 static void test_exited_after_every_exit_stop_once_at_the_end(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 1, 0);
@@ -1017,6 +1056,8 @@ int main(void)
 	    cmocka_unit_test(test_prekill_hooks_come_before_the_signal),
 	    cmocka_unit_test(test_exit_during_prekill_cancels_them),
 	    cmocka_unit_test(test_kill_now_during_prekill_kills),
+	    cmocka_unit_test(test_prekill_hooks_run_ahead_of_the_stop),
+	    cmocka_unit_test(test_a_stop_after_prekill_ran_ahead_signals_at_once),
 	    cmocka_unit_test(test_exited_after_every_exit_stop_once_at_the_end),
 	    cmocka_unit_test(test_exec_failure_runs_exited_hooks),
 	    cmocka_unit_test(test_texts_are_made_when_said),
