@@ -429,6 +429,20 @@ enum log_mode {
 	LOG_MODE_NON_BLOCKING, /* the lines are dropped from stdout, and counted */
 };
 
+/* Who gets a task's kill signal (`kill.mode`, systemd's KillMode=). At the
+ * kill timeout, and when the main process is gone, everything left in the
+ * task's cgroup is SIGKILLed in either mode. */
+enum kill_mode {
+	/* The main process alone, as Docker and Kubernetes signal PID 1: a
+	 * program that passes it on to its children (a shell that execs, a
+	 * supervisor) stops them its own way. The default, and corral's
+	 * behaviour before the key existed. */
+	KILL_MODE_MIXED,
+	/* Every process of the task's cgroup (supervisord's stopasgroup):
+	 * a `sh -c` wrapper and the program behind it both get it. */
+	KILL_MODE_CONTROL_GROUP,
+};
+
 struct task_config {
 	char *name;      /* "app", or "app@1" for an instance */
 	char *full_name; /* "web/app": how every message names the task */
@@ -460,6 +474,7 @@ struct task_config {
 	enum lifecycle_stage stage;
 	struct restart_policy restart;
 	int kill_signal;
+	enum kill_mode kill_mode; /* in kill_signal's padding */
 	uint64_t kill_timeout_ms;
 	struct resources_config resources;
 	/* `readiness:` and `health:`, allocated only where written: most

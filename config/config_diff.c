@@ -169,7 +169,9 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	note(diff, !lists_equal(a->groups, b->groups), "groups", replace);
 	note(diff, a->stage != b->stage, "lifecycle", replace);
 	note(diff, !restart_equal(&a->restart, &b->restart), "restart", in_place);
-	note(diff, a->kill_signal != b->kill_signal || a->kill_timeout_ms != b->kill_timeout_ms,
+	note(diff,
+	     a->kill_signal != b->kill_signal || a->kill_timeout_ms != b->kill_timeout_ms ||
+		 a->kill_mode != b->kill_mode,
 	     "kill", in_place);
 	note(diff, !resources_equal(&a->resources, &b->resources), "resources",
 	     resources_limit_removed(&a->resources, &b->resources) ? replace : in_place);
@@ -247,6 +249,7 @@ void task_config_swap_in_place_fields(struct task_config *into, struct task_conf
 	SWAP(into->restart, from->restart);
 	SWAP(into->kill_signal, from->kill_signal);
 	SWAP(into->kill_timeout_ms, from->kill_timeout_ms);
+	SWAP(into->kill_mode, from->kill_mode);
 	SWAP(into->resources, from->resources);
 	/* Contents where both have one (in place, a readiness keeps its kind,
 	 * fd and watchdog), since a running probe points into the kept one;

@@ -24,7 +24,7 @@ static const char *const task_keys[] = {
     "isolation", "cdi",       "task_dirs", "hooks",         "after",     "log",
     "autostart", "instances", "schedule",  "oom_score_adj", "control",   NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
-static const char *const kill_keys[] = {"signal", "timeout", NULL};
+static const char *const kill_keys[] = {"signal", "timeout", "mode", NULL};
 
 enum hook { HOOK_PRESTART, HOOK_POSTSTART, HOOK_POSTSTOP };
 static const char *const hook_names[] = {"prestart", "poststart", "poststop"};
@@ -408,6 +408,27 @@ void report_unknown_signal(struct load_context *context, const yaml_node_t *node
 		report(context, node, where, "unknown signal %s", quote(text, length).text);
 }
 
+static void parse_kill_mode(struct load_context *context, const yaml_node_t *node,
+			    const struct where *kill_where, struct task_config *task)
+{
+	static const char *const mode_names[] = {"mixed", "control-group"};
+	char buffer[32];
+	struct where where = where_field(kill_where, "mode", buffer, sizeof(buffer));
+	if (node->type == YAML_SCALAR_NODE && node->data.scalar.length == strlen("process") &&
+	    memcmp(node->data.scalar.value, "process", strlen("process")) == 0) {
+		/* systemd's KillMode=process leaves the rest of the unit
+		 * running; corral never leaves a task's processes behind. */
+		report(context, node, &where,
+		       "\"process\" is not a corral kill mode: corral never leaves a task's "
+		       "processes behind once its main process is gone; \"mixed\" (the "
+		       "default) signals the main process alone");
+		return;
+	}
+	int mode = expect_keyword(context, node, &where, "kill mode", mode_names, 2);
+	if (mode >= 0)
+		task->kill_mode = (enum kill_mode)mode;
+}
+
 static void parse_kill(struct load_context *context, const yaml_node_t *node,
 		       const struct where *where, struct task_config *task)
 {
@@ -438,6 +459,9 @@ static void parse_kill(struct load_context *context, const yaml_node_t *node,
 
 		expect_duration(context, timeout_node, &timeout_where, &task->kill_timeout_ms);
 	}
+	const yaml_node_t *mode_node = map_lookup(&fields, "mode");
+	if (mode_node)
+		parse_kill_mode(context, mode_node, where, task);
 	map_entries_free(&fields);
 }
 

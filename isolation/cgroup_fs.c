@@ -111,18 +111,25 @@ bool cgroup_fs_has_word(const char *text, const char *word)
 	return false;
 }
 
-static void kill_listed_processes(int dir_fd)
+int cgroup_fs_signal_members(int dir_fd, int signal_number, pid_t except)
 {
 	char text[8192];
-	if (cgroup_fs_read(dir_fd, "cgroup.procs", text, sizeof(text)) <= 0)
-		return;
+	long length = cgroup_fs_read(dir_fd, "cgroup.procs", text, sizeof(text));
+	if (length < 0)
+		return (int)length;
 	for (char *line = text; *line;) {
 		pid_t pid = (pid_t)strtol(line, &line, 10);
-		if (pid > 0)
-			kill(pid, SIGKILL);
+		if (pid > 0 && pid != except)
+			kill(pid, signal_number);
 		while (*line == '\n')
 			line++;
 	}
+	return 0;
+}
+
+static void kill_listed_processes(int dir_fd)
+{
+	cgroup_fs_signal_members(dir_fd, SIGKILL, 0);
 }
 
 int cgroup_fs_kill(int dir_fd)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Writes `text` to dir_fd/name. 0 or -errno. */
 int cgroup_fs_write(int dir_fd, const char *name, const char *text);
@@ -34,6 +35,11 @@ bool cgroup_fs_has_word(const char *text, const char *word);
  * kernel without it (before 5.14) and on v1, each pid of cgroup.procs.
  * 0 or -errno. */
 int cgroup_fs_kill(int dir_fd);
+
+/* Sends `signal_number` to every process cgroup.procs lists, but `except`
+ * (0: none), once: what forks meanwhile is the kill timeout's. 0, or
+ * -errno when the list cannot be read. */
+int cgroup_fs_signal_members(int dir_fd, int signal_number, pid_t except);
 
 /* Kills every process of the cgroup at dir_fd and removes the directory
  * tree below it, then the directory itself (rmdir of each leaf, deepest

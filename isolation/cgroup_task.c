@@ -241,6 +241,16 @@ int task_cgroup_kill(struct task_cgroup *cgroup)
 	return result;
 }
 
+int task_cgroup_signal(struct task_cgroup *cgroup, int signal_number, pid_t except)
+{
+	int dir_fd = task_cgroup_open_dir(cgroup);
+	if (dir_fd < 0)
+		return dir_fd;
+	int result = cgroup_fs_signal_members(dir_fd, signal_number, except);
+	close(dir_fd);
+	return result;
+}
+
 bool task_cgroup_populated(const struct task_cgroup *cgroup)
 {
 	uint64_t populated = 0;

@@ -89,6 +89,10 @@ int task_cgroup_update_limits(struct task_cgroup *cgroup, struct cgroup_tree *tr
 /* Kills every process in the task's cgroups (cgroup.kill). 0 or -errno. */
 int task_cgroup_kill(struct task_cgroup *cgroup);
 
+/* `signal_number` to every process of the task's cgroup but `except` (0:
+ * none): kill.mode control-group. 0, or -errno. */
+int task_cgroup_signal(struct task_cgroup *cgroup, int signal_number, pid_t except);
+
 /* Whether any process is left in the v2 leaf. */
 bool task_cgroup_populated(const struct task_cgroup *cgroup);
 

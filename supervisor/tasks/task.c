@@ -251,6 +251,18 @@ static int effect_spawn(struct runner *runner, char *message, size_t message_siz
 static void effect_signal(struct runner *runner, int signal_number)
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
+	if (task->config->kill_mode == KILL_MODE_CONTROL_GROUP && task->pid > 0) {
+		/* A reaper (the task's own pid namespace) is left out: it
+		 * would pass the signal on again to its child. */
+		bool has_reaper = task->isolation && task->isolation->reaper_argv;
+		if (task_cgroup_exists(&task->cgroup) &&
+		    task_cgroup_signal(&task->cgroup, signal_number, has_reaper ? task->pid : 0) ==
+			0)
+			return;
+		/* No cgroup: the task's process group (it leads its own). */
+		if (!has_reaper && kill(-task->pid, signal_number) == 0)
+			return;
+	}
 	if (task->pidfd_watch.fd >= 0)
 		pidfd_send_signal_compat(task->pidfd_watch.fd, signal_number);
 }

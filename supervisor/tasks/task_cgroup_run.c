@@ -196,19 +196,32 @@ static void on_cgroup_poll(struct loop_timer *timer)
 	task_finish_run(task, task->pending_exit);
 }
 
+/* kill.mode control-group, and the kill signal is out to every process:
+ * those still alive when the main process ends are on their way down too,
+ * and get the rest of the kill timeout (its timer SIGKILLs what is left),
+ * as systemd waits for a whole unit. */
+static bool leftovers_are_stopping(const struct task *task)
+{
+	return task->config->kill_mode == KILL_MODE_CONTROL_GROUP &&
+	       task->runner.stop_intent != RUNNER_STOP_NONE && !task->runner.prekill_pending;
+}
+
 /* The main process is gone but others of the run live on in its cgroup:
- * they are killed, and the run ends when the cgroup is empty. */
+ * they are killed (or, stopping under kill.mode control-group, waited
+ * for), and the run ends when the cgroup is empty. */
 bool task_cgroup_run_end(struct task *task, const struct task_exit *exit)
 {
 	if (!task_cgroup_exists(&task->cgroup))
 		return false;
 	if (!task_cgroup_populated(&task->cgroup))
 		return false;
-	task_cgroup_kill(&task->cgroup);
-	char message[TASK_EVENT_MESSAGE_MAX];
-	snprintf(message, sizeof(message), "processes left behind in cgroup %s were killed",
-		 task->cgroup.path);
-	task_note_event(task, TASK_EVENT_LEFTOVERS_KILLED, message);
+	if (!leftovers_are_stopping(task)) {
+		task_cgroup_kill(&task->cgroup);
+		char message[TASK_EVENT_MESSAGE_MAX];
+		snprintf(message, sizeof(message), "processes left behind in cgroup %s were killed",
+			 task->cgroup.path);
+		task_note_event(task, TASK_EVENT_LEFTOVERS_KILLED, message);
+	}
 	task->pending_exit = *exit;
 	task->awaiting_empty_cgroup = true;
 	/* The end is heard from cgroup.events; opened now, it reports every

@@ -138,6 +138,7 @@ static void test_full_example(void **state)
 	assert_null(task->user);
 	assert_int_equal(task->kill_signal, SIGTERM);
 	assert_int_equal(task->kill_timeout_ms, CONFIG_DEFAULT_KILL_TIMEOUT_MS);
+	assert_int_equal(task->kill_mode, KILL_MODE_MIXED);
 	assert_restart(&task->restart, RESTART_ON_FAILURE, 3, 60000, 1000, 30000,
 		       RESTART_MODE_FAIL);
 
@@ -623,7 +624,7 @@ static void test_scalars_as_strings(void **state)
 		     "        command: [prog, 8080, true, '', 'null', \"~\"]\n"
 		     "        env: {PORT: 8080, DEBUG: true, EMPTY: '', _x1: \"a=b\", Q: 'null'}\n"
 		     "        user: 1000\n"
-		     "        kill: {signal: hup, timeout: 0}\n"
+		     "        kill: {signal: hup, timeout: 0, mode: control-group}\n"
 		     "      t2: {command: x, user: www-data, kill: {signal: RTMIN+2}}\n");
 	const struct task_config *task = find_task(config, "g1.a_b-c/0task");
 
@@ -635,6 +636,7 @@ static void test_scalars_as_strings(void **state)
 	assert_string_equal(task->user, "1000");
 	assert_int_equal(task->kill_signal, SIGHUP);
 	assert_int_equal(task->kill_timeout_ms, 0);
+	assert_int_equal(task->kill_mode, KILL_MODE_CONTROL_GROUP);
 	task = find_task(config, "g1.a_b-c/t2");
 	assert_string_equal(task->user, "www-data");
 	assert_int_equal(task->kill_signal, SIGRTMIN + 2);
