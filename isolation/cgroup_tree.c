@@ -3,11 +3,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -138,11 +140,41 @@ static void remove_stale(struct cgroup_tree *tree, const char *name, const char 
 			  strerror(-error));
 }
 
+/* Who made an instance root: its config's path, or "" when the root does
+ * not say (made by a corral before the owner was kept, or on a kernel
+ * without cgroupfs xattrs, before 5.7). */
+#define OWNER_XATTR "user.corral.owner"
+
+static void instance_owner(int base_fd, const char *name, char *owner, size_t size)
+{
+	owner[0] = '\0';
+	int fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t length = fgetxattr(fd, OWNER_XATTR, owner, size - 1);
+	close(fd);
+	owner[length > 0 ? length : 0] = '\0';
+}
+
+/* Only an earlier corral of the same config's leftovers are this one's to
+ * clean: another corral's (another config, a one-command run) are not,
+ * even when that corral is dead; a root that does not say is taken as
+ * before. */
+static bool instance_is_ours(const struct cgroup_tree *tree, const char *name)
+{
+	char owner[PATH_MAX];
+	instance_owner(tree->base_fd, name, owner, sizeof(owner));
+	return !owner[0] || strcmp(owner, tree->owner) == 0;
+}
+
 /* Beside a corral that shares its cgroup: roots named corral-* whose corral
- * is gone. A root made by a corral that has not moved into it yet looks
- * the same: if it is taken, that corral tries another name. */
+ * is gone, made by an earlier corral of the same owner. A root made by a
+ * corral that has not moved into it yet looks the same: if it is taken,
+ * that corral tries another name. */
 static void remove_stale_instances(struct cgroup_tree *tree)
 {
+	if (!tree->owner)
+		return; /* one-command mode: nothing earlier is its own */
 	DIR *directory = fdopendir(dup(tree->base_fd));
 	if (!directory)
 		return;
@@ -151,7 +183,8 @@ static void remove_stale_instances(struct cgroup_tree *tree)
 		if (entry->d_type != DT_DIR ||
 		    strncmp(entry->d_name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)) != 0)
 			continue;
-		if (!instance_is_alive(tree->base_fd, entry->d_name))
+		if (!instance_is_alive(tree->base_fd, entry->d_name) &&
+		    instance_is_ours(tree, entry->d_name))
 			remove_stale(tree, entry->d_name, "its corral is gone");
 	}
 	closedir(directory);
@@ -255,6 +288,10 @@ static int open_shared_root(struct cgroup_tree *tree)
 			unlinkat(tree->base_fd, tree->instance_name, AT_REMOVEDIR);
 			continue;
 		}
+		/* Best effort: without it, a later corral takes the root for
+		 * anyone's, as before the owner was kept. */
+		if (tree->owner)
+			fsetxattr(tree->root_fd, OWNER_XATTR, tree->owner, strlen(tree->owner), 0);
 		tree->root_path = xasprintf("%s/%s", tree->base_path, tree->instance_name);
 		tree->v1_suffix = xasprintf("/%s", tree->instance_name);
 		/* Works at the hierarchy's root; elsewhere, what the shared
@@ -283,11 +320,12 @@ static void note_root_as_proc_shows_it(struct cgroup_tree *tree)
 }
 
 void cgroup_tree_open(struct cgroup_tree *tree, bool machine_init, const char *const *group_names,
-		      size_t group_count, cgroup_log_function log)
+		      size_t group_count, const char *owner, cgroup_log_function log)
 {
 	memset(tree, 0, sizeof(*tree));
 	tree->base_fd = tree->root_fd = -1;
 	tree->log = log;
+	tree->owner = owner;
 	tree->v1_suffix = "";
 	tree->group_names = group_names;
 	tree->group_count = group_count;

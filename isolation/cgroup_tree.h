@@ -42,6 +42,10 @@ struct cgroup_tree {
 	const char *v1_suffix;
 
 	cgroup_log_function log;
+	/* Whose instance roots this corral may take for its own stale ones
+	 * (its config's path, kept on its root as an xattr); NULL: none,
+	 * every earlier instance is left alone (one-command mode). */
+	const char *owner;
 
 	/* What close removes besides the v2 tree. */
 	const char *const *group_names;
@@ -52,10 +56,12 @@ struct cgroup_tree {
 
 /* Finds or makes the tree and moves corral into root/supervisor. Leftovers
  * of an earlier corral that died are killed and removed, with a warning:
- * `group_names` are the groups an owning corral may find there. Never
- * fails: when cgroups cannot be used, tree->enabled is false. */
+ * `group_names` are the groups an owning corral may find there; beside
+ * other corrals, only the roots of an earlier corral of the same `owner`
+ * (see the struct). Never fails: when cgroups cannot be used,
+ * tree->enabled is false. */
 void cgroup_tree_open(struct cgroup_tree *tree, bool machine_init, const char *const *group_names,
-		      size_t group_count, cgroup_log_function log);
+		      size_t group_count, const char *owner, cgroup_log_function log);
 
 /* Removes what corral made (once every task's cgroup is gone). */
 void cgroup_tree_close(struct cgroup_tree *tree);

@@ -407,9 +407,14 @@ static void open_cgroup_tree(struct supervisor *supervisor)
 	for (size_t i = 0; i < config->group_count; i++)
 		supervisor->group_names[i] = xstrdup(config->groups[i].name);
 	supervisor->group_name_count = config->group_count;
+	/* The config's path says whose leftovers are this corral's to clean;
+	 * a one-command corral cleans none. */
+	supervisor->cgroup_owner = supervisor->one_command ? NULL : realpath(config->path, NULL);
+	if (!supervisor->one_command && !supervisor->cgroup_owner)
+		supervisor->cgroup_owner = xstrdup(config->path);
 	cgroup_tree_open(&supervisor->cgroups, machine_init_active(),
 			 (const char *const *)supervisor->group_names, config->group_count,
-			 log_message);
+			 supervisor->cgroup_owner, log_message);
 	struct cgroup_tree *tree = &supervisor->cgroups;
 	if (!tree->enabled)
 		log_info("tasks run without cgroups of their own: %s", tree->off_reason);
@@ -578,6 +583,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	for (size_t i = 0; i < supervisor->group_name_count; i++)
 		free(supervisor->group_names[i]);
 	free(supervisor->group_names);
+	free(supervisor->cgroup_owner);
 	if (supervisor->loop)
 		loop_timer_cancel(supervisor->loop, &supervisor->shutdown_timer);
 	if (supervisor->signal_watch.fd >= 0) {

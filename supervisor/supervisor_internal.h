@@ -48,6 +48,9 @@ struct supervisor {
 	 * tree removes at close. */
 	char **group_names;
 	size_t group_name_count;
+	/* The cgroup tree's owner (cgroup_tree.h): the config's real path,
+	 * NULL in one-command mode. */
+	char *cgroup_owner;
 	char *task_dirs_root; /* ROOT/PID, or NULL: no task has task_dirs */
 	struct output_sink sink;
 	/* The JSON lines of the batch being published to followers: one

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import pid_exists, read_pids, sh, wait_for
+from conftest import RUN_TIMEOUT, pid_exists, read_pids, sh, wait_for
 
 UNIFIED = Path("/sys/fs/cgroup/unified")
 V1_MEMORY = Path("/sys/fs/cgroup/memory")
@@ -214,6 +214,58 @@ def test_stale_cgroups_of_a_dead_corral_are_killed_and_removed(corral, tmp_path)
         for path in [stale / "g" / "app", stale / "g", stale / "supervisor", stale]:
             if path.exists():
                 path.rmdir()
+
+
+def stale_instance_of(owner):
+    """A dead corral's root (pid 999999), made by a corral of `owner`'s
+    config, with a process left in it; returns (root, that process)."""
+    stale = UNIFIED / f"corral-999999-{os.urandom(2).hex()}"
+    (stale / "supervisor").mkdir(parents=True)
+    (stale / "g" / "app").mkdir(parents=True)
+    os.setxattr(stale, "user.corral.owner", str(owner).encode())
+    sleeper = subprocess.Popen(["sleep", "1000"])
+    (stale / "g" / "app" / "cgroup.procs").write_text(str(sleeper.pid))
+    return stale, sleeper
+
+
+def remove_stale_instance(stale, sleeper):
+    if sleeper.poll() is None:
+        sleeper.kill()
+        sleeper.wait()
+    for path in [stale / "g" / "app", stale / "g", stale / "supervisor", stale]:
+        if path.exists():
+            path.rmdir()
+
+
+def test_another_configs_dead_corral_is_left_alone_and_one_command_mode_is_quiet(
+        corral, tmp_path):
+    """A corral cleans up only what an earlier corral of its own config
+    left; a one-command corral cleans up nothing, and says nothing."""
+    stale, sleeper = stale_instance_of("/etc/some/other/corral.yaml")
+    try:
+        result = corral.run(group({"app": {"command": ["true"], "restart": NEVER}}))
+        assert result.returncode == 0, result
+        assert "left by an earlier corral" not in result.stderr, result.stderr
+        one = subprocess.run([str(corral.binary), "--", "echo", "hi"], capture_output=True,
+                             text=True, env=corral.env(), timeout=RUN_TIMEOUT)
+        assert one.returncode == 0 and one.stdout == "hi\n", one
+        assert one.stderr == "", one.stderr
+        assert sleeper.poll() is None and stale.exists()
+    finally:
+        remove_stale_instance(stale, sleeper)
+
+
+def test_the_same_configs_dead_corral_is_cleaned_up(corral, tmp_path):
+    config = corral.config(group({"app": {"command": ["true"], "restart": NEVER}}))
+    stale, sleeper = stale_instance_of(config.resolve())
+    try:
+        result = corral.run(config)
+        assert result.returncode == 0, result
+        assert f"cgroup {stale} was left by an earlier corral" in result.stderr
+        assert sleeper.wait(timeout=5) == -signal.SIGKILL
+        assert not stale.exists()
+    finally:
+        remove_stale_instance(stale, sleeper)
 
 
 READONLY_CGROUPS = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
