@@ -12,7 +12,6 @@
  * return -errno after the scope ends. */
 #pragma once
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,31 +40,15 @@ static inline void cleanup_fclose(FILE **file)
 	errno = saved;
 }
 
-static inline void cleanup_closedir(DIR **directory)
-{
-	if (!*directory)
-		return;
-	int saved = errno;
-	closedir(*directory);
-	errno = saved;
-}
+#define _cleanup_free_   __attribute__((cleanup(cleanup_free)))
+#define _cleanup_close_  __attribute__((cleanup(cleanup_close)))
+#define _cleanup_fclose_ __attribute__((cleanup(cleanup_fclose)))
 
-#define _cleanup_free_     __attribute__((cleanup(cleanup_free)))
-#define _cleanup_close_    __attribute__((cleanup(cleanup_close)))
-#define _cleanup_fclose_   __attribute__((cleanup(cleanup_fclose)))
-#define _cleanup_closedir_ __attribute__((cleanup(cleanup_closedir)))
-
-/* The value, and the variable emptied so that its cleanup does nothing:
+/* The fd, and the variable emptied so that its cleanup does nothing:
  * ownership handed to the caller. */
 #define TAKE_FD(fd)                                                                                \
 	({                                                                                         \
 		int taken_fd_ = (fd);                                                              \
 		(fd) = -1;                                                                         \
 		taken_fd_;                                                                         \
-	})
-#define TAKE_POINTER(pointer)                                                                      \
-	({                                                                                         \
-		__typeof__(pointer) taken_pointer_ = (pointer);                                    \
-		(pointer) = NULL;                                                                  \
-		taken_pointer_;                                                                    \
 	})
