@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/log.h"
 
 #define PROTECTED_SCORE -999
@@ -15,49 +16,52 @@
 static bool lowered;
 static int first_score;
 
+/* 0, or -errno (-EINVAL for a file that holds no number). */
 static int read_score(const char *path, int *score)
 {
-	FILE *file = fopen(path, "re");
+	_cleanup_fclose_ FILE *file = fopen(path, "re");
 	if (!file)
-		return -1;
-	int read = fscanf(file, "%d", score);
-	fclose(file);
-	return read == 1 ? 0 : -1;
+		return -errno;
+	errno = 0;
+	if (fscanf(file, "%d", score) == 1)
+		return 0;
+	return errno ? -errno : -EINVAL;
 }
 
-/* 0, or -1 with errno. */
+/* 0, or -errno. */
 static int write_score(const char *path, int score)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return -errno;
 	char text[12];
 	int length = snprintf(text, sizeof(text), "%d", score);
-	int result = write(fd, text, (size_t)length) == length ? 0 : -1;
-	int saved = errno;
-	close(fd);
-	errno = saved;
-	return result;
+	ssize_t written = write(fd, text, (size_t)length);
+	if (written < 0)
+		return -errno;
+	return written == length ? 0 : -EIO;
 }
 
 void oom_protection_start(void)
 {
 	const char *own = "/proc/self/oom_score_adj";
-	if (read_score(own, &first_score) < 0) {
+	int error = read_score(own, &first_score);
+	if (error < 0) {
 		log_info("oom_score_adj: cannot read %s (%s): corral is not protected from the "
 			 "OOM killer",
-			 own, strerror(errno));
+			 own, strerror(-error));
 		return;
 	}
 	if (first_score <= PROTECTED_SCORE)
 		return; /* already as protected, or more: tasks inherit it as before */
-	if (write_score(own, PROTECTED_SCORE) < 0) {
+	error = write_score(own, PROTECTED_SCORE);
+	if (error < 0) {
 		/* EACCES without cap_sys_resource: every default container, so
 		 * on every start; said with -v only. Any other error is news. */
-		bool unprivileged = errno == EACCES || errno == EPERM;
+		bool unprivileged = error == -EACCES || error == -EPERM;
 		char why[96];
 		snprintf(why, sizeof(why), "%s: %s",
-			 unprivileged ? "needs cap_sys_resource" : "failed", strerror(errno));
+			 unprivileged ? "needs cap_sys_resource" : "failed", strerror(-error));
 		if (unprivileged)
 			log_debug("oom_score_adj: corral stays at %d, as its tasks (lowering it to "
 				  "%d %s)",

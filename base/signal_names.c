@@ -38,7 +38,7 @@ static const char *const rtmax_names[] = {
 };
 #define RT_NAME_COUNT ((int)(sizeof(rtmin_names) / sizeof(rtmin_names[0])))
 
-/* "+5" or "-5" after RTMIN/RTMAX: the offset, or -1. */
+/* "+5" or "-5" after RTMIN/RTMAX: the offset, or -EINVAL. */
 static int parse_rt_offset(const char *text, char sign)
 {
 	long offset;
@@ -47,11 +47,11 @@ static int parse_rt_offset(const char *text, char sign)
 	if (!*text)
 		return 0;
 	if (*text != sign || text[1] < '0' || text[1] > '9')
-		return -1;
+		return -EINVAL;
 	errno = 0;
 	offset = strtol(text + 1, &end, 10);
 	if (errno || *end || offset > SIGRTMAX - SIGRTMIN)
-		return -1;
+		return -EINVAL;
 	return (int)offset;
 }
 

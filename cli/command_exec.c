@@ -54,8 +54,9 @@ static int send_request(int socket_fd, const char *line)
 		if (sent < 0 && errno == EINTR)
 			continue;
 		if (sent <= 0) {
-			fprintf(stderr, "corral: cannot send the request: %s\n", strerror(errno));
-			return -1;
+			int failure = errno;
+			fprintf(stderr, "corral: cannot send the request: %s\n", strerror(failure));
+			return sent < 0 ? -failure : -EPIPE;
 		}
 		done += (size_t)sent;
 	}

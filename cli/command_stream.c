@@ -1,5 +1,6 @@
 /* corral logs, corral events: what was kept, then (with -f) every new item
  * as it comes, until corral closes the stream or the user presses ^C. */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -230,8 +231,9 @@ static int interrupt_fd_open(void)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-		return -1;
-	return signalfd(-1, &mask, SFD_CLOEXEC);
+		return -errno;
+	int fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /* Every object after the first reply is one item, until corral closes the
@@ -240,12 +242,13 @@ static int follow_stream(struct stream_command *command, struct control_connecti
 {
 	json_t *item;
 
-	connection->interrupt_fd = interrupt_fd_open();
+	int interrupt_fd = interrupt_fd_open();
 	connection->output_fd = STDOUT_FILENO;
-	if (connection->interrupt_fd < 0) {
-		fprintf(stderr, "corral: cannot watch for ^C: %m\n");
+	if (interrupt_fd < 0) {
+		fprintf(stderr, "corral: cannot watch for ^C: %s\n", strerror(-interrupt_fd));
 		return 1;
 	}
+	connection->interrupt_fd = interrupt_fd;
 	for (;;) {
 		enum control_read_result result = control_connection_read(connection, &item, NULL);
 

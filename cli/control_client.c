@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "cli/control_socket_trust.h"
 #include "supervisor/control/control_socket_places.h"
 
@@ -54,42 +55,42 @@ int control_socket_connect(const char *path)
 	size_t length = strlen(path);
 	uid_t caller = geteuid();
 	char why[PATH_MAX + 160];
-	int fd, error;
 
 	if (length == 0 || length >= sizeof(address.sun_path)) {
 		fprintf(stderr,
 			"corral: cannot connect to %s: a socket path must be 1 to %zu bytes\n",
 			path, sizeof(address.sun_path) - 1);
-		return -1;
+		return -ENAMETOOLONG;
 	}
-	if (control_socket_check_place(path, control_socket_is_default_place(path), caller, why,
-				       sizeof(why)) < 0) {
+	int refused = control_socket_check_place(path, control_socket_is_default_place(path),
+						 caller, why, sizeof(why));
+	if (refused < 0) {
 		fprintf(stderr, "corral: refusing %s: %s\n", path, why);
-		return -1;
+		return refused;
 	}
 	memcpy(address.sun_path, path, length + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		fprintf(stderr, "corral: cannot create a socket: %m\n");
-		return -1;
+		int failure = -errno;
+		fprintf(stderr, "corral: cannot create a socket: %s\n", strerror(-failure));
+		return failure;
 	}
 	while (connect(fd, (struct sockaddr *)&address, sizeof(address)) < 0) {
 		if (errno == EINTR)
 			continue;
-		error = errno;
-		close(fd);
-		fprintf(stderr, "corral: cannot connect to %s: %s%s\n", path, strerror(error),
-			connect_advice(error));
-		return -1;
+		int failure = errno;
+		fprintf(stderr, "corral: cannot connect to %s: %s%s\n", path, strerror(failure),
+			connect_advice(failure));
+		return -failure;
 	}
 	/* Before a byte is sent: the place may have been swapped since the
 	 * check above, the server's credentials cannot. */
-	if (control_socket_check_peer(fd, caller, why, sizeof(why)) < 0) {
-		close(fd);
+	refused = control_socket_check_peer(fd, caller, why, sizeof(why));
+	if (refused < 0) {
 		fprintf(stderr, "corral: refusing %s: %s\n", path, why);
-		return -1;
+		return refused;
 	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 /* Returns 0 or -errno. MSG_NOSIGNAL: a server gone away is an error to
@@ -120,13 +121,14 @@ int control_connection_open(struct control_connection *connection, const char *p
 	if (!line) {
 		fprintf(stderr, "corral: cannot encode the %s request\n",
 			control_command_name(request->command));
-		return -1;
+		return -EINVAL;
 	}
-	connection->fd = control_socket_connect(path);
-	if (connection->fd < 0) {
+	int fd = control_socket_connect(path);
+	if (fd < 0) {
 		free(line);
-		return -1;
+		return fd;
 	}
+	connection->fd = fd;
 	result = send_all(connection->fd, line, strlen(line));
 	free(line);
 	/* A server that refuses us (SO_PEERCRED) says why in one line and

@@ -44,11 +44,11 @@ enum control_read_result {
 const char *control_socket_path(const char *from_option);
 
 /* Connects to `path`, held to control_socket_trust.h's rules: the fd, or
- * -1 after printing why ("corral: refusing PATH: the server runs as uid
+ * -errno after printing why ("corral: refusing PATH: the server runs as uid
  * 1002 (pid 77), not as root or as you (uid 1000)", or a connect error). */
 int control_socket_connect(const char *path);
 
-/* Connects to `path` and sends `request`. Returns 0, or -1 after printing
+/* Connects to `path` and sends `request`. Returns 0, or -errno after printing
  * why, e.g. "corral: cannot connect to PATH: No such file or directory (is
  * corral running? set --socket or CORRAL_SOCKET)". */
 int control_connection_open(struct control_connection *connection, const char *path,

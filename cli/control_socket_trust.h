@@ -19,17 +19,18 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The directory rule on an lstat() of `directory` (owner, mode): 0, or -1
- * with `why` ("its directory D belongs to uid 1002 (mode 0755), not to
+/* The directory rule on an lstat() of `directory` (owner, mode): 0, or
+ * -EPERM with `error` ("its directory D belongs to uid 1002 (mode 0755), not to
  * root or to you (uid 1000)"). Pure, for the unit tests. */
 int control_socket_judge_directory(const char *directory, mode_t mode, uid_t owner, uid_t caller,
-				   char *why, size_t why_size);
+				   char *error, size_t error_size);
 
-/* The rules a path can be held to before connecting (above): 0, or -1
- * with `why`. A path that is not there is for connect() to report. */
-int control_socket_check_place(const char *path, bool default_place, uid_t caller, char *why,
-			       size_t why_size);
+/* The rules a path can be held to before connecting (above): 0, or
+ * -EPERM with `error`. A path that is not there is for connect() to report. */
+int control_socket_check_place(const char *path, bool default_place, uid_t caller, char *error,
+			       size_t error_size);
 
 /* The server's credentials on a connected `fd`: 0 when it runs as root or
- * as `caller`, else -1 with `why`. */
-int control_socket_check_peer(int fd, uid_t caller, char *why, size_t why_size);
+ * as `caller`, else -EPERM (-errno when they cannot be read) with
+ * `error`. */
+int control_socket_check_peer(int fd, uid_t caller, char *error, size_t error_size);

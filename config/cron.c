@@ -49,16 +49,16 @@ static int value_of(const struct field *field, const char *text, size_t length)
 	return value;
 }
 
-static int fail(char *error, size_t size, int index, const char *format, ...)
+static int fail(char *error, size_t error_size, int index, const char *format, ...)
     __attribute__((format(printf, 4, 5)));
 
-static int fail(char *error, size_t size, int index, const char *format, ...)
+static int fail(char *error, size_t error_size, int index, const char *format, ...)
 {
-	int used = snprintf(error, size, "field %d (%s): ", index + 1, fields[index].name);
-	if (used >= 0 && (size_t)used < size) {
+	int used = snprintf(error, error_size, "field %d (%s): ", index + 1, fields[index].name);
+	if (used >= 0 && (size_t)used < error_size) {
 		va_list arguments;
 		va_start(arguments, format);
-		vsnprintf(error + used, size - (size_t)used, format, arguments);
+		vsnprintf(error + used, error_size - (size_t)used, format, arguments);
 		va_end(arguments);
 	}
 	return -1;
@@ -66,7 +66,7 @@ static int fail(char *error, size_t size, int index, const char *format, ...)
 
 /* One comma-separated part: `*`, `a`, `a-b`, each maybe with `/step`. */
 static int parse_part(int index, const char *text, size_t length, uint64_t *bits, char *error,
-		      size_t size)
+		      size_t error_size)
 {
 	const struct field *field = &fields[index];
 	const char *slash = memchr(text, '/', length);
@@ -75,8 +75,8 @@ static int parse_part(int index, const char *text, size_t length, uint64_t *bits
 	if (slash) {
 		step = value_of(&(struct field){0}, slash + 1, length - range_length - 1);
 		if (step <= 0)
-			return fail(error, size, index, "%.*s: the step must be a number above 0",
-				    (int)length, text);
+			return fail(error, error_size, index,
+				    "%.*s: the step must be a number above 0", (int)length, text);
 	}
 	if (!(range_length == 1 && text[0] == '*')) {
 		const char *dash = memchr(text, '-', range_length);
@@ -85,14 +85,14 @@ static int parse_part(int index, const char *text, size_t length, uint64_t *bits
 		high = dash ? value_of(field, dash + 1, range_length - first_length - 1)
 			    : (slash ? field->high : low);
 		if (low < 0 || high < 0)
-			return fail(error, size, index,
+			return fail(error, error_size, index,
 				    "%.*s is not a number, a name, a range or *", (int)length,
 				    text);
 		if (low < field->low || high > field->high)
-			return fail(error, size, index, "%.*s is out of %d-%d", (int)length, text,
-				    field->low, field->high);
+			return fail(error, error_size, index, "%.*s is out of %d-%d", (int)length,
+				    text, field->low, field->high);
 		if (low > high)
-			return fail(error, size, index, "%.*s: a range goes from low to high",
+			return fail(error, error_size, index, "%.*s: a range goes from low to high",
 				    (int)length, text);
 	}
 	for (int value = low; value <= high; value += step)
@@ -101,13 +101,13 @@ static int parse_part(int index, const char *text, size_t length, uint64_t *bits
 }
 
 static int parse_field(int index, const char *text, size_t length, uint64_t *bits, char *error,
-		       size_t size)
+		       size_t error_size)
 {
 	*bits = 0;
 	while (length) {
 		const char *comma = memchr(text, ',', length);
 		size_t part = comma ? (size_t)(comma - text) : length;
-		if (parse_part(index, text, part, bits, error, size) < 0)
+		if (parse_part(index, text, part, bits, error, error_size) < 0)
 			return -1;
 		if (!comma)
 			break;

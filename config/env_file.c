@@ -20,7 +20,8 @@ static bool name_char(char c, bool first)
 
 /* The value after '=' up to `end` (the line's end): into `out`, its length
  * returned; -1 with `error`. */
-static long read_value(const char *start, const char *end, char *out, char *error, size_t size)
+static long read_value(const char *start, const char *end, char *out, char *error,
+		       size_t error_size)
 {
 	const char *p = start;
 	while (p < end && is_space(*p))
@@ -30,7 +31,7 @@ static long read_value(const char *start, const char *end, char *out, char *erro
 		char quote = *p++;
 		for (;; p++) {
 			if (p >= end) {
-				snprintf(error, size, "unclosed %c quote", quote);
+				snprintf(error, error_size, "unclosed %c quote", quote);
 				return -1;
 			}
 			if (*p == quote)
@@ -46,7 +47,7 @@ static long read_value(const char *start, const char *end, char *out, char *erro
 		for (p++; p < end && is_space(*p); p++)
 			;
 		if (p < end && *p != '#') {
-			snprintf(error, size, "text after the closing quote");
+			snprintf(error, error_size, "text after the closing quote");
 			return -1;
 		}
 		return (long)used;

@@ -22,5 +22,5 @@ enum id_text id_text_read(const char *text, size_t length, uint32_t *id);
 
 /* "uid", "name", "uid:gid", "name:group": the first part that is a number
  * out of range, as a phrase for "-u VALUE: ..." or "user: ...", written to
- * `problem`; 0 when both parts are names or ids in range, -1 otherwise. */
-int id_spec_check(const char *spec, char *problem, size_t problem_size);
+ * `error`; 0 when both parts are names or ids in range, -1 otherwise. */
+int id_spec_check(const char *spec, char *error, size_t error_size);

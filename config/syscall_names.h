@@ -7,9 +7,9 @@
 #include <stddef.h>
 
 struct syscall_table {
-	/* 0 when names can be looked up, else -1 with why not in `reason`
+	/* 0 when names can be looked up, else -1 with why not in `error`
 	 * ("load libseccomp.so.2: ..."). Called before the first lookup. */
-	int (*prepare)(char *reason, size_t size);
+	int (*prepare)(char *error, size_t error_size);
 	/* Whether `name` is a syscall of the native architecture. */
 	bool (*is_known)(const char *name);
 	/* The native name of syscall `number` (malloc'd), or NULL. */

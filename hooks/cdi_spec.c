@@ -566,7 +566,7 @@ static void report_syntax_error(const yaml_parser_t *parser, struct config_diagn
 }
 
 static void format_error(const char *path, const struct config_diagnostics *diagnostics,
-			 char *error, size_t size)
+			 char *error, size_t error_size)
 {
 	const struct config_diagnostic *first = &diagnostics->items[0];
 	char more[48] = "";
@@ -575,10 +575,10 @@ static void format_error(const char *path, const struct config_diagnostics *diag
 		snprintf(more, sizeof(more), " (and %zu more problem%s)", diagnostics->count - 1,
 			 diagnostics->count > 2 ? "s" : "");
 	if (first->location.line)
-		snprintf(error, size, "%s:%u:%u: %s%s", path, first->location.line,
+		snprintf(error, error_size, "%s:%u:%u: %s%s", path, first->location.line,
 			 first->location.column, first->message, more);
 	else
-		snprintf(error, size, "%s: %s%s", path, first->message, more);
+		snprintf(error, error_size, "%s: %s%s", path, first->message, more);
 }
 
 int cdi_spec_parse(const char *path, const char *buffer, size_t size, struct cdi_spec *out,

@@ -24,7 +24,7 @@
 #include "hooks/hook_runner.h"
 
 /* A built-in hook: fills `response` as a parsed exec hook response would
- * be. 0, or -1 with `error` (the hook's name is added in front). */
+ * be. 0, or -errno with `error` (the hook's name is added in front). */
 typedef int (*builtin_hook_function)(const struct hook_request *request, void *data,
 				     struct hook_response *response, char *error,
 				     size_t error_size);

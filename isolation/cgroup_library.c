@@ -40,7 +40,8 @@ static const struct libcgroup_functions *libcgroup;
 static char init_failure[300] = "libcgroup found no cgroup hierarchy";
 static bool load_failed;
 
-static void describe(int result, const char *what, char *error, size_t error_size)
+/* The kernel's errno where libcgroup has one (ECGOTHER), else -EIO. */
+static int describe(int result, const char *what, char *error, size_t error_size)
 {
 	/* ECGOTHER: the kernel refused; its errno is the useful part. */
 	const char *reason = result == ECGOTHER ? strerror(libcgroup->cgroup_get_last_errno())
@@ -48,6 +49,8 @@ static void describe(int result, const char *what, char *error, size_t error_siz
 				 ? "this kernel does not offer it (no such file)"
 				 : libcgroup->cgroup_strerror(result);
 	snprintf(error, error_size, "%s: %s", what, reason);
+	int kernel_errno = result == ECGOTHER ? libcgroup->cgroup_get_last_errno() : 0;
+	return kernel_errno > 0 ? -kernel_errno : -EIO;
 }
 
 bool cgroup_library_init(void)
@@ -106,15 +109,14 @@ static int create_level(const char *controller, const char *path, char *error, s
 	if (!group || !libcgroup->cgroup_add_controller(group, controller)) {
 		libcgroup->cgroup_free(&group);
 		snprintf(error, error_size, "cgroup %s: out of memory", path);
-		return -1;
+		return -ENOMEM;
 	}
 	int result = libcgroup->cgroup_create_cgroup(group, 0);
 	libcgroup->cgroup_free(&group);
 	if (result != 0) {
 		char what[512];
 		snprintf(what, sizeof(what), "create v1 %s cgroup %s", controller, path);
-		describe(result, what, error, error_size);
-		return -1;
+		return describe(result, what, error, error_size);
 	}
 	return 0;
 }
@@ -131,8 +133,9 @@ static int inherit_cpuset(const char *mount, const char *path, char *error, size
 	*strrchr(parent, '/') = '\0';
 	int parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (parent_fd < 0) {
-		snprintf(error, error_size, "%s: %s", parent, strerror(errno));
-		return -1;
+		int failure = -errno;
+		snprintf(error, error_size, "%s: %s", parent, strerror(-failure));
+		return failure;
 	}
 	int result = 0;
 	for (size_t i = 0; i < 2 && result == 0; i++) {
@@ -141,7 +144,7 @@ static int inherit_cpuset(const char *mount, const char *path, char *error, size
 		if (length < 0) {
 			snprintf(error, error_size, "%s/%s: %s", parent, files[i],
 				 strerror((int)-length));
-			result = -1;
+			result = (int)length;
 		} else {
 			value[strcspn(value, "\n")] = '\0';
 			result = cgroup_library_write("cpuset", path, files[i], value, error,
@@ -156,14 +159,14 @@ int cgroup_library_create(const char *controller, const char *path, char *error,
 {
 	if (!cgroup_library_init()) {
 		snprintf(error, error_size, "%s", init_failure);
-		return -1;
+		return -ENOSYS;
 	}
 	if (strcmp(controller, "cpuset") != 0)
 		return create_level(controller, path, error, error_size);
 	char *mount = NULL;
 	if (libcgroup->cgroup_get_subsys_mount_point(controller, &mount) != 0) {
 		snprintf(error, error_size, "no v1 cpuset hierarchy");
-		return -1;
+		return -ENOENT;
 	}
 	/* Level by level, so that every new level inherits cpus and mems. */
 	char partial[strlen(path) + 1];
@@ -188,7 +191,7 @@ int cgroup_library_write(const char *controller, const char *path, const char *f
 {
 	if (!cgroup_library_init()) {
 		snprintf(error, error_size, "%s: %s", file, init_failure);
-		return -1;
+		return -ENOSYS;
 	}
 	struct cgroup *group = libcgroup->cgroup_new_cgroup(path);
 	struct cgroup_controller *values =
@@ -197,9 +200,7 @@ int cgroup_library_write(const char *controller, const char *path, const char *f
 	if (result == 0)
 		result = libcgroup->cgroup_modify_cgroup(group);
 	libcgroup->cgroup_free(&group);
-	if (result != 0) {
-		describe(result, file, error, error_size);
-		return -1;
-	}
+	if (result != 0)
+		return describe(result, file, error, error_size);
 	return 0;
 }

@@ -26,9 +26,9 @@ char *cgroup_library_own_path(const char *controller);
 
 /* Makes `path` (relative to the controller's mount), its missing parents
  * included. For cpuset, each new level copies its parent's cpus and mems,
- * without which v1 refuses processes. 0, or -1 with `error`. */
+ * without which v1 refuses processes. 0, or -errno with `error`. */
 int cgroup_library_create(const char *controller, const char *path, char *error, size_t error_size);
 
-/* Writes one controller file of an existing group. 0, or -1 with `error`. */
+/* Writes one controller file of an existing group. 0, or -errno with `error`. */
 int cgroup_library_write(const char *controller, const char *path, const char *file,
 			 const char *value, char *error, size_t error_size);

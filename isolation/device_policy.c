@@ -51,16 +51,17 @@ static int add_device_rules(struct device_rule *rules, size_t *count,
 	for (size_t i = 0; i < device_count; i++) {
 		struct stat status;
 		if (stat(devices[i].source, &status) < 0) {
+			int failure = -errno;
 			snprintf(error, error_size, "device policy: %s: %s", devices[i].source,
-				 strerror(errno));
-			return -1;
+				 strerror(-failure));
+			return failure;
 		}
 		if (!device_rule_for_node(status.st_mode, status.st_rdev, devices[i].permissions,
 					  &rules[*count])) {
 			snprintf(error, error_size,
 				 "device policy: %s is not a character or block device",
 				 devices[i].source);
-			return -1;
+			return -ENODEV;
 		}
 		(*count)++;
 	}
@@ -123,7 +124,7 @@ static int apply_v2(struct device_policy *policy, const struct task_cgroup *cgro
 	if (program_fd < 0) {
 		snprintf(error, error_size, "device policy: load BPF program: %s",
 			 strerror(-program_fd));
-		return -1;
+		return program_fd;
 	}
 	if (shared)
 		default_program_fd = program_fd;
@@ -139,7 +140,7 @@ static int apply_v2(struct device_policy *policy, const struct task_cgroup *cgro
 			if (shared)
 				default_program_fd = -1;
 		}
-		return -1;
+		return result;
 	}
 	/* Taken before the old one is given back: they may be the same. */
 	if (shared)
@@ -160,10 +161,13 @@ int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup
 	size_t count = device_rules_default_count;
 
 	memcpy(rules, device_rules_default, count * sizeof(*rules));
-	if (add_device_rules(rules, &count, configured, configured_count, error, error_size) < 0 ||
-	    add_device_rules(rules, &count, added, added_count, error, error_size) < 0) {
+	int result =
+	    add_device_rules(rules, &count, configured, configured_count, error, error_size);
+	if (result == 0)
+		result = add_device_rules(rules, &count, added, added_count, error, error_size);
+	if (result < 0) {
 		free(rules);
-		return -1;
+		return result;
 	}
 	if (policy->rules && device_rules_equal(policy->rules, policy->rule_count, rules, count)) {
 		free(rules);
@@ -179,10 +183,11 @@ int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup
 	 * repeat the program and cost every start a write to its
 	 * cgroup.procs, which takes the cgroup rwsem for writing (an RCU
 	 * grace period when starts are far apart). */
-	if (task_cgroup_exists(cgroup) &&
-	    apply_v2(policy, cgroup, rules, count, error, error_size) < 0) {
+	if (task_cgroup_exists(cgroup))
+		result = apply_v2(policy, cgroup, rules, count, error, error_size);
+	if (result < 0) {
 		free(rules);
-		return -1;
+		return result;
 	}
 	policy->rules = rules;
 	policy->rule_count = count;

@@ -31,7 +31,7 @@ void device_policy_init(struct device_policy *policy);
 
 /* Resolves each device's node (stat: its type and numbers now) and puts
  * the rules in force on the task's v2 cgroup, replacing the program that
- * was there. 0, or -1 with `error` ("device policy: load BPF program:
+ * was there. 0, or -errno with `error` ("device policy: load BPF program:
  * Operation not permitted"); the rules in force are then unknown, and the
  * next call applies them again. */
 int device_policy_apply(struct device_policy *policy, struct task_cgroup *cgroup,

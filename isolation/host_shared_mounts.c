@@ -69,16 +69,17 @@ static int holder_is_shared(const char *path, bool *shared)
 static int bind_shared(struct host_shared_mount *source, char *error, size_t error_size)
 {
 	if (mount(source->path, source->path, NULL, MS_BIND | MS_REC, NULL) < 0) {
+		int failure = -errno;
 		snprintf(error, error_size,
 			 "bidirectional mount: bind %s onto itself (to make it shared): %s",
-			 source->path, strerror(errno));
-		return -1;
+			 source->path, strerror(-failure));
+		return failure;
 	}
 	int result = 0;
 	if (mount(NULL, source->path, NULL, MS_SHARED | MS_REC, NULL) < 0) {
+		result = -errno;
 		snprintf(error, error_size, "bidirectional mount: make the bind of %s shared: %s",
-			 source->path, strerror(errno));
-		result = -1;
+			 source->path, strerror(-result));
 	} else if ((result = mount_id_of(source->path, &source->self_bind_id)) < 0) {
 		snprintf(error, error_size, "bidirectional mount: statx %s: %s", source->path,
 			 strerror(-result));
@@ -87,7 +88,7 @@ static int bind_shared(struct host_shared_mount *source, char *error, size_t err
 		umount2(source->path, MNT_DETACH | UMOUNT_NOFOLLOW);
 		source->self_bind_id = 0;
 	}
-	return result < 0 ? -1 : 0;
+	return result < 0 ? result : 0;
 }
 
 static struct host_shared_mount *find(struct host_shared_mounts *mounts, const char *canonical,
@@ -105,8 +106,10 @@ int host_shared_mounts_take(struct host_shared_mounts *mounts, const char *path,
 {
 	char canonical[PATH_MAX];
 	if (!realpath(path, canonical)) {
-		snprintf(error, error_size, "bidirectional mount: %s: %s", path, strerror(errno));
-		return -1;
+		int failure = -errno;
+		snprintf(error, error_size, "bidirectional mount: %s: %s", path,
+			 strerror(-failure));
+		return failure;
 	}
 	struct host_shared_mount *taken = find(mounts, canonical, path);
 	if (taken) {
@@ -130,7 +133,7 @@ int host_shared_mounts_take(struct host_shared_mounts *mounts, const char *path,
 	}
 	if (result < 0) {
 		free(made.path);
-		return -1;
+		return result;
 	}
 	made.requested = xstrdup(path);
 	mounts->items = xreallocarray(mounts->items, mounts->count + 1, sizeof(*mounts->items));

@@ -40,7 +40,7 @@ struct host_shared_mounts {
 	size_t count;
 };
 
-/* 0, or -1 with `error` ("bidirectional mount: bind /srv/csi onto itself
+/* 0, or -errno with `error` ("bidirectional mount: bind /srv/csi onto itself
  * (to make it shared): ..."). */
 int host_shared_mounts_take(struct host_shared_mounts *mounts, const char *path, char *error,
 			    size_t error_size);

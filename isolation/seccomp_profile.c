@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "isolation/seccomp_library.h"
 
 /* libseccomp, loaded by seccomp_program_build: every call below goes
@@ -282,47 +283,37 @@ static int add_compat_architectures(scmp_filter_ctx context, char *error, size_t
 static int export_program(scmp_filter_ctx context, struct seccomp_program *program, char *error,
 			  size_t error_size)
 {
-	int fd = memfd_create("corral-seccomp", MFD_CLOEXEC);
+	_cleanup_close_ int fd = memfd_create("corral-seccomp", MFD_CLOEXEC);
 	if (fd < 0)
 		return fail(error, error_size, "seccomp: memfd_create: %s", strerror(errno));
-	int result = -1;
 	struct stat status;
 	int exported = libseccomp->seccomp_export_bpf(context, fd);
-	if (exported < 0) {
-		fail(error, error_size, "seccomp: exporting the filter: %s", strerror(-exported));
-		goto out;
-	}
-	if (fstat(fd, &status) < 0) {
-		fail(error, error_size, "seccomp: reading the filter back: %s", strerror(errno));
-		goto out;
-	}
+	if (exported < 0)
+		return fail(error, error_size, "seccomp: exporting the filter: %s",
+			    strerror(-exported));
+	if (fstat(fd, &status) < 0)
+		return fail(error, error_size, "seccomp: reading the filter back: %s",
+			    strerror(errno));
 	size_t size = (size_t)status.st_size;
 	size_t length = size / sizeof(struct sock_filter);
-	if (length == 0 || length > BPF_MAXINSNS || size % sizeof(struct sock_filter) != 0) {
-		fail(error, error_size,
-		     "seccomp: the filter has %zu bytes, more than the kernel takes", size);
-		goto out;
-	}
+	if (length == 0 || length > BPF_MAXINSNS || size % sizeof(struct sock_filter) != 0)
+		return fail(error, error_size,
+			    "seccomp: the filter has %zu bytes, more than the kernel takes", size);
 	program->filter = malloc(size);
-	if (!program->filter) {
-		fail(error, error_size, "seccomp: %s", strerror(ENOMEM));
-		goto out;
-	}
+	if (!program->filter)
+		return fail(error, error_size, "seccomp: %s", strerror(ENOMEM));
 	for (size_t done = 0; done < size;) {
 		ssize_t count = pread(fd, (char *)program->filter + done, size - done, (off_t)done);
 		if (count <= 0) {
 			fail(error, error_size, "seccomp: reading the filter back: %s",
 			     count < 0 ? strerror(errno) : "short read");
 			seccomp_program_free(program);
-			goto out;
+			return -1;
 		}
 		done += (size_t)count;
 	}
 	program->length = (unsigned short)length;
-	result = 0;
-out:
-	close(fd);
-	return result;
+	return 0;
 }
 
 static int configure(scmp_filter_ctx context, const struct seccomp_config *config,

@@ -7,11 +7,11 @@
 /* Loaded by prepare: the lookups below go through it. */
 static const struct seccomp_library *libseccomp;
 
-static int prepare(char *reason, size_t size)
+static int prepare(char *error, size_t error_size)
 {
 	char why[256];
 	if (!libseccomp && !(libseccomp = seccomp_library_load(why, sizeof(why)))) {
-		snprintf(reason, size, "load %s", why);
+		snprintf(error, error_size, "load %s", why);
 		return -1;
 	}
 	return 0;

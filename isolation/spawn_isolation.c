@@ -27,10 +27,17 @@ static const int capability_stages[] = {
     [CAPABILITY_STAGE_AMBIENT] = SPAWN_STAGE_AMBIENT_CAPABILITIES,
 };
 
-CHILD_CODE static int fail(int *stage, int which)
+/* The step `which` failed with `error` (-errno). */
+CHILD_CODE static int fail_with(int *stage, int which, int error)
 {
 	*stage = which;
-	return -errno;
+	return error;
+}
+
+/* The step `which` failed in the system call just made. */
+CHILD_CODE static int fail(int *stage, int which)
+{
+	return fail_with(stage, which, -errno);
 }
 
 /* What a task with a mount namespace may read but not write, as the OCI
@@ -52,27 +59,27 @@ static const char *const masked_paths[] = {
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
-CHILD_CODE static bool is_missing(void)
+CHILD_CODE static bool is_missing(int error)
 {
-	return errno == ENOENT;
+	return error == -ENOENT;
 }
 
 /* A path the task cannot reach is hidden already: missing in its rootfs,
  * or behind a directory its (user namespace's) root may not search. */
-CHILD_CODE static bool is_out_of_reach(void)
+CHILD_CODE static bool is_out_of_reach(int error)
 {
-	return errno == ENOENT || errno == ENOTDIR || errno == EACCES;
+	return error == -ENOENT || error == -ENOTDIR || error == -EACCES;
 }
 
 /* A bind of `path` onto itself, made read-only with everything below it. */
 CHILD_CODE static int make_read_only(const char *path)
 {
 	if (syscall(SYS_mount, path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return is_missing() ? 0 : -1;
+		return is_missing(-errno) ? 0 : -errno;
 	struct mount_attr attributes = {.attr_set = MOUNT_ATTR_RDONLY};
 	return syscall(SYS_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &attributes,
 		       sizeof(attributes)) < 0
-		   ? -1
+		   ? -errno
 		   : 0;
 }
 
@@ -82,7 +89,7 @@ CHILD_CODE static int make_root_read_only(void)
 {
 	struct mount_attr attributes = {.attr_set = MOUNT_ATTR_RDONLY};
 	return syscall(SYS_mount_setattr, AT_FDCWD, "/", 0, &attributes, sizeof(attributes)) < 0
-		   ? -1
+		   ? -errno
 		   : 0;
 }
 
@@ -90,11 +97,11 @@ CHILD_CODE static int mask(const char *path)
 {
 	struct stat status;
 	if (syscall(SYS_newfstatat, AT_FDCWD, path, &status, AT_SYMLINK_NOFOLLOW) < 0)
-		return is_missing() ? 0 : -1;
+		return is_missing(-errno) ? 0 : -errno;
 	long result = S_ISDIR(status.st_mode)
 			  ? syscall(SYS_mount, "tmpfs", path, "tmpfs", MS_RDONLY, NULL)
 			  : syscall(SYS_mount, "/dev/null", path, NULL, MS_BIND, NULL);
-	return result < 0 ? -1 : 0;
+	return result < 0 ? -errno : 0;
 }
 
 /* lo of a new network namespace is down; a task expects 127.0.0.1. */
@@ -102,17 +109,17 @@ CHILD_CODE static int bring_loopback_up(void)
 {
 	long fd = syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -1;
+		return -errno;
 	struct ifreq request = {.ifr_name = "lo"};
 	long result = syscall(SYS_ioctl, (int)fd, SIOCGIFFLAGS, &request);
 	if (result == 0) {
 		request.ifr_flags |= IFF_UP;
 		result = syscall(SYS_ioctl, (int)fd, SIOCSIFFLAGS, &request);
 	}
-	int saved = errno;
+	if (result < 0)
+		result = -errno;
 	syscall(SYS_close, (int)fd);
-	errno = saved;
-	return result < 0 ? -1 : 0;
+	return (int)result;
 }
 
 const char *spawn_isolation_read_only_path(int index)
@@ -135,44 +142,55 @@ CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolatio
 		 * host's source; it stays one (a detached tree is not touched
 		 * by what follows). */
 		int held[MOUNT_BIDIRECTIONAL_MAX];
-		if (isolation->mounts &&
-		    mount_plan_hold_shared(isolation->mounts, held, stage, index) < 0)
-			return -errno;
+		int error = isolation->mounts
+				? mount_plan_hold_shared(isolation->mounts, held, stage, index)
+				: 0;
+		if (error < 0)
+			return error;
 		/* Nothing else mounted here may reach corral's mount namespace. */
 		if (syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			return fail(stage, SPAWN_STAGE_MOUNT_PRIVATE);
 		if (isolation->fresh_proc && syscall(SYS_mount, "proc", "/proc", "proc",
 						     MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 			return fail(stage, SPAWN_STAGE_PROC);
-		if (isolation->mounts &&
-		    mount_plan_apply(isolation->mounts, held, stage, index) < 0)
-			return -errno;
-		for (size_t i = 0; isolation->mask_proc && i < COUNT(masked_paths); i++)
-			if (mask(masked_paths[i]) < 0) {
+		if (isolation->mounts)
+			error = mount_plan_apply(isolation->mounts, held, stage, index);
+		if (error < 0)
+			return error;
+		for (size_t i = 0; isolation->mask_proc && i < COUNT(masked_paths); i++) {
+			error = mask(masked_paths[i]);
+			if (error < 0) {
 				*index = (int)i;
-				return fail(stage, SPAWN_STAGE_MASK);
+				return fail_with(stage, SPAWN_STAGE_MASK, error);
 			}
+		}
 		/* A task is never an operator: the socket is covered in its
 		 * namespace, where (without a rootfs) it would see the host's. */
-		if (isolation->hidden_control_socket &&
-		    mask(isolation->hidden_control_socket) < 0 && !is_out_of_reach())
-			return fail(stage, SPAWN_STAGE_HIDE_CONTROL_SOCKET);
+		error =
+		    isolation->hidden_control_socket ? mask(isolation->hidden_control_socket) : 0;
+		if (error < 0 && !is_out_of_reach(error))
+			return fail_with(stage, SPAWN_STAGE_HIDE_CONTROL_SOCKET, error);
 		/* With a rootfs the plan bound /sys read-only already. */
 		bool has_rootfs = isolation->mounts && isolation->mounts->rootfs;
-		for (size_t i = has_rootfs ? 1 : 0; i < COUNT(read_only_paths); i++)
-			if (make_read_only(read_only_paths[i]) < 0) {
+		for (size_t i = has_rootfs ? 1 : 0; i < COUNT(read_only_paths); i++) {
+			error = make_read_only(read_only_paths[i]);
+			if (error < 0) {
 				*index = (int)i;
-				return fail(stage, SPAWN_STAGE_READ_ONLY);
+				return fail_with(stage, SPAWN_STAGE_READ_ONLY, error);
 			}
-		if (isolation->mounts && isolation->mounts->readonly_rootfs &&
-		    make_root_read_only() < 0)
-			return fail(stage, SPAWN_STAGE_READONLY_ROOTFS);
+		}
+		error = isolation->mounts && isolation->mounts->readonly_rootfs
+			    ? make_root_read_only()
+			    : 0;
+		if (error < 0)
+			return fail_with(stage, SPAWN_STAGE_READONLY_ROOTFS, error);
 	}
 	if (isolation->hostname &&
 	    syscall(SYS_sethostname, isolation->hostname, isolation->hostname_length) < 0)
 		return fail(stage, SPAWN_STAGE_HOSTNAME);
-	if (isolation->loopback_up && bring_loopback_up() < 0)
-		return fail(stage, SPAWN_STAGE_LOOPBACK);
+	int loopback = isolation->loopback_up ? bring_loopback_up() : 0;
+	if (loopback < 0)
+		return fail_with(stage, SPAWN_STAGE_LOOPBACK, loopback);
 	for (size_t i = 0; i < isolation->rlimit_count; i++) {
 		const struct rlimit_config *limit = &isolation->rlimits[i];
 		struct rlimit value = {.rlim_cur = limit->soft, .rlim_max = limit->hard};

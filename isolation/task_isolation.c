@@ -106,26 +106,27 @@ static int check_mapped_ids(const struct isolation_config *config, const struct 
 /* A child in a user namespace has capabilities in it only: it could not
  * raise a hard limit above corral's (that takes CAP_SYS_RESOURCE in the
  * host's namespace). corral sets its limits instead, as prlimit(1) would. */
-static int set_rlimits(const struct task_isolation *isolation, pid_t pid, char *message,
-		       size_t size)
+static int set_rlimits(const struct task_isolation *isolation, pid_t pid, char *error,
+		       size_t error_size)
 {
 	for (size_t i = 0; i < isolation->parent_rlimit_count; i++) {
 		const struct rlimit_config *limit = &isolation->parent_rlimits[i];
 		struct rlimit value = {.rlim_cur = limit->soft, .rlim_max = limit->hard};
 		if (syscall(SYS_prlimit64, pid, limit->resource, &value, NULL) < 0) {
-			int error = -errno;
-			snprintf(message, size, "rlimit #%zu: %s", i + 1, strerror(errno));
-			return error;
+			int failure = -errno;
+			snprintf(error, error_size, "rlimit #%zu: %s", i + 1, strerror(-failure));
+			return failure;
 		}
 	}
 	return 0;
 }
 
-static int prepare_user_namespace(void *context, pid_t pid, int pidfd, char *message, size_t size)
+static int prepare_user_namespace(void *context, pid_t pid, int pidfd, char *error,
+				  size_t error_size)
 {
 	const struct task_isolation *isolation = context;
-	int error = user_namespace_write_maps(&isolation->user_maps, pid, message, size);
-	return error < 0 ? error : set_rlimits(isolation, pid, message, size);
+	int result = user_namespace_write_maps(&isolation->user_maps, pid, error, error_size);
+	return result < 0 ? result : set_rlimits(isolation, pid, error, error_size);
 }
 
 spawn_between_fn *task_isolation_between(const struct task_isolation *isolation)

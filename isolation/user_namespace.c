@@ -47,36 +47,37 @@ bool user_namespace_maps_id(const struct id_map_range *ranges, size_t count, uin
 	return false;
 }
 
-static int write_map(pid_t pid, const char *name, const char *text, size_t length, char *message,
-		     size_t size)
+static int write_map(pid_t pid, const char *name, const char *text, size_t length, char *error,
+		     size_t error_size)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int error = 0;
+	int failure = 0;
 	ssize_t written = fd < 0 ? -1 : write(fd, text, length);
 	if (written < 0)
-		error = -errno;
+		failure = -errno;
 	else if ((size_t)written != length)
-		error = -EIO;
+		failure = -EIO;
 	if (fd >= 0)
 		close(fd);
-	if (error < 0)
-		snprintf(message, size, "write %s: %s", name, strerror(-error));
-	return error;
+	if (failure < 0)
+		snprintf(error, error_size, "write %s: %s", name, strerror(-failure));
+	return failure;
 }
 
-int user_namespace_write_maps(const struct user_namespace_maps *maps, pid_t pid, char *message,
-			      size_t size)
+int user_namespace_write_maps(const struct user_namespace_maps *maps, pid_t pid, char *error,
+			      size_t error_size)
 {
-	int error = write_map(pid, "uid_map", maps->uid_map, maps->uid_map_length, message, size);
+	int failure =
+	    write_map(pid, "uid_map", maps->uid_map, maps->uid_map_length, error, error_size);
 	/* The kernel takes a gid map from a writer without CAP_SETGID (a
 	 * non-root corral mapping its own gid) only once setgroups is denied
 	 * in the namespace, as `unshare --map-root-user` does. */
-	if (error == 0 && !(own_permitted_capabilities() & (1ull << CAP_SETGID)))
-		error = write_map(pid, "setgroups", "deny", 4, message, size);
-	if (error == 0)
-		error =
-		    write_map(pid, "gid_map", maps->gid_map, maps->gid_map_length, message, size);
-	return error;
+	if (failure == 0 && !(own_permitted_capabilities() & (1ull << CAP_SETGID)))
+		failure = write_map(pid, "setgroups", "deny", 4, error, error_size);
+	if (failure == 0)
+		failure = write_map(pid, "gid_map", maps->gid_map, maps->gid_map_length, error,
+				    error_size);
+	return failure;
 }

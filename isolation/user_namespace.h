@@ -30,7 +30,7 @@ void user_namespace_maps_free(struct user_namespace_maps *maps);
 bool user_namespace_maps_id(const struct id_map_range *ranges, size_t count, uint32_t id);
 
 /* Writes both maps of process `pid` (the kernel takes each in one write).
- * Returns 0, or -errno with `message` such as "write uid_map: Invalid
+ * Returns 0, or -errno with `error` such as "write uid_map: Invalid
  * argument". */
-int user_namespace_write_maps(const struct user_namespace_maps *maps, pid_t pid, char *message,
-			      size_t size);
+int user_namespace_write_maps(const struct user_namespace_maps *maps, pid_t pid, char *error,
+			      size_t error_size);

@@ -231,7 +231,7 @@ static int open_control_socket_in_default_place(struct supervisor *supervisor,
 					true, settings, ops, error, sizeof(error));
 		if (result < 0) {
 			log_message("control socket: %s", error);
-			return -1;
+			return result;
 		}
 		if (result == 0) {
 			if (i > 0)
@@ -325,10 +325,11 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 	char error[512];
 	if (!path)
 		result = open_control_socket_in_default_place(supervisor, &settings, &ops);
-	else if (control_server_open(&supervisor->control, supervisor->loop, path, false, &settings,
-				     &ops, error, sizeof(error)) < 0) {
-		log_message("control socket: %s", error);
-		result = -1;
+	else {
+		result = control_server_open(&supervisor->control, supervisor->loop, path, false,
+					     &settings, &ops, error, sizeof(error));
+		if (result < 0)
+			log_message("control socket: %s", error);
 	}
 	/* Hidden in the mount namespace of every task that may not use it. */
 	supervisor->services.control_socket_path = control_server_path(supervisor->control);
@@ -462,13 +463,13 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	int error = spawn_slots_open(&supervisor->spawn_slots);
 	if (error < 0) {
 		log_message("cannot open /dev/null: %s", strerror(-error));
-		return -1;
+		return error;
 	}
 
 	error = loop_create(&supervisor->loop);
 	if (error < 0) {
 		log_message("cannot create the event loop: %s", strerror(-error));
-		return -1;
+		return error;
 	}
 	supervisor->exec_sessions.loop = supervisor->loop;
 	network_spares_init(&supervisor->network_spares, supervisor->loop, &supervisor->network);
@@ -476,7 +477,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	if (error < 0) {
 		log_message("cannot open the event log %s: %s", options->events_path,
 			    strerror(-error));
-		return -1;
+		return error;
 	}
 	/* The command writes to corral's stdout itself: corral's sink must
 	 * not make it non-blocking under it, and has nothing to write. */
@@ -513,7 +514,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	int signal_fd = signals_open(options->one_command != NULL);
 	if (signal_fd < 0) {
 		log_message("cannot set up signal handling: %s", strerror(-signal_fd));
-		return -1;
+		return signal_fd;
 	}
 	supervisor->signal_watch =
 	    (struct loop_watch){.fd = signal_fd, .callback = on_signal, .data = supervisor};
@@ -525,10 +526,11 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		char why[512];
 		supervisor->group_count = supervisor->services.group_count = i + 1;
 		supervisor->groups[i] = xmalloc(sizeof(*supervisor->groups[i]));
-		if (group_init(supervisor->groups[i], &config->groups[i], &supervisor->services,
-			       why, sizeof(why)) < 0) {
+		error = group_init(supervisor->groups[i], &config->groups[i], &supervisor->services,
+				   why, sizeof(why));
+		if (error < 0) {
 			log_message("%s", why);
-			return -1;
+			return error;
 		}
 	}
 	task_dependencies_link(supervisor->groups, supervisor->group_count, config);

@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/log.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
@@ -621,12 +622,12 @@ static const char *user_refusal(struct control_server *server, int fd, const str
 
 /* A task, or any process corral started, is never an operator: it is
  * let in only when the config grants that task a request. false with
- * `reason` set when it is refused. */
+ * `error` set when it is refused. */
 static bool confined_peer_allowed(struct control_server *server, const struct control_peer *peer,
-				  char *reason, size_t size)
+				  char *error, size_t error_size)
 {
 	if (peer->gone) {
-		snprintf(reason, size,
+		snprintf(error, error_size,
 			 "corral could not look at the connecting process to tell "
 			 "whether it is a task (it exited, or corral is short of "
 			 "fds): try again");
@@ -637,14 +638,14 @@ static bool confined_peer_allowed(struct control_server *server, const struct co
 	if (peer->task[0]) {
 		if (server->ops.task_rights(server->ops.context, peer->task))
 			return true;
-		snprintf(reason, size,
+		snprintf(error, error_size,
 			 "%s is a task, and a task is never an operator: it may use the control "
 			 "socket only for the requests a control: list in its config grants (it "
 			 "has none)",
 			 peer->task);
 		return false;
 	}
-	snprintf(reason, size,
+	snprintf(error, error_size,
 		 "pid %d was started by corral (a task's process, a hook or a probe), and what "
 		 "corral starts is never an operator",
 		 (int)peer->credentials.pid);
@@ -689,9 +690,9 @@ static void on_idle_timeout(struct loop_timer *timer)
 }
 
 /* Whether a connection of `peer` fits, closing the longest idle one when
- * an owner needs room; false with `reason` set when it does not. */
+ * an owner needs room; false with `error` set when it does not. */
 static bool admit(struct control_server *server, const struct control_peer *peer, bool owner,
-		  char *reason, size_t size)
+		  char *error, size_t error_size)
 {
 	struct control_admission_counts counts = {.total = server->client_count};
 	struct control_client *longest_idle = NULL;
@@ -715,7 +716,7 @@ static bool admit(struct control_server *server, const struct control_peer *peer
 				  "corral's own user: it was the one idle the longest");
 		return true;
 	case CONTROL_REFUSE_USER_LIMIT:
-		snprintf(reason, size,
+		snprintf(error, error_size,
 			 "uid %u has %zu control connections open already, the most one user may "
 			 "(control.connections_per_user)",
 			 (unsigned)peer->credentials.uid, counts.of_this_user);
@@ -723,7 +724,7 @@ static bool admit(struct control_server *server, const struct control_peer *peer
 	case CONTROL_REFUSE_FULL:
 		break;
 	}
-	snprintf(reason, size,
+	snprintf(error, error_size,
 		 "too many control clients connected (%zu; the last %zu are kept for root and "
 		 "corral's own user)",
 		 counts.total, server->limits.reserved_for_owners);
@@ -823,22 +824,20 @@ static int make_directories(const char *path, mode_t mode, gid_t group, bool has
 
 /* A default place's directory, when it was there before us (/tmp is
  * everyone's): corral's own, or someone could swap the socket the CLI
- * connects to. errno EPERM when not, so that the next place is tried. */
+ * connects to. -EPERM when not, so that the next place is tried. */
 static int check_own_directory(const char *directory, char *error, size_t error_size)
 {
 	struct stat status;
 	if (lstat(directory, &status) < 0) {
-		int saved = errno;
-		snprintf(error, error_size, "%s: %s", directory, strerror(saved));
-		errno = saved;
-		return -1;
+		int failure = -errno;
+		snprintf(error, error_size, "%s: %s", directory, strerror(-failure));
+		return failure;
 	}
 	if (!S_ISDIR(status.st_mode) || status.st_uid != geteuid() || (status.st_mode & 022)) {
 		snprintf(error, error_size,
 			 "%s is not corral's own directory (owner uid %u, mode %04o): not used",
 			 directory, (unsigned)status.st_uid, (unsigned)(status.st_mode & 07777));
-		errno = EPERM;
-		return -1;
+		return -EPERM;
 	}
 	return 0;
 }
@@ -859,26 +858,24 @@ bool control_server_listener_at(const char *path, int *connect_errno)
 }
 
 /* What is at `path` already: nothing, a stale socket (removed), or
- * something we must not touch. errno is 0 after a refusal, so that only a
- * failure to look (EACCES) lets the caller try another place. */
+ * something we must not touch (-ENOTSOCK, -EADDRINUSE, -EBUSY), so that
+ * only a failure to look (-EACCES) lets the caller try another place. */
 static int clear_stale_socket(const char *path, char *error, size_t error_size)
 {
 	struct stat status;
 	if (lstat(path, &status) < 0) {
-		int saved = errno;
-		if (saved == ENOENT)
+		int failure = -errno;
+		if (failure == -ENOENT)
 			return 0;
-		snprintf(error, error_size, "%s: %s", path, strerror(saved));
-		errno = saved;
-		return -1;
+		snprintf(error, error_size, "%s: %s", path, strerror(-failure));
+		return failure;
 	}
 	if (!S_ISSOCK(status.st_mode)) {
 		snprintf(error, error_size,
 			 "%s exists and is not a socket: refusing to replace it (remove it, or "
 			 "set socket: to another path)",
 			 path);
-		errno = 0;
-		return -1;
+		return -ENOTSOCK;
 	}
 	int connect_errno = 0;
 	if (control_server_listener_at(path, &connect_errno)) {
@@ -886,33 +883,33 @@ static int clear_stale_socket(const char *path, char *error, size_t error_size)
 			 "another corral is already listening on %s: stop it, or give this one "
 			 "another socket (--socket, CORRAL_SOCKET or socket:)",
 			 path);
-		errno = 0;
-		return -1;
+		return -EADDRINUSE;
 	}
 	if (connect_errno != ECONNREFUSED) {
 		snprintf(error, error_size, "%s: cannot tell whether it is in use: %s", path,
 			 strerror(connect_errno));
-		errno = 0;
-		return -1;
+		return -EBUSY;
 	}
 	/* Left behind by a corral that died: nobody listens. */
 	unlink(path);
 	return 0;
 }
 
+/* The listening socket's fd, or -errno with `error`. */
 static int open_listener(struct control_server *server, const char *path, char *error,
 			 size_t error_size)
 {
 	struct sockaddr_un address = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(address.sun_path)) {
 		snprintf(error, error_size, "%s: path too long for a socket", path);
-		return -1;
+		return -ENAMETOOLONG;
 	}
 	snprintf(address.sun_path, sizeof(address.sun_path), "%s", path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
-		snprintf(error, error_size, "socket: %s", strerror(errno));
-		return -1;
+		int failure = -errno;
+		snprintf(error, error_size, "socket: %s", strerror(-failure));
+		return failure;
 	}
 	/* The umask makes it 0600 from birth: no window where others could
 	 * connect before the chmod. */
@@ -922,28 +919,26 @@ static int open_listener(struct control_server *server, const char *path, char *
 	umask(old_umask);
 	if (bound < 0) {
 		snprintf(error, error_size, "bind %s: %s", path, strerror(bind_errno));
-		close(fd);
-		errno = bind_errno;
-		return -1;
+		return -bind_errno;
 	}
 	if (server->has_group &&
 	    (chown(path, (uid_t)-1, server->group) < 0 || chmod(path, 0660) < 0)) {
+		int failure = -errno;
 		snprintf(error, error_size, "%s: giving it to group %s: %s", path,
-			 server->group_name, strerror(errno));
+			 server->group_name, strerror(-failure));
 		unlink(path);
-		close(fd);
-		return -1;
+		return failure;
 	}
 	struct stat status;
 	if (listen(fd, SOMAXCONN) < 0 || fstat(fd, &status) < 0 || stat(path, &status) < 0) {
-		snprintf(error, error_size, "listen %s: %s", path, strerror(errno));
+		int failure = -errno;
+		snprintf(error, error_size, "listen %s: %s", path, strerror(-failure));
 		unlink(path);
-		close(fd);
-		return -1;
+		return failure;
 	}
 	server->device = status.st_dev;
 	server->inode = status.st_ino;
-	return fd;
+	return TAKE_FD(fd);
 }
 
 int control_server_open(struct control_server **out, struct loop *loop, const char *path,
@@ -964,12 +959,14 @@ int control_server_open(struct control_server **out, struct loop *loop, const ch
 	    .reserved_for_owners = CONTROL_CONNECTIONS_RESERVED,
 	    .per_user = settings->connections_per_user,
 	};
+	int failure = 0;
 	if (control_group) {
 		struct group *entry = getgrnam(control_group);
 		if (!entry) {
 			snprintf(error, error_size, "control.group \"%s\": no such group",
 				 control_group);
-			goto fatal;
+			control_server_close(server);
+			return -ENOENT;
 		}
 		server->has_group = true;
 		server->group = entry->gr_gid;
@@ -979,36 +976,28 @@ int control_server_open(struct control_server **out, struct loop *loop, const ch
 	char buffer[PATH_MAX];
 	snprintf(buffer, sizeof(buffer), "%s", path);
 	const char *directory = dirname(buffer);
-	int made = make_directories(directory, server->has_group ? 0750 : 0700, server->group,
-				    server->has_group);
-	if (made < 0) {
-		errno = -made;
+	failure = make_directories(directory, server->has_group ? 0750 : 0700, server->group,
+				   server->has_group);
+	if (failure < 0)
 		snprintf(error, error_size, "cannot create the directory of %s: %s", path,
-			 strerror(-made));
-		goto off_or_fatal;
+			 strerror(-failure));
+	if (failure == 0 && path_is_default)
+		failure = check_own_directory(directory, error, error_size);
+	if (failure == 0)
+		failure = clear_stale_socket(path, error, error_size);
+	int fd = failure == 0 ? open_listener(server, path, error, error_size) : failure;
+	if (fd < 0) {
+		control_server_close(server);
+		/* The default path is a convenience: a corral that may not
+		 * write /run still supervises, without a control socket. */
+		if (path_is_default && (fd == -EACCES || fd == -EROFS || fd == -EPERM))
+			return 1;
+		return fd;
 	}
-	if (path_is_default && check_own_directory(directory, error, error_size) < 0)
-		goto off_or_fatal;
-	if (clear_stale_socket(path, error, error_size) < 0)
-		goto off_or_fatal;
-	int fd = open_listener(server, path, error, error_size);
-	if (fd < 0)
-		goto off_or_fatal;
 	server->watch = (struct loop_watch){.fd = fd, .callback = on_accept, .data = server};
 	loop_watch_add(loop, &server->watch, EPOLLIN);
 	*out = server;
 	return 0;
-
-off_or_fatal:
-	/* The default path is a convenience: a corral that may not write
-	 * /run still supervises, without a control socket. */
-	if (path_is_default && (errno == EACCES || errno == EROFS || errno == EPERM)) {
-		control_server_close(server);
-		return 1;
-	}
-fatal:
-	control_server_close(server);
-	return -1;
 }
 
 void control_server_close(struct control_server *server)

@@ -70,7 +70,7 @@ struct control_server_settings {
 /* Returns 0 when listening; 1 when `path_is_default` (one of the places of
  * control_socket_places.h) and corral may not use it (not root, a
  * read-only file system, a directory not its own: `error` says why, and the
- * next place may be tried); -1 on an error that must stop corral (`error`
+ * next place may be tried); -errno on an error that must stop corral (`error`
  * says what). */
 int control_server_open(struct control_server **out, struct loop *loop, const char *path,
 			bool path_is_default, const struct control_server_settings *settings,

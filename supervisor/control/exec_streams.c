@@ -9,6 +9,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
+
 static void close_all(int *fds, size_t count)
 {
 	for (size_t i = 0; i < count; i++) {
@@ -34,18 +36,15 @@ static void add_client_fd(struct exec_streams *streams, int fd, const char *name
 static int open_terminal(struct exec_streams *streams, const struct exec_streams_request *request,
 			 char *error, size_t error_size)
 {
-	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0) {
-		snprintf(error, error_size, "cannot open a pseudo-terminal: %s", strerror(errno));
-		if (master >= 0)
-			close(master);
-		return -1;
-	}
-	int terminal = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	_cleanup_close_ int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int terminal = -1;
+	if (master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0)
+		terminal = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (terminal < 0) {
-		snprintf(error, error_size, "cannot open a pseudo-terminal: %s", strerror(errno));
-		close(master);
-		return -1;
+		int failure = -errno;
+		snprintf(error, error_size, "cannot open a pseudo-terminal: %s",
+			 strerror(-failure));
+		return failure;
 	}
 	/* Set before the command starts, so that its first look sees it. */
 	if (request->rows && request->columns) {
@@ -54,7 +53,7 @@ static int open_terminal(struct exec_streams *streams, const struct exec_streams
 	}
 	for (int i = 0; i < 3; i++)
 		streams->command_fds[i] = terminal;
-	add_client_fd(streams, master, "tty");
+	add_client_fd(streams, TAKE_FD(master), "tty");
 	return 0;
 }
 
@@ -80,11 +79,12 @@ static int open_pipes(struct exec_streams *streams, const struct exec_streams_re
 		add_client_fd(streams, ends[0], names[i]);
 	}
 	return 0;
-failed:
-	snprintf(error, error_size, "cannot make the command's pipes: %s", strerror(errno));
+failed:;
+	int failure = -errno;
+	snprintf(error, error_size, "cannot make the command's pipes: %s", strerror(-failure));
 	exec_streams_close_command_side(streams);
 	exec_streams_close_client_side(streams);
-	return -1;
+	return failure;
 }
 
 int exec_streams_open(struct exec_streams *streams, const struct exec_streams_request *request,

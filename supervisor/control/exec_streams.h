@@ -26,7 +26,7 @@ struct exec_streams_request {
 	unsigned short rows, columns; /* the pty's size; 0: unknown */
 };
 
-/* 0, or -1 with `error` (nothing left open). */
+/* 0, or -errno with `error` (nothing left open). */
 int exec_streams_open(struct exec_streams *streams, const struct exec_streams_request *request,
 		      char *error, size_t error_size);
 

@@ -48,7 +48,7 @@ size_t fd_budget(const struct config *config)
 	return fds;
 }
 
-int fd_budget_check(const struct config *config, bool after_raise, char *message, size_t size)
+int fd_budget_check(const struct config *config, bool after_raise, char *error, size_t error_size)
 {
 	struct rlimit limit;
 	if (getrlimit(RLIMIT_NOFILE, &limit) < 0)
@@ -59,7 +59,7 @@ int fd_budget_check(const struct config *config, bool after_raise, char *message
 		return 0;
 	for (size_t g = 0; g < config->group_count; g++)
 		tasks += config->groups[g].task_count;
-	snprintf(message, size,
+	snprintf(error, error_size,
 		 "%zu task%s need about %zu fds, and RLIMIT_NOFILE allows %llu%s: some would "
 		 "fail to start; raise the limit (ulimit -n, docker run --ulimit nofile=N, "
 		 "LimitNOFILE= in a systemd unit)",

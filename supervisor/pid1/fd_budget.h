@@ -13,6 +13,6 @@ size_t fd_budget(const struct config *config);
 
 /* 0 when RLIMIT_NOFILE's soft limit holds the budget; else writes what to
  * do ("3000 tasks need about 9064 fds, and RLIMIT_NOFILE allows 4096:
- * ...") into `message` and returns -1. `after_raise`: the soft limit
+ * ...") into `error` and returns -1. `after_raise`: the soft limit
  * will be raised to the hard one (`corral run` does). */
-int fd_budget_check(const struct config *config, bool after_raise, char *message, size_t size);
+int fd_budget_check(const struct config *config, bool after_raise, char *error, size_t error_size);

@@ -94,36 +94,41 @@ static bool task_has_own_network(const struct task_config *task)
 	return isolation_has_own_network(&task->isolation);
 }
 
-static int open_socket(struct probe *probe, int domain, pid_t pid, char *why, size_t size)
+static int open_socket(struct probe *probe, int domain, pid_t pid, char *error, size_t error_size)
 {
 	int type = SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC;
 	if (domain == AF_UNIX || !task_has_own_network(probe->task)) {
 		int fd = socket(domain, type, 0);
-		if (fd < 0)
-			snprintf(why, size, "socket: %s", strerror(errno));
+		if (fd < 0) {
+			int failure = -errno;
+			snprintf(error, error_size, "socket: %s", strerror(-failure));
+			return failure;
+		}
 		return fd;
 	}
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
 	int netns = open(path, O_RDONLY | O_CLOEXEC);
 	if (netns < 0) {
-		snprintf(why, size, "the task's network namespace (%s): %s", path, strerror(errno));
-		return -1;
+		int failure = -errno;
+		snprintf(error, error_size, "the task's network namespace (%s): %s", path,
+			 strerror(-failure));
+		return failure;
 	}
 	struct network_failure failure = {0};
 	int fd = network_socket_in(probe->services->network, netns, domain, type, &failure);
 	close(netns);
 	if (fd < 0)
-		snprintf(why, size, "%s: %s", failure.step, strerror(failure.error));
+		snprintf(error, error_size, "%s: %s", failure.step, strerror(failure.error));
 	return fd;
 }
 
-/* The address to connect to; its size, or 0 with `why`. A Unix socket of
+/* The address to connect to; its size, or 0 with `error`. A Unix socket of
  * a task with its own root is opened inside that root first (*path_fd,
  * to close once connect() is called) and reached through /proc/self/fd. */
 static socklen_t target_address(const struct probe *probe, pid_t pid,
-				struct sockaddr_storage *address, int *path_fd, char *why,
-				size_t size)
+				struct sockaddr_storage *address, int *path_fd, char *error,
+				size_t error_size)
 {
 	const struct probe_config *config = probe->config;
 	memset(address, 0, sizeof(*address));
@@ -134,9 +139,10 @@ static socklen_t target_address(const struct probe *probe, pid_t pid,
 		bool own_root = probe->task->isolation.enabled &&
 				(probe->task->isolation.namespaces & ISOLATION_NS_MOUNT);
 		if (own_root) {
-			*path_fd = task_root_open_path(pid, config->path, why, size);
-			if (*path_fd < 0)
+			int opened = task_root_open_path(pid, config->path, error, error_size);
+			if (opened < 0)
 				return 0;
+			*path_fd = opened;
 			snprintf(unix_address->sun_path, sizeof(unix_address->sun_path),
 				 "/proc/self/fd/%d", *path_fd);
 			return (socklen_t)sizeof(*unix_address);
@@ -144,7 +150,8 @@ static socklen_t target_address(const struct probe *probe, pid_t pid,
 		int length = snprintf(unix_address->sun_path, sizeof(unix_address->sun_path), "%s",
 				      config->path);
 		if (length < 0 || (size_t)length >= sizeof(unix_address->sun_path)) {
-			snprintf(why, size, "%s: too long for a Unix socket address", config->path);
+			snprintf(error, error_size, "%s: too long for a Unix socket address",
+				 config->path);
 			return 0;
 		}
 		return (socklen_t)sizeof(*unix_address);

@@ -66,12 +66,14 @@ static bool run_in_progress(const struct probe *probe)
 }
 
 /* `inside`: the run joins the task, as `corral exec` does. */
-static int run_inside(struct probe *probe, struct spawn_result *result, char *why, size_t size)
+static int run_inside(struct probe *probe, struct spawn_result *result, char *error,
+		      size_t error_size)
 {
 	struct task_join_request request = {.argv = probe->config->argv, .cgroup_procs_fd = -1};
 	struct task_join_result joined;
-	if (task_join_spawn(probe->inside_task, &request, &joined, why, size) < 0)
-		return -1;
+	int failure = task_join_spawn(probe->inside_task, &request, &joined, error, error_size);
+	if (failure < 0)
+		return failure;
 	result->pid = joined.pid;
 	result->pidfd = joined.pidfd;
 	result->error_fd = joined.error_fd;
@@ -161,26 +163,27 @@ static void on_deadline(struct loop_timer *timer)
 	process_group_kill(probe->pid);
 }
 
-static void describe_exit(struct probe *probe, const siginfo_t *info, char *why, size_t size)
+static void describe_exit(struct probe *probe, const siginfo_t *info, char *error,
+			  size_t error_size)
 {
 	struct spawn_failure failure;
 	if (probe->run_joined &&
-	    task_join_read_failure(probe->error_fd, why, size, probe->config->argv[0]))
+	    task_join_read_failure(probe->error_fd, error, error_size, probe->config->argv[0]))
 		return;
 	if (!probe->run_joined && spawn_read_failure(probe->error_fd, &failure) == 1) {
 		struct spawn_request request = {.executable = probe->executable,
 						.cwd = probe->task->cwd,
 						.uid = probe->plan->uid,
 						.gid = probe->plan->gid};
-		spawn_failure_describe(&request, &failure, why, size);
+		spawn_failure_describe(&request, &failure, error, error_size);
 	} else if (probe->timed_out) {
 		char timeout[32];
 		format_duration_ms(probe->config->timeout_ms, timeout, sizeof(timeout));
-		snprintf(why, size, "timed out after %s", timeout);
+		snprintf(error, error_size, "timed out after %s", timeout);
 	} else if (info->si_code == CLD_EXITED) {
-		snprintf(why, size, "exited with code %d", info->si_status);
+		snprintf(error, error_size, "exited with code %d", info->si_status);
 	} else {
-		snprintf(why, size, "killed by %s", signal_name(info->si_status));
+		snprintf(error, error_size, "killed by %s", signal_name(info->si_status));
 	}
 }
 

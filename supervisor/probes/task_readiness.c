@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/log.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
@@ -178,16 +179,17 @@ static int bind_notify_path(struct task *task, int fd, char *error, size_t error
 {
 	const char *dir = notify_dir(task->services, error, error_size);
 	if (!dir)
-		return -1;
+		return -errno; /* mkdir's, kept through free() */
 	struct sockaddr_un address = {.sun_family = AF_UNIX};
 	snprintf(address.sun_path, sizeof(address.sun_path), "%s/%u.sock", dir,
 		 ++task->services->notify_sockets);
 	unlink(address.sun_path);
 	if (bind(fd, (struct sockaddr *)&address, sizeof(address)) < 0 ||
 	    chmod(address.sun_path, 0666) < 0) {
+		int failure = -errno;
 		snprintf(error, error_size, "readiness: notify socket %s: %s", address.sun_path,
-			 strerror(errno));
-		return -1;
+			 strerror(-failure));
+		return failure;
 	}
 	task->readiness.notify->env = xasprintf("NOTIFY_SOCKET=%s", address.sun_path);
 	task->readiness.notify->path = xstrdup(address.sun_path);
@@ -197,20 +199,18 @@ static int bind_notify_path(struct task *task, int fd, char *error, size_t error
 static int open_notify_socket(struct task *task, char *error, size_t error_size)
 {
 	struct task_notify *notify = task->readiness.notify;
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	int on = 1;
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0) {
-		snprintf(error, error_size, "readiness: notify socket: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
+		int failure = -errno;
+		snprintf(error, error_size, "readiness: notify socket: %s", strerror(-failure));
+		return failure;
 	}
 	if (isolation_has_own_network(&task->config->isolation)) {
-		if (bind_notify_path(task, fd, error, error_size) < 0) {
-			close(fd);
-			return -1;
-		}
-		notify->socket.fd = fd;
+		int failure = bind_notify_path(task, fd, error, error_size);
+		if (failure < 0)
+			return failure;
+		notify->socket.fd = TAKE_FD(fd);
 		loop_watch_add(task->services->loop, &notify->socket, EPOLLIN);
 		return 0;
 	}
@@ -221,14 +221,14 @@ static int open_notify_socket(struct task *task, char *error, size_t error_size)
 	socklen_t size = sizeof(address);
 	if (bind(fd, (struct sockaddr *)&address, sizeof(address.sun_family)) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&address, &size) < 0) {
-		snprintf(error, error_size, "readiness: notify socket: %s", strerror(errno));
-		close(fd);
-		return -1;
+		int failure = -errno;
+		snprintf(error, error_size, "readiness: notify socket: %s", strerror(-failure));
+		return failure;
 	}
 	/* The name: a few hex digits after the leading NUL. */
 	int name_length = (int)(size - offsetof(struct sockaddr_un, sun_path)) - 1;
 	notify->env = xasprintf("NOTIFY_SOCKET=@%.*s", name_length, address.sun_path + 1);
-	notify->socket.fd = fd;
+	notify->socket.fd = TAKE_FD(fd);
 	loop_watch_add(task->services->loop, &notify->socket, EPOLLIN);
 	return 0;
 }

@@ -8,14 +8,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int task_root_open_path(pid_t pid, const char *path, char *why, size_t why_size)
+int task_root_open_path(pid_t pid, const char *path, char *error, size_t error_size)
 {
 	char root_path[64];
 	snprintf(root_path, sizeof(root_path), "/proc/%d/root", (int)pid);
 	int root = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0) {
-		snprintf(why, why_size, "the task's root (%s): %s", root_path, strerror(errno));
-		return -1;
+		int failure = -errno;
+		snprintf(error, error_size, "the task's root (%s): %s", root_path,
+			 strerror(-failure));
+		return failure;
 	}
 	struct open_how how = {
 	    .flags = O_PATH | O_CLOEXEC,
@@ -29,16 +31,16 @@ int task_root_open_path(pid_t pid, const char *path, char *why, size_t why_size)
 		if (fd < 0 && errno != EAGAIN)
 			break;
 	}
-	int error = errno;
+	int failure = errno;
 	close(root);
 	if (fd >= 0)
 		return fd;
-	if (error == ENOSYS)
-		snprintf(why, why_size,
+	if (failure == ENOSYS)
+		snprintf(error, error_size,
 			 "%s: cannot look it up inside the task's root: openat2 needs Linux 5.6 or "
 			 "later",
 			 path);
 	else
-		snprintf(why, why_size, "%s in the task's root: %s", path, strerror(error));
-	return -1;
+		snprintf(error, error_size, "%s in the task's root: %s", path, strerror(failure));
+	return -failure;
 }

@@ -10,9 +10,9 @@
 #include <sys/types.h>
 
 /* An O_PATH fd of `path` (absolute) resolved inside the root of process
- * `pid`, symlinks followed there and /proc's magic links refused; or -1
- * with `why` ("/run/app.sock in the task's root: No such file or
+ * `pid`, symlinks followed there and /proc's magic links refused; or -errno
+ * with `error` ("/run/app.sock in the task's root: No such file or
  * directory"). Without openat2 (Linux < 5.6) it fails: never resolved
  * from corral's root instead. Use it through /proc/self/fd/N (connect()
  * to a Unix socket works that way). */
-int task_root_open_path(pid_t pid, const char *path, char *why, size_t why_size);
+int task_root_open_path(pid_t pid, const char *path, char *error, size_t error_size);

@@ -55,22 +55,24 @@ int group_init(struct group *group, const struct group_config *config, struct se
 			snprintf(error, error_size, "group %s: cgroup %s/%s: %s", config->name,
 				 services->cgroups->root_path, config->name,
 				 strerror(-group->cgroup_fd));
-			return -1;
+			return group->cgroup_fd;
 		}
 	}
 	group_oom_watch_open(group);
-	if (group_network_open(group, error, error_size) < 0)
-		return -1;
+	int failure = group_network_open(group, error, error_size);
+	if (failure < 0)
+		return failure;
 	group->tasks = xcalloc(config->task_count, sizeof(*group->tasks));
 	group->coordinator_views = xcalloc(config->task_count, sizeof(*group->coordinator_views));
 	for (size_t i = 0; i < config->task_count; i++) {
 		char why[256];
 		group->tasks[i] = xmalloc(sizeof(*group->tasks[i]));
-		if (task_init(group->tasks[i], &config->tasks[i], group, config->name, services,
-			      why, sizeof(why)) < 0) {
+		failure = task_init(group->tasks[i], &config->tasks[i], group, config->name,
+				    services, why, sizeof(why));
+		if (failure < 0) {
 			snprintf(error, error_size, "%s: %s", config->tasks[i].full_name, why);
 			group->task_count = i + 1;
-			return -1;
+			return failure;
 		}
 		group->task_count = i + 1;
 	}

@@ -54,7 +54,8 @@ struct group {
 	struct group_network network;          /* its bridge, its shared namespace */
 };
 
-/* Errors (a user that does not exist, ...) name the task. */
+/* 0, or -errno with `error`; errors (a user that does not exist, ...) name
+ * the task. */
 int group_init(struct group *group, const struct group_config *config, struct services *services,
 	       char *error, size_t error_size);
 void group_free(struct group *group);

@@ -1,6 +1,7 @@
 /* A group's bridge and shared namespace: see group_network.h. */
 #include "supervisor/tasks/group_network.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,7 +16,7 @@ static int describe(const struct group *group, const struct network_failure *fai
 {
 	snprintf(error, error_size, "group %s: network: %s: %s", group->config->name, failure->step,
 		 strerror(failure->error));
-	return -1;
+	return failure->error > 0 ? -failure->error : -EIO;
 }
 
 int group_network_open(struct group *group, char *error, size_t error_size)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/log.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
@@ -50,15 +51,15 @@ int task_send_signal(struct task *task, int signal_number)
 
 /* The sync window of a task in a user namespace: the maps and rlimits
  * (isolation/), then a bridge task's network. */
-static int task_between(void *context, pid_t pid, int pidfd, char *message, size_t size)
+static int task_between(void *context, pid_t pid, int pidfd, char *error, size_t error_size)
 {
 	struct task *task = context;
-	int error =
-	    task_isolation_between(task->isolation)(task->isolation, pid, pidfd, message, size);
+	int failure =
+	    task_isolation_between(task->isolation)(task->isolation, pid, pidfd, error, error_size);
 
-	if (error < 0 || !task_network_needs_between(task))
-		return error;
-	return task_network_between(task, pid, message, size);
+	if (failure < 0 || !task_network_needs_between(task))
+		return failure;
+	return task_network_between(task, pid, error, error_size);
 }
 
 static void fill_spawn_request(struct task *task, struct spawn_request *request)
@@ -142,21 +143,21 @@ static void close_process_fds(struct task *task)
 
 /* propagation: bidirectional: each source is a shared mount on the host
  * while a run binds it (isolation/host_shared_mounts.h). */
-static int take_shared_mounts(struct task *task, char *message, size_t message_size)
+static int take_shared_mounts(struct task *task, char *error, size_t error_size)
 {
 	const struct isolation_config *isolation = &task->config->isolation;
 	for (size_t i = 0; i < isolation->mount_count; i++) {
 		if (!isolation->mounts[i].bidirectional)
 			continue;
-		if (host_shared_mounts_take(task->services->shared_mounts,
-					    isolation->mounts[i].source, message,
-					    message_size) < 0) {
+		int failure = host_shared_mounts_take(
+		    task->services->shared_mounts, isolation->mounts[i].source, error, error_size);
+		if (failure < 0) {
 			for (size_t j = 0; j < i; j++)
 				if (isolation->mounts[j].bidirectional)
 					host_shared_mounts_give_back(task->services->shared_mounts,
 								     isolation->mounts[j].source,
 								     log_message);
-			return -1;
+			return failure;
 		}
 		task->shared_mounts_taken = true;
 	}
@@ -175,69 +176,85 @@ void task_give_back_shared_mounts(struct task *task)
 						     isolation->mounts[i].source, log_message);
 }
 
-static int effect_spawn(struct runner *runner, char *message, size_t message_size)
+/* What a start holds before its process exists: given back, newest first,
+ * when effect_spawn returns without a process (cleanup attribute), kept
+ * when it has one. */
+struct start_holdings {
+	struct task *task;
+	bool shared_mounts;
+	bool network;
+	bool reaper_status;
+};
+
+static void give_back_start_holdings(const struct start_holdings *held)
+{
+	if (held->reaper_status)
+		task_reaper_status_close(held->task);
+	if (held->network)
+		task_network_run_ended(held->task);
+	if (held->shared_mounts)
+		task_give_back_shared_mounts(held->task);
+}
+
+#define _cleanup_start_holdings_ __attribute__((cleanup(give_back_start_holdings)))
+
+static int effect_spawn(struct runner *runner, char *error, size_t error_size)
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
 	struct spawn_request request;
 	struct spawn_result result;
 
-	int prepared = task_cgroup_run_prepare(task, message, message_size);
+	int prepared = task_cgroup_run_prepare(task, error, error_size);
 	if (prepared < 0)
 		return prepared; /* EMFILE, ENOMEM...: tried again (runner.c) */
 	task_plan_refresh_executable(&task->plan, task->config);
 	if (task->isolation)
 		task_isolation_refresh(task->isolation, &task->plan);
 	if (task->isolation &&
-	    task_isolation_refresh_mounts(task->isolation, task->config, &task->additions, message,
-					  message_size) < 0)
+	    task_isolation_refresh_mounts(task->isolation, task->config, &task->additions, error,
+					  error_size) < 0)
 		return -EINVAL;
-	if (take_shared_mounts(task, message, message_size) < 0)
+	if (take_shared_mounts(task, error, error_size) < 0)
 		return -EINVAL;
-	if (task_network_prepare_start(task, message, message_size) < 0) {
-		task_give_back_shared_mounts(task);
+	_cleanup_start_holdings_ struct start_holdings held = {.task = task, .shared_mounts = true};
+	if (task_network_prepare_start(task, error, error_size) < 0)
 		return -EINVAL;
-	}
+	held.network = true;
 	/* Settled at each start: a reload may have changed the task's rights. */
 	if (task->isolation)
 		task->isolation->spawn.hidden_control_socket =
 		    task->config->control_rights ? NULL : task->services->control_socket_path;
 	fill_spawn_request(task, &request);
-	int error = task_readiness_prepare_spawn(task, &request);
-	if (error < 0) {
-		task_network_run_ended(task);
-		task_give_back_shared_mounts(task);
-		snprintf(message, message_size, "readiness: pipe: %s", strerror(-error));
-		return error;
+	int failure = task_readiness_prepare_spawn(task, &request);
+	if (failure < 0) {
+		snprintf(error, error_size, "readiness: pipe: %s", strerror(-failure));
+		return failure;
 	}
-	error = task_reaper_status_prepare_spawn(task, &request);
-	if (error < 0) {
-		task_network_run_ended(task);
-		task_give_back_shared_mounts(task);
-		snprintf(message, message_size, "the reaper's status socket: %s", strerror(-error));
-		return error;
+	failure = task_reaper_status_prepare_spawn(task, &request);
+	if (failure < 0) {
+		snprintf(error, error_size, "the reaper's status socket: %s", strerror(-failure));
+		return failure;
 	}
-	error = open_spawn_fds(task, &request);
-	if (error == 0) {
+	held.reaper_status = true;
+	failure = open_spawn_fds(task, &request);
+	if (failure == 0) {
 		/* The child has exec'd (or failed) when spawn_process returns,
 		 * so the array is not needed past it. */
-		char **envp = task_plan_environment(&task->plan);
+		_cleanup_free_ char **envp = task_plan_environment(&task->plan);
 		request.envp = envp;
-		error = spawn_process(task->services->spawn_slots, &request, &result);
-		free(envp);
+		failure = spawn_process(task->services->spawn_slots, &request, &result);
 	} else
 		snprintf(result.message, sizeof(result.message), "output pipe or cgroup: %s",
-			 strerror(-error));
+			 strerror(-failure));
 	close_spawn_fds(&request);
 	task_readiness_spawned(task);
 	task_reaper_status_spawned(task);
 	task_network_spawned(task);
-	if (error < 0) {
-		task_reaper_status_close(task);
-		task_network_run_ended(task);
-		task_give_back_shared_mounts(task);
-		snprintf(message, message_size, "%s", result.message);
-		return error;
+	if (failure < 0) {
+		snprintf(error, error_size, "%s", result.message);
+		return failure;
 	}
+	held = (struct start_holdings){0}; /* the run has them now */
 	task->pid = result.pid;
 	pid_index_put(task->services->task_pids, task->pid, task);
 	task->has_setup_failure = false;
@@ -548,7 +565,7 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 	}
 	if (result < 0) {
 		snprintf(error, error_size, "output pipe: %s", strerror(-result));
-		return -1;
+		return result;
 	}
 	task_apply_output_settings(task);
 	return 0;
@@ -575,25 +592,27 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	runner_init(&task->runner, config, &task_effects, task);
 	loop_timer_init(&task->schedule_timer, NULL, task); /* armed at the end */
 
-	if (task_readiness_open(task, error, error_size) < 0)
-		return -1;
+	int failure = task_readiness_open(task, error, error_size);
+	if (failure < 0)
+		return failure;
 	struct task_notify *notify = task->readiness.notify;
 	char *corral_env[] = {notify ? notify->env : NULL, notify ? notify->watchdog_env : NULL,
 			      NULL};
 	if (task_plan_build(&task->plan, config, group_name, environ, corral_env, error,
 			    error_size) < 0)
-		return -1;
+		return -EINVAL;
 	task_readiness_init_probes(task);
 	if (config->isolation.enabled) {
 		task->isolation = xmalloc(sizeof(*task->isolation));
 		if (task_isolation_build(task->isolation, config, &task->plan, error, error_size) <
 		    0)
-			return -1;
+			return -EINVAL;
 	}
 	line_ring_init(&task->logs, config->log_history);
 	task_open_log_file(task);
-	if (open_outputs(task, error, error_size) < 0)
-		return -1;
+	failure = open_outputs(task, error, error_size);
+	if (failure < 0)
+		return failure;
 	task_hooks_open(task, group_name);
 	task_schedule_open(task);
 	return 0;

@@ -121,7 +121,8 @@ struct task {
 	unsigned log_followers; /* control clients following the logs */
 };
 
-/* Prepares everything a start needs; errors name the task. */
+/* Prepares everything a start needs: 0, or -errno with `error` naming the
+ * task. */
 int task_init(struct task *task, const struct task_config *config, struct group *group,
 	      const char *group_name, struct services *services, char *error, size_t error_size);
 void task_free(struct task *task);
@@ -149,10 +150,10 @@ bool task_reap_helper(struct task *task, pid_t pid);
 void task_cgroup_run_init(struct task *task);
 /* Before a start: the cgroup made (once) with its limits, and watched;
  * an isolated task's device policy put on it. A negative errno with
- * `message`: the cgroup's mkdir or open's own (EMFILE: corral is short of
+ * `error`: the cgroup's mkdir or open's own (EMFILE: corral is short of
  * fds, and the start is tried again), -EINVAL when a limit or the policy
  * cannot be applied. */
-int task_cgroup_run_prepare(struct task *task, char *message, size_t message_size);
+int task_cgroup_run_prepare(struct task *task, char *error, size_t error_size);
 /* Dead for good, or freed: watches closed, cgroups removed. */
 void task_cgroup_run_release(struct task *task);
 /* The main process exited: true when others of the run were left in the

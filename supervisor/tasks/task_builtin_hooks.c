@@ -19,9 +19,10 @@ static int task_dirs_hook(const struct hook_request *request, void *data,
 	struct task_dirs dirs;
 	uid_t uid = task->plan.change_ids ? task->plan.uid : (uid_t)-1;
 	gid_t gid = task->plan.change_ids ? task->plan.gid : (gid_t)-1;
-	if (task_dirs_prepare(task->services->task_dirs_root, request->group, request->task->name,
-			      uid, gid, &dirs, error, error_size) < 0)
-		return -1;
+	int failure = task_dirs_prepare(task->services->task_dirs_root, request->group,
+					request->task->name, uid, gid, &dirs, error, error_size);
+	if (failure < 0)
+		return failure;
 	task_dirs_additions(&dirs, task_dirs_mounted_in_task(request->task), &response->additions);
 	task_dirs_free(&dirs);
 	return 0;
@@ -34,12 +35,14 @@ static int cdi_hook(const struct hook_request *request, void *data, struct hook_
 	const struct cdi_config *cdi = &request->task->cdi;
 	char warning[512];
 	char why[512];
-	if (cdi_additions((const char *const *)cdi->devices, (const char *const *)cdi->spec_dirs,
-			  &response->additions, warning, sizeof(warning), why, sizeof(why)) < 0) {
+	int failure =
+	    cdi_additions((const char *const *)cdi->devices, (const char *const *)cdi->spec_dirs,
+			  &response->additions, warning, sizeof(warning), why, sizeof(why));
+	if (failure < 0) {
 		/* The runner says "hook cdi: " already. */
 		const char *text = strncmp(why, "cdi: ", 5) == 0 ? why + 5 : why;
 		snprintf(error, error_size, "%s", text);
-		return -1;
+		return failure;
 	}
 	if (warning[0])
 		log_message("%s: %s", request->task->full_name, warning);

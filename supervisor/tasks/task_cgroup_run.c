@@ -60,16 +60,16 @@ static void unwatch_file(struct task *task, struct loop_watch *watch)
 /* Made before the first start, again after the task was dead for good
  * (ForceRestart, restart --all), and after a run that ended with
  * cgroup.kill (see task_cgroup.killed). */
-static int create_cgroup(struct task *task, char *message, size_t message_size)
+static int create_cgroup(struct task *task, char *error, size_t error_size)
 {
 	struct cgroup_tree *tree = task->services->cgroups;
 	char warning[256];
-	int error = task_cgroup_create(&task->cgroup, tree, task->group->cgroup_fd,
-				       task->group->config->name, task->config->name,
-				       &task->config->resources, message, message_size, warning,
-				       sizeof(warning));
-	if (error < 0)
-		return error;
+	int failure = task_cgroup_create(&task->cgroup, tree, task->group->cgroup_fd,
+					 task->group->config->name, task->config->name,
+					 &task->config->resources, error, error_size, warning,
+					 sizeof(warning));
+	if (failure < 0)
+		return failure;
 	if (warning[0])
 		log_message("%s: warning: %s", task->config->full_name, warning);
 	if (!task_cgroup_exists(&task->cgroup))
@@ -82,27 +82,27 @@ static int create_cgroup(struct task *task, char *message, size_t message_size)
 
 /* Before every start: the configured devices and this start's additions
  * (prestart hooks) may differ from the last start's. */
-static int apply_device_policy(struct task *task, char *message, size_t message_size)
+static int apply_device_policy(struct task *task, char *error, size_t error_size)
 {
 	const struct isolation_config *isolation = &task->config->isolation;
 	if (!isolation->enabled || !task_cgroup_exists(&task->cgroup) || !device_policy_possible())
 		return 0;
 	return device_policy_apply(&task->devices, &task->cgroup, isolation->devices,
 				   isolation->device_count, task->additions.devices,
-				   task->additions.device_count, message, message_size);
+				   task->additions.device_count, error, error_size);
 }
 
-int task_cgroup_run_prepare(struct task *task, char *message, size_t message_size)
+int task_cgroup_run_prepare(struct task *task, char *error, size_t error_size)
 {
 	task_usage_forget(&task->usage); /* a new run: the last figures were the old one's */
 	if (task->cgroup.killed)
 		task_cgroup_run_release(task);
 	if (!task_cgroup_exists(&task->cgroup)) {
-		int error = create_cgroup(task, message, message_size);
-		if (error < 0)
-			return error;
+		int failure = create_cgroup(task, error, error_size);
+		if (failure < 0)
+			return failure;
 	}
-	return apply_device_policy(task, message, message_size) < 0 ? -EINVAL : 0;
+	return apply_device_policy(task, error, error_size) < 0 ? -EINVAL : 0;
 }
 
 void task_cgroup_run_release(struct task *task)

@@ -192,8 +192,7 @@ void task_dependencies_started(struct task *task)
 		task->after[d].seen_generation = task->after[d].target->runner.generation;
 }
 
-const struct task *task_dependencies_broken(const struct task *task, char *reason,
-					    size_t reason_size)
+const struct task *task_dependencies_broken(const struct task *task, char *error, size_t error_size)
 {
 	for (size_t d = 0; d < task->after_count; d++) {
 		const struct task_link *link = &task->after[d];
@@ -201,12 +200,12 @@ const struct task *task_dependencies_broken(const struct task *task, char *reaso
 			continue;
 		const struct runner *target = &link->target->runner;
 		if (target->failed)
-			snprintf(reason, reason_size, "%s failed for good (%s)",
+			snprintf(error, error_size, "%s failed for good (%s)",
 				 link->target->config->full_name,
 				 runner_failure(target)[0] ? runner_failure(target)
 							   : "no reason recorded");
 		else
-			snprintf(reason, reason_size,
+			snprintf(error, error_size,
 				 "%s is dead and cannot run again (its group is stopping)",
 				 link->target->config->full_name);
 		return link->target;

@@ -45,10 +45,10 @@ bool task_dependencies_allow_start(const struct task *task);
 void task_dependencies_started(struct task *task);
 
 /* A pending task that waits for what can never hold: the dependency that
- * broke, its reason written into `reason` ("stack/redis failed for good
+ * broke, its reason written into `error` ("stack/redis failed for good
  * (not ready within 15s)"); NULL when none is broken. */
-const struct task *task_dependencies_broken(const struct task *task, char *reason,
-					    size_t reason_size);
+const struct task *task_dependencies_broken(const struct task *task, char *error,
+					    size_t error_size);
 
 /* What a pending task waits for, for status: "waits for stack/migrate to
  * complete"; false when nothing (or only its gate). */

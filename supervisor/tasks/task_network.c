@@ -30,15 +30,15 @@ void task_network_init(struct task *task, size_t index_in_group)
 	network_veth_name(network->veth_name, task->config->full_name);
 }
 
-static int describe(const struct network_failure *failure, char *message, size_t message_size)
+static int describe(const struct network_failure *failure, char *error, size_t error_size)
 {
-	snprintf(message, message_size, "network: %s: %s", failure->step, strerror(failure->error));
-	return -1;
+	snprintf(error, error_size, "network: %s: %s", failure->step, strerror(failure->error));
+	return failure->error > 0 ? -failure->error : -EIO;
 }
 
 /* The veth into `netns_fd` and eth0, lo and the route configured in it.
  * On failure the veth is deleted again; `netns_fd` stays the caller's. */
-static int connect_to_bridge(struct task *task, int netns_fd, char *message, size_t message_size)
+static int connect_to_bridge(struct task *task, int netns_fd, char *error, size_t error_size)
 {
 	struct task_network *network = &task->network;
 	struct network_failure failure;
@@ -47,12 +47,12 @@ static int connect_to_bridge(struct task *task, int netns_fd, char *message, siz
 				      task->group->network.bridge_ifindex, &network->eth0,
 				      &network->veth_exists, &failure) < 0) {
 		task_network_run_ended(task);
-		return describe(&failure, message, message_size);
+		return describe(&failure, error, error_size);
 	}
 	return 0;
 }
 
-static int prepare_bridge(struct task *task, char *message, size_t message_size)
+static int prepare_bridge(struct task *task, char *error, size_t error_size)
 {
 	struct network_failure failure;
 	int netns_fd;
@@ -62,10 +62,11 @@ static int prepare_bridge(struct task *task, char *message, size_t message_size)
 	if (task->config->isolation.namespaces & ISOLATION_NS_USER)
 		return 0;
 	if (network_namespace_create(task->services->network, &netns_fd, &failure) < 0)
-		return describe(&failure, message, message_size);
-	if (connect_to_bridge(task, netns_fd, message, message_size) < 0) {
+		return describe(&failure, error, error_size);
+	int connected = connect_to_bridge(task, netns_fd, error, error_size);
+	if (connected < 0) {
 		close(netns_fd);
-		return -1;
+		return connected;
 	}
 	task->network.netns_fd = netns_fd;
 	task->network.owns_netns_fd = true;
@@ -80,7 +81,7 @@ bool task_network_needs_between(const struct task *task)
 	       (isolation->namespaces & ISOLATION_NS_USER);
 }
 
-int task_network_between(struct task *task, pid_t pid, char *message, size_t message_size)
+int task_network_between(struct task *task, pid_t pid, char *error, size_t error_size)
 {
 	char path[64];
 	int netns_fd, result;
@@ -92,17 +93,18 @@ int task_network_between(struct task *task, pid_t pid, char *message, size_t mes
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
 	netns_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (netns_fd < 0) {
-		snprintf(message, message_size, "network: open %s: %s", path, strerror(errno));
-		return -errno;
+		int failure = -errno;
+		snprintf(error, error_size, "network: open %s: %s", path, strerror(-failure));
+		return failure;
 	}
-	result = connect_to_bridge(task, netns_fd, message, message_size);
+	result = connect_to_bridge(task, netns_fd, error, error_size);
 	close(netns_fd);
 	return result < 0 ? -EINVAL : 0;
 }
 
 /* Mode none: a fresh namespace with lo up, this start's alone (usually a
  * spare made ahead, network_spares.h). */
-static int prepare_none(struct task *task, char *message, size_t message_size)
+static int prepare_none(struct task *task, char *error, size_t error_size)
 {
 	struct network_failure failure;
 	int netns_fd;
@@ -110,25 +112,25 @@ static int prepare_none(struct task *task, char *message, size_t message_size)
 	if (!task_isolation_takes_spare_network(&task->config->isolation))
 		return 0; /* cloned with the child (a user namespace) */
 	if (network_spares_take(task->services->network_spares, &netns_fd, &failure) < 0)
-		return describe(&failure, message, message_size);
+		return describe(&failure, error, error_size);
 	task->network.netns_fd = netns_fd;
 	task->network.owns_netns_fd = true;
 	return 0;
 }
 
-int task_network_prepare_start(struct task *task, char *message, size_t message_size)
+int task_network_prepare_start(struct task *task, char *error, size_t error_size)
 {
 	if (!task->config->isolation.enabled)
 		return 0;
 	switch (task->config->isolation.network) {
 	case NETWORK_BRIDGE:
-		return prepare_bridge(task, message, message_size);
+		return prepare_bridge(task, error, error_size);
 	case NETWORK_GROUP:
 		task->network.netns_fd = task->group->network.netns_fd;
 		task->network.owns_netns_fd = false;
 		return 0;
 	case NETWORK_NONE:
-		return prepare_none(task, message, message_size);
+		return prepare_none(task, error, error_size);
 	case NETWORK_HOST:
 		break;
 	}

@@ -35,16 +35,16 @@ struct task_network {
 void task_network_init(struct task *task, size_t index_in_group);
 
 /* Before a spawn: the namespace ready in task->network.netns_fd. -1 with
- * `message` ("network: create veth cr1a2b3c4d: File exists"). */
-int task_network_prepare_start(struct task *task, char *message, size_t message_size);
+ * `error` ("network: create veth cr1a2b3c4d: File exists"). */
+int task_network_prepare_start(struct task *task, char *error, size_t error_size);
 
 /* A bridge task in a user namespace: its network is set up in the sync
  * window (task_network_between), not before the spawn. */
 bool task_network_needs_between(const struct task *task);
 
 /* In the sync window: the veth's peer moved into the network namespace of
- * the child `pid` as eth0, configured there. -errno with `message`. */
-int task_network_between(struct task *task, pid_t pid, char *message, size_t message_size);
+ * the child `pid` as eth0, configured there. -errno with `error`. */
+int task_network_between(struct task *task, pid_t pid, char *error, size_t error_size);
 
 /* After the spawn: the child joined (or failed); corral's fd of a
  * bridge task's namespace is closed. */
