@@ -78,8 +78,8 @@ static void restart_after_failure(struct group *group, struct task *task, const 
 	struct restart_decision decision =
 	    restart_tracker_decide(&group->failure_restarts, &bound, true, now_ms);
 	if (decision.verdict != RESTART_VERDICT_RESTART) {
-		decide_on_failure(group, "%s; on_failure: restart: %u restarts within %s spent",
-				  reason, rule->attempts, interval);
+		decide_on_failure(group, "%s; on_failure: restart: %u restart%s within %s spent",
+				  reason, rule->attempts, rule->attempts == 1 ? "" : "s", interval);
 		report_failure(group, task);
 		group_begin_stop(group, GROUP_STOPPING, group->failure_decision);
 		return;

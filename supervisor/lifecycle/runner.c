@@ -513,12 +513,13 @@ static void apply_restart_policy(struct runner *runner, uint64_t now_ms, bool by
 		char interval[32];
 		format_duration_ms(policy->interval_ms, interval, sizeof(interval));
 		decide(runner, "restart.attempts", TASK_EVENT_NOT_RESTARTING,
-		       "not restarting: %s (%u restarts allowed within %s); failed for good",
-		       decision.reason, decision.attempts, interval);
+		       "not restarting: %s (%u restart%s allowed within %s); failed for good",
+		       decision.reason, decision.attempts, decision.attempts == 1 ? "" : "s",
+		       interval);
 		char exit[64], reason[sizeof(exit) + 64];
 		task_exit_describe(&runner->last_exit, exit, sizeof(exit));
-		snprintf(reason, sizeof(reason), "%s, %u restarts within %s spent", exit,
-			 decision.attempts, interval);
+		snprintf(reason, sizeof(reason), "%s, %u restart%s within %s spent", exit,
+			 decision.attempts, decision.attempts == 1 ? "" : "s", interval);
 		if (!runner_failure(runner)[0])
 			note_failure(runner, reason);
 		become_dead(runner, true);

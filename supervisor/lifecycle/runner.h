@@ -199,8 +199,11 @@ struct runner_texts {
 	char early_ready_how[32];
 	char decision[160]; /* what followed the last exit: "restarting in 1s ..." */
 	/* Why it failed for good, for the tasks that waited for it:
-	 * "exited with code 1", "not ready within 15s". */
-	char failure[96];
+	 * "exited with code 1", "not ready within 15s", or what it waited for
+	 * in vain with the chain there ("g/db failed for good (...); the
+	 * chain: g/web -> g/api -> g/db"). Made only for a task with
+	 * something to say. */
+	char failure[224];
 };
 
 void runner_init(struct runner *runner, const struct task_config *config,

@@ -235,7 +235,16 @@ static bool advance_stop(struct group *group, uint64_t now_ms)
 				runner_prekill_ahead(&task->runner);
 			continue;
 		}
-		runner_stop(&task->runner, intent, group->stop_reason, now_ms);
+		char chain[320], reason[sizeof(group->stop_reason) + sizeof(chain) + 2];
+		const char *why = group->stop_reason;
+		/* Never started, for want of what it waits for through others:
+		 * the way to the task that failed is named. */
+		if (task->runner.state == TASK_PENDING &&
+		    task_dependencies_describe_chain(task, chain, sizeof(chain))) {
+			snprintf(reason, sizeof(reason), "%s; %s", group->stop_reason, chain);
+			why = reason;
+		}
+		runner_stop(&task->runner, intent, why, now_ms);
 		/* A task that had not started is retired at once: it no
 		 * longer holds back the tiers after it, in this pass too. */
 		if (!task_is_live_for_stop(task))

@@ -192,6 +192,47 @@ void task_dependencies_started(struct task *task)
 		task->after[d].seen_generation = task->after[d].target->runner.generation;
 }
 
+/* Dependency chains are short; the bound only keeps a walk finite. */
+#define CHAIN_DEPTH_MAX 16
+
+/* From `task`, the dependency it waits for in vain, then the one that
+ * waits for in turn, down to a task that failed (or waits for nothing
+ * broken): the root of the trouble. Its names go into `chain` ("g/web ->
+ * g/api -> g/db") when they are more than task and root. */
+static const struct task *broken_chain_root(const struct task *task, char *chain, size_t chain_size)
+{
+	const struct task *at = task;
+	size_t used = (size_t)snprintf(chain, chain_size, "%s", task->config->full_name);
+	int depth = 0;
+	while (depth < CHAIN_DEPTH_MAX && !(at != task && at->runner.state == TASK_DEAD &&
+					    at->runner.failed && !at->failed_by_dependency)) {
+		const struct task *next = NULL;
+		for (size_t d = 0; d < at->after_count && !next; d++)
+			if (verdict_of(&at->after[d]) != DEPENDENCY_HOLDS)
+				next = at->after[d].target;
+		if (!next)
+			break;
+		at = next;
+		depth++;
+		if (used < chain_size)
+			used += (size_t)snprintf(chain + used, chain_size - used, " -> %s",
+						 at->config->full_name);
+	}
+	if (depth < 2)
+		chain[0] = '\0';
+	return at;
+}
+
+bool task_dependencies_describe_chain(const struct task *task, char *buffer, size_t size)
+{
+	char chain[256];
+	const struct task *root = broken_chain_root(task, chain, sizeof(chain));
+	if (!chain[0] || !root->runner.failed)
+		return false;
+	snprintf(buffer, size, "the chain: %s", chain);
+	return true;
+}
+
 const struct task *task_dependencies_broken(const struct task *task, char *error, size_t error_size)
 {
 	for (size_t d = 0; d < task->after_count; d++) {
@@ -199,7 +240,18 @@ const struct task *task_dependencies_broken(const struct task *task, char *error
 		if (verdict_of(link) != DEPENDENCY_BROKEN)
 			continue;
 		const struct runner *target = &link->target->runner;
-		if (target->failed)
+		char chain[256];
+		const struct task *root = broken_chain_root(task, chain, sizeof(chain));
+		if (target->failed && chain[0] && root->runner.failed)
+			/* Named once, at the root, with the way there, rather than
+			 * nested: "g/api failed for good (g/db failed for good
+			 * (...))". */
+			snprintf(error, error_size, "%s failed for good (%s); the chain: %s",
+				 root->config->full_name,
+				 runner_failure(&root->runner)[0] ? runner_failure(&root->runner)
+								  : "no reason recorded",
+				 chain);
+		else if (target->failed)
 			snprintf(error, error_size, "%s failed for good (%s)",
 				 link->target->config->full_name,
 				 runner_failure(target)[0] ? runner_failure(target)

@@ -50,6 +50,11 @@ void task_dependencies_started(struct task *task);
 const struct task *task_dependencies_broken(const struct task *task, char *error,
 					    size_t error_size);
 
+/* A pending task whose wait goes through other tasks to one that failed
+ * for good: "the chain: g/web -> g/api -> g/db" into `buffer`; false for
+ * a direct dependency (its own message names it) or none. */
+bool task_dependencies_describe_chain(const struct task *task, char *buffer, size_t size);
+
 /* What a pending task waits for, for status: "waits for stack/migrate to
  * complete"; false when nothing (or only its gate). */
 bool task_dependencies_describe_wait(const struct task *task, char *buffer, size_t size);

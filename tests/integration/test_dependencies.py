@@ -218,8 +218,10 @@ def test_a_dependency_that_fails_for_good_names_the_chain(corral, tmp_path):
     assert app[0]["message"] == (
         "not started: stack/redis failed for good (exited with code 3); failed for good"), app
     proxy = result.events.of_task("proxy", "not_restarting")
+    # Named at the root, with the way there (not nested in web/app's).
     assert proxy[0]["message"].startswith(
-        "not started: web/app failed for good (stack/redis failed for good (exited with code 3))"), proxy
+        "not started: stack/redis failed for good (exited with code 3); "
+        "the chain: web/proxy -> web/app -> stack/redis"), proxy
 
 
 def test_the_example_stack_never_races(corral, repo_root):
@@ -375,3 +377,26 @@ def test_k8s_three_sidecars_stop_in_reverse_after_main(corral, tmp_path):
     terms = [n for n in names(m) if n.endswith("-term") or n == "main-end"]
     assert terms == ["main-end", "side3-term", "side2-term", "side1-term"], names(m)
     assert count_lines(m) == 8
+
+
+def test_a_task_that_waits_through_others_names_the_chain(corral, tmp_path):
+    """g/web waits for g/api, which waits for g/db; g/db fails for good:
+    g/web's message names g/db and the way there, not g/db alone."""
+    result = corral.run({"groups": {"g": {"tasks": {
+        "db": {"command": ["sleep", "100"], "restart": {"policy": "never"},
+               "readiness": {"exec": ["false"], "interval": "100ms", "timeout": "1s"}},
+        "api": {"command": ["sleep", "100"], "after": {"db": "ready"}},
+        "web": {"command": ["sleep", "100"], "after": {"api": "ready"}},
+    }}}})
+    lines = [line for line in result.stderr.splitlines() if "g/web: not started" in line]
+    assert lines, result.stderr
+    assert lines[0].endswith("g/db failed for good (not ready within 1s); "
+                             "the chain: g/web -> g/api -> g/db"), lines
+
+
+def test_one_restart_is_said_in_the_singular(corral, tmp_path):
+    result = corral.run({"groups": {"g": {"tasks": {"t": {
+        "command": ["sh", "-c", "exit 1"],
+        "restart": {"policy": "on-failure", "attempts": 1, "delay": "10ms"}}}}}})
+    assert "(1 restart allowed within 1m)" in result.stderr, result.stderr
+    assert "1 restart within 1m spent" in result.stderr, result.stderr

@@ -671,7 +671,7 @@ static void test_texts_are_made_when_said(void **state)
 	runner_exited(&fixture->runner, &exit_1, 30);
 	assert_true(fixture->runner.failed);
 	assert_string_equal(runner_failure(&fixture->runner),
-			    "exited with code 1, 1 restarts within 1m spent");
+			    "exited with code 1, 1 restart within 1m spent");
 	assert_non_null(runner_decision(&fixture->runner));
 
 	runner_force_restart(&fixture->runner, true, 40);
