@@ -40,12 +40,6 @@ int cgroup_session_create(struct cgroup_session *session, const struct task_cgro
 	return 0;
 }
 
-int cgroup_session_open_procs(const struct cgroup_session *session)
-{
-	int fd = openat(session->dir_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 int cgroup_session_kill(const struct cgroup_session *session)
 {
 	return cgroup_fs_kill(session->dir_fd);

@@ -23,10 +23,6 @@ struct cgroup_session {
 int cgroup_session_create(struct cgroup_session *session, const struct task_cgroup *task,
 			  unsigned long serial);
 
-/* Its cgroup.procs, opened for writing (a process joins by writing its
- * pid). An fd, or -errno. */
-int cgroup_session_open_procs(const struct cgroup_session *session);
-
 /* SIGKILLs every process in it (cgroup.kill, else each of cgroup.procs). */
 int cgroup_session_kill(const struct cgroup_session *session);
 

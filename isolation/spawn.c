@@ -3,6 +3,7 @@
 #include "isolation/child_code.h"
 #include "isolation/clone_run.h"
 #include "isolation/reaper_image.h"
+#include "isolation/spawn_join.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,10 @@
 struct child_arguments {
 	const struct spawn_slots *slots;
 	const struct spawn_request *request;
+	/* A join whose pid namespace corral could not enter: the child
+	 * enters it and clones the process, whose pid it leaves here. */
+	bool pid_namespace_in_child;
+	pid_t command_pid;
 };
 
 /* The child calls the kernel directly, not through libc: it shares
@@ -42,7 +47,9 @@ child_fail_at(int error_fd, enum spawn_stage stage, int index)
 {
 	struct spawn_failure failure = {.stage = stage, .error = errno, .index = index};
 	syscall(SYS_write, error_fd, &failure, sizeof(failure));
-	syscall(SYS_exit, 127);
+	/* As shells do; what `corral exec` exits with (a task's start says
+	 * its failure itself). */
+	syscall(SYS_exit, failure.error == ENOENT ? 127 : 126);
 	__builtin_unreachable();
 }
 
@@ -143,7 +150,7 @@ void spawn_reset_oom_score_adj_to(int value)
 	snprintf(reset_oom_score_adj, sizeof(reset_oom_score_adj), "%d", value);
 }
 
-CHILD_CODE static const char *oom_score_adj_of(const struct spawn_request *request)
+CHILD_CODE const char *spawn_oom_score_adj_text(const struct spawn_request *request)
 {
 	return request->oom_score_adj && request->oom_score_adj[0] ? request->oom_score_adj
 								   : reset_oom_score_adj;
@@ -153,7 +160,7 @@ CHILD_CODE static const char *oom_score_adj_of(const struct spawn_request *reque
  * allocate; raising it needs no privilege, lowering it CAP_SYS_RESOURCE. */
 CHILD_CODE static void set_own_oom_score_adj(int error_fd, const struct spawn_request *request)
 {
-	const char *text = oom_score_adj_of(request);
+	const char *text = spawn_oom_score_adj_text(request);
 	if (!text[0])
 		return;
 	long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
@@ -199,10 +206,38 @@ static void note_signals_to_reset(void)
 	}
 }
 
+static int child_start_command(void *pointer);
+
+#if CLONE_RUN_SUPPORTED
+/* The stack of a join's process when the first child clones it (below). */
+static char command_stack[64 * 1024] __attribute__((aligned(16)));
+
+/* The child joined the task's pid namespace, which only its children
+ * enter: it starts the process as corral's child (CLONE_PARENT), waits
+ * until that has exec'd or failed (CLONE_VFORK), and exits. */
+CHILD_CODE static void __attribute__((noreturn))
+start_command_in_pid_namespace(struct child_arguments *arguments, int error_fd)
+{
+	struct clone_args args = {
+	    .flags = CLONE_PARENT | CLONE_VM | CLONE_VFORK,
+	    .stack = (uint64_t)(uintptr_t)command_stack,
+	    .stack_size = sizeof(command_stack),
+	};
+	pid_t pid = clone_run(&args, child_start_command, arguments);
+	if (pid < 0) {
+		errno = -pid;
+		child_fail(error_fd, SPAWN_STAGE_JOIN_PID_NAMESPACE);
+	}
+	arguments->command_pid = pid;
+	syscall(SYS_exit, 0);
+	__builtin_unreachable();
+}
+#endif
+
 /* Runs in the child, between clone and exec, on its own stack. */
 CHILD_CODE static int child_setup_and_exec(void *pointer)
 {
-	const struct child_arguments *arguments = pointer;
+	struct child_arguments *arguments = pointer;
 	const struct spawn_slots *slots = arguments->slots;
 	const struct spawn_request *request = arguments->request;
 	int error_fd = slots->error_fd;
@@ -219,10 +254,21 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 	join_v1_cgroups(error_fd, request->cgroup_v1_join);
 	set_own_oom_score_adj(error_fd, request);
 
+	if (request->join) {
+		int stage = 0, index = 0;
+		if (spawn_join_enter(request->join, slots->namespace_fd,
+				     arguments->pid_namespace_in_child, &stage, &index) < 0)
+			child_fail_at(error_fd, (enum spawn_stage)stage, index);
+#if CLONE_RUN_SUPPORTED
+		if (arguments->pid_namespace_in_child)
+			start_command_in_pid_namespace(arguments, error_fd);
+#endif
+	}
+
 	/* A namespace corral prepared (bridge, group mode), joined while the
 	 * child still has every capability. */
 	if (request->isolation && request->isolation->join_network_namespace &&
-	    syscall(SYS_setns, slots->netns_fd, CLONE_NEWNET) < 0)
+	    syscall(SYS_setns, slots->namespace_fd, CLONE_NEWNET) < 0)
 		child_fail(error_fd, SPAWN_STAGE_NETWORK_NAMESPACE);
 	/* In a new user namespace the child keeps corral's ids, which the maps
 	 * do not hold: a file it makes during setup (a mount point on a tmpfs
@@ -235,6 +281,16 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 		syscall(SYS_setfsgid, request->gid);
 		syscall(SYS_setfsuid, request->uid);
 	}
+	return child_start_command(arguments);
+}
+
+/* From here on, a task's start and a join take the same steps. */
+CHILD_CODE static int child_start_command(void *pointer)
+{
+	const struct child_arguments *arguments = pointer;
+	const struct spawn_slots *slots = arguments->slots;
+	const struct spawn_request *request = arguments->request;
+	int error_fd = slots->error_fd;
 
 	/* corral blocks the signals it reads through signalfd and may ignore
 	 * or catch some; the task must start with the defaults, and none of
@@ -304,7 +360,10 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 			AT_EMPTY_PATH);
 		child_fail(error_fd, SPAWN_STAGE_EXEC_REAPER);
 	}
-	syscall(SYS_execve, request->executable, request->argv, request->envp);
+	if (request->join)
+		spawn_join_exec(request->join, request->argv, request->envp);
+	else
+		syscall(SYS_execve, request->executable, request->argv, request->envp);
 	child_fail(error_fd, SPAWN_STAGE_EXEC);
 }
 
@@ -346,7 +405,7 @@ static const size_t slot_offsets[] = {
     offsetof(struct spawn_slots, devnull_fd), offsetof(struct spawn_slots, stdin_fd),
     offsetof(struct spawn_slots, output_fd),  offsetof(struct spawn_slots, stderr_fd),
     offsetof(struct spawn_slots, error_fd),   offsetof(struct spawn_slots, notify_fd),
-    offsetof(struct spawn_slots, sync_fd),    offsetof(struct spawn_slots, netns_fd),
+    offsetof(struct spawn_slots, sync_fd),    offsetof(struct spawn_slots, namespace_fd),
     offsetof(struct spawn_slots, reaper_fd),  offsetof(struct spawn_slots, reaper_status_fd),
 };
 #define SLOT_COUNT (sizeof(slot_offsets) / sizeof(slot_offsets[0]))
@@ -422,8 +481,10 @@ static void release_slots(struct spawn_slots *slots, const struct spawn_request 
 		dup3(slots->devnull_fd, slots->notify_fd, O_CLOEXEC);
 	if (request->between)
 		dup3(slots->devnull_fd, slots->sync_fd, O_CLOEXEC);
-	if (joins_network_namespace(request)) /* it lives on in the child */
-		dup3(slots->devnull_fd, slots->netns_fd, O_CLOEXEC);
+	if (joins_network_namespace(request) || request->join) /* it lives on in the child */
+		dup3(slots->devnull_fd, slots->namespace_fd, O_CLOEXEC);
+	if (request->join && request->join->stdin_fd >= 0)
+		dup3(slots->devnull_fd, slots->stdin_fd, O_CLOEXEC);
 	if (request->reaper_status_target > 0)
 		dup3(slots->devnull_fd, slots->reaper_status_fd, O_CLOEXEC);
 }
@@ -442,7 +503,10 @@ static int park_slots(struct spawn_slots *slots, const struct spawn_request *req
 	     dup3(request->reaper_status_fd, slots->reaper_status_fd, O_CLOEXEC) < 0) ||
 	    (request->between && dup3(sync_child_fd, slots->sync_fd, O_CLOEXEC) < 0) ||
 	    (joins_network_namespace(request) &&
-	     dup3(request->netns_fd, slots->netns_fd, O_CLOEXEC) < 0))
+	     dup3(request->netns_fd, slots->namespace_fd, O_CLOEXEC) < 0) ||
+	    (request->join && dup3(request->join->pidfd, slots->namespace_fd, O_CLOEXEC) < 0) ||
+	    (request->join && request->join->stdin_fd >= 0 &&
+	     dup3(request->join->stdin_fd, slots->stdin_fd, O_CLOEXEC) < 0))
 		return -errno;
 	return 0;
 }
@@ -520,6 +584,43 @@ static int run_between(struct spawn_slots *slots, const struct spawn_request *re
 	return 0;
 }
 
+/* A join's clone: corral in the task's pid namespace for its length when
+ * it may enter it; else the child enters it and clones the process once
+ * more (spawn.h, struct spawn_join). The process's pid, or -errno with
+ * result->message. */
+static pid_t clone_joining(struct child_arguments *arguments, int *pidfd,
+			   struct spawn_result *result)
+{
+	int own_namespace;
+	int entered = spawn_join_enter_pid_namespace(arguments->request->join, &own_namespace);
+	if (entered == -EPERM && CLONE_RUN_SUPPORTED)
+		arguments->pid_namespace_in_child = true;
+	else if (entered < 0)
+		return fail_with(result, "enter the task's pid namespace", entered);
+	pid_t pid = clone_child(arguments, pidfd);
+	int left = entered > 0 ? spawn_join_leave_pid_namespace(own_namespace) : 0;
+	if (pid < 0)
+		return fail_with(result, "clone3", pid);
+	if (left < 0) {
+		/* Cannot happen (corral's own namespace is always open to it);
+		 * should it, no process of this join may run. */
+		kill_and_reap(*pidfd);
+		close(*pidfd);
+		return fail_with(result, "go back to corral's pid namespace", left);
+	}
+	if (arguments->command_pid <= 0)
+		return pid; /* the one child ran every step, or failed before its clone */
+	/* The first child has exited; the loop's SIGCHLD sweep reaps it. */
+	close(*pidfd);
+	*pidfd = (int)syscall(SYS_pidfd_open, arguments->command_pid, 0);
+	if (*pidfd < 0) {
+		int error = -errno;
+		kill(arguments->command_pid, SIGKILL);
+		return fail_with(result, "pidfd_open", error);
+	}
+	return arguments->command_pid;
+}
+
 int spawn_process(struct spawn_slots *slots, const struct spawn_request *request,
 		  struct spawn_result *result)
 {
@@ -549,7 +650,10 @@ int spawn_process(struct spawn_slots *slots, const struct spawn_request *request
 	if (error < 0) {
 		release_slots(slots, request);
 		fail_with(result, "give the child its fds", error);
-	} else if ((pid = clone_child(&arguments, &pidfd)) < 0) {
+	} else if (request->join && (pid = clone_joining(&arguments, &pidfd, result)) < 0) {
+		release_slots(slots, request);
+		error = pid;
+	} else if (!request->join && (pid = clone_child(&arguments, &pidfd)) < 0) {
 		release_slots(slots, request);
 		error = fail_with(result, "clone3", pid);
 	} else if (request->between) {
@@ -570,196 +674,4 @@ int spawn_process(struct spawn_slots *slots, const struct spawn_request *request
 	result->pidfd = pidfd;
 	result->error_fd = error_pipe[0];
 	return 0;
-}
-
-int spawn_read_failure(int error_fd, struct spawn_failure *failure)
-{
-	ssize_t got;
-	do
-		got = read(error_fd, failure, sizeof(*failure));
-	while (got < 0 && errno == EINTR);
-	if (got == (ssize_t)sizeof(*failure))
-		return 1;
-	if (got == 0)
-		return 0;
-	if (got < 0 && errno == EAGAIN)
-		return -EAGAIN;
-	/* A short read cannot happen for a pipe write under PIPE_BUF; treat
-	 * anything odd as an exec failure of unknown cause. */
-	failure->stage = SPAWN_STAGE_EXEC;
-	failure->error = got < 0 ? errno : EIO;
-	return 1;
-}
-
-/* With the capability's name, as capabilities.c words it. */
-static void describe_capability_failure(const struct spawn_failure *failure, char *buffer,
-					size_t size)
-{
-	struct capability_failure capability = {.capability = (unsigned)failure->index};
-	switch (failure->stage) {
-	case SPAWN_STAGE_CAPABILITY_BOUNDING:
-		capability.stage = CAPABILITY_STAGE_BOUNDING;
-		break;
-	case SPAWN_STAGE_KEEP_CAPABILITIES:
-		capability.stage = CAPABILITY_STAGE_KEEPCAPS;
-		break;
-	case SPAWN_STAGE_CAPSET:
-		capability.stage = CAPABILITY_STAGE_CAPSET;
-		break;
-	default:
-		capability.stage = CAPABILITY_STAGE_AMBIENT;
-		break;
-	}
-	capability_failure_describe(&capability, failure->error, buffer, size);
-}
-
-/* The steps whose description is their name alone. */
-static const char *const plain_steps[] = {
-    [SPAWN_STAGE_SYNC] = "wait for corral's step before the setup",
-    [SPAWN_STAGE_NETWORK_NAMESPACE] = "join network namespace",
-    [SPAWN_STAGE_CGROUP_NAMESPACE] = "unshare the cgroup namespace",
-    [SPAWN_STAGE_MOUNT_PRIVATE] = "make mounts private",
-    [SPAWN_STAGE_PROC] = "mount a new /proc",
-    [SPAWN_STAGE_LOOPBACK] = "bring lo up",
-    [SPAWN_STAGE_NO_NEW_PRIVILEGES] = "no_new_privileges",
-    [SPAWN_STAGE_SECCOMP] = "load the seccomp filter",
-    [SPAWN_STAGE_EXEC_REAPER] = "exec corral's reaper (from its memfd)",
-    [SPAWN_STAGE_SIGNALS] = "reset signals",
-    [SPAWN_STAGE_SESSION] = "setsid",
-    [SPAWN_STAGE_STDIO] = "set up stdin/stdout/stderr",
-    [SPAWN_STAGE_SETGROUPS] = "setgroups",
-};
-
-void spawn_failure_describe(const struct spawn_request *request,
-			    const struct spawn_failure *failure, char *buffer, size_t size)
-{
-	const char *reason = strerror(failure->error);
-	if ((size_t)failure->stage < sizeof(plain_steps) / sizeof(plain_steps[0]) &&
-	    plain_steps[failure->stage]) {
-		snprintf(buffer, size, "%s: %s", plain_steps[failure->stage], reason);
-		return;
-	}
-	switch (failure->stage) {
-	case SPAWN_STAGE_CGROUP_V1:
-		snprintf(buffer, size, "join v1 cgroup %s: %s",
-			 request->cgroup_v1_join ? request->cgroup_v1_join[failure->index] : "?",
-			 reason);
-		break;
-	case SPAWN_STAGE_ROOTFS:
-	case SPAWN_STAGE_MOUNT_TARGET:
-	case SPAWN_STAGE_MOUNT:
-	case SPAWN_STAGE_PIVOT_ROOT:
-	case SPAWN_STAGE_READONLY_ROOTFS:
-		mount_plan_describe_failure(request->isolation ? request->isolation->mounts : NULL,
-					    (int)failure->stage, failure->index, reason, buffer,
-					    size);
-		break;
-	case SPAWN_STAGE_MASK:
-		snprintf(buffer, size, "mask %s: %s", spawn_isolation_masked_path(failure->index),
-			 reason);
-		break;
-	case SPAWN_STAGE_HIDE_CONTROL_SOCKET:
-		snprintf(buffer, size, "hide corral's control socket %s: %s",
-			 request->isolation && request->isolation->hidden_control_socket
-			     ? request->isolation->hidden_control_socket
-			     : "?",
-			 reason);
-		break;
-	case SPAWN_STAGE_READ_ONLY:
-		snprintf(buffer, size, "make %s read-only: %s",
-			 spawn_isolation_read_only_path(failure->index), reason);
-		break;
-	case SPAWN_STAGE_OOM_SCORE:
-		snprintf(buffer, size, "write %s to /proc/self/oom_score_adj: %s%s",
-			 oom_score_adj_of(request), reason,
-			 failure->error == EACCES ? " (lowering it needs cap_sys_resource)" : "");
-		break;
-	case SPAWN_STAGE_HOSTNAME:
-		snprintf(buffer, size, "sethostname %s: %s",
-			 request->isolation ? request->isolation->hostname : "?", reason);
-		break;
-	case SPAWN_STAGE_RLIMIT:
-		snprintf(buffer, size, "rlimit #%d: %s", failure->index + 1, reason);
-		break;
-	case SPAWN_STAGE_CAPABILITY_BOUNDING:
-	case SPAWN_STAGE_KEEP_CAPABILITIES:
-	case SPAWN_STAGE_CAPSET:
-	case SPAWN_STAGE_AMBIENT_CAPABILITIES:
-		describe_capability_failure(failure, buffer, size);
-		break;
-	case SPAWN_STAGE_REAPER_MEMFD:
-		/* Made once at start; described at each start that needs it. */
-		snprintf(buffer, size, "make the memfd of corral's reaper: %s%s", reason,
-			 failure->error == EACCES ? " (vm.memfd_noexec = 2 forbids an executable "
-						    "memfd; with init: false no reaper is needed)"
-						  : "");
-		break;
-	case SPAWN_STAGE_NOTIFY_FD:
-		snprintf(buffer, size, "readiness fd %d: %s", request->notify_target, reason);
-		break;
-	case SPAWN_STAGE_REAPER_STATUS_FD:
-		snprintf(buffer, size, "the reaper's status fd %d: %s",
-			 request->reaper_status_target, reason);
-		break;
-	case SPAWN_STAGE_CHDIR:
-		snprintf(buffer, size, "chdir %s: %s", request->cwd, reason);
-		break;
-	case SPAWN_STAGE_SETGID:
-		snprintf(buffer, size, "setgid %u: %s", (unsigned)request->gid, reason);
-		break;
-	case SPAWN_STAGE_SETUID:
-		snprintf(buffer, size, "setuid %u: %s", (unsigned)request->uid, reason);
-		break;
-	case SPAWN_STAGE_EXEC:
-	default:
-		snprintf(buffer, size, "exec %s: %s", request->executable, reason);
-		break;
-	}
-}
-
-static const char *env_lookup(char *const *envp, const char *name)
-{
-	size_t length = strlen(name);
-	for (; envp && *envp; envp++)
-		if (strncmp(*envp, name, length) == 0 && (*envp)[length] == '=')
-			return *envp + length + 1;
-	return NULL;
-}
-
-const char *spawn_resolve_executable(const char *argv0, char *const *envp, char *buffer,
-				     size_t size)
-{
-	return spawn_resolve_executable_in(NULL, argv0, envp, buffer, size);
-}
-
-/* `candidate` as the task will see it, looked at through `root`. */
-static bool is_executable_in(const char *root, const char *candidate)
-{
-	char rooted[PATH_MAX];
-	if (!root)
-		return access(candidate, X_OK) == 0;
-	int written = snprintf(rooted, sizeof(rooted), "%s/%s", root, candidate);
-	return written > 0 && (size_t)written < sizeof(rooted) && access(rooted, X_OK) == 0;
-}
-
-const char *spawn_resolve_executable_in(const char *root, const char *argv0, char *const *envp,
-					char *buffer, size_t size)
-{
-	if (strchr(argv0, '/'))
-		return argv0;
-	const char *path = env_lookup(envp, "PATH");
-	if (!path)
-		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-	while (*path) {
-		const char *end = strchrnul(path, ':');
-		size_t dir_length = (size_t)(end - path);
-		/* An empty PATH entry means the current directory. */
-		int written = dir_length
-				  ? snprintf(buffer, size, "%.*s/%s", (int)dir_length, path, argv0)
-				  : snprintf(buffer, size, "./%s", argv0);
-		if (written > 0 && (size_t)written < size && is_executable_in(root, buffer))
-			return buffer;
-		path = *end ? end + 1 : end;
-	}
-	return argv0;
 }

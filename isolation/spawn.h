@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "isolation/spawn_executable.h"
 #include "isolation/spawn_isolation.h"
 
 /* The child's steps, in the order it takes them. */
@@ -21,6 +22,8 @@ enum spawn_stage {
 	SPAWN_STAGE_SYNC, /* waiting for corral's step (spawn_request.between) */
 	SPAWN_STAGE_CGROUP_V1,
 	SPAWN_STAGE_NETWORK_NAMESPACE,
+	SPAWN_STAGE_JOIN_NAMESPACES,    /* a join (spawn_join): setns through the task's pidfd */
+	SPAWN_STAGE_JOIN_PID_NAMESPACE, /* a join's clone into the task's pid namespace */
 	SPAWN_STAGE_SIGNALS,
 	SPAWN_STAGE_SESSION,
 	SPAWN_STAGE_STDIO,
@@ -66,14 +69,17 @@ enum spawn_stage {
  * the fds below `copy_limit` (close_range CLOSE_RANGE_UNSHARE). The parent
  * parks what the child needs in the slots just before the clone. */
 struct spawn_slots {
-	int stdin_fd;  /* /dev/null, for good */
+	int stdin_fd;  /* /dev/null, or a join's stdin during its spawn */
 	int output_fd; /* the task's output pipe, refreshed per spawn */
 	int stderr_fd; /* its stderr: the output pipe, or a pipe of its own, during a spawn */
 	int error_fd;  /* the error pipe's write end during a spawn, else /dev/null */
 	int notify_fd; /* a readiness pipe's write end during a spawn, else /dev/null */
 	int sync_fd;   /* the child's end of the sync socket during a spawn with a
 			* parent step (spawn_request.between), else /dev/null */
-	int netns_fd;  /* the network namespace a task joins during a spawn, else /dev/null */
+	/* During a spawn, the namespaces the child joins with setns: a
+	 * network namespace corral prepared, or the pidfd of the task a join
+	 * enters; else /dev/null. */
+	int namespace_fd;
 	int reaper_status_fd; /* the reaper's end of its status socket during a
 			       * spawn of a task with a reaper, else /dev/null */
 	int reaper_fd;        /* corral's reaper program (a sealed memfd), which isolated
@@ -95,8 +101,36 @@ void spawn_slots_close(struct spawn_slots *slots);
  * saying which step failed and why ("write uid_map: Invalid argument"). */
 typedef int spawn_between_fn(void *context, pid_t pid, int pidfd, char *message, size_t size);
 
+/* Join mode: the process starts inside a running task (`corral exec`,
+ * probes with `inside: true`) instead of in namespaces of its own. The
+ * child takes the request's cgroup (into_cgroup, cgroup_v1_join), its
+ * oom_score_adj, these limits, then the task's namespaces, and goes on with
+ * the same steps as a task's own start: signals, session, stdio, the
+ * isolation's umask and capabilities, ids, no_new_privs, seccomp, exec.
+ *
+ * The task's pid namespace applies to the caller's children only: corral
+ * enters it for the clone and goes back to its own right after, so that
+ * the process is corral's child, its exit seen through its pidfd. When
+ * corral may not (without CAP_SYS_ADMIN in its own user namespace), the
+ * child enters it with the others and clones the process once more, as
+ * corral's child (CLONE_PARENT); the loop's SIGCHLD sweep reaps the first. */
+struct spawn_join {
+	int pidfd;                /* the task's process */
+	unsigned long namespaces; /* CLONE_NEW* of that process not corral's own */
+	int stdin_fd;             /* -1: /dev/null */
+	/* The task's limits, set before its user namespace is joined:
+	 * inside it, no hard limit could be raised. */
+	const struct rlimit_config *rlimits;
+	size_t rlimit_count;
+	/* argv[0] along the PATH of envp, tried in turn as execvp does: only
+	 * inside the task's root can the child tell which one exists
+	 * (spawn_join_executable_candidates). */
+	char *const *executable_candidates;
+};
+
 struct spawn_request {
-	const char *executable; /* resolved path, see spawn_resolve_executable */
+	const char *executable; /* resolved path, see spawn_resolve_executable; in a
+				 * join, argv[0], for messages */
 	char *const *argv;
 	char *const *envp;
 	const char *cwd; /* NULL: keep corral's */
@@ -146,6 +180,10 @@ struct spawn_request {
 	/* isolation->join_network_namespace: the namespace (an fd of corral's)
 	 * the child joins with setns, prepared by corral (network.h). */
 	int netns_fd;
+	/* NULL: a process of its own. Else it joins a running task: its
+	 * output_fd is stdout, separate_stderr and stderr_fd stderr, and the
+	 * isolation holds no namespaces (clone_flags 0). */
+	const struct spawn_join *join;
 };
 
 struct spawn_result {
@@ -162,14 +200,17 @@ struct spawn_failure {
 	int index; /* which v1 cgroup, rlimit, capability or mount step */
 };
 
-/* Returns 0 with *result filled, or -errno when the clone itself or the
- * request's `between` step failed (result->message says which and why).
- * Returns once the child has exec'd or failed: microseconds. */
 /* corral lowered its own oom_score_adj (base/oom_protection.c):
  * every child sets `value`, the one corral started with, back before
  * anything else, so that the protection is corral's alone. */
 void spawn_reset_oom_score_adj_to(int value);
 
+/* What a child of `request` writes to its oom_score_adj ("": nothing). */
+const char *spawn_oom_score_adj_text(const struct spawn_request *request);
+
+/* Returns 0 with *result filled, or -errno when the clone itself or the
+ * request's `between` step failed (result->message says which and why).
+ * Returns once the child has exec'd or failed: microseconds. */
 int spawn_process(struct spawn_slots *slots, const struct spawn_request *request,
 		  struct spawn_result *result);
 
@@ -181,16 +222,3 @@ int spawn_read_failure(int error_fd, struct spawn_failure *failure);
  * "exec /usr/bin/ap: No such file or directory". */
 void spawn_failure_describe(const struct spawn_request *request,
 			    const struct spawn_failure *failure, char *buffer, size_t size);
-
-/* Resolves argv0 against PATH (from envp) as execvp would, into `buffer`.
- * A name with a '/' is used as it is. When nothing is found the name is
- * returned unchanged, so that exec fails with ENOENT and says so. */
-const char *spawn_resolve_executable(const char *argv0, char *const *envp, char *buffer,
-				     size_t size);
-
-/* The same for a task whose / will be `root` (its rootfs; NULL: the
- * host's): the PATH directories are looked at below it, so that `sh`
- * finds the rootfs' /bin/sh, not the host's /usr/bin/sh. A symlink there
- * is followed on the host: a guess, which exec inside the root settles. */
-const char *spawn_resolve_executable_in(const char *root, const char *argv0, char *const *envp,
-					char *buffer, size_t size);

@@ -132,6 +132,19 @@ const char *spawn_isolation_masked_path(int index)
 	return index >= 0 && (size_t)index < COUNT(masked_paths) ? masked_paths[index] : "?";
 }
 
+CHILD_CODE int spawn_isolation_set_rlimits(const struct rlimit_config *rlimits, size_t count,
+					   int *stage, int *index)
+{
+	for (size_t i = 0; i < count; i++) {
+		struct rlimit value = {.rlim_cur = rlimits[i].soft, .rlim_max = rlimits[i].hard};
+		if (syscall(SYS_prlimit64, 0, rlimits[i].resource, &value, NULL) < 0) {
+			*index = (int)i;
+			return fail(stage, SPAWN_STAGE_RLIMIT);
+		}
+	}
+	return 0;
+}
+
 CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolation, int *stage,
 					  int *index)
 {
@@ -191,14 +204,10 @@ CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolatio
 	int loopback = isolation->loopback_up ? bring_loopback_up() : 0;
 	if (loopback < 0)
 		return fail_with(stage, SPAWN_STAGE_LOOPBACK, loopback);
-	for (size_t i = 0; i < isolation->rlimit_count; i++) {
-		const struct rlimit_config *limit = &isolation->rlimits[i];
-		struct rlimit value = {.rlim_cur = limit->soft, .rlim_max = limit->hard};
-		if (syscall(SYS_prlimit64, 0, limit->resource, &value, NULL) < 0) {
-			*index = (int)i;
-			return fail(stage, SPAWN_STAGE_RLIMIT);
-		}
-	}
+	int limits =
+	    spawn_isolation_set_rlimits(isolation->rlimits, isolation->rlimit_count, stage, index);
+	if (limits < 0)
+		return limits;
 	if (isolation->umask >= 0)
 		syscall(SYS_umask, isolation->umask);
 	if (isolation->capabilities) {

@@ -63,6 +63,12 @@ int spawn_isolation_before_ids(const struct spawn_isolation *isolation, int *sta
 int spawn_isolation_after_ids(const struct spawn_isolation *isolation, int *stage, int *index);
 int spawn_isolation_seccomp(const struct spawn_isolation *isolation, int *stage);
 
+/* The limits alone, for a spawn that joins a task (spawn.h, spawn_join):
+ * they are set before its user namespace is, where a hard limit could not
+ * be raised. */
+int spawn_isolation_set_rlimits(const struct rlimit_config *rlimits, size_t count, int *stage,
+				int *index);
+
 /* For messages: the path of a failed SPAWN_STAGE_READ_ONLY / _MASK. */
 const char *spawn_isolation_read_only_path(int index);
 const char *spawn_isolation_masked_path(int index);

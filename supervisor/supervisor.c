@@ -446,7 +446,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 						       .error_fd = -1,
 						       .notify_fd = -1,
 						       .sync_fd = -1,
-						       .netns_fd = -1,
+						       .namespace_fd = -1,
 						       .reaper_fd = -1,
 						       .reaper_status_fd = -1,
 						       .devnull_fd = -1};

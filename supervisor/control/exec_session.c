@@ -27,6 +27,7 @@ struct exec_session {
 	pid_t pid;
 	struct loop_watch pidfd_watch;
 	struct loop_watch error_watch; /* the command's exec failure, or EOF */
+	struct task_join join;         /* what a failure message names */
 	/* Its own cgroup below the task's (dir_fd -1 without cgroups: its
 	 * process group is killed instead), watched after the command's end
 	 * until what it left behind is dead and the directory can go. */
@@ -135,8 +136,9 @@ static void finish(struct exec_session *session, const siginfo_t *info)
 	struct loop *loop = session->owner->loop;
 	/* An exec failure written just before the exit is read now. */
 	if (session->error_watch.fd >= 0 && !session->failure[0])
-		task_join_read_failure(session->error_watch.fd, session->failure,
-				       sizeof(session->failure), session->command);
+		task_join_read_failure(&session->join, session->error_watch.fd, session->failure,
+				       sizeof(session->failure));
+	task_join_release(&session->join);
 	close_watch(loop, &session->error_watch);
 	close_watch(loop, &session->pidfd_watch);
 	json_t *reply = json_object();
@@ -173,8 +175,8 @@ static void on_error_pipe(struct loop_watch *watch, uint32_t events)
 {
 	(void)events;
 	struct exec_session *session = watch->data;
-	task_join_read_failure(watch->fd, session->failure, sizeof(session->failure),
-			       session->command);
+	task_join_read_failure(&session->join, watch->fd, session->failure,
+			       sizeof(session->failure));
 	/* EOF: the exec worked (the pipe was CLOEXEC), or the report is in. */
 	close_watch(session->owner->loop, watch);
 }
@@ -223,18 +225,16 @@ int exec_session_start(struct exec_sessions *sessions, struct task *task,
 	session->cgroup_events_watch.fd = -1;
 	/* Without a v2 leaf (cgroups off) the session has none either. */
 	cgroup_session_create(&session->cgroup, &task->cgroup, ++sessions->serial);
-	int procs = session->cgroup.dir_fd >= 0 ? cgroup_session_open_procs(&session->cgroup) : -1;
 	struct task_join_request join = {.argv = request->argv,
 					 .env = request->env,
 					 .user = request->user[0] ? request->user : NULL,
 					 .cwd = request->cwd[0] ? request->cwd : NULL,
 					 .fds = streams.command_fds,
 					 .fd_count = 3,
-					 .cgroup_procs_fd = procs < 0 ? -1 : procs};
-	struct task_join_result started;
-	int result = task_join_spawn(task, &join, &started, error, error_size);
-	if (procs >= 0)
-		close(procs);
+					 .take_terminal = request->tty,
+					 .cgroup_fd = session->cgroup.dir_fd};
+	struct spawn_result started;
+	int result = task_join_spawn(task, &join, &session->join, &started, error, error_size);
 	exec_streams_close_command_side(&streams);
 	if (result < 0) {
 		exec_streams_close_client_side(&streams);

@@ -69,15 +69,9 @@ static bool run_in_progress(const struct probe *probe)
 static int run_inside(struct probe *probe, struct spawn_result *result, char *error,
 		      size_t error_size)
 {
-	struct task_join_request request = {.argv = probe->config->argv, .cgroup_procs_fd = -1};
-	struct task_join_result joined;
-	int failure = task_join_spawn(probe->inside_task, &request, &joined, error, error_size);
-	if (failure < 0)
-		return failure;
-	result->pid = joined.pid;
-	result->pidfd = joined.pidfd;
-	result->error_fd = joined.error_fd;
-	return 0;
+	struct task_join_request request = {.argv = probe->config->argv, .cgroup_fd = -1};
+	return task_join_spawn(probe->inside_task, &request, &probe->joined, result, error,
+			       error_size);
 }
 
 static void run_once(struct probe *probe)
@@ -168,7 +162,7 @@ static void describe_exit(struct probe *probe, const siginfo_t *info, char *erro
 {
 	struct spawn_failure failure;
 	if (probe->run_joined &&
-	    task_join_read_failure(probe->error_fd, error, error_size, probe->config->argv[0]))
+	    task_join_read_failure(&probe->joined, probe->error_fd, error, error_size))
 		return;
 	if (!probe->run_joined && spawn_read_failure(probe->error_fd, &failure) == 1) {
 		struct spawn_request request = {.executable = probe->executable,
@@ -198,6 +192,8 @@ static void finish_run(struct probe *probe)
 	bool passed = info.si_code == CLD_EXITED && info.si_status == 0 && !probe->timed_out;
 	if (!passed)
 		describe_exit(probe, &info, why, sizeof(why));
+	if (probe->run_joined)
+		task_join_release(&probe->joined);
 	loop_watch_remove(probe->services->loop, &probe->pidfd_watch);
 	close(probe->pidfd_watch.fd);
 	probe->pidfd_watch.fd = -1;

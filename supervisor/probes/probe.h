@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "isolation/task_plan.h"
 #include "supervisor/tasks/services.h"
+#include "supervisor/tasks/task_join.h"
 
 /* One run ended: passed (exit 0) or not, and why not ("exited with code 1",
  * "timed out after 2s", "exec /bin/chek: No such file or directory"). */
@@ -42,7 +43,8 @@ struct probe {
 
 	/* exec with `inside`: the run is started in the task (task_join_spawn). */
 	struct task *inside_task;
-	bool run_joined; /* the run in progress was: its failure reads differently */
+	bool run_joined;         /* the run in progress was: its failure reads differently */
+	struct task_join joined; /* that run's, for its failure message */
 
 	/* tcp, http, unix (net_probe.c). */
 	pid_t (*target_pid)(void *context); /* the task's process, for its namespaces */

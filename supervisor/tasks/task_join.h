@@ -1,22 +1,20 @@
 /* A process inside a running task: `corral exec` (exec_session.h) and
  * probes that run inside their task (probe.h).
  *
- * The process joins the task's namespaces (setns through a pidfd of the
- * task's process: its root comes with the mount namespace), its cgroup
- * (or a child of it), and takes its user and groups, capabilities,
- * no_new_privs, seccomp filter, rlimits, umask, environment and working
- * directory.
- *
- * How, without blocking the loop: corral forks a helper, which joins the
- * cgroup and the namespaces and clones the process with CLONE_PARENT, so
- * that it is corral's own child, inside the task's pid namespace; the
- * helper exits at once. An exec failure comes back on a CLOEXEC pipe, the
- * exit through the pidfd. */
+ * This builds the request of a spawn in join mode (isolation/spawn.h,
+ * struct spawn_join) from the task: its environment with the overrides,
+ * its ids (or the request's user), its cgroup (or an exec session's below
+ * it), its rlimits, umask, capabilities, no_new_privs and seccomp filter,
+ * a pidfd of its process and which of that process's namespaces are not
+ * corral's. The spawn does the rest; the process is corral's child, its
+ * exit seen through its pidfd in the loop like any other. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "isolation/spawn.h"
 
 struct task;
 
@@ -27,23 +25,30 @@ struct task_join_request {
 	const char *cwd;   /* NULL: the task's */
 	const int *fds;    /* its stdin, stdout, stderr; fewer: /dev/null */
 	size_t fd_count;
-	/* The cgroup.procs of a child cgroup of the task's v2 leaf to join
+	bool take_terminal; /* stdin is a terminal: make it the session's */
+	/* The directory of a child cgroup of the task's v2 leaf to start in
 	 * instead of the leaf (an exec session's, so that its whole tree can
 	 * be killed); -1: the leaf. Not taken over. */
-	int cgroup_procs_fd;
+	int cgroup_fd;
 };
 
-struct task_join_result {
-	pid_t pid; /* corral's own child, in the task's pid namespace */
-	int pidfd;
-	int error_fd; /* EOF once it exec'd; else task_join_read_failure */
+/* A started process's failure messages name its command, working
+ * directory and ids: what a spawn_request keeps of them, owned here. */
+struct task_join {
+	struct spawn_request names;
+	char *command;
+	char *cwd;
 };
 
-/* Starts the process; 0, or -1 with `error` (nothing started). The
- * caller keeps the fds it passed. */
+/* Starts the process; 0 with *result and *join filled, or -1 with `error`
+ * (nothing started, nothing to release). The caller keeps the fds it
+ * passed. */
 int task_join_spawn(struct task *task, const struct task_join_request *request,
-		    struct task_join_result *result, char *error, size_t error_size);
+		    struct task_join *join, struct spawn_result *result, char *error,
+		    size_t error_size);
 
 /* The process never ran: "exec /x: No such file or directory" in
- * `message`; false when it did (EOF). */
-bool task_join_read_failure(int error_fd, char *message, size_t size, const char *command);
+ * `message`; false when it did (EOF), or has not said yet. */
+bool task_join_read_failure(const struct task_join *join, int error_fd, char *message, size_t size);
+
+void task_join_release(struct task_join *join);

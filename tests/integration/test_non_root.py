@@ -160,3 +160,38 @@ def test_a_namespace_corral_cannot_make_is_refused_at_start_naming_the_task(corr
             f"corral (uid {uid}) does not have: run corral with it, or add user to namespaces "
             "(with isolation.user maps)") in result.stderr, result
     assert "up" not in (corral.dir / "corral.stdout").read_text()
+
+
+def test_exec_into_a_user_and_pid_namespace_of_a_rootless_corral(corral, user_dir):
+    """corral without capabilities may not enter a task's pid namespace
+    itself: the process it starts there enters it and clones the command
+    once more, which still ends up in the task's namespaces and cgroup,
+    its exit code and failures coming back as with root."""
+    uid, directory = user_dir
+    own_id = f"0 {uid} 1"
+    running = start(corral, uid, directory, {"groups": {"app": {"tasks": {
+        "boxed": {"command": ["sh", "-c", "echo up; exec sleep 1000"], "restart": NEVER,
+                  "isolation": {"namespaces": ["user", "pid", "mount"],
+                                "user": {"uid_map": own_id, "gid_map": own_id}}}}}}})
+    stdout = corral.dir / "corral.stdout"
+    wait_for(lambda: "app/boxed | up" in stdout.read_text(), what="the task to start")
+    task_pid = json.loads(cli(corral, uid, "status", "--json").stdout)["groups"][0]["tasks"][0]["pid"]
+    inside = cli(corral, uid, "exec", "app/boxed", "--", "sh", "-c",
+                 "id -u; readlink /proc/self/ns/pid /proc/self/ns/user; exit 7")
+    assert inside.returncode == 7, inside
+    lines = inside.stdout.splitlines()
+    assert lines[0] == "0", inside
+    assert lines[1:] == [os.readlink(f"/proc/{task_pid}/ns/pid"),
+                         os.readlink(f"/proc/{task_pid}/ns/user")], inside
+    missing = cli(corral, uid, "exec", "app/boxed", "--", "/nonexistent/program")
+    assert missing.returncode == 127, missing
+    assert "exec /nonexistent/program: No such file or directory" in missing.stderr, missing
+    # The first process of each exec exited at once; the loop reaped it.
+    wait_for(lambda: not zombie_children(running.pid), what="no zombie left")
+    stop(running)
+
+
+def zombie_children(pid):
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [child for child in children
+            if Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"]
