@@ -22,29 +22,47 @@ struct output_sink_ops {
 	void (*lines)(void *sink, struct output_batch *batch);
 };
 
-/* A task's ring, file, stdout and followers: four at most. */
-#define OUTPUT_SINKS_MAX 4
-
+/* The sinks of one stream of lines, in order. An interface rather than a
+ * list, so that a task holds no list of its own: its sinks are known from
+ * the task (stdout, its ring, its file, the followers: task.c), and 1000
+ * idle tasks keep 8 bytes each for it, not a list. */
 struct output_sinks {
-	struct {
-		const struct output_sink_ops *ops;
-		void *sink;
-	} list[OUTPUT_SINKS_MAX];
-	size_t count;
+	/* Hands `batch` to the sinks from the `first`th on (0: every one),
+	 * each after the one before, while it has lines. */
+	void (*hand)(const struct output_sinks *sinks, size_t first, struct output_batch *batch);
 };
-
-static inline void output_sinks_clear(struct output_sinks *sinks)
-{
-	sinks->count = 0;
-}
-
-/* Appends a sink; the first one added paces the others. */
-void output_sinks_add(struct output_sinks *sinks, const struct output_sink_ops *ops, void *sink);
 
 /* Hands `batch` to every sink in turn; on return it holds what the first
  * one took (it may have cut it). */
-void output_sinks_lines(const struct output_sinks *sinks, struct output_batch *batch);
+static inline void output_sinks_lines(const struct output_sinks *sinks, struct output_batch *batch)
+{
+	sinks->hand(sinks, 0, batch);
+}
 
 /* A batch the first sink refused, for the others only (log.mode:
  * non-blocking drops a line from stdout, not from the log). */
-void output_sinks_lines_after_first(const struct output_sinks *sinks, struct output_batch *batch);
+static inline void output_sinks_lines_after_first(const struct output_sinks *sinks,
+						  struct output_batch *batch)
+{
+	sinks->hand(sinks, 1, batch);
+}
+
+/* A holder's sinks, `count` of them, from the `first`th: the walk every
+ * `hand` makes. */
+void output_sinks_hand_each(const struct output_sink_ops *const *ops, void *const *sinks,
+			    size_t count, size_t first, struct output_batch *batch);
+
+/* Sinks kept as a list, for a holder that has them apart (the tests). */
+#define OUTPUT_SINK_LIST_MAX 4
+
+struct output_sink_list {
+	struct output_sinks sinks; /* what task_output_open takes: &list->sinks */
+	const struct output_sink_ops *ops[OUTPUT_SINK_LIST_MAX];
+	void *sink[OUTPUT_SINK_LIST_MAX];
+	size_t count;
+};
+
+void output_sink_list_init(struct output_sink_list *list);
+/* Appends a sink; the first one added paces the others. */
+void output_sink_list_add(struct output_sink_list *list, const struct output_sink_ops *ops,
+			  void *sink);

@@ -493,17 +493,24 @@ static void on_timer(struct loop_timer *timer)
 
 /* corral's stdout first (it paces the others), then the ring, the file
  * when there is one, and the followers (who see nothing while there are
- * none). Made again when the file comes or goes (reload). */
-static void gather_sinks(struct task *task)
+ * none): known from the task at each batch, so that none is kept. */
+static void hand_task_lines(const struct output_sinks *sinks, size_t first,
+			    struct output_batch *batch)
 {
+	struct task *task = (struct task *)((char *)sinks - offsetof(struct task, sinks));
 	struct services *services = task->services;
-	output_sinks_clear(&task->sinks);
-	output_sinks_add(&task->sinks, &output_sink_stdout_ops, services->sink);
-	output_sinks_add(&task->sinks, &line_ring_sink_ops, &task->logs);
-	if (task->log_file)
-		output_sinks_add(&task->sinks, &log_file_sink_ops, task->log_file);
-	if (services->log_followers)
-		output_sinks_add(&task->sinks, services->log_followers, task);
+	const struct output_sink_ops *ops[4] = {&output_sink_stdout_ops, &line_ring_sink_ops};
+	void *objects[4] = {services->sink, &task->logs};
+	size_t count = 2;
+	if (task->log_file) {
+		ops[count] = &log_file_sink_ops;
+		objects[count++] = task->log_file;
+	}
+	if (services->log_followers) {
+		ops[count] = services->log_followers;
+		objects[count++] = task;
+	}
+	output_sinks_hand_each(ops, objects, count, first, batch);
 }
 
 int task_open_stderr_writer(void *context)
@@ -529,7 +536,6 @@ void task_open_log_file(struct task *task)
 	task->log_file = xmalloc(sizeof(*task->log_file));
 	log_file_open(task->log_file, task->services->loop, config->log_dir, config->full_name,
 		      config->log_max_size, config->log_keep, config->log_shared_dir);
-	gather_sinks(task);
 }
 
 void task_close_log_file(struct task *task)
@@ -539,7 +545,6 @@ void task_close_log_file(struct task *task)
 	log_file_close(task->log_file);
 	free(task->log_file);
 	task->log_file = NULL;
-	gather_sinks(task);
 }
 
 uint64_t task_dropped_lines(const struct task *task)
@@ -554,7 +559,7 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 	const struct task_config *config = task->config;
 	struct services *services = task->services;
 	bool separate = config->log_separate_streams;
-	gather_sinks(task);
+	task->sinks.hand = hand_task_lines;
 	int result = task_output_open(&task->output, services->loop, services->sink, &task->sinks,
 				      config->full_name,
 				      separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED);

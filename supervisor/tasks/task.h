@@ -109,7 +109,8 @@ struct task {
 	struct task_output *error_output; /* log.streams: separate: stderr's; else NULL */
 	struct line_ring logs;            /* recent output, for `corral logs` */
 	struct log_file *log_file;        /* config log.dir: its lines on disk too; else NULL */
-	/* Where both pipes' lines go: stdout, the ring, the file, followers. */
+	/* Where both pipes' lines go: stdout, the ring, the file, followers,
+	 * found from the task at each batch (task.c's hand_task_lines). */
 	struct output_sinks sinks;
 	struct loop_timer timers[RUNNER_TIMER_COUNT];
 

@@ -82,12 +82,14 @@ static void test_sinks_after_the_first_get_what_it_took(void **state)
 {
 	(void)state;
 	struct recorder stdout_sink = {.room = 2}, ring = {0}, file = {0};
-	struct output_sinks sinks = {0};
-	output_sinks_add(&sinks, &pace_ops, &stdout_sink);
-	output_sinks_add(&sinks, &record_ops, &ring);
-	output_sinks_add(&sinks, &record_ops, &file);
+	struct output_sink_list list;
+	output_sink_list_init(&list);
+	output_sink_list_add(&list, &pace_ops, &stdout_sink);
+	output_sink_list_add(&list, &record_ops, &ring);
+	output_sink_list_add(&list, &record_ops, &file);
+	const struct output_sinks *sinks = &list.sinks;
 	struct output_batch batch = batch_of("a\nb\nc\n", OUTPUT_STREAM_MERGED);
-	output_sinks_lines(&sinks, &batch);
+	output_sinks_lines(sinks, &batch);
 	assert_int_equal(batch.length, 4);
 	assert_int_equal(batch.lines, 2);
 	assert_string_equal(ring.text, "a\nb\n");
@@ -97,7 +99,7 @@ static void test_sinks_after_the_first_get_what_it_took(void **state)
 	/* Full: nothing taken, and the others are not called at all. */
 	stdout_sink.room = 0;
 	batch = batch_of("c\n", OUTPUT_STREAM_MERGED);
-	output_sinks_lines(&sinks, &batch);
+	output_sinks_lines(sinks, &batch);
 	assert_int_equal(batch.length, 0);
 	assert_int_equal(batch.lines, 0);
 	assert_int_equal(ring.calls, 1);
@@ -106,7 +108,7 @@ static void test_sinks_after_the_first_get_what_it_took(void **state)
 	 * to the others. */
 	batch = batch_of("c\n", OUTPUT_STREAM_MERGED);
 	batch.lines = 1;
-	output_sinks_lines_after_first(&sinks, &batch);
+	output_sinks_lines_after_first(sinks, &batch);
 	assert_string_equal(ring.text, "a\nb\nc\n");
 	assert_string_equal(file.text, "a\nb\nc\n");
 	assert_int_equal(stdout_sink.calls, 2);

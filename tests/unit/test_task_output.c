@@ -41,7 +41,7 @@ static void bytes_add(struct bytes *bytes, const void *data, size_t length)
 struct fixture {
 	struct loop *loop;
 	struct output_sink sink;
-	struct output_sinks sinks; /* the sink, then the log */
+	struct output_sink_list sinks; /* the sink, then the log */
 	struct task_output output;
 	int writer; /* the task's end of its pipe, as a spawn gets it */
 	int stdout_read;
@@ -77,10 +77,11 @@ static struct fixture *open_fixture(enum output_format format, enum output_strea
 	output_sink_open(&fixture->sink, fixture->loop, fds[1], capacity);
 	fixture->sink.format = format;
 	static const struct output_sink_ops log_ops = {.lines = on_lines};
-	output_sinks_add(&fixture->sinks, &output_sink_stdout_ops, &fixture->sink);
-	output_sinks_add(&fixture->sinks, &log_ops, fixture);
+	output_sink_list_init(&fixture->sinks);
+	output_sink_list_add(&fixture->sinks, &output_sink_stdout_ops, &fixture->sink);
+	output_sink_list_add(&fixture->sinks, &log_ops, fixture);
 	assert_int_equal(task_output_open(&fixture->output, fixture->loop, &fixture->sink,
-					  &fixture->sinks, "web/app", stream),
+					  &fixture->sinks.sinks, "web/app", stream),
 			 0);
 	fixture->writer = task_output_open_writer(&fixture->output);
 	assert_true(fixture->writer >= 0);
