@@ -322,9 +322,26 @@ bool task_reap_helper(struct task *task, pid_t pid)
 	return task_readiness_reap(task, pid) || task_hooks_reap(task->hooks, pid);
 }
 
+void task_announce_started(struct task *task)
+{
+	if (!task->started_unannounced)
+		return;
+	task->started_unannounced = false;
+	event_log_task(task->services->events, task->config->full_name,
+		       task_event_type_name(TASK_EVENT_STARTED), "started", task_command_pid(task));
+}
+
 static void effect_event(struct runner *runner, enum task_event_type type, const char *message)
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
+	/* The reaper's exec is what succeeded: its command's pid comes on
+	 * the status socket, as a rule a moment later (task_reaper_status.c
+	 * says it when it comes, or the run's end). */
+	if (type == TASK_EVENT_STARTED && task->isolation && task->isolation->reaper_argv &&
+	    task->command_pid <= 0) {
+		task->started_unannounced = true;
+		return;
+	}
 	pid_t pid = type == TASK_EVENT_STARTED ? task_command_pid(task) : 0;
 	event_log_task(task->services->events, task->config->full_name, task_event_type_name(type),
 		       message, pid);

@@ -74,7 +74,11 @@ struct task {
 	size_t stop_position;      /* in the stop order of the whole config */
 	bool restart_held;         /* a Restart waits for restart: true dependents */
 	bool failed_by_dependency; /* never started: what it waited for failed */
-	unsigned walk_mark;        /* scratch of one graph walk */
+	/* Its reaper started, the command's pid not told yet: "started (pid
+	 * N)" waits for it, so that the pid said is the command's, as status
+	 * and `kill` want it, not the reaper's. */
+	bool started_unannounced;
+	unsigned walk_mark; /* scratch of one graph walk */
 
 	/* Its cgroup, made before its first start and kept across restarts. A
 	 * run ends when the cgroup is empty, not when the main process exits:
@@ -186,6 +190,9 @@ bool task_reaper_status_run_ended(struct task *task, struct task_exit *exit);
 /* The command's pid: for a task with a reaper the command's once it said
  * so (microseconds after the start), else `pid`. */
 pid_t task_command_pid(const struct task *task);
+/* Says "started", when the task's reaper has not told the command's pid
+ * yet and it was put off for it (task.c's effect_event). */
+void task_announce_started(struct task *task);
 void task_reaper_status_close(struct task *task);
 
 /* ---- its hooks (task_hooks_run.c) ---- */

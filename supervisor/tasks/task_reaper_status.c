@@ -46,6 +46,7 @@ static void take_message(struct task *task, const char *text, const struct ucred
 		/* 0 when the sender has no pid in corral's namespace: none. */
 		if (sender && sender->pid > 0)
 			task->command_pid = sender->pid;
+		task_announce_started(task);
 		return;
 	}
 	if (parse_command_status(text, &task->command_exit))
@@ -146,6 +147,7 @@ bool task_reaper_status_run_ended(struct task *task, struct task_exit *exit)
 {
 	/* The reaper said it before it exited: it is waiting to be read. */
 	read_messages(task);
+	task_announce_started(task); /* a command that never said its pid */
 	close_status_socket(task);
 	task->command_pid = 0;
 	if (!task->command_exit_told)

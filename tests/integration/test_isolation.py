@@ -284,3 +284,20 @@ def test_many_isolated_runs_leave_nothing_behind(corral, tmp_path):
     assert not (group_dir / "app").exists(), list(group_dir.iterdir())
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 1  # app exited 0 too often for its policy
+
+
+def test_a_task_with_a_reaper_is_announced_with_its_commands_pid(corral, tmp_path):
+    """One pid everywhere, the command's: "started (pid N)", the event and
+    status agree, and N is the command, not the reaper (a `kill -9 N` of
+    the announced pid must hit the command)."""
+    running = corral.start({"groups": {"g": {"tasks": {"app": {
+        "command": ["sleep", "1000"], "isolation": {"namespaces": ["pid"]}}}}}})
+    corral.wait_control(running)
+    status_pid = wait_for(lambda: corral.task_status("g/app").get("pid"), what="a pid")
+    started = wait_for(lambda: running.result().events.of_task("app", "started"),
+                       what="the started event")
+    assert started[0]["pid"] == status_pid, (started, status_pid)
+    assert Path(f"/proc/{status_pid}/comm").read_text().strip() == "sleep"
+    assert f"g/app: started (pid {status_pid})" in running.result().stderr
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
