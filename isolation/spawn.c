@@ -111,7 +111,7 @@ CHILD_CODE static int move_above(int *fd, int floor)
 		return 0;
 	long moved = syscall(SYS_fcntl, *fd, F_DUPFD_CLOEXEC, floor + 1);
 	if (moved < 0)
-		return -1;
+		return -errno;
 	*fd = (int)moved;
 	return 0;
 }

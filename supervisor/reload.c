@@ -13,6 +13,7 @@
  *    stopped and freed once dead (reload_collect), links made again. */
 #include "supervisor/reload.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +111,7 @@ static int check_plan_startable(struct reload_plan *plan)
 		if ((step->action == RELOAD_ADD || step->action == RELOAD_REPLACE) &&
 		    check_startable(step->definition, step->group_definition->name, plan->refusal,
 				    sizeof(plan->refusal)) < 0)
-			return -1;
+			return -EINVAL; /* refused: plan->refusal says why */
 	}
 	for (size_t g = 0; g < plan->group_count; g++) {
 		const struct reload_group_step *step = &plan->groups[g];
@@ -119,7 +120,7 @@ static int check_plan_startable(struct reload_plan *plan)
 		for (size_t t = 0; t < step->definition->task_count; t++)
 			if (check_startable(&step->definition->tasks[t], step->definition->name,
 					    plan->refusal, sizeof(plan->refusal)) < 0)
-				return -1;
+				return -EINVAL; /* refused: plan->refusal says why */
 	}
 	return 0;
 }
@@ -132,7 +133,7 @@ static int make_plan(struct supervisor *supervisor, struct config *config, struc
 	int result = reload_plan_make(&running, config, &reload->plan);
 	reload_running_free(&running);
 	if (result < 0)
-		return -1;
+		return -EINVAL; /* refused: plan->refusal says why */
 	bind_plan(supervisor, reload);
 	return check_plan_startable(&reload->plan);
 }
@@ -235,7 +236,7 @@ static int make_new(struct supervisor *supervisor, struct reload *reload)
 		if (group_init(reload->groups[i], step->definition, &supervisor->services,
 			       plan->refusal, sizeof(plan->refusal)) < 0) {
 			free_made(reload);
-			return -1;
+			return -EINVAL; /* refused: plan->refusal says why */
 		}
 	}
 	for (size_t i = 0; i < plan->task_count; i++) {
@@ -257,7 +258,7 @@ static int make_new(struct supervisor *supervisor, struct reload *reload)
 			snprintf(plan->refusal, sizeof(plan->refusal), "%s: %s",
 				 step->definition->full_name, why);
 			free_made(reload);
-			return -1;
+			return -EINVAL; /* refused: plan->refusal says why */
 		}
 	}
 	return 0;

@@ -217,8 +217,9 @@ int exec_session_start(struct exec_sessions *sessions, struct task *task,
 					      .rows = request->rows,
 					      .columns = request->columns};
 	struct exec_streams streams;
-	if (exec_streams_open(&streams, &wanted, error, error_size) < 0)
-		return -1;
+	int opened = exec_streams_open(&streams, &wanted, error, error_size);
+	if (opened < 0)
+		return opened;
 	struct exec_session *session = xcalloc(1, sizeof(*session));
 	session->owner = sessions;
 	session->task = task;
@@ -241,7 +242,7 @@ int exec_session_start(struct exec_sessions *sessions, struct task *task,
 		cgroup_session_remove(&session->cgroup);
 		cgroup_session_release(&session->cgroup);
 		free(session);
-		return -1;
+		return result;
 	}
 	session->client = client;
 	session->pid = started.pid;

@@ -92,11 +92,11 @@ int log_dir_open(const char *dir, const char *group, bool shared_dir,
 	if (dir_fd < 0) {
 		int error = made && errno == ENOENT ? made : errno;
 		fail(failure, false, error, "%s: %s", dir, strerror(error));
-		return -1;
+		return -failure->error;
 	}
 	if (!trusted(dir_fd, dir, shared_dir, true, failure)) {
 		close(dir_fd);
-		return -1;
+		return -failure->error;
 	}
 	made = mkdirat(dir_fd, group, 0755) == 0 || errno == EEXIST ? 0 : errno;
 	int group_fd = open_beneath(dir_fd, group, DIR_FLAGS, 0);
@@ -109,13 +109,13 @@ int log_dir_open(const char *dir, const char *group, bool shared_dir,
 			     error == ELOOP ? "a symbolic link" : "not a directory");
 		else
 			fail(failure, false, error, "%s/%s: %s", dir, group, strerror(error));
-		return -1;
+		return -failure->error;
 	}
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", dir, group);
 	if (!trusted(group_fd, path, shared_dir, false, failure)) {
 		close(group_fd);
-		return -1;
+		return -failure->error;
 	}
 	return group_fd;
 }
@@ -137,7 +137,7 @@ int log_dir_open_file(int dir_fd, const char *name, bool exclusive, uint64_t *si
 			fail(failure, true, error, "it is a FIFO or socket");
 		else
 			fail(failure, false, error, "%s", strerror(error));
-		return -1;
+		return -failure->error;
 	}
 	struct stat status;
 	if (fstat(fd, &status) < 0) {
@@ -153,7 +153,7 @@ int log_dir_open_file(int dir_fd, const char *name, bool exclusive, uint64_t *si
 		return fd;
 	}
 	close(fd);
-	return -1;
+	return -failure->error;
 }
 
 int log_dir_rotate(int dir_fd, const char *name, unsigned keep, int *older_error)

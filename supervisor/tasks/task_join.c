@@ -72,7 +72,7 @@ static int resolve_user(const char *text, struct spawn_request *spawn, char *err
 	char name[256];
 	snprintf(name, sizeof(name), "%s", text);
 	if (id_spec_check(name, error, size) < 0)
-		return -1;
+		return -EINVAL;
 	char *colon = strchr(name, ':');
 	if (colon)
 		*colon = '\0';
@@ -82,7 +82,7 @@ static int resolve_user(const char *text, struct spawn_request *spawn, char *err
 		entry = getpwnam(name);
 		if (!entry) {
 			snprintf(error, size, "user \"%s\": no such user", name);
-			return -1;
+			return -ENOENT;
 		}
 		uid = entry->pw_uid;
 	}
@@ -97,7 +97,7 @@ static int resolve_user(const char *text, struct spawn_request *spawn, char *err
 			struct group *group = getgrnam(colon + 1);
 			if (!group) {
 				snprintf(error, size, "group \"%s\": no such group", colon + 1);
-				return -1;
+				return -ENOENT;
 			}
 			gid = group->gr_gid;
 		}
@@ -160,8 +160,9 @@ static int prepare(struct spawn_request *spawn, struct join_storage *storage,
 	take_isolation(task, storage);
 	storage->join.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (storage->join.pidfd < 0) {
-		snprintf(error, size, "the task's process %d: %s", (int)pid, strerror(errno));
-		return -1;
+		int failure = -errno;
+		snprintf(error, size, "the task's process %d: %s", (int)pid, strerror(-failure));
+		return failure;
 	}
 	storage->join.namespaces = own_namespaces(pid);
 	spawn->envp = storage->envp;

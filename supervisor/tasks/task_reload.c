@@ -64,10 +64,11 @@ int task_update_in_place(struct task *task, struct task_config *definition,
 	task_config_swap_in_place_fields(own, definition);
 	for (size_t i = 0; i < diff->field_count; i++) {
 		const char *field = diff->fields[i];
+		int refused;
 		if (strcmp(field, "resources") == 0 &&
-		    task_cgroup_update_limits(&task->cgroup, task->services->cgroups,
-					      task->group->config->name, own->name, &own->resources,
-					      error, error_size) < 0) {
+		    (refused = task_cgroup_update_limits(&task->cgroup, task->services->cgroups,
+							 task->group->config->name, own->name,
+							 &own->resources, error, error_size)) < 0) {
 			/* The old limits stay, in the config and, as far as the
 			 * kernel lets them back, in the cgroup. */
 			char ignored[256];
@@ -75,7 +76,7 @@ int task_update_in_place(struct task *task, struct task_config *definition,
 			task_cgroup_update_limits(&task->cgroup, task->services->cgroups,
 						  task->group->config->name, own->name,
 						  &own->resources, ignored, sizeof(ignored));
-			return -1;
+			return refused;
 		}
 		if (strcmp(field, "readiness") == 0 || strcmp(field, "health") == 0)
 			remake_probes(task);
