@@ -1,8 +1,8 @@
 /* The CLI's side of the control socket: connect, send one request, read
  * reply lines. (The server's side of a connection is its struct
- * control_client, in control_server.c.) Errors are printed here, in the words a person at the
- * terminal needs ("is corral running?"), so that every subcommand says them
- * the same way. */
+ * control_client, in control_server_internal.h.) Errors are printed here,
+ * in the words a person at the terminal needs ("is corral running?"), so
+ * that every subcommand says them the same way. */
 #pragma once
 
 #include <jansson.h>

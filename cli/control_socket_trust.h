@@ -1,6 +1,6 @@
 /* Whether the CLI may talk to the socket it is about to use. The server
  * takes a default place only in a directory of its own that no one else
- * may write (control_server.c); the CLI keeps the same rule from its side,
+ * may write (control_listener.c); the CLI keeps the same rule from its side,
  * or another local user who made /tmp/corral-UID first would receive the
  * operator's requests: exec's -e values and its stdin, stdout and stderr.
  *
