@@ -84,10 +84,13 @@ def test_socket_goes_to_xdg_runtime_dir_and_the_cli_finds_it_there(corral, user_
     assert len(said) == 1 and said[0].startswith(
         f"corral: control socket: listening on {socket_path} (the CLI looks there too); "), said
     assert "/run/corral" in said[0], said
-    status = cli(corral, uid, "status", "--json", extra_env=extra)
-    assert status.returncode == 0, status
-    tasks = json.loads(status.stdout)["groups"][0]["tasks"]
-    assert [(t["task"], t["state"]) for t in tasks] == [("app/web", "running")], tasks
+    # The socket opens before the task's start is seen through: wait for it.
+    def tasks():
+        status = cli(corral, uid, "status", "--json", extra_env=extra)
+        assert status.returncode == 0, status
+        listed = json.loads(status.stdout)["groups"][0]["tasks"]
+        return [(t["task"], t["state"]) for t in listed] == [("app/web", "running")] and listed
+    wait_for(tasks, what="app/web running, as the CLI sees it")
     assert not os.path.exists(f"/tmp/corral-{uid}"), "took /tmp although XDG_RUNTIME_DIR was there"
     stop(running)
     assert not socket_path.exists()
@@ -100,8 +103,11 @@ def test_without_xdg_runtime_dir_the_socket_goes_to_tmp_corral_uid(corral, user_
     wait_for(socket_path.exists, what="the socket in /tmp")
     owned = os.lstat(f"/tmp/corral-{uid}")
     assert (owned.st_uid, owned.st_mode & 0o777) == (uid, 0o700)
-    status = cli(corral, uid, "status", "app/web")
-    assert status.returncode == 0 and "running" in status.stdout, status
+    def status():
+        told = cli(corral, uid, "status", "app/web")
+        assert told.returncode == 0, told
+        return "running" in told.stdout
+    wait_for(status, what="app/web running, as the CLI sees it")
     stop(running)
 
 
