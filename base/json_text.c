@@ -1,6 +1,7 @@
 #include "base/json_text.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,4 +144,28 @@ const char *json_kind(const json_t *value)
 		return "null";
 	}
 	return "something else";
+}
+
+char *json_dumps_timed(uint64_t time_ms, const json_t *fields)
+{
+	char *rest = json_dumps(fields, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (!rest)
+		return NULL;
+	char time_text[48];
+	int time_length =
+	    snprintf(time_text, sizeof(time_text), "{\"time\":%llu.%03u",
+		     (unsigned long long)(time_ms / 1000), (unsigned)(time_ms % 1000));
+	/* rest is "{}" or "{...}": its fields follow the time after a comma. */
+	bool empty = rest[1] == '}';
+	size_t rest_length = strlen(rest);
+	char *text = xmalloc((size_t)time_length + rest_length + 1);
+	memcpy(text, time_text, (size_t)time_length);
+	if (empty)
+		memcpy(text + time_length, "}", 2);
+	else {
+		text[time_length] = ',';
+		memcpy(text + time_length + 1, rest + 1, rest_length);
+	}
+	free(rest);
+	return text;
 }

@@ -28,3 +28,11 @@ char *json_line_take(json_t *value, size_t *length);
 /* For "must be X, not <kind>": "an object", "an array", "a string",
  * "a number", "a boolean" or "null". */
 const char *json_kind(const json_t *value);
+
+/* `fields` (an object) as one compact JSON text with "time" first, written
+ * as seconds since the epoch with exactly three decimals (1763978400.123):
+ * the one way every line a log shipper reads writes its time (task lines
+ * of `run --log-format json`, `logs --json`, the event log, corral's own
+ * messages). jansson's reals would print 1763978400.1229999. Does not take
+ * the reference; NULL when encoding fails; the caller frees the text. */
+char *json_dumps_timed(uint64_t time_ms, const json_t *fields);

@@ -19,3 +19,9 @@ void log_debug(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 void log_set_quiet(bool quiet);
 void log_set_verbose(bool verbose);
+
+/* With log_format json (`run --log-format json`): each message is a JSON
+ * line, {"time":S.mmm,"level":"info","source":"corral","task":"web/app",
+ * "message":"started (pid 42)"}, "task" only when the message begins with
+ * one; "level" is info, debug, warning or error. */
+void log_set_json(bool json);

@@ -327,6 +327,9 @@ int command_exec(int argc, char **argv)
 	const char *error = json_string_value(json_object_get(end, "error"));
 	if (error)
 		fprintf(stderr, "corral: %s\n", error);
+	/* 137 with it: the kernel's SIGKILL, as a shell would say it. */
+	if (json_is_true(json_object_get(end, "oom_killed")))
+		fprintf(stderr, "corral: exec: OOM killed\n");
 	int code = (int)json_integer_value(json_object_get(end, "exit_code"));
 	json_decref(end);
 	return code;

@@ -65,6 +65,9 @@ int command_run(int argc, char **argv)
 				return command_usage_error(
 				    "run", print_run_usage,
 				    "--log-format %s: expected plain, timestamped or json", optarg);
+			/* From here on: "not valid: nothing was started" is JSON too
+			 * (the diagnostics above it, with their carets, stay text). */
+			log_set_json(run_options.log_format == LOG_FORMAT_JSON);
 			break;
 		case 'v':
 			log_set_verbose(true);
@@ -86,12 +89,16 @@ int command_run(int argc, char **argv)
 						    (size_t)(argc - optind), &errors);
 	int exit_code = 1;
 	if (config) {
+		/* Before the first message of the run, "running 1 group". */
+		if (run_options.log_format < 0)
+			log_set_json(config->log_format == LOG_FORMAT_JSON);
 		exit_code = supervisor_run(config, &run_options);
 		config_free(config);
 	} else {
-		fprintf(stderr, "corral: %s is not valid: nothing was started\n", path);
+		log_message("%s is not valid: nothing was started", path);
 	}
 	/* Only a run says it: --help and usage errors ran nothing. */
-	fprintf(stderr, "corral: exiting with code %d\n", exit_code);
+	/* run never sets quiet: said always, as a JSON line with json. */
+	log_info("exiting with code %d", exit_code);
 	return exit_code;
 }

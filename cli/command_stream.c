@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/json_text.h"
 #include "base/units.h"
 #include "cli/commands.h"
 #include "cli/control_client.h"
@@ -86,14 +87,15 @@ static void print_log_json(double time, const char *task, const char *stream, co
 {
 	const char *slash = strchr(task, '/');
 	json_t *object = json_object();
-	json_object_set_new(object, "time", json_real(time));
 	json_object_set_new(object, "group",
 			    slash ? json_stringn(task, (size_t)(slash - task)) : json_string(task));
 	json_object_set_new(object, "task", json_string(slash ? slash + 1 : task));
 	if (stream)
 		json_object_set_new(object, "stream", json_string(stream));
 	json_object_set_new(object, "line", json_copy((json_t *)text));
-	char *dumped = json_dumps(object, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	/* The time as `run --log-format json` writes it: S.mmm. */
+	uint64_t time_ms = time > 0 ? (uint64_t)(time * 1000.0 + 0.5) : 0;
+	char *dumped = json_dumps_timed(time_ms, object);
 	if (dumped)
 		printf("%s\n", dumped);
 	free(dumped);

@@ -299,6 +299,12 @@ uint64_t task_cgroup_oom_kills(const struct task_cgroup *cgroup)
 	return kills;
 }
 
+uint64_t task_cgroup_own_oom_kills(const struct task_cgroup *cgroup)
+{
+	uint64_t kills = task_cgroup_oom_kills(cgroup);
+	return kills > cgroup->oom_kills_of_execs ? kills - cgroup->oom_kills_of_execs : 0;
+}
+
 void task_cgroup_stats(const struct task_cgroup *cgroup, struct task_cgroup_stats *stats)
 {
 	memset(stats, 0, sizeof(*stats));

@@ -47,6 +47,11 @@ struct task_cgroup {
 	 * counter differs from the parent's): the next run needs a fresh one. */
 	bool killed;
 	uint64_t oom_kills_at_start; /* the OOM counter when the current run began */
+	/* Kills the counters show that were of `corral exec` commands, not of
+	 * the task: an exec's session cgroup has no memory controller of its
+	 * own (v2 keeps the leaf's subtree_control empty; v1 has the task's
+	 * group only), so its kills land in the task's counters. */
+	uint64_t oom_kills_of_execs;
 };
 
 void task_cgroup_init(struct task_cgroup *cgroup);
@@ -103,6 +108,9 @@ int task_cgroup_open_events(const struct task_cgroup *cgroup);
 /* Processes the OOM killer killed in the task's cgroup so far (v2
  * memory.events oom_kill, v1 memory.oom_control oom_kill). */
 uint64_t task_cgroup_oom_kills(const struct task_cgroup *cgroup);
+/* The same less the kills charged to exec commands (oom_kills_of_execs):
+ * the task's own. */
+uint64_t task_cgroup_own_oom_kills(const struct task_cgroup *cgroup);
 
 struct task_cgroup_stats {
 	bool has_cpu, has_memory, has_memory_peak, has_pids;

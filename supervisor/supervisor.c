@@ -110,6 +110,7 @@ void supervisor_apply_settings(struct supervisor *supervisor)
 	int format = supervisor->log_format_option >= 0 ? supervisor->log_format_option
 							: (int)supervisor->config->log_format;
 	supervisor->sink.format = (enum output_format)format;
+	log_set_json(format == LOG_FORMAT_JSON);
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned automatic = cpus > 2 ? (unsigned)cpus * 4 : 8;
 	supervisor->hook_limiter.max =

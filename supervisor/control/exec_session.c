@@ -22,7 +22,7 @@
 struct exec_session {
 	struct exec_session *next;
 	struct exec_sessions *owner;
-	const struct task *task;
+	struct task *task;
 	struct control_client *client; /* NULL once it went away */
 	pid_t pid;
 	struct loop_watch pidfd_watch;
@@ -33,7 +33,9 @@ struct exec_session {
 	 * until what it left behind is dead and the directory can go. */
 	struct cgroup_session cgroup;
 	struct loop_watch cgroup_events_watch;
-	char failure[320]; /* "exec /x: No such file or directory"; "": it ran */
+	uint64_t oom_kills_at_start; /* the task's count, to tell the command's kills */
+	bool killed_by_corral;       /* its SIGKILL was ours, not the OOM killer's */
+	char failure[320];           /* "exec /x: No such file or directory"; "": it ran */
 	char command[64];
 };
 
@@ -81,6 +83,7 @@ static void retire(struct exec_session *session)
  * child that called setsid escapes that; there is no better handle). */
 static void kill_tree(struct exec_session *session)
 {
+	session->killed_by_corral = true;
 	if (session->cgroup.dir_fd >= 0 && cgroup_session_kill(&session->cgroup) == 0)
 		return;
 	kill(-session->pid, SIGKILL);
@@ -146,6 +149,14 @@ static void finish(struct exec_session *session, const siginfo_t *info)
 	json_object_set_new(reply, "exit_code", json_integer(code));
 	if (info->si_code != CLD_EXITED)
 		json_object_set_new(reply, "signal", json_string(signal_name(info->si_status)));
+	/* Its OOM kill is the exec's, never a mark on the task's run. */
+	bool sigkilled =
+	    info->si_code == CLD_KILLED && info->si_status == SIGKILL && !session->killed_by_corral;
+	unsigned oom_kills = task_exec_ended(session->task, session->oom_kills_at_start, sigkilled);
+	if (oom_kills) {
+		json_object_set_new(reply, "oom_killed", json_true());
+		json_object_set_new(reply, "oom_kills", json_integer(oom_kills));
+	}
 	if (session->failure[0])
 		json_object_set_new(reply, "error", json_string(session->failure));
 	send_line(session, reply);
@@ -226,6 +237,7 @@ int exec_session_start(struct exec_sessions *sessions, struct task *task,
 	session->cgroup_events_watch.fd = -1;
 	/* Without a v2 leaf (cgroups off) the session has none either. */
 	cgroup_session_create(&session->cgroup, &task->cgroup, ++sessions->serial);
+	session->oom_kills_at_start = task_exec_started(task);
 	struct task_join_request join = {.argv = request->argv,
 					 .env = request->env,
 					 .user = request->user[0] ? request->user : NULL,
@@ -238,6 +250,7 @@ int exec_session_start(struct exec_sessions *sessions, struct task *task,
 	int result = task_join_spawn(task, &join, &session->join, &started, error, error_size);
 	exec_streams_close_command_side(&streams);
 	if (result < 0) {
+		task_exec_ended(task, session->oom_kills_at_start, false);
 		exec_streams_close_client_side(&streams);
 		cgroup_session_remove(&session->cgroup);
 		cgroup_session_release(&session->cgroup);

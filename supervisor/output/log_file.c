@@ -88,6 +88,11 @@ static void refuse(struct log_file *file, const struct log_dir_failure *failure)
 /* The directory once (held from then on), then the file in it. */
 static bool open_fd(struct log_file *file, bool exclusive, struct log_dir_failure *failure)
 {
+	/* Deleted while the file could not be written: made again. */
+	if (file->dir_fd >= 0 && log_dir_gone(file->dir_fd)) {
+		close(file->dir_fd);
+		file->dir_fd = -1;
+	}
 	if (file->dir_fd < 0)
 		file->dir_fd = log_dir_open(file->dir, file->group, file->shared_dir, failure);
 	if (file->dir_fd >= 0)
@@ -179,6 +184,23 @@ static bool rotate(struct log_file *file)
 	return true;
 }
 
+/* The file (or DIR/GROUP, or DIR) was deleted or moved away while
+ * corral ran: both are made again at the next open, with the checks of
+ * the first (log_dir_open), so that lines reach a file a person finds. */
+static void begin_again(struct log_file *file)
+{
+	bool dir_gone = log_dir_gone(file->dir_fd);
+	log_info("%s: log file %s: %s was moved or deleted; %s", file->name, file->path,
+		 dir_gone ? "its directory" : "it",
+		 dir_gone ? "the directory and the file are made again" : "a new file is begun");
+	close(file->fd);
+	file->fd = -1;
+	if (dir_gone) {
+		close(file->dir_fd);
+		file->dir_fd = -1;
+	}
+}
+
 static uint64_t count_lines(const char *text, size_t length)
 {
 	uint64_t lines = 0;
@@ -206,6 +228,10 @@ void log_file_flush(struct log_file *file)
 	if (!file->path || file->refused || !file->used)
 		return;
 	loop_timer_cancel(file->loop, &file->flush);
+	/* Once per flush (a batch), never per line: lines written to a file
+	 * no name reaches any more would be lost without a count. */
+	if (file->fd >= 0 && log_dir_file_gone(file->dir_fd, file->file_name, file->fd))
+		begin_again(file);
 	size_t done = 0;
 	bool rotation_failed = false; /* in this flush: write on, do not try again */
 	while (done < file->used) {

@@ -14,6 +14,11 @@
  * append-only) is said once; the file is written on past `max_size` and
  * the rotation tried again only when it has grown by another `max_size`.
  *
+ * A file deleted or moved away, or a DIR/GROUP deleted, while corral runs
+ * is made again before the next batch is written (compared once a batch,
+ * by the held directory fd: log_dir_file_gone), with the checks of the
+ * start; lines lost meanwhile are counted as above.
+ *
  * The files are opened and renamed only inside DIR/GROUP, held open, and
  * never through a link (log_file_dir.h): a file that is not safe to write
  * is refused for good, said once, and the task's lines go on to the other

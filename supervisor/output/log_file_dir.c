@@ -176,3 +176,20 @@ int log_dir_rotate(int dir_fd, const char *name, unsigned keep, int *older_error
 	snprintf(to, sizeof(to), "%s.1", name);
 	return renameat(dir_fd, name, dir_fd, to) == 0 ? 0 : -errno;
 }
+
+bool log_dir_gone(int dir_fd)
+{
+	struct stat status;
+	return fstat(dir_fd, &status) == 0 && status.st_nlink == 0;
+}
+
+bool log_dir_file_gone(int dir_fd, const char *name, int fd)
+{
+	struct stat named, open_file;
+	if (fstat(fd, &open_file) < 0)
+		return false; /* nothing to compare: write on */
+	if (fstatat(dir_fd, name, &named, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT;
+	return named.st_ino != open_file.st_ino || named.st_dev != open_file.st_dev ||
+	       log_dir_gone(dir_fd);
+}

@@ -45,3 +45,12 @@ int log_dir_open_file(int dir_fd, const char *name, bool exclusive, uint64_t *si
  * `older_error`: the first errno of moving or deleting an older file (0:
  * none), which costs that file only. */
 int log_dir_rotate(int dir_fd, const char *name, unsigned keep, int *older_error);
+
+/* The held directory has no name any more (DIR or DIR/GROUP was deleted:
+ * its link count is 0). */
+bool log_dir_gone(int dir_fd);
+
+/* NAME in the held directory is not the open file `fd` any more: the file
+ * was moved or deleted (or its directory was: log_dir_gone). Stats only,
+ * one fstatat and one or two fstat: cheap enough for once a batch. */
+bool log_dir_file_gone(int dir_fd, const char *name, int fd);

@@ -36,8 +36,7 @@ void event_log_close(struct event_log *log)
 static void write_json(struct event_log *log, json_t *object)
 {
 	uint64_t now_ns = wall_clock_ns();
-	json_object_set_new(object, "time", json_real((double)now_ns / 1e9));
-	char *line = json_dumps(object, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *line = json_dumps_timed(now_ns / 1000000u, object);
 	json_decref(object);
 	if (!line)
 		return;

@@ -87,6 +87,7 @@ struct task {
 	struct loop_watch cgroup_events_watch; /* cgroup.events, EPOLLPRI */
 	struct device_policy devices;          /* an isolated task's, on its cgroup */
 	uint64_t oom_kills_reported;           /* the counter when last reported */
+	unsigned execs_running;                /* `corral exec` commands inside it */
 	/* Instead of cgroup.events, when it could not be watched (corral
 	 * short of fds): the cgroup is looked at every 50 ms. */
 	struct loop_timer cgroup_poll;
@@ -168,6 +169,16 @@ bool task_cgroup_run_end(struct task *task, const struct task_exit *exit);
 /* A kill seen in the group's memory.events (group_oom_watch.h): reported
  * now when the task runs, or is ending a run. */
 void task_report_oom_kills_while_running(struct task *task);
+
+/* A `corral exec` command in the task began: returns the OOM count its
+ * end compares with. While one runs, OOM kills are not reported as the
+ * task's (they may be the command's). */
+uint64_t task_exec_started(struct task *task);
+
+/* It ended (`sigkilled`: by SIGKILL, which an OOM kill is): returns the
+ * OOM kills that were its own, which are then never the task's (its
+ * oom_killed events, status oom_kills, its exit). */
+unsigned task_exec_ended(struct task *task, uint64_t kills_at_start, bool sigkilled);
 /* The run is over: OOM kills counted, output drained, the runner told. */
 void task_finish_run(struct task *task, struct task_exit exit);
 

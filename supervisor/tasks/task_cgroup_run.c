@@ -77,6 +77,7 @@ static int create_cgroup(struct task *task, char *error, size_t error_size)
 	/* A new cgroup's OOM counters start at 0; each run's end moves the
 	 * baseline, so a spawn reads nothing. */
 	task->oom_kills_reported = 0;
+	task->cgroup.oom_kills_of_execs = 0;
 	return 0;
 }
 
@@ -124,7 +125,7 @@ void task_read_stats(const struct task *task, struct task_cgroup_stats *stats)
  * the current run. */
 static uint64_t report_oom_kills(struct task *task)
 {
-	uint64_t counter = task_cgroup_oom_kills(&task->cgroup);
+	uint64_t counter = task_cgroup_own_oom_kills(&task->cgroup);
 	if (counter > task->oom_kills_reported) {
 		uint64_t kills = counter - task->oom_kills_reported;
 		task->oom_kills_reported = counter;
@@ -137,7 +138,8 @@ static uint64_t report_oom_kills(struct task *task)
 			 limit[0] ? ")" : "");
 		task_note_event(task, TASK_EVENT_OOM_KILLED, message);
 	}
-	return counter - task->cgroup.oom_kills_at_start;
+	return counter > task->cgroup.oom_kills_at_start ? counter - task->cgroup.oom_kills_at_start
+							 : 0;
 }
 
 /* An OOM kill is reported as it happens, even of a process that is not the
@@ -145,6 +147,9 @@ static uint64_t report_oom_kills(struct task *task)
  * ends). */
 void task_report_oom_kills_while_running(struct task *task)
 {
+	/* A kill now may be an exec command's: its end tells (task_exec_ended). */
+	if (task->execs_running)
+		return;
 	if ((task->pid > 0 || task->awaiting_empty_cgroup) && task_cgroup_exists(&task->cgroup))
 		report_oom_kills(task);
 }
@@ -241,4 +246,28 @@ bool task_cgroup_run_end(struct task *task, const struct task_exit *exit)
 	if (!task_cgroup_populated(&task->cgroup))
 		on_cgroup_events(&task->cgroup_events_watch, EPOLLPRI);
 	return true;
+}
+
+uint64_t task_exec_started(struct task *task)
+{
+	task->execs_running++;
+	return task_cgroup_own_oom_kills(&task->cgroup);
+}
+
+unsigned task_exec_ended(struct task *task, uint64_t kills_at_start, bool sigkilled)
+{
+	uint64_t kills = 0;
+	/* Only a command the kernel SIGKILLed can have been OOM killed; the
+	 * kills since its start are its own (one at a time, a kill of the
+	 * task's in the same moment would be taken for the exec's). */
+	if (sigkilled && task_cgroup_exists(&task->cgroup)) {
+		uint64_t now = task_cgroup_own_oom_kills(&task->cgroup);
+		kills = now > kills_at_start ? now - kills_at_start : 0;
+		task->cgroup.oom_kills_of_execs += kills;
+	}
+	if (task->execs_running)
+		task->execs_running--;
+	/* What was held back while it ran, and is the task's. */
+	task_report_oom_kills_while_running(task);
+	return (unsigned)kills;
 }

@@ -341,6 +341,18 @@ def test_oom_kills_are_watched_once_per_group_and_reported_as_they_happen(boot):
     )
 
 
+def test_an_oom_kill_inside_exec_is_the_execs_not_the_tasks(boot):
+    run = boot("exec-oom")
+    assert run.code == 0, run
+    probe = run.output("look/probe")
+    assert "exec exit 137" in probe, run
+    assert "survived" not in "\n".join(probe), run
+    assert "corral: exec: OOM killed" in probe, run  # the CLI's, on the probe's stderr
+    # Nothing of it is mem/app's: no report, no mark on its run's end.
+    assert not [l for l in run.lines if l.startswith("corral: mem/app:") and "OOM" in l], run
+    run.assert_in_order("look/probe | corral: exec: OOM killed", "look/probe | stopped mem/app")
+
+
 def test_corral_keeps_out_of_the_oom_killers_choice_and_its_tasks_do_not(boot):
     run = boot("oom-score")
     assert run.code == 0, run
