@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/units.h"
 #include "base/xmalloc.h"
@@ -298,8 +299,31 @@ static const json_t *group_tasks(const json_t *group)
 	return json_is_array(tasks) ? tasks : NULL;
 }
 
+/* A scheduled task's line: "backup: next run at 03:30:00 (in 2m); 3 runs
+ * so far", the time in this terminal's zone. false: not scheduled. */
+static bool write_next_run(FILE *out, const char *name, const json_t *task)
+{
+	const json_t *next_run = json_object_get(task, "next_run");
+	const json_t *in_ms = json_object_get(task, "next_run_in_ms");
+	if (!json_is_number(next_run) || !json_is_integer(in_ms) || json_integer_value(in_ms) < 0)
+		return false;
+	time_t due = (time_t)json_number_value(next_run);
+	struct tm local;
+	char at[16] = UNKNOWN, in[32];
+	if (localtime_r(&due, &local))
+		strftime(at, sizeof(at), "%H:%M:%S", &local);
+	status_duration_format((uint64_t)json_integer_value(in_ms), in, sizeof(in));
+	const json_t *runs = json_object_get(task, "runs");
+	json_int_t run_count = json_is_integer(runs) ? json_integer_value(runs) : 0;
+	fprintf(out,
+		ROW_INDENT "%s: next run at %s (in %s); %" JSON_INTEGER_FORMAT " run%s so far\n",
+		name, at, in, run_count, run_count == 1 ? "" : "s");
+	return true;
+}
+
 /* Under the rows, what each pending task waits for ("app: waits for
- * stack/redis to be ready"): too long for a column. */
+ * stack/redis to be ready") and a scheduled task's next run: too long for
+ * a column. */
 static void write_waits(FILE *out, const json_t *tasks)
 {
 	size_t t;
@@ -308,7 +332,9 @@ static void write_waits(FILE *out, const json_t *tasks)
 	{
 		const json_t *waiting = json_object_get(task, "waiting_for");
 		const json_t *name = json_object_get(task, "name");
-		if (json_is_string(waiting) && json_is_string(name))
+		if (!json_is_string(name) || write_next_run(out, json_string_value(name), task))
+			continue;
+		if (json_is_string(waiting))
 			fprintf(out, ROW_INDENT "%s: %s\n", json_string_value(name),
 				json_string_value(waiting));
 	}

@@ -165,6 +165,11 @@ struct readiness_config {
 	 * RELOADING=1 makes it not ready until READY=1. */
 	bool continuous;
 	unsigned failures; /* a probe with continuous: >= 1, default 3; else 0 */
+	/* A probe: until the task is first ready in a run, its failures
+	 * within this long of the start are not said, unless the start fails
+	 * (compose's start_period, Kubernetes' startupProbe). Default: the
+	 * timeout, or 30s without one; 0: said from the first. */
+	uint64_t start_period_ms;
 };
 
 /* Liveness (config `health:`): a task whose probe fails `failures` times in

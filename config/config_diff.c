@@ -184,6 +184,7 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	     readiness_kind || !probes_equal(&ready_a->probe, &ready_b->probe) ||
 		 ready_a->timeout_ms != ready_b->timeout_ms ||
 		 ready_a->continuous != ready_b->continuous ||
+		 ready_a->start_period_ms != ready_b->start_period_ms ||
 		 ready_a->failures != ready_b->failures,
 	     "readiness", readiness_kind ? replace : in_place);
 	note(diff,

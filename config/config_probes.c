@@ -8,10 +8,14 @@
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 
-static const char *const readiness_keys[] = {
-    "notify",        "fd",       "exec",       "tcp",      "http",
-    "unix",          "interval", "timeout",    "watchdog", "start_interval",
-    "initial_delay", "inside",   "continuous", "failures", NULL};
+static const char *const readiness_keys[] = {"notify",        "fd",
+					     "exec",          "tcp",
+					     "http",          "unix",
+					     "interval",      "timeout",
+					     "watchdog",      "start_interval",
+					     "initial_delay", "inside",
+					     "continuous",    "failures",
+					     "start_period",  NULL};
 static const char *const health_keys[] = {"exec",          "tcp",     "http",     "unix",
 					  "interval",      "timeout", "failures", "start_interval",
 					  "initial_delay", "inside",  NULL};
@@ -56,6 +60,12 @@ enum notify_method { NOTIFY_SYSTEMD, NOTIFY_FD };
 #define HEALTH_DEFAULT_FAILURES       3
 /* Kubernetes' failureThreshold: one failed run is not yet an outage. */
 #define READINESS_DEFAULT_FAILURES 3
+/* Without a timeout, how long a probe's failures are not said while the
+ * task starts: Kubernetes' startupProbe defaults (3 failures, 10s apart). */
+#define READINESS_DEFAULT_START_PERIOD_MS 30000
+/* Without a timeout, how long a probe's failures are not said while the
+ * task starts: Kubernetes' startupProbe defaults (3 failures, 10s apart). */
+#define READINESS_DEFAULT_START_PERIOD_MS 30000
 
 /* 0-2 are the task's stdio. The top keeps the fd under the usual soft
  * RLIMIT_NOFILE of 1024, so the runtime can place it without raising
@@ -291,7 +301,8 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 		parse_probe_timing(context, &fields, where, &out->probe);
 	} else if (kind >= 0) {
 		for (const char *const *key =
-			 (const char *const[]){"start_interval", "initial_delay", "inside", NULL};
+			 (const char *const[]){"start_interval", "initial_delay", "inside",
+					       "start_period", NULL};
 		     *key; key++)
 			if ((field = map_lookup(&fields, *key))) {
 				field_where = where_field(where, *key, buffer, sizeof(buffer));
@@ -315,6 +326,12 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 	parse_continuous(context, &fields, where, kind, out);
 
 	if (kind == READINESS_PROBE) {
+		out->start_period_ms =
+		    out->timeout_ms ? out->timeout_ms : READINESS_DEFAULT_START_PERIOD_MS;
+		if ((field = map_lookup(&fields, "start_period"))) {
+			field_where = where_field(where, "start_period", buffer, sizeof(buffer));
+			expect_duration(context, field, &field_where, &out->start_period_ms);
+		}
 		/* A run is cut at the interval, so that runs never overlap and
 		 * a hung probe does not hold back the next one. */
 		out->probe.interval_ms = interval_ms;

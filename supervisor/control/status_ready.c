@@ -17,7 +17,10 @@ static bool stays_up(const char *stage)
 static bool is_at_rest(const json_t *task)
 {
 	const json_t *state = json_object_get(task, "state");
-	if (!json_is_string(state) || strcmp(json_string_value(state), "dead") != 0)
+	/* `waiting`: a scheduled task between its runs (a corral before
+	 * issue 28 said `dead`). */
+	if (!json_is_string(state) || (strcmp(json_string_value(state), "dead") != 0 &&
+				       strcmp(json_string_value(state), "waiting") != 0))
 		return false;
 	if (json_is_true(json_object_get(task, "failed")))
 		return false;

@@ -151,13 +151,15 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_field_cstring(out, "name", task->config->name);
 	jw_field_cstring(out, "task", task->config->full_name);
 	jw_field_cstring(out, "stage", lifecycle_stage_name(task->config->stage));
-	jw_field_cstring(out, "state", runner_shown_state(runner));
+	jw_field_cstring(out, "state", task_schedule_shown_state(task));
 	jw_field_optional_int(out, "pid", task->pid > 0, task_command_pid(task));
 	jw_field_optional_int(out, "reaper_pid",
 			      task->pid > 0 && task->isolation && task->isolation->reaper_argv,
 			      task->pid);
 	jw_field_optional_int(out, "uptime_ms", alive, (int64_t)(now_ms - runner->started_at_ms));
 	jw_field_int(out, "restarts", runner->restart_count);
+	/* A scheduled task's runs, apart from its restarts (0 without one). */
+	jw_field_int(out, "runs", runner->run_count);
 	jw_field_bool(out, "failed", runner->failed);
 	jw_field_bool(out, "ready", runner_shown_ready(runner));
 	/* readiness.continuous: it was ready in this run, and is not now. */

@@ -12,6 +12,7 @@
 #include "base/json_text.h"
 #include "hooks/hook_protocol.h"
 #include "supervisor/tasks/task.h"
+#include "supervisor/tasks/task_schedule.h"
 
 /* Names that usually hold a secret (PASSWORD, API_TOKEN, AWS_SECRET_KEY,
  * ...): their values are masked unless asked. */
@@ -181,7 +182,7 @@ json_t *task_inspect_json(const struct task *task, bool show_secrets)
 	const struct isolation_config *isolation = &config->isolation;
 	json_t *object = json_object();
 	json_object_set_new(object, "task", json_string(config->full_name));
-	json_object_set_new(object, "state", json_string(runner_shown_state(&task->runner)));
+	json_object_set_new(object, "state", json_string(task_schedule_shown_state(task)));
 	pid_t pid = task_command_pid(task);
 	json_object_set_new(object, "pid", pid > 0 ? json_integer(pid) : json_null());
 	json_object_set_new(object, "cgroup",

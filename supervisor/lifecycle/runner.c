@@ -576,6 +576,11 @@ static void handle_end_of_run(struct runner *runner, uint64_t now_ms)
 		runner->restart_count++;
 		become_pending_now(runner);
 		return;
+	case RUNNER_STOP_NEXT_RUN:
+		decide(runner, NULL, TASK_EVENT_KILLED,
+		       "stopped: its schedule's next run replaces it");
+		become_pending_now(runner);
+		return;
 	case RUNNER_STOP_FOR_GOOD:
 		decide(runner, NULL, TASK_EVENT_KILLED, "stopped");
 		become_dead(runner, false);
@@ -849,10 +854,57 @@ enum runner_request_result runner_force_restart(struct runner *runner, bool gate
 	}
 	if (!gate_reachable)
 		return RUNNER_REQUEST_GATE_CLOSED;
+	if (runner->config->schedule.set) {
+		/* `corral start` between a schedule's runs: one run more. */
+		runner->run_count++;
+		emit(runner, TASK_EVENT_RESTART_REQUESTED, "run %u requested, besides its schedule",
+		     runner->run_count);
+		become_pending_now(runner);
+		return RUNNER_REQUEST_DONE;
+	}
 	emit(runner, TASK_EVENT_RESTART_REQUESTED, "restart requested (forced)");
 	if (runner->has_exited) /* the first start of an autostart: false task is not a restart */
 		runner->restart_count++;
 	become_pending_now(runner);
+	return RUNNER_REQUEST_DONE;
+}
+
+enum runner_request_result runner_run_scheduled(struct runner *runner, const char *why,
+						bool gate_reachable, uint64_t now_ms)
+{
+	switch (runner->state) {
+	case TASK_STARTING:
+	case TASK_RUNNING:
+		if (runner->stop_intent == RUNNER_STOP_FOR_GOOD)
+			return RUNNER_REQUEST_STOPPING;
+		break;
+	case TASK_PENDING:
+		if (runner->step != RUNNER_STEP_AWAIT_DELAY)
+			return RUNNER_REQUEST_NOT_RUNNING;
+		break;
+	case TASK_DEAD:
+		if (!gate_reachable)
+			return RUNNER_REQUEST_GATE_CLOSED;
+		break;
+	}
+	runner->run_count++;
+	emit(runner, TASK_EVENT_SCHEDULED, "run %u of its schedule: %s", runner->run_count, why);
+	switch (runner->state) {
+	case TASK_STARTING:
+	case TASK_RUNNING:
+		runner_stop(runner, RUNNER_STOP_NEXT_RUN, "its schedule's next run replaces it",
+			    now_ms);
+		break;
+	case TASK_PENDING:
+		/* The failed run's retries give way to the new run. */
+		runner->effects->cancel_timer(runner, RUNNER_TIMER_RESTART_DELAY);
+		runner->step = RUNNER_STEP_AWAIT_GATE;
+		runner->effects->changed(runner);
+		break;
+	case TASK_DEAD:
+		become_pending_now(runner);
+		break;
+	}
 	return RUNNER_REQUEST_DONE;
 }
 

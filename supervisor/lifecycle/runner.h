@@ -72,6 +72,8 @@ enum runner_stop_intent {
 	RUNNER_STOP_GROUP_RESTART, /* the group restarts: pending, waits on its gate */
 	RUNNER_STOP_DEPENDENCY,    /* a `restart: true` dependency restarts: pending,
 				    * waits for it again; not charged */
+	RUNNER_STOP_NEXT_RUN,      /* its schedule's next run replaces this one
+				    * (concurrency: replace): a run, not a restart */
 	RUNNER_STOP_NOT_READY,     /* its readiness timed out: the exit is a
 				    * failure, and the restart policy decides */
 	RUNNER_STOP_FOR_GOOD,      /* shutdown, sibling failure, main tasks dead */
@@ -176,7 +178,11 @@ struct runner {
 	 * "restart.policy", "restart.attempts"; NULL when corral stopped it.
 	 * Static text. */
 	const char *exit_rule;
-	unsigned restart_count; /* every run after the first */
+	unsigned restart_count; /* every run after the first, but a schedule's */
+	/* A scheduled task's runs begun: each time of its schedule, and each
+	 * `corral start` between its runs. Apart from restart_count, which
+	 * counts the retries within a run: 30 runs are not 30 restarts. */
+	unsigned run_count;
 	uint64_t started_at_ms; /* monotonic, when the current run began */
 	uint64_t next_start_ms; /* at RUNNER_STEP_AWAIT_DELAY: when it runs again */
 	/* The last start found corral short of a resource (fds, processes,
@@ -306,6 +312,16 @@ enum runner_request_result runner_restart(struct runner *runner, uint64_t now_ms
  * a pending one starts without waiting out its restart delay. */
 enum runner_request_result runner_force_restart(struct runner *runner, bool gate_reachable,
 						uint64_t now_ms);
+
+/* A scheduled task's time came (`why`: "its time came"): a new run, said as
+ * a `scheduled` event "run N of its schedule: <why>" and counted in
+ * run_count, never in restart_count. A dead task runs again, waiting on its
+ * stage gate (`gate_reachable` as for runner_force_restart); a running one
+ * (concurrency: replace) is stopped and started again as the next run; one
+ * waiting out a restart delay after a failed run starts the next run now.
+ * RUNNER_REQUEST_NOT_RUNNING: it is about to start already, nothing new. */
+enum runner_request_result runner_run_scheduled(struct runner *runner, const char *why,
+						bool gate_reachable, uint64_t now_ms);
 
 /* For a restart of the whole group: a dead task becomes pending again with
  * a fresh restart history. Running tasks are stopped by the group first

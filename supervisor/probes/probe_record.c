@@ -51,3 +51,29 @@ enum probe_news probe_record_add(struct probe_record *record, bool passed, const
 	}
 	return news;
 }
+
+void probe_record_start_period(struct probe_record *record, uint64_t now_ms, uint64_t period_ms)
+{
+	record->start_period_ends_ms = period_ms ? now_ms + period_ms : 0;
+	record->failures_held = false;
+}
+
+bool probe_record_hold_failure(struct probe_record *record, uint64_t now_ms)
+{
+	if (now_ms >= record->start_period_ends_ms)
+		return false;
+	record->failures_held = true;
+	return true;
+}
+
+bool probe_record_take_held(struct probe_record *record, char *buffer, size_t size)
+{
+	bool held = record->failures_held && record->failures_in_a_row;
+	record->failures_held = false;
+	if (!held)
+		return false;
+	unsigned failures = record->failures_in_a_row;
+	snprintf(buffer, size, "%u failure%s in a row while it started, last: %s", failures,
+		 failures == 1 ? "" : "s", record->last_result);
+	return true;
+}

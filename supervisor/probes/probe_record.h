@@ -12,6 +12,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define PROBE_RESULT_MAX 160
@@ -27,6 +28,11 @@ struct probe_record {
 	unsigned failures_in_a_row;
 	char said_reason[PROBE_RESULT_MAX];     /* the failure the user last heard of */
 	char previous_reason[PROBE_RESULT_MAX]; /* the one before it, for NEW_REASON */
+	/* Readiness only: the start period of this run (loop clock), during
+	 * which failures are held back, not said: a service that takes a
+	 * second to listen is not news (Kubernetes' startupProbe). 0: none. */
+	uint64_t start_period_ends_ms;
+	bool failures_held; /* failures of the start period not said yet */
 };
 
 /* What a result means to the user. */
@@ -46,6 +52,21 @@ void probe_record_reset(struct probe_record *record);
  * is the reason said before. */
 enum probe_news probe_record_add(struct probe_record *record, bool passed, const char *why,
 				 uint64_t now_ms);
+
+/* A run of the task began at `now_ms` (after probe_record_reset), with a
+ * start period of `period_ms` (readiness.start_period; 0: none). */
+void probe_record_start_period(struct probe_record *record, uint64_t now_ms, uint64_t period_ms);
+
+/* The task was not ready yet when the failure just added came: true when
+ * it falls inside the start period and is held back (the caller says
+ * nothing); false once the period is over, when the caller says it. */
+bool probe_record_hold_failure(struct probe_record *record, uint64_t now_ms);
+
+/* The held failures in words ("12 failures in a row while it started,
+ * last: connect 127.0.0.1:8080: Connection refused"), said once: false
+ * when none are held. The start failed (its readiness timeout passed) or
+ * its start period ended without readiness. */
+bool probe_record_take_held(struct probe_record *record, char *buffer, size_t size);
 
 /* Whether the `failures`th failure in a row gets a reminder: 2, 4, ...,
  * PROBE_REMINDER_CAP, then every PROBE_REMINDER_CAP. */

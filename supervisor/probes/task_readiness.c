@@ -357,13 +357,30 @@ static void on_readiness_probe(void *context, bool passed, const char *why)
 		return;
 	}
 	if (!passed) {
-		/* Tried again at the next interval, until the timeout. Said,
-		 * so that a probe that cannot even start (a typo in its path)
-		 * or that waits on the wrong port does not look like a task
-		 * that is slow. */
+		/* Tried again at the next interval, until the timeout. Within
+		 * the start period, held back: every boot of a service that
+		 * takes a moment to listen would say "Connection refused"; said
+		 * if the start fails (task_readiness_start_timed_out). Past it,
+		 * said, so that a probe that cannot even start (a typo in its
+		 * path) or that waits on the wrong port does not look like a
+		 * task that is slow. */
+		if (probe_record_hold_failure(record, loop_now_ms()))
+			return;
+		/* Stopped meanwhile (its start failed, which said them): the
+		 * failures of a run that is ending are no news. */
+		if (task->runner.stop_intent != RUNNER_STOP_NONE)
+			return;
 		char count[96], interval[32];
 		format_duration_ms(readiness_of(task->config)->probe.interval_ms, interval,
 				   sizeof(interval));
+		char held[PROBE_RESULT_MAX + 64], message[sizeof(held) + 96];
+		if (probe_record_take_held(record, held, sizeof(held))) {
+			snprintf(message, sizeof(message),
+				 "readiness probe failed: %s (trying again every %s)", held,
+				 interval);
+			task_note_event(task, TASK_EVENT_PROBE_FAILED, message);
+			return;
+		}
 		snprintf(count, sizeof(count), "%u failure%s in a row; trying again every %s",
 			 record->failures_in_a_row, record->failures_in_a_row == 1 ? "" : "s",
 			 interval);
@@ -453,6 +470,8 @@ void task_readiness_run_started(struct task *task)
 	if (probes) {
 		probe_record_reset(&probes->readiness_record);
 		probe_record_reset(&probes->health_record);
+		probe_record_start_period(&probes->readiness_record, loop_now_ms(),
+					  readiness_of(task->config)->start_period_ms);
 	}
 	if (readiness_of(task->config)->kind == READINESS_PROBE)
 		probe_start(&probes->readiness_probe);
@@ -476,6 +495,17 @@ static uint64_t health_hold_off_ms(const struct task *task)
 	for (unsigned i = 1; i < streak && hold < cap; i++)
 		hold *= 2;
 	return hold < cap ? hold : cap;
+}
+
+void task_readiness_start_timed_out(struct task *task)
+{
+	struct task_probes *probes = task->readiness.probes;
+	char held[PROBE_RESULT_MAX + 64], message[sizeof(held) + 32];
+	if (!probes || runner_is_ready(&task->runner) ||
+	    !probe_record_take_held(&probes->readiness_record, held, sizeof(held)))
+		return;
+	snprintf(message, sizeof(message), "readiness probe failed: %s", held);
+	task_note_event(task, TASK_EVENT_PROBE_FAILED, message);
 }
 
 void task_readiness_now_ready(struct task *task)

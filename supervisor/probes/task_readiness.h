@@ -75,6 +75,10 @@ void task_readiness_spawned(struct task *task);
 
 /* The run's exec succeeded: probes start. */
 void task_readiness_run_started(struct task *task);
+/* Its readiness timeout passed, not ready: the readiness probe's failures
+ * held back during the start (probe_record.h) are said now, before the
+ * runner's not_ready event. */
+void task_readiness_start_timed_out(struct task *task);
 /* The run said it is ready: the health probe starts. */
 void task_readiness_now_ready(struct task *task);
 /* The run is over: listening stops until the next. */

@@ -480,6 +480,18 @@ enum runner_request_result group_force_restart_task(struct group *group, struct 
 	return result;
 }
 
+enum runner_request_result group_run_scheduled_task(struct group *group, struct task *task,
+						    const char *why, uint64_t now_ms)
+{
+	bool alive = task->runner.state == TASK_RUNNING || task->runner.state == TASK_STARTING;
+	if (alive && task_dependencies_restart_dependents_alive(task))
+		return group_restart_task(group, task, now_ms);
+	enum runner_request_result result =
+	    runner_run_scheduled(&task->runner, why, group_can_run_again(group, task), now_ms);
+	group_settle(group, now_ms);
+	return result;
+}
+
 void group_restart_running(struct group *group, uint64_t now_ms)
 {
 	group->restart_in_order = true;

@@ -91,6 +91,12 @@ enum runner_request_result group_restart_task(struct group *group, struct task *
 enum runner_request_result group_force_restart_task(struct group *group, struct task *task,
 						    uint64_t now_ms);
 
+/* Its schedule's time came (runner_run_scheduled): the next run. A running
+ * task whose `restart: true` dependents must stop first is restarted as
+ * group_restart_task does, since that waits for them. */
+enum runner_request_result group_run_scheduled_task(struct group *group, struct task *task,
+						    const char *why, uint64_t now_ms);
+
 /* Whether a dead task may run again now: its group is active and the
  * task's stage gate can still open in the coordinator's state. */
 bool group_can_run_again(const struct group *group, const struct task *task);

@@ -505,6 +505,8 @@ static void on_timer(struct loop_timer *timer)
 {
 	struct task *task = timer->data;
 	enum runner_timer which = (enum runner_timer)(timer - task->timers);
+	if (which == RUNNER_TIMER_READINESS)
+		task_readiness_start_timed_out(task);
 	runner_timer_fired(&task->runner, which, loop_now_ms());
 }
 

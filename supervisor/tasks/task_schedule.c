@@ -98,11 +98,9 @@ static void run_now(struct task *task, uint64_t now_ms, bool late)
 		    "skip");
 		return;
 	}
-	say(task, "run: %s", why);
-	if (going)
-		group_restart_task(task->group, task, now_ms);
-	else
-		group_force_restart_task(task->group, task, now_ms);
+	/* A run, not a restart: the runner counts it apart and says it as
+	 * "run N of its schedule". */
+	group_run_scheduled_task(task->group, task, why, now_ms);
 }
 
 static void on_schedule(struct loop_timer *timer)
@@ -144,4 +142,12 @@ bool task_schedule_next(const struct task *task, uint64_t *due_ms, uint64_t *in_
 	*due_ms = task->schedule_due_ms;
 	*in_ms = task->schedule_due_ms > now ? task->schedule_due_ms - now : 0;
 	return true;
+}
+
+const char *task_schedule_shown_state(const struct task *task)
+{
+	uint64_t due_ms, in_ms;
+	if (task->runner.state == TASK_DEAD && task_schedule_next(task, &due_ms, &in_ms))
+		return "waiting";
+	return runner_shown_state(&task->runner);
 }

@@ -14,3 +14,8 @@ void task_schedule_close(struct task *task);
 /* The next run's wall-clock time (ms since the epoch) and how far off it
  * is; false when none is coming (no schedule, the group stopping). */
 bool task_schedule_next(const struct task *task, uint64_t *due_ms, uint64_t *in_ms);
+
+/* The state a status shows: `waiting` for a scheduled task between its
+ * runs with a next run coming (`dead` would read as over for good), else
+ * runner_shown_state's. */
+const char *task_schedule_shown_state(const struct task *task);

@@ -84,7 +84,8 @@ def test_a_tcp_readiness_probe_holds_a_dependent_until_the_server_listens(corral
     config = {"groups": {"g": {"tasks": {
         "web": {"command": ["/bin/sh", "-c", f"sleep 0.5; exec {PYTHON} -m http.server "
                             f"{port} --bind 127.0.0.1"],
-                "readiness": {"tcp": port, "interval": "100ms"}},
+                # Refusals said from the first (no start period): their words.
+                "readiness": {"tcp": port, "interval": "100ms", "start_period": 0}},
         # Connects (or fails, and the run with it), then stays up.
         "client": {"command": ["/bin/sh", "-c", f"{PYTHON} -c \"import socket; "
                                f"socket.create_connection(('127.0.0.1', {port}))\" && "

@@ -58,7 +58,9 @@ def test_a_readiness_probe_that_never_passes_keeps_saying_why(corral, tmp_path):
                "if [ $n -le 3 ]; then exit 1; elif [ $n -le 5 ]; then exec sleep 10; "
                "else exit 2; fi")
     config = group({"app": {"command": sh(IDLE),
-                            "readiness": {"exec": probe, "interval": "400ms"}}})
+                            # Said from the first failure: no start period.
+                            "readiness": {"exec": probe, "interval": "400ms",
+                                          "start_period": 0}}})
     running = corral.start(config)
     corral.wait_control(running)
     wait_for(lambda: len(probe_messages(running, "app")) >= 6,

@@ -8,6 +8,7 @@ tests/unit/test_cron.c; here a cron schedule's next run is compared with
 Python's, and a missed time is made by stopping corral for over a minute.)"""
 
 import datetime
+import re
 import signal
 import time
 
@@ -62,11 +63,40 @@ def test_skip_never_runs_two_at_once_and_replace_stops_the_previous(corral, tmp_
     skipped = [e for e in running.events().of_task("slow", "scheduled")
                if "skipped: the previous one is still running" in e["message"]]
     assert skipped, running.events().of_task("slow")
-    # replace: each time comes with a Restart of the run still going.
-    wait_for(lambda: len(running.events().of_task("replaced", "restart_requested")) >= 2,
+    # replace: each time stops the run still going, for the next run.
+    wait_for(lambda: len([e for e in running.events().of_task("replaced", "killed")
+                          if "next run replaces it" in e["message"]]) >= 2,
              what="two replaced runs")
+    assert corral.task_status("jobs/replaced")["restarts"] == 0
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
+
+
+def test_a_scheduled_run_is_a_run_not_a_restart_and_between_runs_the_task_waits(corral, tmp_path):
+    # Issue 28, item 9: RESTARTS 34 after 3 minutes, `restart_requested
+    # (forced)` at each run, and `dead` between runs.
+    marks = tmp_path / "marks"
+    config = {"groups": {"jobs": {"tasks": {
+        "tick": {"schedule": {"every": "1s"}, "command": sh(f"echo run >> {marks}")},
+    }}}}
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: len(runs(marks)) >= 3, what="three runs")
+    # Between its runs (each a few ms of its 1s), it waits for the next one.
+    wait_for(lambda: corral.task_status("jobs/tick")["state"] == "waiting", what="waiting")
+    tick = corral.task_status("jobs/tick")
+    assert tick["restarts"] == 0, tick
+    assert tick["runs"] >= 3, tick
+    assert tick["waiting_for"].startswith("its schedule: next run in"), tick
+    table = corral.cli("status").stdout
+    assert re.search(r"tick\s+main\s+waiting", table), table
+    assert re.search(r"tick: next run at \d\d:\d\d:\d\d \(in [^)]+\); \d+ runs so far", table), table
+    running.send(signal.SIGTERM)
+    result = running.wait()
+    assert result.returncode == 0, result
+    assert not result.events.of_task("tick", "restart_requested")
+    said = [e["message"] for e in result.events.of_task("tick", "scheduled")]
+    assert said[:3] == [f"run {n} of its schedule: its time came" for n in (1, 2, 3)], said
 
 
 def test_status_shows_a_cron_schedules_next_run_in_its_time_zone(corral):

@@ -572,7 +572,8 @@ static const struct error_case cases[] = {
      54, "web/app: readiness: unknown key \"timout\"; did you mean \"timeout\"?"},
     {"unknown readiness key", TASK("{command: a, readiness: {notify: systemd, port: 80}}"), 4, 54,
      "web/app: readiness: unknown key \"port\" (expected notify, fd, exec, tcp, http, unix, "
-     "interval, timeout, watchdog, start_interval, initial_delay, inside, continuous or failures)"},
+     "interval, timeout, watchdog, start_interval, initial_delay, inside, continuous, failures or "
+     "start_period)"},
     {"readiness without notify or exec", TASK("{command: a, readiness: {timeout: 1s}}"), 4, 36,
      "web/app: readiness: missing \"notify\" (systemd or fd) or a probe: \"exec\" (a command), "
      "\"tcp\", \"http\" or \"unix\""},
@@ -612,6 +613,12 @@ static const struct error_case cases[] = {
      "web/app: readiness.fd: only goes with \"notify: fd\""},
     {"interval with notify", TASK("{command: a, readiness: {notify: systemd, interval: 1s}}"), 4,
      64, "web/app: readiness.interval: only goes with a probe (a notifying task is not polled)"},
+    {"start_period with notify",
+     TASK("{command: a, readiness: {notify: systemd, start_period: 5s}}"), 4, 68,
+     "web/app: readiness.start_period: only goes with a probe (a notifying task is not polled)"},
+    {"bad readiness start_period", TASK("{command: a, readiness: {tcp: 80, start_period: 5x}}"), 4,
+     60,
+     "web/app: readiness.start_period: invalid duration \"5x\": unknown unit (use ms, s, m or h)"},
     {"readiness interval of 0", TASK("{command: a, readiness: {exec: [a], interval: 0}}"), 4, 58,
      "web/app: readiness.interval: must be longer than 0"},
     {"bad readiness timeout", TASK("{command: a, readiness: {notify: systemd, timeout: 5x}}"), 4,

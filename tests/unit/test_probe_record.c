@@ -55,11 +55,49 @@ static void test_a_streak_with_changing_reasons(void **state)
 			 PROBE_NEWS_FIRST_FAILURE);
 }
 
+/* Issue 28, item 20: failures before the first readiness are held back
+ * for the start period, and said once if the start fails or the period
+ * ends. */
+static void test_start_period_failures_are_held_then_said_once(void **state)
+{
+	struct probe_record record;
+	char said[256];
+	probe_record_reset(&record);
+	probe_record_start_period(&record, 1000, 5000); /* start_period 5s */
+	assert_false(probe_record_take_held(&record, said, sizeof(said)));
+	probe_record_add(&record, false, "connect 127.0.0.1:8080: Connection refused", 1100);
+	assert_true(probe_record_hold_failure(&record, 1100));
+	probe_record_add(&record, false, "HTTP 503", 5999);
+	assert_true(probe_record_hold_failure(&record, 5999));
+	assert_true(probe_record_take_held(&record, said, sizeof(said)));
+	assert_string_equal(said, "2 failures in a row while it started, last: HTTP 503");
+	assert_false(probe_record_take_held(&record, said, sizeof(said))); /* once */
+	/* Past the period, a failure is the caller's to say. */
+	probe_record_add(&record, false, "HTTP 503", 6000);
+	assert_false(probe_record_hold_failure(&record, 6000));
+
+	/* A pass ends the streak: nothing held to say. */
+	probe_record_reset(&record);
+	probe_record_start_period(&record, 0, 30000);
+	probe_record_add(&record, false, "HTTP 503", 10);
+	assert_true(probe_record_hold_failure(&record, 29999));
+	assert_false(probe_record_hold_failure(&record, 30000));
+	probe_record_add(&record, true, "", 20);
+	assert_false(probe_record_take_held(&record, said, sizeof(said)));
+
+	/* start_period: 0, none: every failure is said. */
+	probe_record_reset(&record);
+	probe_record_start_period(&record, 100, 0);
+	probe_record_add(&record, false, "HTTP 503", 110);
+	assert_false(probe_record_hold_failure(&record, 110));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_reminders_double_then_stay_at_the_cap),
 	    cmocka_unit_test(test_a_streak_with_changing_reasons),
+	    cmocka_unit_test(test_start_period_failures_are_held_then_said_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

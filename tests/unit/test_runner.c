@@ -339,6 +339,66 @@ static void test_force_restart_skips_delay(void **state)
 	fixture_free(fixture);
 }
 
+/* Item 9 of issue 28: 30 runs of a schedule are not 30 restarts. */
+static void test_a_scheduled_run_is_counted_as_a_run_not_a_restart(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 3, 100);
+	fixture->config.schedule.set = true;
+	fixture->config.manual_start = true;
+	runner_received(&fixture->runner);
+	assert_int_equal(fixture->runner.state, TASK_DEAD);
+	for (unsigned run = 1; run <= 3; run++) {
+		assert_int_equal(
+		    runner_run_scheduled(&fixture->runner, "its time came", true, run * 100),
+		    RUNNER_REQUEST_DONE);
+		assert_int_equal(fixture->runner.state, TASK_PENDING);
+		char said[64];
+		snprintf(said, sizeof(said), "run %u of its schedule: its time came", run);
+		assert_true(last_event_is(fixture, TASK_EVENT_SCHEDULED));
+		assert_string_equal(fixture->fake.messages[fixture->fake.event_count - 1], said);
+		run_to_running(fixture, run * 100);
+		runner_exited(&fixture->runner, &exit_code_0, run * 100 + 10);
+		assert_int_equal(fixture->runner.state, TASK_DEAD);
+	}
+	assert_int_equal(fixture->runner.run_count, 3);
+	assert_int_equal(fixture->runner.restart_count, 0);
+	/* corral start between the runs: one run more, still no restart. */
+	assert_int_equal(runner_force_restart(&fixture->runner, true, 400), RUNNER_REQUEST_DONE);
+	assert_int_equal(fixture->runner.run_count, 4);
+	assert_int_equal(fixture->runner.restart_count, 0);
+	/* A failed run's retry is a restart. */
+	run_to_running(fixture, 400);
+	runner_exited(&fixture->runner, &exit_code_1, 410);
+	assert_int_equal(fixture->runner.restart_count, 1);
+	fixture_free(fixture);
+}
+
+static void test_a_scheduled_run_replaces_the_one_still_going(void **state)
+{
+	struct fixture *fixture = fixture_new(RESTART_ON_FAILURE, 3, 100);
+	fixture->config.schedule.set = true;
+	run_to_running(fixture, 0);
+	assert_int_equal(runner_run_scheduled(&fixture->runner, "its time came", true, 10),
+			 RUNNER_REQUEST_DONE);
+	assert_int_equal(fixture->fake.signals, 1);
+	runner_exited(&fixture->runner, &killed_by_9, 20);
+	assert_int_equal(fixture->runner.state, TASK_PENDING);
+	assert_true(runner_ready_to_start(&fixture->runner));
+	bool said = false;
+	for (unsigned e = 0; e < fixture->fake.event_count; e++)
+		said |= fixture->fake.events[e] == TASK_EVENT_KILLED &&
+			strcmp(fixture->fake.messages[e],
+			       "stopped: its schedule's next run replaces it") == 0;
+	assert_true(said);
+	assert_int_equal(fixture->runner.run_count, 1);
+	assert_int_equal(fixture->runner.restart_count, 0);
+	/* Already about to start: nothing new to begin. */
+	assert_int_equal(runner_run_scheduled(&fixture->runner, "its time came", true, 30),
+			 RUNNER_REQUEST_NOT_RUNNING);
+	assert_int_equal(fixture->runner.run_count, 1);
+	fixture_free(fixture);
+}
+
 static void test_force_restart_running_restarts(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
@@ -1039,6 +1099,8 @@ int main(void)
 	    cmocka_unit_test(test_force_restart_dead_task),
 	    cmocka_unit_test(test_force_restart_skips_delay),
 	    cmocka_unit_test(test_force_restart_running_restarts),
+	    cmocka_unit_test(test_a_scheduled_run_is_counted_as_a_run_not_a_restart),
+	    cmocka_unit_test(test_a_scheduled_run_replaces_the_one_still_going),
 	    cmocka_unit_test(test_stop_for_good_escalates_to_sigkill),
 	    cmocka_unit_test(test_stop_for_good_overrides_restart),
 	    cmocka_unit_test(test_stop_pending_task_dies_at_once),

@@ -108,6 +108,19 @@ static void test_a_task_at_rest_is_not_asked(void **state)
 	free(output);
 }
 
+/* A scheduled task between its runs is shown `waiting` (issue 28, item 9):
+ * at rest, as `dead` was. */
+static void test_a_scheduled_task_waiting_for_its_next_run_is_not_asked(void **state)
+{
+	char *output;
+	assert_int_equal(check("{\"ok\":true,\"groups\":[{\"tasks\":[" TASK(
+				   "g/tick", "main", "waiting", "false") "]}]}",
+			       &output),
+			 0);
+	assert_string_equal(output, "ready\n");
+	free(output);
+}
+
 static void test_a_reply_without_groups(void **state)
 {
 	char *output;
@@ -137,6 +150,7 @@ int main(void)
 	    cmocka_unit_test(test_a_task_that_lost_readiness_says_so),
 	    cmocka_unit_test(test_a_failed_or_crashed_main_task_is_not_ready),
 	    cmocka_unit_test(test_a_task_at_rest_is_not_asked),
+	    cmocka_unit_test(test_a_scheduled_task_waiting_for_its_next_run_is_not_asked),
 	    cmocka_unit_test(test_a_reply_without_groups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

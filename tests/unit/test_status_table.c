@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -269,6 +270,26 @@ static void test_ready_and_health(void **state)
 	    "-          ?\n");
 }
 
+/* Issue 28, item 9: a scheduled task's next run and its runs, under the
+ * rows, in the terminal's time zone. */
+static void test_a_scheduled_task_says_its_next_run(void **state)
+{
+	setenv("TZ", "UTC", 1);
+	tzset();
+	int result;
+	char *table = table_for(
+	    "{\"ok\": true, \"groups\": [{\"name\": \"jobs\", \"state\": \"wait_alloc\","
+	    " \"tasks\": [{\"name\": \"backup\", \"stage\": \"main\", \"state\": \"waiting\","
+	    " \"restarts\": 0, \"runs\": 34, \"next_run\": 12600.0, \"next_run_in_ms\": 120000,"
+	    " \"waiting_for\": \"its schedule: next run in 2m\"}]}]}",
+	    &result);
+	assert_int_equal(result, 0);
+	if (!strstr(table, "\n  backup: next run at 03:30:00 (in 2m); 34 runs so far\n") ||
+	    strstr(table, "its schedule: next run in"))
+		fail_msg("table:\n%s", table);
+	free(table);
+}
+
 static void test_no_groups(void **state)
 {
 	int result;
@@ -341,6 +362,7 @@ int main(void)
 	    cmocka_unit_test(test_exit_rules),
 	    cmocka_unit_test(test_missing_and_wrong_fields),
 	    cmocka_unit_test(test_ready_and_health),
+	    cmocka_unit_test(test_a_scheduled_task_says_its_next_run),
 	    cmocka_unit_test(test_no_groups),
 	    cmocka_unit_test(test_durations),
 	    cmocka_unit_test(test_sizes),
