@@ -33,7 +33,9 @@ static void print_reload_usage(FILE *out)
 		"                     runs again; by default it stays as it is\n"
 		"  --socket PATH      corral's control socket (default: $CORRAL_SOCKET, else\n"
 		"                     " CONTROL_SOCKET_DEFAULT ")\n\n"
-		"Exit code: 0 when applied (or planned), 1 when refused.\n");
+		"Exit code: 0 when applied (or planned), 1 when refused, 3 when applied in\n"
+		"part: the kernel refused a change (a memory limit below what the task uses),\n"
+		"whose old value stays; --json names each in \"refused\".\n");
 }
 
 static void print_fields(const json_t *item)
@@ -66,8 +68,14 @@ static void print_plan(const json_t *reply)
 {
 	const json_t *plan = json_object_get(reply, "plan");
 	bool dry_run = json_is_true(json_object_get(reply, "dry_run"));
-	printf("reload of %s: %s\n", json_string_value(json_object_get(reply, "path")),
-	       dry_run ? "plan (nothing applied)" : "applied");
+	size_t refused = json_array_size(json_object_get(reply, "refused"));
+	printf("reload of %s: %s", json_string_value(json_object_get(reply, "path")),
+	       dry_run   ? "plan (nothing applied)"
+	       : refused ? "applied in part"
+			 : "applied");
+	if (refused)
+		printf(" (%zu change%s refused)", refused, refused == 1 ? "" : "s");
+	printf("\n");
 	print_items(json_object_get(plan, "groups"), "group");
 	print_items(json_object_get(plan, "tasks"), "task");
 	json_int_t unchanged = json_integer_value(json_object_get(plan, "unchanged"));
@@ -154,7 +162,10 @@ int command_reload(int argc, char **argv)
 		for (size_t i = 0; i < json_array_size(errors); i++)
 			fprintf(stderr, "%s\n", json_string_value(json_array_get(errors, i)));
 	}
+	bool in_part = json_array_size(json_object_get(reply, "refused")) > 0;
 	json_decref(reply);
 	int flushed = command_output_flush();
-	return ok ? flushed : 1;
+	if (!ok)
+		return 1;
+	return flushed ? flushed : in_part ? COMMAND_APPLIED_IN_PART : 0;
 }
