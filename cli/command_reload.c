@@ -14,7 +14,8 @@
 static void print_reload_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: corral reload [--socket PATH] [--dry-run] [--json] [--rerun-completed] "
+		"usage: corral reload [--socket PATH | -c CONFIG] [--dry-run] [--json] "
+		"[--rerun-completed] "
 		"[CONFIG]\n\n"
 		"Loads the config again (the file corral runs, or CONFIG) and applies the\n"
 		"difference while everything else keeps running, as SIGHUP does:\n"
@@ -31,8 +32,10 @@ static void print_reload_usage(FILE *out)
 		"  --json             print corral's reply as JSON\n"
 		"  --rerun-completed  a changed task that is dead (a one-shot that completed)\n"
 		"                     runs again; by default it stays as it is\n"
-		"  --socket PATH      corral's control socket (default: $CORRAL_SOCKET, else\n"
-		"                     " CONTROL_SOCKET_DEFAULT ")\n\n"
+		"  --socket PATH      corral's control socket\n"
+		"  -c, --config CONFIG\n"
+		"                     the socket that CONFIG's socket: names\n"
+		"\n" CONTROL_SOCKET_SEARCH_HELP "\n"
 		"Exit code: 0 when applied (or planned), 1 when refused, 3 when applied in\n"
 		"part: the kernel refused a change (a memory limit below what the task uses),\n"
 		"whose old value stays; --json names each in \"refused\".\n");
@@ -85,20 +88,27 @@ static void print_plan(const json_t *reply)
 int command_reload(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"socket", required_argument, NULL, 's'}, {"dry-run", no_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, 'j'},         {"rerun-completed", no_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"rerun-completed", no_argument, NULL, 'r'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct control_request request = {.command = CONTROL_RELOAD};
-	const char *socket_option = NULL;
+	struct control_socket_choice socket_choice = {0};
 	bool as_json = false;
 	int option;
 
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, "c:h", options, NULL)) != -1) {
 		switch (option) {
 		case 's':
-			socket_option = optarg;
+			socket_choice.socket_option = optarg;
+			break;
+		case 'c':
+			socket_choice.config_path = optarg;
 			break;
 		case 'n':
 			request.dry_run = true;
@@ -137,7 +147,7 @@ int command_reload(int argc, char **argv)
 	}
 
 	command_output_setup();
-	const char *path = control_socket_path(socket_option);
+	const char *path = control_socket_path(&socket_choice);
 	struct control_connection connection;
 	json_t *reply = NULL;
 	if (control_connection_open(&connection, path, &request) < 0)
