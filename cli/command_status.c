@@ -87,6 +87,9 @@ int command_status(int argc, char **argv)
 	} else if (status_table_write(stdout, reply) < 0) {
 		fprintf(stderr, "corral: the status reply has no \"groups\" list\n");
 		exit_code = 1;
+	} else if (strchr(request.target, '/')) {
+		/* One task (or its instances): room for what the row leaves out. */
+		status_table_write_memory(stdout, reply);
 	}
 	json_decref(reply);
 	control_connection_close(&connection);
