@@ -11,17 +11,19 @@
 #include "cli/control_client.h"
 
 #define SOCKET_HELP                                                                                \
-	"  --socket PATH  corral's control socket (default: $CORRAL_SOCKET, else\n"                \
-	"                 " CONTROL_SOCKET_DEFAULT ")\n"
+	"  --socket PATH  corral's control socket\n"                                               \
+	"  -c, --config CONFIG\n"                                                                  \
+	"                 the socket that CONFIG's socket: names\n"                                \
+	"\n" CONTROL_SOCKET_SEARCH_HELP
 
 static void print_restart_usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "usage: corral restart [--socket PATH] GROUP/TASK\n"
-	    "       corral restart [--socket PATH] --force GROUP/TASK\n"
-	    "       corral restart [--socket PATH] --all GROUP\n"
-	    "       corral restart [--socket PATH] --running GROUP\n\n"
+	    "usage: corral restart [--socket PATH | -c CONFIG] GROUP/TASK\n"
+	    "       corral restart [--socket PATH | -c CONFIG] --force GROUP/TASK\n"
+	    "       corral restart [--socket PATH | -c CONFIG] --all GROUP\n"
+	    "       corral restart [--socket PATH | -c CONFIG] --running GROUP\n\n"
 	    "Restarts a running task: it is stopped with its kill signal and started\n"
 	    "again, without counting against its restart policy. A task that is not\n"
 	    "running is refused; --force runs it again.\n\n"
@@ -34,7 +36,7 @@ static void print_restart_usage(FILE *out)
 
 static void print_stop_usage(FILE *out)
 {
-	fprintf(out, "usage: corral stop [--socket PATH] GROUP/TASK\n\n"
+	fprintf(out, "usage: corral stop [--socket PATH | -c CONFIG] GROUP/TASK\n\n"
 		     "Stops a task with its kill signal. Its restart policy does not start it\n"
 		     "again; 'corral start' does. A stopped main task or sidecar counts as dead\n"
 		     "for its group's lifecycle: once every main task of a group is stopped,\n"
@@ -46,7 +48,7 @@ static void print_stop_usage(FILE *out)
 
 static void print_start_usage(FILE *out)
 {
-	fprintf(out, "usage: corral start [--socket PATH] GROUP/TASK\n\n"
+	fprintf(out, "usage: corral start [--socket PATH | -c CONFIG] GROUP/TASK\n\n"
 		     "Runs a stopped or dead task again while its group is active, as\n"
 		     "'corral restart --force' does: it waits on its stage gate. A running\n"
 		     "task is refused ('corral restart' restarts it); for a pending one it\n"
@@ -55,14 +57,14 @@ static void print_start_usage(FILE *out)
 
 static void print_signal_usage(FILE *out)
 {
-	fprintf(out, "usage: corral signal [--socket PATH] GROUP/TASK SIGNAL\n\n"
+	fprintf(out, "usage: corral signal [--socket PATH | -c CONFIG] GROUP/TASK SIGNAL\n\n"
 		     "Sends SIGNAL to the task's main process. SIGNAL is a name (HUP, SIGHUP,\n"
 		     "SIGRTMIN+1) or a number.\n\n" SOCKET_HELP);
 }
 
 static void print_shutdown_usage(FILE *out)
 {
-	fprintf(out, "usage: corral shutdown [--socket PATH]\n\n"
+	fprintf(out, "usage: corral shutdown [--socket PATH | -c CONFIG]\n\n"
 		     "Shuts corral down gracefully, as SIGTERM does: main tasks and sidecars\n"
 		     "stop, poststop tasks run, then corral exits.\n\n" SOCKET_HELP);
 }
@@ -121,13 +123,18 @@ static int set_restart_mode(const struct control_command_spec *spec,
  * option rather than silently ignored. */
 static const struct option common_options[] = {
     {"socket", required_argument, NULL, 's'},
+    {"config", required_argument, NULL, 'c'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 static const struct option restart_options[] = {
-    {"socket", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
-    {"force", no_argument, NULL, 'F'},        {"all", no_argument, NULL, 'A'},
-    {"running", no_argument, NULL, 'R'},      {NULL, 0, NULL, 0},
+    {"socket", required_argument, NULL, 's'},
+    {"config", required_argument, NULL, 'c'},
+    {"help", no_argument, NULL, 'h'},
+    {"force", no_argument, NULL, 'F'},
+    {"all", no_argument, NULL, 'A'},
+    {"running", no_argument, NULL, 'R'},
+    {NULL, 0, NULL, 0},
 };
 
 static int run_control_command(const struct control_command_spec *spec, int argc, char **argv)
@@ -136,15 +143,19 @@ static int run_control_command(const struct control_command_spec *spec, int argc
 	    spec->command == CONTROL_RESTART ? restart_options : common_options;
 	struct control_request request = {.command = spec->command};
 	struct control_connection connection;
-	const char *socket_option = NULL, *restart_flag = NULL, *message;
+	struct control_socket_choice socket_choice = {0};
+	const char *restart_flag = NULL, *message;
 	json_t *reply;
 	int option, exit_code;
 
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, "c:h", options, NULL)) != -1) {
 		switch (option) {
 		case 's':
-			socket_option = optarg;
+			socket_choice.socket_option = optarg;
+			break;
+		case 'c':
+			socket_choice.config_path = optarg;
 			break;
 		case 'h':
 			spec->print_usage(stdout);
@@ -190,7 +201,7 @@ static int run_control_command(const struct control_command_spec *spec, int argc
 		return COMMAND_USAGE_ERROR;
 
 	command_output_setup();
-	if (control_connection_call(&connection, control_socket_path(socket_option), &request,
+	if (control_connection_call(&connection, control_socket_path(&socket_choice), &request,
 				    &reply, NULL) < 0)
 		return 1;
 	message = json_string_value(json_object_get(reply, "message"));

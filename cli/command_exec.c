@@ -24,26 +24,28 @@
 
 static void print_exec_usage(FILE *out)
 {
-	fprintf(
-	    out,
-	    "usage: corral exec [--socket PATH] [-i] [-t] [-u USER] [-e NAME=VALUE]... [-w DIR]\n"
-	    "                   GROUP/TASK -- COMMAND [ARG]...\n\n"
-	    "Runs COMMAND inside a running task: in its namespaces, root, cgroup, user and\n"
-	    "groups, capabilities, seccomp filter, rlimits, umask, environment and working\n"
-	    "directory. Its output and input are relayed through pipes corral makes:\n"
-	    "no fd of this terminal enters the task. Exits with COMMAND's code (128+N\n"
-	    "when killed by signal N; 127 when it is not found). Killing this client\n"
-	    "kills COMMAND and everything it started.\n\n"
-	    "  -i, --interactive  relay stdin (else COMMAND reads /dev/null)\n"
-	    "  -t, --tty          run COMMAND on a pseudo-terminal of corral's, relayed\n"
-	    "                     to this terminal\n"
-	    "  -u, --user USER    name, uid or uid:gid instead of the task's user\n"
-	    "  -e, --env NAME=VALUE\n"
-	    "                     over the task's environment; repeatable\n"
-	    "  -w, --workdir DIR  instead of the task's working directory\n"
-	    "  --socket PATH      corral's control socket (default: $CORRAL_SOCKET, else\n"
-	    "                     " CONTROL_SOCKET_DEFAULT ")\n\n"
-	    "Only root and corral's own user may exec.\n");
+	fprintf(out,
+		"usage: corral exec [--socket PATH | -c CONFIG] [-i] [-t] [-u USER] [-e "
+		"NAME=VALUE]... [-w DIR]\n"
+		"                   GROUP/TASK -- COMMAND [ARG]...\n\n"
+		"Runs COMMAND inside a running task: in its namespaces, root, cgroup, user and\n"
+		"groups, capabilities, seccomp filter, rlimits, umask, environment and working\n"
+		"directory. Its output and input are relayed through pipes corral makes:\n"
+		"no fd of this terminal enters the task. Exits with COMMAND's code (128+N\n"
+		"when killed by signal N; 127 when it is not found). Killing this client\n"
+		"kills COMMAND and everything it started.\n\n"
+		"  -i, --interactive  relay stdin (else COMMAND reads /dev/null)\n"
+		"  -t, --tty          run COMMAND on a pseudo-terminal of corral's, relayed\n"
+		"                     to this terminal\n"
+		"  -u, --user USER    name, uid or uid:gid instead of the task's user\n"
+		"  -e, --env NAME=VALUE\n"
+		"                     over the task's environment; repeatable\n"
+		"  -w, --workdir DIR  instead of the task's working directory\n"
+		"  --socket PATH      corral's control socket\n"
+		"  -c, --config CONFIG\n"
+		"                     the socket that CONFIG's socket: names\n"
+		"\n" CONTROL_SOCKET_SEARCH_HELP "\n"
+		"Only root and corral's own user may exec.\n");
 }
 
 static int send_request(int socket_fd, const char *line)
@@ -202,22 +204,30 @@ static void make_terminal_raw(void)
 int command_exec(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"socket", required_argument, NULL, 's'}, {"interactive", no_argument, NULL, 'i'},
-	    {"tty", no_argument, NULL, 't'},          {"user", required_argument, NULL, 'u'},
-	    {"env", required_argument, NULL, 'e'},    {"workdir", required_argument, NULL, 'w'},
-	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"interactive", no_argument, NULL, 'i'},
+	    {"tty", no_argument, NULL, 't'},
+	    {"user", required_argument, NULL, 'u'},
+	    {"env", required_argument, NULL, 'e'},
+	    {"workdir", required_argument, NULL, 'w'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct control_request request = {.command = CONTROL_EXEC};
-	const char *socket_option = NULL;
+	struct control_socket_choice socket_choice = {0};
 	bool interactive = false, tty = false;
 	char *env[256] = {NULL};
 	size_t env_count = 0;
 	int option;
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "+itu:e:w:h", options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, "+c:itu:e:w:h", options, NULL)) != -1) {
 		switch (option) {
 		case 's':
-			socket_option = optarg;
+			socket_choice.socket_option = optarg;
+			break;
+		case 'c':
+			socket_choice.config_path = optarg;
 			break;
 		case 'i':
 			interactive = true;
@@ -280,7 +290,7 @@ int command_exec(int argc, char **argv)
 		return command_usage_error("exec", print_exec_usage,
 					   "the request cannot be encoded");
 
-	int socket_fd = control_socket_connect(control_socket_path(socket_option));
+	int socket_fd = control_socket_connect(control_socket_path(&socket_choice));
 	if (socket_fd < 0) {
 		free(line);
 		return 1;

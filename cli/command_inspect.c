@@ -11,19 +11,21 @@
 
 static void print_inspect_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: corral inspect [--socket PATH] [--json] [--show-secrets] GROUP/TASK\n\n"
-		"Shows the effective definition of the task's current (or last) run, after\n"
-		"group defaults, prestart hooks and CDI: command, environment, user, mounts\n"
-		"and devices in the order applied, namespaces, capabilities, seccomp,\n"
-		"limits, dependencies and hooks; each variable, mount and device says\n"
-		"where it came from (config, hook NAME, cdi, corral).\n\n"
-		"  --json          corral's reply as JSON\n"
-		"  --show-secrets  values of variables named like secrets (PASSWORD,\n"
-		"                  TOKEN, *_KEY...), masked as *** otherwise; root and\n"
-		"                  corral's own user only\n"
-		"  --socket PATH   corral's control socket (default: $CORRAL_SOCKET, else\n"
-		"                  " CONTROL_SOCKET_DEFAULT ")\n");
+	fprintf(out, "usage: corral inspect [--socket PATH | -c CONFIG] [--json] [--show-secrets] "
+		     "GROUP/TASK\n\n"
+		     "Shows the effective definition of the task's current (or last) run, after\n"
+		     "group defaults, prestart hooks and CDI: command, environment, user, mounts\n"
+		     "and devices in the order applied, namespaces, capabilities, seccomp,\n"
+		     "limits, dependencies and hooks; each variable, mount and device says\n"
+		     "where it came from (config, hook NAME, cdi, corral).\n\n"
+		     "  --json          corral's reply as JSON\n"
+		     "  --show-secrets  values of variables named like secrets (PASSWORD,\n"
+		     "                  TOKEN, *_KEY...), masked as *** otherwise; root and\n"
+		     "                  corral's own user only\n"
+		     "  --socket PATH   corral's control socket\n"
+		     "  -c, --config CONFIG\n"
+		     "                  the socket that CONFIG's socket: names\n"
+		     "\n" CONTROL_SOCKET_SEARCH_HELP);
 }
 
 static const char *text_of(const json_t *object, const char *key)
@@ -119,21 +121,22 @@ static void print_text(const json_t *inspect)
 int command_inspect(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"socket", required_argument, NULL, 's'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"show-secrets", no_argument, NULL, 'S'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'},
+	    {"json", no_argument, NULL, 'j'},         {"show-secrets", no_argument, NULL, 'S'},
+	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct control_request request = {.command = CONTROL_INSPECT};
-	const char *socket_option = NULL;
+	struct control_socket_choice socket_choice = {0};
 	bool as_json = false;
 	int option;
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, "c:h", options, NULL)) != -1) {
 		switch (option) {
 		case 's':
-			socket_option = optarg;
+			socket_choice.socket_option = optarg;
+			break;
+		case 'c':
+			socket_choice.config_path = optarg;
 			break;
 		case 'j':
 			as_json = true;
@@ -156,7 +159,7 @@ int command_inspect(int argc, char **argv)
 	command_output_setup();
 	struct control_connection connection;
 	json_t *reply;
-	if (control_connection_call(&connection, control_socket_path(socket_option), &request,
+	if (control_connection_call(&connection, control_socket_path(&socket_choice), &request,
 				    &reply, NULL) < 0)
 		return 1;
 	control_connection_close(&connection);

@@ -14,7 +14,8 @@
 static void print_reload_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: corral reload [--socket PATH] [--dry-run] [--json] [--rerun-completed] "
+		"usage: corral reload [--socket PATH | -c CONFIG] [--dry-run] [--json] "
+		"[--rerun-completed] "
 		"[CONFIG]\n\n"
 		"Loads the config again (the file corral runs, or CONFIG) and applies the\n"
 		"difference while everything else keeps running, as SIGHUP does:\n"
@@ -31,9 +32,13 @@ static void print_reload_usage(FILE *out)
 		"  --json             print corral's reply as JSON\n"
 		"  --rerun-completed  a changed task that is dead (a one-shot that completed)\n"
 		"                     runs again; by default it stays as it is\n"
-		"  --socket PATH      corral's control socket (default: $CORRAL_SOCKET, else\n"
-		"                     " CONTROL_SOCKET_DEFAULT ")\n\n"
-		"Exit code: 0 when applied (or planned), 1 when refused.\n");
+		"  --socket PATH      corral's control socket\n"
+		"  -c, --config CONFIG\n"
+		"                     the socket that CONFIG's socket: names\n"
+		"\n" CONTROL_SOCKET_SEARCH_HELP "\n"
+		"Exit code: 0 when applied (or planned), 1 when refused, 3 when applied in\n"
+		"part: the kernel refused a change (a memory limit below what the task uses),\n"
+		"whose old value stays; --json names each in \"refused\".\n");
 }
 
 static void print_fields(const json_t *item)
@@ -66,8 +71,14 @@ static void print_plan(const json_t *reply)
 {
 	const json_t *plan = json_object_get(reply, "plan");
 	bool dry_run = json_is_true(json_object_get(reply, "dry_run"));
-	printf("reload of %s: %s\n", json_string_value(json_object_get(reply, "path")),
-	       dry_run ? "plan (nothing applied)" : "applied");
+	size_t refused = json_array_size(json_object_get(reply, "refused"));
+	printf("reload of %s: %s", json_string_value(json_object_get(reply, "path")),
+	       dry_run   ? "plan (nothing applied)"
+	       : refused ? "applied in part"
+			 : "applied");
+	if (refused)
+		printf(" (%zu change%s refused)", refused, refused == 1 ? "" : "s");
+	printf("\n");
 	print_items(json_object_get(plan, "groups"), "group");
 	print_items(json_object_get(plan, "tasks"), "task");
 	json_int_t unchanged = json_integer_value(json_object_get(plan, "unchanged"));
@@ -77,20 +88,27 @@ static void print_plan(const json_t *reply)
 int command_reload(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"socket", required_argument, NULL, 's'}, {"dry-run", no_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, 'j'},         {"rerun-completed", no_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"rerun-completed", no_argument, NULL, 'r'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct control_request request = {.command = CONTROL_RELOAD};
-	const char *socket_option = NULL;
+	struct control_socket_choice socket_choice = {0};
 	bool as_json = false;
 	int option;
 
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, "c:h", options, NULL)) != -1) {
 		switch (option) {
 		case 's':
-			socket_option = optarg;
+			socket_choice.socket_option = optarg;
+			break;
+		case 'c':
+			socket_choice.config_path = optarg;
 			break;
 		case 'n':
 			request.dry_run = true;
@@ -129,7 +147,7 @@ int command_reload(int argc, char **argv)
 	}
 
 	command_output_setup();
-	const char *path = control_socket_path(socket_option);
+	const char *path = control_socket_path(&socket_choice);
 	struct control_connection connection;
 	json_t *reply = NULL;
 	if (control_connection_open(&connection, path, &request) < 0)
@@ -154,7 +172,10 @@ int command_reload(int argc, char **argv)
 		for (size_t i = 0; i < json_array_size(errors); i++)
 			fprintf(stderr, "%s\n", json_string_value(json_array_get(errors, i)));
 	}
+	bool in_part = json_array_size(json_object_get(reply, "refused")) > 0;
 	json_decref(reply);
 	int flushed = command_output_flush();
-	return ok ? flushed : 1;
+	if (!ok)
+		return 1;
+	return flushed ? flushed : in_part ? COMMAND_APPLIED_IN_PART : 0;
 }

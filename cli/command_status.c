@@ -10,37 +10,38 @@
 
 static void print_status_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: corral status [--json | --ready] [--socket PATH] [GROUP | GROUP/TASK]\n\n"
-		"Shows every group (or one group, or one task) of a running corral: the\n"
-		"group's lifecycle state, and for each task its stage, state, pid, uptime,\n"
-		"CPU, memory and pids, restarts, last exit and when it restarts next.\n\n"
-		"  --json         print the reply as corral sent it: one JSON object\n"
-		"  --ready        exit 0 when every main task and sidecar (of GROUP, or of\n"
-		"                 all groups) is running and ready, else 1: for\n"
-		"                 Kubernetes exec probes and Nomad script checks\n"
-		"  --socket PATH  corral's control socket (default: $CORRAL_SOCKET, else\n"
-		"                 " CONTROL_SOCKET_DEFAULT ")\n");
+	fprintf(out, "usage: corral status [--json | --ready] [--socket PATH | -c CONFIG] [GROUP | "
+		     "GROUP/TASK]\n\n"
+		     "Shows every group (or one group, or one task) of a running corral: the\n"
+		     "group's lifecycle state, and for each task its stage, state, pid, uptime,\n"
+		     "CPU, memory and pids, restarts, last exit and when it restarts next.\n\n"
+		     "  --json         print the reply as corral sent it: one JSON object\n"
+		     "  --ready        exit 0 when every main task and sidecar (of GROUP, or of\n"
+		     "                 all groups) is running and ready, else 1: for\n"
+		     "                 Kubernetes exec probes and Nomad script checks\n"
+		     "  --socket PATH  corral's control socket\n"
+		     "  -c, --config CONFIG\n"
+		     "                 the socket that CONFIG's socket: names\n"
+		     "\n" CONTROL_SOCKET_SEARCH_HELP);
 }
 
 int command_status(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"ready", no_argument, NULL, 'r'},
-	    {"socket", required_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},         {"ready", no_argument, NULL, 'r'},
+	    {"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct control_request request = {.command = CONTROL_STATUS};
 	struct control_connection connection;
-	const char *socket_option = NULL, *raw;
+	struct control_socket_choice socket_choice = {0};
+	const char *raw;
 	bool json = false, ready = false;
 	json_t *reply;
 	int option, exit_code;
 
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, "c:h", options, NULL)) != -1) {
 		switch (option) {
 		case 'j':
 			json = true;
@@ -49,7 +50,10 @@ int command_status(int argc, char **argv)
 			ready = true;
 			break;
 		case 's':
-			socket_option = optarg;
+			socket_choice.socket_option = optarg;
+			break;
+		case 'c':
+			socket_choice.config_path = optarg;
 			break;
 		case 'h':
 			print_status_usage(stdout);
@@ -72,7 +76,7 @@ int command_status(int argc, char **argv)
 
 	command_output_setup();
 	if ((json ? control_connection_call_raw : control_connection_call)(
-		&connection, control_socket_path(socket_option), &request, &reply, &raw) < 0)
+		&connection, control_socket_path(&socket_choice), &request, &reply, &raw) < 0)
 		return 1;
 	exit_code = 0;
 	if (ready) {
@@ -83,6 +87,9 @@ int command_status(int argc, char **argv)
 	} else if (status_table_write(stdout, reply) < 0) {
 		fprintf(stderr, "corral: the status reply has no \"groups\" list\n");
 		exit_code = 1;
+	} else if (strchr(request.target, '/')) {
+		/* One task (or its instances): room for what the row leaves out. */
+		status_table_write_memory(stdout, reply);
 	}
 	json_decref(reply);
 	control_connection_close(&connection);

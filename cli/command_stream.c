@@ -18,14 +18,17 @@
 #include "cli/control_client.h"
 
 #define SOCKET_HELP                                                                                \
-	"  --socket PATH  corral's control socket (default: $CORRAL_SOCKET, else\n"                \
-	"                 " CONTROL_SOCKET_DEFAULT ")\n"
+	"  --socket PATH  corral's control socket\n"                                               \
+	"  -c, --config CONFIG\n"                                                                  \
+	"                 the socket that CONFIG's socket: names\n"                                \
+	"\n" CONTROL_SOCKET_SEARCH_HELP
 
 static void print_logs_usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "usage: corral logs [-f] [-t] [--tail N] [--since WHEN] [--json] [--socket PATH]\n"
+	    "usage: corral logs [-f] [-t] [--tail N] [--since WHEN] [--json] [--socket PATH | -c "
+	    "CONFIG]\n"
 	    "                   [GROUP/TASK | GROUP]\n\n"
 	    "Prints the recent output lines corral kept for a task, for the tasks of a\n"
 	    "group, or (without an operand) for every task, interleaved by time and\n"
@@ -43,7 +46,7 @@ static void print_logs_usage(FILE *out)
 static void print_events_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: corral events [-f] [--json] [--tail N] [--socket PATH]\n\n"
+		"usage: corral events [-f] [--json] [--tail N] [--socket PATH | -c CONFIG]\n\n"
 		"Prints recent task and group events, one per line:\n"
 		"  TIME  GROUP/TASK  EVENT  MESSAGE\n\n"
 		"  -f, --follow   then print every new event as it comes, until corral\n"
@@ -312,13 +315,18 @@ static int run_stream_command(struct stream_command *command, struct control_req
 			      int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"follow", no_argument, NULL, 'f'},     {"tail", required_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, 'j'},       {"socket", required_argument, NULL, 's'},
-	    {"timestamps", no_argument, NULL, 't'}, {"since", required_argument, NULL, 'S'},
-	    {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+	    {"follow", no_argument, NULL, 'f'},
+	    {"tail", required_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"timestamps", no_argument, NULL, 't'},
+	    {"since", required_argument, NULL, 'S'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	bool takes_target = request->command == CONTROL_LOGS;
-	const char *socket_option = NULL;
+	struct control_socket_choice socket_choice = {0};
 	struct control_connection connection;
 	const json_t *items, *item;
 	json_t *reply;
@@ -326,8 +334,8 @@ static int run_stream_command(struct stream_command *command, struct control_req
 	size_t i;
 
 	optind = 1;
-	while ((option = getopt_long(argc, argv, takes_target ? "fn:th" : "fn:h", options, NULL)) !=
-	       -1) {
+	while ((option = getopt_long(argc, argv, takes_target ? "c:fn:th" : "c:fn:h", options,
+				     NULL)) != -1) {
 		switch (option) {
 		case 'f':
 			request->follow = true;
@@ -361,7 +369,10 @@ static int run_stream_command(struct stream_command *command, struct control_req
 			}
 			break;
 		case 's':
-			socket_option = optarg;
+			socket_choice.socket_option = optarg;
+			break;
+		case 'c':
+			socket_choice.config_path = optarg;
 			break;
 		case 'h':
 			command->print_usage(stdout);
@@ -383,7 +394,7 @@ static int run_stream_command(struct stream_command *command, struct control_req
 		return COMMAND_USAGE_ERROR;
 
 	command_output_setup();
-	if (control_connection_call(&connection, control_socket_path(socket_option), request,
+	if (control_connection_call(&connection, control_socket_path(&socket_choice), request,
 				    &reply, NULL) < 0)
 		return 1;
 	/* The reply names a task when the target was one: a task written

@@ -7,6 +7,9 @@
 
 /* CLI convention: 0 success, 1 refused or failed, 2 usage error. */
 #define COMMAND_USAGE_ERROR 2
+/* `corral reload` whose plan the kernel refused a part of (a memory limit
+ * below what the task uses): the rest was applied, so neither 0 nor 1. */
+#define COMMAND_APPLIED_IN_PART 3
 
 struct command {
 	const char *name;

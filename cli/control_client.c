@@ -15,19 +15,33 @@
 
 #include "base/cleanup.h"
 #include "cli/control_socket_trust.h"
+#include "config/config_socket.h"
 #include "supervisor/control/control_socket_places.h"
 
 #define READ_CHUNK 65536
 
-const char *control_socket_path(const char *from_option)
+const char *control_socket_path(const struct control_socket_choice *choice)
 {
 	const char *from_environment = getenv(CONTROL_SOCKET_ENV);
 	static struct control_socket_places places;
+	static char from_config[sizeof(places.path[0])];
 
-	if (from_option)
-		return from_option;
+	if (choice->socket_option)
+		return choice->socket_option;
 	if (from_environment && *from_environment)
 		return from_environment;
+	if (choice->config_path) {
+		char error[PATH_MAX + 256];
+		int found = config_read_socket(choice->config_path, from_config,
+					       sizeof(from_config), error, sizeof(error));
+		if (found < 0) {
+			fprintf(stderr, "corral: cannot find the socket in %s: %s\n",
+				choice->config_path, error);
+			return NULL;
+		}
+		if (found)
+			return from_config;
+	}
 	control_socket_places(&places);
 	return control_socket_find(&places);
 }
@@ -39,7 +53,7 @@ static const char *connect_advice(int error)
 	case ENOENT:
 	case ECONNREFUSED:
 	case ENOTDIR:
-		return " (is corral running? set --socket or CORRAL_SOCKET)";
+		return " (is corral running? set --socket, CORRAL_SOCKET or -c CONFIG)";
 	case EACCES:
 	case EPERM:
 		return " (only root, corral's own user and members of the config's control "
@@ -52,6 +66,8 @@ static const char *connect_advice(int error)
 int control_socket_connect(const char *path)
 {
 	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	if (!path)
+		return -EINVAL; /* control_socket_path said why */
 	size_t length = strlen(path);
 	uid_t caller = geteuid();
 	char why[PATH_MAX + 160];

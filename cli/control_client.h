@@ -39,9 +39,27 @@ enum control_read_result {
 	CONTROL_READ_FAILED,      /* printed on stderr */
 };
 
-/* --socket PATH if given, else $CORRAL_SOCKET if set and not empty, else
- * the first default place with a socket in it (control_socket_places.h). */
-const char *control_socket_path(const char *from_option);
+/* What a client command was told about its socket: --socket PATH and
+ * -c CONFIG (--config), each NULL when not given. */
+struct control_socket_choice {
+	const char *socket_option;
+	const char *config_path;
+};
+
+/* The client commands' options that choose the socket, and the search, for
+ * their --help: one text, as docs/cli.md says it. */
+#define CONTROL_SOCKET_SEARCH_HELP                                                                 \
+	"The socket: --socket PATH; else $CORRAL_SOCKET; else the socket: of -c CONFIG\n"          \
+	"(a config without one: the default places); else the first of the default\n"              \
+	"places that holds a socket: " CONTROL_SOCKET_DEFAULT ",\n"                                \
+	"$XDG_RUNTIME_DIR/corral/control.sock, /tmp/corral-UID/control.sock.\n"
+
+/* The same order as corral run's, where it listens: --socket PATH if
+ * given, else $CORRAL_SOCKET if set and not empty, else the `socket:` of
+ * -c CONFIG, else the first default place with a socket in it
+ * (control_socket_places.h). NULL after saying on stderr why CONFIG cannot
+ * be read. */
+const char *control_socket_path(const struct control_socket_choice *choice);
 
 /* Connects to `path`, held to control_socket_trust.h's rules: the fd, or
  * -errno after printing why ("corral: refusing PATH: the server runs as uid

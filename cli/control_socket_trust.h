@@ -10,9 +10,10 @@
  * - every path: the socket is owned by root or the caller, and once
  *   connected, before a byte is sent, the server (SO_PEERCRED) runs as
  *   root or as the caller.
- * A path named with --socket or CORRAL_SOCKET skips the directory rule: it
- * may sit in a shared directory on purpose (a container's /tmp, 1777);
- * the owner and the server's credentials still decide. */
+ * A path named with --socket, CORRAL_SOCKET or the socket: of -c CONFIG
+ * skips the directory rule: it may sit in a shared directory on purpose
+ * (a container's /tmp, 1777); the owner and the server's credentials
+ * still decide. */
 #pragma once
 
 #include <stdbool.h>

@@ -120,21 +120,30 @@ static char *cpu_cell(const json_t *task)
 	return xstrdup(duration);
 }
 
-/* "12.0M/40.5M": now, and the peak of the task's cgroup. */
+/* A size figure of "usage" as "12.0M"; false when it is not one. */
+static bool format_usage_size(const json_t *task, const char *name, char *buffer, size_t size)
+{
+	const json_t *value = usage_field(task, name);
+	if (!json_is_integer(value) || json_integer_value(value) < 0)
+		return false;
+	format_size_bytes((uint64_t)json_integer_value(value), buffer, size);
+	return true;
+}
+
+/* "12.0M/64.0M": now, and the limit when the task has one, as `docker
+ * stats` reads; the peak would read like a limit there, so it is in
+ * --json and under the table of one task (status_table_write_memory). */
 static char *memory_cell(const json_t *task)
 {
 	const json_t *current = usage_field(task, "memory_bytes");
-	const json_t *peak = usage_field(task, "memory_peak_bytes");
 	if (!current || json_is_null(current))
 		return xstrdup(NONE);
-	if (!json_is_integer(current) || json_integer_value(current) < 0)
+	char now[32], limit[32];
+	if (!format_usage_size(task, "memory_bytes", now, sizeof(now)))
 		return xstrdup(UNKNOWN);
-	char now[32], most[32];
-	format_size_bytes((uint64_t)json_integer_value(current), now, sizeof(now));
-	if (!json_is_integer(peak) || json_integer_value(peak) < 0)
+	if (!format_usage_size(task, "memory_limit_bytes", limit, sizeof(limit)))
 		return xstrdup(now);
-	format_size_bytes((uint64_t)json_integer_value(peak), most, sizeof(most));
-	return xasprintf("%s/%s", now, most);
+	return xasprintf("%s/%s", now, limit);
 }
 
 static char *pids_cell(const json_t *task)
@@ -383,6 +392,36 @@ static void write_usage_note(FILE *out, const json_t *groups)
 		"\nCPU, MEM, PIDS %s: corral reads them now; run `corral status` again for newer "
 		"figures\n",
 		said);
+}
+
+void status_table_write_memory(FILE *out, const json_t *reply)
+{
+	const json_t *groups = json_object_get(reply, "groups"), *group, *task;
+	size_t g, t;
+	bool first = true;
+	json_array_foreach(groups, g, group)
+	{
+		if (!group_tasks(group))
+			continue;
+		json_array_foreach(group_tasks(group), t, task)
+		{
+			char now[32], peak[32], limit[32];
+			if (!format_usage_size(task, "memory_bytes", now, sizeof(now)))
+				continue;
+			if (first)
+				fputc('\n', out); /* apart from the table */
+			first = false;
+			const char *name = json_string_value(json_object_get(task, "task"));
+			fprintf(out, "%s memory: %s now", name ? name : UNKNOWN, now);
+			if (format_usage_size(task, "memory_peak_bytes", peak, sizeof(peak)))
+				fprintf(out, ", %s peak", peak);
+			if (format_usage_size(task, "memory_limit_bytes", limit, sizeof(limit)))
+				fprintf(out, ", %s limit", limit);
+			else
+				fprintf(out, ", no limit");
+			fputc('\n', out);
+		}
+	}
 }
 
 int status_table_write(FILE *out, const json_t *reply)

@@ -130,7 +130,8 @@ struct task_cgroup_v1 *task_cgroup_v1_group(struct task_cgroup *cgroup, struct c
 static int apply_settings(struct task_cgroup *cgroup, struct cgroup_tree *tree,
 			  const struct cgroup_settings *settings,
 			  const struct resources_config *resources, const char *group_name,
-			  const char *task_name, char *error, size_t error_size)
+			  const char *task_name, struct limit_refusal *refusal, char *error,
+			  size_t error_size)
 {
 	for (size_t i = 0; i < settings->count; i++) {
 		const struct cgroup_setting *setting = &settings->items[i];
@@ -151,6 +152,11 @@ static int apply_settings(struct task_cgroup *cgroup, struct cgroup_tree *tree,
 				 resources->cpuset, why);
 		else
 			snprintf(error, error_size, "resources: %s: %s", setting->resource, why);
+		if (refusal) {
+			snprintf(refusal->resource, sizeof(refusal->resource), "%s",
+				 setting->resource);
+			snprintf(refusal->reason, sizeof(refusal->reason), "%s", why);
+		}
 		return -1;
 	}
 	return 0;
@@ -204,7 +210,7 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 		cgroup->v2_relative = "/";
 	cgroup->v2_memory = cgroup_tree_has_controller(tree, "memory");
 	cgroup->v2_pids = cgroup_tree_has_controller(tree, "pids");
-	if (apply_settings(cgroup, tree, &settings, resources, group_name, task_name, error,
+	if (apply_settings(cgroup, tree, &settings, resources, group_name, task_name, NULL, error,
 			   error_size) < 0) {
 		task_cgroup_remove(cgroup, tree);
 		return -EINVAL;
@@ -214,8 +220,8 @@ int task_cgroup_create(struct task_cgroup *cgroup, struct cgroup_tree *tree, int
 
 int task_cgroup_update_limits(struct task_cgroup *cgroup, struct cgroup_tree *tree,
 			      const char *group_name, const char *task_name,
-			      const struct resources_config *resources, char *error,
-			      size_t error_size)
+			      const struct resources_config *resources,
+			      struct limit_refusal *refusal, char *error, size_t error_size)
 {
 	if (!task_cgroup_exists(cgroup))
 		return 0; /* made with these limits at the next start */
@@ -224,10 +230,12 @@ int task_cgroup_update_limits(struct task_cgroup *cgroup, struct cgroup_tree *tr
 	char why[512];
 	if (cgroup_limits_plan(resources, &availability, &settings, why, sizeof(why)) < 0) {
 		snprintf(error, error_size, "resources: %s", why);
+		refusal->resource[0] = '\0'; /* the limits as a whole */
+		snprintf(refusal->reason, sizeof(refusal->reason), "%.255s", why);
 		return -1;
 	}
-	return apply_settings(cgroup, tree, &settings, resources, group_name, task_name, error,
-			      error_size);
+	return apply_settings(cgroup, tree, &settings, resources, group_name, task_name, refusal,
+			      error, error_size);
 }
 
 int task_cgroup_kill(struct task_cgroup *cgroup)

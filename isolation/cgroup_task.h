@@ -83,13 +83,22 @@ struct task_cgroup_v1 *task_cgroup_v1_group(struct task_cgroup *cgroup, struct c
 					    const char *controller, const char *group_name,
 					    const char *task_name, char *error, size_t error_size);
 
+/* A limit a reload could not write, in parts a reply can name: the
+ * config key ("memory") and the kernel's words ("memory.max: Device or
+ * resource busy"), or why the limit cannot be planned at all. */
+struct limit_refusal {
+	char resource[32];
+	char reason[256];
+};
+
 /* Writes `resources` to the live cgroup (reload). Nothing when it is not
  * made yet. -1 with `error` naming the limit the kernel refused (memory
- * below what the task uses, say); the ones before it are written. */
+ * below what the task uses, say), and the same in `refusal` in parts; the
+ * ones before it are written. */
 int task_cgroup_update_limits(struct task_cgroup *cgroup, struct cgroup_tree *tree,
 			      const char *group_name, const char *task_name,
-			      const struct resources_config *resources, char *error,
-			      size_t error_size);
+			      const struct resources_config *resources,
+			      struct limit_refusal *refusal, char *error, size_t error_size);
 
 /* Kills every process in the task's cgroups (cgroup.kill). 0 or -errno. */
 int task_cgroup_kill(struct task_cgroup *cgroup);

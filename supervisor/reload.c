@@ -32,6 +32,8 @@ struct bound_task {
 	struct group *group; /* the runtime group it is in */
 	struct task *task;   /* NULL for an added one until made */
 	char warning[256];   /* an in-place change the kernel refused */
+	bool refused;        /* ... and which limit, in the reply's "refused" */
+	struct limit_refusal refusal;
 };
 
 /* The plan and what it acts on: the runtime group of each group step
@@ -204,6 +206,25 @@ static json_t *plan_json(const struct reload *reload)
 	return object;
 }
 
+/* The changes the kernel refused, [{"task", "field", "reason"}]: the
+ * reload applied the rest, and `corral reload` says it was in part. */
+static json_t *refused_json(const struct reload *reload)
+{
+	json_t *refused = json_array();
+	for (size_t i = 0; i < reload->plan.task_count; i++) {
+		const struct bound_task *bound = &reload->tasks[i];
+		if (!bound->refused)
+			continue;
+		char field[64];
+		snprintf(field, sizeof(field), "resources%s%s",
+			 bound->refusal.resource[0] ? "." : "", bound->refusal.resource);
+		json_array_append_new(refused, json_pack("{s:s, s:s, s:s}", "task",
+							 bound->task->config->full_name, "field",
+							 field, "reason", bound->refusal.reason));
+	}
+	return refused;
+}
+
 /* ---- step 3: what is new ---- */
 
 static void free_made(struct reload *reload)
@@ -306,7 +327,9 @@ static void apply_task_step(struct supervisor *supervisor, struct reload *reload
 		return; /* an added task said "received" when it was made */
 	case RELOAD_UPDATE:
 		if (task_update_in_place(task, writable_definition(reload, step), &step->diff,
-					 bound->warning, sizeof(bound->warning)) < 0) {
+					 &bound->refusal, bound->warning,
+					 sizeof(bound->warning)) < 0) {
+			bound->refused = true;
 			log_message("%s: reload: %s; the old limits stay", task->config->full_name,
 				    bound->warning);
 			snprintf(message, sizeof(message), "not updated: %.140s", bound->warning);
@@ -519,7 +542,14 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 	    (struct config_generation){config, true};
 	json_t *summary = plan_json(&reload);
 	json_object_set_new(reply, "plan", summary);
-	snprintf(message, sizeof(message), "reload of %s applied: %zu task change%s", path,
+	json_t *refused_changes = refused_json(&reload);
+	size_t refused_count = json_array_size(refused_changes);
+	if (refused_count)
+		json_object_set_new(reply, "refused", refused_changes);
+	else
+		json_decref(refused_changes);
+	snprintf(message, sizeof(message), "reload of %s applied%s: %zu task change%s", path,
+		 refused_count ? " in part" : "",
 		 json_array_size(json_object_get(summary, "tasks")),
 		 json_array_size(json_object_get(summary, "tasks")) == 1 ? "" : "s");
 	event_log_corral(&supervisor->events, corral_event_type_name(CORRAL_EVENT_RELOAD_FINISHED),

@@ -35,10 +35,27 @@ static void write_last_exit(struct json_writer *out, const struct runner *runner
 	jw_object_close(out);
 }
 
+/* For a reply about many tasks: the cached reading, or one made now for a
+ * task that has none yet, while the reply's bound lasts (task_usage.h). */
+static const struct task_cgroup_stats *many_tasks_usage(struct status_reply *reply,
+							struct task *task, uint64_t now_ms,
+							uint64_t *age_ms, bool *stale)
+{
+	const struct task_cgroup_stats *stats = task_usage_cached(task, now_ms, age_ms, stale);
+	if (stats || !reply->first_reads_left)
+		return stats;
+	reply->first_reads_left--;
+	*age_ms = 0;
+	*stale = false;
+	return task_usage_read(task, now_ms);
+}
+
 /* Null without a cgroup, and null for a figure its cgroup cannot give (no
  * memory controller, ...). `age_ms`: how long ago it was read; every
  * figure and `age_ms` are null in a reply about many tasks when there is
- * no reading since the task's run began or ended (task_usage.h). */
+ * no reading since the task's run began or ended and the reply's bound on
+ * first readings is spent (task_usage.h). `memory_limit_bytes` is the
+ * config's `resources.memory`, null without one. */
 static void write_usage(struct json_writer *out, struct status_reply *reply, struct task *task,
 			uint64_t now_ms)
 {
@@ -50,7 +67,7 @@ static void write_usage(struct json_writer *out, struct status_reply *reply, str
 	bool stale = false;
 	const struct task_cgroup_stats *stats =
 	    reply->recent_usage ? task_usage_recent(task, now_ms, &age_ms)
-				: task_usage_cached(task, now_ms, &age_ms, &stale);
+				: many_tasks_usage(reply, task, now_ms, &age_ms, &stale);
 	reply->stale_usage |= stale;
 	static const struct task_cgroup_stats none; /* every has_ false: nulls */
 	bool read = stats != NULL;
@@ -63,6 +80,8 @@ static void write_usage(struct json_writer *out, struct status_reply *reply, str
 			      (int64_t)stats->memory_current);
 	jw_field_optional_int(out, "memory_peak_bytes", stats->has_memory_peak,
 			      (int64_t)stats->memory_peak);
+	uint64_t memory_limit = task->config->resources.memory;
+	jw_field_optional_int(out, "memory_limit_bytes", memory_limit != 0, (int64_t)memory_limit);
 	jw_field_optional_int(out, "pids", stats->has_pids, (int64_t)stats->pids_current);
 	jw_field_optional_int(out, "age_ms", read, (int64_t)age_ms);
 	jw_object_close(out);
@@ -232,6 +251,7 @@ char *status_reply_line(struct status_reply *reply, struct group *const *groups,
 	/* A task's object is about 550 bytes: room for one, or for the last
 	 * reply, without reallocating. */
 	jw_init(&out, reply->size_hint > 960 ? reply->size_hint + 64 : 1024);
+	reply->first_reads_left = TASK_USAGE_FIRST_READS_MAX;
 	jw_object_open(&out);
 	jw_field_bool(&out, "ok", true);
 	jw_key(&out, "groups");

@@ -18,6 +18,9 @@ struct status_reply {
 	/* ...and says here that some were missing or stale: the caller has
 	 * them read once the reply is out. */
 	bool stale_usage;
+	/* What this reply may still read of the tasks without any reading
+	 * (TASK_USAGE_FIRST_READS_MAX); set at the start of each reply. */
+	size_t first_reads_left;
 	/* The last reply's length: the next one's buffer starts that big. */
 	size_t size_hint;
 };

@@ -56,7 +56,8 @@ static void run_update_hooks(struct task *task, const struct task_diff *diff)
 }
 
 int task_update_in_place(struct task *task, struct task_config *definition,
-			 const struct task_diff *diff, char *error, size_t error_size)
+			 const struct task_diff *diff, struct limit_refusal *refusal, char *error,
+			 size_t error_size)
 {
 	/* The running task keeps its definition object: every pointer into
 	 * it (probes, hooks, the runner) stays good. */
@@ -66,16 +67,17 @@ int task_update_in_place(struct task *task, struct task_config *definition,
 		const char *field = diff->fields[i];
 		int refused;
 		if (strcmp(field, "resources") == 0 &&
-		    (refused = task_cgroup_update_limits(&task->cgroup, task->services->cgroups,
-							 task->group->config->name, own->name,
-							 &own->resources, error, error_size)) < 0) {
+		    (refused = task_cgroup_update_limits(
+			 &task->cgroup, task->services->cgroups, task->group->config->name,
+			 own->name, &own->resources, refusal, error, error_size)) < 0) {
 			/* The old limits stay, in the config and, as far as the
 			 * kernel lets them back, in the cgroup. */
 			char ignored[256];
+			struct limit_refusal ignored_refusal;
 			task_config_swap_resources(own, definition);
-			task_cgroup_update_limits(&task->cgroup, task->services->cgroups,
-						  task->group->config->name, own->name,
-						  &own->resources, ignored, sizeof(ignored));
+			task_cgroup_update_limits(
+			    &task->cgroup, task->services->cgroups, task->group->config->name,
+			    own->name, &own->resources, &ignored_refusal, ignored, sizeof(ignored));
 			return refused;
 		}
 		if (strcmp(field, "readiness") == 0 || strcmp(field, "health") == 0)

@@ -5,16 +5,19 @@
 #include <stddef.h>
 
 #include "config/config_diff.h"
+#include "isolation/cgroup_task.h"
 
 struct task;
 
 /* A TASK_CHANGE_IN_PLACE change, applied to the task as it runs: the
  * fields move into its definition (task_config_swap_in_place_fields), new
  * limits are written to its cgroup, probes are made again, its log ring
- * resized. -1 with `error` when the kernel refused a limit: the old
- * limits are kept, in the definition and in the cgroup. */
+ * resized. -1 with `error` when the kernel refused a limit, and the limit
+ * and the kernel's reason in `refusal`: the old limits are kept, in the
+ * definition and in the cgroup. */
 int task_update_in_place(struct task *task, struct task_config *definition,
-			 const struct task_diff *diff, char *error, size_t error_size);
+			 const struct task_diff *diff, struct limit_refusal *refusal, char *error,
+			 size_t error_size);
 
 /* task->next_config is set (a change that needs a new process) and the
  * task is between two runs: no process, no hook, no restart delay. */

@@ -34,6 +34,13 @@
  * gets a new reading each time, and `age_ms` tells a client computing a
  * rate from two readings how far apart they are. */
 #define TASK_USAGE_FRESH_MS 250
+/* A reply about many tasks reads, at most this many, the tasks that have
+ * no reading at all (the first status after corral or their run started),
+ * so that a person sees figures rather than `-` and "run it again": 64
+ * reads are about 0.5 ms (8 us each), bounded however many tasks just
+ * started; the rest wait for the refresh after the reply. Every later
+ * reply serves them from the cache. */
+#define TASK_USAGE_FIRST_READS_MAX 64
 /* A status of many tasks that found readings stale has them read again
  * this long after its reply (control_commands.c says why). */
 #define TASK_USAGE_REFRESH_DELAY_MS 30

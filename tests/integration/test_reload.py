@@ -339,24 +339,35 @@ def test_update_hooks_hear_an_in_place_change_and_a_failure_is_only_reported(cor
     assert failed and "(update)" in failed[0]["message"], failed
 
 
-def test_a_limit_the_kernel_refuses_is_reported_and_the_old_one_stays(corral):
+def no_swap():
     swap = [line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
             if line.startswith("SwapTotal:")]
     if swap != ["0"]:
         pytest.skip("with swap, the kernel may page the task out to meet the limit")
-    hog = ["python3", "-c", "import time; b = bytearray(60 << 20)\n"
-           "for i in range(0, len(b), 4096): b[i] = 1\n"
-           "print('ready', flush=True); time.sleep(1000)"]
 
+
+HOG = ["python3", "-c", "import time; b = bytearray(60 << 20)\n"
+       "for i in range(0, len(b), 4096): b[i] = 1\n"
+       "print('ready', flush=True); time.sleep(1000)"]
+
+
+def start_hog(corral, memory="100M", **tasks):
     def with_memory(memory):
-        return config({"hog": {"command": hog, "resources": {"memory": memory}}})
+        return config({"hog": {"command": HOG, "resources": {"memory": memory}}, **tasks})
 
-    running, path = start(corral, with_memory("100M"))
+    running, path = start(corral, with_memory(memory))
     wait_for(lambda: "ready" in corral.cli("logs", "g/hog").stdout, what="60M touched")
+    return running, with_memory
+
+
+def test_a_limit_the_kernel_refuses_is_reported_and_the_old_one_stays(corral):
+    no_swap()
+    running, with_memory = start_hog(corral)
     before = pids(corral)
     corral.config(with_memory("20M"), name="reload.yaml")
     result = reload(corral)
-    assert result.returncode == 0, result
+    assert result.returncode == 3, result  # applied in part (docs/cli.md)
+    assert "applied in part (1 change refused)" in result.stdout, result.stdout
     assert "task g/hog: updated in place (resources); not applied: resources: memory" \
         in result.stdout, result.stdout
     assert pids(corral) == before
@@ -364,6 +375,33 @@ def test_a_limit_the_kernel_refuses_is_reported_and_the_old_one_stays(corral):
     result = stop(running)
     assert "not updated: resources: memory" in result.events.of_task("hog", "updated")[0][
         "message"]
+
+
+def test_a_reload_the_kernel_refused_in_part_exits_3_and_json_names_the_refusal(corral):
+    """The rest of the plan is applied (a new task starts), the refused
+    limit is named with the kernel's reason, and the exit status tells a
+    script that not everything took."""
+    no_swap()
+    running, _ = start_hog(corral)
+    changed = config({"hog": {"command": HOG, "resources": {"memory": "20M"}},
+                      "new": {"command": SLEEP}})
+    corral.config(changed, name="reload.yaml")
+    result = reload(corral, "--json")
+    assert result.returncode == 3, result
+    reply = json.loads(result.stdout)
+    assert reply["ok"] is True
+    assert reply["refused"] == [{"task": "g/hog", "field": "resources.memory",
+                                 "reason": reply["refused"][0]["reason"]}], reply
+    reason = reply["refused"][0]["reason"]
+    assert reason.startswith("memory") and "busy" in reason.lower(), reason
+    wait_for(lambda: status_json(corral)["g/new"]["state"] == "running", what="the added task")
+    # A reload the kernel takes whole exits 0 and names nothing refused.
+    corral.config(config({"hog": {"command": HOG, "resources": {"memory": "200M"}},
+                          "new": {"command": SLEEP}}), name="reload.yaml")
+    result = reload(corral, "--json")
+    assert result.returncode == 0, result
+    assert "refused" not in json.loads(result.stdout)
+    stop(running)
 
 
 def test_autostart_false_waits_for_start_and_a_reload_can_turn_it_on(corral):

@@ -122,8 +122,8 @@ def test_a_status_of_many_tasks_serves_the_last_reading_with_its_age(corral):
     # Every task of a list reply carries its age, with the other fields as
     # before.
     idle = usage_of(listed, "g/idle")
-    assert set(idle) == {"cgroup", "cpu_usec", "memory_bytes", "memory_peak_bytes", "pids",
-                         "age_ms"}, idle
+    assert set(idle) == {"cgroup", "cpu_usec", "memory_bytes", "memory_peak_bytes",
+                         "memory_limit_bytes", "pids", "age_ms"}, idle
     assert idle["cgroup"].endswith("/g/idle"), idle
     assert_served_or_unread(idle)
     running.send(signal.SIGTERM)

@@ -58,7 +58,8 @@ static void test_groups_and_tasks(void **state)
 	    "   \"last_exit\": {\"code\": 1, \"signal\": null, \"failed\": true,"
 	    "   \"description\": \"exited with code 1\"}, \"next_restart_in_ms\": null,"
 	    "   \"usage\": {\"cgroup\": \"/sys/fs/cgroup/web/app\", \"cpu_usec\": 1500000,"
-	    "   \"memory_bytes\": 12582912, \"memory_peak_bytes\": 41943040, \"pids\": 3}},"
+	    "   \"memory_bytes\": 12582912, \"memory_peak_bytes\": 41943040,"
+	    "   \"memory_limit_bytes\": 67108864, \"pids\": 3}},"
 	    "  {\"name\": \"proxy\", \"task\": \"web/proxy\", \"stage\": \"prestart-sidecar\","
 	    "   \"state\": \"pending\", \"pid\": null, \"uptime_ms\": null, \"restarts\": 12,"
 	    "   \"last_exit\": {\"code\": null, \"signal\": \"SIGKILL\", \"failed\": true,"
@@ -90,7 +91,7 @@ static void test_groups_and_tasks(void **state)
 			       "UPTIME  CPU    MEM          "
 			       "PIDS  RESTARTS  LAST EXIT            NEXT RESTART\n"
 			       "  app       main                running   -      -       4242  "
-			       "1h2m    1.50s  12.0M/40.0M  3   "
+			       "1h2m    1.50s  12.0M/64.0M  3   "
 			       "  1         code 1 (failed)      -\n"
 			       "  proxy     prestart-sidecar    pending   -      -       -     -   "
 			       "    0.00s  512B         -   "
@@ -353,11 +354,36 @@ static void test_sizes(void **state)
 	}
 }
 
+/* Under a status of one task: now, peak and limit, or "no limit". */
+static void test_memory_of_one_task(void **state)
+{
+	json_t *reply =
+	    json_loads("{\"groups\":[{\"tasks\":["
+		       "{\"task\":\"web/app\",\"usage\":{\"memory_bytes\":12582912,"
+		       "\"memory_peak_bytes\":41943040,\"memory_limit_bytes\":67108864}},"
+		       "{\"task\":\"web/free\",\"usage\":{\"memory_bytes\":1024,"
+		       "\"memory_peak_bytes\":2048,\"memory_limit_bytes\":null}},"
+		       "{\"task\":\"web/dead\",\"usage\":null}]}]}",
+		       0, NULL);
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+	assert_non_null(reply);
+	status_table_write_memory(out, reply);
+	fclose(out);
+	assert_string_equal(text, "\nweb/app memory: 12.0M now, 40.0M peak, 64.0M limit\n"
+				  "web/free memory: 1.0K now, 2.0K peak, no limit\n");
+	free(text);
+	json_decref(reply);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_groups_and_tasks),
 	    cmocka_unit_test(test_one_task),
+	    cmocka_unit_test(test_memory_of_one_task),
 	    cmocka_unit_test(test_old_and_missing_usage),
 	    cmocka_unit_test(test_exit_rules),
 	    cmocka_unit_test(test_missing_and_wrong_fields),
