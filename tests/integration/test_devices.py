@@ -239,6 +239,13 @@ def test_the_policy_follows_the_node_across_restarts_and_nothing_leaks(corral, t
     }}}}}
     running = corral.start(config)
     wait_for(lambda: count.exists(), what="the first run")
+
+    def started(runs_seen):
+        return len(running.result().events.of_task("app", "started")) == runs_seen
+
+    # Both counts once corral has seen that run's exec through: before,
+    # the start's own fds (its error pipe) may or may not be open yet.
+    wait_for(lambda: started(1), what="the first run's start seen through")
     fds_first = sorted(os.listdir(f"/proc/{running.pid}/fd"), key=int)
     programs_first = attached_device_programs(task_cgroup(running))
     go.touch()
@@ -246,6 +253,7 @@ def test_the_policy_follows_the_node_across_restarts_and_nothing_leaks(corral, t
              timeout=60, what="the last run")
     wait_for(lambda: (running.directory / "corral.stdout").read_text().count("g/app | run ")
              == runs, what="every run's report")
+    wait_for(lambda: started(runs), what="the last run's start seen through")
     fds_last = sorted(os.listdir(f"/proc/{running.pid}/fd"), key=int)
     programs_last = attached_device_programs(task_cgroup(running))
     devices_list = v1_devices_list(running)
