@@ -4,6 +4,7 @@
  * a YAML file; the supervisor only reads it. */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,7 +52,9 @@ bool exit_status_set_has_signal(const struct exit_status_set *set, int signal_nu
 
 struct restart_policy {
 	enum restart_policy_kind policy;
-	unsigned attempts; /* restarts allowed within interval_ms */
+	/* restarts allowed within interval_ms; RESTART_ATTEMPTS_UNLIMITED
+	 * (`attempts: unlimited`) never runs out */
+	unsigned attempts;
 	uint64_t interval_ms;
 	uint64_t delay_ms;     /* before the first restart of an interval */
 	uint64_t max_delay_ms; /* cap of the exponential backoff, >= delay_ms */
@@ -638,6 +641,7 @@ struct config {
 #define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS          30000
 #define CONFIG_DEFAULT_KILL_TIMEOUT_MS              10000
 #define CONFIG_DEFAULT_RESTART_ATTEMPTS             3
+#define RESTART_ATTEMPTS_UNLIMITED                  UINT_MAX
 #define CONFIG_DEFAULT_RESTART_INTERVAL_MS          60000
 #define CONFIG_DEFAULT_RESTART_DELAY_MS             1000
 #define CONFIG_DEFAULT_RESTART_MAX_DELAY_MS         30000
