@@ -47,3 +47,35 @@ groups:
     assert len(restarts) == QUICK_CRASHES, result.events
     assert all(event["message"].startswith("restarting in 0 (") for event in restarts), restarts
     assert not result.events.of_task("worker", "not_restarting"), result.events
+
+
+def test_kubernetes_native_sidecar_is_restarted_for_as_long_as_the_pod_runs(corral, tmp_path):
+    # A native sidecar as config.md translates it (a prestart sidecar, the
+    # group sequential), with no restart settings: Kubernetes restarts it
+    # with back-off and never takes the pod down for it. Before, the
+    # fourth crash within a minute failed it for good and stopped the app.
+    runs = tmp_path / "proxy-runs"
+    config = {"groups": {"pod": {"order": "sequential", "tasks": {
+        "proxy": {"command": sh(f"{mark(runs, 'run')}; sleep 0.2; exit 1"),
+                  "lifecycle": {"hook": "prestart", "sidecar": True}},
+        "app": {"command": ["sleep", "60"]},
+    }}}}
+    running = corral.start(config)
+
+    def fourth_decision():
+        events = running.events()
+        decided = (events.of_task("proxy", "restarting")
+                   + events.of_task("proxy", "not_restarting"))
+        return decided[3:] or not running.alive()
+
+    wait_for(fourth_decision, timeout=20, what="the proxy's fourth crash")
+    assert running.alive(), running.result()
+    events = running.events()
+    assert not events.of_task("proxy", "not_restarting"), events
+    fourth = events.of_task("proxy", "restarting")[3]["message"]
+    # attempts spent: it waits out the minute (the back-off), then goes on
+    assert re.match(r"restarting in [1-5]\d?s\S* \(restart 4 of 3\)$", fourth), fourth
+    assert not events.of_task("app", "exited"), events
+    running.send(signal.SIGTERM)
+    result = running.wait()
+    assert result.returncode == 0, result
