@@ -144,6 +144,23 @@ const char *dependency_condition_wait(enum dependency_condition condition)
 	return "";
 }
 
+const char *dependency_condition_failed(enum dependency_condition condition)
+{
+	switch (condition) {
+	case DEPENDS_STARTED:
+		return "not started";
+	case DEPENDS_READY:
+		return "not ready";
+	case DEPENDS_HEALTHY:
+		return "not healthy";
+	case DEPENDS_COMPLETED:
+		return "not completed";
+	case DEPENDS_EXITED:
+		return "not exited";
+	}
+	return "";
+}
+
 bool resources_config_has_limits(const struct resources_config *resources)
 {
 	return resources->memory || resources->memory_high || resources->has_memory_swap ||

@@ -408,6 +408,8 @@ enum dependency_condition {
 const char *dependency_condition_name(enum dependency_condition condition);
 /* How status says what a task waits for: "to start", "to be ready", ... */
 const char *dependency_condition_wait(enum dependency_condition condition);
+/* What a wait that ran out says of it: "not ready", "not completed". */
+const char *dependency_condition_failed(enum dependency_condition condition);
 
 /* One edge of the dependency graph. The loader (config_dependencies.c)
  * resolves the name and guarantees: the target exists and is not the task
@@ -418,10 +420,18 @@ struct task_dependency {
 	size_t group_index; /* the target, in config->groups */
 	size_t task_index;  /* in that group's tasks */
 	enum dependency_condition condition;
-	bool condition_default;          /* not written: chosen by the target's kind */
-	bool restart;                    /* stop with the target's restarts, start again after */
-	bool implicit;                   /* made by the group's `order: sequential` */
-	struct source_location location; /* of the name */
+	bool condition_default; /* not written: chosen by the target's kind */
+	bool restart;           /* stop with the target's restarts, start again after */
+	bool implicit;          /* made by the group's `order: sequential` */
+	/* `timeout:`: how long the dependent waits for the condition, from
+	 * when its wait began, before its start fails (or, optional, goes
+	 * ahead); 0 waits for as long as it takes. */
+	uint64_t timeout_ms;
+	/* compose's `required: false`: a target missing from the config is
+	 * dropped at load, and one that is dead (never started, failed) or
+	 * not there within the timeout does not hold the dependent back. */
+	bool optional;
+	struct source_location location;           /* of the name */
 	struct source_location condition_location; /* of the condition, else the name */
 };
 
