@@ -86,9 +86,18 @@ struct restart_policy restart_policy_default(enum lifecycle_stage stage)
 	 * when it failed; cleanup after the group stopped runs once. */
 	switch (stage) {
 	case STAGE_MAIN:
+		policy.policy = RESTART_ALWAYS;
+		break;
 	case STAGE_PRESTART_SIDECAR:
 	case STAGE_POSTSTART_SIDECAR:
+		/* Kubernetes restarts a sidecar for as long as the pod runs,
+		 * backing off: a proxy or a log shipper that crashes must not
+		 * take the main tasks down with it. Spent attempts wait out the
+		 * window instead of failing the group. A main task keeps mode
+		 * fail: its failing for good is what lets corral exit and the
+		 * orchestrator's own restart policy act. */
 		policy.policy = RESTART_ALWAYS;
+		policy.mode = RESTART_MODE_DELAY;
 		break;
 	case STAGE_PRESTART_EPHEMERAL:
 	case STAGE_POSTSTART_EPHEMERAL:
@@ -131,6 +140,23 @@ const char *dependency_condition_wait(enum dependency_condition condition)
 		return "to complete";
 	case DEPENDS_EXITED:
 		return "to exit";
+	}
+	return "";
+}
+
+const char *dependency_condition_failed(enum dependency_condition condition)
+{
+	switch (condition) {
+	case DEPENDS_STARTED:
+		return "not started";
+	case DEPENDS_READY:
+		return "not ready";
+	case DEPENDS_HEALTHY:
+		return "not healthy";
+	case DEPENDS_COMPLETED:
+		return "not completed";
+	case DEPENDS_EXITED:
+		return "not exited";
 	}
 	return "";
 }

@@ -4,6 +4,7 @@
  * a YAML file; the supervisor only reads it. */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,7 +52,9 @@ bool exit_status_set_has_signal(const struct exit_status_set *set, int signal_nu
 
 struct restart_policy {
 	enum restart_policy_kind policy;
-	unsigned attempts; /* restarts allowed within interval_ms */
+	/* restarts allowed within interval_ms; RESTART_ATTEMPTS_UNLIMITED
+	 * (`attempts: unlimited`) never runs out */
+	unsigned attempts;
 	uint64_t interval_ms;
 	uint64_t delay_ms;     /* before the first restart of an interval */
 	uint64_t max_delay_ms; /* cap of the exponential backoff, >= delay_ms */
@@ -410,6 +413,8 @@ enum dependency_condition {
 const char *dependency_condition_name(enum dependency_condition condition);
 /* How status says what a task waits for: "to start", "to be ready", ... */
 const char *dependency_condition_wait(enum dependency_condition condition);
+/* What a wait that ran out says of it: "not ready", "not completed". */
+const char *dependency_condition_failed(enum dependency_condition condition);
 
 /* One edge of the dependency graph. The loader (config_dependencies.c)
  * resolves the name and guarantees: the target exists and is not the task
@@ -420,10 +425,18 @@ struct task_dependency {
 	size_t group_index; /* the target, in config->groups */
 	size_t task_index;  /* in that group's tasks */
 	enum dependency_condition condition;
-	bool condition_default;          /* not written: chosen by the target's kind */
-	bool restart;                    /* stop with the target's restarts, start again after */
-	bool implicit;                   /* made by the group's `order: sequential` */
-	struct source_location location; /* of the name */
+	bool condition_default; /* not written: chosen by the target's kind */
+	bool restart;           /* stop with the target's restarts, start again after */
+	bool implicit;          /* made by the group's `order: sequential` */
+	/* `timeout:`: how long the dependent waits for the condition, from
+	 * when its wait began, before its start fails (or, optional, goes
+	 * ahead); 0 waits for as long as it takes. */
+	uint64_t timeout_ms;
+	/* compose's `required: false`: a target missing from the config is
+	 * dropped at load, and one that is dead (never started, failed) or
+	 * not there within the timeout does not hold the dependent back. */
+	bool optional;
+	struct source_location location;           /* of the name */
 	struct source_location condition_location; /* of the condition, else the name */
 };
 
@@ -643,6 +656,7 @@ struct config {
 #define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS          30000
 #define CONFIG_DEFAULT_KILL_TIMEOUT_MS              10000
 #define CONFIG_DEFAULT_RESTART_ATTEMPTS             3
+#define RESTART_ATTEMPTS_UNLIMITED                  UINT_MAX
 #define CONFIG_DEFAULT_RESTART_INTERVAL_MS          60000
 #define CONFIG_DEFAULT_RESTART_DELAY_MS             1000
 #define CONFIG_DEFAULT_RESTART_MAX_DELAY_MS         30000

@@ -25,7 +25,7 @@ static const char *const condition_names[] = {
 /* What task and group names are made of (names.h), and the slash between. */
 #define NAME_CHARACTERS "abcdefghijklmnopqrstuvwxyz0123456789-_./"
 
-static const char *const dependency_keys[] = {"condition", "restart", NULL};
+static const char *const dependency_keys[] = {"condition", "restart", "timeout", "required", NULL};
 
 static struct task_dependency *add_dependency(struct task_config *task, const char *name,
 					      struct source_location location)
@@ -66,7 +66,7 @@ static void parse_entry_value(struct load_context *context, const yaml_node_t *n
 	}
 	if (!expect_map(context, node, where,
 			"a condition (started, ready, healthy, completed, exited) or a map of "
-			"\"condition\" and \"restart\""))
+			"\"condition\", \"restart\", \"timeout\" and \"required\""))
 		return;
 	struct map_entries fields;
 	map_collect(context, node, where, "key", &fields);
@@ -80,6 +80,23 @@ static void parse_entry_value(struct load_context *context, const yaml_node_t *n
 	if ((field = map_lookup(&fields, "restart"))) {
 		struct where field_where = where_field(where, "restart", buffer, sizeof(buffer));
 		expect_bool(context, field, &field_where, &dependency->restart);
+	}
+	if ((field = map_lookup(&fields, "timeout"))) {
+		struct where field_where = where_field(where, "timeout", buffer, sizeof(buffer));
+		uint64_t timeout_ms;
+		/* A wait of no time would fail every start that must wait. */
+		if (expect_duration(context, field, &field_where, &timeout_ms) && timeout_ms == 0)
+			report(context, field, &field_where,
+			       "must be longer than 0 (leave it out to wait for as long as it "
+			       "takes)");
+		else
+			dependency->timeout_ms = timeout_ms;
+	}
+	if ((field = map_lookup(&fields, "required"))) {
+		struct where field_where = where_field(where, "required", buffer, sizeof(buffer));
+		bool required = true;
+		if (expect_bool(context, field, &field_where, &required))
+			dependency->optional = !required;
 	}
 	map_entries_free(&fields);
 }
@@ -521,12 +538,41 @@ static void expand_instances(struct config *config, size_t own_group, struct tas
 	}
 }
 
+/* Whether `name` (as written in `after:`) names a task of the config. */
+static bool names_a_task(const struct config *config, size_t own_group, const char *name)
+{
+	const char *slash = strchr(name, '/');
+	long group_index =
+	    slash ? find_group(config, name, (size_t)(slash - name)) : (long)own_group;
+	return group_index >= 0 &&
+	       find_task(&config->groups[group_index], slash ? slash + 1 : name) >= 0;
+}
+
+/* compose's `required: false`: a service that is not in the project is
+ * left out of the wait, not refused. The other mistakes of such an entry
+ * (a wait on a later stage, a cycle) are still refused. */
+static void drop_missing_optional(struct config *config, size_t own_group, struct task_config *task)
+{
+	size_t kept = 0;
+	for (size_t d = 0; d < task->after_count; d++) {
+		struct task_dependency *dependency = &task->after[d];
+		if (dependency->optional && !names_a_task(config, own_group, dependency->name)) {
+			free(dependency->name);
+			continue;
+		}
+		task->after[kept++] = *dependency;
+	}
+	task->after_count = kept;
+}
+
 void dependencies_resolve(struct load_context *context, struct config *config)
 {
 	bool any = false, all_resolved = true;
 	for (size_t g = 0; g < config->group_count; g++)
-		for (size_t t = 0; t < config->groups[g].task_count; t++)
+		for (size_t t = 0; t < config->groups[g].task_count; t++) {
 			expand_instances(config, g, &config->groups[g].tasks[t]);
+			drop_missing_optional(config, g, &config->groups[g].tasks[t]);
+		}
 	for (size_t g = 0; g < config->group_count; g++) {
 		if (config->groups[g].sequential)
 			add_sequential_edges(config, g);

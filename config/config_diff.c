@@ -127,7 +127,8 @@ static bool dependencies_equal(const struct task_config *a, const struct task_co
 	for (size_t i = 0; i < a->after_count; i++) {
 		const struct task_dependency *x = &a->after[i], *y = &b->after[i];
 		if (!strings_equal(x->name, y->name) || x->condition != y->condition ||
-		    x->restart != y->restart || x->implicit != y->implicit)
+		    x->restart != y->restart || x->implicit != y->implicit ||
+		    x->timeout_ms != y->timeout_ms || x->optional != y->optional)
 			return false;
 	}
 	return true;

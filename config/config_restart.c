@@ -25,12 +25,20 @@ static bool parse_attempts(struct load_context *context, const yaml_node_t *node
 
 	if (!text)
 		return false;
+	/* supervisord's autorestart=true and Kubernetes' sidecars restart for
+	 * as long as they run: no count to spend. */
+	if (strcmp(text, "unlimited") == 0) {
+		*out = RESTART_ATTEMPTS_UNLIMITED;
+		return true;
+	}
 	if (!read_capped_number(&cursor, UINT_MAX, &value) || *cursor) {
-		report(context, node, where, "must be a whole number, 0 or more, not %s",
+		report(context, node, where,
+		       "must be a whole number, 0 or more, or \"unlimited\", not %s",
 		       quote(text, node->data.scalar.length).text);
 		return false;
 	}
-	if (value > UINT_MAX) {
+	/* UINT_MAX itself is the sentinel of "unlimited". */
+	if (value >= RESTART_ATTEMPTS_UNLIMITED) {
 		report(context, node, where, "%s is too large",
 		       quote(text, node->data.scalar.length).text);
 		return false;

@@ -1,5 +1,7 @@
 #include "supervisor/lifecycle/dependency_rules.h"
 
+#include <stdint.h>
+
 enum dependency_verdict dependency_verdict(enum dependency_condition condition,
 					   const struct dependency_target *target)
 {
@@ -29,6 +31,34 @@ enum dependency_verdict dependency_verdict(enum dependency_condition condition,
 	if (holds)
 		return DEPENDENCY_HOLDS;
 	return dead && !target->may_run_again ? DEPENDENCY_BROKEN : DEPENDENCY_WAITS;
+}
+
+enum dependency_verdict dependency_wait_verdict(const struct dependency_wait *wait,
+						const struct dependency_target *target)
+{
+	enum dependency_verdict verdict = dependency_verdict(wait->condition, target);
+	if (verdict == DEPENDENCY_HOLDS)
+		return DEPENDENCY_HOLDS;
+	if (wait->optional) {
+		bool gone = verdict == DEPENDENCY_BROKEN || target->state == TASK_DEAD;
+		return gone || wait->timed_out ? DEPENDENCY_WAIVED : DEPENDENCY_WAITS;
+	}
+	if (verdict == DEPENDENCY_WAITS && wait->timed_out)
+		return DEPENDENCY_TIMED_OUT;
+	return verdict;
+}
+
+bool dependency_verdict_allows_start(enum dependency_verdict verdict)
+{
+	return verdict == DEPENDENCY_HOLDS || verdict == DEPENDENCY_WAIVED;
+}
+
+uint64_t dependency_wait_deadline(uint64_t began_ms, uint64_t timeout_ms, uint64_t now_ms)
+{
+	if (timeout_ms == 0 || timeout_ms > UINT64_MAX - began_ms)
+		return 0;
+	uint64_t deadline = began_ms + timeout_ms;
+	return deadline > now_ms ? deadline : 0;
 }
 
 unsigned dependency_stop_tier(enum lifecycle_stage stage)

@@ -25,6 +25,9 @@ enum dependency_verdict {
 	DEPENDENCY_HOLDS,
 	DEPENDENCY_WAITS,  /* not now; it may hold later */
 	DEPENDENCY_BROKEN, /* it can never hold: the dependent must not start */
+	/* Of one wait only (dependency_wait_verdict): */
+	DEPENDENCY_TIMED_OUT, /* not within its timeout: the dependent must not start */
+	DEPENDENCY_WAIVED,    /* optional and not there: the dependent starts without it */
 };
 
 /* Whether `condition` holds for `target`:
@@ -39,6 +42,32 @@ enum dependency_verdict {
  * one that cannot run again breaks what it did not reach. */
 enum dependency_verdict dependency_verdict(enum dependency_condition condition,
 					   const struct dependency_target *target);
+
+/* One pending dependent's wait on one dependency: the condition and what
+ * an `after:` entry adds to it. */
+struct dependency_wait {
+	enum dependency_condition condition;
+	bool optional;  /* compose's `required: false` */
+	bool timed_out; /* its `timeout` has run out since the wait began */
+};
+
+/* The condition's verdict, then:
+ * - required (the default): a wait that has timed out is TIMED_OUT, a
+ *   broken one BROKEN, as compose's `up --wait` fails;
+ * - optional: a target that is dead without holding (never started,
+ *   failed, or done without reaching the condition), broken, or not
+ *   there in time is WAIVED: the dependent goes ahead, as compose starts
+ *   a service whose optional dependency did not start. A target on its
+ *   way (pending, starting, running and not ready yet) is waited for. */
+enum dependency_verdict dependency_wait_verdict(const struct dependency_wait *wait,
+						const struct dependency_target *target);
+
+/* Whether a verdict lets the dependent start. */
+bool dependency_verdict_allows_start(enum dependency_verdict verdict);
+
+/* The first moment after now_ms at which a wait that began at began_ms
+ * with `timeout_ms` (0: none) runs out; 0 when none is ahead. */
+uint64_t dependency_wait_deadline(uint64_t began_ms, uint64_t timeout_ms, uint64_t now_ms);
 
 /* Stop tiers of one group, lowest first (today's order without
  * dependencies): main and one-shot tasks, then poststart sidecars, then

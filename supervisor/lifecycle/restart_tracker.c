@@ -144,7 +144,7 @@ struct restart_decision restart_tracker_decide(struct restart_tracker *tracker,
 
 	unsigned attempt = charge_restart(tracker);
 
-	if (attempt > policy->attempts)
+	if (policy->attempts != RESTART_ATTEMPTS_UNLIMITED && attempt > policy->attempts)
 		return over_the_limit(tracker, policy, attempt, now_ms);
 
 	return (struct restart_decision){

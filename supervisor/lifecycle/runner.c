@@ -531,8 +531,14 @@ static void apply_restart_policy(struct runner *runner, uint64_t now_ms, bool by
 
 	char delay[32];
 	format_duration_ms(decision.delay_ms, delay, sizeof(delay));
-	decide(runner, "restart.policy", TASK_EVENT_RESTARTING,
-	       "restarting in %s (restart %u of %u)", delay, decision.attempt, decision.attempts);
+	if (decision.attempts == RESTART_ATTEMPTS_UNLIMITED)
+		decide(runner, "restart.policy", TASK_EVENT_RESTARTING,
+		       "restarting in %s (restart %u, attempts unlimited)", delay,
+		       decision.attempt);
+	else
+		decide(runner, "restart.policy", TASK_EVENT_RESTARTING,
+		       "restarting in %s (restart %u of %u)", delay, decision.attempt,
+		       decision.attempts);
 	runner->restart_count++;
 	runner->failed = false;
 	if (decision.delay_ms == 0) {

@@ -296,11 +296,16 @@ static void check_restart_in_order(struct group *group)
 	group->restart_in_order = false;
 }
 
+/* What holds a task back besides its dependencies. */
+static bool held_by_its_group(const struct group *group, const struct task *task)
+{
+	return group->starts_forbidden ||
+	       (group->restart_in_order && !earlier_stages_ready(group, task->config->stage));
+}
+
 static bool may_start(const struct group *group, const struct task *task)
 {
-	if (group->starts_forbidden)
-		return false;
-	if (group->restart_in_order && !earlier_stages_ready(group, task->config->stage))
+	if (held_by_its_group(group, task))
 		return false;
 	switch (group->stop_mode) {
 	case GROUP_RUNNING:
@@ -316,18 +321,26 @@ static bool may_start(const struct group *group, const struct task *task)
 }
 
 /* In lifecycle order, so that after a restart of running tasks the
- * sidecars are spawned before the main tasks that use them. */
+ * sidecars are spawned before the main tasks that use them. A task whose
+ * start is held back, by its gate or its dependencies, waits: an `after:`
+ * timeout counts from then, also while the gate is closed (a main task
+ * that waits for a prestart sidecar waits through the gate). */
 static void start_ready_tasks(struct group *group, uint64_t now_ms)
 {
 	for (int stage = 0; stage < STAGE_COUNT; stage++) {
-		if (!coordinator_gate_open(&group->coordinator, (enum lifecycle_stage)stage))
-			continue;
+		bool gate_open =
+		    coordinator_gate_open(&group->coordinator, (enum lifecycle_stage)stage);
 		for (size_t i = 0; i < group->task_count; i++) {
 			struct task *task = group->tasks[i];
-			if (task->config->stage == (enum lifecycle_stage)stage &&
-			    runner_ready_to_start(&task->runner) && may_start(group, task)) {
+			if (task->config->stage != (enum lifecycle_stage)stage ||
+			    !runner_ready_to_start(&task->runner))
+				continue;
+			if (gate_open && may_start(group, task)) {
 				task_dependencies_started(task);
 				runner_start(&task->runner, now_ms);
+			} else if (task->after && group->stop_mode == GROUP_RUNNING &&
+				   !held_by_its_group(group, task)) {
+				task_dependencies_waiting(task, now_ms);
 			}
 		}
 	}
@@ -361,6 +374,7 @@ static void apply_dependencies(struct group *group, uint64_t now_ms)
 		const struct task *target;
 		if (runner->state == TASK_PENDING &&
 		    task_dependencies_broken(task, reason, sizeof(reason))) {
+			task_dependencies_wait_over(task);
 			task->failed_by_dependency = true;
 			runner_fail_unstarted(runner, reason);
 		} else if ((runner->state == TASK_STARTING || runner->state == TASK_RUNNING) &&

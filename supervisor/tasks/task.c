@@ -615,6 +615,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 		loop_timer_init(&task->timers[i], on_timer, task);
 	runner_init(&task->runner, config, &task_effects, task);
 	loop_timer_init(&task->schedule_timer, NULL, task); /* armed at the end */
+	task_dependencies_init(task);
 
 	int failure = task_readiness_open(task, error, error_size);
 	if (failure < 0)
@@ -649,6 +650,7 @@ void task_free(struct task *task)
 		pid_index_remove(task->services->task_pids, task->pid);
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
 		loop_timer_cancel(loop, &task->timers[i]);
+	task_dependencies_wait_over(task);
 	task_schedule_close(task);
 	close_process_fds(task);
 	task_reaper_status_close(task);

@@ -74,6 +74,12 @@ struct task {
 	size_t stop_position;      /* in the stop order of the whole config */
 	bool restart_held;         /* a Restart waits for restart: true dependents */
 	bool failed_by_dependency; /* never started: what it waited for failed */
+	/* Ready to start with its gate open, held back by `after:` since
+	 * dependency_wait_began_ms: an entry's `timeout` counts from then, and
+	 * dependency_timer fires when the next one runs out. */
+	bool dependency_waiting;
+	uint64_t dependency_wait_began_ms;
+	struct loop_timer dependency_timer;
 	/* Its reaper started, the command's pid not told yet: "started (pid
 	 * N)" waits for it, so that the pid said is the command's, as status
 	 * and `kill` want it, not the reaper's. */

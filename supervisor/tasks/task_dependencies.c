@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/loop.h"
+#include "base/units.h"
 #include "base/xmalloc.h"
 #include "supervisor/lifecycle/dependency_rules.h"
 #include "supervisor/tasks/group.h"
@@ -139,11 +141,11 @@ static bool group_may_run_again(const struct group *group)
 	return group->stop_mode != GROUP_STOPPING && !group->finished && !group->starts_forbidden;
 }
 
-static enum dependency_verdict verdict_of(const struct task_link *link)
+/* What a dependency's condition needs to know of its target. */
+static struct dependency_target target_view(const struct task *target)
 {
-	const struct task *target = link->target;
 	const struct runner *runner = &target->runner;
-	struct dependency_target view = {
+	return (struct dependency_target){
 	    .state = runner->state,
 	    .stopping = runner->stop_intent != RUNNER_STOP_NONE,
 	    .ready = runner_is_ready_now(runner),
@@ -152,7 +154,73 @@ static enum dependency_verdict verdict_of(const struct task_link *link)
 	    .failed = runner->state == TASK_DEAD && runner->failed,
 	    .may_run_again = group_may_run_again(target->group),
 	};
-	return dependency_verdict(link->config->condition, &view);
+}
+
+/* The entry's `timeout` ran out since the task began to wait. The loop's
+ * clock, as the timer that brought us here. */
+static bool link_timed_out(const struct task *task, const struct task_link *link)
+{
+	uint64_t timeout_ms = link->config->timeout_ms;
+	return timeout_ms && task->dependency_waiting &&
+	       loop_now_ms() - task->dependency_wait_began_ms >= timeout_ms;
+}
+
+/* The condition with what the entry adds: its timeout, `required: false`. */
+static enum dependency_verdict wait_verdict_of(const struct task *task,
+					       const struct task_link *link)
+{
+	const struct dependency_wait wait = {
+	    .condition = link->config->condition,
+	    .optional = link->config->optional,
+	    .timed_out = link_timed_out(task, link),
+	};
+	const struct dependency_target view = target_view(link->target);
+	return dependency_wait_verdict(&wait, &view);
+}
+
+static bool link_allows_start(const struct task *task, const struct task_link *link)
+{
+	return dependency_verdict_allows_start(wait_verdict_of(task, link));
+}
+
+static void on_dependency_timeout(struct loop_timer *timer)
+{
+	struct task *task = timer->data;
+	/* The settle that follows asks task_dependencies_broken(). */
+	group_mark_dirty(task->group);
+}
+
+void task_dependencies_init(struct task *task)
+{
+	task->dependency_waiting = false;
+	loop_timer_init(&task->dependency_timer, on_dependency_timeout, task);
+}
+
+void task_dependencies_waiting(struct task *task, uint64_t now_ms)
+{
+	if (!task->dependency_waiting) {
+		task->dependency_waiting = true;
+		task->dependency_wait_began_ms = now_ms;
+	}
+	uint64_t next = 0;
+	for (size_t d = 0; d < task->after_count; d++) {
+		const struct task_link *link = &task->after[d];
+		uint64_t deadline = dependency_wait_deadline(task->dependency_wait_began_ms,
+							     link->config->timeout_ms, now_ms);
+		if (deadline && (!next || deadline < next) && !link_allows_start(task, link))
+			next = deadline;
+	}
+	struct loop_timer *timer = &task->dependency_timer;
+	if (!next)
+		loop_timer_cancel(task->services->loop, timer);
+	else if (!loop_timer_armed(timer) || timer->deadline_ms != next)
+		loop_timer_arm(task->services->loop, timer, next);
+}
+
+void task_dependencies_wait_over(struct task *task)
+{
+	task->dependency_waiting = false;
+	loop_timer_cancel(task->services->loop, &task->dependency_timer);
 }
 
 /* An older run of `task` still has a `restart: true` dependent alive. */
@@ -180,7 +248,7 @@ bool task_dependencies_allow_start(const struct task *task)
 		/* Its restart waits for this task to be down: not up again. */
 		if (link->config->restart && link->target->restart_held)
 			return false;
-		if (verdict_of(link) != DEPENDENCY_HOLDS)
+		if (!link_allows_start(task, link))
 			return false;
 	}
 	return !task->dependent_count || !stale_dependent_alive(task);
@@ -188,6 +256,7 @@ bool task_dependencies_allow_start(const struct task *task)
 
 void task_dependencies_started(struct task *task)
 {
+	task_dependencies_wait_over(task);
 	for (size_t d = 0; d < task->after_count; d++)
 		task->after[d].seen_generation = task->after[d].target->runner.generation;
 }
@@ -208,7 +277,7 @@ static const struct task *broken_chain_root(const struct task *task, char *chain
 					    at->runner.failed && !at->failed_by_dependency)) {
 		const struct task *next = NULL;
 		for (size_t d = 0; d < at->after_count && !next; d++)
-			if (verdict_of(&at->after[d]) != DEPENDENCY_HOLDS)
+			if (!link_allows_start(at, &at->after[d]))
 				next = at->after[d].target;
 		if (!next)
 			break;
@@ -233,16 +302,35 @@ bool task_dependencies_describe_chain(const struct task *task, char *buffer, siz
 	return true;
 }
 
+/* "g/db not healthy within 2m (after.db.timeout); the chain: g/web ->
+ * g/api -> g/db": the condition, the timeout as written, and, when the
+ * target itself waits, the tasks down to the one that holds it all up. */
+static void describe_timeout(const struct task *task, const struct task_link *link,
+			     const char *chain, char *error, size_t error_size)
+{
+	char timeout[32];
+	format_duration_ms(link->config->timeout_ms, timeout, sizeof(timeout));
+	int used = snprintf(error, error_size, "%s %s within %s (%s: after.%s.timeout)",
+			    link->target->config->full_name,
+			    dependency_condition_failed(link->config->condition), timeout,
+			    task->config->full_name, link->config->name);
+	if (chain[0] && used > 0 && (size_t)used < error_size)
+		snprintf(error + used, error_size - (size_t)used, "; the chain: %s", chain);
+}
+
 const struct task *task_dependencies_broken(const struct task *task, char *error, size_t error_size)
 {
 	for (size_t d = 0; d < task->after_count; d++) {
 		const struct task_link *link = &task->after[d];
-		if (verdict_of(link) != DEPENDENCY_BROKEN)
+		enum dependency_verdict verdict = wait_verdict_of(task, link);
+		if (verdict != DEPENDENCY_BROKEN && verdict != DEPENDENCY_TIMED_OUT)
 			continue;
 		const struct runner *target = &link->target->runner;
 		char chain[256];
 		const struct task *root = broken_chain_root(task, chain, sizeof(chain));
-		if (target->failed && chain[0] && root->runner.failed)
+		if (verdict == DEPENDENCY_TIMED_OUT)
+			describe_timeout(task, link, chain, error, error_size);
+		else if (target->failed && chain[0] && root->runner.failed)
 			/* Named once, at the root, with the way there, rather than
 			 * nested: "g/api failed for good (g/db failed for good
 			 * (...))". */
@@ -274,10 +362,16 @@ bool task_dependencies_describe_wait(const struct task *task, char *buffer, size
 				 link->target->config->full_name);
 			return true;
 		}
-		if (verdict_of(link) == DEPENDENCY_HOLDS)
+		if (link_allows_start(task, link))
 			continue;
-		snprintf(buffer, size, "waits for %s %s", link->target->config->full_name,
-			 dependency_condition_wait(link->config->condition));
+		int used =
+		    snprintf(buffer, size, "waits for %s %s", link->target->config->full_name,
+			     dependency_condition_wait(link->config->condition));
+		if (link->config->timeout_ms && used > 0 && (size_t)used < size) {
+			char timeout[32];
+			format_duration_ms(link->config->timeout_ms, timeout, sizeof(timeout));
+			snprintf(buffer + used, size - (size_t)used, " (at most %s)", timeout);
+		}
 		return true;
 	}
 	if (task->dependent_count && stale_dependent_alive(task)) {
@@ -412,6 +506,8 @@ bool task_dependencies_stop_blocked(const struct task *task, const struct stop_f
 
 void task_dependencies_changed(struct task *task)
 {
+	if (task->dependency_waiting && !runner_ready_to_start(&task->runner))
+		task_dependencies_wait_over(task);
 	if (!task->after && !task->dependent_count)
 		return;
 	struct services *services = task->services;

@@ -37,6 +37,19 @@ void task_dependencies_unlink(struct group **groups, size_t group_count);
 void task_dependencies_relink(struct group **groups, size_t group_count,
 			      const struct config *config);
 
+/* Its dependency timer, idle until the task waits (task_init). */
+void task_dependencies_init(struct task *task);
+
+/* Its start is due and its gate or its dependencies hold it back: the
+ * wait began now unless it had already; the timer is armed for
+ * the next `timeout` of its entries to run out, when its group settles
+ * again and task_dependencies_broken() tells the timed-out wait. */
+void task_dependencies_waiting(struct task *task, uint64_t now_ms);
+
+/* It started, failed, or left its wait some other way: the next wait
+ * counts from its own beginning. */
+void task_dependencies_wait_over(struct task *task);
+
 /* Every dependency holds, and no dependent of an older run of this task
  * (restart: true) is still alive: it may start when its gate is open. */
 bool task_dependencies_allow_start(const struct task *task);
@@ -44,9 +57,10 @@ bool task_dependencies_allow_start(const struct task *task);
 /* It starts now: remember which run of each dependency it started with. */
 void task_dependencies_started(struct task *task);
 
-/* A pending task that waits for what can never hold: the dependency that
- * broke, its reason written into `error` ("stack/redis failed for good
- * (not ready within 15s)"); NULL when none is broken. */
+/* A pending task that waits for what can never hold, or for longer than
+ * an entry's `timeout`: the dependency that broke, its reason written into
+ * `error` ("stack/redis failed for good (not ready within 15s)", "stack/db
+ * not healthy within 2m (after.db.timeout)"); NULL when none is broken. */
 const struct task *task_dependencies_broken(const struct task *task, char *error,
 					    size_t error_size);
 

@@ -488,8 +488,10 @@ def test_main_never_starts_while_a_prestart_sidecar_cannot_start(corral, tmp_pat
                 "tasks": {
                     "proxy": {"command": ["/nonexistent/corral-proxy"],
                               "lifecycle": {"hook": "prestart", "sidecar": True},
+                              # mode fail: a sidecar's default, delay, would
+                              # retry it for ever
                               "restart": {"policy": "on-failure", "attempts": 1,
-                                          "delay": "300ms"}},
+                                          "delay": "300ms", "mode": "fail"}},
                     "app": {"command": sh(f"touch {tmp_path / 'app-ran'}")},
                     "cleanup": {"command": sh(f"touch {tmp_path / 'cleanup-ran'}"),
                                 "lifecycle": {"hook": "poststop"}},

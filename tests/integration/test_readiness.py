@@ -95,7 +95,9 @@ def test_a_readiness_timeout_fails_the_start(corral, tmp_path):
     config = group({
         "side": sidecar(sh(f"{mark(marks, 'side-start')}; {IDLE}"),
                         {"notify": "systemd", "timeout": "1s"},
-                        restart={"policy": "on-failure", "attempts": 1, "delay": "100ms"}),
+                        # mode fail: a sidecar's default, delay, retries for ever
+                        restart={"policy": "on-failure", "attempts": 1, "delay": "100ms",
+                                 "mode": "fail"}),
         "app": main_task(marks),
     })
     result = corral.run(config)

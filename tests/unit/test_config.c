@@ -220,13 +220,14 @@ static void test_stage_defaults(void **state)
 		const char *name;
 		enum lifecycle_stage stage;
 		enum restart_policy_kind policy;
+		enum restart_mode mode;
 	} expected[] = {
-	    {"g/pre", STAGE_PRESTART_EPHEMERAL, RESTART_ON_FAILURE},
-	    {"g/pre-side", STAGE_PRESTART_SIDECAR, RESTART_ALWAYS},
-	    {"g/main", STAGE_MAIN, RESTART_ALWAYS},
-	    {"g/post", STAGE_POSTSTART_EPHEMERAL, RESTART_ON_FAILURE},
-	    {"g/post-side", STAGE_POSTSTART_SIDECAR, RESTART_ALWAYS},
-	    {"g/stop", STAGE_POSTSTOP, RESTART_NEVER},
+	    {"g/pre", STAGE_PRESTART_EPHEMERAL, RESTART_ON_FAILURE, RESTART_MODE_FAIL},
+	    {"g/pre-side", STAGE_PRESTART_SIDECAR, RESTART_ALWAYS, RESTART_MODE_DELAY},
+	    {"g/main", STAGE_MAIN, RESTART_ALWAYS, RESTART_MODE_FAIL},
+	    {"g/post", STAGE_POSTSTART_EPHEMERAL, RESTART_ON_FAILURE, RESTART_MODE_FAIL},
+	    {"g/post-side", STAGE_POSTSTART_SIDECAR, RESTART_ALWAYS, RESTART_MODE_DELAY},
+	    {"g/stop", STAGE_POSTSTOP, RESTART_NEVER, RESTART_MODE_FAIL},
 	};
 
 	assert_int_equal(config->shutdown_timeout_ms, CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS);
@@ -237,9 +238,9 @@ static void test_stage_defaults(void **state)
 		print_message("%s\n", expected[i].name);
 		assert_int_equal(task->stage, expected[i].stage);
 		assert_restart(&task->restart, expected[i].policy, 3, 60000, 1000, 30000,
-			       RESTART_MODE_FAIL);
+			       expected[i].mode);
 		assert_restart(&builtin, expected[i].policy, 3, 60000, 1000, 30000,
-			       RESTART_MODE_FAIL);
+			       expected[i].mode);
 	}
 	config_free(config);
 }

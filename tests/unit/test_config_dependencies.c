@@ -81,6 +81,31 @@ static void test_map_form_with_conditions_and_restart(void **state)
 	config_free(config);
 }
 
+/* compose's `required: false`, and a timeout on the wait. */
+static void test_timeout_and_required(void **state)
+{
+	(void)state;
+	struct config *config =
+	    parse_ok("groups:\n"
+		     "  g:\n"
+		     "    tasks:\n"
+		     "      db: {command: x, health: {exec: [check]}}\n"
+		     "      app: {command: x, after: {db: {condition: healthy, "
+		     "timeout: 2m}, cache: {required: false}, h/metrics: "
+		     "{required: false, timeout: 5s}, log: {required: false}}}\n"
+		     "      log: {command: x}\n");
+	const struct task_config *app = task_named(config, "g/app");
+	/* cache and h/metrics are not in the config: left out, not refused. */
+	assert_int_equal(app->after_count, 2);
+	assert_string_equal(app->after[0].name, "db");
+	assert_int_equal(app->after[0].timeout_ms, 120000);
+	assert_false(app->after[0].optional);
+	assert_string_equal(app->after[1].name, "log");
+	assert_int_equal(app->after[1].timeout_ms, 0);
+	assert_true(app->after[1].optional);
+	config_free(config);
+}
+
 static void test_sequential_links_prestart_tasks_in_file_order(void **state)
 {
 	(void)state;
@@ -155,6 +180,21 @@ static const struct error_case cases[] = {
     {"restart not a boolean",
      G("a: {command: x, after: {m: {restart: yes please}}}, m: {command: x}"), 1, 59,
      "g/a: after.m.restart: must be true or false, not \"yes please\""},
+    {"timeout of 0", G("a: {command: x, after: {m: {timeout: 0s}}}, m: {command: x}"), 1, 59,
+     "g/a: after.m.timeout: must be longer than 0 (leave it out to wait for as long as it "
+     "takes)"},
+    {"timeout not a duration", G("a: {command: x, after: {m: {timeout: soon}}}, m: {command: x}"),
+     1, 59,
+     "g/a: after.m.timeout: invalid duration \"soon\": expected a number before each unit "
+     "(e.g. 500ms, 10s, 1m30s)"},
+    {"required not a boolean", G("a: {command: x, after: {m: {required: maybe}}}, m: {command: x}"),
+     1, 60, "g/a: after.m.required: must be true or false, not \"maybe\""},
+    {"required: false still refuses a wait that cannot hold",
+     G("a: {command: x, after: {p: {required: false}}}, p: {command: x, lifecycle: {hook: "
+       "poststart}}"),
+     1, 46,
+     "g/a: after.p: a main task cannot wait for a poststart task of its group: poststart tasks "
+     "start only after the main stage, so it would wait forever"},
     {"after of a wrong type", G("a: {command: x, after: 3}"), 1, 45,
      "g/a: after: must be a list of task names, or a map of task names to conditions, not a "
      "string"},
@@ -203,6 +243,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_list_form_takes_default_conditions),
 	    cmocka_unit_test(test_map_form_with_conditions_and_restart),
+	    cmocka_unit_test(test_timeout_and_required),
 	    cmocka_unit_test(test_sequential_links_prestart_tasks_in_file_order),
 	    cmocka_unit_test(test_a_group_without_valid_tasks_named_as_a_dependency),
 	    cmocka_unit_test(test_errors),

@@ -70,8 +70,9 @@ static void test_what_the_process_is_given_needs_a_new_one(void **state)
 	expect(base, TASK("{command: [sleep, '9'], env: {A: '1'}}"), TASK_CHANGE_REPLACE, "env");
 	expect(base, TASK("{command: [sleep, '9'], cwd: /tmp}"), TASK_CHANGE_REPLACE, "cwd");
 	expect(base, TASK("{command: [sleep, '9'], user: nobody}"), TASK_CHANGE_REPLACE, "user");
+	/* A sidecar's default restart mode is delay, a main task's fail. */
 	expect(base, TASK("{command: [sleep, '9'], lifecycle: {hook: prestart, sidecar: true}}"),
-	       TASK_CHANGE_REPLACE, "lifecycle");
+	       TASK_CHANGE_REPLACE, "lifecycle,restart");
 	expect(base, TASK("{command: [sleep, '9'], isolation: {namespaces: [uts]}}"),
 	       TASK_CHANGE_REPLACE, "isolation");
 	expect(base, TASK("{command: [sleep, '9'], after: {db: started}}"), TASK_CHANGE_REPLACE,

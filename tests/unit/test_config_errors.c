@@ -181,7 +181,8 @@ static const struct error_case cases[] = {
     {"interval of 0", TASK("{command: a, restart: {interval: 0}}"), 4, 45,
      "web/app: restart.interval: must be longer than 0"},
     {"negative attempts", TASK("{command: a, restart: {attempts: -1}}"), 4, 45,
-     "web/app: restart.attempts: must be a whole number, 0 or more, not \"-1\""},
+     "web/app: restart.attempts: must be a whole number, 0 or more, or \"unlimited\", not "
+     "\"-1\""},
     {"too many attempts", TASK("{command: a, restart: {attempts: 4294967296}}"), 4, 45,
      "web/app: restart.attempts: \"4294967296\" is too large"},
     {"misspelt policy", TASK("{command: a, restart: {policy: alwys}}"), 4, 43,

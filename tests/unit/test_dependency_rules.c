@@ -71,6 +71,64 @@ static void test_every_condition_against_every_state(void **state)
 		}
 }
 
+#define T  DEPENDENCY_TIMED_OUT
+#define WV DEPENDENCY_WAIVED
+
+/* An `after:` entry's timeout and `required: false`, on the `ready`
+ * condition (the others differ only in when they hold, tested above). */
+struct wait_row {
+	const char *what;
+	struct dependency_target target;
+	/* required, required timed out, optional, optional timed out */
+	enum dependency_verdict expected[4];
+};
+
+static const struct wait_row wait_rows[] = {
+    {"ready", {.state = TASK_RUNNING, .ready = true, .may_run_again = true}, {H, H, H, H}},
+    {"pending", {.state = TASK_PENDING, .may_run_again = true}, {W, T, W, WV}},
+    {"running, not ready yet", {.state = TASK_RUNNING, .may_run_again = true}, {W, T, W, WV}},
+    {"never started (autostart: false)",
+     {.state = TASK_DEAD, .may_run_again = true},
+     {W, T, WV, WV}},
+    {"failed for good",
+     {.state = TASK_DEAD, .failed = true, .may_run_again = true},
+     {B, B, WV, WV}},
+    {"dead, group stopping", {.state = TASK_DEAD}, {B, B, WV, WV}},
+};
+
+static void test_timeouts_and_optional_waits(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < ARRAY_SIZE(wait_rows); r++)
+		for (int column = 0; column < 4; column++) {
+			struct dependency_wait wait = {
+			    .condition = DEPENDS_READY,
+			    .optional = column >= 2,
+			    .timed_out = column % 2 == 1,
+			};
+			enum dependency_verdict got =
+			    dependency_wait_verdict(&wait, &wait_rows[r].target);
+			if (got != wait_rows[r].expected[column])
+				fail_msg("%s, column %d: got %d, expected %d", wait_rows[r].what,
+					 column, got, wait_rows[r].expected[column]);
+		}
+	assert_true(dependency_verdict_allows_start(H));
+	assert_true(dependency_verdict_allows_start(WV));
+	assert_false(dependency_verdict_allows_start(W));
+	assert_false(dependency_verdict_allows_start(T));
+	assert_false(dependency_verdict_allows_start(B));
+}
+
+static void test_wait_deadlines(void **state)
+{
+	(void)state;
+	assert_int_equal(dependency_wait_deadline(1000, 0, 1000), 0); /* no timeout */
+	assert_int_equal(dependency_wait_deadline(1000, 500, 1000), 1500);
+	assert_int_equal(dependency_wait_deadline(1000, 500, 1499), 1500);
+	assert_int_equal(dependency_wait_deadline(1000, 500, 1500), 0); /* past */
+	assert_int_equal(dependency_wait_deadline(UINT64_MAX - 1, 500, 0), 0);
+}
+
 static void test_stop_tiers(void **state)
 {
 	(void)state;
@@ -166,6 +224,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_condition_against_every_state),
+	    cmocka_unit_test(test_timeouts_and_optional_waits),
+	    cmocka_unit_test(test_wait_deadlines),
 	    cmocka_unit_test(test_stop_tiers),
 	    cmocka_unit_test(test_without_edges_tiers_then_numbers),
 	    cmocka_unit_test(test_a_dependency_wins_over_the_tiers),
