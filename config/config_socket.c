@@ -13,7 +13,10 @@
 #include <yaml.h>
 
 #include "base/cleanup.h"
+#include "base/regular_file.h"
 #include "config/config_load.h"
+#include "config/config_parse.h"
+#include "config/yaml_limits.h"
 
 static int by_name(const struct dirent **a, const struct dirent **b)
 {
@@ -33,17 +36,27 @@ static int is_yaml_file(const struct dirent *entry)
 static int read_file_socket(const char *path, char *socket, size_t socket_size, char *error,
 			    size_t error_size)
 {
-	_cleanup_fclose_ FILE *file = fopen(path, "re");
-	if (!file) {
-		int saved = errno;
-		snprintf(error, error_size, "%s: %s", path, strerror(saved));
-		return -saved;
+	/* As the config is read (regular_file.h): a FIFO or /dev/zero named
+	 * with -c must not hang the CLI, nor an alias bomb expand. */
+	char reason[REGULAR_FILE_REASON_SIZE];
+	_cleanup_free_ char *contents = NULL;
+	size_t length = 0;
+	int read = regular_file_read(path, CONFIG_FILE_MAX_BYTES, &contents, &length, reason);
+	if (read < 0) {
+		snprintf(error, error_size, "%s: cannot read: %s", path, reason);
+		return read;
+	}
+	struct config_diagnostics diagnostics = {0};
+	if (!yaml_within_limits(contents, length, 0, &diagnostics)) {
+		config_diagnostic_format(&diagnostics, 0, path, error, error_size);
+		config_diagnostics_free(&diagnostics);
+		return -EINVAL;
 	}
 	yaml_parser_t parser;
 	yaml_document_t document;
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
-	yaml_parser_set_input_file(&parser, file);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)contents, length);
 	if (!yaml_parser_load(&parser, &document)) {
 		snprintf(error, error_size, "%s:%zu:%zu: %s", path, parser.problem_mark.line + 1,
 			 parser.problem_mark.column + 1,

@@ -97,6 +97,17 @@ def test_a_config_that_is_a_fifo_is_refused(corral, tmp_path):
     assert f"{path}: cannot read: is a FIFO, not a regular file" in result.stderr, result.stderr
 
 
+def test_a_client_commands_config_that_is_a_fifo_is_refused(corral, tmp_path):
+    """`corral status -c CONFIG` reads the config for its socket: read as
+    the config is, a FIFO is refused rather than waited on."""
+    path = tmp_path / "corral.yaml"
+    os.mkfifo(path)
+    result = subprocess.run([str(corral.binary), "status", "-c", str(path)], capture_output=True,
+                            text=True, timeout=RUN_TIMEOUT)
+    assert result.returncode == 1, result
+    assert f"{path}: cannot read: is a FIFO, not a regular file" in result.stderr, result.stderr
+
+
 def test_a_conf_d_entry_that_is_a_fifo_is_refused(corral, tmp_path):
     conf_d = tmp_path / "conf.d"
     conf_d.mkdir()
