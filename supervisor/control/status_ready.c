@@ -11,9 +11,10 @@ static bool stays_up(const char *stage)
 
 /* Dead without having failed, and not waiting to be started again: a
  * one-shot that completed, a scheduled task between its runs, a task never
- * started (autostart: false) or stopped on request. Neither ready nor not
- * ready: a readiness probe on corral must not fail for ever because a
- * config has a cron task or a migration that ran. */
+ * started (autostart: false). Neither ready nor not ready: a readiness
+ * probe on corral must not fail for ever because a config has a cron task
+ * or a migration that ran. A task stopped on request (`corral stop`) is
+ * not at rest: what should be up is down, and a healthcheck says so. */
 static bool is_at_rest(const json_t *task)
 {
 	const json_t *state = json_object_get(task, "state");
@@ -25,7 +26,9 @@ static bool is_at_rest(const json_t *task)
 	if (json_is_true(json_object_get(task, "failed")))
 		return false;
 	const json_t *last_exit = json_object_get(task, "last_exit");
-	if (json_is_object(last_exit) && json_is_true(json_object_get(last_exit, "failed")))
+	if (json_is_object(last_exit) && (json_is_true(json_object_get(last_exit, "failed")) ||
+					  (strcmp(json_string_value(state), "dead") == 0 &&
+					   json_is_true(json_object_get(last_exit, "requested")))))
 		return false;
 	/* A crash waiting out its restart delay is on its way back up. */
 	return !json_is_integer(json_object_get(task, "next_restart_in_ms"));

@@ -26,6 +26,8 @@ static void write_last_exit(struct json_writer *out, const struct runner *runner
 	jw_field_optional_int(out, "code", !signaled, exit->code);
 	jw_field_cstring(out, "signal", signaled ? signal_name(exit->signal) : NULL);
 	jw_field_bool(out, "failed", runner_last_exit_failed(runner));
+	/* corral stopped it (a stop, a restart, its group's stop). */
+	jw_field_bool(out, "requested", runner->last_exit_requested);
 	jw_field_bool(out, "oom_killed", task_exit_oom_killed(exit));
 	jw_field_int(out, "oom_kills", exit->oom_kills);
 	jw_field_cstring(out, "description", description);

@@ -617,7 +617,7 @@ def test_uptime_grows_and_a_restart_delay_shows(corral, tmp_path):
     entry = wait_for(lambda: (e := corral.task_status("g/flaky"))["next_restart_in_ms"] and e,
                      what="a restart delay in status")
     assert 0 < entry["next_restart_in_ms"] <= 5000, entry
-    assert entry["last_exit"] == {"code": 1, "signal": None, "failed": True,
+    assert entry["last_exit"] == {"code": 1, "signal": None, "failed": True, "requested": False,
                                   "oom_killed": False, "oom_kills": 0,
                                   "description": entry["last_exit"]["description"],
                                   "decided_by": "restart.policy",

@@ -67,6 +67,20 @@ static void test_each_task_that_is_not_ready_is_named(void **state)
 #define DEAD_TASK(name, fields)                                                                    \
 	"{\"task\":\"" name "\",\"stage\":\"main\",\"state\":\"dead\",\"ready\":false," fields "}"
 
+/* Stopped on request (`corral stop`): what should be up is down. */
+static void test_a_task_stopped_on_request_is_not_ready(void **state)
+{
+	char *output;
+	assert_int_equal(
+	    check("{\"ok\":true,\"groups\":[{\"tasks\":[" DEAD_TASK(
+		      "g/app", "\"failed\":false,\"last_exit\":{\"signal\":\"SIGTERM\","
+			       "\"failed\":false,\"requested\":true}") "]}]}",
+		  &output),
+	    1);
+	assert_string_equal(output, "g/app: not ready (dead)\n");
+	free(output);
+}
+
 static void test_a_failed_or_crashed_main_task_is_not_ready(void **state)
 {
 	char *output;
@@ -150,6 +164,7 @@ int main(void)
 	    cmocka_unit_test(test_a_task_that_lost_readiness_says_so),
 	    cmocka_unit_test(test_a_failed_or_crashed_main_task_is_not_ready),
 	    cmocka_unit_test(test_a_task_at_rest_is_not_asked),
+	    cmocka_unit_test(test_a_task_stopped_on_request_is_not_ready),
 	    cmocka_unit_test(test_a_scheduled_task_waiting_for_its_next_run_is_not_asked),
 	    cmocka_unit_test(test_a_reply_without_groups),
 	};
