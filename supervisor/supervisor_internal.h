@@ -11,6 +11,7 @@
 #include "supervisor/control/control_commands.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/exec_session.h"
+#include "supervisor/metrics/metrics_text.h"
 #include "supervisor/output/output_json_lines.h"
 #include "supervisor/output/output_sink.h"
 #include "supervisor/pid1/one_command.h"
@@ -73,6 +74,8 @@ struct supervisor {
 	bool shutting_down;
 	bool killing;
 	struct loop_timer shutdown_timer;
+
+	struct metrics_counters counters; /* for GET /metrics */
 
 	bool have_failure;
 	bool failure_is_secondary; /* from a task that never started */
