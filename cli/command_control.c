@@ -1,4 +1,4 @@
-/* corral restart, stop, start, signal, shutdown: one request that changes
+/* corral restart, stop, start, signal, shutdown, upgrade: one request that changes
  * what a running corral does, and its one-line answer. */
 #include <getopt.h>
 #include <signal.h>
@@ -69,6 +69,22 @@ static void print_shutdown_usage(FILE *out)
 		     "stop, poststop tasks run, then corral exits.\n\n" SOCKET_HELP);
 }
 
+static void print_upgrade_usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: corral upgrade [--socket PATH | -c CONFIG] [BINARY]\n\n"
+	    "Replaces the running corral with BINARY (default: corral's own binary as it\n"
+	    "is on disk now, which a package upgrade may have replaced) in the same\n"
+	    "process, as systemd's daemon-reexec does: every task runs on with its pid,\n"
+	    "its output pipes (no line is lost), its restart counts and timers;\n"
+	    "followers of 'logs -f' and 'events -f' stay connected. BINARY is first\n"
+	    "run with --handover-format and must read the format this corral writes.\n"
+	    "A BINARY that cannot take over leaves the running corral as it was, and\n"
+	    "this command says why (exit 1). SIGUSR2 to corral does the same with its\n"
+	    "own binary. The config is not read again: 'corral reload' does that.\n\n" SOCKET_HELP);
+}
+
 struct control_command_spec {
 	const char *name;
 	enum control_command command;
@@ -88,6 +104,8 @@ static const struct control_command_spec signal_spec = {
     "signal", CONTROL_SIGNAL, print_signal_usage, "GROUP/TASK and a SIGNAL", 2};
 static const struct control_command_spec shutdown_spec = {"shutdown", CONTROL_SHUTDOWN,
 							  print_shutdown_usage, NULL, 0};
+static const struct control_command_spec upgrade_spec = {"upgrade", CONTROL_UPGRADE,
+							 print_upgrade_usage, NULL, 0};
 
 /* A name as kill(1) takes it, or a number, as kill(1) also takes. */
 static int parse_signal_argument(const char *text)
@@ -177,6 +195,14 @@ static int run_control_command(const struct control_command_spec *spec, int argc
 			return COMMAND_USAGE_ERROR;
 		}
 	}
+	/* upgrade's BINARY: absolute, since corral's directory is not ours. */
+	if (spec->command == CONTROL_UPGRADE && argc - optind == 1) {
+		char *absolute = realpath(argv[optind], NULL);
+		snprintf(request.path, sizeof(request.path), "%s",
+			 absolute ? absolute : argv[optind]);
+		free(absolute);
+		optind++;
+	}
 	if (argc - optind != spec->operand_count) {
 		if (spec->operand_count == 0)
 			return command_usage_error(spec->name, spec->print_usage,
@@ -204,6 +230,11 @@ static int run_control_command(const struct control_command_spec *spec, int argc
 	json_decref(reply);
 	control_connection_close(&connection);
 	return command_output_flush();
+}
+
+int command_upgrade(int argc, char **argv)
+{
+	return run_control_command(&upgrade_spec, argc, argv);
 }
 
 int command_restart(int argc, char **argv)

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "supervisor/supervisor.h"
+#include "supervisor/upgrade/upgrade.h"
 
 static void print_run_usage(FILE *out)
 {
@@ -98,6 +99,8 @@ int command_run(int argc, char **argv)
 		exit_code = supervisor_run(config, &run_options);
 		config_free(config);
 	} else {
+		/* An upgrade's new corral: the old one runs on. */
+		upgrade_fall_back("the config is not valid for it (see the lines above)");
 		log_message("%s is not valid: nothing was started", path);
 	}
 	/* Only a run says it: --help and usage errors ran nothing. */

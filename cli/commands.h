@@ -38,6 +38,7 @@ int command_stop(int argc, char **argv);
 int command_start(int argc, char **argv);
 int command_signal(int argc, char **argv);
 int command_shutdown(int argc, char **argv);
+int command_upgrade(int argc, char **argv);
 int command_logs(int argc, char **argv);
 int command_events(int argc, char **argv);
 

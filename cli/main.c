@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "isolation/seccomp_syscall_names.h"
 #include "supervisor/pid1/machine_init.h"
+#include "supervisor/upgrade/upgrade.h"
 
 static const struct command commands[] = {
     {"run", "run the task groups of a config file", command_run, true},
@@ -27,6 +28,7 @@ static const struct command commands[] = {
     {"exec", "run a command inside a running task", command_exec, false},
     {"inspect", "show what a task's run really got, and from where", command_inspect, false},
     {"shutdown", "shut corral down gracefully, as SIGTERM does", command_shutdown, false},
+    {"upgrade", "replace corral with a new binary; every task runs on", command_upgrade, false},
 };
 
 /* `corral -- COMMAND`, `corral -g -- COMMAND`...: not a subcommand but
@@ -54,7 +56,7 @@ static void print_usage(FILE *out)
 static bool wants_one_command(const char *first)
 {
 	return first[0] == '-' && strcmp(first, "--help") != 0 && strcmp(first, "-h") != 0 &&
-	       strcmp(first, "--version") != 0;
+	       strcmp(first, "--version") != 0 && strcmp(first, "--handover-format") != 0;
 }
 
 /* A supervisor started with fd 0, 1 or 2 closed would hand its own pipes
@@ -84,6 +86,8 @@ static int run_command(int argc, char **argv, const struct command **command)
 		print_usage(stdout);
 		return 0;
 	}
+	if (strcmp(name, "--handover-format") == 0)
+		return upgrade_print_format();
 	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
 		printf("corral %s\n", CORRAL_VERSION);
 		return 0;
@@ -136,6 +140,10 @@ static void seed_json_hashes(void)
 int main(int argc, char **argv)
 {
 	ensure_standard_fds();
+	/* `corral upgrade`: the argv the exec gives the new corral, and,
+	 * in the new corral, the state the old one handed over. */
+	upgrade_remember_command_line(argc, argv);
+	upgrade_resume_begin();
 	/* Every command that loads a config checks seccomp syscall names
 	 * against libseccomp's tables (loaded only when a config lists some). */
 	config_use_syscall_names(seccomp_syscall_names());

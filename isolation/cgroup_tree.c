@@ -373,6 +373,44 @@ void cgroup_tree_open(struct cgroup_tree *tree, bool machine_init, const char *c
 	tree->enabled = true;
 }
 
+int cgroup_tree_reopen(struct cgroup_tree *tree, const struct cgroup_tree_found *found,
+		       const char *const *group_names, size_t group_count, const char *owner,
+		       cgroup_log_function log)
+{
+	memset(tree, 0, sizeof(*tree));
+	tree->base_fd = tree->root_fd = -1;
+	tree->log = log;
+	tree->owner = owner;
+	tree->v1_suffix = "";
+	tree->group_names = group_names;
+	tree->group_count = group_count;
+	snprintf(tree->off_reason, sizeof(tree->off_reason), "%s",
+		 found->off_reason ? found->off_reason : "");
+	for (size_t i = 0; i < found->v1_root_count; i++)
+		cgroup_tree_note_v1_root(tree, found->v1_roots[i]);
+	if (!found->enabled)
+		return 0;
+	if (!found->mount_path || !found->base_path)
+		return -EINVAL;
+	tree->mount_path = xstrdup(found->mount_path);
+	tree->base_path = xstrdup(found->base_path);
+	tree->instance_name = found->instance_name ? xstrdup(found->instance_name) : NULL;
+	tree->root_path = tree->instance_name
+			      ? xasprintf("%s/%s", tree->base_path, tree->instance_name)
+			      : xstrdup(tree->base_path);
+	if (tree->instance_name)
+		tree->v1_suffix = xasprintf("/%s", tree->instance_name);
+	tree->proc_root_path = found->proc_root_path ? xstrdup(found->proc_root_path) : NULL;
+	snprintf(tree->controllers, sizeof(tree->controllers), "%s",
+		 found->controllers ? found->controllers : "");
+	tree->base_fd = open(tree->base_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	tree->root_fd = open(tree->root_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (tree->base_fd < 0 || tree->root_fd < 0)
+		return -errno;
+	tree->enabled = true;
+	return 0;
+}
+
 bool cgroup_tree_has_controller(const struct cgroup_tree *tree, const char *controller)
 {
 	return tree->enabled && cgroup_fs_has_word(tree->controllers, controller);

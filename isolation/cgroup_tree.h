@@ -63,6 +63,24 @@ struct cgroup_tree {
 void cgroup_tree_open(struct cgroup_tree *tree, bool machine_init, const char *const *group_names,
 		      size_t group_count, const char *owner, cgroup_log_function log);
 
+/* What an earlier cgroup_tree_open of the same process found and made,
+ * as `corral upgrade` hands it over. */
+struct cgroup_tree_found {
+	bool enabled;
+	const char *off_reason;
+	const char *mount_path, *base_path, *instance_name, *proc_root_path;
+	const char *controllers;
+	const char *const *v1_roots;
+	size_t v1_root_count;
+};
+
+/* The tree of `found` opened again, without a look for leftovers and
+ * without a move (corral is in root/supervisor already): 0, or -errno
+ * when a directory cannot be opened. */
+int cgroup_tree_reopen(struct cgroup_tree *tree, const struct cgroup_tree_found *found,
+		       const char *const *group_names, size_t group_count, const char *owner,
+		       cgroup_log_function log);
+
 /* Removes what corral made (once every task's cgroup is gone). */
 void cgroup_tree_close(struct cgroup_tree *tree);
 

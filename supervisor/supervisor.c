@@ -30,6 +30,8 @@
 #include "supervisor/reload.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/group.h"
+#include "supervisor/upgrade/upgrade.h"
+#include "supervisor/upgrade/upgrade_state.h"
 
 #define SUPERVISOR_FROM_SERVICES(pointer)                                                          \
 	((struct supervisor *)((char *)(pointer)-offsetof(struct supervisor, services)))
@@ -156,6 +158,12 @@ static bool is_running_config(void *pointer, const char *path)
 	return running_path && *running_path && stat(path, &named) == 0 &&
 	       stat(running_path, &running) == 0 && S_ISREG(named.st_mode) &&
 	       named.st_dev == running.st_dev && named.st_ino == running.st_ino;
+}
+
+static void upgrade_from_control(void *pointer, struct control_client *client, const char *binary,
+				 char *why, size_t why_size)
+{
+	upgrade_run(pointer, client, binary, why, why_size);
 }
 
 static bool group_may_exec(void *pointer)
@@ -299,6 +307,7 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 	    .exec_sessions = &supervisor->exec_sessions,
 	    .group_may_exec = group_may_exec,
 	    .is_running_config = is_running_config,
+	    .upgrade = upgrade_from_control,
 	    .supervisor = supervisor,
 	    .loop = supervisor->loop,
 	};
@@ -320,7 +329,12 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 	const char *path = control_socket_path(config, options);
 	int result = 0;
 	char error[512];
-	if (!path)
+	if (supervisor->handover) {
+		result = upgrade_state_read_control(supervisor, supervisor->handover, &settings,
+						    &ops, error, sizeof(error));
+		if (result < 0)
+			upgrade_fall_back(error);
+	} else if (!path)
 		result = open_control_socket_in_default_place(supervisor, &settings, &ops);
 	else {
 		result = control_server_open(&supervisor->control, supervisor->loop, path, false,
@@ -388,6 +402,13 @@ static void on_signal(struct loop_watch *watch, uint32_t events)
 		case SIGHUP:
 			reload_on_hangup(supervisor);
 			break;
+		case SIGUSR2: {
+			/* As `corral upgrade` with corral's own binary. */
+			char why[1024];
+			upgrade_run(supervisor, NULL, "", why, sizeof(why));
+			log_message("upgrade (SIGUSR2): %s; corral runs on as it was", why);
+			break;
+		}
 		default:
 			log_message("ignoring %s (from pid %u)", signal_name((int)info.ssi_signo),
 				    info.ssi_pid);
@@ -398,7 +419,7 @@ static void on_signal(struct loop_watch *watch, uint32_t events)
 
 /* ---- set-up and the main loop ---- */
 
-static void open_cgroup_tree(struct supervisor *supervisor)
+static void name_groups(struct supervisor *supervisor)
 {
 	const struct config *config = supervisor->config;
 	supervisor->group_names = xcalloc(config->group_count, sizeof(*supervisor->group_names));
@@ -410,6 +431,11 @@ static void open_cgroup_tree(struct supervisor *supervisor)
 	supervisor->cgroup_owner = supervisor->one_command ? NULL : realpath(config->path, NULL);
 	if (!supervisor->one_command && !supervisor->cgroup_owner)
 		supervisor->cgroup_owner = xstrdup(config->path);
+}
+
+static void open_cgroup_tree(struct supervisor *supervisor)
+{
+	const struct config *config = supervisor->config;
 	cgroup_tree_open(&supervisor->cgroups, machine_init_active(),
 			 (const char *const *)supervisor->group_names, config->group_count,
 			 supervisor->cgroup_owner, log_message);
@@ -434,7 +460,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 			   const struct run_options *options)
 {
 	memset(supervisor, 0, sizeof(*supervisor));
+	char handover_error[512];
 	supervisor->config = config;
+	supervisor->handover = upgrade_resuming();
 	supervisor->one_command = options->one_command;
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){.stdin_fd = -1,
@@ -470,7 +498,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	}
 	supervisor->exec_sessions.loop = supervisor->loop;
 	network_spares_init(&supervisor->network_spares, supervisor->loop, &supervisor->network);
-	error = event_log_open(&supervisor->events, options->events_path);
+	/* Taken over as it is (not truncated) by upgrade_state_read. */
+	error =
+	    event_log_open(&supervisor->events, supervisor->handover ? NULL : options->events_path);
 	if (error < 0) {
 		log_message("cannot open the event log %s: %s", options->events_path,
 			    strerror(-error));
@@ -483,7 +513,12 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 			 OUTPUT_SINK_CAPACITY);
 	supervisor->log_format_option = options->log_format;
 	supervisor_apply_settings(supervisor);
-	open_cgroup_tree(supervisor);
+	name_groups(supervisor);
+	if (!supervisor->handover)
+		open_cgroup_tree(supervisor);
+	else if (upgrade_state_read_cgroups(supervisor, supervisor->handover, handover_error,
+					    sizeof(handover_error)) < 0)
+		upgrade_fall_back(handover_error);
 	if (any_task_dirs(config))
 		supervisor->task_dirs_root =
 		    task_dirs_instance_root(config->task_dirs_root, getpid());
@@ -503,6 +538,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	    .task_failed_for_good = note_task_failed_for_good,
 	    .log_followers = &log_followers_sink,
 	    .keep_running = options->keep_running,
+	    .taking_over = supervisor->handover != NULL,
 	    .inherit_stdio = options->one_command != NULL,
 	    .take_terminal = options->one_command && options->one_command->terminal_released,
 	    .shortage = &supervisor->shortage,
@@ -635,15 +671,17 @@ static void settle_groups(struct supervisor *supervisor)
 int supervisor_run(const struct config *config, const struct run_options *options)
 {
 	struct supervisor supervisor;
-	/* One-command mode opens no socket: nothing to collide with. */
-	if (!options->one_command && control_socket_taken(config, options))
+	bool taking_over = upgrade_resuming() != NULL;
+	/* One-command mode opens no socket: nothing to collide with. An
+	 * upgrade's new corral takes over the socket that is there. */
+	if (!options->one_command && !taking_over && control_socket_taken(config, options))
 		return 1;
 	bool machine_init = machine_init_active();
 	bool pid1 = reaper_init();
 	/* First, so that every later message (the tasks' "received" among
 	 * them) reads as part of this run. */
-	log_info("running %zu group%s from %s%s", config->group_count,
-		 config->group_count == 1 ? "" : "s", config->path,
+	log_info("%s %zu group%s from %s%s", taking_over ? "taking over" : "running",
+		 config->group_count, config->group_count == 1 ? "" : "s", config->path,
 		 machine_init ? " as the machine's init"
 		 : pid1       ? " as PID 1"
 			      : "");
@@ -652,8 +690,16 @@ int supervisor_run(const struct config *config, const struct run_options *option
 	if (oom_protection_children_score(&children_score))
 		spawn_reset_oom_score_adj_to(children_score);
 	if (supervisor_open(&supervisor, config, options) < 0) {
+		upgrade_fall_back("it could not set up (see the lines above)");
 		supervisor_close(&supervisor);
 		return 1;
+	}
+	if (taking_over) {
+		char why[1024];
+		if (upgrade_state_read(&supervisor, supervisor.handover, why, sizeof(why)) < 0)
+			upgrade_fall_back(why);
+		upgrade_finish(&supervisor);
+		supervisor.handover = NULL;
 	}
 
 	settle_groups(&supervisor);

@@ -21,6 +21,7 @@
 #include "supervisor/tasks/pid_index.h"
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/shortage_report.h"
+#include "supervisor/upgrade/handover.h"
 
 #define OUTPUT_SINK_CAPACITY (256 * 1024)
 
@@ -76,6 +77,12 @@ struct supervisor {
 	struct loop_timer shutdown_timer;
 
 	struct metrics_counters counters; /* for GET /metrics */
+
+	/* `corral upgrade`: the document this corral takes over (NULL for
+	 * an ordinary start), and the client that asked, answered once the
+	 * tasks are taken over. */
+	const struct handover_reader *handover;
+	struct control_client *upgrade_requester;
 
 	bool have_failure;
 	bool failure_is_secondary; /* from a task that never started */

@@ -743,6 +743,20 @@ static bool acts_on_one_task(const struct control_request *request)
 	}
 }
 
+/* Returns only when corral was not replaced: the new corral answers on
+ * the same connection when it was (upgrade.h). */
+static void run_upgrade(struct control_context *context, struct reply *reply,
+			const struct control_request *request)
+{
+	char why[1024];
+	if (!control_client_is_owner(reply->client)) {
+		reply_error(reply, "upgrade: only root or corral's own user may replace corral");
+		return;
+	}
+	context->upgrade(context->supervisor, reply->client, request->path, why, sizeof(why));
+	reply_error(reply, "upgrade: %s", why);
+}
+
 /* One request, its replies through `reply`. */
 static void handle(struct control_context *context, struct reply *reply,
 		   const struct control_request *request)
@@ -780,6 +794,9 @@ static void handle(struct control_context *context, struct reply *reply,
 		return;
 	case CONTROL_INSPECT:
 		run_inspect(context, reply, request);
+		return;
+	case CONTROL_UPGRADE:
+		run_upgrade(context, reply, request);
 		return;
 	case CONTROL_SHUTDOWN:
 		reply_ok(reply, "shutting down gracefully");

@@ -200,31 +200,39 @@ void control_server_on_accept(struct loop_watch *watch, uint32_t events)
 			refuse(fd, &peer, why);
 			continue;
 		}
-		struct control_client *client = xcalloc(1, sizeof(*client));
-		client->server = server;
-		client->uid = peer.credentials.uid;
-		client->owner = owner;
-		client->task = peer.task[0] ? xstrdup(peer.task) : NULL;
-		client->input = xmalloc(CLIENT_INPUT_MAX);
-		client->watch = (struct loop_watch){
-		    .fd = fd, .callback = control_client_on_event, .data = client};
-		client->interest = EPOLLIN;
-		loop_timer_init(&client->cut_timer, control_client_on_cut_grace_over, client);
-		loop_timer_init(&client->idle_timer, on_idle_timeout, client);
-		if (loop_watch_add(server->loop, &client->watch, EPOLLIN) < 0) {
-			close(fd);
-			free(client->task);
-			free(client->input);
-			free(client);
-			continue;
-		}
-		client->last_active_ms = loop_now_ms();
-		loop_timer_arm(server->loop, &client->idle_timer,
-			       client->last_active_ms + server->idle_timeout_ms);
-		client->next = server->clients;
-		if (server->clients)
-			server->clients->previous = client;
-		server->clients = client;
-		server->client_count++;
+		control_client_add(server, fd, peer.credentials.uid, owner,
+				   peer.task[0] ? peer.task : NULL);
 	}
+}
+
+struct control_client *control_client_add(struct control_server *server, int fd, uid_t uid,
+					  bool owner, const char *task)
+{
+	struct control_client *client = xcalloc(1, sizeof(*client));
+	client->server = server;
+	client->uid = uid;
+	client->owner = owner;
+	client->task = task ? xstrdup(task) : NULL;
+	client->input = xmalloc(CLIENT_INPUT_MAX);
+	client->watch =
+	    (struct loop_watch){.fd = fd, .callback = control_client_on_event, .data = client};
+	client->interest = EPOLLIN;
+	loop_timer_init(&client->cut_timer, control_client_on_cut_grace_over, client);
+	loop_timer_init(&client->idle_timer, on_idle_timeout, client);
+	if (loop_watch_add(server->loop, &client->watch, EPOLLIN) < 0) {
+		close(fd);
+		free(client->task);
+		free(client->input);
+		free(client);
+		return NULL;
+	}
+	client->last_active_ms = loop_now_ms();
+	loop_timer_arm(server->loop, &client->idle_timer,
+		       client->last_active_ms + server->idle_timeout_ms);
+	client->next = server->clients;
+	if (server->clients)
+		server->clients->previous = client;
+	server->clients = client;
+	server->client_count++;
+	return client;
 }

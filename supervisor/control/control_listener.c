@@ -165,9 +165,9 @@ static int open_listener(struct control_server *server, const char *path, char *
 	return TAKE_FD(fd);
 }
 
-int control_server_open(struct control_server **out, struct loop *loop, const char *path,
-			bool path_is_default, const struct control_server_settings *settings,
-			const struct control_server_ops *ops, char *error, size_t error_size)
+int control_server_new(struct control_server **out, struct loop *loop, const char *path,
+		       const struct control_server_settings *settings,
+		       const struct control_server_ops *ops, char *error, size_t error_size)
 {
 	*out = NULL;
 	const char *control_group = settings->control_group;
@@ -183,7 +183,6 @@ int control_server_open(struct control_server **out, struct loop *loop, const ch
 	    .reserved_for_owners = CONTROL_CONNECTIONS_RESERVED,
 	    .per_user = settings->connections_per_user,
 	};
-	int failure = 0;
 	if (control_group) {
 		struct group *entry = getgrnam(control_group);
 		if (!entry) {
@@ -196,6 +195,19 @@ int control_server_open(struct control_server **out, struct loop *loop, const ch
 		server->group = entry->gr_gid;
 		server->group_name = xstrdup(control_group);
 	}
+	*out = server;
+	return 0;
+}
+
+int control_server_open(struct control_server **out, struct loop *loop, const char *path,
+			bool path_is_default, const struct control_server_settings *settings,
+			const struct control_server_ops *ops, char *error, size_t error_size)
+{
+	struct control_server *server;
+	int failure = control_server_new(&server, loop, path, settings, ops, error, error_size);
+	if (failure < 0)
+		return failure;
+	*out = NULL;
 
 	char buffer[PATH_MAX];
 	snprintf(buffer, sizeof(buffer), "%s", path);

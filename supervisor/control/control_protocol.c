@@ -18,9 +18,10 @@
 #include "config/diagnostics.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define COMMAND_COUNT (CONTROL_INSPECT + 1)
+#define COMMAND_COUNT (CONTROL_UPGRADE + 1)
 #define KNOWN_COMMANDS                                                                             \
-	"status, restart, stop, start, signal, logs, events, shutdown, reload, exec, inspect"
+	"status, restart, stop, start, signal, logs, events, shutdown, reload, exec, inspect, "    \
+	"upgrade"
 #define KNOWN_MODES "task, force, all, running"
 
 /* What a command's target must be. */
@@ -71,6 +72,7 @@ static const struct command_info commands[COMMAND_COUNT] = {
 		      FIELD_TARGET | FIELD_ARGV | FIELD_ENV | FIELD_USER | FIELD_CWD | FIELD_STDIN |
 			  FIELD_TTY | FIELD_WINDOW},
     [CONTROL_INSPECT] = {"inspect", TARGET_TASK, FIELD_TARGET | FIELD_SHOW_SECRETS},
+    [CONTROL_UPGRADE] = {"upgrade", TARGET_NONE, FIELD_PATH},
 };
 
 struct field_info {
@@ -87,7 +89,7 @@ static const struct field_info fields[] = {
     {"signal", FIELD_SIGNAL, "signal"},
     {"follow", FIELD_FOLLOW, "logs and events"},
     {"tail", FIELD_TAIL, "logs and events"},
-    {"path", FIELD_PATH, "reload"},
+    {"path", FIELD_PATH, "reload and upgrade"},
     {"dry_run", FIELD_DRY_RUN, "reload"},
     {"rerun_completed", FIELD_RERUN_COMPLETED, "reload"},
     {"argv", FIELD_ARGV, "exec"},
@@ -684,6 +686,8 @@ char *control_request_encode(const struct control_request *request)
 		if (request->columns)
 			json_object_set_new(object, "columns", json_integer(request->columns));
 	}
+	if (request->command == CONTROL_UPGRADE && request->path[0])
+		json_object_set_new(object, "path", json_string(request->path));
 	if (request->command == CONTROL_RELOAD) {
 		if (request->path[0])
 			json_object_set_new(object, "path", json_string(request->path));

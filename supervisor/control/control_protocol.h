@@ -31,6 +31,7 @@ enum control_command {
 	CONTROL_RELOAD,
 	CONTROL_EXEC,
 	CONTROL_INSPECT,
+	CONTROL_UPGRADE,
 };
 
 enum control_restart_mode {
@@ -50,7 +51,9 @@ struct control_request {
 	int signal_number;                      /* signal only */
 	bool follow;                            /* logs, events */
 	unsigned tail;                          /* logs, events: 0 = all kept */
-	char path[CONTROL_PATH_MAX + 1];        /* reload: "" = the same file */
+	/* reload: "" = the same file; upgrade: the new binary, "" = corral's
+	 * own as it is on disk now. */
+	char path[CONTROL_PATH_MAX + 1];
 	bool dry_run;                           /* reload */
 	bool rerun_completed;                   /* reload */
 	/* exec: the command (NULL-terminated, at least one), NAME=VALUE

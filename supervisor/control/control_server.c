@@ -169,8 +169,11 @@ static void flush(struct control_client *client)
 	update_interest(client);
 }
 
-static void control_client_send_unchecked(struct control_client *client, const char *data,
-					  size_t length);
+void control_client_send_later(struct control_client *client, const char *data, size_t length)
+{
+	control_client_send_unchecked(client, data, length);
+	update_interest(client);
+}
 
 void control_client_on_cut_grace_over(struct loop_timer *timer)
 {
@@ -198,8 +201,7 @@ static void cut_client(struct control_client *client)
 	flush(client);
 }
 
-static void control_client_send_unchecked(struct control_client *client, const char *data,
-					  size_t length)
+void control_client_send_unchecked(struct control_client *client, const char *data, size_t length)
 {
 	if (client->output_length + length > client->output_capacity) {
 		/* Compact first; grow only when that is not enough. */

@@ -96,7 +96,26 @@ void control_client_retire(struct control_client *client);
 void control_client_on_event(struct loop_watch *watch, uint32_t events);
 void control_client_on_cut_grace_over(struct loop_timer *timer);
 
+/* Queues bytes without a check of the bound and without a send. */
+void control_client_send_unchecked(struct control_client *client, const char *data, size_t length);
+/* The same, sent when the loop finds the socket writable: nothing is
+ * written before the loop runs (an upgrade's new corral may still fall
+ * back to the old one, which sends them itself). */
+void control_client_send_later(struct control_client *client, const char *data, size_t length);
+
+/* control_listener.c */
+
+/* A server with its settings and no socket yet: 0, or -ENOENT with
+ * `error` for a control group that does not exist. */
+int control_server_new(struct control_server **out, struct loop *loop, const char *path,
+		       const struct control_server_settings *settings,
+		       const struct control_server_ops *ops, char *error, size_t error_size);
+
 /* control_connections.c */
 
 /* The listening socket's callback: accepts, checks and admits. */
 void control_server_on_accept(struct loop_watch *watch, uint32_t events);
+/* A new client's struct, in the list and the loop: NULL when epoll
+ * refuses its fd (then closed). */
+struct control_client *control_client_add(struct control_server *server, int fd, uid_t uid,
+					  bool owner, const char *task);

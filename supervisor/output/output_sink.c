@@ -114,6 +114,21 @@ void output_sink_open(struct output_sink *sink, struct loop *loop, int fd, size_
 	}
 }
 
+void output_sink_adopt(struct output_sink *sink, const char *pending, size_t length,
+		       int saved_flags)
+{
+	sink->saved_flags = saved_flags;
+	if (length > sink->capacity) {
+		sink->buffer = xreallocarray(sink->buffer, length, 1);
+		sink->capacity = length;
+	}
+	memcpy(sink->buffer, pending, length);
+	sink->start = 0;
+	sink->end = length;
+	if (length)
+		want_writable(sink, true);
+}
+
 void output_sink_flush(struct output_sink *sink)
 {
 	if (sink->waiting_for_writable || !pending_bytes(sink))

@@ -58,6 +58,12 @@ void output_sink_open(struct output_sink *sink, struct loop *loop, int fd, size_
  * lines are dropped, and counted) or corral is closing (it waits, bounded). */
 extern const struct output_sink_ops output_sink_stdout_ops;
 
+/* `corral upgrade`: the bytes the corral before the exec had not written
+ * yet go first, once stdout is writable (nothing is written before the
+ * loop runs); `saved_flags` are stdout's flags from before either. */
+void output_sink_adopt(struct output_sink *sink, const char *pending, size_t length,
+		       int saved_flags);
+
 /* Writes what the buffer holds, as far as stdout takes it now. */
 void output_sink_flush(struct output_sink *sink);
 

@@ -394,6 +394,31 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 	return 0;
 }
 
+void task_output_adopt(struct task_output *output, int fd, const char *line, size_t line_length,
+		       bool line_complete, const char *held, size_t held_length)
+{
+	if (!output->unwatched)
+		loop_watch_remove(output->loop, &output->watch);
+	if (output->watch.fd >= 0)
+		close(output->watch.fd); /* the new pipe task_output_open made */
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	output->watch.fd = fd;
+	output->unwatched = true;
+	if (line_length || line_complete) {
+		if (!output->line)
+			output->line = xmalloc(TASK_OUTPUT_LINE_MAX + 1);
+		memcpy(output->line, line, line_length);
+		output->line_length = line_length;
+		output->line_complete = line_complete;
+	}
+	/* What the old corral held for room in stdout goes out first; the
+	 * pipe is read after it, as it would have been. */
+	if (held_length || line_complete)
+		pause_reading(output, held, held_length);
+	else
+		update_interest(output);
+}
+
 void task_output_drain(struct task_output *output)
 {
 	if (output->watch.fd < 0 || output->paused)

@@ -100,3 +100,10 @@ void task_output_drain(struct task_output *output);
 int task_output_open_writer(struct task_output *output);
 
 void task_output_close(struct task_output *output);
+
+/* `corral upgrade`: the pipe `fd` of the corral before the exec replaces
+ * the one task_output_open made, with the partial line it had read
+ * (`line_complete`: whole, waiting for room) and the bytes it held for
+ * room in stdout, which go out before anything more is read. */
+void task_output_adopt(struct task_output *output, int fd, const char *line, size_t line_length,
+		       bool line_complete, const char *held, size_t held_length);

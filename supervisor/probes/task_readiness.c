@@ -559,6 +559,20 @@ int task_readiness_open(struct task *task, char *error, size_t error_size)
 	return 0;
 }
 
+void task_readiness_adopt_notify(struct task *task, int fd, const char *env)
+{
+	struct task_notify *notify = task->readiness.notify;
+	if (notify->socket.fd >= 0) {
+		loop_watch_remove(task->services->loop, &notify->socket);
+		close(notify->socket.fd);
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	notify->socket.fd = fd;
+	loop_watch_add(task->services->loop, &notify->socket, EPOLLIN);
+	free(notify->env);
+	notify->env = xstrdup(env);
+}
+
 void task_readiness_close(struct task *task)
 {
 	struct task_readiness *readiness = &task->readiness;

@@ -25,6 +25,16 @@ int event_log_open(struct event_log *log, const char *path)
 	return 0;
 }
 
+int event_log_adopt(struct event_log *log, int fd)
+{
+	log->file = fd >= 0 ? fdopen(fd, "ae") : NULL;
+	if (fd >= 0 && !log->file)
+		return -errno;
+	if (log->file)
+		setvbuf(log->file, NULL, _IOLBF, 0);
+	return 0;
+}
+
 void event_log_close(struct event_log *log)
 {
 	if (log->file)
@@ -89,6 +99,9 @@ const char *corral_event_type_name(enum corral_event_type type)
 	    [CORRAL_EVENT_RELOAD_STARTED] = "reload_started",
 	    [CORRAL_EVENT_RELOAD_FINISHED] = "reload_finished",
 	    [CORRAL_EVENT_RELOAD_REFUSED] = "reload_refused",
+	    [CORRAL_EVENT_UPGRADE_STARTED] = "upgrade_started",
+	    [CORRAL_EVENT_UPGRADED] = "upgraded",
+	    [CORRAL_EVENT_UPGRADE_FAILED] = "upgrade_failed",
 	};
 	return (unsigned)type < CORRAL_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }

@@ -21,6 +21,9 @@ struct event_log {
 /* Opens (truncates) `path`; NULL path means no file. Returns 0 or -errno. */
 int event_log_open(struct event_log *log, const char *path);
 void event_log_close(struct event_log *log);
+/* `corral upgrade`: the file of the corral before the exec (-1: none),
+ * written on at its end, for a log opened with a NULL path. */
+int event_log_adopt(struct event_log *log, int fd);
 
 /* pid <= 0: not shown. */
 void event_log_task(struct event_log *log, const char *full_name, const char *event,

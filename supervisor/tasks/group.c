@@ -76,7 +76,7 @@ int group_init(struct group *group, const struct group_config *config, struct se
 		}
 		group->task_count = i + 1;
 	}
-	for (size_t i = 0; i < group->task_count; i++)
+	for (size_t i = 0; i < group->task_count && !services->taking_over; i++)
 		runner_received(&group->tasks[i]->runner);
 	group->dirty = true;
 	return 0;

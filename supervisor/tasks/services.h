@@ -55,6 +55,9 @@ struct services {
 	/* corral run --keep-running: a main task stopped on request does not
 	 * end its group; `corral start` runs it again. */
 	bool keep_running;
+	/* `corral upgrade`'s new corral: the tasks are there already, and
+	 * are not announced again ("received"). */
+	bool taking_over;
 	/* One-command mode (supervisor/pid1/one_command.h): the task gets corral's
 	 * stdio, and the terminal on it when corral let go of one. */
 	bool inherit_stdio;

@@ -53,7 +53,10 @@ enum corral_event_type {
 	CORRAL_EVENT_RELOAD_STARTED,  /* a reload's plan is being applied */
 	CORRAL_EVENT_RELOAD_FINISHED, /* ... and was */
 	CORRAL_EVENT_RELOAD_REFUSED,  /* a reload changed nothing: the config's errors, or why */
+	CORRAL_EVENT_UPGRADE_STARTED, /* corral execs a new binary (the last event before) */
+	CORRAL_EVENT_UPGRADED,        /* the new corral took every task over */
+	CORRAL_EVENT_UPGRADE_FAILED,  /* corral runs on as it was: why */
 };
-#define CORRAL_EVENT_TYPE_COUNT 3
+#define CORRAL_EVENT_TYPE_COUNT 6
 
 const char *corral_event_type_name(enum corral_event_type type);

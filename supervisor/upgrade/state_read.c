@@ -1,0 +1,178 @@
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "supervisor/control/control_handover.h"
+#include "supervisor/supervisor_internal.h"
+#include "supervisor/upgrade/task_handover.h"
+#include "supervisor/upgrade/upgrade_state.h"
+
+int upgrade_state_read_cgroups(struct supervisor *supervisor, const struct handover_reader *reader,
+			       char *error, size_t error_size)
+{
+	const json_t *state = json_object_get(reader->root, "cgroups");
+	const json_t *roots = json_object_get(state, "v1_roots");
+	size_t count = json_array_size(roots);
+	const char **v1_roots = xcalloc(count + 1, sizeof(*v1_roots));
+	for (size_t i = 0; i < count; i++)
+		v1_roots[i] = json_string_value(json_array_get(roots, i));
+	struct cgroup_tree_found found = {
+	    .enabled = handover_bool(state, "enabled"),
+	    .off_reason = handover_string(state, "off_reason"),
+	    .mount_path = handover_string(state, "mount_path"),
+	    .base_path = handover_string(state, "base_path"),
+	    .instance_name = handover_string(state, "instance_name"),
+	    .proc_root_path = handover_string(state, "proc_root_path"),
+	    .controllers = handover_string(state, "controllers"),
+	    .v1_roots = v1_roots,
+	    .v1_root_count = count,
+	};
+	int failure = cgroup_tree_reopen(
+	    &supervisor->cgroups, &found, (const char *const *)supervisor->group_names,
+	    supervisor->group_name_count, supervisor->cgroup_owner, log_message);
+	free(v1_roots);
+	if (failure < 0)
+		snprintf(error, error_size, "the cgroup tree %s: %s", found.base_path,
+			 strerror(-failure));
+	return failure;
+}
+
+int upgrade_state_read_control(struct supervisor *supervisor, const struct handover_reader *reader,
+			       const struct control_server_settings *settings,
+			       const struct control_server_ops *ops, char *error, size_t error_size)
+{
+	return control_server_handover_read(&supervisor->control, supervisor->loop, reader,
+					    json_object_get(reader->root, "control"), settings, ops,
+					    supervisor->groups, supervisor->group_count,
+					    &supervisor->upgrade_requester, error, error_size);
+}
+
+static struct group *find_group(struct supervisor *supervisor, const char *name)
+{
+	for (size_t i = 0; name && i < supervisor->group_count; i++)
+		if (strcmp(supervisor->groups[i]->config->name, name) == 0)
+			return supervisor->groups[i];
+	return NULL;
+}
+
+static struct task *find_task(struct supervisor *supervisor, const char *name)
+{
+	for (size_t i = 0; name && i < supervisor->group_count; i++)
+		for (size_t t = 0; t < supervisor->groups[i]->task_count; t++)
+			if (strcmp(supervisor->groups[i]->tasks[t]->config->full_name, name) == 0)
+				return supervisor->groups[i]->tasks[t];
+	return NULL;
+}
+
+static void group_read(const json_t *state, struct group *group)
+{
+	group->coordinator.state = (enum coordinator_state)handover_int(state, "coordinator", 0);
+	const json_t *gates = json_object_get(state, "gates");
+	for (size_t i = 0; i < STAGE_COUNT; i++)
+		group->coordinator.gate_open[i] = json_is_true(json_array_get(gates, i));
+	group->finished = handover_bool(state, "finished");
+	group->starts_forbidden = handover_bool(state, "starts_forbidden");
+	group->rearm_after_stop = handover_bool(state, "rearm_after_stop");
+	group->restart_in_order = handover_bool(state, "restart_in_order");
+	snprintf(group->stop_reason, sizeof(group->stop_reason), "%s",
+		 handover_string(state, "stop_reason") ? handover_string(state, "stop_reason")
+						       : "");
+	group->failure_restart_count = (unsigned)handover_int(state, "failure_restart_count", 0);
+	snprintf(group->failure_decision, sizeof(group->failure_decision), "%s",
+		 handover_string(state, "failure_decision")
+		     ? handover_string(state, "failure_decision")
+		     : "");
+	const json_t *restarts = json_object_get(state, "failure_restarts");
+	group->failure_restarts.window_start_ms =
+	    (uint64_t)handover_int(restarts, "window_start_ms", 0);
+	group->failure_restarts.restarts = (unsigned)handover_int(restarts, "restarts", 0);
+	group->failure_restarts.window_open = handover_bool(restarts, "window_open");
+	group->dirty = true;
+}
+
+/* Every group and task of the document must be in the config this corral
+ * loaded, and the other way round: the same definitions run on. */
+static int match_counts(struct supervisor *supervisor, const json_t *groups, const json_t *tasks,
+			char *error, size_t error_size)
+{
+	size_t task_count = 0;
+	for (size_t i = 0; i < supervisor->group_count; i++)
+		task_count += supervisor->groups[i]->task_count;
+	if (json_array_size(groups) == supervisor->group_count &&
+	    json_array_size(tasks) == task_count)
+		return 0;
+	snprintf(error, error_size,
+		 "the config it loaded has %zu groups and %zu tasks, the running one %zu and %zu",
+		 supervisor->group_count, task_count, json_array_size(groups),
+		 json_array_size(tasks));
+	return -EINVAL;
+}
+
+static void recent_events_read(const json_t *recent, struct event_log *events)
+{
+	size_t index;
+	json_t *line;
+	json_array_foreach(recent, index, line)
+	{
+		if (json_is_string(line))
+			line_ring_append(&events->recent, 0, 0, json_string_value(line),
+					 json_string_length(line));
+	}
+}
+
+int upgrade_state_read(struct supervisor *supervisor, const struct handover_reader *reader,
+		       char *error, size_t error_size)
+{
+	const json_t *root = reader->root;
+	const json_t *groups = json_object_get(root, "groups");
+	const json_t *tasks = json_object_get(root, "tasks");
+	if (match_counts(supervisor, groups, tasks, error, error_size) < 0)
+		return -EINVAL;
+	size_t index;
+	json_t *state;
+	json_array_foreach(groups, index, state)
+	{
+		struct group *group = find_group(supervisor, handover_string(state, "name"));
+		if (!group) {
+			snprintf(error, error_size, "group %s is not in the config it loaded",
+				 handover_string(state, "name"));
+			return -EINVAL;
+		}
+		group_read(state, group);
+	}
+	json_array_foreach(tasks, index, state)
+	{
+		struct task *task = find_task(supervisor, handover_string(state, "name"));
+		if (!task) {
+			snprintf(error, error_size, "task %s is not in the config it loaded",
+				 handover_string(state, "name"));
+			return -EINVAL;
+		}
+		int failure = task_handover_read(reader, state, task, error, error_size);
+		if (failure < 0)
+			return failure;
+	}
+	const json_t *events = json_object_get(root, "events");
+	if (event_log_adopt(&supervisor->events, handover_fd_get(reader, events, "fd")) < 0) {
+		snprintf(error, error_size, "the event log: %s", strerror(errno));
+		return -EINVAL;
+	}
+	recent_events_read(json_object_get(events, "recent"), &supervisor->events);
+	const json_t *output = json_object_get(root, "stdout");
+	const char *pending;
+	size_t pending_length;
+	if (handover_blob_get(reader, json_object_get(output, "pending"), &pending,
+			      &pending_length))
+		output_sink_adopt(&supervisor->sink, pending, pending_length,
+				  (int)handover_int(output, "saved_flags", 0));
+	const json_t *own = json_object_get(root, "supervisor");
+	supervisor->have_failure = handover_bool(own, "have_failure");
+	supervisor->failure_is_secondary = handover_bool(own, "failure_is_secondary");
+	supervisor->exit_code = (int)handover_int(own, "exit_code", 0);
+	supervisor->counters.reloads_succeeded =
+	    (uint64_t)handover_int(own, "reloads_succeeded", 0);
+	supervisor->counters.reloads_failed = (uint64_t)handover_int(own, "reloads_failed", 0);
+	return 0;
+}

@@ -1,0 +1,142 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "supervisor/control/control_handover.h"
+#include "supervisor/pid1/machine_init.h"
+#include "supervisor/supervisor_internal.h"
+#include "supervisor/upgrade/task_handover.h"
+#include "supervisor/upgrade/upgrade_state.h"
+
+/* The task's definition is the running config's own: one a reload left
+ * waiting for the next run would be lost. */
+static bool of_current_config(const struct supervisor *supervisor, const struct task *task)
+{
+	const struct config *config = supervisor->config;
+	for (size_t g = 0; g < config->group_count; g++)
+		for (size_t t = 0; t < config->groups[g].task_count; t++)
+			if (&config->groups[g].tasks[t] == task->config)
+				return true;
+	return false;
+}
+
+bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why_size)
+{
+	const char *reason = NULL;
+	if (supervisor->one_command)
+		reason = "one-command mode (corral -- COMMAND) has no upgrade";
+	else if (machine_init_active())
+		reason = "not as the machine's init";
+	else if (supervisor->shutting_down || supervisor->killing)
+		reason = "corral is shutting down";
+	else if (supervisor->exec_sessions.first || supervisor->exec_sessions.draining)
+		reason = "a `corral exec` session is open";
+	if (reason) {
+		snprintf(why, why_size, "%s", reason);
+		return false;
+	}
+	if (!control_server_handover_possible(supervisor->control, why, why_size))
+		return false;
+	for (size_t i = 0; i < supervisor->group_count; i++) {
+		const struct group *group = supervisor->groups[i];
+		if (group->removed || group->stop_mode != GROUP_RUNNING) {
+			snprintf(why, why_size, "group %s is stopping", group->config->name);
+			return false;
+		}
+		for (size_t t = 0; t < group->task_count; t++) {
+			const struct task *task = group->tasks[t];
+			if (!task_handover_possible(task, why, why_size))
+				return false;
+			if (!of_current_config(supervisor, task)) {
+				snprintf(why, why_size,
+					 "%s: a reload's change waits for its next run",
+					 task->config->full_name);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+static json_t *group_write(const struct group *group)
+{
+	json_t *gates = json_array();
+	for (size_t i = 0; i < STAGE_COUNT; i++)
+		json_array_append_new(gates, json_boolean(group->coordinator.gate_open[i]));
+	return json_pack("{s:s,s:i,s:o,s:b,s:b,s:b,s:b,s:s,s:i,s:s,s:{s:I,s:i,s:b}}", "name",
+			 group->config->name, "coordinator", group->coordinator.state, "gates",
+			 gates, "finished", group->finished, "starts_forbidden",
+			 group->starts_forbidden, "rearm_after_stop", group->rearm_after_stop,
+			 "restart_in_order", group->restart_in_order, "stop_reason",
+			 group->stop_reason, "failure_restart_count", group->failure_restart_count,
+			 "failure_decision", group->failure_decision, "failure_restarts",
+			 "window_start_ms", (json_int_t)group->failure_restarts.window_start_ms,
+			 "restarts", group->failure_restarts.restarts, "window_open",
+			 group->failure_restarts.window_open);
+}
+
+static json_t *cgroups_write(const struct cgroup_tree *tree)
+{
+	json_t *v1_roots = json_array();
+	for (size_t i = 0; i < tree->v1_root_count; i++)
+		json_array_append_new(v1_roots, json_string(tree->v1_roots[i]));
+	return json_pack("{s:b,s:s,s:s?,s:s?,s:s?,s:s?,s:s,s:o}", "enabled", tree->enabled,
+			 "off_reason", tree->off_reason, "mount_path", tree->mount_path,
+			 "base_path", tree->base_path, "instance_name", tree->instance_name,
+			 "proc_root_path", tree->proc_root_path, "controllers", tree->controllers,
+			 "v1_roots", v1_roots);
+}
+
+static void recent_event(void *context, uint64_t time_ms, unsigned tag, const char *text,
+			 size_t length)
+{
+	(void)time_ms;
+	(void)tag;
+	json_array_append_new(context, json_stringn(text, length));
+}
+
+static json_t *events_write(struct handover_writer *writer, struct event_log *events)
+{
+	json_t *recent = json_array();
+	line_ring_visit(&events->recent, 0, recent_event, recent);
+	if (events->file)
+		fflush(events->file);
+	return json_pack("{s:o,s:o}", "fd",
+			 handover_fd(writer, events->file ? fileno(events->file) : -1), "recent",
+			 recent);
+}
+
+void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *writer,
+			 const struct control_client *requester)
+{
+	json_t *root = writer->root;
+	json_t *groups = json_array(), *tasks = json_array();
+	for (size_t i = 0; i < supervisor->group_count; i++) {
+		const struct group *group = supervisor->groups[i];
+		json_array_append_new(groups, group_write(group));
+		for (size_t t = 0; t < group->task_count; t++)
+			json_array_append_new(tasks, task_handover_write(writer, group->tasks[t]));
+	}
+	json_object_set_new(root, "groups", groups);
+	json_object_set_new(root, "tasks", tasks);
+	json_object_set_new(root, "cgroups", cgroups_write(&supervisor->cgroups));
+	json_object_set_new(root, "events", events_write(writer, &supervisor->events));
+	const struct output_sink *sink = &supervisor->sink;
+	json_object_set_new(
+	    root, "stdout",
+	    json_pack("{s:o,s:i}", "pending",
+		      handover_blob(writer, sink->buffer + sink->start, sink->end - sink->start),
+		      "saved_flags", sink->saved_flags));
+	json_object_set_new(root, "control",
+			    control_server_handover_write(writer, supervisor->control, requester));
+	/* The HTTP listener (supervisor/http/, when there is one) goes here
+	 * the same way: {"fd": handover_fd(writer, its listening fd)}, taken
+	 * back in upgrade_state_read. */
+	json_object_set_new(root, "http", json_null());
+	json_object_set_new(
+	    root, "supervisor",
+	    json_pack("{s:b,s:b,s:i,s:I,s:I}", "have_failure", supervisor->have_failure,
+		      "failure_is_secondary", supervisor->failure_is_secondary, "exit_code",
+		      supervisor->exit_code, "reloads_succeeded",
+		      (json_int_t)supervisor->counters.reloads_succeeded, "reloads_failed",
+		      (json_int_t)supervisor->counters.reloads_failed));
+}

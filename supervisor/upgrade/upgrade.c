@@ -1,0 +1,342 @@
+#include "supervisor/upgrade/upgrade.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "supervisor/supervisor_internal.h"
+#include "supervisor/tasks/task_event.h"
+#include "supervisor/upgrade/upgrade_state.h"
+
+extern char **environ;
+
+/* How long the new binary may take to say its format. */
+#define CHECK_TIMEOUT_MS 5000
+
+static char **command_line;
+
+/* The document being taken over: the memfd, what was read of it, and,
+ * in an old binary the new one fell back to, why. */
+static int resume_fd = -1;
+static struct handover_reader resume_reader;
+static bool resuming;
+static char *fallback_reason;
+
+void upgrade_remember_command_line(int argc, char **argv)
+{
+	(void)argc;
+	command_line = argv;
+}
+
+int upgrade_print_format(void)
+{
+	/* For tests only: a binary that reads another format. */
+	const char *simulated = getenv("CORRAL_TEST_HANDOVER_FORMAT");
+	int format = simulated && *simulated ? atoi(simulated) : HANDOVER_FORMAT;
+	printf("corral %s handover-format %d\n", CORRAL_VERSION, format);
+	return 0;
+}
+
+/* ---- before the exec: is the binary one that can take over? ---- */
+
+/* "" becomes the path of corral's own binary as it is on disk now: the
+ * file at that path, not the one running (which may have been replaced). */
+static int resolve_binary(const char *binary, char *path, size_t size, char *why, size_t why_size)
+{
+	if (binary && *binary) {
+		snprintf(path, size, "%s", binary);
+		return 0;
+	}
+	ssize_t length = readlink("/proc/self/exe", path, size - 1);
+	if (length < 0) {
+		int failure = -errno;
+		snprintf(why, why_size, "cannot find corral's own binary: /proc/self/exe: %s",
+			 strerror(errno));
+		return failure;
+	}
+	path[length] = '\0';
+	static const char deleted[] = " (deleted)";
+	size_t cut = strlen(path);
+	if (cut > sizeof(deleted) - 1 && strcmp(path + cut - sizeof(deleted) + 1, deleted) == 0)
+		path[cut - sizeof(deleted) + 1] = '\0';
+	return 0;
+}
+
+/* What the binary printed within the timeout (killed past it). */
+static int run_check(const char *binary, char *output, size_t size, int *status, char *why,
+		     size_t why_size)
+{
+	int pipe_fds[2];
+	if (pipe2(pipe_fds, O_CLOEXEC) < 0)
+		return -errno;
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+	posix_spawnattr_t attributes;
+	posix_spawnattr_init(&attributes);
+	sigset_t none;
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(&attributes, &none);
+	posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+	char *argv[] = {(char *)binary, "--handover-format", NULL};
+	pid_t pid;
+	int failure = posix_spawn(&pid, binary, &actions, &attributes, argv, environ);
+	posix_spawn_file_actions_destroy(&actions);
+	posix_spawnattr_destroy(&attributes);
+	close(pipe_fds[1]);
+	if (failure) {
+		close(pipe_fds[0]);
+		snprintf(why, why_size, "%s cannot be run: %s", binary, strerror(failure));
+		return -failure;
+	}
+	size_t got = 0;
+	bool timed_out = false;
+	uint64_t deadline = loop_now_ms() + CHECK_TIMEOUT_MS;
+	for (;;) {
+		uint64_t now = loop_now_ms();
+		struct pollfd poller = {.fd = pipe_fds[0], .events = POLLIN};
+		if (now >= deadline || poll(&poller, 1, (int)(deadline - now)) == 0) {
+			timed_out = true;
+			break;
+		}
+		ssize_t count = read(pipe_fds[0], output + got, size - 1 - got);
+		if (count < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (count <= 0 || (got += (size_t)count) == size - 1)
+			break;
+	}
+	output[got] = '\0';
+	close(pipe_fds[0]);
+	if (timed_out)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	if (timed_out) {
+		snprintf(why, why_size, "%s --handover-format did not answer within %d s", binary,
+			 CHECK_TIMEOUT_MS / 1000);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+static int check_binary(const char *binary, char *why, size_t why_size)
+{
+	char output[256];
+	int status = 0;
+	int failure = run_check(binary, output, sizeof(output), &status, why, why_size);
+	if (failure < 0)
+		return failure;
+	if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(why, why_size,
+			 "%s --handover-format %s %d: not a corral that can take over", binary,
+			 WIFSIGNALED(status) ? "was killed by signal" : "exited with code",
+			 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+		return -EINVAL;
+	}
+	const char *format = strstr(output, "handover-format ");
+	if (!format) {
+		snprintf(why, why_size,
+			 "%s --handover-format said no format: not a corral that can "
+			 "take over",
+			 binary);
+		return -EINVAL;
+	}
+	int number = atoi(format + strlen("handover-format "));
+	if (number != HANDOVER_FORMAT) {
+		snprintf(why, why_size,
+			 "%s reads hand-over format %d, this corral writes format %d: upgrade "
+			 "through a version that reads both, or restart corral",
+			 binary, number, HANDOVER_FORMAT);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- the exec ---- */
+
+static void say_failed(struct supervisor *supervisor, const char *why)
+{
+	event_log_corral(&supervisor->events, corral_event_type_name(CORRAL_EVENT_UPGRADE_FAILED),
+			 why);
+}
+
+void upgrade_run(struct supervisor *supervisor, struct control_client *requester,
+		 const char *binary, char *why, size_t why_size)
+{
+	char path[PATH_MAX];
+	if (!upgrade_state_possible(supervisor, why, why_size) ||
+	    resolve_binary(binary, path, sizeof(path), why, why_size) < 0 ||
+	    check_binary(path, why, why_size) < 0) {
+		say_failed(supervisor, why);
+		return;
+	}
+	char message[PATH_MAX + 64];
+	snprintf(message, sizeof(message), "executing %s; every task runs on", path);
+	event_log_corral(&supervisor->events, corral_event_type_name(CORRAL_EVENT_UPGRADE_STARTED),
+			 message);
+
+	struct handover_writer writer;
+	handover_writer_init(&writer);
+	/* The binary running now: a new one that cannot take over comes
+	 * back to it, even when its file was replaced on disk. */
+	int old_binary = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	json_object_set_new(writer.root, "format", json_integer(HANDOVER_FORMAT));
+	json_object_set_new(writer.root, "version", json_string(CORRAL_VERSION));
+	json_object_set_new(writer.root, "binary", json_string(path));
+	json_object_set_new(writer.root, "old_binary_fd", handover_fd(&writer, old_binary));
+	json_object_set_new(writer.root, "written_at_ms", json_integer((json_int_t)loop_now_ms()));
+	upgrade_state_write(supervisor, &writer, requester);
+	int memfd = handover_writer_seal(&writer);
+	int failure = memfd;
+	if (memfd >= 0 && old_binary >= 0) {
+		char number[16];
+		snprintf(number, sizeof(number), "%d", memfd);
+		setenv(HANDOVER_FD_ENV, number, 1);
+		handover_fds_keep_open(writer.fds, writer.fd_count, true);
+		execv(path, command_line);
+		failure = -errno;
+		/* Nothing happened: the fds go back to close-on-exec. */
+		handover_fds_keep_open(writer.fds, writer.fd_count, false);
+		unsetenv(HANDOVER_FD_ENV);
+	}
+	snprintf(why, why_size, "%s %s: %s", memfd < 0 ? "the hand-over memfd" : "exec", path,
+		 strerror(-failure));
+	if (old_binary < 0)
+		snprintf(why, why_size, "/proc/self/exe: %s", strerror(errno));
+	if (memfd >= 0)
+		close(memfd);
+	if (old_binary >= 0)
+		close(old_binary);
+	handover_writer_free(&writer);
+	say_failed(supervisor, why);
+}
+
+/* ---- after the exec ---- */
+
+static void fall_back_or_die(const char *why) __attribute__((noreturn));
+
+void upgrade_resume_begin(void)
+{
+	const char *number = getenv(HANDOVER_FD_ENV);
+	if (!number)
+		return;
+	resume_fd = atoi(number);
+	unsetenv(HANDOVER_FD_ENV);
+	const char *failed = getenv(HANDOVER_FAILED_ENV);
+	if (failed) {
+		fallback_reason = xstrdup(failed);
+		unsetenv(HANDOVER_FAILED_ENV);
+	}
+	resuming = true;
+	char error[512];
+	if (handover_reader_open(&resume_reader, resume_fd, error, sizeof(error)) < 0)
+		fall_back_or_die(error);
+	int64_t format = handover_int(resume_reader.root, "format", -1);
+	if (format != HANDOVER_FORMAT) {
+		snprintf(error, sizeof(error), "it reads hand-over format %d, not %lld",
+			 HANDOVER_FORMAT, (long long)format);
+		fall_back_or_die(error);
+	}
+	/* For tests only: a binary that passes the check and then cannot
+	 * take over. */
+	if (!fallback_reason && getenv("CORRAL_TEST_HANDOVER_REFUSE"))
+		fall_back_or_die("it refused the state (CORRAL_TEST_HANDOVER_REFUSE, a test)");
+}
+
+const struct handover_reader *upgrade_resuming(void)
+{
+	return resuming ? &resume_reader : NULL;
+}
+
+void upgrade_fall_back(const char *why)
+{
+	if (resuming)
+		fall_back_or_die(why);
+}
+
+static void fall_back_or_die(const char *why)
+{
+	int old_binary = handover_fd_get(&resume_reader, resume_reader.root, "old_binary_fd");
+	if (fallback_reason || old_binary < 0 || !command_line) {
+		/* The old binary itself cannot read what it wrote: nothing is
+		 * left to run. */
+		log_message("upgrade: cannot take the state back: %s", why);
+		_exit(1);
+	}
+	log_message("upgrade: this binary cannot take over (%s): back to the one before", why);
+	handover_fds_keep_open(resume_reader.fds, resume_reader.fd_count, true);
+	handover_fds_keep_open(&resume_fd, 1, true);
+	char number[16];
+	snprintf(number, sizeof(number), "%d", resume_fd);
+	setenv(HANDOVER_FD_ENV, number, 1);
+	setenv(HANDOVER_FAILED_ENV, why, 1);
+	unsetenv("CORRAL_TEST_HANDOVER_REFUSE");
+	syscall(SYS_execveat, old_binary, "", command_line, environ, AT_EMPTY_PATH);
+	log_message("upgrade: cannot execute the binary before: %s", strerror(errno));
+	_exit(1);
+}
+
+static size_t count_tasks(const struct supervisor *supervisor)
+{
+	size_t count = 0;
+	for (size_t i = 0; i < supervisor->group_count; i++)
+		count += supervisor->groups[i]->task_count;
+	return count;
+}
+
+void upgrade_finish(struct supervisor *supervisor)
+{
+	if (!resuming)
+		return;
+	int old_binary = handover_fd_get(&resume_reader, resume_reader.root, "old_binary_fd");
+	handover_fds_keep_open(resume_reader.fds, resume_reader.fd_count, false);
+	if (old_binary >= 0)
+		close(old_binary);
+	close(resume_fd);
+	uint64_t written = (uint64_t)handover_int(resume_reader.root, "written_at_ms", 0);
+	uint64_t now = loop_now_ms();
+	char message[1024];
+	bool failed = fallback_reason != NULL;
+	if (failed)
+		snprintf(message, sizeof(message),
+			 "%s could not take over: %s; corral %s runs on, every task with it",
+			 handover_string(resume_reader.root, "binary"), fallback_reason,
+			 CORRAL_VERSION);
+	else
+		snprintf(message, sizeof(message),
+			 "corral %s took over %zu tasks from corral %s in %llu ms (pid %d)",
+			 CORRAL_VERSION, count_tasks(supervisor),
+			 handover_string(resume_reader.root, "version"),
+			 (unsigned long long)(now > written ? now - written : 0), (int)getpid());
+	event_log_corral(
+	    &supervisor->events,
+	    corral_event_type_name(failed ? CORRAL_EVENT_UPGRADE_FAILED : CORRAL_EVENT_UPGRADED),
+	    message);
+	if (supervisor->upgrade_requester) {
+		json_t *reply =
+		    json_pack("{s:b,s:s}", "ok", !failed, failed ? "error" : "message", message);
+		char *text = json_dumps(reply, JSON_COMPACT);
+		size_t length = strlen(text);
+		text = xreallocarray(text, length + 2, 1);
+		memcpy(text + length, "\n", 2);
+		control_client_send(supervisor->upgrade_requester, text, length + 1);
+		free(text);
+		json_decref(reply);
+		supervisor->upgrade_requester = NULL;
+	}
+	handover_reader_free(&resume_reader);
+	free(fallback_reason);
+	fallback_reason = NULL;
+	resuming = false;
+}

@@ -1,0 +1,41 @@
+/* The supervisor's state in the hand-over document (handover.h): what
+ * state_write.c writes before the exec and state_read.c takes back after
+ * it. Each part that holds run-time state has its pair beside it:
+ * task_handover.c (a task), control/control_handover.c (the control
+ * socket and its clients); this pair does the rest (groups, cgroups,
+ * the event log, stdout) and calls those. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "supervisor/upgrade/handover.h"
+
+struct supervisor;
+struct control_client;
+struct control_server_settings;
+struct control_server_ops;
+
+/* false with `why` when the state cannot be handed over now: corral
+ * runs on as it is. */
+bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why_size);
+
+/* Everything into `writer`; the event log is flushed. */
+void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *writer,
+			 const struct control_client *requester);
+
+/* ---- state_read.c, in the new corral's supervisor_open ---- */
+
+/* The cgroup tree as the old corral had it. 0, or -errno with `error`. */
+int upgrade_state_read_cgroups(struct supervisor *supervisor, const struct handover_reader *reader,
+			       char *error, size_t error_size);
+/* The control socket and its clients (supervisor->control and
+ * ->upgrade_requester). 0, or -errno with `error`. */
+int upgrade_state_read_control(struct supervisor *supervisor, const struct handover_reader *reader,
+			       const struct control_server_settings *settings,
+			       const struct control_server_ops *ops, char *error,
+			       size_t error_size);
+/* Once every group and task exists: their state, the event log, stdout.
+ * 0, or -EINVAL with `error` (nothing read from a handed-over fd yet). */
+int upgrade_state_read(struct supervisor *supervisor, const struct handover_reader *reader,
+		       char *error, size_t error_size);
