@@ -54,8 +54,8 @@ struct control_request {
 	/* reload: "" = the same file; upgrade: the new binary, "" = corral's
 	 * own as it is on disk now. */
 	char path[CONTROL_PATH_MAX + 1];
-	bool dry_run;                           /* reload */
-	bool rerun_completed;                   /* reload */
+	bool dry_run;         /* reload */
+	bool rerun_completed; /* reload */
 	/* exec: the command (NULL-terminated, at least one), NAME=VALUE
 	 * over the task's environment, a user other than the task's, a
 	 * working directory other than its; owned (control_request_free). */
