@@ -1,0 +1,344 @@
+"""corral upgrade [BINARY] and SIGUSR2: corral execs a new binary in its
+own process and every task runs on (systemd's daemon-reexec, s6-svscan's
+exec). Seen from outside (status: the same pids, restart counts and
+uptimes; corral's pid), from inside the tasks (a start marker each task
+writes once), and from the output: every numbered line once, in order, on
+corral's stdout and at a `corral logs -f` follower that stays connected."""
+
+import os
+import re
+import signal
+import stat
+import subprocess
+import time
+
+import pytest
+
+from conftest import children_of, pid_exists, proc_stat, read_pids, sh, wait_for
+
+UNSHARE = ["unshare", "--pid", "--fork", "--mount-proc"]
+
+
+def counting_task(marks, name, pause="0.02"):
+    """Prints "NAME n=K end" for K = 1, 2, ...; each line written in two
+    parts, so that corral often holds half a line when it execs. Writes
+    its pid to MARKS/NAME once, when it starts."""
+    return sh(
+        f"echo $$ >> {marks}/{name}; i=0; while :; do i=$((i+1)); "
+        f"printf '{name} n=%d' $i; sleep {pause}; echo ' end'; done"
+    )
+
+
+def counting_config(marks, count):
+    tasks = {f"t{i}": {"command": counting_task(marks, f"t{i}")} for i in range(count)}
+    return {"groups": {"g": {"tasks": tasks}}}
+
+
+def snapshot(corral):
+    """task -> (pid, restarts, uptime_ms) of every task."""
+    seen = {}
+    for group in corral.status()["groups"]:
+        for task in group["tasks"]:
+            seen[task["task"]] = (task.get("pid"), task.get("restarts"), task.get("uptime_ms"))
+    return seen
+
+
+def assert_same_tasks(before, after):
+    assert set(before) == set(after)
+    for name, (pid, restarts, uptime) in before.items():
+        assert after[name][0] == pid, (name, before[name], after[name])
+        assert after[name][1] == restarts, (name, before[name], after[name])
+        assert after[name][2] >= uptime, (name, before[name], after[name])
+
+
+def numbered_lines(text, pattern=r"(t\d+) n=(\d+)(.*)$"):
+    """task -> the numbers of its lines, in the order they came. Every line
+    is whole ("... end") but a task's last, which corral's shutdown may
+    have cut (the task killed between its two writes)."""
+    numbers, cut = {}, {}
+    for line in text.splitlines():
+        match = re.search(pattern, line)
+        if not match:
+            continue
+        name = match.group(1)
+        assert name not in cut, f"a line cut before another of {name}: {cut[name]!r}"
+        if match.group(3) != " end":
+            assert match.group(3) == "", f"a line joined: {line!r}"
+            cut[name] = line
+        numbers.setdefault(name, []).append(int(match.group(2)))
+    return numbers
+
+
+def assert_every_line_once(numbers, tasks, least):
+    assert set(numbers) == set(tasks), sorted(set(tasks) - set(numbers))
+    for name, seen in numbers.items():
+        assert seen == list(range(1, len(seen) + 1)), (name, seen[:5], len(seen))
+        assert len(seen) >= least, (name, len(seen))
+
+
+def starts(marks):
+    return {path.name: path.read_text().split() for path in marks.iterdir()}
+
+
+def upgrade(corral, *args):
+    return corral.cli("upgrade", *args, timeout=60)
+
+
+def test_upgrade_keeps_100_tasks_and_every_line(corral, tmp_path):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    running = corral.start(counting_config(marks, 100))
+    corral.wait_control(running)
+    follower = corral.cli_popen("logs", "-f")
+    wait_for(lambda: len(list(marks.iterdir())) == 100, what="every task to start")
+    time.sleep(0.5)
+    before = snapshot(corral)
+    first_starts = starts(marks)
+
+    result = upgrade(corral)
+    assert result.returncode == 0, result.stderr
+    assert "took over 100 tasks" in result.stdout, result.stdout
+
+    after = snapshot(corral)
+    assert_same_tasks(before, after)
+    assert running.alive()
+    time.sleep(0.5)
+    # No task started again: each wrote its marker once.
+    assert starts(marks) == first_starts
+    assert all(len(pids) == 1 for pids in first_starts.values())
+
+    running.send(signal.SIGTERM)
+    outcome = running.wait()
+    follower_output, _ = follower.communicate(timeout=30)
+    tasks = {f"t{i}" for i in range(100)}
+    # Written before and after the exec: corral's stdout and the follower
+    # have each line once, whole and in order.
+    assert_every_line_once(numbered_lines(outcome.stdout), tasks, least=10)
+    assert_every_line_once(numbered_lines(follower_output.decode(errors="replace")), tasks,
+                           least=10)
+    events = [event.get("event") for event in outcome.events]
+    assert "upgrade_started" in events and "upgraded" in events
+    # Announced once: the new corral did not say "received" again.
+    assert sum(1 for event in outcome.events if event.get("event") == "received") == 100
+
+
+def test_restart_counts_timers_and_a_later_crash_survive(corral, tmp_path):
+    """A task that crashed twice keeps its count; one waiting out a restart
+    delay restarts when it was due; a task killed afterwards restarts
+    under the new corral, with the count going on."""
+    runs = tmp_path / "runs"
+    config = {
+        "groups": {
+            "g": {
+                "tasks": {
+                    # Fails its first two runs, then runs on.
+                    "flaky": {
+                        "command": sh(f"echo x >> {runs}; "
+                                      f"[ $(wc -l < {runs}) -gt 2 ] || exit 1; "
+                                      "exec sleep 1000"),
+                        "restart": {"policy": "on-failure", "attempts": 5, "delay": "0s"},
+                    },
+                    "slow": {
+                        "command": sh(f"date +%s.%N >> {tmp_path}/slow; exit 1"),
+                        "restart": {"policy": "on-failure", "attempts": 5, "delay": "3s"},
+                    },
+                    "steady": {"command": "sleep 1000"},
+                }
+            }
+        }
+    }
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: corral.task_status("g/flaky").get("restarts") == 2
+             and corral.task_status("g/flaky")["state"] == "running",
+             what="flaky to run after two restarts")
+    wait_for(lambda: corral.task_status("g/slow")["state"] == "pending",
+             what="slow to wait out its delay")
+    before = snapshot(corral)
+    result = upgrade(corral)
+    assert result.returncode == 0, result.stderr
+    after = snapshot(corral)
+    assert after["g/flaky"][:2] == before["g/flaky"][:2]
+    assert after["g/steady"][:2] == before["g/steady"][:2]
+    # Its delay goes on: it runs again, once, when it was due.
+    wait_for(lambda: len((tmp_path / "slow").read_text().split()) == 2, timeout=10,
+             what="slow's second run")
+    first, second = map(float, (tmp_path / "slow").read_text().split())
+    assert second - first >= 3.0, "the restart delay was cut short"
+    wait_for(lambda: corral.task_status("g/slow")["restarts"] == before["g/slow"][1] + 1,
+             what="slow's restart counted on from the old count")
+    # A crash after the upgrade is heard, and restarts the task.
+    os.kill(before["g/steady"][0], signal.SIGKILL)
+    wait_for(lambda: corral.task_status("g/steady").get("restarts") == 1
+             and corral.task_status("g/steady")["state"] == "running",
+             what="steady to restart under the new corral")
+    running.send(signal.SIGTERM)
+    running.wait()
+
+
+def proc_state(pid):
+    stat = proc_stat(pid)
+    return stat[0] if stat else None
+
+
+def outer_pid(corral, inner):
+    """The host's pid of a process of this test whose pid is `inner` in
+    its own pid namespace."""
+    for pid in corral.leftovers():
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                for line in status:
+                    if line.startswith("NSpid:") and int(line.split()[-1]) == inner:
+                        return pid
+        except OSError:
+            continue
+    return None
+
+
+def write_script(path, text):
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def test_a_binary_that_cannot_take_over_leaves_corral_running(corral, corral_bin, tmp_path):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    running = corral.start(counting_config(marks, 3))
+    corral.wait_control(running)
+    wait_for(lambda: len(list(marks.iterdir())) == 3, what="every task to start")
+    before = snapshot(corral)
+
+    exits_1 = write_script(tmp_path / "exits-1", "#!/bin/sh\nexit 1\n")
+    not_executable = tmp_path / "not-executable"
+    not_executable.write_bytes(corral_bin.read_bytes()[:4096])
+    not_executable.chmod(0o644)
+    other_format = write_script(
+        tmp_path / "other-format",
+        f"#!/bin/sh\nexport CORRAL_TEST_HANDOVER_FORMAT=99\nexec {corral_bin} \"$@\"\n")
+    refuses = write_script(
+        tmp_path / "refuses",
+        f"#!/bin/sh\n[ \"$1\" = --handover-format ] && exec {corral_bin} \"$@\"\n"
+        f"export CORRAL_TEST_HANDOVER_REFUSE=1\nexec {corral_bin} \"$@\"\n")
+    cases = [
+        (exits_1, "exited with code 1"),
+        (not_executable, "Permission denied"),
+        (tmp_path / "missing", "No such file or directory"),
+        (other_format, "reads hand-over format 99, this corral writes format 1"),
+        # Passes the check, then cannot take over: back to the old binary.
+        (refuses, "could not take over: it refused the state"),
+    ]
+    for binary, reason in cases:
+        result = upgrade(corral, binary)
+        assert result.returncode == 1, (binary, result.stdout, result.stderr)
+        assert reason in result.stderr, (binary, result.stderr)
+        assert running.alive()
+        assert_same_tasks(before, snapshot(corral))
+    # And it still upgrades to a good one.
+    assert upgrade(corral, corral_bin).returncode == 0
+    assert_same_tasks(before, snapshot(corral))
+    time.sleep(0.5)
+    running.send(signal.SIGTERM)
+    outcome = running.wait()
+    assert_every_line_once(numbered_lines(outcome.stdout), {"t0", "t1", "t2"}, least=5), outcome.stderr
+    assert "upgrade_failed" in [event.get("event") for event in outcome.events]
+
+
+def test_refused_while_a_task_is_between_states(corral, tmp_path):
+    config = {
+        "groups": {
+            "g": {
+                "tasks": {
+                    "stubborn": {"command": sh("trap '' TERM; while :; do sleep 0.1; done"),
+                                 "kill": {"timeout": "20s"}},
+                }
+            }
+        }
+    }
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: corral.task_status("g/stubborn")["state"] == "running",
+             what="the task to run")
+    stop = corral.cli_popen("stop", "g/stubborn")
+    wait_for(lambda: corral.task_status("g/stubborn")["state"] == "stopping",
+             what="the stop to begin")
+    result = upgrade(corral)
+    assert result.returncode == 1
+    assert "g/stubborn: it is being stopped" in result.stderr
+    stop.kill()
+    running.send(signal.SIGKILL)
+
+
+def test_sigusr2_upgrades_with_corral_own_binary(corral, tmp_path):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    running = corral.start(counting_config(marks, 2))
+    corral.wait_control(running)
+    wait_for(lambda: len(list(marks.iterdir())) == 2, what="every task to start")
+    before = snapshot(corral)
+    running.send(signal.SIGUSR2)
+    wait_for(lambda: "upgraded" in [event.get("event") for event in running.events()],
+             what="the upgrade")
+    assert_same_tasks(before, snapshot(corral))
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def test_as_pid1_a_task_exiting_and_orphans_during_the_exec_are_seen(corral, corral_bin,
+                                                                     tmp_path):
+    """As PID 1 of a pid namespace. The new binary takes a second to start
+    (a wrapper that sleeps, then execs corral): meanwhile a task is
+    killed, and orphans reparented to PID 1 exit. The new corral hears the
+    task's exit through its pidfd (and restarts it), and reaps the
+    orphans."""
+    orphans = tmp_path / "orphans"
+    config = {
+        "groups": {
+            "g": {
+                "tasks": {
+                    "victim": {"command": "sleep 1000"},
+                    "spawner": {
+                        "command": sh(
+                            f"for i in 1 2 3; do (setsid sh -c 'echo $$ >> {orphans}; "
+                            f"while [ ! -e {tmp_path}/go ]; do sleep 0.05; done' &); done; "
+                            "exec sleep 1000"),
+                    },
+                }
+            }
+        }
+    }
+    slow = write_script(
+        tmp_path / "slow-start",
+        "#!/usr/bin/python3\nimport os, sys, time\n"
+        f"corral = {str(corral_bin)!r}\n"
+        "if sys.argv[1:2] != ['--handover-format']:\n"
+        f"    open({str(tmp_path / 'window')!r}, 'w').close()\n"
+        f"    while not os.path.exists({str(tmp_path / 'window-over')!r}):\n"
+        "        time.sleep(0.02)\n"
+        "os.execv(corral, [corral] + sys.argv[1:])\n")
+    running = corral.start(config, wrapper=UNSHARE)
+    corral.wait_control(running)
+    wait_for(lambda: orphans.exists() and len(read_pids(orphans)) == 3, what="the orphans")
+    victim = outer_pid(corral, corral.task_status("g/victim")["pid"])
+    pids = [outer_pid(corral, pid) for pid in read_pids(orphans)]
+    assert victim and all(pids), (victim, pids)
+    pid1 = children_of(running.pid)[0][0]
+    upgrade_call = corral.cli_popen("upgrade", slow)
+    wait_for(lambda: (tmp_path / "window").exists(), what="the exec")
+    # corral's process is the wrapper now: a task dies, the orphans exit.
+    os.kill(victim, signal.SIGKILL)
+    (tmp_path / "go").touch()
+    wait_for(lambda: all(proc_state(pid) in (None, "Z") for pid in pids + [victim]),
+             what="the orphans and the victim to exit during the exec")
+    (tmp_path / "window-over").touch()
+    output, errors = upgrade_call.communicate(timeout=60)
+    assert upgrade_call.returncode == 0, errors
+    wait_for(lambda: corral.task_status("g/victim").get("restarts") == 1
+             and corral.task_status("g/victim")["state"] == "running",
+             what="the victim to restart")
+    assert corral.task_status("g/victim")["last_exit"]["signal"] == "SIGKILL"
+    wait_for(lambda: not any(pid_exists(pid) for pid in pids), what="the orphans reaped")
+    assert not [child for child in children_of(pid1) if child[1] == "Z"]
+    assert running.alive()
+    os.kill(pid1, signal.SIGTERM)  # unshare does not pass it on
+    assert running.wait().returncode == 0
