@@ -245,6 +245,7 @@ void config_free(struct config *config)
 	for (size_t i = 0; i < config->source_count; i++)
 		free(config->sources[i]);
 	free(config->sources);
+	config_files_free(&config->files);
 	free(config->socket_path);
 	free(config->control_group);
 	free(config->task_dirs_root);

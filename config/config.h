@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/config_files.h"
 #include "config/cron.h"
 
 /* Nomad's six lifecycle stages. The order is the start order. */
@@ -633,6 +634,9 @@ struct config {
 	 * which a reload reads again; none for a config from a buffer. */
 	char **sources;
 	size_t source_count;
+	/* The bytes of every file it was read from (config_files.h), for
+	 * `corral upgrade`. */
+	struct config_files files;
 	enum log_format log_format;
 	/* Hook processes running at once, all tasks together (config
 	 * `hook_concurrency`); 0: four per CPU, at least 8. */

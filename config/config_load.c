@@ -1,6 +1,7 @@
 /* The file as a whole: reading it, YAML errors, the top-level keys and the
  * groups. Tasks are read by config_task.c. */
 #include "config/config_load.h"
+#include "config/config_files.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -526,7 +527,7 @@ int config_read_file(const char *path, unsigned file, char **out, size_t *out_si
 		     struct config_diagnostics *diagnostics)
 {
 	char reason[REGULAR_FILE_REASON_SIZE];
-	int result = regular_file_read(path, CONFIG_FILE_MAX_BYTES, out, out_size, reason);
+	int result = config_files_read(path, CONFIG_FILE_MAX_BYTES, out, out_size, reason);
 
 	if (result < 0)
 		diagnostics_add(diagnostics, (struct source_location){.file = file},

@@ -375,12 +375,38 @@ static struct config *read_merged(const char *path, struct file_list *files,
 	return config;
 }
 
+/* A replay's expansion (config_files.h): the files the running corral
+ * merged, whatever the directories hold now. */
+static void replay_expansion(const struct config_files *replay, struct file_list *files,
+			     bool *plain, struct config_diagnostics *diagnostics)
+{
+	*diagnostics = (struct config_diagnostics){0};
+	for (size_t i = 0; i < replay->expanded_count; i++)
+		add_file(files, xstrdup(replay->expanded[i]));
+	*plain = replay->plain;
+}
+
+/* What the config was read from, for an upgrade to read it the same. */
+static void keep_files(struct config *config, const struct file_list *files, bool plain)
+{
+	config_files_end(&config->files);
+	config->files.expanded = xcalloc(files->count + 1, sizeof(*config->files.expanded));
+	for (size_t i = 0; i < files->count; i++)
+		config->files.expanded[i] = xstrdup(files->names[i]);
+	config->files.expanded_count = files->count;
+	config->files.plain = plain;
+}
+
 struct config *config_load_paths(const char *const *paths, size_t count,
 				 struct config_diagnostics *diagnostics)
 {
 	struct file_list files = {0};
 	bool plain;
-	if (!expand_or_say(paths, count, &files, &plain, diagnostics))
+	const struct config_files *replay = config_files_replaying();
+	config_files_begin();
+	if (replay)
+		replay_expansion(replay, &files, &plain, diagnostics);
+	else if (!expand_or_say(paths, count, &files, &plain, diagnostics))
 		return NULL;
 	struct config *config;
 	yaml_document_t merged;
@@ -389,9 +415,11 @@ struct config *config_load_paths(const char *const *paths, size_t count,
 	} else if ((config = read_merged(paths[0], &files, &merged, diagnostics))) {
 		yaml_document_delete(&merged);
 	}
-	free_names(&files);
-	if (config)
+	if (config) {
 		keep_sources(config, paths, count);
+		keep_files(config, &files, plain);
+	}
+	free_names(&files);
 	return config;
 }
 

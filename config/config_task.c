@@ -12,6 +12,7 @@
 #include "base/suggest.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "config/config_files.h"
 #include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
@@ -173,7 +174,7 @@ static void read_env_file(struct load_context *context, const yaml_node_t *node,
 				 config_file, path);
 	char *text = NULL, reason[REGULAR_FILE_REASON_SIZE];
 	size_t length = 0;
-	if (regular_file_read(full, ENV_FILE_MAX_BYTES, &text, &length, reason) < 0) {
+	if (config_files_read(full, ENV_FILE_MAX_BYTES, &text, &length, reason) < 0) {
 		report(context, node, where, "%s: %s", full, reason);
 		free(full);
 		return;

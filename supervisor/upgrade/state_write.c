@@ -105,6 +105,23 @@ static json_t *events_write(struct handover_writer *writer, struct event_log *ev
 			 recent);
 }
 
+/* The bytes the running definitions were read from: the new corral
+ * builds the same ones, whatever the files hold now. */
+static json_t *config_write(struct handover_writer *writer, const struct config *config)
+{
+	const struct config_files *files = &config->files;
+	json_t *texts = json_array(), *expanded = json_array();
+	for (size_t i = 0; i < files->count; i++)
+		json_array_append_new(
+		    texts,
+		    json_pack("{s:s,s:o}", "path", files->items[i].path, "text",
+			      handover_blob(writer, files->items[i].text, files->items[i].size)));
+	for (size_t i = 0; i < files->expanded_count; i++)
+		json_array_append_new(expanded, json_string(files->expanded[i]));
+	return json_pack("{s:o,s:o,s:b}", "files", texts, "expanded", expanded, "plain",
+			 files->plain);
+}
+
 void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *writer,
 			 const struct control_client *requester)
 {
@@ -116,6 +133,7 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 		for (size_t t = 0; t < group->task_count; t++)
 			json_array_append_new(tasks, task_handover_write(writer, group->tasks[t]));
 	}
+	json_object_set_new(root, "config", config_write(writer, supervisor->config));
 	json_object_set_new(root, "groups", groups);
 	json_object_set_new(root, "tasks", tasks);
 	json_object_set_new(root, "cgroups", cgroups_write(&supervisor->cgroups));

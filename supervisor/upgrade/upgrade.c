@@ -15,6 +15,7 @@
 
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "config/config_files.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/task_event.h"
 #include "supervisor/upgrade/upgrade_state.h"
@@ -32,6 +33,8 @@ static int resume_fd = -1;
 static struct handover_reader resume_reader;
 static bool resuming;
 static char *fallback_reason;
+/* The config's files as the old corral read them (config_files.h). */
+static struct config_files resume_config;
 
 void upgrade_remember_command_line(int argc, char **argv)
 {
@@ -226,6 +229,31 @@ void upgrade_run(struct supervisor *supervisor, struct control_client *requester
 
 static void fall_back_or_die(const char *why) __attribute__((noreturn));
 
+static const struct config_files *replay_config(const struct handover_reader *reader,
+						struct config_files *files)
+{
+	const json_t *config = json_object_get(reader->root, "config");
+	size_t index;
+	json_t *entry;
+	json_array_foreach(json_object_get(config, "files"), index, entry)
+	{
+		const char *text, *path = handover_string(entry, "path");
+		size_t size;
+		if (path && handover_blob_get(reader, json_object_get(entry, "text"), &text, &size))
+			config_files_add(files, path, text, size);
+	}
+	const json_t *expanded = json_object_get(config, "expanded");
+	files->expanded = xcalloc(json_array_size(expanded) + 1, sizeof(*files->expanded));
+	json_array_foreach(expanded, index, entry)
+	{
+		if (json_is_string(entry))
+			files->expanded[files->expanded_count++] =
+			    xstrdup(json_string_value(entry));
+	}
+	files->plain = handover_bool(config, "plain");
+	return files;
+}
+
 void upgrade_resume_begin(void)
 {
 	const char *number = getenv(HANDOVER_FD_ENV);
@@ -248,6 +276,7 @@ void upgrade_resume_begin(void)
 			 HANDOVER_FORMAT, (long long)format);
 		fall_back_or_die(error);
 	}
+	config_files_replay(replay_config(&resume_reader, &resume_config));
 	/* For tests only: a binary that passes the check and then cannot
 	 * take over. */
 	if (!fallback_reason && getenv("CORRAL_TEST_HANDOVER_REFUSE"))
@@ -335,6 +364,9 @@ void upgrade_finish(struct supervisor *supervisor)
 		json_decref(reply);
 		supervisor->upgrade_requester = NULL;
 	}
+	/* A reload reads the files again. */
+	config_files_replay(NULL);
+	config_files_free(&resume_config);
 	handover_reader_free(&resume_reader);
 	free(fallback_reason);
 	fallback_reason = NULL;

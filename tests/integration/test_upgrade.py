@@ -5,6 +5,7 @@ uptimes; corral's pid), from inside the tasks (a start marker each task
 writes once), and from the output: every numbered line once, in order, on
 corral's stdout and at a `corral logs -f` follower that stays connected."""
 
+import json
 import os
 import re
 import signal
@@ -342,3 +343,36 @@ def test_as_pid1_a_task_exiting_and_orphans_during_the_exec_are_seen(corral, cor
     assert running.alive()
     os.kill(pid1, signal.SIGTERM)  # unshare does not pass it on
     assert running.wait().returncode == 0
+
+
+def test_the_running_definitions_go_over_not_the_files_changed_since(corral, tmp_path):
+    """A conf.d directory and an env_file changed on disk after the start:
+    the new corral runs the definitions the old one ran; a reload, later,
+    applies the change."""
+    confd = tmp_path / "conf.d"
+    confd.mkdir()
+    env_file = tmp_path / "app.env"
+    env_file.write_text("GREETING=old\n")
+    app = {"command": sh(f"echo $GREETING >> {tmp_path}/greetings; exec sleep 1000"),
+           "env_file": str(env_file)}
+    (confd / "10-app.yaml").write_text(json.dumps({"groups": {"g": {"tasks": {"app": app}}}}))
+    running = corral.start(confd)
+    corral.wait_control(running)
+    wait_for(lambda: (tmp_path / "greetings").exists(), what="app to start")
+    before = snapshot(corral)
+
+    env_file.write_text("GREETING=new\n")
+    (confd / "20-more.yaml").write_text(
+        json.dumps({"groups": {"g": {"tasks": {"extra": {"command": "sleep 1000"}}}}}))
+    assert upgrade(corral).returncode == 0
+    assert snapshot(corral).keys() == before.keys()
+    # Restarted under the new corral: the definition it ran, not the file's.
+    corral.cli("restart", "g/app")
+    wait_for(lambda: len((tmp_path / "greetings").read_text().split()) == 2,
+             what="app's second run")
+    assert (tmp_path / "greetings").read_text().split() == ["old", "old"]
+    # A reload reads the files again.
+    assert corral.cli("reload").returncode == 0
+    wait_for(lambda: "g/extra" in snapshot(corral), what="the reload to add extra")
+    running.send(signal.SIGTERM)
+    running.wait()
