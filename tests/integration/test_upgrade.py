@@ -376,3 +376,81 @@ def test_the_running_definitions_go_over_not_the_files_changed_since(corral, tmp
     wait_for(lambda: "g/extra" in snapshot(corral), what="the reload to add extra")
     running.send(signal.SIGTERM)
     running.wait()
+
+
+NOTIFIER = """
+import os, socket, sys, time
+address = os.environ["NOTIFY_SOCKET"]
+address = "\\0" + address[1:] if address.startswith("@") else address
+sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+go = sys.argv[1]
+while not os.path.exists(go):
+    time.sleep(0.05)
+sender.sendto(b"READY=1", address)
+while True:
+    sender.sendto(b"WATCHDOG=1", address)
+    time.sleep(0.2)
+"""
+
+
+def test_readiness_watchdog_probes_schedules_and_log_files_go_on(corral, tmp_path):
+    """A notify: systemd task made ready after the upgrade through the
+    NOTIFY_SOCKET it was started with, and its watchdog fed there; a health
+    probe and a schedule that go on; a log file with every line once."""
+    logs = tmp_path / "logs"
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    notifier = tmp_path / "notifier.py"
+    notifier.write_text(NOTIFIER)
+    config = {
+        "groups": {
+            "g": {
+                "log": {"dir": str(logs)},
+                "tasks": {
+                    "notified": {
+                        "command": ["/usr/bin/python3", str(notifier), str(tmp_path / "go")],
+                        "readiness": {"notify": "systemd", "watchdog": "1s"},
+                    },
+                    "checked": {
+                        "command": "sleep 1000",
+                        "health": {"exec": ["/bin/sh", "-c", f"echo x >> {tmp_path}/checks"],
+                                   "interval": "200ms"},
+                    },
+                    "every": {
+                        "command": sh(f"echo x >> {tmp_path}/runs"),
+                        "schedule": {"every": "1s"},
+                    },
+                    "t0": {"command": counting_task(marks, "t0")},
+                },
+            }
+        }
+    }
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: (tmp_path / "runs").exists() and (tmp_path / "checks").exists(),
+             what="a scheduled run and a health check")
+    assert corral.task_status("g/notified")["ready"] is False
+    before = snapshot(corral)
+    assert upgrade(corral).returncode == 0
+    assert_same_tasks(
+        {name: state for name, state in before.items() if name != "g/every"},
+        {name: state for name, state in snapshot(corral).items() if name != "g/every"})
+
+    (tmp_path / "go").touch()
+    wait_for(lambda: corral.task_status("g/notified")["ready"] is True,
+             what="READY=1 on the socket the task was given")
+    runs = len((tmp_path / "runs").read_text().split())
+    checks = len((tmp_path / "checks").read_text().split())
+    wait_for(lambda: len((tmp_path / "runs").read_text().split()) >= runs + 2,
+             what="the schedule to go on")
+    wait_for(lambda: len((tmp_path / "checks").read_text().split()) >= checks + 3,
+             what="the health probe to go on")
+    # Three watchdog periods fed on the handed-over socket: no restart.
+    time.sleep(3)
+    notified = corral.task_status("g/notified")
+    assert notified["restarts"] == 0 and notified["pid"] == before["g/notified"][0], notified
+    assert corral.task_status("g/every")["restarts"] == 0
+    running.send(signal.SIGTERM)
+    running.wait()
+    log_text = "\n".join(path.read_text(errors="replace") for path in sorted(logs.rglob("*t0*")))
+    assert_every_line_once(numbered_lines(log_text), {"t0"}, least=20)
