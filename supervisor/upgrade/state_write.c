@@ -130,8 +130,13 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 	for (size_t i = 0; i < supervisor->group_count; i++) {
 		const struct group *group = supervisor->groups[i];
 		json_array_append_new(groups, group_write(group));
-		for (size_t t = 0; t < group->task_count; t++)
+		for (size_t t = 0; t < group->task_count; t++) {
+			/* Lines a log file holds for its next flush are written now:
+			 * the new corral opens the file again, empty-handed. */
+			if (group->tasks[t]->log_file)
+				log_file_flush(group->tasks[t]->log_file);
 			json_array_append_new(tasks, task_handover_write(writer, group->tasks[t]));
+		}
 	}
 	json_object_set_new(root, "config", config_write(writer, supervisor->config));
 	json_object_set_new(root, "groups", groups);

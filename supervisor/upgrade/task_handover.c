@@ -37,7 +37,7 @@ bool task_handover_possible(const struct task *task, char *why, size_t why_size)
 		reason = "corral holds its pipe's write end (no /proc)";
 	else if (task->readiness.notify && task->readiness.notify->path)
 		reason = "its notify socket has a path";
-	else if (task->readiness.notify_pipe.fd >= 0 || task->dependency_waiting)
+	else if (task->readiness.notify_pipe_write >= 0 || task->dependency_waiting)
 		reason = "it is between two states";
 	if (reason)
 		snprintf(why, why_size, "%s: %s", task->config->full_name, reason);
@@ -116,8 +116,10 @@ static json_t *probe_write(const struct probe *probe, const struct probe_record 
 static json_t *readiness_write(struct handover_writer *writer, const struct task *task)
 {
 	const struct task_readiness *readiness = &task->readiness;
-	json_t *state = json_pack("{s:i,s:s?}", "unhealthy_restarts", readiness->unhealthy_restarts,
-				  "status_text", readiness->status_text);
+	json_t *state =
+	    json_pack("{s:i,s:s?,s:o}", "unhealthy_restarts", readiness->unhealthy_restarts,
+		      "status_text", readiness->status_text, "notify_pipe_fd",
+		      handover_fd(writer, readiness->notify_pipe.fd));
 	if (readiness->notify) {
 		json_object_set_new(state, "notify_fd",
 				    handover_fd(writer, readiness->notify->socket.fd));
@@ -354,7 +356,8 @@ static int notify_read(const struct handover_reader *reader, const json_t *state
 	return 0;
 }
 
-static void readiness_read(const json_t *state, struct task *task)
+static void readiness_read(const struct handover_reader *reader, const json_t *state,
+			   struct task *task)
 {
 	struct task_readiness *readiness = &task->readiness;
 	readiness->unhealthy_restarts = (unsigned)handover_int(state, "unhealthy_restarts", 0);
@@ -363,6 +366,12 @@ static void readiness_read(const json_t *state, struct task *task)
 		if (!readiness->status_text)
 			readiness->status_text = xmalloc(TASK_STATUS_TEXT_MAX);
 		copy_text(readiness->status_text, TASK_STATUS_TEXT_MAX, status_text);
+	}
+	/* notify: fd: the read end of the run's pipe, its newline to come. */
+	int pipe_fd = handover_fd_get(reader, state, "notify_pipe_fd");
+	if (pipe_fd >= 0 && readiness->notify_pipe.fd < 0) {
+		readiness->notify_pipe.fd = pipe_fd;
+		loop_watch_add(task->services->loop, &readiness->notify_pipe, EPOLLIN);
 	}
 	if (readiness->probes) {
 		probe_read(json_object_get(state, "readiness_probe"),
@@ -437,6 +446,6 @@ int task_handover_read(const struct handover_reader *reader, const json_t *state
 	loop_timer_cancel(loop, &task->schedule_timer);
 	task->schedule_due_ms = (uint64_t)handover_int(state, "schedule_due_ms", 0);
 	arm_at(loop, &task->schedule_timer, json_object_get(state, "schedule_timer_ms"));
-	readiness_read(readiness, task);
+	readiness_read(reader, readiness, task);
 	return 0;
 }

@@ -395,7 +395,8 @@ while True:
 
 def test_readiness_watchdog_probes_schedules_and_log_files_go_on(corral, tmp_path):
     """A notify: systemd task made ready after the upgrade through the
-    NOTIFY_SOCKET it was started with, and its watchdog fed there; a health
+    NOTIFY_SOCKET it was started with, and its watchdog fed there; a
+    notify: fd task made ready through the pipe it was given; a health
     probe and a schedule that go on; a log file with every line once."""
     logs = tmp_path / "logs"
     marks = tmp_path / "marks"
@@ -410,6 +411,11 @@ def test_readiness_watchdog_probes_schedules_and_log_files_go_on(corral, tmp_pat
                     "notified": {
                         "command": ["/usr/bin/python3", str(notifier), str(tmp_path / "go")],
                         "readiness": {"notify": "systemd", "watchdog": "1s"},
+                    },
+                    "piped": {
+                        "command": sh(f"while [ ! -e {tmp_path}/go ]; do sleep 0.05; done; "
+                                      "echo >&3; exec sleep 1000"),
+                        "readiness": {"notify": "fd", "fd": 3},
                     },
                     "checked": {
                         "command": "sleep 1000",
@@ -430,6 +436,7 @@ def test_readiness_watchdog_probes_schedules_and_log_files_go_on(corral, tmp_pat
     wait_for(lambda: (tmp_path / "runs").exists() and (tmp_path / "checks").exists(),
              what="a scheduled run and a health check")
     assert corral.task_status("g/notified")["ready"] is False
+    assert corral.task_status("g/piped")["ready"] is False
     before = snapshot(corral)
     assert upgrade(corral).returncode == 0
     assert_same_tasks(
@@ -439,6 +446,8 @@ def test_readiness_watchdog_probes_schedules_and_log_files_go_on(corral, tmp_pat
     (tmp_path / "go").touch()
     wait_for(lambda: corral.task_status("g/notified")["ready"] is True,
              what="READY=1 on the socket the task was given")
+    wait_for(lambda: corral.task_status("g/piped")["ready"] is True,
+             what="the newline on the notify fd the task was given")
     runs = len((tmp_path / "runs").read_text().split())
     checks = len((tmp_path / "checks").read_text().split())
     wait_for(lambda: len((tmp_path / "runs").read_text().split()) >= runs + 2,
