@@ -270,19 +270,40 @@ def test_refused_while_a_task_is_between_states(corral, tmp_path):
     running.send(signal.SIGKILL)
 
 
+def signal_masks(pid):
+    with open(f"/proc/{pid}/status") as status:
+        return [line for line in status if line.startswith(("SigBlk", "SigIgn", "SigCgt"))]
+
+
 def test_sigusr2_upgrades_with_corral_own_binary(corral, tmp_path):
+    """SIGUSR2 is `corral upgrade`; the signal mask is the same after it, an
+    `events -f` follower stays connected and sees the upgrade and what
+    follows it once each."""
     marks = tmp_path / "marks"
     marks.mkdir()
     running = corral.start(counting_config(marks, 2))
     corral.wait_control(running)
     wait_for(lambda: len(list(marks.iterdir())) == 2, what="every task to start")
+    follower = corral.cli_popen("events", "-f", "--json")
+    first = follower.stdout.readline()  # the history came: it follows
+    masks = signal_masks(running.pid)
     before = snapshot(corral)
     running.send(signal.SIGUSR2)
     wait_for(lambda: "upgraded" in [event.get("event") for event in running.events()],
              what="the upgrade")
     assert_same_tasks(before, snapshot(corral))
+    assert signal_masks(running.pid) == masks
+    # SIGHUP is still a reload, SIGTERM a shutdown.
+    running.send(signal.SIGHUP)
+    wait_for(lambda: "reload_finished" in [event.get("event") for event in running.events()]
+             or "reload_refused" in [event.get("event") for event in running.events()],
+             what="the reload")
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
+    followed, _ = follower.communicate(timeout=30)
+    kinds = [json.loads(line).get("event") for line in (first + followed).decode().splitlines()]
+    for kind in ("upgrade_started", "upgraded", "finished"):
+        assert kinds.count(kind) == 1, (kind, kinds)
 
 
 def test_as_pid1_a_task_exiting_and_orphans_during_the_exec_are_seen(corral, corral_bin,
@@ -406,7 +427,7 @@ def test_readiness_watchdog_probes_schedules_and_log_files_go_on(corral, tmp_pat
     config = {
         "groups": {
             "g": {
-                "log": {"dir": str(logs)},
+                "log": {"dir": str(logs), "streams": "separate"},
                 "tasks": {
                     "notified": {
                         "command": ["/usr/bin/python3", str(notifier), str(tmp_path / "go")],
@@ -427,6 +448,9 @@ def test_readiness_watchdog_probes_schedules_and_log_files_go_on(corral, tmp_pat
                         "schedule": {"every": "1s"},
                     },
                     "t0": {"command": counting_task(marks, "t0")},
+                    # Its lines on its stderr pipe.
+                    "t1": {"command": ["/bin/sh", "-c", "exec 1>&2; "
+                                       + counting_task(marks, "t1")[-1]]},
                 },
             }
         }
@@ -461,5 +485,7 @@ def test_readiness_watchdog_probes_schedules_and_log_files_go_on(corral, tmp_pat
     assert corral.task_status("g/every")["restarts"] == 0
     running.send(signal.SIGTERM)
     running.wait()
-    log_text = "\n".join(path.read_text(errors="replace") for path in sorted(logs.rglob("*t0*")))
-    assert_every_line_once(numbered_lines(log_text), {"t0"}, least=20)
+    for name in ("t0", "t1"):
+        log_text = "\n".join(path.read_text(errors="replace")
+                             for path in sorted(logs.rglob(f"*{name}*")))
+        assert_every_line_once(numbered_lines(log_text), {name}, least=20)
