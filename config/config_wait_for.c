@@ -3,7 +3,6 @@
  * of `tcp: HOST:PORT`, `http: URL` and `path: PATH`, and `timeout`,
  * `interval`. Host names are allowed here, unlike in probes: they are
  * resolved without blocking at run time (supervisor/probes/name_resolver.h). */
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +22,6 @@ static const char *const wait_target_kinds[] = {"tcp", "http", "path", NULL};
 #define WAIT_TARGET_DEFAULT_INTERVAL_MS 1000
 /* RFC 1035: a whole name. */
 #define HOST_NAME_MAX_LENGTH 253
-
-static bool is_address(const char *host)
-{
-	unsigned char buffer[sizeof(struct in6_addr)];
-	return inet_pton(AF_INET, host, buffer) == 1 || inet_pton(AF_INET6, host, buffer) == 1;
-}
 
 /* Letters, digits, '-', '_' and dots, as DNS and /etc/hosts names are;
  * no empty label. */
@@ -97,7 +90,7 @@ static bool split_host_port(const char *text, size_t length, uint16_t default_po
 		return false;
 	}
 	char *name = xstrndup(host, host_length);
-	if (is_address(name)) {
+	if (host_is_address(name)) {
 		probe->host_is_name = false;
 	} else if (is_host_name(name) && text[0] != '[') {
 		probe->host_is_name = true;
