@@ -37,8 +37,9 @@ bool task_handover_possible(const struct task *task, char *why, size_t why_size)
 		reason = "corral holds its pipe's write end (no /proc)";
 	else if (task->readiness.notify && task->readiness.notify->path)
 		reason = "its notify socket has a path";
-	else if (task->readiness.notify_pipe_write >= 0 || task->dependency_waiting)
-		reason = "it is between two states";
+	else if (task->readiness.notify_pipe_write >= 0 || task->dependency_waiting ||
+		 task->outside)
+		reason = "it waits to start (after:, wait_for:)";
 	if (reason)
 		snprintf(why, why_size, "%s: %s", task->config->full_name, reason);
 	return reason == NULL;

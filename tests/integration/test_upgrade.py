@@ -438,6 +438,11 @@ def test_readiness_watchdog_probes_schedules_and_log_files_go_on(corral, tmp_pat
                                       "echo >&3; exec sleep 1000"),
                         "readiness": {"notify": "fd", "fd": 3},
                     },
+                    "logged": {
+                        "command": sh(f"while [ ! -e {tmp_path}/go ]; do sleep 0.05; done; "
+                                      "echo up and ready; exec sleep 1000"),
+                        "readiness": {"log": "ready$"},
+                    },
                     "checked": {
                         "command": "sleep 1000",
                         "health": {"exec": ["/bin/sh", "-c", f"echo x >> {tmp_path}/checks"],
@@ -461,6 +466,7 @@ def test_readiness_watchdog_probes_schedules_and_log_files_go_on(corral, tmp_pat
              what="a scheduled run and a health check")
     assert corral.task_status("g/notified")["ready"] is False
     assert corral.task_status("g/piped")["ready"] is False
+    assert corral.task_status("g/logged")["ready"] is False
     before = snapshot(corral)
     assert upgrade(corral).returncode == 0
     assert_same_tasks(
@@ -472,6 +478,8 @@ def test_readiness_watchdog_probes_schedules_and_log_files_go_on(corral, tmp_pat
              what="READY=1 on the socket the task was given")
     wait_for(lambda: corral.task_status("g/piped")["ready"] is True,
              what="the newline on the notify fd the task was given")
+    wait_for(lambda: corral.task_status("g/logged")["ready"] is True,
+             what="the readiness.log line")
     runs = len((tmp_path / "runs").read_text().split())
     checks = len((tmp_path / "checks").read_text().split())
     wait_for(lambda: len((tmp_path / "runs").read_text().split()) >= runs + 2,
