@@ -1,6 +1,8 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "base/xmalloc.h"
@@ -174,5 +176,13 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 	supervisor->counters.reloads_succeeded =
 	    (uint64_t)handover_int(own, "reloads_succeeded", 0);
 	supervisor->counters.reloads_failed = (uint64_t)handover_int(own, "reloads_failed", 0);
+	/* Last, when nothing can fail any more: the device programs were
+	 * copied by each task that had one. */
+	json_array_foreach(tasks, index, state)
+	{
+		int program = handover_fd_get(reader, state, "device_program_fd");
+		if (program >= 0 && fcntl(program, F_GETFD) >= 0)
+			close(program);
+	}
 	return 0;
 }

@@ -27,8 +27,14 @@ bool task_handover_possible(const struct task *task, char *why, size_t why_size)
 		reason = "its run is ending (processes are left in its cgroup)";
 	else if (task->hooks)
 		reason = "it has hooks, which the hand-over does not carry yet";
-	else if (task->isolation)
-		reason = "it has an isolation: map, which the hand-over does not carry yet";
+	else if (task->isolation && (task->config->isolation.network == NETWORK_BRIDGE ||
+				     task->config->isolation.network == NETWORK_GROUP))
+		reason = "its network mode is bridge or group, whose veths and shared namespace "
+			 "the hand-over does not carry yet";
+	else if (task->shared_mounts_taken)
+		reason = "it has bidirectional mounts, which the hand-over does not carry yet";
+	else if (task->reaper_status_write >= 0)
+		reason = "it is starting";
 	else if (task->execs_running)
 		reason = "a `corral exec` runs in it";
 	else if (task->next_config || task->removed)
@@ -168,6 +174,20 @@ static json_t *runner_write(const struct runner *runner)
 	return state;
 }
 
+/* A task in a pid namespace of its own: corral's child is the reaper, and
+ * its status socket says the command's pid and how it ended. */
+static json_t *reaper_write(struct handover_writer *writer, const struct task *task)
+{
+	if (task->reaper_status_watch.fd < 0)
+		return json_null();
+	return json_pack("{s:o,s:i,s:b,s:b,s:i,s:i,s:i}", "fd",
+			 handover_fd(writer, task->reaper_status_watch.fd), "command_pid",
+			 task->command_pid, "started_unannounced", task->started_unannounced,
+			 "exit_told", task->command_exit_told, "exit_kind", task->command_exit.kind,
+			 "exit_code", task->command_exit.code, "exit_signal",
+			 task->command_exit.signal);
+}
+
 json_t *task_handover_write(struct handover_writer *writer, const struct task *task)
 {
 	json_t *timers = json_array();
@@ -190,6 +210,11 @@ json_t *task_handover_write(struct handover_writer *writer, const struct task *t
 	json_object_set_new(state, "error_output", output_write(writer, task->error_output));
 	json_object_set_new(state, "logs", ring_write(writer, &task->logs));
 	json_object_set_new(state, "readiness", readiness_write(writer, task));
+	json_object_set_new(state, "reaper", reaper_write(writer, task));
+	/* An isolated task's device program on its cgroup: the new corral
+	 * replaces it with its own (the same rules) rather than add one. */
+	json_object_set_new(state, "device_program_fd",
+			    handover_fd(writer, task->devices.program_fd));
 	return state;
 }
 
@@ -383,6 +408,29 @@ static void readiness_read(const struct handover_reader *reader, const json_t *s
 	}
 }
 
+static int reaper_read(const struct handover_reader *reader, const json_t *state, struct task *task,
+		       char *error, size_t error_size)
+{
+	if (!json_is_object(state))
+		return 0;
+	int fd = handover_fd_get(reader, state, "fd");
+	if (fd < 0 || !task->isolation || !task->isolation->reaper_argv) {
+		snprintf(error, error_size, "its reaper's status socket is not in the hand-over");
+		return -EINVAL;
+	}
+	task->reaper_status_watch.fd = fd;
+	loop_watch_add(task->services->loop, &task->reaper_status_watch, EPOLLIN);
+	task->command_pid = (pid_t)handover_int(state, "command_pid", 0);
+	task->started_unannounced = handover_bool(state, "started_unannounced");
+	task->command_exit_told = handover_bool(state, "exit_told");
+	task->command_exit = (struct task_exit){
+	    .kind = (int)handover_int(state, "exit_kind", 0),
+	    .code = (int)handover_int(state, "exit_code", 0),
+	    .signal = (int)handover_int(state, "exit_signal", 0),
+	};
+	return 0;
+}
+
 static int process_read(const struct handover_reader *reader, const json_t *state,
 			struct task *task, char *error, size_t error_size)
 {
@@ -395,7 +443,13 @@ static int process_read(const struct handover_reader *reader, const json_t *stat
 			 (int)pid);
 		return -EINVAL;
 	}
-	/* Its cgroup was made by the old corral: opened again, and watched. */
+	/* The program on its cgroup, for the replace below (a copy: tasks
+	 * share the default rules' program, and state_read closes it). */
+	int program = handover_fd_get(reader, state, "device_program_fd");
+	if (program >= 0)
+		task->devices.program_fd = fcntl(program, F_DUPFD_CLOEXEC, 0);
+	/* Its cgroup was made by the old corral: opened again, its device
+	 * policy put on it again. */
 	int prepared = task_cgroup_run_prepare(task, error, error_size);
 	if (prepared < 0)
 		return prepared;
@@ -420,6 +474,9 @@ int task_handover_read(const struct handover_reader *reader, const json_t *state
 	    runner_read(json_object_get(state, "runner"), &task->runner, why, sizeof(why));
 	if (failure == 0)
 		failure = process_read(reader, state, task, why, sizeof(why));
+	if (failure == 0)
+		failure =
+		    reaper_read(reader, json_object_get(state, "reaper"), task, why, sizeof(why));
 	if (failure == 0)
 		failure = output_read(reader, json_object_get(state, "output"), &task->output, why,
 				      sizeof(why));

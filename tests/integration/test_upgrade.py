@@ -497,3 +497,44 @@ def test_readiness_watchdog_probes_schedules_and_log_files_go_on(corral, tmp_pat
         log_text = "\n".join(path.read_text(errors="replace")
                              for path in sorted(logs.rglob(f"*{name}*")))
         assert_every_line_once(numbered_lines(log_text), {name}, least=20)
+
+
+def test_isolated_tasks_go_over(corral, tmp_path):
+    """Tasks with pid, mount, uts and ipc namespaces (corral's reaper as
+    their PID 1, its status socket handed over), capabilities, seccomp and
+    the default device policy: the same command pids after the upgrade, an
+    exec enters them, and a command killed afterwards is reported as the
+    reaper says (SIGKILL) and restarted."""
+    isolation = {"namespaces": ["pid", "mount", "uts", "ipc"],
+                 "capabilities": {"drop": ["all"]}}
+    config = {
+        "groups": {
+            "g": {
+                "tasks": {
+                    "boxed": {"command": sh(f"echo $$ >> {tmp_path}/boxed; exec sleep 1000"),
+                              "isolation": isolation},
+                    "none": {"command": "sleep 1000",
+                             "isolation": {"namespaces": ["pid"], "network": {"mode": "none"}}},
+                }
+            }
+        }
+    }
+    running = corral.start(config)
+    corral.wait_control(running)
+    # "started" is said once the reaper told the command's pid.
+    wait_for(lambda: len([event for event in running.events()
+                          if event.get("event") == "started"]) == 2,
+             what="the tasks to start")
+    before = snapshot(corral)
+    assert upgrade(corral).returncode == 0
+    assert_same_tasks(before, snapshot(corral))
+    assert len((tmp_path / "boxed").read_text().split()) == 1  # started once
+    exec_result = corral.cli("exec", "g/boxed", "--", "/bin/sh", "-c", "echo $$; hostname")
+    assert exec_result.returncode == 0, exec_result.stderr
+    os.kill(before["g/boxed"][0], signal.SIGKILL)
+    wait_for(lambda: corral.task_status("g/boxed").get("restarts") == 1
+             and corral.task_status("g/boxed")["state"] == "running",
+             what="boxed to restart under the new corral")
+    assert corral.task_status("g/boxed")["last_exit"]["signal"] == "SIGKILL"
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
