@@ -29,6 +29,13 @@ static struct hook_state *state_of(struct task_hooks *hooks, const char *name)
 	return state;
 }
 
+void task_hooks_set_state(struct task_hooks *hooks, const char *name, json_t *value)
+{
+	struct hook_state *state = state_of(hooks, name);
+	json_decref(state->state);
+	state->state = json_incref(value);
+}
+
 /* At `position`, moving the ones from there down. */
 static void add_hook(struct task_hooks *hooks, size_t position, const struct task_hook *hook)
 {

@@ -136,6 +136,10 @@ void task_hooks_cancel(struct task_hooks *hooks, enum hook_stage stage);
 /* A hook runs or a job waits: corral does not exit meanwhile. */
 bool task_hooks_busy(const struct task_hooks *hooks);
 
+/* The state the hooks of `name` keep (`corral upgrade`: what they had in
+ * the corral before the exec); `value` is referenced, not taken. */
+void task_hooks_set_state(struct task_hooks *hooks, const char *name, json_t *value);
+
 /* Kills the running hook and drops every queued job: corral is killing
  * everything. */
 void task_hooks_abandon(struct task_hooks *hooks);

@@ -142,6 +142,18 @@ static const char *find_assignment(const struct task_plan *plan, const char *nam
 	return NULL;
 }
 
+int task_plan_replace_assignment(struct task_plan *plan, const char *from, const char *to)
+{
+	if (strlen(from) != strlen(to))
+		return -EINVAL;
+	for (size_t i = 0; plan->env_owned && plan->env_owned[i]; i++)
+		if (strcmp(plan->env_owned[i], from) == 0) {
+			memcpy(plan->env_owned[i], to, strlen(to));
+			return 0;
+		}
+	return -ENOENT;
+}
+
 const char *task_plan_getenv(const struct task_plan *plan, const char *name)
 {
 	const char *assignment = find_assignment(plan, name);

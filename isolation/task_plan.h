@@ -72,6 +72,12 @@ char **task_plan_environment(const struct task_plan *plan);
  * the first call. */
 char *const *task_plan_pin_environment(struct task_plan *plan);
 
+/* The assignment `from` of corral's own ("NOTIFY_SOCKET=@1a2b3") made
+ * `to`, of the same length, where it lies: every holder of the pinned
+ * environment sees it. 0, -ENOENT when there is none, -EINVAL for
+ * another length. */
+int task_plan_replace_assignment(struct task_plan *plan, const char *from, const char *to);
+
 /* The value of NAME in the task's environment, or NULL, without making
  * envp. */
 const char *task_plan_getenv(const struct task_plan *plan, const char *name);

@@ -91,5 +91,5 @@ bool task_readiness_reap(struct task *task, pid_t pid);
 void task_readiness_close(struct task *task);
 /* `corral upgrade`: the notify socket of the corral before the exec
  * (`env`: the NOTIFY_SOCKET= its tasks were given) replaces the new one.
- * The caller builds the task's plan again (task_rebuild_plan). */
+ * The caller puts `env` into the task's plan. */
 void task_readiness_adopt_notify(struct task *task, int fd, const char *env);

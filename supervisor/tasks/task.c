@@ -601,27 +601,10 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 	return 0;
 }
 
-/* The environment and ids a start gets, with corral's own variables
- * (NOTIFY_SOCKET, WATCHDOG_USEC). -1 with `error`. */
-static int build_plan(struct task *task, char *error, size_t error_size)
-{
-	extern char **environ;
-	struct task_notify *notify = task->readiness.notify;
-	char *corral_env[] = {notify ? notify->env : NULL, notify ? notify->watchdog_env : NULL,
-			      NULL};
-	return task_plan_build(&task->plan, task->config, task->group->config->name, environ,
-			       corral_env, error, error_size);
-}
-
-int task_rebuild_plan(struct task *task, char *error, size_t error_size)
-{
-	task_plan_free(&task->plan);
-	return build_plan(task, error, error_size) < 0 ? -EINVAL : 0;
-}
-
 int task_init(struct task *task, const struct task_config *config, struct group *group,
 	      const char *group_name, struct services *services, char *error, size_t error_size)
 {
+	extern char **environ;
 	memset(task, 0, sizeof(*task));
 	task->config = config;
 	task->group = group;
@@ -643,7 +626,11 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	int failure = task_readiness_open(task, error, error_size);
 	if (failure < 0)
 		return failure;
-	if (build_plan(task, error, error_size) < 0)
+	struct task_notify *notify = task->readiness.notify;
+	char *corral_env[] = {notify ? notify->env : NULL, notify ? notify->watchdog_env : NULL,
+			      NULL};
+	if (task_plan_build(&task->plan, config, group_name, environ, corral_env, error,
+			    error_size) < 0)
 		return -EINVAL;
 	task_readiness_init_probes(task);
 	if (config->isolation.enabled) {

@@ -141,9 +141,6 @@ struct task {
 int task_init(struct task *task, const struct task_config *config, struct group *group,
 	      const char *group_name, struct services *services, char *error, size_t error_size);
 void task_free(struct task *task);
-/* Its plan made again, after its notify socket changed (an upgrade):
- * 0, or -EINVAL with `error`. */
-int task_rebuild_plan(struct task *task, char *error, size_t error_size);
 
 /* The process of this task ended (seen by its pidfd or by the SIGCHLD
  * sweep, whichever comes first): reap it and tell the runner. */

@@ -9,10 +9,22 @@
 
 #include "base/loop.h"
 #include "base/xmalloc.h"
+#include "hooks/start_additions.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/tasks/pid_index.h"
 
 /* ---- what is not handed over: refused, the old corral keeps running ---- */
+
+/* A prestart hook that said `done` is not run again: what it returned
+ * would have to go over. */
+static bool prestart_hook_done(const struct task *task)
+{
+	for (size_t i = 0; task->hooks && i < task->hooks->count; i++)
+		if (task->hooks->hooks[i].stage == HOOK_STAGE_PRESTART &&
+		    task->hooks->hooks[i].done)
+			return true;
+	return false;
+}
 
 bool task_handover_possible(const struct task *task, char *why, size_t why_size)
 {
@@ -25,8 +37,11 @@ bool task_handover_possible(const struct task *task, char *why, size_t why_size)
 		reason = "it is being stopped";
 	else if (task->awaiting_empty_cgroup)
 		reason = "its run is ending (processes are left in its cgroup)";
-	else if (task->hooks)
-		reason = "it has hooks, which the hand-over does not carry yet";
+	else if (task_hooks_busy(task->hooks))
+		reason = "its hooks are running";
+	else if (task->additions.device_count || prestart_hook_done(task))
+		reason = "its prestart hooks added devices, or said done, which the hand-over "
+			 "does not carry yet";
 	else if (task->isolation && (task->config->isolation.network == NETWORK_BRIDGE ||
 				     task->config->isolation.network == NETWORK_GROUP))
 		reason = "its network mode is bridge or group, whose veths and shared namespace "
@@ -174,6 +189,24 @@ static json_t *runner_write(const struct runner *runner)
 	return state;
 }
 
+/* Its hooks' states (one per name), and the environment its prestart
+ * hooks added for this run (what `corral exec` gets too). Each prestart
+ * hook runs again before the next start, and says again what it adds. */
+static json_t *hooks_write(const struct task *task)
+{
+	if (!task->hooks)
+		return json_null();
+	json_t *states = json_object();
+	for (size_t i = 0; i < task->hooks->state_count; i++)
+		if (task->hooks->states[i].state)
+			json_object_set(states, task->hooks->states[i].name,
+					task->hooks->states[i].state);
+	json_t *env = json_array();
+	for (char **entry = task->additions.env; entry && *entry; entry++)
+		json_array_append_new(env, json_string(*entry));
+	return json_pack("{s:o,s:o}", "states", states, "env", env);
+}
+
 /* A task in a pid namespace of its own: corral's child is the reaper, and
  * its status socket says the command's pid and how it ended. */
 static json_t *reaper_write(struct handover_writer *writer, const struct task *task)
@@ -211,6 +244,7 @@ json_t *task_handover_write(struct handover_writer *writer, const struct task *t
 	json_object_set_new(state, "logs", ring_write(writer, &task->logs));
 	json_object_set_new(state, "readiness", readiness_write(writer, task));
 	json_object_set_new(state, "reaper", reaper_write(writer, task));
+	json_object_set_new(state, "hooks", hooks_write(task));
 	/* An isolated task's device program on its cgroup: the new corral
 	 * replaces it with its own (the same rules) rather than add one. */
 	json_object_set_new(state, "device_program_fd",
@@ -374,10 +408,13 @@ static int notify_read(const struct handover_reader *reader, const json_t *state
 		return -EINVAL;
 	}
 	/* The task's NOTIFY_SOCKET names the old socket: that one stays, and
-	 * the next run is told the same name. */
-	task_readiness_adopt_notify(task, fd, env);
-	if (task_rebuild_plan(task, error, error_size) < 0)
+	 * the next run is told the same name (an autobound name: always as
+	 * long as the one task_init made). */
+	if (task_plan_replace_assignment(&task->plan, notify->env, env) < 0) {
+		snprintf(error, error_size, "its NOTIFY_SOCKET (%s) cannot be given again", env);
 		return -EINVAL;
+	}
+	task_readiness_adopt_notify(task, fd, env);
 	arm_at(task->services->loop, &notify->watchdog, json_object_get(state, "watchdog_ms"));
 	return 0;
 }
@@ -406,6 +443,24 @@ static void readiness_read(const struct handover_reader *reader, const json_t *s
 		probe_read(json_object_get(state, "health_probe"), &readiness->probes->health_probe,
 			   &readiness->probes->health_record);
 	}
+}
+
+static void hooks_read(const json_t *state, struct task *task)
+{
+	if (!task->hooks || !json_is_object(state))
+		return;
+	const char *name;
+	json_t *value;
+	json_object_foreach(json_object_get(state, "states"), name, value)
+	    task_hooks_set_state(task->hooks, name, value);
+	size_t index;
+	json_array_foreach(json_object_get(state, "env"), index, value)
+	{
+		if (json_is_string(value))
+			start_additions_append_env(&task->additions, json_string_value(value));
+	}
+	if (task->additions.env)
+		task_plan_set_additions(&task->plan, task->additions.env);
 }
 
 static int reaper_read(const struct handover_reader *reader, const json_t *state, struct task *task,
@@ -497,6 +552,7 @@ int task_handover_read(const struct handover_reader *reader, const json_t *state
 	task->run_seen = handover_bool(state, "run_seen");
 	task->ready_seen = handover_bool(state, "ready_seen");
 	ring_read(reader, json_object_get(state, "logs"), &task->logs);
+	hooks_read(json_object_get(state, "hooks"), task);
 	const json_t *timers = json_object_get(state, "timers");
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
 		arm_at(loop, &task->timers[i], json_array_get(timers, (size_t)i));

@@ -538,3 +538,51 @@ def test_isolated_tasks_go_over(corral, tmp_path):
     assert corral.task_status("g/boxed")["last_exit"]["signal"] == "SIGKILL"
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
+
+
+def hook_script(tmp_path, name, body):
+    path = tmp_path / f"{name}.hook"
+    path.write_text("#!/usr/bin/python3\nimport json, sys\nrequest = json.load(sys.stdin)\n"
+                    "response = {}\n" + body + "\njson.dump(response, sys.stdout)\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_hook_states_and_the_hooks_env_go_over(corral, tmp_path):
+    """A prestart hook's state comes back to it at the next start, and the
+    env it added reaches `corral exec`, after an upgrade; a hook that said
+    done (whose result is not asked for again) refuses the upgrade."""
+    states = tmp_path / "states"
+    counting = hook_script(tmp_path, "counting", (
+        f"open({str(states)!r}, 'a').write(json.dumps(request['state']) + '\\n')\n"
+        "count = (request['state'] or {'count': 0})['count']\n"
+        "response['state'] = {'count': count + 1}\n"
+        "response['env'] = {'COUNT': str(count)}\n"))
+    hooks = [{"name": "counting", "stage": "prestart", "exec": [counting]}]
+    config = {"groups": {"g": {"tasks": {"app": {"command": "sleep 1000", "hooks": hooks}}}}}
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: corral.task_status("g/app")["state"] == "running", what="app to run")
+    assert upgrade(corral).returncode == 0
+    seen = corral.cli("exec", "g/app", "--", "/bin/sh", "-c", "echo $COUNT")
+    assert seen.stdout.split() == ["0"], seen
+    corral.cli("restart", "g/app")
+    wait_for(lambda: len(states.read_text().split("\n")) >= 3, what="the hook's second run")
+    assert [json.loads(line) for line in states.read_text().splitlines()] == [
+        None, {"count": 1}]
+    running.send(signal.SIGTERM)
+    running.wait()
+
+
+def test_a_prestart_hook_that_said_done_refuses_the_upgrade(corral, tmp_path):
+    once = hook_script(tmp_path, "once", "response['done'] = True\n")
+    hooks = [{"name": "once", "stage": "prestart", "exec": [once]}]
+    config = {"groups": {"g": {"tasks": {"app": {"command": "sleep 1000", "hooks": hooks}}}}}
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: corral.task_status("g/app")["state"] == "running", what="app to run")
+    result = upgrade(corral)
+    assert result.returncode == 1
+    assert "g/app: its prestart hooks added devices, or said done" in result.stderr
+    running.send(signal.SIGTERM)
+    running.wait()
