@@ -344,8 +344,9 @@ void upgrade_finish(struct supervisor *supervisor)
 			 CORRAL_VERSION);
 	else
 		snprintf(message, sizeof(message),
-			 "corral %s took over %zu tasks from corral %s in %llu ms (pid %d)",
+			 "corral %s took over %zu task%s from corral %s in %llu ms (pid %d)",
 			 CORRAL_VERSION, count_tasks(supervisor),
+			 count_tasks(supervisor) == 1 ? "" : "s",
 			 handover_string(resume_reader.root, "version"),
 			 (unsigned long long)(now > written ? now - written : 0), (int)getpid());
 	event_log_corral(
