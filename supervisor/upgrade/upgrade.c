@@ -168,6 +168,34 @@ static int check_binary(const char *binary, char *why, size_t why_size)
 
 /* ---- the exec ---- */
 
+/* corral's environment with `extra` ("NAME=value", NULL-terminated) in
+ * place of what it has of those names, and without `drop`: for the exec
+ * only. setenv() is never called: it may move the array that the tasks'
+ * plans borrow (task_plan.h), and an exec that fails returns here. */
+static char **environment_with(char *const *extra, const char *drop)
+{
+	size_t count = 0, extra_count = 0;
+	while (environ[count])
+		count++;
+	while (extra[extra_count])
+		extra_count++;
+	char **envp = xcalloc(count + extra_count + 1, sizeof(*envp));
+	size_t kept = 0;
+	for (size_t i = 0; i < count; i++) {
+		bool replaced = drop && strncmp(environ[i], drop, strlen(drop)) == 0 &&
+				environ[i][strlen(drop)] == '=';
+		for (size_t j = 0; j < extra_count && !replaced; j++) {
+			size_t name = strcspn(extra[j], "=");
+			replaced = strncmp(environ[i], extra[j], name + 1) == 0;
+		}
+		if (!replaced)
+			envp[kept++] = environ[i];
+	}
+	for (size_t j = 0; j < extra_count; j++)
+		envp[kept++] = extra[j];
+	return envp;
+}
+
 static void say_failed(struct supervisor *supervisor, const char *why)
 {
 	event_log_corral(&supervisor->events, corral_event_type_name(CORRAL_EVENT_UPGRADE_FAILED),
@@ -203,15 +231,16 @@ void upgrade_run(struct supervisor *supervisor, struct control_client *requester
 	int memfd = handover_writer_seal(&writer);
 	int failure = memfd;
 	if (memfd >= 0 && old_binary >= 0) {
-		char number[16];
-		snprintf(number, sizeof(number), "%d", memfd);
-		setenv(HANDOVER_FD_ENV, number, 1);
+		char variable[64];
+		snprintf(variable, sizeof(variable), HANDOVER_FD_ENV "=%d", memfd);
+		char *extra[] = {variable, NULL};
+		char **envp = environment_with(extra, NULL);
 		handover_fds_keep_open(writer.fds, writer.fd_count, true);
-		execv(path, command_line);
+		execve(path, command_line, envp);
 		failure = -errno;
 		/* Nothing happened: the fds go back to close-on-exec. */
 		handover_fds_keep_open(writer.fds, writer.fd_count, false);
-		unsetenv(HANDOVER_FD_ENV);
+		free(envp);
 	}
 	snprintf(why, why_size, "%s %s: %s", memfd < 0 ? "the hand-over memfd" : "exec", path,
 		 strerror(-failure));
@@ -306,12 +335,12 @@ static void fall_back_or_die(const char *why)
 	log_message("upgrade: this binary cannot take over (%s): back to the one before", why);
 	handover_fds_keep_open(resume_reader.fds, resume_reader.fd_count, true);
 	handover_fds_keep_open(&resume_fd, 1, true);
-	char number[16];
-	snprintf(number, sizeof(number), "%d", resume_fd);
-	setenv(HANDOVER_FD_ENV, number, 1);
-	setenv(HANDOVER_FAILED_ENV, why, 1);
-	unsetenv("CORRAL_TEST_HANDOVER_REFUSE");
-	syscall(SYS_execveat, old_binary, "", command_line, environ, AT_EMPTY_PATH);
+	char variable[64];
+	snprintf(variable, sizeof(variable), HANDOVER_FD_ENV "=%d", resume_fd);
+	char *failed = xasprintf(HANDOVER_FAILED_ENV "=%s", why);
+	char *extra[] = {variable, failed, NULL};
+	char **envp = environment_with(extra, "CORRAL_TEST_HANDOVER_REFUSE");
+	syscall(SYS_execveat, old_binary, "", command_line, envp, AT_EMPTY_PATH);
 	log_message("upgrade: cannot execute the binary before: %s", strerror(errno));
 	_exit(1);
 }
