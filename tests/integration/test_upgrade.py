@@ -280,7 +280,11 @@ def test_refused_while_a_task_is_between_states(corral, tmp_path):
     assert result.returncode == 1
     assert "g/stubborn: it is being stopped" in result.stderr
     stop.kill()
-    running.send(signal.SIGKILL)
+    # A second SIGTERM kills what is left at once.
+    running.send(signal.SIGTERM)
+    wait_for(lambda: "shutting down gracefully" in running.stderr_text(), what="the shutdown")
+    running.send(signal.SIGTERM)
+    running.wait()
 
 
 def signal_masks(pid):
