@@ -196,6 +196,10 @@ static int run_control_command(const struct control_command_spec *spec, int argc
 		}
 	}
 	/* upgrade's BINARY: absolute, since corral's directory is not ours. */
+	if (spec->command == CONTROL_UPGRADE && argc - optind > 1)
+		return command_usage_error(spec->name, spec->print_usage,
+					   "takes one BINARY at most, got \"%s\" too",
+					   argv[optind + 1]);
 	if (spec->command == CONTROL_UPGRADE && argc - optind == 1) {
 		char *absolute = realpath(argv[optind], NULL);
 		snprintf(request.path, sizeof(request.path), "%s",
