@@ -11,6 +11,7 @@ command and says nothing itself."""
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -278,3 +279,22 @@ def test_one_command_mode_passes_the_socket_through_and_says_nothing(corral_bin,
     assert seen["WATCHDOG_PID"] == "1", seen
     assert "LISTEN_FDS" not in seen and "LISTEN_PID" not in seen, seen
     assert parent.receive() == [], parent.messages
+
+
+def test_the_example_unit_passes_systemd_analyze_verify(corral_bin, tmp_path, repo_root):
+    """examples/systemd/corral.service, with ExecStart's binary this
+    build's: systemd's own check (systemd is installed here, not PID 1).
+    Its stop timeout leaves room for the default shutdown_timeout."""
+    verify = shutil.which("systemd-analyze")
+    if not verify:
+        pytest.fail("systemd-analyze is missing: run scripts/install-deps.sh (systemd)")
+    text = (repo_root / "examples" / "systemd" / "corral.service").read_text()
+    unit = tmp_path / "corral.service"
+    unit.write_text(text.replace("/usr/local/bin/corral", str(corral_bin)))
+    result = subprocess.run([verify, "verify", str(unit)], capture_output=True, text=True,
+                            timeout=RUN_TIMEOUT)
+    assert result.returncode == 0 and not result.stderr.strip(), result
+    settings = dict(line.split("=", 1) for line in text.splitlines()
+                    if "=" in line and not line.startswith("#"))
+    assert settings["Type"] == "notify" and settings["NotifyAccess"] == "main", settings
+    assert int(settings["TimeoutStopSec"].rstrip("s")) > 30, settings  # shutdown_timeout's default
