@@ -657,6 +657,19 @@ enum log_format {
 /* "plain", "timestamped", "json"; -1 for anything else. */
 int log_format_parse(const char *text);
 
+/* Config `notify.ready`: when corral tells its own parent READY=1 (the
+ * NOTIFY_SOCKET of systemd's Type=notify, podman's --sdnotify=container;
+ * supervisor/parent/parent_notify.h). */
+enum notify_ready {
+	/* Every main task and sidecar is ready or at rest, as `corral status
+	 * --ready` says (supervisor/lifecycle/ready_rule.h). */
+	NOTIFY_READY_ALL,
+	/* corral is up: its groups are started and its socket listens. */
+	NOTIFY_READY_STARTED,
+	/* As ALL, over the tasks of notify_ready_groups only. */
+	NOTIFY_READY_GROUPS,
+};
+
 struct config {
 	char *path;
 	/* The paths it was loaded from (files and directories, as given),
@@ -683,6 +696,9 @@ struct config {
 	 * nowhere; NULL when not written: /dev/termination-log, if it is
 	 * there and writable. */
 	char *termination_log;
+	enum notify_ready notify_ready;
+	char **notify_ready_groups; /* NOTIFY_READY_GROUPS: the names, owned */
+	size_t notify_ready_group_count;
 	struct group_config *groups; /* in file order */
 	size_t group_count;
 };

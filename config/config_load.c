@@ -18,8 +18,9 @@
 #include "config/yaml_limits.h"
 
 static const char *const top_level_keys[] = {
-    "shutdown_timeout", "groups",      "socket",          "control",          "task_dirs_root",
-    "log_format",       "interpolate", "termination_log", "hook_concurrency", NULL};
+    "shutdown_timeout", "groups",     "socket",      "control",
+    "task_dirs_root",   "log_format", "interpolate", "termination_log",
+    "hook_concurrency", "notify",     NULL};
 static const char *const log_format_names[] = {"plain", "timestamped", "json"};
 
 int log_format_parse(const char *text)
@@ -364,6 +365,9 @@ static void parse_top_level(struct load_context *context, const yaml_node_t *roo
 	if (groups) {
 		parse_groups(context, groups, config);
 		dependencies_resolve(context, config);
+		const yaml_node_t *notify = map_lookup(&fields, "notify");
+		if (notify)
+			notify_settings_parse(context, notify, config);
 	} else if (!map_has_key_or_typo(&fields, top_level_keys, "groups"))
 		report(context, root, &top, "missing \"groups\" (a map of group names to groups)");
 	map_entries_free(&fields);

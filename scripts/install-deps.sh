@@ -25,6 +25,7 @@ test_packages=(
 	redis-server                              # examples/stack.yaml's sidecar (sd_notify), run by test_dependencies
 	s6 supervisor                             # bench_output and bench_control: the s6-log, s6-svscan and supervisord rows
 	tini dumb-init                            # test_one_command.py runs each case under them too, side by side with corral
+	systemd                                   # systemd-analyze verify of examples/systemd/corral.service (test_parent_notify.py; never run as init here)
 )
 
 case ${1:-} in

@@ -39,7 +39,7 @@ echo "=== system tests: corral as PID 1 under runc (static binary, busybox rootf
 static=$(scripts/build-static.sh build-static)
 CORRAL_STATIC_BIN="$static" "$python" -m pytest -q -p no:cacheprovider tests/system/oci
 
-echo "=== system tests: corral as PID 1 under podman (run, stop, kill, exec, healthcheck, kube play)"
+echo "=== system tests: corral as PID 1 under podman (run, stop, kill, exec, healthcheck, kube play, sdnotify)"
 CORRAL_STATIC_BIN="$static" "$python" -m pytest -q -p no:cacheprovider tests/system/podman
 
 echo "=== build with AddressSanitizer and UndefinedBehaviorSanitizer"

@@ -107,6 +107,7 @@ static void begin_shutdown(struct supervisor *supervisor, const char *reason, co
 	}
 	supervisor->shutting_down = true;
 	termination_note_shutdown(supervisor, by);
+	parent_notify_stopping(&supervisor->parent, shutdown_timeout_ms(supervisor));
 	char timeout[96];
 	describe_shutdown_timeout(supervisor, timeout, sizeof(timeout));
 	log_message("%s: shutting down gracefully (at most %s; send it again to kill now)", reason,
@@ -166,7 +167,13 @@ static json_t *reload_from_control(void *pointer, const struct reload_options *o
 				    json_string("corral is shutting down: nothing to reload"));
 		return reply;
 	}
-	return reload_run(supervisor, options);
+	if (options->dry_run)
+		return reload_run(supervisor, options);
+	parent_notify_reloading(&supervisor->parent);
+	json_t *reply = reload_run(supervisor, options);
+	parent_notify_reloaded(&supervisor->parent, reply, supervisor->config, supervisor->groups,
+			       supervisor->group_count);
+	return reply;
 }
 
 /* SIGHUP: as `corral reload` of the same file; the event log and stderr
@@ -469,6 +476,8 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->shutdown_timeout_ms = options->shutdown_timeout_ms;
 	supervisor->shutdown_timeout_source = options->shutdown_timeout_source;
 	supervisor->termination.log.fd = -1;
+	/* Before any task's environment is made from corral's. */
+	parent_notify_take_environment(&supervisor->parent, options->one_command != NULL);
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){.stdin_fd = -1,
 						       .output_fd = -1,
@@ -504,6 +513,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	/* Before any task can run, and plant a link where the file goes. */
 	termination_open(supervisor);
 	supervisor->exec_sessions.loop = supervisor->loop;
+	parent_notify_start(&supervisor->parent, supervisor->loop);
 	network_spares_init(&supervisor->network_spares, supervisor->loop, &supervisor->network);
 	error = event_log_open(&supervisor->events, options->events_path);
 	if (error < 0) {
@@ -589,6 +599,7 @@ static void remove_task_dirs(struct supervisor *supervisor)
 
 static void supervisor_close(struct supervisor *supervisor)
 {
+	parent_notify_close(&supervisor->parent, supervisor->exit_code);
 	/* Before the control socket: a session's end is said to its client. */
 	exec_sessions_close(&supervisor->exec_sessions);
 	control_server_close(supervisor->control);
@@ -653,21 +664,25 @@ static bool all_done(const struct supervisor *supervisor)
 }
 
 /* Until no group has anything left to do: a task's change can concern a
- * group settled before it, when a dependency crosses groups. */
+ * group settled before it, when a dependency crosses groups. Then corral's
+ * parent hears of what changed. */
 static void settle_groups(struct supervisor *supervisor)
 {
 	uint64_t now = loop_now_ms();
-	bool any_dirty;
+	bool any_dirty, settled = false;
 	do {
 		any_dirty = false;
 		for (size_t i = 0; i < supervisor->group_count; i++) {
 			struct group *group = supervisor->groups[i];
 			if (!group->dirty)
 				continue;
-			any_dirty = true;
+			any_dirty = settled = true;
 			group_settle(group, now);
 		}
 	} while (any_dirty);
+	if (settled)
+		parent_notify_tasks_changed(&supervisor->parent, supervisor->config,
+					    supervisor->groups, supervisor->group_count);
 }
 
 int supervisor_run(const struct config *config, const struct run_options *options)

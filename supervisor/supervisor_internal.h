@@ -14,6 +14,7 @@
 #include "supervisor/metrics/metrics_text.h"
 #include "supervisor/output/output_json_lines.h"
 #include "supervisor/output/output_sink.h"
+#include "supervisor/parent/parent_notify.h"
 #include "supervisor/pid1/one_command.h"
 #include "supervisor/tasks/event_log.h"
 #include "supervisor/tasks/group.h"
@@ -81,6 +82,7 @@ struct supervisor {
 	const char *shutdown_timeout_source;
 
 	struct metrics_counters counters; /* for GET /metrics */
+	struct parent_notify parent;      /* sd_notify to corral's own parent */
 
 	bool have_failure;
 	bool failure_is_secondary; /* from a task that never started */
