@@ -199,8 +199,11 @@ static void task_config_free(struct task_config *task)
 	free(task->instance_of);
 	schedule_config_free(&task->schedule);
 	free(task->log_dir);
-	if (task->readiness)
+	if (task->readiness) {
 		probe_config_free(&task->readiness->probe);
+		free(task->readiness->log_ready);
+		free(task->readiness->log_not_ready);
+	}
 	free(task->readiness);
 	if (task->health)
 		probe_config_free(&task->health->probe);

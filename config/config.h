@@ -144,6 +144,7 @@ enum readiness_kind {
 	READINESS_NOTIFY_SYSTEMD, /* sd_notify READY=1 on NOTIFY_SOCKET */
 	READINESS_NOTIFY_FD,      /* s6 style: a newline written to fd `fd` */
 	READINESS_PROBE,          /* `probe` passes (exec, tcp, http, unix) */
+	READINESS_LOG,            /* a line of its output matches `log_ready` */
 };
 
 /* How a task says it is ready (config `readiness:`). Only main tasks and
@@ -168,6 +169,13 @@ struct readiness_config {
 	 * RELOADING=1 makes it not ready until READY=1. */
 	bool continuous;
 	unsigned failures; /* a probe with continuous: >= 1, default 3; else 0 */
+	/* READINESS_LOG: extended regular expressions (regex(7)) over the
+	 * task's lines, stdout and stderr, without their newline. A line
+	 * matching `log_ready` makes it ready; with `continuous`, one
+	 * matching `log_not_ready` makes it not ready until the next ready
+	 * line. NULL for the other kinds (and log_not_ready without one). */
+	char *log_ready;
+	char *log_not_ready;
 	/* A probe: until the task is first ready in a run, its failures
 	 * within this long of the start are not said, unless the start fails
 	 * (compose's start_period, Kubernetes' startupProbe). Default: the

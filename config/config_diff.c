@@ -186,7 +186,9 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 		 ready_a->timeout_ms != ready_b->timeout_ms ||
 		 ready_a->continuous != ready_b->continuous ||
 		 ready_a->start_period_ms != ready_b->start_period_ms ||
-		 ready_a->failures != ready_b->failures,
+		 ready_a->failures != ready_b->failures ||
+		 !strings_equal(ready_a->log_ready, ready_b->log_ready) ||
+		 !strings_equal(ready_a->log_not_ready, ready_b->log_not_ready),
 	     "readiness", readiness_kind ? replace : in_place);
 	note(diff,
 	     !probes_equal(&health_of(a)->probe, &health_of(b)->probe) ||

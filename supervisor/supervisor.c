@@ -259,25 +259,21 @@ static int open_control_socket_in_default_place(struct supervisor *supervisor,
  * first place this corral could take (an existing directory it may write). */
 static bool control_socket_taken(const struct config *config, const struct run_options *options)
 {
+	char error[512];
 	int connect_errno;
 	const char *path = control_socket_path(config, options);
 	if (path) {
-		if (!control_server_listener_at(path, &connect_errno))
+		if (!control_server_listener_at(path, &connect_errno, error, sizeof(error)))
 			return false;
-		log_message("control socket: another corral is already listening on %s: stop it, "
-			    "or give this one another socket (--socket, CORRAL_SOCKET or socket:)",
-			    path);
+		log_message("control socket: %s", error);
 		return true;
 	}
 	struct control_socket_places places;
 	control_socket_places(&places);
 	for (size_t i = 0; i < places.count; i++) {
-		if (control_server_listener_at(places.path[i], &connect_errno)) {
-			log_message(
-			    "control socket: another corral is already listening on %s: stop "
-			    "it, or give this one another socket (--socket, CORRAL_SOCKET or "
-			    "socket:)",
-			    places.path[i]);
+		if (control_server_listener_at(places.path[i], &connect_errno, error,
+					       sizeof(error))) {
+			log_message("control socket: %s", error);
 			return true;
 		}
 		char directory[sizeof(places.path[i])];

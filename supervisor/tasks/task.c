@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "supervisor/probes/log_readiness.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/tasks/shortage_report.h"
 #include "supervisor/tasks/task_schedule.h"
@@ -518,8 +519,8 @@ static void hand_task_lines(const struct output_sinks *sinks, size_t first,
 {
 	struct task *task = (struct task *)((char *)sinks - offsetof(struct task, sinks));
 	struct services *services = task->services;
-	const struct output_sink_ops *ops[4] = {&output_sink_stdout_ops, &line_ring_sink_ops};
-	void *objects[4] = {services->sink, &task->logs};
+	const struct output_sink_ops *ops[5] = {&output_sink_stdout_ops, &line_ring_sink_ops};
+	void *objects[5] = {services->sink, &task->logs};
 	size_t count = 2;
 	if (task->log_file) {
 		ops[count] = &log_file_sink_ops;
@@ -527,6 +528,10 @@ static void hand_task_lines(const struct output_sinks *sinks, size_t first,
 	}
 	if (services->log_followers) {
 		ops[count] = services->log_followers;
+		objects[count++] = task;
+	}
+	if (task->readiness.probes && task->readiness.probes->log) {
+		ops[count] = &log_readiness_sink_ops;
 		objects[count++] = task;
 	}
 	output_sinks_hand_each(ops, objects, count, first, batch);
