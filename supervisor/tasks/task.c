@@ -19,6 +19,7 @@
 #include "supervisor/probes/log_readiness.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/tasks/shortage_report.h"
+#include "supervisor/tasks/task_outside_wait.h"
 #include "supervisor/tasks/task_schedule.h"
 
 #define TASK_FROM_RUNNER(runner_pointer)                                                           \
@@ -651,6 +652,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 void task_free(struct task *task)
 {
 	struct loop *loop = task->services->loop;
+	outside_wait_end(task);
 	if (task->pid)
 		pid_index_remove(task->services->task_pids, task->pid);
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)
