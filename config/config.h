@@ -677,7 +677,12 @@ struct config {
 	/* control.connections_per_user: connections one user other than root
 	 * and corral's own may hold at once. */
 	unsigned control_connections_per_user;
-	char *task_dirs_root;        /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
+	char *task_dirs_root; /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
+	/* Where corral writes why it exited (Kubernetes' terminationMessagePath,
+	 * supervisor/pid1/termination_log.h): an absolute path; "" for
+	 * nowhere; NULL when not written: /dev/termination-log, if it is
+	 * there and writable. */
+	char *termination_log;
 	struct group_config *groups; /* in file order */
 	size_t group_count;
 };

@@ -298,6 +298,8 @@ const char *config_diff_fixed_global(const struct config *a, const struct config
 		return "control.connections_per_user";
 	if (!strings_equal(a->task_dirs_root, b->task_dirs_root))
 		return "task_dirs_root";
+	if (!strings_equal(a->termination_log, b->termination_log))
+		return "termination_log";
 	return NULL;
 }
 

@@ -21,6 +21,7 @@
 #include "supervisor/tasks/pid_index.h"
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/shortage_report.h"
+#include "supervisor/termination.h"
 
 #define OUTPUT_SINK_CAPACITY (256 * 1024)
 
@@ -74,12 +75,17 @@ struct supervisor {
 	bool shutting_down;
 	bool killing;
 	struct loop_timer shutdown_timer;
+	/* --shutdown-timeout or CORRAL_SHUTDOWN_TIMEOUT, over the config's
+	 * (and every reloaded one's); source NULL: the config's. */
+	uint64_t shutdown_timeout_ms;
+	const char *shutdown_timeout_source;
 
 	struct metrics_counters counters; /* for GET /metrics */
 
 	bool have_failure;
 	bool failure_is_secondary; /* from a task that never started */
 	int exit_code;
+	struct termination_record termination; /* why it exits, for the termination log */
 };
 
 /* After a change of the group list: the control socket's and the tasks'

@@ -59,6 +59,16 @@ def test_example_config_passes_corral_check(static_corral, config):
     result = run([static_corral, "check", config], check=False)
     assert result.returncode == 0, result
     assert result.stdout.startswith(f"{config}: ok ("), result
+    # Nor a warning: a shutdown fits in its shutdown_timeout.
+    assert "warning" not in result.stderr, result
+
+
+def test_the_pods_grace_period_holds_its_configs_longest_shutdown(static_corral):
+    (pod,) = yaml.safe_load_all((EXAMPLES / "kubernetes" / "pod.yaml").read_text())
+    grace = pod["spec"]["terminationGracePeriodSeconds"]
+    result = run([static_corral, "check", "--shutdown-timeout", f"{grace}s", CONTAINER_CONFIG],
+                 check=False)
+    assert result.returncode == 0 and "warning" not in result.stderr, result
 
 
 @pytest.mark.parametrize("overlay", sorted(OVERLAYS), ids=lambda p: str(p.relative_to(EXAMPLES)))
