@@ -3,7 +3,8 @@
 Each orchestrator's file parses, runs the image's corral on the image's
 config and doors.yaml (the overlay examples/Dockerfile ships beside it),
 sets corral's shutdown timeout below the orchestrator's wait before its
-SIGKILL, and points its probes at the endpoints doors.yaml opens: the
+SIGKILL (and the image's config stops within it, as `corral check
+--shutdown-timeout` counts), and points its probes at the endpoints doors.yaml opens: the
 Kubernetes Deployment, the Nomad job, the ECS task definition, the systemd
 unit and the podman quadlet. Every YAML block of the page that is a corral
 config (or an overlay of one) passes `corral check`, and the page links
@@ -38,6 +39,14 @@ def doors_port():
     return int(port)
 
 
+def assert_shutdown_fits(static_corral, timeout):
+    """The image's config stops within TIMEOUT seconds at worst, as `corral
+    check --shutdown-timeout` counts it (doors.yaml adds no task)."""
+    result = run([static_corral, "check", "--shutdown-timeout", f"{timeout}s", CONTAINER_CONFIG],
+                 check=False)
+    assert result.returncode == 0 and "warning" not in result.stderr, result
+
+
 def environment_timeout(pairs):
     """CORRAL_SHUTDOWN_TIMEOUT in seconds, from (name, value) pairs."""
     values = [value for name, value in pairs if name == "CORRAL_SHUTDOWN_TIMEOUT"]
@@ -61,7 +70,7 @@ def test_the_image_ships_doors_yaml_where_the_examples_name_it(rootfs_template):
 # ---- Kubernetes ----------------------------------------------------------------
 
 
-def test_kubernetes_deployment_probes_the_doors_and_fits_its_grace_period():
+def test_kubernetes_deployment_probes_the_doors_and_fits_its_grace_period(static_corral):
     (deployment,) = yaml.safe_load_all((ORCHESTRATORS / "kubernetes.yaml").read_text())
     assert deployment["apiVersion"] == "apps/v1" and deployment["kind"] == "Deployment"
     pod = deployment["spec"]["template"]
@@ -69,6 +78,7 @@ def test_kubernetes_deployment_probes_the_doors_and_fits_its_grace_period():
     assert web["command"] == IMAGE_COMMAND
     timeout = environment_timeout((e["name"], e["value"]) for e in web["env"])
     assert timeout < pod["spec"]["terminationGracePeriodSeconds"]
+    assert_shutdown_fits(static_corral, timeout)
     ports = {port["name"]: port["containerPort"] for port in web["ports"]}
     assert ports["doors"] == doors_port()
     paths = {probe: (web[probe]["httpGet"]["path"], web[probe]["httpGet"]["port"])
@@ -85,7 +95,7 @@ def test_kubernetes_deployment_probes_the_doors_and_fits_its_grace_period():
 # ---- Nomad -----------------------------------------------------------------------
 
 
-def test_nomad_job_checks_the_doors_and_fits_its_kill_timeout():
+def test_nomad_job_checks_the_doors_and_fits_its_kill_timeout(static_corral):
     job = only(parse_hcl((ORCHESTRATORS / "nomad.nomad.hcl").read_text()), "job")
     group = only(job["body"], "group")["body"]
     ports = {block["labels"][0]: block["body"]["to"]
@@ -98,6 +108,7 @@ def test_nomad_job_checks_the_doors_and_fits_its_kill_timeout():
     env = only(task, "env")["body"]
     kill_timeout = seconds(task["kill_timeout"])
     assert environment_timeout(env.items()) < kill_timeout <= 30  # max_kill_timeout's default
+    assert_shutdown_fits(static_corral, environment_timeout(env.items()))
     assert task["kill_signal"] == "SIGTERM"
     checks = {}
     for service in task["service"]:
@@ -114,7 +125,7 @@ def test_nomad_job_checks_the_doors_and_fits_its_kill_timeout():
 # ---- ECS ---------------------------------------------------------------------------
 
 
-def test_ecs_task_definition_runs_the_doors_and_fits_its_stop_timeout():
+def test_ecs_task_definition_runs_the_doors_and_fits_its_stop_timeout(static_corral):
     definition = json.loads((ORCHESTRATORS / "ecs-task-definition.json").read_text())
     (web,) = definition["containerDefinitions"]
     # The image's entrypoint is `corral run`; `command` replaces its CMD.
@@ -124,6 +135,7 @@ def test_ecs_task_definition_runs_the_doors_and_fits_its_stop_timeout():
     assert [*entrypoint, *web["command"]] == IMAGE_COMMAND
     timeout = environment_timeout((e["name"], e["value"]) for e in web["environment"])
     assert timeout < web["stopTimeout"] <= 120  # Fargate's maximum
+    assert_shutdown_fits(static_corral, timeout)
     assert web["healthCheck"]["command"] == ["CMD", CORRAL_IN_IMAGE, "status", "--ready"]
     assert doors_port() in [mapping["containerPort"] for mapping in web["portMappings"]]
     assert web["essential"] is True
@@ -156,7 +168,7 @@ def test_systemd_unit_is_notify_mixed_delegated_and_waits_longer_than_the_shutdo
     assert seconds(service["WatchdogSec"]) > 0
 
 
-def test_podman_quadlet_notifies_checks_readiness_and_fits_its_stop_timeout():
+def test_podman_quadlet_notifies_checks_readiness_and_fits_its_stop_timeout(static_corral):
     unit = unit_file(ORCHESTRATORS / "podman" / "corral-web.container")
     container = unit["Container"]
     assert container["Image"] == "localhost/corral-web:latest"
@@ -166,6 +178,7 @@ def test_podman_quadlet_notifies_checks_readiness_and_fits_its_stop_timeout():
     name, _, value = container["Environment"].partition("=")
     stop_timeout = int(container["StopTimeout"])
     assert environment_timeout([(name, value)]) < stop_timeout
+    assert_shutdown_fits(static_corral, environment_timeout([(name, value)]))
     assert int(unit["Service"]["TimeoutStopSec"]) > stop_timeout
 
 
