@@ -187,6 +187,26 @@ void probe_config_free(struct probe_config *probe)
 	probe->host = probe->path = NULL;
 }
 
+const char *watch_action_name(enum watch_action action)
+{
+	switch (action) {
+	case WATCH_ACTION_RESTART:
+		return "restart";
+	case WATCH_ACTION_SIGNAL:
+		return "signal";
+	case WATCH_ACTION_RELOAD:
+		return "reload";
+	}
+	return "unknown";
+}
+
+void watch_configs_free(struct watch_config *watches, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		string_vector_free(watches[i].paths);
+	free(watches);
+}
+
 static void task_config_free(struct task_config *task)
 {
 	free(task->name);
@@ -221,6 +241,7 @@ static void task_config_free(struct task_config *task)
 	for (size_t i = 0; i < task->after_count; i++)
 		free(task->after[i].name);
 	free(task->after);
+	watch_configs_free(task->watches, task->watch_count);
 }
 
 static void group_config_free(struct group_config *group)

@@ -363,3 +363,8 @@ void control_settings_parse(struct load_context *context, const yaml_node_t *nod
  * control_right bits. Unknown and repeated names are reported. */
 void task_control_rights_parse(struct load_context *context, const yaml_node_t *node,
 			       const struct where *where, unsigned *rights);
+
+/* A task's `watch` list (config_watch.c): each entry's paths (absolute,
+ * or from the config file's directory; cleaned), action and debounce. */
+void watches_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		   struct task_config *task);

@@ -457,6 +457,8 @@ static void apply(struct supervisor *supervisor, struct reload *reload,
 	for (size_t i = 0; i < plan->group_count; i++)
 		if (plan->groups[i].action == RELOAD_REMOVE)
 			group_stop(reload->groups[i], "removed from the config by a reload", now);
+	/* Watches follow their tasks: added, changed, removed. */
+	watch_set_sync(&supervisor->watches);
 }
 
 /* ---- the request ---- */

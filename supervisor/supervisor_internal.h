@@ -21,6 +21,7 @@
 #include "supervisor/tasks/pid_index.h"
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/shortage_report.h"
+#include "supervisor/watch/watch_set.h"
 
 #define OUTPUT_SINK_CAPACITY (256 * 1024)
 
@@ -70,6 +71,7 @@ struct supervisor {
 	struct hook_limiter hook_limiter;
 	struct exec_sessions exec_sessions;
 	struct shortage_report shortage; /* starts put off for lack of a resource */
+	struct watch_set watches;        /* the tasks' `watch:` entries */
 
 	bool shutting_down;
 	bool killing;
