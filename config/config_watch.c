@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "base/paths.h"
@@ -99,9 +100,9 @@ static char *parse_path(struct load_context *context, const yaml_node_t *node,
 		size_t part_length = strcspn(part, "/");
 		if (watch_name_is_pattern(part, part_length)) {
 			report(context, node, where,
-			       "%s: a glob may only be in the last part of the path (%.*s is a "
+			       "%s: a glob may only be in the last part of the path (%s is a "
 			       "directory on the way): list the directories one by one",
-			       quote(text, length).text, (int)part_length, part);
+			       quote(text, length).text, quote(part, part_length).text);
 			free(path);
 			return NULL;
 		}
@@ -180,8 +181,12 @@ static void parse_action(struct load_context *context, const yaml_node_t *node,
 	}
 	const char *text =
 	    node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value : NULL;
-	/* The two ways a signal is most often written by mistake. */
-	if (text && (strcmp(text, "signal") == 0 || parse_signal_name(text) > 0)) {
+	/* The ways a signal is most often written by mistake: "signal", or a
+	 * signal's name ("SIGHUP", "HUP"; "stop" is an unknown action). */
+	bool signal_like = text && parse_signal_name(text) > 0 &&
+			   (strncasecmp(text, "SIG", 3) == 0 ||
+			    strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZ12+-") == strlen(text));
+	if (text && (strcmp(text, "signal") == 0 || signal_like)) {
 		report(context, node, where, "write a signal as a map: {signal: %s}",
 		       parse_signal_name(text) > 0 ? signal_name(parse_signal_name(text))
 						   : "SIGHUP");

@@ -124,6 +124,18 @@ static void entry_free(struct watch_entry *entry)
 	free(entry);
 }
 
+/* A kept entry at a reload: the paths it could not watch are tried again
+ * (a limit raised meanwhile), and a failure said again. */
+static void retry_failed(struct watch_entry *entry)
+{
+	if (!entry->failure_said)
+		return;
+	entry->failure_said = false;
+	for (size_t i = 0; i < entry->target_count; i++)
+		if (entry->targets[i].dir_wd < 0)
+			resolve(entry, &entry->targets[i]);
+}
+
 static bool same_config(const struct watch_config *a, const struct watch_config *b)
 {
 	if (a->path_count != b->path_count || a->action != b->action || a->signal != b->signal ||
@@ -255,6 +267,8 @@ void watch_set_sync(struct watch_set *set)
 					if (entry)
 						entry_free(entry);
 					entry = made;
+				} else {
+					retry_failed(entry);
 				}
 				kept = xreallocarray(kept, kept_count + 1, sizeof(*kept));
 				kept[kept_count++] = entry;

@@ -30,7 +30,7 @@ static const struct error_case cases[] = {
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
      "web/app: unknown key \"foo\" (expected command, env, env_file, cwd, user, groups, lifecycle, "
      "restart, kill, resources, readiness, health, isolation, cdi, task_dirs, hooks, after, "
-     "log, autostart, instances, schedule, oom_score_adj or control)"},
+     "log, autostart, instances, schedule, oom_score_adj, control or watch)"},
     {"oom_score_adj out of range", TASK("{command: a, oom_score_adj: 1001}"), 4, 40,
      "web/app: oom_score_adj: must be a whole number from -1000 to 1000, not \"1001\""},
     {"oom_score_adj not a number", TASK("{command: a, oom_score_adj: high}"), 4, 40,
