@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/xmalloc.h"
+#include "config/config_parse.h"
 
 int lifecycle_stage_step(enum lifecycle_stage stage)
 {
@@ -207,7 +208,7 @@ void watch_configs_free(struct watch_config *watches, size_t count)
 	free(watches);
 }
 
-static void task_config_free(struct task_config *task)
+void config_task_free(struct task_config *task)
 {
 	free(task->name);
 	free(task->full_name);
@@ -244,12 +245,12 @@ static void task_config_free(struct task_config *task)
 	watch_configs_free(task->watches, task->watch_count);
 }
 
-static void group_config_free(struct group_config *group)
+void config_group_free(struct group_config *group)
 {
 	free(group->name);
 	free(group->network.bridge);
 	for (size_t i = 0; i < group->task_count; i++)
-		task_config_free(&group->tasks[i]);
+		config_task_free(&group->tasks[i]);
 	free(group->tasks);
 }
 
@@ -260,7 +261,7 @@ void config_free(struct config *config)
 	if (!config)
 		return;
 	for (size_t i = 0; i < config->group_count; i++)
-		group_config_free(&config->groups[i]);
+		config_group_free(&config->groups[i]);
 	free(config->groups);
 	free(config->path);
 	for (size_t i = 0; i < config->source_count; i++)
@@ -269,5 +270,6 @@ void config_free(struct config *config)
 	free(config->socket_path);
 	free(config->control_group);
 	free(config->task_dirs_root);
+	string_vector_free(config->profiles);
 	free(config);
 }

@@ -678,7 +678,11 @@ struct config {
 	/* control.connections_per_user: connections one user other than root
 	 * and corral's own may hold at once. */
 	unsigned control_connections_per_user;
-	char *task_dirs_root;        /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
+	char *task_dirs_root; /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
+	/* The profiles it was loaded with (`corral run --profile`), which a
+	 * reload keeps: NULL-terminated, NULL for none. Groups and tasks in
+	 * none of them are not in the model at all. */
+	char **profiles;
 	struct group_config *groups; /* in file order */
 	size_t group_count;
 };

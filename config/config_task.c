@@ -22,7 +22,7 @@ static const char *const task_keys[] = {
     "command",       "env",     "env_file",  "cwd",       "user",      "groups",    "lifecycle",
     "restart",       "kill",    "resources", "readiness", "health",    "isolation", "cdi",
     "task_dirs",     "hooks",   "after",     "log",       "autostart", "instances", "schedule",
-    "oom_score_adj", "control", "watch",     NULL};
+    "oom_score_adj", "control", "watch",     "profiles",  NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", "mode", NULL};
 

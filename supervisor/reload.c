@@ -496,7 +496,9 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 	}
 	const char *path = sources[0];
 	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_load_paths(sources, source_count, &diagnostics);
+	/* With the profiles corral was started with (`corral run --profile`). */
+	struct config *config = config_load_paths_with_profiles(
+	    sources, source_count, (const char *const *)current->profiles, &diagnostics);
 	if (!config) {
 		json_t *errors = json_array();
 		for (size_t i = 0; i < diagnostics.count; i++) {

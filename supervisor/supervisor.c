@@ -18,6 +18,7 @@
 #include "base/oom_protection.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "config/profiles.h"
 #include "hooks/task_dirs.h"
 #include "supervisor/control/control_commands.h"
 #include "supervisor/control/control_server.h"
@@ -656,6 +657,11 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		 machine_init ? " as the machine's init"
 		 : pid1       ? " as PID 1"
 			      : "");
+	if (config->profiles) {
+		char active[256];
+		profiles_describe((const char *const *)config->profiles, active, sizeof(active));
+		log_info("profiles active: %s", active);
+	}
 	oom_protection_start();
 	int children_score;
 	if (oom_protection_children_score(&children_score))
