@@ -413,3 +413,58 @@ def test_a_relative_path_starts_from_the_config_files_directory(corral, tmp_path
 def test_the_example_is_valid(corral, repo_root):
     result = corral.check(repo_root / "examples" / "watch.yaml")
     assert result.returncode == 0, result.stderr
+
+
+def test_a_queue_overflow_counts_as_a_change_of_every_watched_path(corral, tmp_path):
+    """inotify's queue holds fs.inotify.max_queued_events; past it, events
+    are lost and IN_Q_OVERFLOW comes instead. corral is stopped while a
+    flood of events about names nobody watches fills the queue: none of
+    them would act, but the lost ones might have, so every path counts as
+    changed."""
+    busy, quiet = tmp_path / "busy", tmp_path / "quiet"
+    busy.mkdir()
+    quiet.mkdir()
+    running, _ = start(corral, {
+        "app": {"command": SLEEP,
+                "watch": [{"paths": str(busy / "app.conf"), "debounce": "100ms"}]},
+        "other": {"command": SLEEP,
+                  "watch": [{"paths": str(quiet / "other.conf"), "debounce": "100ms"}]},
+    })
+    app, other = pid(corral, "app"), pid(corral, "other")
+    limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    first, second = busy / "flood-a", busy / "flood-b"
+    first.write_text("")
+    second.write_text("")
+    running.send(signal.SIGSTOP)
+    try:
+        # Alternating names: inotify merges an event equal to the last one.
+        for i in range(limit + 100):
+            os.utime(first if i % 2 else second)
+    finally:
+        running.send(signal.SIGCONT)
+    wait_restarted(corral, "app", app)
+    wait_restarted(corral, "other", other)
+    stop(running)
+    assert "inotify's queue overflowed" in running.stderr_text()
+    [change] = Events.load(running.events_path).of_task("other", "watch_triggered")
+    assert change["message"] == f"watch: {quiet}/other.conf changed: restarting", change
+
+
+def test_a_directory_removed_and_made_again_is_followed(corral, tmp_path):
+    directory = tmp_path / "conf"
+    directory.mkdir()
+    watched = directory / "app.conf"
+    watched.write_text("1")
+    running, _ = start(corral, {
+        "app": {"command": SLEEP, "watch": [{"paths": str(watched), "debounce": "100ms"}]},
+    })
+    before = pid(corral, "app")
+    watched.unlink()
+    directory.rmdir()
+    before = wait_restarted(corral, "app", before)
+    directory.mkdir()
+    watched.write_text("2")
+    wait_restarted(corral, "app", before)
+    stop(running)
+    changes = Events.load(running.events_path).of_task("app", "watch_triggered")
+    assert [c["message"] for c in changes] == [f"watch: {watched} changed: restarting"] * 2
