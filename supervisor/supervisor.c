@@ -28,6 +28,7 @@
 #include "supervisor/pid1/machine_init.h"
 #include "supervisor/pid1/reaper.h"
 #include "supervisor/pid1/signal_handling.h"
+#include "supervisor/probes/name_resolver.h"
 #include "supervisor/reload.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/group.h"
@@ -584,6 +585,8 @@ static void supervisor_close(struct supervisor *supervisor)
 		rmdir(supervisor->services.notify_dir);
 		free(supervisor->services.notify_dir);
 	}
+	/* After the tasks, whose lookups are cancelled with their probes. */
+	name_resolver_free(supervisor->services.resolver);
 	network_spares_close(&supervisor->network_spares);
 	pid_index_free(&supervisor->task_pids);
 	shortage_report_free(&supervisor->shortage);
