@@ -290,12 +290,14 @@ static bool report_left_out(struct load_context *context, const struct task_conf
 {
 	char full[256];
 	snprintf(full, sizeof(full), "%.*s/%s", (int)group_length, group_name, task_name);
+	/* An instance, "worker@1": its task, "worker", is what was left out. */
+	size_t task_length = strlen(full) - strlen(task_name) + strcspn(task_name, "@");
 	const char *profiles = profiles_excluded(context, group_name, group_length);
 	char whose[96] = "it is";
 	if (profiles)
 		snprintf(whose, sizeof(whose), "its group %.*s is", (int)group_length, group_name);
 	else
-		profiles = profiles_excluded(context, full, strlen(full));
+		profiles = profiles_excluded(context, full, task_length);
 	if (!profiles)
 		return false;
 	bool several = strchr(profiles, ',') != NULL;
