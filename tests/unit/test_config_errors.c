@@ -30,7 +30,7 @@ static const struct error_case cases[] = {
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
      "web/app: unknown key \"foo\" (expected command, env, env_file, cwd, user, groups, lifecycle, "
      "restart, kill, resources, readiness, health, isolation, cdi, task_dirs, hooks, after, "
-     "log, wait_for, autostart, instances, schedule, oom_score_adj or control)"},
+     "log, wait_for, autostart, instances, schedule, oom_score_adj, control, watch or profiles)"},
     {"oom_score_adj out of range", TASK("{command: a, oom_score_adj: 1001}"), 4, 40,
      "web/app: oom_score_adj: must be a whole number from -1000 to 1000, not \"1001\""},
     {"oom_score_adj not a number", TASK("{command: a, oom_score_adj: high}"), 4, 40,
@@ -230,8 +230,8 @@ static const struct error_case cases[] = {
     {"unknown group key lists resources",
      "groups:\n  web:\n    limits: {}\n    tasks: {a: {command: x}}\n", 3, 5,
      "group web: unknown key \"limits\" (expected restart, resources, isolation, network, "
-     "cdi, task_dirs, hooks, tasks, order, on_failure, log or "
-     "env_file)"},
+     "cdi, task_dirs, hooks, tasks, order, on_failure, log, "
+     "env_file or profiles)"},
     {"misspelt log mode", TASK("{command: a, log: {mode: nonblocking}}"), 4, 37,
      "web/app: log.mode: unknown log mode \"nonblocking\"; did you mean \"non-blocking\"?"},
     /* Found by fuzz_config: a mount whose target key was misspelt was kept
