@@ -1,6 +1,5 @@
 #include "supervisor/control/status_ready.h"
 
-#include <stdbool.h>
 #include <string.h>
 
 /* Tasks that stay up: the ones a probe asks about. */
@@ -15,29 +14,55 @@ static bool stays_up(const char *stage)
  * probe on corral must not fail for ever because a config has a cron task
  * or a migration that ran. A task stopped on request (`corral stop`) is
  * not at rest: what should be up is down, and a healthcheck says so. */
-static bool is_at_rest(const json_t *task)
+static bool is_at_rest(const struct status_ready_facts *facts)
 {
-	const json_t *state = json_object_get(task, "state");
 	/* `waiting`: a scheduled task between its runs (a corral before
 	 * issue 28 said `dead`). */
-	if (!json_is_string(state) || (strcmp(json_string_value(state), "dead") != 0 &&
-				       strcmp(json_string_value(state), "waiting") != 0))
+	bool dead = strcmp(facts->state, "dead") == 0;
+	if (!dead && strcmp(facts->state, "waiting") != 0)
 		return false;
-	if (json_is_true(json_object_get(task, "failed")))
-		return false;
-	const json_t *last_exit = json_object_get(task, "last_exit");
-	if (json_is_object(last_exit) && (json_is_true(json_object_get(last_exit, "failed")) ||
-					  (strcmp(json_string_value(state), "dead") == 0 &&
-					   json_is_true(json_object_get(last_exit, "requested")))))
+	if (facts->failed || facts->last_exit_failed || (dead && facts->last_exit_requested))
 		return false;
 	/* A crash waiting out its restart delay is on its way back up. */
-	return !json_is_integer(json_object_get(task, "next_restart_in_ms"));
+	return !facts->restart_due;
 }
+
+bool status_ready_holds_back(const struct status_ready_facts *facts, char *why, size_t why_size)
+{
+	if (!stays_up(facts->stage) || is_at_rest(facts))
+		return false;
+	bool running = strcmp(facts->state, "running") == 0;
+	if (running && facts->ready)
+		return false;
+	snprintf(why, why_size, "%s%s", facts->state,
+		 !running            ? ""
+		 : facts->ready_lost ? ", was ready; its readiness check fails now"
+				     : ", has not said it is ready");
+	return true;
+}
+
+/* ---- the CLI's side: the facts as a status reply carries them ---- */
 
 static const char *string_field(const json_t *object, const char *name)
 {
 	const json_t *value = json_object_get(object, name);
 	return json_is_string(value) ? json_string_value(value) : "?";
+}
+
+static void facts_of_reply_task(const json_t *task, struct status_ready_facts *facts)
+{
+	const json_t *last_exit = json_object_get(task, "last_exit");
+	*facts = (struct status_ready_facts){
+	    .task = string_field(task, "task"),
+	    .stage = string_field(task, "stage"),
+	    .state = string_field(task, "state"),
+	    .ready = json_is_true(json_object_get(task, "ready")),
+	    .ready_lost = json_is_true(json_object_get(task, "ready_lost")),
+	    .failed = json_is_true(json_object_get(task, "failed")),
+	    .last_exit_failed = json_is_true(json_object_get(last_exit, "failed")),
+	    .last_exit_requested = json_is_true(json_object_get(last_exit, "requested")),
+	    .restart_due = json_is_integer(json_object_get(task, "next_restart_in_ms")),
+	};
 }
 
 int status_ready_check(FILE *out, const json_t *reply)
@@ -55,18 +80,13 @@ int status_ready_check(FILE *out, const json_t *reply)
 			continue;
 		json_array_foreach(tasks, t, task)
 		{
-			if (!stays_up(string_field(task, "stage")) || is_at_rest(task))
+			struct status_ready_facts facts;
+			char why[256];
+			facts_of_reply_task(task, &facts);
+			if (!status_ready_holds_back(&facts, why, sizeof(why)))
 				continue;
-			const char *state = string_field(task, "state");
-			bool ready = json_is_true(json_object_get(task, "ready"));
-			if (strcmp(state, "running") == 0 && ready)
-				continue;
-			bool lost = json_is_true(json_object_get(task, "ready_lost"));
 			not_ready++;
-			fprintf(out, "%s: not ready (%s%s)\n", string_field(task, "task"), state,
-				strcmp(state, "running") != 0 ? ""
-				: lost ? ", was ready; its readiness check fails now"
-				       : ", has not said it is ready");
+			fprintf(out, "%s: not ready (%s)\n", facts.task, why);
 		}
 	}
 	if (!not_ready)
