@@ -248,5 +248,6 @@ void config_free(struct config *config)
 	free(config->socket_path);
 	free(config->control_group);
 	free(config->task_dirs_root);
+	free(config->http.listen);
 	free(config);
 }

@@ -627,6 +627,29 @@ enum log_format {
 /* "plain", "timestamped", "json"; -1 for anything else. */
 int log_format_parse(const char *text);
 
+/* Config `http`: where corral's read-only HTTP endpoint listens
+ * (docs/http.md); off without the key. */
+enum http_listen_kind {
+	HTTP_LISTEN_OFF,
+	HTTP_LISTEN_INET,  /* "127.0.0.1:9090", "0.0.0.0:9090" */
+	HTTP_LISTEN_INET6, /* "[::1]:9090", "[::]:9090" */
+	HTTP_LISTEN_UNIX,  /* "/run/corral/http.sock" */
+};
+
+struct http_config {
+	enum http_listen_kind kind;
+	char *listen;              /* as written; the socket's path for HTTP_LISTEN_UNIX */
+	unsigned char address[16]; /* network order: 4 bytes for INET, 16 for INET6 */
+	uint16_t port;
+	/* http.idle_timeout: a kept-alive connection with no request for this
+	 * long is closed. */
+	uint64_t idle_timeout_ms;
+};
+
+/* Whether two `http` settings listen alike: a reload that changes nothing
+ * here keeps the listening socket. */
+bool http_config_equal(const struct http_config *a, const struct http_config *b);
+
 struct config {
 	char *path;
 	/* The paths it was loaded from (files and directories, as given),
@@ -647,7 +670,8 @@ struct config {
 	/* control.connections_per_user: connections one user other than root
 	 * and corral's own may hold at once. */
 	unsigned control_connections_per_user;
-	char *task_dirs_root;        /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
+	char *task_dirs_root; /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
+	struct http_config http;
 	struct group_config *groups; /* in file order */
 	size_t group_count;
 };
@@ -665,6 +689,7 @@ struct config {
 #define CONFIG_DEFAULT_GROUP_RESTART_INTERVAL_MS    600000
 #define CONFIG_DEFAULT_CONTROL_IDLE_TIMEOUT_MS      60000
 #define CONFIG_DEFAULT_CONTROL_CONNECTIONS_PER_USER 32
+#define CONFIG_DEFAULT_HTTP_IDLE_TIMEOUT_MS         60000
 /* The bounds of control.connections_per_user: at least one, and fewer
  * than the socket's connections in all (supervisor/control/control_admission.h). */
 #define CONFIG_CONTROL_CONNECTIONS_PER_USER_MAX 512

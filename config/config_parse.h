@@ -6,8 +6,9 @@
  * help of config_capabilities.c, config_seccomp.c, config_rlimits.c,
  * config_mounts.c, config_user_namespace.c and config_devices.c (and
  * config_network_parse.h), config_cdi.c reads `cdi`, config_hooks.c
- * `hooks`, config_dependencies.c `after` and `order`, and config_control.c
- * the top level's `control` map and a task's `control` list. */
+ * `hooks`, config_dependencies.c `after` and `order`, config_control.c
+ * the top level's `control` map and a task's `control` list, and
+ * config_http.c the top level's `http` map. */
 #pragma once
 
 #include <stdbool.h>
@@ -358,6 +359,11 @@ void schedule_parse(struct load_context *context, const yaml_node_t *node,
  * connections_per_user. */
 void control_settings_parse(struct load_context *context, const yaml_node_t *node,
 			    struct config *config);
+
+/* The top level's `http` map: listen (an address and port, or a socket
+ * path) and idle_timeout. */
+void http_settings_parse(struct load_context *context, const yaml_node_t *node,
+			 struct config *config);
 
 /* A task's `control` list: the control requests it may make, as enum
  * control_right bits. Unknown and repeated names are reported. */
