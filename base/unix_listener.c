@@ -1,6 +1,7 @@
 #include "base/unix_listener.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -189,4 +190,13 @@ void unix_listener_close(struct unix_listener *listener, const char *path)
 	if (stat(path, &status) == 0 && status.st_dev == listener->device &&
 	    status.st_ino == listener->inode)
 		unlink(path);
+}
+
+int unix_listener_group(const char *name, gid_t *gid)
+{
+	struct group *entry = getgrnam(name);
+	if (!entry)
+		return -ENOENT;
+	*gid = entry->gr_gid;
+	return 0;
 }

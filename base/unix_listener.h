@@ -48,3 +48,7 @@ void unix_listener_close(struct unix_listener *listener, const char *path);
 /* Whether a server listens on `path` now; when not, the connect's errno in
  * *connect_errno (ECONNREFUSED: a socket left behind, ENOENT: none). */
 bool unix_listener_at(const char *path, int *connect_errno);
+
+/* The id of group `name` for unix_listener_options (getgrnam): 0, or
+ * -ENOENT when there is no such group. */
+int unix_listener_group(const char *name, gid_t *gid);

@@ -646,8 +646,11 @@ struct http_config {
 	uint64_t idle_timeout_ms;
 };
 
-/* Whether two `http` settings listen alike: a reload that changes nothing
- * here keeps the listening socket. */
+/* Whether two `http` settings listen on the same address and port, or
+ * socket path, however written: a reload that changes nothing there keeps
+ * the listening socket. */
+bool http_listen_equal(const struct http_config *a, const struct http_config *b);
+/* The same, and the same idle_timeout. */
 bool http_config_equal(const struct http_config *a, const struct http_config *b);
 
 struct config {

@@ -137,9 +137,9 @@ void http_settings_parse(struct load_context *context, const yaml_node_t *node,
 	map_entries_free(&fields);
 }
 
-bool http_config_equal(const struct http_config *a, const struct http_config *b)
+bool http_listen_equal(const struct http_config *a, const struct http_config *b)
 {
-	if (a->kind != b->kind || a->idle_timeout_ms != b->idle_timeout_ms)
+	if (a->kind != b->kind)
 		return false;
 	switch (a->kind) {
 	case HTTP_LISTEN_OFF:
@@ -151,4 +151,9 @@ bool http_config_equal(const struct http_config *a, const struct http_config *b)
 		break;
 	}
 	return a->port == b->port && memcmp(a->address, b->address, sizeof(a->address)) == 0;
+}
+
+bool http_config_equal(const struct http_config *a, const struct http_config *b)
+{
+	return http_listen_equal(a, b) && a->idle_timeout_ms == b->idle_timeout_ms;
 }
