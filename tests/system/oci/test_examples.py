@@ -5,7 +5,8 @@
   test_runc.py, from the same file).
 - The Kubernetes Pod and the Nomad job parse, run the image's corral on the
   image's config, give corral more time to stop than the config's
-  shutdown_timeout, and probe it with `corral status`.
+  shutdown_timeout, and probe it: the Pod with httpGet on corral's HTTP
+  endpoint, the Nomad job with `corral status --ready`.
 - examples/Dockerfile builds with the commands the tests run:
   `scripts/install-deps.sh --build-only` and `scripts/build-static.sh`, which
   scripts/test.sh and this suite's fixture call too; it ships the binary that
@@ -66,9 +67,13 @@ def test_kubernetes_pod_runs_corral_and_waits_longer_than_its_shutdown():
     (web,) = pod["spec"]["containers"]
     assert web["command"] == [CORRAL_IN_IMAGE, "run", EXAMPLE_CONFIG]
     assert pod["spec"]["terminationGracePeriodSeconds"] > shutdown_timeout()
-    assert web["readinessProbe"]["exec"]["command"] == [CORRAL_IN_IMAGE, "status", "--ready"]
-    assert web["livenessProbe"]["exec"]["command"] == [CORRAL_IN_IMAGE, "status"]
+    # The probes ask corral's HTTP endpoint, on the port the image's config
+    # listens on, on every address (the kubelet probes the Pod's IP).
+    assert yaml.safe_load(CONTAINER_CONFIG.read_text())["http"] == {"listen": "0.0.0.0:9090"}
+    assert web["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": 9090}
+    assert web["livenessProbe"]["httpGet"] == {"path": "/livez", "port": 9090}
     assert {"containerPort": 8080, "name": "http"} in web["ports"]
+    assert {"containerPort": 9090, "name": "corral"} in web["ports"]
 
 
 # ---- Nomad (HCL) -----------------------------------------------------------

@@ -123,11 +123,16 @@ def test_runc_exec_corral_status_works_through_the_control_socket(container):
     assert rows["httpd"][1:3] == ["main", "running"], table.stdout
     assert rows["migrate"][1:3] == ["prestart-ephemeral", "dead"], table.stdout
     assert rows["archive"][1:3] == ["poststop", "pending"], table.stdout
-    # The Kubernetes readiness probe of examples/kubernetes: httpd answered
-    # its readiness probe and the log shipper wrote its newline.
+    # httpd answered its readiness probe and the log shipper wrote its
+    # newline.
     wait_for(lambda: web.exec("corral", "status", "--ready", check=False).returncode == 0,
              what=web)
     assert web.exec("corral", "status", "--ready").stdout == "ready\n"
+    # What the Pod's httpGet probes ask: corral's HTTP endpoint, as the
+    # example config has it (busybox wget exits 0 on a 2xx only).
+    readyz = web.exec("wget", "-q", "-O", "-", "http://127.0.0.1:9090/readyz")
+    assert json.loads(readyz.stdout) == {"ready": True, "not_ready": []}, readyz
+    assert web.exec("wget", "-q", "-O", "-", "http://127.0.0.1:9090/livez").stdout == "ok\n"
 
     reply = json.loads(web.exec("corral", "status", "--json", "web/httpd").stdout)
     (group,) = reply["groups"]
