@@ -21,6 +21,7 @@ import yaml
 from conftest import HERE, IMAGE, unique, wait_for
 
 EXAMPLE_DONE = "web/archive | archive:"
+WGET = "/usr/bin/wget"  # busybox's; an imported image has no PATH
 
 
 def start(podman, *options, command=()):
@@ -128,7 +129,7 @@ def test_kube_play_of_the_kubernetes_example(podman, tmp_path):
     for name in ("livenessProbe", "readinessProbe"):
         get = web[name].pop("httpGet")
         urls[name] = f"http://127.0.0.1:{get['port']}{get['path']}"
-        web[name]["exec"] = {"command": ["wget", "-q", "-O", "/dev/null", urls[name]]}
+        web[name]["exec"] = {"command": [WGET, "-q", "-O", "/dev/null", urls[name]]}
     assert urls == {"livenessProbe": "http://127.0.0.1:9090/livez",
                     "readinessProbe": "http://127.0.0.1:9090/readyz"}, urls
     pod.write_text(yaml.safe_dump(example))
@@ -140,9 +141,13 @@ def test_kube_play_of_the_kubernetes_example(podman, tmp_path):
     # probe asks /readyz, which says what `corral status --ready` says.
     check = json.loads(podman.inspect(container, "{{json .Config.Healthcheck}}"))
     assert urls["livenessProbe"] in check["Test"], check
-    wait_for(lambda: podman("exec", container, "wget", "-q", "-O", "/dev/null",
-                            urls["readinessProbe"], check=False).returncode == 0,
-             what="the Pod's readiness probe to pass")
+    def readyz():
+        return podman("exec", container, WGET, "-q", "-O", "-", urls["readinessProbe"],
+                      check=False)
+
+    wait_for(lambda: readyz().returncode == 0,
+             what=lambda: f"the Pod's readiness probe to pass: {readyz()!r}\n"
+                          f"{logs(podman, container)[-3000:]}")
     assert ready(podman, container)
     assert podman("healthcheck", "run", container, check=False).returncode == 0
 
