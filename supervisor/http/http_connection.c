@@ -76,9 +76,9 @@ static void await_request(struct http_connection *connection)
 	connection->state = HTTP_READING;
 	connection->waiting_since_ms = now;
 	connection->request_started = connection->input_length > 0;
-	arm_deadline(connection,
-		     now + (connection->request_started ? HTTP_REQUEST_DEADLINE_MS
-							: connection->server->idle_timeout_ms));
+	arm_deadline(connection, now + (connection->request_started
+					    ? HTTP_REQUEST_DEADLINE_MS
+					    : connection->server->config.idle_timeout_ms));
 	set_interest(connection, connection->input_ended ? 0 : EPOLLIN);
 	process_input(connection);
 }

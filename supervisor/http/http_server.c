@@ -210,7 +210,6 @@ int http_server_open(struct http_server **out, struct loop *loop, const struct h
 	server->loop = loop;
 	server->sources = sources;
 	server->watch.fd = -1;
-	server->idle_timeout_ms = config->idle_timeout_ms;
 	server->control_group = control_group ? xstrdup(control_group) : NULL;
 	loop_timer_init(&server->accept_pause, on_accept_pause_over, server);
 	int failure = listen_on(server, config, error, error_size);
@@ -226,9 +225,10 @@ int http_server_open(struct http_server **out, struct loop *loop, const struct h
 int http_server_rebind(struct http_server *server, const struct http_config *config, char *error,
 		       size_t error_size)
 {
-	server->idle_timeout_ms = config->idle_timeout_ms;
-	if (server->watch.fd >= 0 && http_listen_equal(&server->config, config))
+	if (server->watch.fd >= 0 && http_listen_equal(&server->config, config)) {
+		server->config.idle_timeout_ms = config->idle_timeout_ms;
 		return 0;
+	}
 	int failure = listen_on(server, config, error, error_size);
 	if (failure != -EADDRINUSE || server->config.kind == HTTP_LISTEN_UNIX ||
 	    config->kind == HTTP_LISTEN_UNIX || server->config.port != config->port)
@@ -301,11 +301,6 @@ int http_server_reconfigure(struct http_server **server, struct loop *loop,
 const char *http_server_listen(const struct http_server *server)
 {
 	return server && server->watch.fd >= 0 ? server->config.listen : NULL;
-}
-
-size_t http_server_connection_count(const struct http_server *server)
-{
-	return server ? server->connection_count : 0;
 }
 
 void http_server_collect(struct http_server *server)

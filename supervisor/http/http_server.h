@@ -56,9 +56,6 @@ int http_server_reconfigure(struct http_server **server, struct loop *loop,
 /* Where it listens, as config http.listen wrote it. */
 const char *http_server_listen(const struct http_server *server);
 
-/* Connections open now (for tests of the bounds, and the bench). */
-size_t http_server_connection_count(const struct http_server *server);
-
 /* Frees the connections that closed during the last event batch. */
 void http_server_collect(struct http_server *server);
 

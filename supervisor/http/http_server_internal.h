@@ -62,9 +62,9 @@ struct http_server {
 	const struct http_sources *sources;
 	struct loop_watch watch; /* the listening socket */
 	struct unix_listener unix_listener;
-	/* Where it listens (its own copy of the listen text). */
+	/* Where it listens (its own copy of the listen text), and the
+	 * idle_timeout in force. */
 	struct http_config config;
-	uint64_t idle_timeout_ms;
 	char *control_group;
 	/* accept() failed for want of fds: listening resumes after a pause,
 	 * rather than the loop spinning on a socket it cannot empty. */

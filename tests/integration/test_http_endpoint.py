@@ -581,6 +581,17 @@ def test_a_reload_rebinds_and_says_so(corral, tmp_path):
     running, _ = start(corral, base, address=first)
     config_path = running.config_path
 
+    # Nothing of http changed: nothing said, the same socket.
+    result = reload(corral, config_path, http_config(base, listen_text(first)))
+    assert result.returncode == 0 and "http:" not in result.stdout, result
+    # Only the idle timeout: the same socket too.
+    config = http_config(base, listen_text(first))
+    config["http"]["idle_timeout"] = "2s"
+    result = reload(corral, config_path, config)
+    assert result.returncode == 0, result
+    assert "  http: idle_timeout 2s (was 1m)" in result.stdout, result.stdout
+    assert request(first, "/livez").status == 200
+
     # Another port: the old one is let go.
     second = ("127.0.0.1", free_port())
     result = reload(corral, config_path, http_config(base, listen_text(second)))
