@@ -70,6 +70,13 @@ bool unix_listener_at(const char *path, int *connect_errno)
 	return connected == 0;
 }
 
+void unix_listener_describe_in_use(const struct unix_listener_options *options, const char *path,
+				   char *error, size_t error_size)
+{
+	snprintf(error, error_size, "%s is already listening on %s: stop it, or %s",
+		 options->other_listener, path, options->use_another);
+}
+
 /* What is at `path` already: nothing, a stale socket (removed), or
  * something we must not touch (-ENOTSOCK, -EADDRINUSE, -EBUSY), so that
  * only a failure to look (-EACCES) lets the caller try another place. */
@@ -93,8 +100,7 @@ static int clear_stale_socket(const char *path, const struct unix_listener_optio
 	}
 	int connect_errno = 0;
 	if (unix_listener_at(path, &connect_errno)) {
-		snprintf(error, error_size, "%s is already listening on %s: stop it, or %s",
-			 options->other_listener, path, options->use_another);
+		unix_listener_describe_in_use(options, path, error, error_size);
 		return -EADDRINUSE;
 	}
 	if (connect_errno != ECONNREFUSED) {

@@ -49,6 +49,12 @@ void unix_listener_close(struct unix_listener *listener, const char *path);
  * *connect_errno (ECONNREFUSED: a socket left behind, ENOENT: none). */
 bool unix_listener_at(const char *path, int *connect_errno);
 
+/* "another corral is already listening on PATH: stop it, or give this
+ * one another socket (...)": what unix_listener_open says when someone
+ * listens at `path`, for a caller that looked before. */
+void unix_listener_describe_in_use(const struct unix_listener_options *options, const char *path,
+				   char *error, size_t error_size);
+
 /* The id of group `name` for unix_listener_options (getgrnam): 0, or
  * -ENOENT when there is no such group. */
 int unix_listener_group(const char *name, gid_t *gid);

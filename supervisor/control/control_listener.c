@@ -14,9 +14,20 @@
 #include "base/xmalloc.h"
 #include "supervisor/control/control_server_internal.h"
 
-bool control_server_listener_at(const char *path, int *connect_errno)
+/* What the messages about a path in the way say for the control socket. */
+static const struct unix_listener_options control_socket_words = {
+    .other_listener = "another corral",
+    .use_another = "give this one another socket (--socket, CORRAL_SOCKET or socket:)",
+    .set_another = "set socket: to another path",
+};
+
+bool control_server_listener_at(const char *path, int *connect_errno, char *error,
+				size_t error_size)
 {
-	return unix_listener_at(path, connect_errno);
+	if (!unix_listener_at(path, connect_errno))
+		return false;
+	unix_listener_describe_in_use(&control_socket_words, path, error, error_size);
+	return true;
 }
 
 int control_server_open(struct control_server **out, struct loop *loop, const char *path,
@@ -52,15 +63,11 @@ int control_server_open(struct control_server **out, struct loop *loop, const ch
 		server->group_name = xstrdup(control_group);
 	}
 
-	struct unix_listener_options options = {
-	    .has_group = server->has_group,
-	    .group = server->group,
-	    .group_name = server->group_name,
-	    .directory_must_be_own = path_is_default,
-	    .other_listener = "another corral",
-	    .use_another = "give this one another socket (--socket, CORRAL_SOCKET or socket:)",
-	    .set_another = "set socket: to another path",
-	};
+	struct unix_listener_options options = control_socket_words;
+	options.has_group = server->has_group;
+	options.group = server->group;
+	options.group_name = server->group_name;
+	options.directory_must_be_own = path_is_default;
 	failure = unix_listener_open(&server->listener, path, &options, error, error_size);
 	if (failure < 0) {
 		control_server_close(server);

@@ -1,47 +1,9 @@
 #include "supervisor/control/status_ready.h"
 
+#include <stdbool.h>
 #include <string.h>
 
-/* Tasks that stay up: the ones a probe asks about. */
-static bool stays_up(const char *stage)
-{
-	return strcmp(stage, "main") == 0 || strstr(stage, "-sidecar") != NULL;
-}
-
-/* Dead without having failed, and not waiting to be started again: a
- * one-shot that completed, a scheduled task between its runs, a task never
- * started (autostart: false). Neither ready nor not ready: a readiness
- * probe on corral must not fail for ever because a config has a cron task
- * or a migration that ran. A task stopped on request (`corral stop`) is
- * not at rest: what should be up is down, and a healthcheck says so. */
-static bool is_at_rest(const struct status_ready_facts *facts)
-{
-	/* `waiting`: a scheduled task between its runs (a corral before
-	 * issue 28 said `dead`). */
-	bool dead = strcmp(facts->state, "dead") == 0;
-	if (!dead && strcmp(facts->state, "waiting") != 0)
-		return false;
-	if (facts->failed || facts->last_exit_failed || (dead && facts->last_exit_requested))
-		return false;
-	/* A crash waiting out its restart delay is on its way back up. */
-	return !facts->restart_due;
-}
-
-bool status_ready_holds_back(const struct status_ready_facts *facts, char *why, size_t why_size)
-{
-	if (!stays_up(facts->stage) || is_at_rest(facts))
-		return false;
-	bool running = strcmp(facts->state, "running") == 0;
-	if (running && facts->ready)
-		return false;
-	snprintf(why, why_size, "%s%s", facts->state,
-		 !running            ? ""
-		 : facts->ready_lost ? ", was ready; its readiness check fails now"
-				     : ", has not said it is ready");
-	return true;
-}
-
-/* ---- the CLI's side: the facts as a status reply carries them ---- */
+#include "supervisor/lifecycle/ready_rule.h"
 
 static const char *string_field(const json_t *object, const char *name)
 {
@@ -49,20 +11,31 @@ static const char *string_field(const json_t *object, const char *name)
 	return json_is_string(value) ? json_string_value(value) : "?";
 }
 
-static void facts_of_reply_task(const json_t *task, struct status_ready_facts *facts)
+/* A task's fields in a status reply, as the rule reads them. */
+static struct ready_rule_facts facts_of(const json_t *task)
 {
+	const char *stage = string_field(task, "stage");
 	const json_t *last_exit = json_object_get(task, "last_exit");
-	*facts = (struct status_ready_facts){
-	    .task = string_field(task, "task"),
-	    .stage = string_field(task, "stage"),
-	    .state = string_field(task, "state"),
+	bool exited = json_is_object(last_exit);
+	return (struct ready_rule_facts){
+	    .stays_up = strcmp(stage, "main") == 0 || strstr(stage, "-sidecar") != NULL,
+	    .state = ready_rule_state_parse(string_field(task, "state")),
 	    .ready = json_is_true(json_object_get(task, "ready")),
 	    .ready_lost = json_is_true(json_object_get(task, "ready_lost")),
 	    .failed = json_is_true(json_object_get(task, "failed")),
-	    .last_exit_failed = json_is_true(json_object_get(last_exit, "failed")),
-	    .last_exit_requested = json_is_true(json_object_get(last_exit, "requested")),
-	    .restart_due = json_is_integer(json_object_get(task, "next_restart_in_ms")),
+	    .last_exit_failed = exited && json_is_true(json_object_get(last_exit, "failed")),
+	    .last_exit_requested = exited && json_is_true(json_object_get(last_exit, "requested")),
+	    .restart_pending = json_is_integer(json_object_get(task, "next_restart_in_ms")),
 	};
+}
+
+void status_ready_reason(const char *state, const struct ready_rule_facts *facts, char *why,
+			 size_t why_size)
+{
+	snprintf(why, why_size, "%s%s", state,
+		 facts->state != READY_RULE_RUNNING ? ""
+		 : facts->ready_lost                ? ", was ready; its readiness check fails now"
+						    : ", has not said it is ready");
 }
 
 int status_ready_check(FILE *out, const json_t *reply)
@@ -80,13 +53,13 @@ int status_ready_check(FILE *out, const json_t *reply)
 			continue;
 		json_array_foreach(tasks, t, task)
 		{
-			struct status_ready_facts facts;
-			char why[256];
-			facts_of_reply_task(task, &facts);
-			if (!status_ready_holds_back(&facts, why, sizeof(why)))
+			struct ready_rule_facts facts = facts_of(task);
+			if (ready_rule_verdict(&facts) != READY_VERDICT_NOT_READY)
 				continue;
+			char why[256];
+			status_ready_reason(string_field(task, "state"), &facts, why, sizeof(why));
 			not_ready++;
-			fprintf(out, "%s: not ready (%s)\n", facts.task, why);
+			fprintf(out, "%s: not ready (%s)\n", string_field(task, "task"), why);
 		}
 	}
 	if (!not_ready)

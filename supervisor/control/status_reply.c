@@ -6,6 +6,7 @@
 #include "base/json_writer.h"
 #include "base/units.h"
 #include "supervisor/control/exec_session.h"
+#include "supervisor/tasks/task_ready.h"
 #include "supervisor/tasks/task_schedule.h"
 #include "supervisor/tasks/task_usage.h"
 
@@ -13,7 +14,7 @@
  * compare by name, not by place. */
 
 static void write_last_exit(struct json_writer *out, const struct runner *runner,
-			    const struct status_ready_facts *facts)
+			    const struct ready_rule_facts *facts)
 {
 	if (!runner->has_exited) {
 		jw_null(out);
@@ -101,6 +102,8 @@ static const char *readiness_kind(const struct task_config *config)
 		return "fd";
 	case READINESS_PROBE:
 		return probe_kind_name(readiness_of(config)->probe.kind);
+	case READINESS_LOG:
+		return "log";
 	case READINESS_NONE:
 		break;
 	}
@@ -164,37 +167,19 @@ static bool describe_wait(const struct task *task, bool scheduled, uint64_t in_m
 	return waits;
 }
 
-void status_reply_ready_facts(const struct task *task, uint64_t now_ms,
-			      struct status_ready_facts *facts)
-{
-	const struct runner *runner = &task->runner;
-	*facts = (struct status_ready_facts){
-	    .task = task->config->full_name,
-	    .stage = lifecycle_stage_name(task->config->stage),
-	    .state = task_schedule_shown_state(task),
-	    .ready = runner_shown_ready(runner),
-	    .ready_lost = runner_ready_lost(runner),
-	    .failed = runner->failed,
-	    .last_exit_failed = runner->has_exited && runner_last_exit_failed(runner),
-	    .last_exit_requested = runner->has_exited && runner->last_exit_requested,
-	    .restart_due = runner_waiting_out_delay(runner) && runner->next_start_ms > now_ms,
-	};
-}
-
 static void write_task(struct json_writer *out, struct status_reply *reply, struct task *task,
 		       uint64_t now_ms)
 {
 	const struct runner *runner = &task->runner;
 	bool alive = runner->state == TASK_STARTING || runner->state == TASK_RUNNING;
-	/* What status --ready judges, written from the same values /readyz
-	 * judges (status_ready.h). */
-	struct status_ready_facts facts;
-	status_reply_ready_facts(task, now_ms, &facts);
+	/* What status --ready judges, written from the values /readyz judges
+	 * (task_ready.h). */
+	struct ready_rule_facts facts = task_ready_facts(task, now_ms);
 	jw_object_open(out);
 	jw_field_cstring(out, "name", task->config->name);
-	jw_field_cstring(out, "task", facts.task);
-	jw_field_cstring(out, "stage", facts.stage);
-	jw_field_cstring(out, "state", facts.state);
+	jw_field_cstring(out, "task", task->config->full_name);
+	jw_field_cstring(out, "stage", lifecycle_stage_name(task->config->stage));
+	jw_field_cstring(out, "state", task_schedule_shown_state(task));
 	jw_field_optional_int(out, "pid", task->pid > 0, task_command_pid(task));
 	jw_field_optional_int(out, "reaper_pid",
 			      task->pid > 0 && task->isolation && task->isolation->reaper_argv,
@@ -221,7 +206,7 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_field_int(out, "output_dropped_lines", (int64_t)task_dropped_lines(task));
 	jw_key(out, "usage");
 	write_usage(out, reply, task, now_ms);
-	jw_field_optional_int(out, "next_restart_in_ms", facts.restart_due,
+	jw_field_optional_int(out, "next_restart_in_ms", facts.restart_pending,
 			      (int64_t)(runner->next_start_ms - now_ms));
 	uint64_t due_ms, in_ms;
 	bool scheduled = task_schedule_next(task, &due_ms, &in_ms);

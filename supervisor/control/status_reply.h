@@ -8,7 +8,6 @@
 #include <stdint.h>
 
 #include "supervisor/control/control_scope.h"
-#include "supervisor/control/status_ready.h"
 #include "supervisor/tasks/group.h"
 
 struct status_reply {
@@ -31,8 +30,3 @@ struct status_reply {
 char *status_reply_line(struct status_reply *reply, struct group *const *groups, size_t group_count,
 			const struct control_scope *scope, uint64_t now_ms, size_t *length,
 			size_t *capacity);
-
-/* What `status --ready` judges of `task` (status_ready.h): the values its
- * entry in a status reply is written from. */
-void status_reply_ready_facts(const struct task *task, uint64_t now_ms,
-			      struct status_ready_facts *facts);

@@ -1,8 +1,8 @@
 /* GET /readyz: `corral status --ready` over HTTP, for Kubernetes' httpGet
- * probes. The tasks are judged by status_ready.h's one function on the
- * facts the status reply is written from, and a target is found as the
- * control socket finds it (control_scope.h): the same answer, the same
- * names, the same errors. */
+ * probes. The tasks are judged by the one rule (ready_rule.h) on the facts
+ * the status reply is written from (task_ready.h), said in status_ready.h's
+ * words, and a target is found as the control socket finds it
+ * (control_scope.h): the same answer, the same names, the same errors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +11,10 @@
 #include "base/xmalloc.h"
 #include "supervisor/control/control_protocol.h"
 #include "supervisor/control/control_scope.h"
-#include "supervisor/control/status_reply.h"
+#include "supervisor/control/status_ready.h"
 #include "supervisor/http/http_routes.h"
+#include "supervisor/tasks/task_ready.h"
+#include "supervisor/tasks/task_schedule.h"
 
 /* One parameter's decoded value into `value`; false with the error
  * answered. */
@@ -109,17 +111,19 @@ void http_readyz(const struct http_request *request, const struct http_sources *
 		if (!control_scope_includes_group(&scope, group))
 			continue;
 		for (size_t t = 0; t < group->task_count; t++) {
-			struct status_ready_facts facts;
+			const struct task *task = group->tasks[t];
+			if (!control_scope_includes(&scope, task))
+				continue;
+			struct ready_rule_facts facts = task_ready_facts(task, now_ms);
+			if (ready_rule_verdict(&facts) != READY_VERDICT_NOT_READY)
+				continue;
+			const char *state = task_schedule_shown_state(task);
 			char reason[256];
-			if (!control_scope_includes(&scope, group->tasks[t]))
-				continue;
-			status_reply_ready_facts(group->tasks[t], now_ms, &facts);
-			if (!status_ready_holds_back(&facts, reason, sizeof(reason)))
-				continue;
+			status_ready_reason(state, &facts, reason, sizeof(reason));
 			ready = false;
 			jw_object_open(&list);
-			jw_field_cstring(&list, "task", facts.task);
-			jw_field_cstring(&list, "state", facts.state);
+			jw_field_cstring(&list, "task", task->config->full_name);
+			jw_field_cstring(&list, "state", state);
 			jw_field_cstring(&list, "reason", reason);
 			jw_object_close(&list);
 		}

@@ -120,7 +120,7 @@ def test_kube_play_of_the_kubernetes_example(podman, tmp_path):
     assert web["image"] == "corral-web:latest", web
     web["image"] = IMAGE
     # --network none (nothing left behind on the host) takes no ports.
-    del web["ports"]
+    ports = {port["name"]: port["containerPort"] for port in web.pop("ports")}
     # The probes are httpGet on corral's endpoint. podman makes an httpGet
     # liveness probe `curl -f http://localhost:PORT/PATH`, and the busybox
     # image has no curl: here they ask the same port and path with
@@ -128,7 +128,7 @@ def test_kube_play_of_the_kubernetes_example(podman, tmp_path):
     urls = {}
     for name in ("livenessProbe", "readinessProbe"):
         get = web[name].pop("httpGet")
-        urls[name] = f"http://127.0.0.1:{get['port']}{get['path']}"
+        urls[name] = f"http://127.0.0.1:{ports[get['port']]}{get['path']}"
         web[name]["exec"] = {"command": [WGET, "-q", "-O", "/dev/null", urls[name]]}
     assert urls == {"livenessProbe": "http://127.0.0.1:9090/livez",
                     "readinessProbe": "http://127.0.0.1:9090/readyz"}, urls
