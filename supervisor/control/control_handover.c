@@ -143,9 +143,10 @@ int control_server_handover_read(struct control_server **out, struct loop *loop,
 	if (failure < 0)
 		return failure;
 	/* Its file, which close removes only while it is still ours. */
+	server->listener.fd = fd;
 	if (stat(path, &status) == 0) {
-		server->device = status.st_dev;
-		server->inode = status.st_ino;
+		server->listener.device = status.st_dev;
+		server->listener.inode = status.st_ino;
 	}
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	server->watch =

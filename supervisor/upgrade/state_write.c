@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "supervisor/control/control_handover.h"
+#include "supervisor/http/http_server.h"
 #include "supervisor/pid1/machine_init.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/upgrade/task_handover.h"
@@ -151,10 +152,21 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 		      "saved_flags", sink->saved_flags));
 	json_object_set_new(root, "control",
 			    control_server_handover_write(writer, supervisor->control, requester));
-	/* The HTTP listener (supervisor/http/, when there is one) goes here
-	 * the same way: {"fd": handover_fd(writer, its listening fd)}, taken
-	 * back in upgrade_state_read. */
-	json_object_set_new(root, "http", json_null());
+	/* The HTTP endpoint's listening socket: a probe that connects during
+	 * the exec waits in its backlog. */
+	json_object_set_new(
+	    root, "http",
+	    json_pack("{s:o}", "fd",
+		      handover_fd(writer, http_server_listening_fd(supervisor->http))));
+	/* corral's own parent (systemd's Type=notify): its variables were
+	 * taken out of the environment at the start; the new corral is
+	 * given them again, and goes on with the watchdog's pings. */
+	const struct parent_notify *parent = &supervisor->parent;
+	if (parent->enabled)
+		json_object_set_new(root, "parent",
+				    json_pack("{s:s,s:I}", "notify_socket", parent->socket_name,
+					      "watchdog_usec",
+					      (json_int_t)parent->watchdog_interval_ms * 2000));
 	json_object_set_new(
 	    root, "supervisor",
 	    json_pack("{s:b,s:b,s:i,s:I,s:I}", "have_failure", supervisor->have_failure,

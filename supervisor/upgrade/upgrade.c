@@ -283,6 +283,25 @@ static const struct config_files *replay_config(const struct handover_reader *re
 	return files;
 }
 
+/* What corral's parent gave it (NOTIFY_SOCKET, WATCHDOG_USEC), which the
+ * start took out of the environment: set again before anything is made
+ * from the environment, and taken as at a start (parent_notify.h). */
+static void give_parent_variables_back(const json_t *parent)
+{
+	const char *socket = handover_string(parent, "notify_socket");
+	if (!socket)
+		return;
+	setenv("NOTIFY_SOCKET", socket, 1);
+	int64_t usec = handover_int(parent, "watchdog_usec", 0);
+	if (usec > 0) {
+		char number[32];
+		snprintf(number, sizeof(number), "%lld", (long long)usec);
+		setenv("WATCHDOG_USEC", number, 1);
+		snprintf(number, sizeof(number), "%d", (int)getpid());
+		setenv("WATCHDOG_PID", number, 1);
+	}
+}
+
 void upgrade_resume_begin(void)
 {
 	const char *number = getenv(HANDOVER_FD_ENV);
@@ -306,6 +325,7 @@ void upgrade_resume_begin(void)
 		fall_back_or_die(error);
 	}
 	config_files_replay(replay_config(&resume_reader, &resume_config));
+	give_parent_variables_back(json_object_get(resume_reader.root, "parent"));
 	/* For tests only: a binary that passes the check and then cannot
 	 * take over. */
 	if (!fallback_reason && getenv("CORRAL_TEST_HANDOVER_REFUSE"))

@@ -623,3 +623,53 @@ def test_a_prestart_hook_that_said_done_refuses_the_upgrade(corral, tmp_path):
     assert "g/app: its prestart hooks added devices, or said done" in result.stderr
     running.send(signal.SIGTERM)
     running.wait()
+
+
+def socket_inodes(pid):
+    return {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")}
+
+
+def test_the_http_endpoint_listens_on_through_the_upgrade(corral, tmp_path):
+    """The HTTP endpoint's listening socket goes over: the same socket
+    (a connection made while corral execs waits in its backlog), and
+    /readyz answers after it."""
+    from test_http_endpoint import request
+    from test_net_probes import free_port
+    port = free_port()
+    config = {"http": {"listen": f"127.0.0.1:{port}"},
+              "groups": {"g": {"tasks": {"app": {"command": "sleep 1000"}}}}}
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: request(("127.0.0.1", port), "/readyz").status == 200,
+             what="/readyz to answer 200")
+    listening = socket_inodes(running.pid)
+    assert upgrade(corral).returncode == 0
+    assert request(("127.0.0.1", port), "/readyz").status == 200
+    assert request(("127.0.0.1", port), "/livez").status == 200
+    # The control and HTTP listening sockets are the ones from before.
+    assert len(listening & socket_inodes(running.pid)) == 2, (listening,
+                                                               socket_inodes(running.pid))
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def test_corral_own_parent_is_still_told_after_the_upgrade(corral, tmp_path):
+    """Under systemd's Type=notify with a watchdog: the new corral goes on
+    with WATCHDOG=1 to the parent's socket (whose variables the start took
+    out of the environment), and tells it STOPPING=1 at the end."""
+    from test_parent_notify import Parent
+    parent = Parent(str(tmp_path / "notify.sock"))
+    try:
+        config = {"groups": {"g": {"tasks": {"app": {"command": "sleep 1000"}}}}}
+        running = corral.start(config, env=parent.env(WATCHDOG_USEC="400000"))
+        corral.wait_control(running)
+        parent.wait_for("READY", "1")
+        assert upgrade(corral).returncode == 0
+        pings = len(parent.with_field("WATCHDOG", "1"))
+        parent.wait_for("WATCHDOG", "1", count=pings + 3, what="pings after the upgrade")
+        running.send(signal.SIGTERM)
+        assert running.wait().returncode == 0
+        parent.wait_for("STOPPING", "1")
+    finally:
+        parent.close()
