@@ -24,8 +24,8 @@
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/shortage_report.h"
 #include "supervisor/termination.h"
-#include "supervisor/watch/watch_set.h"
 #include "supervisor/upgrade/handover.h"
+#include "supervisor/watch/watch_set.h"
 
 #define OUTPUT_SINK_CAPACITY (256 * 1024)
 
