@@ -48,18 +48,18 @@ bool task_handover_possible(const struct task *task, char *why, size_t why_size)
 			 "the hand-over does not carry yet";
 	else if (task->shared_mounts_taken)
 		reason = "it has bidirectional mounts, which the hand-over does not carry yet";
-	else if (task->reaper_status_write >= 0)
-		reason = "it is starting";
+	else if (task->reaper_status_write >= 0 || task->readiness.notify_pipe_write >= 0)
+		reason = "it is starting"; /* the spawn's ends of its sockets and pipes */
 	else if (task->execs_running)
 		reason = "a `corral exec` runs in it";
 	else if (task->next_config || task->removed)
 		reason = "a reload's change waits for its next run";
-	else if (task->output.write_fd >= 0)
+	else if (task->output.write_fd >= 0 ||
+		 (task->error_output && task->error_output->write_fd >= 0))
 		reason = "corral holds its pipe's write end (no /proc)";
 	else if (task->readiness.notify && task->readiness.notify->path)
 		reason = "its notify socket has a path";
-	else if (task->readiness.notify_pipe_write >= 0 || task->dependency_waiting ||
-		 task->outside)
+	else if (task->dependency_waiting || task->outside)
 		reason = "it waits to start (after:, wait_for:)";
 	if (reason)
 		snprintf(why, why_size, "%s: %s", task->config->full_name, reason);
