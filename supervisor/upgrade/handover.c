@@ -147,6 +147,12 @@ static int read_whole(int fd, char **out, size_t *out_length, char *error, size_
 	return 0;
 }
 
+static int by_number(const void *a, const void *b)
+{
+	int left = *(const int *)a, right = *(const int *)b;
+	return (left > right) - (left < right);
+}
+
 int handover_reader_open(struct handover_reader *reader, int fd, char *error, size_t error_size)
 {
 	memset(reader, 0, sizeof(*reader));
@@ -176,6 +182,9 @@ int handover_reader_open(struct handover_reader *reader, int fd, char *error, si
 		if (json_is_integer(value) && json_integer_value(value) >= 0)
 			reader->fds[reader->fd_count++] = (int)json_integer_value(value);
 	}
+	/* Sorted, for handover_fd_get's search: 1000 tasks hand over some
+	 * 2000 fds, looked up one by one. */
+	qsort(reader->fds, reader->fd_count, sizeof(*reader->fds), by_number);
 	return 0;
 }
 
@@ -218,8 +227,10 @@ const char *handover_string(const json_t *object, const char *key)
 int handover_fd_get(const struct handover_reader *reader, const json_t *object, const char *key)
 {
 	int64_t fd = handover_int(object, key, -1);
-	for (size_t i = 0; fd >= 0 && i < reader->fd_count; i++)
-		if (reader->fds[i] == fd)
-			return (int)fd;
-	return -1;
+	if (fd < 0 || fd > INT32_MAX)
+		return -1;
+	int number = (int)fd;
+	return bsearch(&number, reader->fds, reader->fd_count, sizeof(*reader->fds), by_number)
+		   ? number
+		   : -1;
 }

@@ -59,9 +59,31 @@ static struct group *find_group(struct supervisor *supervisor, const char *name)
 	return NULL;
 }
 
-static struct task *find_task(struct supervisor *supervisor, const char *name)
+/* The document lists the tasks in the supervisor's order: the next one
+ * is looked at first (`cursor`), the others only when the config's order
+ * differs. */
+struct task_cursor {
+	size_t group, task;
+};
+
+static struct task *find_task(struct supervisor *supervisor, const char *name,
+			      struct task_cursor *cursor)
 {
-	for (size_t i = 0; name && i < supervisor->group_count; i++)
+	if (!name)
+		return NULL;
+	while (cursor->group < supervisor->group_count &&
+	       cursor->task >= supervisor->groups[cursor->group]->task_count) {
+		cursor->group++;
+		cursor->task = 0;
+	}
+	if (cursor->group < supervisor->group_count) {
+		struct task *next = supervisor->groups[cursor->group]->tasks[cursor->task];
+		if (strcmp(next->config->full_name, name) == 0) {
+			cursor->task++;
+			return next;
+		}
+	}
+	for (size_t i = 0; i < supervisor->group_count; i++)
 		for (size_t t = 0; t < supervisor->groups[i]->task_count; t++)
 			if (strcmp(supervisor->groups[i]->tasks[t]->config->full_name, name) == 0)
 				return supervisor->groups[i]->tasks[t];
@@ -144,9 +166,10 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 		}
 		group_read(state, group);
 	}
+	struct task_cursor cursor = {0};
 	json_array_foreach(tasks, index, state)
 	{
-		struct task *task = find_task(supervisor, handover_string(state, "name"));
+		struct task *task = find_task(supervisor, handover_string(state, "name"), &cursor);
 		if (!task) {
 			snprintf(error, error_size, "task %s is not in the config it loaded",
 				 handover_string(state, "name"));
