@@ -351,6 +351,11 @@ struct config *config_from_document(const char *path, yaml_document_t *document,
 				    struct config_diagnostics *diagnostics);
 
 /* `schedule:` of a task (config_schedule.c). */
+/* A task's `update:` (config_update.c); `has_instances`: the task has
+ * `instances:`, without which the key is refused. */
+void update_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		  bool has_instances, struct update_config *out);
+
 void schedule_parse(struct load_context *context, const yaml_node_t *node,
 		    const struct where *where, struct schedule_config *out);
 
