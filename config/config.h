@@ -592,8 +592,9 @@ enum control_right {
 	CONTROL_RIGHT_RELOAD = 1u << 8,
 	CONTROL_RIGHT_EXEC = 1u << 9,
 	CONTROL_RIGHT_SHUTDOWN = 1u << 10,
+	CONTROL_RIGHT_SCALE = 1u << 11,
 };
-#define CONTROL_RIGHT_COUNT 11
+#define CONTROL_RIGHT_COUNT 12
 
 /* "status", "logs", ... for the right of bit `index`; NULL past the last. */
 const char *control_right_name(unsigned index);

@@ -30,8 +30,12 @@ enum task_event_type {
 	TASK_EVENT_REMOVED,           /* a reload removed it: it stops */
 	TASK_EVENT_HEALTHY,           /* its health probe passed, first in this run */
 	TASK_EVENT_SCHEDULED,         /* its schedule started a run, or skipped one */
+	/* Of a task written with `instances:`, named as a whole (g/web): */
+	TASK_EVENT_ROLLING,      /* a rolling restart began, replaced one, was done */
+	TASK_EVENT_ROLL_STOPPED, /* a new instance never became ready: the roll stopped */
+	TASK_EVENT_SCALED,       /* corral scale changed how many instances it has */
 };
-#define TASK_EVENT_TYPE_COUNT 23
+#define TASK_EVENT_TYPE_COUNT 26
 
 /* "received", "started", "start_failed", ... (stable: the JSON log uses it) */
 const char *task_event_type_name(enum task_event_type type);

@@ -120,6 +120,7 @@ struct kept_state {
 	size_t stop_position;
 	bool restart_held;
 	bool failed_by_dependency;
+	bool rolling;
 };
 
 void task_take_next_config(struct task *task)
@@ -138,6 +139,7 @@ void task_take_next_config(struct task *task)
 	    .stop_position = task->stop_position,
 	    .restart_held = task->restart_held,
 	    .failed_by_dependency = task->failed_by_dependency,
+	    .rolling = task->rolling,
 	};
 	memset(&task->logs, 0, sizeof(task->logs));
 	task->runner.texts = NULL; /* kept.runner's now */
@@ -157,6 +159,7 @@ void task_take_next_config(struct task *task)
 	task->stop_position = kept.stop_position;
 	task->restart_held = kept.restart_held;
 	task->failed_by_dependency = kept.failed_by_dependency;
+	task->rolling = kept.rolling;
 	kept.runner.config = definition;
 	task->runner = kept.runner;
 	if (result < 0) {
