@@ -11,8 +11,8 @@
 
 #include "base/json_text.h"
 #include "hooks/hook_protocol.h"
-#include "supervisor/tasks/task.h"
 #include "supervisor/tasks/group.h"
+#include "supervisor/tasks/task.h"
 #include "supervisor/tasks/task_schedule.h"
 
 /* Names that usually hold a secret (PASSWORD, API_TOKEN, AWS_SECRET_KEY,
