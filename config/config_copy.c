@@ -243,9 +243,8 @@ static void copy_group(struct group_config *into, const struct group_config *fro
 		to[t] = into->task_count;
 		task_config_copy(&into->tasks[into->task_count++], task);
 		/* After the set's last instance, the new ones. */
-		bool last = t + 1 == from->task_count || !from->tasks[t + 1].instance_of ||
-			    strcmp(from->tasks[t + 1].instance_of, task->instance_of) != 0;
-		if (!change || !last)
+		if (!change || (t + 1 < from->task_count && from->tasks[t + 1].instance_of &&
+				strcmp(from->tasks[t + 1].instance_of, task->instance_of) == 0))
 			continue;
 		for (unsigned number = task->instance + 1; number < change->count; number++) {
 			(*made)[into->task_count] = true;
