@@ -175,6 +175,15 @@ static void free_reload(struct reload *reload)
 	free(reload->tasks);
 }
 
+/* A running instance the step replaces, of a task with `update:
+ * {strategy: rolling}`: a roll restarts it in its turn (begin_rolls). */
+static bool replaced_by_a_roll(const struct reload_task_step *step, const struct task *task)
+{
+	return step->action == RELOAD_REPLACE && step->definition->instance_of &&
+	       step->definition->update.strategy == UPDATE_ROLLING &&
+	       (task->runner.state == TASK_RUNNING || task->runner.state == TASK_STARTING);
+}
+
 /* ---- the plan as JSON: the reply, and --dry-run ---- */
 
 static json_t *plan_json(const struct reload *reload)
@@ -225,6 +234,8 @@ static json_t *plan_json(const struct reload *reload)
 		}
 		if (bound->warning[0])
 			json_object_set_new(item, "warning", json_string(bound->warning));
+		if (bound->task && replaced_by_a_roll(step, bound->task))
+			json_object_set_new(item, "rolling", json_true());
 		json_array_append_new(tasks, item);
 	}
 	json_t *object = json_object();
@@ -370,14 +381,14 @@ static void apply_task_step(struct supervisor *supervisor, struct reload *reload
 	case RELOAD_REPLACE:
 		snprintf(message, sizeof(message), "replaced by a reload: %.120s changed", fields);
 		note_task(supervisor, task->config->full_name, TASK_EVENT_REPLACED, message);
+		if (replaced_by_a_roll(step, task)) {
+			bound->rolled = true;
+			task->next_config = step->definition;
+			return;
+		}
 		task->next_config = step->definition;
 		if (task->runner.state == TASK_RUNNING || task->runner.state == TASK_STARTING) {
-			/* Its set's roll restarts it in its turn (begin_rolls). */
-			if (step->definition->instance_of &&
-			    step->definition->update.strategy == UPDATE_ROLLING)
-				bound->rolled = true;
-			else
-				group_restart_task(task->group, task, now_ms);
+			group_restart_task(task->group, task, now_ms);
 		} else if (task->runner.state == TASK_DEAD && options->rerun_completed &&
 			   task_can_take_next_config(task)) {
 			task_take_next_config(task);
@@ -478,18 +489,20 @@ static void begin_rolls(struct reload *reload, uint64_t now_ms)
 {
 	size_t count = reload->plan.task_count;
 	struct task **members = xcalloc(count + 1, sizeof(*members));
+	bool *taken = xcalloc(count + 1, sizeof(*taken));
 	for (size_t i = 0; i < count; i++) {
-		if (!reload->tasks[i].rolled)
+		if (!reload->tasks[i].rolled || taken[i])
 			continue;
 		const struct task_config *definition = reload->plan.tasks[i].definition;
 		struct group *group = reload->tasks[i].group;
 		size_t member_count = 0;
 		for (size_t j = i; j < count; j++)
-			if (reload->tasks[j].rolled && reload->tasks[j].group == group &&
+			if (reload->tasks[j].rolled && !taken[j] &&
+			    reload->tasks[j].group == group &&
 			    strcmp(reload->plan.tasks[j].definition->instance_of,
 				   definition->instance_of) == 0) {
 				members[member_count++] = reload->tasks[j].task;
-				reload->tasks[j].rolled = false;
+				taken[j] = true;
 			}
 		char error[256];
 		if (instance_roll_begin(group, definition->instance_of, members, member_count,
@@ -501,6 +514,7 @@ static void begin_rolls(struct reload *reload, uint64_t now_ms)
 		for (size_t m = 0; m < member_count; m++)
 			group_restart_task(group, members[m], now_ms);
 	}
+	free(taken);
 	free(members);
 }
 

@@ -94,8 +94,15 @@ static void finish(struct group *group, struct instance_roll *roll, enum roll_ou
 {
 	roll->outcome = outcome;
 	for (size_t i = 0; i < roll->member_count; i++) {
-		if (roll->members[i].task)
-			roll->members[i].task->rolling = false;
+		struct task *task = roll->members[i].task;
+		if (!task)
+			continue;
+		task->rolling = false;
+		/* Not reached: it keeps its old definition too, across its own
+		 * restarts, as the old ReplicaSet's pods do when a rollout
+		 * stalls; the next reload replaces it again. */
+		if (roll->by_reload && roll->members[i].phase == ROLL_LEFT)
+			task->next_config = NULL;
 		roll->members[i].task = NULL;
 	}
 	size_t counts[ROLL_LEFT + 1] = {0};

@@ -205,6 +205,7 @@ def test_a_reload_with_update_rolling_rolls_the_new_definition(corral, tmp_path)
     client.start()
     reload = corral.cli("reload")
     assert reload.returncode == 0, reload
+    assert "  task g/web@1: replaced (env), by a rolling restart\n" in reload.stdout, reload.stdout
     wait_for(lambda: instance_sets(corral)["g/web"]["roll"] is not None and
              instance_sets(corral)["g/web"]["roll"]["state"] == "done", what="the roll done")
     client.stop()
@@ -232,6 +233,17 @@ def test_a_reload_with_update_rolling_rolls_the_new_definition(corral, tmp_path)
     message = instance_sets(corral)["g/web"]["roll"]["message"]
     assert message == ("rolling restart stopped at g/web@0: not ready within 2s; "
                        "left on their old process: g/web@1, g/web@2"), message
+    # ... across their own restarts too, until a reload replaces them again.
+    assert corral.cli("restart", "g/web@2").returncode == 0
+    wait_for(lambda: (ask(base + 2) or (middle[2], ""))[0] != middle[2], what="web@2 again")
+    assert ask(base + 2)[1] == "2"
+    (tmp_path / "never-0").unlink()
+    assert corral.cli("reload").returncode == 0
+    wait_for(lambda: instance_sets(corral)["g/web"]["roll"]["state"] == "done",
+             what="the roll done at last")
+    # web@0 had taken it already, and comes back by its restart policy.
+    wait_for(lambda: [(ask(base + i) or (0, ""))[1] for i in range(3)] == ["3", "3", "3"],
+             timeout=20, what="every instance on the last definition")
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
 
