@@ -5,17 +5,24 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "config/config_load.h"
+#include "supervisor/lifecycle/shutdown_budget.h"
 #include "supervisor/pid1/fd_budget.h"
 
 static void print_check_usage(FILE *out)
 {
-	fprintf(out, "usage: corral check [--print] CONFIG...\n\n"
+	fprintf(out, "usage: corral check [--print] [--shutdown-timeout DURATION] CONFIG...\n\n"
 		     "Validates CONFIG without running anything. Prints every error as\n"
 		     "FILE:LINE:COLUMN: message. Exit 0 when valid, 1 when not. Several files,\n"
 		     "or a directory (its *.yaml and *.yml in name order), are merged into one\n"
-		     "config, as `corral run` does.\n\n"
+		     "config, as `corral run` does. Warns (exit 0) when a graceful shutdown can\n"
+		     "take longer than the shutdown timeout, naming the longest stop chain.\n\n"
 		     "  --print  print the config as corral reads it, after merging the files\n"
-		     "           and replacing variables (interpolate: true), as YAML\n");
+		     "           and replacing variables (interpolate: true), as YAML\n"
+		     "  --shutdown-timeout DURATION\n"
+		     "           check against this timeout (say, the pod's\n"
+		     "           terminationGracePeriodSeconds) instead of\n"
+		     "           $CORRAL_SHUTDOWN_TIMEOUT or the config's shutdown_timeout, as\n"
+		     "           `corral run --shutdown-timeout` would run it\n");
 }
 
 static int print_config(const char *const *paths, size_t count)
@@ -35,15 +42,21 @@ int command_check(int argc, char **argv)
 {
 	static const struct option options[] = {
 	    {"print", no_argument, NULL, 'p'},
+	    {"shutdown-timeout", required_argument, NULL, 't'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	int option;
 	bool print = false;
+	const char *shutdown_timeout_flag = NULL;
 	optind = 1;
 	while ((option = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
 		if (option == 'p') {
 			print = true;
+			continue;
+		}
+		if (option == 't') {
+			shutdown_timeout_flag = optarg;
 			continue;
 		}
 		if (option == 'h') {
@@ -56,6 +69,12 @@ int command_check(int argc, char **argv)
 	if (optind >= argc)
 		return command_usage_error("check", print_check_usage,
 					   "expected a CONFIG file or directory");
+	uint64_t shutdown_timeout_ms;
+	const char *shutdown_timeout_source;
+	int refused = command_shutdown_timeout("check", print_check_usage, shutdown_timeout_flag,
+					       &shutdown_timeout_ms, &shutdown_timeout_source);
+	if (refused)
+		return refused;
 	const char *path = argv[optind];
 	const char *const *paths = (const char *const *)argv + optind;
 	size_t path_count = (size_t)(argc - optind), errors;
@@ -72,8 +91,13 @@ int command_check(int argc, char **argv)
 	printf("%s: ok (%zu group%s, %zu task%s)\n", path, config->group_count,
 	       config->group_count == 1 ? "" : "s", tasks, tasks == 1 ? "" : "s");
 	/* `corral run` raises the soft limit to the hard one: compare with that. */
-	char warning[320];
+	char warning[1024];
 	if (fd_budget_check(config, true, warning, sizeof(warning)) < 0)
+		fprintf(stderr, "%s: warning: %s\n", path, warning);
+	if (!shutdown_timeout_source)
+		shutdown_timeout_ms = config->shutdown_timeout_ms;
+	if (shutdown_budget_check(config, shutdown_timeout_ms, shutdown_timeout_source, warning,
+				  sizeof(warning)) < 0)
 		fprintf(stderr, "%s: warning: %s\n", path, warning);
 	config_free(config);
 	return 0;

@@ -4,8 +4,10 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "cli/commands.h"
 #include "config/config_load.h"
 #include "supervisor/control/control_protocol.h"
@@ -49,6 +51,33 @@ int command_usage_error(const char *name, void (*print_usage)(FILE *out), const 
 	fputs("\n\n", stderr);
 	print_usage(stderr);
 	return COMMAND_USAGE_ERROR;
+}
+
+int command_shutdown_timeout(const char *name, void (*print_usage)(FILE *out), const char *flag,
+			     uint64_t *timeout_ms, const char **source)
+{
+	const char *why = "";
+	*source = NULL;
+	if (flag) {
+		if (parse_duration_ms(flag, timeout_ms, &why) < 0)
+			return command_usage_error(name, print_usage,
+						   "--shutdown-timeout %s: invalid duration: %s",
+						   flag, why);
+		*source = "--shutdown-timeout";
+		return 0;
+	}
+	const char *environment = getenv("CORRAL_SHUTDOWN_TIMEOUT");
+	if (!environment || !*environment)
+		return 0;
+	if (parse_duration_ms(environment, timeout_ms, &why) < 0) {
+		fprintf(stderr,
+			"corral %s: CORRAL_SHUTDOWN_TIMEOUT=%s (from the environment): invalid "
+			"duration: %s\n",
+			name, environment, why);
+		return 1;
+	}
+	*source = "CORRAL_SHUTDOWN_TIMEOUT";
+	return 0;
 }
 
 int command_set_target(const char *name, void (*print_usage)(FILE *out),

@@ -10,7 +10,8 @@
 static void print_run_usage(FILE *out)
 {
 	fprintf(out, "usage: corral run [--events FILE] [--socket PATH] [--keep-running] [-v]\n"
-		     "                  [--log-format plain|timestamped|json] CONFIG...\n\n"
+		     "                  [--log-format plain|timestamped|json]\n"
+		     "                  [--shutdown-timeout DURATION] CONFIG...\n\n"
 		     "Runs the task groups of CONFIG until they are finished, or until SIGTERM\n"
 		     "or SIGINT asks for a graceful shutdown (a second one kills at once).\n"
 		     "Several files, or a directory (its *.yaml and *.yml in name order), are\n"
@@ -26,6 +27,11 @@ static void print_run_usage(FILE *out)
 		     "                 their UTC time (timestamped), or one JSON object each:\n"
 		     "                 {\"time\",\"group\",\"task\",\"line\"} (json); over the\n"
 		     "                 config's log_format\n"
+		     "  --shutdown-timeout DURATION\n"
+		     "                 bound on a graceful shutdown (25s, 1m30s), over\n"
+		     "                 $CORRAL_SHUTDOWN_TIMEOUT, over the config's\n"
+		     "                 shutdown_timeout: keep it below the orchestrator's grace\n"
+		     "                 period (Kubernetes' terminationGracePeriodSeconds)\n"
 		     "  --socket PATH  control socket (default: $CORRAL_SOCKET, else the\n"
 		     "                 config's socket:, else the first default place corral\n"
 		     "                 may write to: /run/corral/control.sock,\n"
@@ -45,10 +51,12 @@ int command_run(int argc, char **argv)
 	    {"keep-running", no_argument, NULL, 'k'},
 	    {"log-format", required_argument, NULL, 'f'},
 	    {"verbose", no_argument, NULL, 'v'},
+	    {"shutdown-timeout", required_argument, NULL, 't'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct run_options run_options = {.log_format = -1};
+	const char *shutdown_timeout = NULL;
 	int option;
 	optind = 1;
 	while ((option = getopt_long(argc, argv, "+hv", options, NULL)) != -1) {
@@ -75,6 +83,9 @@ int command_run(int argc, char **argv)
 		case 'v':
 			log_set_verbose(true);
 			break;
+		case 't':
+			shutdown_timeout = optarg;
+			break;
 		case 'h':
 			print_run_usage(stdout);
 			return 0;
@@ -86,6 +97,11 @@ int command_run(int argc, char **argv)
 	if (optind >= argc)
 		return command_usage_error("run", print_run_usage,
 					   "expected a CONFIG file or directory");
+	int refused = command_shutdown_timeout("run", print_run_usage, shutdown_timeout,
+					       &run_options.shutdown_timeout_ms,
+					       &run_options.shutdown_timeout_source);
+	if (refused)
+		return refused;
 	const char *path = argv[optind];
 	size_t errors;
 	struct config *config = command_load_config((const char *const *)argv + optind,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* CLI convention: 0 success, 1 refused or failed, 2 usage error. */
@@ -62,6 +63,16 @@ struct config *command_load_config(const char *const *paths, size_t count, size_
 
 int command_usage_error(const char *name, void (*print_usage)(FILE *out), const char *format, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The shutdown timeout over the config's `shutdown_timeout`: `flag`
+ * (--shutdown-timeout's value; NULL: not given), else the environment's
+ * CORRAL_SHUTDOWN_TIMEOUT (unset or empty: none). 0 with *timeout_ms and
+ * *source ("--shutdown-timeout", "CORRAL_SHUTDOWN_TIMEOUT"; NULL: neither,
+ * the config's holds); else, after saying which source holds what bad
+ * value, an exit code: COMMAND_USAGE_ERROR for the flag, 1 for the
+ * environment. */
+int command_shutdown_timeout(const char *name, void (*print_usage)(FILE *out), const char *flag,
+			     uint64_t *timeout_ms, const char **source);
 
 struct control_request;
 /* Sets the request's target to `argument` and checks the whole request as

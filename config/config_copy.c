@@ -10,13 +10,13 @@
  * machine CI builds on: they change with the structs, and then the copy
  * must be read again. */
 #if defined(__x86_64__)
-_Static_assert(sizeof(struct task_config) == 712,
+_Static_assert(sizeof(struct task_config) == 728,
 	       "struct task_config changed: copy the new field in task_config_copy "
 	       "(config_copy.c), then update this size");
 _Static_assert(sizeof(struct group_config) == 72,
 	       "struct group_config changed: copy the new field in copy_group "
 	       "(config_copy.c), then update this size");
-_Static_assert(sizeof(struct config) == 104,
+_Static_assert(sizeof(struct config) == 136,
 	       "struct config changed: copy the new field in config_with_instances "
 	       "(config_copy.c), then update this size");
 #endif
@@ -93,6 +93,8 @@ void task_config_copy(struct task_config *into, const struct task_config *from)
 		into->readiness = xmalloc(sizeof(*into->readiness));
 		*into->readiness = *from->readiness;
 		copy_probe(&into->readiness->probe, &from->readiness->probe);
+		into->readiness->log_ready = copy_string(from->readiness->log_ready);
+		into->readiness->log_not_ready = copy_string(from->readiness->log_not_ready);
 	}
 	into->health = NULL;
 	if (from->health) {
@@ -114,6 +116,12 @@ void task_config_copy(struct task_config *into, const struct task_config *from)
 	    copy_items(from->after, from->after_count, from->after_count + 1, sizeof(*from->after));
 	for (size_t i = 0; i < from->after_count; i++)
 		into->after[i].name = xstrdup(from->after[i].name);
+	into->wait_for = copy_items(from->wait_for, from->wait_for_count, from->wait_for_count + 1,
+				    sizeof(*from->wait_for));
+	for (size_t i = 0; i < from->wait_for_count; i++) {
+		copy_probe(&into->wait_for[i].probe, &from->wait_for[i].probe);
+		into->wait_for[i].text = copy_string(from->wait_for[i].text);
+	}
 }
 
 /* ---- a config with other instance counts ---- */
@@ -267,6 +275,12 @@ struct config *config_with_instances(const struct config *config,
 	copy->socket_path = copy_string(config->socket_path);
 	copy->control_group = copy_string(config->control_group);
 	copy->task_dirs_root = copy_string(config->task_dirs_root);
+	copy->termination_log = copy_string(config->termination_log);
+	copy->notify_ready_groups =
+	    copy_items(config->notify_ready_groups, config->notify_ready_group_count,
+		       config->notify_ready_group_count + 1, sizeof(*config->notify_ready_groups));
+	for (size_t i = 0; i < config->notify_ready_group_count; i++)
+		copy->notify_ready_groups[i] = xstrdup(config->notify_ready_groups[i]);
 	copy->groups = xcalloc(config->group_count + 1, sizeof(*copy->groups));
 	struct moves moves = {xcalloc(config->group_count + 1, sizeof(*moves.to)),
 			      xcalloc(config->group_count + 1, sizeof(*moves.made))};

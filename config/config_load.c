@@ -2,6 +2,7 @@
  * groups. Tasks are read by config_task.c. */
 #include "config/config_load.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +17,10 @@
 #include "config/diagnostics.h"
 #include "config/yaml_limits.h"
 
-static const char *const top_level_keys[] = {"shutdown_timeout", "groups",         "socket",
-					     "control",          "task_dirs_root", "log_format",
-					     "hook_concurrency", "interpolate",    NULL};
+static const char *const top_level_keys[] = {
+    "shutdown_timeout", "groups",     "socket",      "control",
+    "task_dirs_root",   "log_format", "interpolate", "termination_log",
+    "hook_concurrency", "notify",     NULL};
 static const char *const log_format_names[] = {"plain", "timestamped", "json"};
 
 int log_format_parse(const char *text)
@@ -289,6 +291,25 @@ static void parse_task_dirs_root(struct load_context *context, const yaml_node_t
 	config->task_dirs_root = xstrdup(path);
 }
 
+/* Where corral writes its termination message (Kubernetes'
+ * terminationMessagePath); "" writes none, not even the default. */
+static void parse_termination_log(struct load_context *context, const yaml_node_t *node,
+				  struct config *config)
+{
+	struct where where = {.owner = "", .field = "termination_log"};
+	const char *path = expect_string(context, node, &where);
+
+	if (!path)
+		return;
+	if (*path && (path[0] != '/' || strcmp(path, "/") == 0 || strlen(path) >= PATH_MAX)) {
+		report(context, node, &where,
+		       "must be an absolute path to a file, or \"\" for none, not %s",
+		       quote(path, node->data.scalar.length).text);
+		return;
+	}
+	config->termination_log = xstrdup(path);
+}
+
 static void parse_top_level(struct load_context *context, const yaml_node_t *root,
 			    struct config *config)
 {
@@ -337,10 +358,16 @@ static void parse_top_level(struct load_context *context, const yaml_node_t *roo
 	const yaml_node_t *task_dirs_root = map_lookup(&fields, "task_dirs_root");
 	if (task_dirs_root)
 		parse_task_dirs_root(context, task_dirs_root, config);
+	const yaml_node_t *termination_log = map_lookup(&fields, "termination_log");
+	if (termination_log)
+		parse_termination_log(context, termination_log, config);
 	groups = map_lookup(&fields, "groups");
 	if (groups) {
 		parse_groups(context, groups, config);
 		dependencies_resolve(context, config);
+		const yaml_node_t *notify = map_lookup(&fields, "notify");
+		if (notify)
+			notify_settings_parse(context, notify, config);
 	} else if (!map_has_key_or_typo(&fields, top_level_keys, "groups"))
 		report(context, root, &top, "missing \"groups\" (a map of group names to groups)");
 	map_entries_free(&fields);

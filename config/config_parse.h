@@ -6,8 +6,9 @@
  * help of config_capabilities.c, config_seccomp.c, config_rlimits.c,
  * config_mounts.c, config_user_namespace.c and config_devices.c (and
  * config_network_parse.h), config_cdi.c reads `cdi`, config_hooks.c
- * `hooks`, config_dependencies.c `after` and `order`, and config_control.c
- * the top level's `control` map and a task's `control` list. */
+ * `hooks`, config_dependencies.c `after` and `order`, config_control.c
+ * the top level's `control` map and a task's `control` list, and
+ * config_notify.c the top level's `notify` map. */
 #pragma once
 
 #include <stdbool.h>
@@ -292,6 +293,13 @@ void devices_merge(struct isolation_config *merged, const struct isolation_confi
 void dependencies_parse(struct load_context *context, const yaml_node_t *node,
 			const struct where *where, struct task_config *task);
 
+/* An IPv4 or IPv6 address literal (config_probe_targets.c). */
+bool host_is_address(const char *host);
+
+/* `wait_for:`, a list of outside targets (config_wait_for.c). */
+void wait_for_parse(struct load_context *context, const yaml_node_t *node,
+		    const struct where *where, struct task_config *task);
+
 /* Once every group is read: adds the edges of `order: sequential`, resolves
  * every name ("task" in the same group, "group/task"), gives unwritten
  * conditions their default (completed for a one-shot, ready otherwise),
@@ -363,6 +371,11 @@ void schedule_parse(struct load_context *context, const yaml_node_t *node,
  * connections_per_user. */
 void control_settings_parse(struct load_context *context, const yaml_node_t *node,
 			    struct config *config);
+
+/* The top level's `notify` map (ready: all, started or a list of groups).
+ * Read after the groups, whose names a list must give. */
+void notify_settings_parse(struct load_context *context, const yaml_node_t *node,
+			   struct config *config);
 
 /* A task's `control` list: the control requests it may make, as enum
  * control_right bits. Unknown and repeated names are reported. */

@@ -9,7 +9,7 @@ set -euo pipefail
 
 build_packages=(
 	build-essential cmake pkg-config
-	libyaml-dev libjansson-dev libcgroup-dev libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev  # libraries (see docs/dependencies.md); the -dev packages hold the .a files for -DCORRAL_STATIC=ON
+	libyaml-dev libjansson-dev libcgroup-dev libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libc-ares-dev  # libraries (see docs/dependencies.md); the -dev packages hold the .a files for -DCORRAL_STATIC=ON
 )
 test_packages=(
 	libcmocka-dev                             # unit tests
@@ -21,10 +21,12 @@ test_packages=(
 	qemu-system-x86 busybox-static cpio       # tests/system/vm: corral as a VM's init; busybox-static: test_rootfs.py's rootfs
 	runc                                      # tests/system/oci: corral as PID 1 of an OCI container (busybox-static rootfs)
 	podman catatonit                          # tests/system/podman: corral as PID 1 under podman (catatonit: kube play's local pause image)
+	containerd                                # tests/system/containerd: corral as PID 1 under containerd (ctr, the runc shim); the suite starts a daemon of its own
 	bubblewrap                                # bench_isolation: the bwrap row (skipped with a note without it)
 	redis-server                              # examples/stack.yaml's sidecar (sd_notify), run by test_dependencies
 	s6 supervisor                             # bench_output and bench_control: the s6-log, s6-svscan and supervisord rows
 	tini dumb-init                            # test_one_command.py runs each case under them too, side by side with corral
+	systemd                                   # systemd-analyze verify of examples/systemd/corral.service (test_parent_notify.py; never run as init here)
 )
 
 case ${1:-} in

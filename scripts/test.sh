@@ -3,7 +3,8 @@
 # test: unit (cmocka, via ctest) and integration (pytest, the real binary),
 # once on a normal build with warnings as errors and once under ASan+UBSan;
 # system tests (corral as the init of a qemu VM, then as PID 1 of an OCI
-# container under runc and under podman, statically linked); the fuzzers for a short while;
+# container under runc, podman and containerd, statically linked); the
+# fuzzers for a short while;
 # a minute of the soak; and the benchmarks in their quick mode, as a smoke
 # test.
 set -euo pipefail
@@ -39,8 +40,11 @@ echo "=== system tests: corral as PID 1 under runc (static binary, busybox rootf
 static=$(scripts/build-static.sh build-static)
 CORRAL_STATIC_BIN="$static" "$python" -m pytest -q -p no:cacheprovider tests/system/oci
 
-echo "=== system tests: corral as PID 1 under podman (run, stop, kill, exec, healthcheck, kube play)"
+echo "=== system tests: corral as PID 1 under podman (run, stop, kill, exec, healthcheck, kube play, sdnotify)"
 CORRAL_STATIC_BIN="$static" "$python" -m pytest -q -p no:cacheprovider tests/system/podman
+
+echo "=== system tests: corral as PID 1 under containerd (ctr run, task kill, task exec, cgroup limits; a containerd of its own)"
+CORRAL_STATIC_BIN="$static" "$python" -m pytest -q -p no:cacheprovider tests/system/containerd
 
 echo "=== build with AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCORRAL_WERROR=ON -DCORRAL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null

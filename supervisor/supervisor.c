@@ -27,6 +27,7 @@
 #include "supervisor/pid1/machine_init.h"
 #include "supervisor/pid1/reaper.h"
 #include "supervisor/pid1/signal_handling.h"
+#include "supervisor/probes/name_resolver.h"
 #include "supervisor/reload.h"
 #include "supervisor/scale.h"
 #include "supervisor/supervisor_internal.h"
@@ -47,45 +48,74 @@ static void note_task_failed_for_good(struct services *services, struct task *ta
 	supervisor->have_failure = true;
 	supervisor->failure_is_secondary = task->failed_by_dependency;
 	supervisor->exit_code = runner_failure_exit_code(&task->runner);
+	termination_note_failure(supervisor, task);
 	log_info("%s: first task to fail for good; corral will exit with code %d",
 		 task->config->full_name, supervisor->exit_code);
 }
 
 /* ---- shutdown ---- */
 
-static void kill_everything(struct supervisor *supervisor, const char *reason)
+/* `why`: for the tasks' events; `told`: for the termination message. */
+static void kill_everything(struct supervisor *supervisor, const char *why, const char *told)
 {
+	termination_note_kill(supervisor, told);
 	supervisor->killing = true;
 	for (size_t i = 0; i < supervisor->group_count; i++)
-		group_kill(supervisor->groups[i], reason);
+		group_kill(supervisor->groups[i], why);
+}
+
+/* --shutdown-timeout or CORRAL_SHUTDOWN_TIMEOUT over the config's. */
+static uint64_t shutdown_timeout_ms(const struct supervisor *supervisor)
+{
+	return supervisor->shutdown_timeout_source ? supervisor->shutdown_timeout_ms
+						   : supervisor->config->shutdown_timeout_ms;
+}
+
+/* "30s", or "25s, from --shutdown-timeout". */
+static void describe_shutdown_timeout(const struct supervisor *supervisor, char *buffer,
+				      size_t size)
+{
+	char timeout[32];
+	format_duration_ms(shutdown_timeout_ms(supervisor), timeout, sizeof(timeout));
+	if (supervisor->shutdown_timeout_source)
+		snprintf(buffer, size, "%s, from %s", timeout, supervisor->shutdown_timeout_source);
+	else
+		snprintf(buffer, size, "%s", timeout);
 }
 
 static void on_shutdown_timeout(struct loop_timer *timer)
 {
 	struct supervisor *supervisor = timer->data;
-	char timeout[32];
-	format_duration_ms(supervisor->config->shutdown_timeout_ms, timeout, sizeof(timeout));
+	char timeout[96], told[128];
+	describe_shutdown_timeout(supervisor, timeout, sizeof(timeout));
 	log_message("shutdown_timeout (%s) passed: killing what is left", timeout);
-	kill_everything(supervisor, "shutdown_timeout passed");
+	snprintf(told, sizeof(told), "shutdown_timeout (%s) passed", timeout);
+	kill_everything(supervisor, "shutdown_timeout passed", told);
 }
 
-static void begin_shutdown(struct supervisor *supervisor, const char *reason)
+/* `reason`: what corral says ("SIGTERM"); `by`: the termination message's
+ * "stopped by ...". */
+static void begin_shutdown(struct supervisor *supervisor, const char *reason, const char *by)
 {
 	if (supervisor->shutting_down) {
 		if (!supervisor->killing) {
+			char told[96];
 			log_message("%s again: killing every task now", reason);
-			kill_everything(supervisor, "second shutdown request");
+			snprintf(told, sizeof(told), "%s again", by);
+			kill_everything(supervisor, "second shutdown request", told);
 		}
 		return;
 	}
 	supervisor->shutting_down = true;
-	char timeout[32];
-	format_duration_ms(supervisor->config->shutdown_timeout_ms, timeout, sizeof(timeout));
+	termination_note_shutdown(supervisor, by);
+	parent_notify_stopping(&supervisor->parent, shutdown_timeout_ms(supervisor));
+	char timeout[96];
+	describe_shutdown_timeout(supervisor, timeout, sizeof(timeout));
 	log_message("%s: shutting down gracefully (at most %s; send it again to kill now)", reason,
 		    timeout);
 	uint64_t now = loop_now_ms();
 	loop_timer_arm(supervisor->loop, &supervisor->shutdown_timer,
-		       now + supervisor->config->shutdown_timeout_ms);
+		       now + shutdown_timeout_ms(supervisor));
 	/* Every group is stopping before any settles: a task waits for its
 	 * dependents in other groups too (`after:` across groups), which it
 	 * can only tell once their group stops as well. */
@@ -97,7 +127,7 @@ static void begin_shutdown(struct supervisor *supervisor, const char *reason)
 
 static void shutdown_from_control(void *pointer, const char *reason)
 {
-	begin_shutdown(pointer, reason);
+	begin_shutdown(pointer, reason, "a shutdown request on the control socket");
 }
 
 static bool is_shutting_down(void *pointer)
@@ -138,7 +168,13 @@ static json_t *reload_from_control(void *pointer, const struct reload_options *o
 				    json_string("corral is shutting down: nothing to reload"));
 		return reply;
 	}
-	return reload_run(supervisor, options);
+	if (options->dry_run)
+		return reload_run(supervisor, options);
+	parent_notify_reloading(&supervisor->parent);
+	json_t *reply = reload_run(supervisor, options);
+	parent_notify_reloaded(&supervisor->parent, reply, supervisor->config, supervisor->groups,
+			       supervisor->group_count);
+	return reply;
 }
 
 static json_t *scale_from_control(void *pointer, const struct control_request *request)
@@ -403,7 +439,8 @@ static void on_signal(struct loop_watch *watch, uint32_t events)
 		case SIGTERM:
 		case SIGINT:
 		case SIGQUIT:
-			begin_shutdown(supervisor, signal_name((int)info.ssi_signo));
+			begin_shutdown(supervisor, signal_name((int)info.ssi_signo),
+				       signal_name((int)info.ssi_signo));
 			break;
 		case SIGHUP:
 			reload_on_hangup(supervisor);
@@ -456,6 +493,11 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	memset(supervisor, 0, sizeof(*supervisor));
 	supervisor->config = config;
 	supervisor->one_command = options->one_command;
+	supervisor->shutdown_timeout_ms = options->shutdown_timeout_ms;
+	supervisor->shutdown_timeout_source = options->shutdown_timeout_source;
+	supervisor->termination.log.fd = -1;
+	/* Before any task's environment is made from corral's. */
+	parent_notify_take_environment(&supervisor->parent, options->one_command != NULL);
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){.stdin_fd = -1,
 						       .output_fd = -1,
@@ -488,7 +530,10 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		log_message("cannot create the event loop: %s", strerror(-error));
 		return error;
 	}
+	/* Before any task can run, and plant a link where the file goes. */
+	termination_open(supervisor);
 	supervisor->exec_sessions.loop = supervisor->loop;
+	parent_notify_start(&supervisor->parent, supervisor->loop);
 	network_spares_init(&supervisor->network_spares, supervisor->loop, &supervisor->network);
 	error = event_log_open(&supervisor->events, options->events_path);
 	if (error < 0) {
@@ -575,6 +620,7 @@ static void remove_task_dirs(struct supervisor *supervisor)
 
 static void supervisor_close(struct supervisor *supervisor)
 {
+	parent_notify_close(&supervisor->parent, supervisor->exit_code);
 	/* Before the control socket: a session's end is said to its client. */
 	exec_sessions_close(&supervisor->exec_sessions);
 	control_server_close(supervisor->control);
@@ -595,6 +641,8 @@ static void supervisor_close(struct supervisor *supervisor)
 		rmdir(supervisor->services.notify_dir);
 		free(supervisor->services.notify_dir);
 	}
+	/* After the tasks, whose lookups are cancelled with their probes. */
+	name_resolver_free(supervisor->services.resolver);
 	network_spares_close(&supervisor->network_spares);
 	pid_index_free(&supervisor->task_pids);
 	shortage_report_free(&supervisor->shortage);
@@ -617,6 +665,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	spawn_slots_close(&supervisor->spawn_slots);
 	event_log_close(&supervisor->events);
 	loop_free(supervisor->loop);
+	termination_close(supervisor);
 	reload_free_generations(supervisor);
 }
 
@@ -636,21 +685,25 @@ static bool all_done(const struct supervisor *supervisor)
 }
 
 /* Until no group has anything left to do: a task's change can concern a
- * group settled before it, when a dependency crosses groups. */
+ * group settled before it, when a dependency crosses groups. Then corral's
+ * parent hears of what changed. */
 static void settle_groups(struct supervisor *supervisor)
 {
 	uint64_t now = loop_now_ms();
-	bool any_dirty;
+	bool any_dirty, settled = false;
 	do {
 		any_dirty = false;
 		for (size_t i = 0; i < supervisor->group_count; i++) {
 			struct group *group = supervisor->groups[i];
 			if (!group->dirty)
 				continue;
-			any_dirty = true;
+			any_dirty = settled = true;
 			group_settle(group, now);
 		}
 	} while (any_dirty);
+	if (settled)
+		parent_notify_tasks_changed(&supervisor->parent, supervisor->config,
+					    supervisor->groups, supervisor->group_count);
 }
 
 int supervisor_run(const struct config *config, const struct run_options *options)
@@ -673,6 +726,10 @@ int supervisor_run(const struct config *config, const struct run_options *option
 	if (oom_protection_children_score(&children_score))
 		spawn_reset_oom_score_adj_to(children_score);
 	if (supervisor_open(&supervisor, config, options) < 0) {
+		supervisor.exit_code = 1;
+		termination_note_corral_failure(&supervisor,
+						"it could not set up (its log says why)");
+		termination_write(&supervisor);
 		supervisor_close(&supervisor);
 		return 1;
 	}
@@ -681,8 +738,12 @@ int supervisor_run(const struct config *config, const struct run_options *option
 	while (!all_done(&supervisor)) {
 		int error = loop_run_once(supervisor.loop);
 		if (error < 0) {
+			char failure[128];
+			snprintf(failure, sizeof(failure), "its event loop failed: %s",
+				 strerror(-error));
 			log_message("event loop failed: %s; killing every task", strerror(-error));
-			kill_everything(&supervisor, "event loop failure");
+			termination_note_corral_failure(&supervisor, failure);
+			kill_everything(&supervisor, "event loop failure", failure);
 			if (!supervisor.have_failure)
 				supervisor.exit_code = 1;
 			break;
@@ -699,6 +760,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		log_info("%u leftover process%s killed and reaped at exit", leftovers,
 			 leftovers == 1 ? "" : "es");
 	int exit_code = supervisor.exit_code;
+	termination_write(&supervisor);
 	supervisor_close(&supervisor);
 	return exit_code;
 }

@@ -14,6 +14,7 @@
 #include "supervisor/metrics/metrics_text.h"
 #include "supervisor/output/output_json_lines.h"
 #include "supervisor/output/output_sink.h"
+#include "supervisor/parent/parent_notify.h"
 #include "supervisor/pid1/one_command.h"
 #include "supervisor/tasks/event_log.h"
 #include "supervisor/tasks/group.h"
@@ -21,6 +22,7 @@
 #include "supervisor/tasks/pid_index.h"
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/shortage_report.h"
+#include "supervisor/termination.h"
 
 #define OUTPUT_SINK_CAPACITY (256 * 1024)
 
@@ -74,12 +76,18 @@ struct supervisor {
 	bool shutting_down;
 	bool killing;
 	struct loop_timer shutdown_timer;
+	/* --shutdown-timeout or CORRAL_SHUTDOWN_TIMEOUT, over the config's
+	 * (and every reloaded one's); source NULL: the config's. */
+	uint64_t shutdown_timeout_ms;
+	const char *shutdown_timeout_source;
 
 	struct metrics_counters counters; /* for GET /metrics */
+	struct parent_notify parent;      /* sd_notify to corral's own parent */
 
 	bool have_failure;
 	bool failure_is_secondary; /* from a task that never started */
 	int exit_code;
+	struct termination_record termination; /* why it exits, for the termination log */
 };
 
 /* After a change of the group list: the control socket's and the tasks'

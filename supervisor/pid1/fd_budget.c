@@ -8,7 +8,8 @@
 #include "supervisor/tasks/network_spares.h"
 
 /* corral's own: stdio, the spawn slots, epoll, signalfd, timerfd, the
- * control socket and a few clients, the event log file. */
+ * control socket and a few clients, the event log file, the termination
+ * log, the socket to corral's own parent (NOTIFY_SOCKET). */
 #define FDS_OF_CORRAL 64
 
 /* What a running task holds (supervisor/tasks/task.c and its parts). */

@@ -19,6 +19,8 @@
 /* Most keys that point somewhere, so that a field the copy shares or
  * forgets shows as a difference or a double free. */
 static const char *const rich =
+    "termination_log: /tmp/corral-copy-termination\n"
+    "notify: {ready: [web, other]}\n"
     "groups:\n"
     "  web:\n"
     "    network: {bridge: br-copy, subnet: 10.77.0.0/24}\n"
@@ -54,6 +56,8 @@ static const char *const rich =
     "      edge:\n"
     "        command: [sleep, '9']\n"
     "        after: [web, db]\n"
+    "        wait_for: [{tcp: 'db.example:5432'}, {path: /tmp/corral-copy-ready}]\n"
+    "        readiness: {log: {ready: up, not_ready: down}, continuous: true}\n"
     "      backup:\n"
     "        command: [/bin/true]\n"
     "        restart: {policy: on-failure}\n"
@@ -119,6 +123,11 @@ static void test_a_copy_is_equal_and_its_own(void **state)
 	const struct task_config *db = task_named(copy, "web/db");
 	assert_string_equal(db->readiness->probe.headers[0], "X-A: b");
 	assert_string_equal(db->isolation.mounts[0].options[0], "size=1m");
+	const struct task_config *edge = task_named(copy, "web/edge");
+	assert_string_equal(edge->wait_for[0].probe.host, "db.example");
+	assert_string_equal(edge->readiness->log_not_ready, "down");
+	assert_string_equal(copy->notify_ready_groups[1], "other");
+	assert_string_equal(copy->termination_log, "/tmp/corral-copy-termination");
 	config_free(copy);
 }
 

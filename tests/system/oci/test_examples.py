@@ -2,7 +2,8 @@
 
 - Every corral config under examples/ passes `corral check` (and
   examples/container/corral.yaml also runs as PID 1 under runc, in
-  test_runc.py, from the same file).
+  test_runc.py, from the same file); an overlay (a file of top-level keys
+  that the image adds to its config) passes it together with that config.
 - The Kubernetes Pod and the Nomad job parse, run the image's corral on the
   image's config, give corral more time to stop than the config's
   shutdown_timeout, and probe it with `corral status`.
@@ -23,7 +24,10 @@ from conftest import CORRAL_IN_IMAGE, EXAMPLE_CONFIG, HERE, REPO_ROOT, run
 
 EXAMPLES = REPO_ROOT / "examples"
 CONTAINER_CONFIG = EXAMPLES / "container" / "corral.yaml"
-ORCHESTRATOR_FILES = {EXAMPLES / "kubernetes" / "pod.yaml"}
+ORCHESTRATOR_FILES = {EXAMPLES / "kubernetes" / "pod.yaml",
+                      EXAMPLES / "orchestrators" / "kubernetes.yaml"}
+# Overlays: checked with the config they are added to, not alone.
+OVERLAYS = {EXAMPLES / "orchestrators" / "doors.yaml": CONTAINER_CONFIG}
 
 
 def seconds(duration):
@@ -42,7 +46,8 @@ def shutdown_timeout():
 
 
 def corral_configs():
-    return sorted(path for path in EXAMPLES.rglob("*.yaml") if path not in ORCHESTRATOR_FILES)
+    return sorted(path for path in EXAMPLES.rglob("*.yaml")
+                  if path not in ORCHESTRATOR_FILES and path not in OVERLAYS)
 
 
 def test_the_examples_hold_corral_configs():
@@ -54,6 +59,24 @@ def test_example_config_passes_corral_check(static_corral, config):
     result = run([static_corral, "check", config], check=False)
     assert result.returncode == 0, result
     assert result.stdout.startswith(f"{config}: ok ("), result
+    # Nor a warning: a shutdown fits in its shutdown_timeout.
+    assert "warning" not in result.stderr, result
+
+
+def test_the_pods_grace_period_holds_its_configs_longest_shutdown(static_corral):
+    (pod,) = yaml.safe_load_all((EXAMPLES / "kubernetes" / "pod.yaml").read_text())
+    grace = pod["spec"]["terminationGracePeriodSeconds"]
+    result = run([static_corral, "check", "--shutdown-timeout", f"{grace}s", CONTAINER_CONFIG],
+                 check=False)
+    assert result.returncode == 0 and "warning" not in result.stderr, result
+
+
+@pytest.mark.parametrize("overlay", sorted(OVERLAYS), ids=lambda p: str(p.relative_to(EXAMPLES)))
+def test_example_overlay_passes_corral_check_with_its_config(static_corral, overlay):
+    base = OVERLAYS[overlay]
+    result = run([static_corral, "check", base, overlay], check=False)
+    assert result.returncode == 0, result
+    assert result.stdout.startswith(f"{base}: ok ("), result
 
 
 # ---- Kubernetes ------------------------------------------------------------

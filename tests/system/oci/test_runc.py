@@ -254,6 +254,27 @@ def test_failing_main_task_exit_code_is_runc_runs_exit_code(container):
     assert job.log()[-1] == "exiting with code 7", job
 
 
+def test_the_termination_message_goes_to_the_file_the_kubelet_mounts(container, tmp_path):
+    # The kubelet bind-mounts a file of its own at the container's
+    # terminationMessagePath, /dev/termination-log by default, and reads it
+    # once the container exited; corral finds it without a config key.
+    message = tmp_path / "termination-log"
+    message.write_text("")
+    job = container()
+    job.edit_spec(lambda spec: spec["mounts"].append(
+        {"destination": "/dev/termination-log", "type": "bind", "source": str(message),
+         "options": ["rbind", "rw"]}))
+    job.start(*run_case("failing"))
+    assert job.wait() == 7, job
+    assert message.read_text() == (
+        "job/work failed for good: exited with code 7; corral exited with code 7\n"
+        "last exit: exited with code 7\n"
+        "rule: restart.policy: not restarting: policy never\n"
+        "group job: on_failure stop: the group stopped\n"
+        "last 1 line of job/work:\n"
+        "working\n"), job
+
+
 # ---- what runc's default spec does not give, and what corral says --------
 
 
