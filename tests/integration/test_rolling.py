@@ -19,6 +19,8 @@ directory, base = sys.argv[1], int(sys.argv[2])
 number = os.environ["CORRAL_INSTANCE"]
 if os.path.exists(os.path.join(directory, "never-" + number)):
     time.sleep(3600)  # never listens, never says it is ready
+if os.path.exists(os.path.join(directory, "crash-" + number)):
+    sys.exit(3)
 listener = socket.socket()
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 listener.bind(("127.0.0.1", base + int(number)))
@@ -167,6 +169,25 @@ def test_an_instance_that_is_never_ready_stops_the_roll(corral, tmp_path):
     again = corral.cli("restart", "--rolling", "g/web")
     assert again.returncode == 0, again
     assert pids(corral, instance_names(4))[3] != before[3]
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def test_a_new_instance_that_exits_stops_the_roll(corral, tmp_path):
+    """A new run that ends before it is ready (here: exits 3 at once) is a
+    failed start: the roll stops there, without waiting for a timeout."""
+    base = free_port_block(3)
+    config = {"groups": {"g": {"tasks": {"web": servers(
+        tmp_path, 3, base, "30s", restart={"delay": "10s"})}}}}
+    running = start(corral, config, 3)
+    before = pids(corral, instance_names(3))
+    (tmp_path / "crash-1").touch()
+    roll = corral.cli("restart", "--rolling", "g/web")
+    assert roll.returncode == 1, roll
+    assert ("corral: g/web: rolling restart stopped at g/web@1: exited with code 3; "
+            "restarting in 10s (restart 1 of 3); replaced: g/web@0; left on their old "
+            "process: g/web@2") in roll.stderr, roll.stderr
+    assert pids(corral, instance_names(3))[2] == before[2]
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
 
