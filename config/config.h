@@ -511,6 +511,33 @@ enum kill_mode {
 	KILL_MODE_CONTROL_GROUP,
 };
 
+/* What a change to watched files does (config `watch:`). */
+enum watch_action {
+	WATCH_ACTION_RESTART, /* the task restarts, as `corral restart TASK` */
+	WATCH_ACTION_SIGNAL,  /* a signal to its main process (a reload of its own) */
+	WATCH_ACTION_RELOAD,  /* corral reads its config again, as `corral reload` */
+};
+
+/* "restart", "signal", "reload". */
+const char *watch_action_name(enum watch_action action);
+
+/* One entry of a task's `watch:` list (docs/config.md, "Watching files";
+ * compose's develop.watch, pm2's watch). The loader (config_watch.c)
+ * guarantees: path_count >= 1; each path absolute and cleaned (no ".",
+ * "..", "//" or trailing "/"), not "/", with glob characters (* ? [) in
+ * its last part only and its brackets closed. */
+struct watch_config {
+	char **paths; /* NULL-terminated */
+	size_t path_count;
+	enum watch_action action;
+	int signal;           /* WATCH_ACTION_SIGNAL: its number */
+	uint64_t debounce_ms; /* quiet this long after the last change, then act */
+};
+
+#define CONFIG_DEFAULT_WATCH_DEBOUNCE_MS 1000
+
+void watch_configs_free(struct watch_config *watches, size_t count);
+
 struct task_config {
 	char *name;      /* "app", or "app@1" for an instance */
 	char *full_name; /* "web/app": how every message names the task */
@@ -589,6 +616,10 @@ struct task_config {
 	/* Config `control:`: the control requests the task may make
 	 * (enum control_right bits); 0, the default, for none. */
 	unsigned control_rights;
+	/* Config `watch:`: files whose changes restart or signal it, or
+	 * reload corral; NULL when none. */
+	struct watch_config *watches;
+	size_t watch_count;
 };
 
 /* The task's readiness; without `readiness:`, READINESS_NONE. */
@@ -724,6 +755,10 @@ struct config {
 	enum notify_ready notify_ready;
 	char **notify_ready_groups; /* NOTIFY_READY_GROUPS: the names, owned */
 	size_t notify_ready_group_count;
+	/* The profiles it was loaded with (`corral run --profile`), which a
+	 * reload keeps: NULL-terminated, NULL for none. Groups and tasks in
+	 * none of them are not in the model at all. */
+	char **profiles;
 	struct group_config *groups; /* in file order */
 	size_t group_count;
 };

@@ -10,13 +10,13 @@
  * machine CI builds on: they change with the structs, and then the copy
  * must be read again. */
 #if defined(__x86_64__)
-_Static_assert(sizeof(struct task_config) == 728,
+_Static_assert(sizeof(struct task_config) == 744,
 	       "struct task_config changed: copy the new field in task_config_copy "
 	       "(config_copy.c), then update this size");
 _Static_assert(sizeof(struct group_config) == 72,
 	       "struct group_config changed: copy the new field in copy_group "
 	       "(config_copy.c), then update this size");
-_Static_assert(sizeof(struct config) == 136,
+_Static_assert(sizeof(struct config) == 144,
 	       "struct config changed: copy the new field in config_with_instances "
 	       "(config_copy.c), then update this size");
 #endif
@@ -122,6 +122,10 @@ void task_config_copy(struct task_config *into, const struct task_config *from)
 		copy_probe(&into->wait_for[i].probe, &from->wait_for[i].probe);
 		into->wait_for[i].text = copy_string(from->wait_for[i].text);
 	}
+	into->watches = copy_items(from->watches, from->watch_count, from->watch_count + 1,
+				   sizeof(*from->watches));
+	for (size_t i = 0; i < from->watch_count; i++)
+		into->watches[i].paths = string_vector_copy(from->watches[i].paths);
 }
 
 /* ---- a config with other instance counts ---- */
@@ -281,6 +285,7 @@ struct config *config_with_instances(const struct config *config,
 		       config->notify_ready_group_count + 1, sizeof(*config->notify_ready_groups));
 	for (size_t i = 0; i < config->notify_ready_group_count; i++)
 		copy->notify_ready_groups[i] = xstrdup(config->notify_ready_groups[i]);
+	copy->profiles = string_vector_copy(config->profiles);
 	copy->groups = xcalloc(config->group_count + 1, sizeof(*copy->groups));
 	struct moves moves = {xcalloc(config->group_count + 1, sizeof(*moves.to)),
 			      xcalloc(config->group_count + 1, sizeof(*moves.made))};

@@ -15,6 +15,7 @@
 #include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
+#include "config/profiles.h"
 #include "config/yaml_limits.h"
 
 static const char *const top_level_keys[] = {
@@ -32,7 +33,7 @@ int log_format_parse(const char *text)
 }
 static const char *const group_keys[] = {
     "restart", "resources", "isolation",  "network", "cdi",      "task_dirs", "hooks",
-    "tasks",   "order",     "on_failure", "log",     "env_file", NULL};
+    "tasks",   "order",     "on_failure", "log",     "env_file", "profiles",  NULL};
 static const char *const order_names[] = {"parallel", "sequential"};
 
 /* How messages name a group or task: as written when valid, quoted (and
@@ -92,6 +93,22 @@ static void add_instances(struct load_context *context, const struct map_entry *
 	config_diagnostics_free(&again);
 }
 
+/* A task in no active profile: read all the same (its mistakes are the
+ * file's), then left out, and remembered for what names it. */
+static void leave_task_out(struct load_context *context, const struct map_entry *entry,
+			   const char *owner, const struct group_defaults *defaults,
+			   const struct group_config *group, const char *profiles)
+{
+	struct task_config task = {0};
+	check_name(context, entry, &(struct where){defaults->owner, ""}, "task");
+	task.name = xstrdup(entry->key);
+	task.full_name = xasprintf("%s/%s", group->name, task.name);
+	task.location = node_location(entry->key_node);
+	task_parse(context, entry->value, owner, defaults, &task);
+	profiles_exclude(context, task.full_name, profiles);
+	config_task_free(&task);
+}
+
 /* `group_name` is the group as messages show it. */
 static void parse_tasks(struct load_context *context, const yaml_node_t *node,
 			const char *group_name, const struct group_defaults *defaults,
@@ -115,12 +132,16 @@ static void parse_tasks(struct load_context *context, const yaml_node_t *node,
 	group->tasks = xcalloc(capacity, sizeof(*group->tasks));
 	for (size_t i = 0; i < tasks.count; i++) {
 		const struct map_entry *entry = &tasks.items[i];
+		char owner[2 * sizeof(struct quoted)], profiles[256];
+		snprintf(owner, sizeof(owner), "%s/%s", group_name, display_name(entry).text);
+		if (!profiles_active(context, entry->value, owner, profiles, sizeof(profiles))) {
+			leave_task_out(context, entry, owner, defaults, group, profiles);
+			continue;
+		}
 		struct task_config *task = &group->tasks[group->task_count++];
-		char owner[2 * sizeof(struct quoted)];
 
 		memset(task, 0, sizeof(*task)); /* past a realloc for instances */
 		check_name(context, entry, &group_where, "task");
-		snprintf(owner, sizeof(owner), "%s/%s", group_name, display_name(entry).text);
 		task->name = xstrdup(entry->key);
 		task->full_name = xasprintf("%s/%s", group->name, task->name);
 		task->location = node_location(entry->key_node);
@@ -231,6 +252,11 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	map_entries_free(&fields);
 }
 
+static size_t excluded_count(const struct load_context *context)
+{
+	return context->excluded ? context->excluded->count : 0;
+}
+
 static void parse_groups(struct load_context *context, const yaml_node_t *node,
 			 struct config *config)
 {
@@ -249,12 +275,36 @@ static void parse_groups(struct load_context *context, const yaml_node_t *node,
 	map_collect(context, node, &where, "group", &groups);
 	config->groups = xcalloc(groups.count, sizeof(*config->groups));
 	for (size_t i = 0; i < groups.count; i++) {
-		check_name(context, &groups.items[i], &where, "group");
-		parse_group(context, &groups.items[i], config->groups, config->group_count,
-			    &config->groups[config->group_count]);
+		const struct map_entry *entry = &groups.items[i];
+		struct group_config *group = &config->groups[config->group_count];
+		char owner[sizeof(struct quoted) + 8], profiles[256];
+		snprintf(owner, sizeof(owner), "group %s", display_name(entry).text);
+		bool active =
+		    profiles_active(context, entry->value, owner, profiles, sizeof(profiles));
+		size_t excluded_before = excluded_count(context);
+		check_name(context, entry, &where, "group");
+		parse_group(context, entry, config->groups, config->group_count, group);
+		/* In no active profile, or every task is: read, then left out. */
+		if (!active ||
+		    (group->task_count == 0 && excluded_count(context) > excluded_before)) {
+			if (!active)
+				profiles_exclude(context, group->name, profiles);
+			config_group_free(group);
+			memset(group, 0, sizeof(*group));
+			continue;
+		}
 		config->group_count++;
 	}
+	size_t written = groups.count;
 	map_entries_free(&groups);
+	if (config->group_count == 0 && written > 0 && excluded_count(context) > 0) {
+		char active[256];
+		profiles_describe(context->profiles, active, sizeof(active));
+		report(context, node, &where,
+		       "nothing to run: every group and task is in a profile that is not active "
+		       "(active: %s); activate one with --profile or CORRAL_PROFILES",
+		       active);
+	}
 }
 
 static void parse_socket(struct load_context *context, const yaml_node_t *node,
@@ -504,14 +554,18 @@ done:
 
 struct config *config_from_document(const char *path, yaml_document_t *document,
 				    const char *const *files, size_t file_count,
+				    const char *const *profiles,
 				    struct config_diagnostics *diagnostics)
 {
 	struct config *config = xcalloc(1, sizeof(*config));
+	struct profile_exclusions excluded = {0};
 	struct load_context context = {.document = document,
 				       .diagnostics = diagnostics,
 				       .path = path,
 				       .files = files,
-				       .file_count = file_count};
+				       .file_count = file_count,
+				       .profiles = profiles,
+				       .excluded = &excluded};
 	yaml_node_t *root = yaml_document_get_root_node(document);
 
 	config->path = xstrdup(path ? path : "");
@@ -525,6 +579,12 @@ struct config *config_from_document(const char *path, yaml_document_t *document,
 				"the file is empty; expected a map with \"groups\"");
 	else
 		parse_top_level(&context, root, config);
+	profile_exclusions_free(&excluded);
+	for (size_t i = 0; profiles && profiles[i]; i++) {
+		config->profiles = xreallocarray(config->profiles, i + 2, sizeof(char *));
+		config->profiles[i] = xstrdup(profiles[i]);
+		config->profiles[i + 1] = NULL;
+	}
 	if (diagnostics->count) {
 		diagnostics_sort(diagnostics);
 		config_free(config);
@@ -533,7 +593,8 @@ struct config *config_from_document(const char *path, yaml_document_t *document,
 	return config;
 }
 
-struct config *config_parse_buffer(const char *path, const char *buffer, size_t size,
+static struct config *parse_buffer(const char *path, const char *buffer, size_t size,
+				   const char *const *profiles,
 				   struct config_diagnostics *diagnostics)
 {
 	yaml_document_t document;
@@ -544,9 +605,16 @@ struct config *config_parse_buffer(const char *path, const char *buffer, size_t 
 		diagnostics_sort(diagnostics);
 		return NULL;
 	}
-	struct config *config = config_from_document(path, &document, NULL, 0, diagnostics);
+	struct config *config =
+	    config_from_document(path, &document, NULL, 0, profiles, diagnostics);
 	yaml_document_delete(&document);
 	return config;
+}
+
+struct config *config_parse_buffer(const char *path, const char *buffer, size_t size,
+				   struct config_diagnostics *diagnostics)
+{
+	return parse_buffer(path, buffer, size, NULL, diagnostics);
 }
 
 int config_read_file(const char *path, unsigned file, char **out, size_t *out_size,
@@ -563,6 +631,12 @@ int config_read_file(const char *path, unsigned file, char **out, size_t *out_si
 
 struct config *config_load_file(const char *path, struct config_diagnostics *diagnostics)
 {
+	return config_load_file_with_profiles(path, NULL, diagnostics);
+}
+
+struct config *config_load_file_with_profiles(const char *path, const char *const *profiles,
+					      struct config_diagnostics *diagnostics)
+{
 	struct config *config;
 	size_t size = 0;
 	char *data = NULL;
@@ -570,7 +644,7 @@ struct config *config_load_file(const char *path, struct config_diagnostics *dia
 	*diagnostics = (struct config_diagnostics){0};
 	if (config_read_file(path, 0, &data, &size, diagnostics) < 0)
 		return NULL;
-	config = config_parse_buffer(path, data, size, diagnostics);
+	config = parse_buffer(path, data, size, profiles, diagnostics);
 	free(data);
 	return config;
 }

@@ -572,6 +572,8 @@ static void apply(struct supervisor *supervisor, struct reload *reload,
 	for (size_t i = 0; i < plan->group_count; i++)
 		if (plan->groups[i].action == RELOAD_REMOVE)
 			group_stop(reload->groups[i], "removed from the config by a reload", now);
+	/* Watches follow their tasks: added, changed, removed. */
+	watch_set_sync(&supervisor->watches);
 }
 
 /* ---- the request ---- */
@@ -639,7 +641,9 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 	}
 	const char *path = sources[0];
 	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_load_paths(sources, source_count, &diagnostics);
+	/* With the profiles corral was started with (`corral run --profile`). */
+	struct config *config = config_load_paths_with_profiles(
+	    sources, source_count, (const char *const *)current->profiles, &diagnostics);
 	if (!config) {
 		json_t *errors = json_array();
 		for (size_t i = 0; i < diagnostics.count; i++) {

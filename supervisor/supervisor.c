@@ -18,6 +18,7 @@
 #include "base/oom_protection.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "config/profiles.h"
 #include "hooks/task_dirs.h"
 #include "supervisor/control/control_commands.h"
 #include "supervisor/control/control_server.h"
@@ -201,6 +202,12 @@ static void reload_on_hangup(struct supervisor *supervisor)
 {
 	struct reload_options options = {0};
 	json_decref(reload_from_control(supervisor, &options));
+}
+
+/* A `watch:` entry's action `reload`: as SIGHUP. */
+static void reload_from_watch(void *pointer)
+{
+	reload_on_hangup(pointer);
 }
 
 static bool is_running_config(void *pointer, const char *path)
@@ -513,6 +520,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->network = (struct network_host)NETWORK_HOST_INIT;
 	/* Before anything can fail: supervisor_close() cancels it. */
 	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);
+	watch_set_init(&supervisor->watches, &supervisor->services, reload_from_watch, supervisor);
 	fd_limit_raise(config);
 	char fd_warning[320];
 	if (fd_budget_check(config, false, fd_warning, sizeof(fd_warning)) < 0)
@@ -597,6 +605,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		}
 	}
 	task_dependencies_link(supervisor->groups, supervisor->group_count, config);
+	watch_set_sync(&supervisor->watches);
 	supervisor->events.on_event = publish_event;
 	supervisor->events.on_event_context = supervisor;
 	/* tini and dumb-init have none; a one-command corral leaves no socket
@@ -626,6 +635,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	control_server_close(supervisor->control);
 	supervisor->control = NULL;
 	task_dependencies_unlink(supervisor->groups, supervisor->group_count);
+	watch_set_close(&supervisor->watches);
 	/* The tasks' last output goes out, waiting (bounded) for stdout. */
 	if (supervisor->loop)
 		output_sink_begin_close(&supervisor->sink);
@@ -721,6 +731,11 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		 machine_init ? " as the machine's init"
 		 : pid1       ? " as PID 1"
 			      : "");
+	if (config->profiles) {
+		char active[256];
+		profiles_describe((const char *const *)config->profiles, active, sizeof(active));
+		log_info("profiles active: %s", active);
+	}
 	oom_protection_start();
 	int children_score;
 	if (oom_protection_children_score(&children_score))

@@ -23,6 +23,7 @@
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/shortage_report.h"
 #include "supervisor/termination.h"
+#include "supervisor/watch/watch_set.h"
 
 #define OUTPUT_SINK_CAPACITY (256 * 1024)
 
@@ -72,6 +73,7 @@ struct supervisor {
 	struct hook_limiter hook_limiter;
 	struct exec_sessions exec_sessions;
 	struct shortage_report shortage; /* starts put off for lack of a resource */
+	struct watch_set watches;        /* the tasks' `watch:` entries */
 
 	bool shutting_down;
 	bool killing;

@@ -14,9 +14,10 @@ const char *roll_phase_name(enum roll_phase phase)
 
 enum roll_seen roll_observe(const struct runner *runner, unsigned restarts_before)
 {
-	/* The new run ended and its policy tries again: that run failed. */
+	/* The new run ended and runs again: it failed and its policy tries
+	 * again, or someone restarted it (a watch, corral restart). */
 	if (runner->restart_count > restarts_before + 1)
-		return ROLL_SEEN_FAILED;
+		return runner->last_exit_requested ? ROLL_SEEN_GONE : ROLL_SEEN_FAILED;
 	bool new_run = runner->restart_count == restarts_before + 1;
 	switch (runner->stop_intent) {
 	case RUNNER_STOP_NONE:

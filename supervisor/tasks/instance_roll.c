@@ -252,7 +252,8 @@ static void advance(struct group *group, struct instance_roll *roll, uint64_t no
 			describe_failure(task, why, sizeof(why));
 			break;
 		case ROLL_SEEN_GONE:
-			snprintf(why, sizeof(why), "it was stopped meanwhile (%s)",
+			snprintf(why, sizeof(why),
+				 "it was stopped or restarted by someone else meanwhile (%s)",
 				 task->removed ? "removed" : runner_shown_state(&task->runner));
 			break;
 		}

@@ -57,6 +57,7 @@ static const char *const rich =
     "        command: [sleep, '9']\n"
     "        after: [web, db]\n"
     "        wait_for: [{tcp: 'db.example:5432'}, {path: /tmp/corral-copy-ready}]\n"
+    "        watch: [{paths: [/tmp/corral-copy-watched], action: restart}]\n"
     "        readiness: {log: {ready: up, not_ready: down}, continuous: true}\n"
     "      backup:\n"
     "        command: [/bin/true]\n"
@@ -126,6 +127,7 @@ static void test_a_copy_is_equal_and_its_own(void **state)
 	const struct task_config *edge = task_named(copy, "web/edge");
 	assert_string_equal(edge->wait_for[0].probe.host, "db.example");
 	assert_string_equal(edge->readiness->log_not_ready, "down");
+	assert_string_equal(edge->watches[0].paths[0], "/tmp/corral-copy-watched");
 	assert_string_equal(copy->notify_ready_groups[1], "other");
 	assert_string_equal(copy->termination_log, "/tmp/corral-copy-termination");
 	config_free(copy);

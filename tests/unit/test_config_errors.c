@@ -30,7 +30,8 @@ static const struct error_case cases[] = {
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
      "web/app: unknown key \"foo\" (expected command, env, env_file, cwd, user, groups, lifecycle, "
      "restart, kill, resources, readiness, health, isolation, cdi, task_dirs, hooks, after, "
-     "log, wait_for, autostart, instances, schedule, oom_score_adj, control or update)"},
+     "log, wait_for, autostart, instances, schedule, oom_score_adj, control, watch, profiles or "
+     "update)"},
     /* update: (offsets: "{command: a, " is 13 characters) */
     {"update without instances", TASK("{command: a, update: {strategy: rolling}}"), 4, 33,
      "web/app: update: only for a task with instances: it says how a reload replaces them; "
@@ -248,8 +249,8 @@ static const struct error_case cases[] = {
     {"unknown group key lists resources",
      "groups:\n  web:\n    limits: {}\n    tasks: {a: {command: x}}\n", 3, 5,
      "group web: unknown key \"limits\" (expected restart, resources, isolation, network, "
-     "cdi, task_dirs, hooks, tasks, order, on_failure, log or "
-     "env_file)"},
+     "cdi, task_dirs, hooks, tasks, order, on_failure, log, "
+     "env_file or profiles)"},
     {"misspelt log mode", TASK("{command: a, log: {mode: nonblocking}}"), 4, 37,
      "web/app: log.mode: unknown log mode \"nonblocking\"; did you mean \"non-blocking\"?"},
     /* Found by fuzz_config: a mount whose target key was misspelt was kept

@@ -82,6 +82,10 @@ static void test_what_a_runner_being_replaced_shows(void **state)
 	/* Exited, and its policy restarts it: a second restart. */
 	runner = runner_in(TASK_PENDING, RUNNER_STOP_NONE, 2);
 	assert_int_equal(roll_observe(&runner, 5), ROLL_SEEN_FAILED);
+	/* Restarted by someone else (a watch, corral restart): not its failure. */
+	runner = runner_in(TASK_PENDING, RUNNER_STOP_NONE, 2);
+	runner.last_exit_requested = true;
+	assert_int_equal(roll_observe(&runner, 5), ROLL_SEEN_GONE);
 	/* Exited, and its policy gave up, or it was done. */
 	runner = runner_in(TASK_DEAD, RUNNER_STOP_NONE, 1);
 	assert_int_equal(roll_observe(&runner, 5), ROLL_SEEN_FAILED);
