@@ -381,12 +381,10 @@ static void apply_task_step(struct supervisor *supervisor, struct reload *reload
 	case RELOAD_REPLACE:
 		snprintf(message, sizeof(message), "replaced by a reload: %.120s changed", fields);
 		note_task(supervisor, task->config->full_name, TASK_EVENT_REPLACED, message);
-		if (replaced_by_a_roll(step, task)) {
-			bound->rolled = true;
-			task->next_config = step->definition;
-			return;
-		}
+		bound->rolled = replaced_by_a_roll(step, task);
 		task->next_config = step->definition;
+		if (bound->rolled)
+			return; /* its roll restarts it in its turn (begin_rolls) */
 		if (task->runner.state == TASK_RUNNING || task->runner.state == TASK_STARTING) {
 			group_restart_task(task->group, task, now_ms);
 		} else if (task->runner.state == TASK_DEAD && options->rerun_completed &&

@@ -229,6 +229,13 @@ static void replace_member(struct instance_roll_member *member, uint64_t now_ms)
 	task->rolling = true;
 }
 
+/* The members' phases, as the rules of rolling_update.h take them. */
+static void phases_of(const struct instance_roll *roll, enum roll_phase *phases)
+{
+	for (size_t i = 0; i < roll->member_count; i++)
+		phases[i] = roll->members[i].phase;
+}
+
 /* One step; the roll may be over after it. */
 static void advance(struct group *group, struct instance_roll *roll, uint64_t now_ms)
 {
@@ -258,8 +265,7 @@ static void advance(struct group *group, struct instance_roll *roll, uint64_t no
 			break;
 		}
 		task->rolling = false;
-		for (size_t j = 0; j < roll->member_count; j++)
-			phases[j] = roll->members[j].phase;
+		phases_of(roll, phases);
 		roll_stop_at(phases, roll->member_count, i);
 		for (size_t j = 0; j < roll->member_count; j++)
 			roll->members[j].phase = phases[j];
@@ -267,15 +273,13 @@ static void advance(struct group *group, struct instance_roll *roll, uint64_t no
 		return;
 	}
 	for (;;) {
-		for (size_t j = 0; j < roll->member_count; j++)
-			phases[j] = roll->members[j].phase;
+		phases_of(roll, phases);
 		size_t next = roll_next(phases, roll->member_count, roll->max_unavailable);
 		if (next == SIZE_MAX)
 			break;
 		replace_member(&roll->members[next], now_ms);
 	}
-	for (size_t j = 0; j < roll->member_count; j++)
-		phases[j] = roll->members[j].phase;
+	phases_of(roll, phases);
 	if (roll_outcome_of(phases, roll->member_count) == ROLL_DONE)
 		finish_done(group, roll);
 }
