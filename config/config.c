@@ -278,6 +278,7 @@ void config_free(struct config *config)
 	free(config->socket_path);
 	free(config->control_group);
 	free(config->task_dirs_root);
+	free(config->http.listen);
 	free(config->termination_log);
 	for (size_t i = 0; i < config->notify_ready_group_count; i++)
 		free(config->notify_ready_groups[i]);

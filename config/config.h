@@ -713,6 +713,32 @@ enum log_format {
 /* "plain", "timestamped", "json"; -1 for anything else. */
 int log_format_parse(const char *text);
 
+/* Config `http`: where corral's read-only HTTP endpoint listens
+ * (docs/http.md); off without the key. */
+enum http_listen_kind {
+	HTTP_LISTEN_OFF,
+	HTTP_LISTEN_INET,  /* "127.0.0.1:9090", "0.0.0.0:9090" */
+	HTTP_LISTEN_INET6, /* "[::1]:9090", "[::]:9090" */
+	HTTP_LISTEN_UNIX,  /* "/run/corral/http.sock" */
+};
+
+struct http_config {
+	enum http_listen_kind kind;
+	char *listen;              /* as written; the socket's path for HTTP_LISTEN_UNIX */
+	unsigned char address[16]; /* network order: 4 bytes for INET, 16 for INET6 */
+	uint16_t port;
+	/* http.idle_timeout: a kept-alive connection with no request for this
+	 * long is closed. */
+	uint64_t idle_timeout_ms;
+};
+
+/* Whether two `http` settings listen on the same address and port, or
+ * socket path, however written: a reload that changes nothing there keeps
+ * the listening socket. */
+bool http_listen_equal(const struct http_config *a, const struct http_config *b);
+/* The same, and the same idle_timeout. */
+bool http_config_equal(const struct http_config *a, const struct http_config *b);
+
 /* Config `notify.ready`: when corral tells its own parent READY=1 (the
  * NOTIFY_SOCKET of systemd's Type=notify, podman's --sdnotify=container;
  * supervisor/parent/parent_notify.h). */
@@ -747,6 +773,7 @@ struct config {
 	 * and corral's own may hold at once. */
 	unsigned control_connections_per_user;
 	char *task_dirs_root; /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
+	struct http_config http;
 	/* Where corral writes why it exited (Kubernetes' terminationMessagePath,
 	 * supervisor/pid1/termination_log.h): an absolute path; "" for
 	 * nowhere; NULL when not written: /dev/termination-log, if it is
@@ -776,6 +803,7 @@ struct config {
 #define CONFIG_DEFAULT_GROUP_RESTART_INTERVAL_MS    600000
 #define CONFIG_DEFAULT_CONTROL_IDLE_TIMEOUT_MS      60000
 #define CONFIG_DEFAULT_CONTROL_CONNECTIONS_PER_USER 32
+#define CONFIG_DEFAULT_HTTP_IDLE_TIMEOUT_MS         60000
 /* The bounds of control.connections_per_user: at least one, and fewer
  * than the socket's connections in all (supervisor/control/control_admission.h). */
 #define CONFIG_CONTROL_CONNECTIONS_PER_USER_MAX 512

@@ -21,7 +21,7 @@
 static const char *const top_level_keys[] = {
     "shutdown_timeout", "groups",     "socket",      "control",
     "task_dirs_root",   "log_format", "interpolate", "termination_log",
-    "hook_concurrency", "notify",     NULL};
+    "hook_concurrency", "notify",     "http",        NULL};
 static const char *const log_format_names[] = {"plain", "timestamped", "json"};
 
 int log_format_parse(const char *text)
@@ -405,6 +405,9 @@ static void parse_top_level(struct load_context *context, const yaml_node_t *roo
 	const yaml_node_t *control = map_lookup(&fields, "control");
 	if (control)
 		control_settings_parse(context, control, config);
+	const yaml_node_t *http = map_lookup(&fields, "http");
+	if (http)
+		http_settings_parse(context, http, config);
 	const yaml_node_t *task_dirs_root = map_lookup(&fields, "task_dirs_root");
 	if (task_dirs_root)
 		parse_task_dirs_root(context, task_dirs_root, config);
@@ -572,6 +575,7 @@ struct config *config_from_document(const char *path, yaml_document_t *document,
 	config->shutdown_timeout_ms = CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS;
 	config->control_idle_timeout_ms = CONFIG_DEFAULT_CONTROL_IDLE_TIMEOUT_MS;
 	config->control_connections_per_user = CONFIG_DEFAULT_CONTROL_CONNECTIONS_PER_USER;
+	config->http.idle_timeout_ms = CONFIG_DEFAULT_HTTP_IDLE_TIMEOUT_MS;
 	if (root && wants_interpolation(&context, root))
 		config_interpolate_document(&context, document);
 	if (!root || node_is_null(root))

@@ -7,8 +7,9 @@
  * config_mounts.c, config_user_namespace.c and config_devices.c (and
  * config_network_parse.h), config_cdi.c reads `cdi`, config_hooks.c
  * `hooks`, config_dependencies.c `after` and `order`, config_control.c
- * the top level's `control` map and a task's `control` list, and
- * config_notify.c the top level's `notify` map. */
+ * the top level's `control` map and a task's `control` list,
+ * config_notify.c the top level's `notify` map, and config_http.c the
+ * top level's `http` map. */
 #pragma once
 
 #include <stdbool.h>
@@ -377,6 +378,11 @@ void schedule_parse(struct load_context *context, const yaml_node_t *node,
  * connections_per_user. */
 void control_settings_parse(struct load_context *context, const yaml_node_t *node,
 			    struct config *config);
+
+/* The top level's `http` map: listen (an address and port, or a socket
+ * path) and idle_timeout. */
+void http_settings_parse(struct load_context *context, const yaml_node_t *node,
+			 struct config *config);
 
 /* The top level's `notify` map (ready: all, started or a list of groups).
  * Read after the groups, whose names a list must give. */

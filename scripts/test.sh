@@ -53,14 +53,14 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_suites build-asan
 
-echo "=== fuzzing the seven parsers over their kept corpus, 20 s in all (libFuzzer, ASan, UBSan)"
+echo "=== fuzzing the eight parsers over their kept corpus, 20 s in all (libFuzzer, ASan, UBSan)"
 tests/fuzz/run.sh 20
 
 echo "=== soak smoke run: 60 s of load and faults, invariants checked (tests/soak)"
 "$python" tests/soak/soak.py --corral build/corral --duration 60 --tasks 50
 
 echo "=== benchmark smoke run (figures are not checked)"
-for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output bench_probes bench_exec; do
+for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output bench_probes bench_exec bench_http; do
 	build/tests/bench/$bench --quick --corral build/corral || {
 		echo "benchmark smoke run failed: $bench" >&2
 		exit 1

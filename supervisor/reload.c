@@ -324,6 +324,21 @@ static int make_new(struct supervisor *supervisor, struct reload *reload)
 	return 0;
 }
 
+/* The endpoint of config `http`, rebound (or opened, or closed) before
+ * anything else is applied: an address that cannot be had refuses the
+ * reload, with the endpoint where it was. */
+static int reload_http(struct supervisor *supervisor, const struct config *config, bool dry_run,
+		       char *change, size_t change_size, char *refusal, size_t refusal_size)
+{
+	char error[512];
+	if (http_server_reconfigure(&supervisor->http, supervisor->loop, &supervisor->config->http,
+				    &config->http, config->control_group, &supervisor->http_sources,
+				    dry_run, change, change_size, error, sizeof(error)) == 0)
+		return 0;
+	snprintf(refusal, refusal_size, "%.400s; nothing was applied", error);
+	return -EINVAL;
+}
+
 /* ---- step 4: apply ---- */
 
 static void note_task(struct supervisor *supervisor, const char *full_name,
@@ -657,13 +672,20 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 	}
 
 	struct reload reload;
-	char message[600];
-	if (make_plan(supervisor, config, &reload, false) == 0 && !options->dry_run) {
-		/* Before the new tasks say they are received. */
-		snprintf(message, sizeof(message), "reload of %s", path);
-		event_log_corral(&supervisor->events,
-				 corral_event_type_name(CORRAL_EVENT_RELOAD_STARTED), message);
-		make_new(supervisor, &reload);
+	char message[600], http_change[400] = "";
+	if (make_plan(supervisor, config, &reload, false) == 0) {
+		if (!options->dry_run) {
+			/* Before the new tasks say they are received. */
+			snprintf(message, sizeof(message), "reload of %s", path);
+			event_log_corral(&supervisor->events,
+					 corral_event_type_name(CORRAL_EVENT_RELOAD_STARTED),
+					 message);
+		}
+		if ((options->dry_run || make_new(supervisor, &reload) == 0) &&
+		    reload_http(supervisor, config, options->dry_run, http_change,
+				sizeof(http_change), reload.plan.refusal,
+				sizeof(reload.plan.refusal)) < 0)
+			free_made(&reload);
 	}
 	if (reload.plan.refusal[0]) {
 		json_t *reply = refused(supervisor, path, reload.plan.refusal, NULL);
@@ -675,6 +697,8 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 	json_object_set_new(reply, "ok", json_true());
 	json_object_set_new(reply, "path", json_string(path));
 	json_object_set_new(reply, "dry_run", json_boolean(options->dry_run));
+	if (http_change[0])
+		json_object_set_new(reply, "http", json_string(http_change));
 	if (options->dry_run) {
 		json_object_set_new(reply, "plan", plan_json(&reload));
 		free_reload(&reload);

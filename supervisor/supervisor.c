@@ -155,6 +155,8 @@ void supervisor_groups_changed(struct supervisor *supervisor)
 	supervisor->services.group_count = supervisor->group_count;
 	supervisor->control_context.groups = supervisor->groups;
 	supervisor->control_context.group_count = supervisor->group_count;
+	supervisor->http_sources.groups = supervisor->groups;
+	supervisor->http_sources.group_count = supervisor->group_count;
 }
 
 /* ---- reload: SIGHUP and the control socket ---- */
@@ -396,6 +398,31 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 	return result;
 }
 
+/* ---- the HTTP endpoint ---- */
+
+/* Config `http`: a place that cannot be had stops corral, as an explicit
+ * control socket does: a probe on it would fail for ever. */
+static int open_http_endpoint(struct supervisor *supervisor)
+{
+	const struct config *config = supervisor->config;
+	supervisor->http_sources = (struct http_sources){
+	    .groups = supervisor->groups,
+	    .group_count = supervisor->group_count,
+	    .counters = &supervisor->counters,
+	};
+	if (config->http.kind == HTTP_LISTEN_OFF)
+		return 0;
+	char error[768];
+	int result = http_server_open(&supervisor->http, supervisor->loop, &config->http,
+				      config->control_group, &supervisor->http_sources, error,
+				      sizeof(error));
+	if (result < 0)
+		log_message("http: %s", error);
+	else
+		log_info("http: listening on %s (/livez, /readyz, /metrics)", config->http.listen);
+	return result;
+}
+
 /* ---- signals and reaping ---- */
 
 static bool reap_if_task(void *context, pid_t pid)
@@ -612,7 +639,8 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	 * behind to collide with another corral's. */
 	if (options->one_command)
 		return 0;
-	return open_control_socket(supervisor, options);
+	error = open_control_socket(supervisor, options);
+	return error < 0 ? error : open_http_endpoint(supervisor);
 }
 
 /* After every task is gone: nothing holds the directories any more. */
@@ -634,6 +662,8 @@ static void supervisor_close(struct supervisor *supervisor)
 	exec_sessions_close(&supervisor->exec_sessions);
 	control_server_close(supervisor->control);
 	supervisor->control = NULL;
+	http_server_close(supervisor->http);
+	supervisor->http = NULL;
 	task_dependencies_unlink(supervisor->groups, supervisor->group_count);
 	watch_set_close(&supervisor->watches);
 	/* The tasks' last output goes out, waiting (bounded) for stdout. */
@@ -768,6 +798,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		exec_sessions_collect(&supervisor.exec_sessions);
 		if (supervisor.control)
 			control_server_collect(supervisor.control);
+		http_server_collect(supervisor.http);
 	}
 
 	unsigned leftovers = reaper_kill_remaining_children();

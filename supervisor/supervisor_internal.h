@@ -11,6 +11,7 @@
 #include "supervisor/control/control_commands.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/exec_session.h"
+#include "supervisor/http/http_server.h"
 #include "supervisor/metrics/metrics_text.h"
 #include "supervisor/output/output_json_lines.h"
 #include "supervisor/output/output_sink.h"
@@ -68,6 +69,8 @@ struct supervisor {
 	size_t group_count;
 	struct control_server *control;
 	struct control_context control_context;
+	struct http_server *http;              /* config `http`; NULL: off */
+	struct http_sources http_sources;      /* what it answers from */
 	const struct one_command *one_command; /* NULL: a config's run */
 	int log_format_option;                 /* --log-format, -1: the config's log_format */
 	struct hook_limiter hook_limiter;

@@ -29,6 +29,15 @@ static struct ready_rule_facts facts_of(const json_t *task)
 	};
 }
 
+void status_ready_reason(const char *state, const struct ready_rule_facts *facts, char *why,
+			 size_t why_size)
+{
+	snprintf(why, why_size, "%s%s", state,
+		 facts->state != READY_RULE_RUNNING ? ""
+		 : facts->ready_lost                ? ", was ready; its readiness check fails now"
+						    : ", has not said it is ready");
+}
+
 int status_ready_check(FILE *out, const json_t *reply)
 {
 	const json_t *groups = json_object_get(reply, "groups");
@@ -47,12 +56,10 @@ int status_ready_check(FILE *out, const json_t *reply)
 			struct ready_rule_facts facts = facts_of(task);
 			if (ready_rule_verdict(&facts) != READY_VERDICT_NOT_READY)
 				continue;
-			const char *state = string_field(task, "state");
+			char why[256];
+			status_ready_reason(string_field(task, "state"), &facts, why, sizeof(why));
 			not_ready++;
-			fprintf(out, "%s: not ready (%s%s)\n", string_field(task, "task"), state,
-				facts.state != READY_RULE_RUNNING ? ""
-				: facts.ready_lost ? ", was ready; its readiness check fails now"
-						   : ", has not said it is ready");
+			fprintf(out, "%s: not ready (%s)\n", string_field(task, "task"), why);
 		}
 	}
 	if (!not_ready)

@@ -1,7 +1,8 @@
-/* Is a task up and ready? One rule for the two that ask: `corral status
- * --ready` (over a status reply's fields, supervisor/control/status_ready.c)
- * and the READY=1 corral sends its own parent (over the runner's,
- * supervisor/parent/). Pure. */
+/* Is a task up and ready? One rule for all that ask: `corral status
+ * --ready` (over a status reply's fields, supervisor/control/status_ready.c),
+ * and, over a running task's (supervisor/tasks/task_ready.c, the values the
+ * status reply is written from), GET /readyz (supervisor/http/) and the
+ * READY=1 corral sends its own parent (supervisor/parent/). Pure. */
 #pragma once
 
 #include <stdbool.h>

@@ -11,7 +11,7 @@
 #include "supervisor/parent/parent_messages.h"
 #include "supervisor/parent/parent_summary.h"
 #include "supervisor/tasks/task.h"
-#include "supervisor/tasks/task_schedule.h"
+#include "supervisor/tasks/task_ready.h"
 
 /* Socket activation's: they name corral's pid and fds that no task gets
  * (a spawn closes every fd above stderr it does not hand on). */
@@ -153,23 +153,6 @@ static bool is_awaited(const struct config *config, const struct group *group)
 	return false;
 }
 
-/* A task as `corral status --ready` sees it (status_reply.c's fields). */
-static struct ready_rule_facts facts_of(const struct task *task)
-{
-	const struct runner *runner = &task->runner;
-	enum lifecycle_stage stage = task->config->stage;
-	return (struct ready_rule_facts){
-	    .stays_up = stage == STAGE_MAIN || lifecycle_stage_is_sidecar(stage),
-	    .state = ready_rule_state_parse(task_schedule_shown_state(task)),
-	    .ready = runner_shown_ready(runner),
-	    .ready_lost = runner_ready_lost(runner),
-	    .failed = runner->failed,
-	    .last_exit_failed = runner->has_exited && runner_last_exit_failed(runner),
-	    .last_exit_requested = runner->has_exited && runner->last_exit_requested,
-	    .restart_pending = runner_waiting_out_delay(runner),
-	};
-}
-
 /* The summary into status_latest; true when READY=1 may go out. */
 static bool summarize(struct parent_notify *parent, const struct config *config,
 		      struct group *const *groups, size_t group_count)
@@ -179,7 +162,8 @@ static bool summarize(struct parent_notify *parent, const struct config *config,
 		const struct group *group = groups[g];
 		bool awaited = is_awaited(config, group);
 		for (size_t t = 0; t < group->task_count; t++) {
-			struct ready_rule_facts facts = facts_of(group->tasks[t]);
+			struct ready_rule_facts facts =
+			    task_ready_facts(group->tasks[t], loop_now_ms());
 			parent_summary_add(&summary, &facts, group->tasks[t]->config->full_name,
 					   awaited);
 		}

@@ -21,6 +21,7 @@
 static const char *const rich =
     "termination_log: /tmp/corral-copy-termination\n"
     "notify: {ready: [web, other]}\n"
+    "http: {listen: '127.0.0.1:9090'}\n"
     "groups:\n"
     "  web:\n"
     "    network: {bridge: br-copy, subnet: 10.77.0.0/24}\n"
@@ -130,6 +131,7 @@ static void test_a_copy_is_equal_and_its_own(void **state)
 	assert_string_equal(edge->watches[0].paths[0], "/tmp/corral-copy-watched");
 	assert_string_equal(copy->notify_ready_groups[1], "other");
 	assert_string_equal(copy->termination_log, "/tmp/corral-copy-termination");
+	assert_string_equal(copy->http.listen, "127.0.0.1:9090");
 	config_free(copy);
 }
 

@@ -6,7 +6,8 @@
   that the image adds to its config) passes it together with that config.
 - The Kubernetes Pod and the Nomad job parse, run the image's corral on the
   image's config, give corral more time to stop than the config's
-  shutdown_timeout, and probe it with `corral status`.
+  shutdown_timeout, and probe it: the Pod with httpGet on corral's HTTP
+  endpoint, the Nomad job with `corral status --ready`.
 - examples/Dockerfile builds with the commands the tests run:
   `scripts/install-deps.sh --build-only` and `scripts/build-static.sh`, which
   scripts/test.sh and this suite's fixture call too; it ships the binary that
@@ -27,7 +28,9 @@ CONTAINER_CONFIG = EXAMPLES / "container" / "corral.yaml"
 ORCHESTRATOR_FILES = {EXAMPLES / "kubernetes" / "pod.yaml",
                       EXAMPLES / "orchestrators" / "kubernetes.yaml"}
 # Overlays: checked with the config they are added to, not alone.
-OVERLAYS = {EXAMPLES / "orchestrators" / "doors.yaml": CONTAINER_CONFIG}
+DOORS = EXAMPLES / "orchestrators" / "doors.yaml"
+DOORS_IN_IMAGE = "/etc/corral/doors.yaml"
+OVERLAYS = {DOORS: CONTAINER_CONFIG}
 
 
 def seconds(duration):
@@ -87,11 +90,15 @@ def test_kubernetes_pod_runs_corral_and_waits_longer_than_its_shutdown():
     (pod,) = documents
     assert pod["apiVersion"] == "v1" and pod["kind"] == "Pod"
     (web,) = pod["spec"]["containers"]
-    assert web["command"] == [CORRAL_IN_IMAGE, "run", EXAMPLE_CONFIG]
+    assert web["command"] == [CORRAL_IN_IMAGE, "run", EXAMPLE_CONFIG, DOORS_IN_IMAGE]
     assert pod["spec"]["terminationGracePeriodSeconds"] > shutdown_timeout()
-    assert web["readinessProbe"]["exec"]["command"] == [CORRAL_IN_IMAGE, "status", "--ready"]
-    assert web["livenessProbe"]["exec"]["command"] == [CORRAL_IN_IMAGE, "status"]
+    # The probes ask corral's HTTP endpoint, which doors.yaml opens on every
+    # address (the kubelet probes the Pod's IP), on its port.
+    assert yaml.safe_load(DOORS.read_text())["http"] == {"listen": "0.0.0.0:9090"}
+    assert web["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "doors"}
+    assert web["livenessProbe"]["httpGet"] == {"path": "/livez", "port": "doors"}
     assert {"containerPort": 8080, "name": "http"} in web["ports"]
+    assert {"containerPort": 9090, "name": "doors"} in web["ports"]
 
 
 # ---- Nomad (HCL) -----------------------------------------------------------

@@ -20,9 +20,10 @@ import os
 import shutil
 
 import pytest
+import yaml
 
-from conftest import (CORRAL_IN_IMAGE, EXAMPLE_CONFIG, cgroup_paths, run, still_alive,
-                      wait_for)
+from conftest import (CORRAL_IN_IMAGE, EXAMPLE_CONFIG, REPO_ROOT, cgroup_paths, run,
+                      still_alive, wait_for)
 
 RUN_EXAMPLE = (CORRAL_IN_IMAGE, "run", EXAMPLE_CONFIG)
 
@@ -276,6 +277,34 @@ def test_the_termination_message_goes_to_the_file_the_kubelet_mounts(container, 
 
 
 # ---- what runc's default spec does not give, and what corral says --------
+
+
+def test_the_kubernetes_pods_probes_answer_as_status_ready_does(container):
+    """examples/kubernetes/pod.yaml's command (the config and doors.yaml)
+    and its httpGet probes, asked from inside the container with busybox's
+    wget (which exits 0 on a 2xx only)."""
+    pod = yaml.safe_load((REPO_ROOT / "examples" / "kubernetes" / "pod.yaml").read_text())
+    (spec,) = pod["spec"]["containers"]
+    ports = {port["name"]: port["containerPort"] for port in spec["ports"]}
+    web = container().start(*spec["command"])
+    web.wait_for_log("web/smoke-test: exited with code 0")
+
+    def get(probe):
+        target = spec[probe]["httpGet"]
+        url = f"http://127.0.0.1:{ports[target['port']]}{target['path']}"
+        return web.exec("wget", "-q", "-O", "-", url, check=False)
+
+    wait_for(lambda: get("readinessProbe").returncode == 0, what=web)
+    assert json.loads(get("readinessProbe").stdout) == {"ready": True, "not_ready": []}
+    assert web.exec("corral", "status", "--ready").stdout == "ready\n"
+    assert get("livenessProbe").stdout == "ok\n"
+    # A task stopped on request: both say so, /readyz with a 503 (busybox
+    # wget fails and prints no body).
+    web.exec("corral", "stop", "web/log-shipper")
+    wait_for(lambda: web.exec("corral", "status", "--ready", check=False).stdout ==
+             "web/log-shipper: not ready (dead)\n", what=web)
+    assert get("readinessProbe").returncode != 0
+    assert get("livenessProbe").returncode == 0
 
 
 def test_without_cap_setuid_a_task_with_a_user_fails_to_start_and_says_why(container):
