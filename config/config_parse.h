@@ -425,6 +425,11 @@ void profiles_exclude(struct load_context *context, const char *name, const char
 /* The profiles of `name` (length bytes) if it was left out, else NULL. */
 const char *profiles_excluded(const struct load_context *context, const char *name, size_t length);
 
+/* Whether a task of group `group` (length bytes) was left out: a group
+ * whose tasks all were is left out without its own name. */
+bool profiles_excluded_in_group(const struct load_context *context, const char *group,
+				size_t length);
+
 void profile_exclusions_free(struct profile_exclusions *excluded);
 
 /* config.c's, for a group or task read and then left out. */

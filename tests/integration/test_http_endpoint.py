@@ -296,7 +296,8 @@ def test_readyz_of_what_is_not_there_is_404_with_the_control_sockets_words(corra
                          ("?group=web&task=web/app", "names its group"),
                          ("?group=web&group=web", "group= is given twice"),
                          ("?group=%zz", "group= must be a name"),
-                         ("?group=", "group= must be a name")):
+                         ("?group=", "group= is empty: name a group"),
+                         ("?group=web&task=", "task= is empty: name a task")):
         response = request(address, "/readyz" + query)
         assert response.status == 400 and words in response.json()["error"], (query, response)
     stop(running)
