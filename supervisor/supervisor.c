@@ -417,7 +417,7 @@ static int open_http_endpoint(struct supervisor *supervisor)
 				      config->control_group, &supervisor->http_sources, error,
 				      sizeof(error));
 	if (result < 0)
-		log_message("http: %s", error);
+		log_message("%s", error); /* "http.listen ADDRESS: ..." */
 	else
 		log_info("http: listening on %s (/livez, /readyz, /metrics)", config->http.listen);
 	return result;

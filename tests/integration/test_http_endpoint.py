@@ -531,7 +531,7 @@ def test_listening_on_a_unix_socket_made_as_the_control_socket_is(corral, tmp_pa
     result = corral.run(http_config({"groups": {"g": {"tasks": {"t": {"command": sh(IDLE)}}}}},
                                     str(path)))
     assert result.returncode == 1, result
-    assert f"http: http.listen: {path} exists and is not a socket: refusing to replace it " \
+    assert f"corral: http.listen: {path} exists and is not a socket: refusing to replace it " \
         "(remove it, or set http.listen to another path)" in result.stderr, result.stderr
     assert path.read_text() == "not a socket"
 

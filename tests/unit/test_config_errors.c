@@ -709,7 +709,11 @@ static const struct error_case cases[] = {
     {"http without port", TASK("{command: a, health: {http: {path: /x}}}"), 4, 40,
      "web/app: health.http: missing \"port\""},
     {"http path without slash", TASK("{command: a, health: {http: {port: 80, path: x}}}"), 4, 57,
-     "web/app: health.http.path: must start with / and hold no space or line break, not \"x\""},
+     "web/app: health.http.path: must start with / and hold no space, line break or #, not \"x\""},
+    {"http path with a fragment", TASK("{command: a, health: {http: {port: 80, path: \"/x#y\"}}}"),
+     4, 57,
+     "web/app: health.http.path: must start with / and hold no space, line break or #, not "
+     "\"/x#y\""},
     {"http header with a line break",
      TASK("{command: a, health: {http: {port: 80, headers: {X-A: \"b\\r\\nc\"}}}}"), 4, 66,
      "web/app: health.http.headers.X-A: must not hold a line break"},
