@@ -786,6 +786,9 @@ struct config {
 	 * reload keeps: NULL-terminated, NULL for none. Groups and tasks in
 	 * none of them are not in the model at all. */
 	char **profiles;
+	/* Those of `profiles` that no group or task lists (a typo, as a
+	 * rule): NULL-terminated, NULL for none. The CLI warns of each. */
+	char **profiles_unlisted;
 	struct group_config *groups; /* in file order */
 	size_t group_count;
 };

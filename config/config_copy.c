@@ -16,7 +16,7 @@ _Static_assert(sizeof(struct task_config) == 744,
 _Static_assert(sizeof(struct group_config) == 72,
 	       "struct group_config changed: copy the new field in copy_group "
 	       "(config_copy.c), then update this size");
-_Static_assert(sizeof(struct config) == 192,
+_Static_assert(sizeof(struct config) == 200,
 	       "struct config changed: copy the new field in config_with_instances "
 	       "(config_copy.c), then update this size");
 #endif
@@ -286,6 +286,7 @@ struct config *config_with_instances(const struct config *config,
 	for (size_t i = 0; i < config->notify_ready_group_count; i++)
 		copy->notify_ready_groups[i] = xstrdup(config->notify_ready_groups[i]);
 	copy->profiles = string_vector_copy(config->profiles);
+	copy->profiles_unlisted = string_vector_copy(config->profiles_unlisted);
 	copy->http.listen = copy_string(config->http.listen);
 	copy->groups = xcalloc(config->group_count + 1, sizeof(*copy->groups));
 	struct moves moves = {xcalloc(config->group_count + 1, sizeof(*moves.to)),

@@ -100,6 +100,19 @@ def test_check_counts_what_the_profiles_would_run(corral):
     assert result.stdout == f"{path}: ok (1 group, 3 tasks)\n", result
 
 
+def test_an_active_profile_no_one_lists_is_warned_of(corral):
+    text = json.dumps(CONFIG)
+    result, path = check(corral, text, "--profile", "degub", "--profile", "tools")
+    assert result.returncode == 0, result
+    assert result.stdout == f"{path}: ok (2 groups, 3 tasks)\n", result
+    assert result.stderr == (f'{path}: warning: profile "degub" is active, but no group or '
+                             "task lists it\n"), result
+    # Listed by a task only, or by a group only: no warning.
+    for profiles in (["--profile", "debug"], ["--profile", "tools"]):
+        result, path = check(corral, text, *profiles)
+        assert result.returncode == 0 and result.stderr == "", result
+
+
 DEPENDS = """\
 groups:
   app:
