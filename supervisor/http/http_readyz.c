@@ -13,6 +13,7 @@
 #include "supervisor/control/control_scope.h"
 #include "supervisor/control/status_ready.h"
 #include "supervisor/http/http_routes.h"
+#include "supervisor/tasks/task_dependencies.h"
 #include "supervisor/tasks/task_ready.h"
 #include "supervisor/tasks/task_schedule.h"
 
@@ -123,8 +124,12 @@ void http_readyz(const struct http_request *request, const struct http_sources *
 			if (ready_rule_verdict(&facts) != READY_VERDICT_NOT_READY)
 				continue;
 			const char *state = task_schedule_shown_state(task);
-			char reason[256];
-			status_ready_reason(state, &facts, reason, sizeof(reason));
+			char reason[256], waiting[192];
+			bool waits =
+			    task->runner.state == TASK_PENDING &&
+			    task_dependencies_describe_wait(task, waiting, sizeof(waiting));
+			status_ready_reason(state, &facts, waits ? waiting : NULL, reason,
+					    sizeof(reason));
 			ready = false;
 			jw_object_open(&list);
 			jw_field_cstring(&list, "task", task->config->full_name);

@@ -639,3 +639,25 @@ def test_a_reload_rebinds_and_says_so(corral, tmp_path):
     assert request(path, "/livez").status == 200
     stop(running)
     assert not path.exists()
+
+
+def test_a_waiting_task_says_what_for_and_a_crashed_one_its_restart(corral, tmp_path):
+    # What status says a pending task waits for, /readyz and status --ready
+    # say too; a task between two runs says it restarts.
+    port = free_port()
+    config = {"groups": {"g": {"tasks": {
+        "app": {"command": sh(IDLE), "wait_for": [{"tcp": f"127.0.0.1:{port}",
+                                                   "interval": "100ms"}]},
+        "crash": {"command": ["false"], "restart": {"delay": "1m"}},
+    }}}}
+    running, address = start(corral, config)
+    wait_for(lambda: "Connection refused" in (corral.task_status("g/app")["waiting_for"] or ""),
+             what="app's wait said")
+    wait_for(lambda: corral.task_status("g/crash").get("next_restart_in_ms"),
+             what="crash waiting out its delay")
+    lines = assert_agree(corral, address)
+    assert lines == [f"g/app: not ready (pending, waits for tcp 127.0.0.1:{port} (last: "
+                     f"connect 127.0.0.1:{port}: Connection refused))",
+                     "g/crash: not ready (pending, restarts after its delay)"], lines
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
