@@ -480,6 +480,18 @@ static json_t *refused(struct supervisor *supervisor, const char *path, const ch
 	return reply;
 }
 
+/* For GET /metrics: a dry run is not a reload. */
+static void count_reload(struct supervisor *supervisor, const struct reload_options *options,
+			 bool applied)
+{
+	if (options->dry_run)
+		return;
+	if (applied)
+		supervisor->counters.reloads_succeeded++;
+	else
+		supervisor->counters.reloads_failed++;
+}
+
 json_t *reload_run(struct supervisor *supervisor, const struct reload_options *options)
 {
 	/* A path given, or every file and directory the running config came
@@ -506,6 +518,7 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 		snprintf(reason, sizeof(reason), "%zu error%s in the config", diagnostics.count,
 			 diagnostics.count == 1 ? "" : "s");
 		config_diagnostics_free(&diagnostics);
+		count_reload(supervisor, options, false);
 		return refused(supervisor, path, reason, errors);
 	}
 
@@ -519,6 +532,7 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 		make_new(supervisor, &reload);
 	}
 	if (reload.plan.refusal[0]) {
+		count_reload(supervisor, options, false);
 		json_t *reply = refused(supervisor, path, reload.plan.refusal, NULL);
 		free_reload(&reload);
 		config_free(config);
@@ -535,6 +549,7 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 		return reply;
 	}
 	apply(supervisor, &reload, options);
+	count_reload(supervisor, options, true);
 	supervisor->generations =
 	    xreallocarray(supervisor->generations, supervisor->generation_count + 1,
 			  sizeof(*supervisor->generations));

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/oom_protection.h"
@@ -164,6 +165,59 @@ static bool group_may_exec(void *pointer)
 	return supervisor->config->control_group_exec;
 }
 
+/* ---- GET /metrics ---- */
+
+/* A scrape found usage readings missing or stale: the pass that status
+ * replies start reads them (one pass for both). */
+static void refresh_usage_after_scrape(void *pointer)
+{
+	struct supervisor *supervisor = pointer;
+	control_commands_refresh_usage(&supervisor->control_context);
+}
+
+char *supervisor_metrics_text(struct supervisor *supervisor, enum metrics_format format,
+			      size_t *length)
+{
+	struct metrics_source source = {
+	    .groups = supervisor->groups,
+	    .group_count = supervisor->group_count,
+	    .counters = &supervisor->counters,
+	    .format = format,
+	    .started_wall_ms = supervisor->started_wall_ms,
+	    .output_dropped_lines = supervisor->sink.dropped_lines,
+	    .output_buffered_bytes = supervisor->sink.end - supervisor->sink.start,
+	    .starts_put_off = supervisor->shortage.put_off_total,
+	    .usage_stale = refresh_usage_after_scrape,
+	    .context = supervisor,
+	};
+	return metrics_text(&source, loop_now_ms(), length);
+}
+
+/* TEMPORARY TEST HOOK (removed once GET /metrics is served):
+ * CORRAL_METRICS_HOOK=PATH writes PATH.om and PATH.txt every 300 ms. */
+static struct loop_timer metrics_hook_timer;
+static void write_metrics_hook(struct loop_timer *timer)
+{
+	struct supervisor *supervisor = timer->data;
+	const char *base = getenv("CORRAL_METRICS_HOOK");
+	for (int format = 0; format < 2; format++) {
+		char path[512], temporary[520];
+		snprintf(path, sizeof(path), "%s.%s", base, format ? "txt" : "om");
+		snprintf(temporary, sizeof(temporary), "%s.tmp", path);
+		size_t length;
+		char *text =
+		    supervisor_metrics_text(supervisor, (enum metrics_format)format, &length);
+		FILE *file = fopen(temporary, "w");
+		if (file) {
+			fwrite(text, 1, length, file);
+			fclose(file);
+			rename(temporary, path);
+		}
+		free(text);
+	}
+	loop_timer_arm(supervisor->loop, &metrics_hook_timer, loop_now_ms() + 300);
+}
+
 /* ---- the control socket ---- */
 
 static void publish_event(void *pointer, const char *json, size_t length)
@@ -305,6 +359,7 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 	    .is_running_config = is_running_config,
 	    .supervisor = supervisor,
 	    .loop = supervisor->loop,
+	    .counters = &supervisor->counters,
 	};
 	struct control_server_ops ops = {
 	    .handle = control_commands_handle,
@@ -439,6 +494,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 {
 	memset(supervisor, 0, sizeof(*supervisor));
 	supervisor->config = config;
+	supervisor->started_wall_ms = wall_clock_ms();
 	supervisor->one_command = options->one_command;
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){.stdin_fd = -1,
@@ -660,6 +716,10 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		return 1;
 	}
 
+	if (getenv("CORRAL_METRICS_HOOK")) { /* TEMPORARY TEST HOOK */
+		loop_timer_init(&metrics_hook_timer, write_metrics_hook, &supervisor);
+		loop_timer_arm(supervisor.loop, &metrics_hook_timer, loop_now_ms() + 300);
+	}
 	settle_groups(&supervisor);
 	while (!all_done(&supervisor)) {
 		int error = loop_run_once(supervisor.loop);
@@ -682,6 +742,8 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		log_info("%u leftover process%s killed and reaped at exit", leftovers,
 			 leftovers == 1 ? "" : "es");
 	int exit_code = supervisor.exit_code;
+	if (getenv("CORRAL_METRICS_HOOK")) /* TEMPORARY TEST HOOK */
+		loop_timer_cancel(supervisor.loop, &metrics_hook_timer);
 	supervisor_close(&supervisor);
 	return exit_code;
 }

@@ -76,6 +76,7 @@ struct supervisor {
 	struct loop_timer shutdown_timer;
 
 	struct metrics_counters counters; /* for GET /metrics */
+	uint64_t started_wall_ms;         /* wall clock, for GET /metrics */
 
 	bool have_failure;
 	bool failure_is_secondary; /* from a task that never started */
@@ -85,6 +86,11 @@ struct supervisor {
 /* After a change of the group list: the control socket's and the tasks'
  * views of it follow. */
 void supervisor_groups_changed(struct supervisor *supervisor);
+
+/* GET /metrics' text in `format` (metrics_text.h), of every group;
+ * the caller frees it. */
+char *supervisor_metrics_text(struct supervisor *supervisor, enum metrics_format format,
+			      size_t *length);
 
 /* What the current config's global keys set and a reload may change:
  * the format of task lines on stdout (--log-format over the config's),

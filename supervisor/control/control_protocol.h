@@ -32,6 +32,7 @@ enum control_command {
 	CONTROL_EXEC,
 	CONTROL_INSPECT,
 };
+#define CONTROL_COMMAND_COUNT (CONTROL_INSPECT + 1)
 
 enum control_restart_mode {
 	CONTROL_RESTART_TASK,    /* Restart of a running task */

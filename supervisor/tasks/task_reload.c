@@ -120,6 +120,7 @@ struct kept_state {
 	size_t stop_position;
 	bool restart_held;
 	bool failed_by_dependency;
+	struct task_counts *counts;
 };
 
 void task_take_next_config(struct task *task)
@@ -141,6 +142,9 @@ void task_take_next_config(struct task *task)
 	};
 	memset(&task->logs, 0, sizeof(task->logs));
 	task->runner.texts = NULL; /* kept.runner's now */
+	task->runner.exits = NULL;
+	task_close_log_file(task);              /* counts what it lost, */
+	kept.counts = task_detach_counts(task); /* and what the pipes dropped */
 	task_free(task);
 
 	char why[256];
@@ -157,6 +161,7 @@ void task_take_next_config(struct task *task)
 	task->stop_position = kept.stop_position;
 	task->restart_held = kept.restart_held;
 	task->failed_by_dependency = kept.failed_by_dependency;
+	task->counts = kept.counts;
 	kept.runner.config = definition;
 	task->runner = kept.runner;
 	if (result < 0) {
