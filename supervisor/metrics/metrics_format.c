@@ -90,13 +90,14 @@ static bool range_format(const struct media_range *range, enum metrics_format *f
 	return equals(type, end, "text/*") || equals(type, end, "*/*");
 }
 
-enum metrics_format metrics_format_for_accept(const char *accept)
+enum metrics_format metrics_format_for_accept(const char *accept, size_t length)
 {
 	enum metrics_format best = METRICS_PROMETHEUS_TEXT;
 	double best_q = 0;
-	for (const char *start = accept; start && *start;) {
-		const char *comma = strchr(start, ',');
-		const char *end = comma ? comma : start + strlen(start);
+	const char *header_end = accept + length;
+	for (const char *start = accept; start && start < header_end;) {
+		const char *comma = memchr(start, ',', (size_t)(header_end - start));
+		const char *end = comma ? comma : header_end;
 		struct media_range range;
 		parse_range(start, end, &range);
 		enum metrics_format format;

@@ -574,46 +574,50 @@ static void test_a_thousand_tasks(void **state)
 
 /* ---- content negotiation ---- */
 
+static enum metrics_format accepted(const char *header)
+{
+	return metrics_format_for_accept(header, strlen(header));
+}
+
 static void test_the_format_a_scraper_asks_for(void **state)
 {
 	(void)state;
 	/* Prometheus 2.x's scrape. */
-	assert_int_equal(metrics_format_for_accept(
-			     "application/openmetrics-text;version=1.0.0,application/"
-			     "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,"
-			     "*/*;q=0.1"),
-			 METRICS_OPENMETRICS);
+	assert_int_equal(
+	    accepted("application/openmetrics-text;version=1.0.0,application/"
+		     "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,"
+		     "*/*;q=0.1"),
+	    METRICS_OPENMETRICS);
 	/* Prometheus 3's, with protobuf first and escaping parameters. */
 	assert_int_equal(
-	    metrics_format_for_accept(
-		"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
-		"encoding=delimited;q=0.6,application/openmetrics-text;version=1.0.0;"
-		"escaping=allow-utf-8;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;"
-		"q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2"),
+	    accepted("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+		     "encoding=delimited;q=0.6,application/openmetrics-text;version=1.0.0;"
+		     "escaping=allow-utf-8;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;"
+		     "q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2"),
 	    METRICS_OPENMETRICS);
 	/* curl, a browser, promtool's users, and no header at all. */
-	assert_int_equal(metrics_format_for_accept("*/*"), METRICS_PROMETHEUS_TEXT);
-	assert_int_equal(metrics_format_for_accept(
-			     "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),
-			 METRICS_PROMETHEUS_TEXT);
-	assert_int_equal(metrics_format_for_accept(NULL), METRICS_PROMETHEUS_TEXT);
-	assert_int_equal(metrics_format_for_accept(""), METRICS_PROMETHEUS_TEXT);
-	assert_int_equal(metrics_format_for_accept("text/plain; version=0.0.4"),
-			 METRICS_PROMETHEUS_TEXT);
-	/* The higher q wins, whatever the order; at equal q the first. */
+	assert_int_equal(accepted("*/*"), METRICS_PROMETHEUS_TEXT);
 	assert_int_equal(
-	    metrics_format_for_accept("application/openmetrics-text; version=1.0.0; q=0.5, "
-				      "text/plain; q=0.9"),
+	    accepted("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),
 	    METRICS_PROMETHEUS_TEXT);
+	assert_int_equal(metrics_format_for_accept(NULL, 0), METRICS_PROMETHEUS_TEXT);
+	assert_int_equal(metrics_format_for_accept("", 0), METRICS_PROMETHEUS_TEXT);
+	/* Only the header's bytes are read: what follows it in the buffer is not. */
 	assert_int_equal(
-	    metrics_format_for_accept("text/plain;q=0.2, Application/OpenMetrics-Text;q=0.3"),
-	    METRICS_OPENMETRICS);
-	assert_int_equal(metrics_format_for_accept("application/openmetrics-text, text/plain"),
-			 METRICS_OPENMETRICS);
-	/* A version it does not write, or q=0, is not asked for. */
-	assert_int_equal(metrics_format_for_accept("application/openmetrics-text;version=2.0.0"),
+	    metrics_format_for_accept("text/plain;q=0.1, application/openmetrics-text", 16),
+	    METRICS_PROMETHEUS_TEXT);
+	assert_int_equal(accepted("text/plain; version=0.0.4"), METRICS_PROMETHEUS_TEXT);
+	/* The higher q wins, whatever the order; at equal q the first. */
+	assert_int_equal(accepted("application/openmetrics-text; version=1.0.0; q=0.5, "
+				  "text/plain; q=0.9"),
 			 METRICS_PROMETHEUS_TEXT);
-	assert_int_equal(metrics_format_for_accept("application/openmetrics-text;q=0, text/plain"),
+	assert_int_equal(accepted("text/plain;q=0.2, Application/OpenMetrics-Text;q=0.3"),
+			 METRICS_OPENMETRICS);
+	assert_int_equal(accepted("application/openmetrics-text, text/plain"), METRICS_OPENMETRICS);
+	/* A version it does not write, or q=0, is not asked for. */
+	assert_int_equal(accepted("application/openmetrics-text;version=2.0.0"),
+			 METRICS_PROMETHEUS_TEXT);
+	assert_int_equal(accepted("application/openmetrics-text;q=0, text/plain"),
 			 METRICS_PROMETHEUS_TEXT);
 	assert_string_equal(metrics_content_type(METRICS_OPENMETRICS),
 			    "application/openmetrics-text; version=1.0.0; charset=utf-8");
