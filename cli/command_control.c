@@ -122,14 +122,12 @@ static int set_restart_mode(const struct control_command_spec *spec,
 /* Only restart has flags of its own, so that "stop --all" is an unknown
  * option rather than silently ignored. */
 static const struct option common_options[] = {
-    {"socket", required_argument, NULL, 's'},
-    {"config", required_argument, NULL, 'c'},
+    CONTROL_SOCKET_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 static const struct option restart_options[] = {
-    {"socket", required_argument, NULL, 's'},
-    {"config", required_argument, NULL, 'c'},
+    CONTROL_SOCKET_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {"force", no_argument, NULL, 'F'},
     {"all", no_argument, NULL, 'A'},
@@ -151,12 +149,6 @@ static int run_control_command(const struct control_command_spec *spec, int argc
 	optind = 1;
 	while ((option = getopt_long(argc, argv, "c:h", options, NULL)) != -1) {
 		switch (option) {
-		case 's':
-			socket_choice.socket_option = optarg;
-			break;
-		case 'c':
-			socket_choice.config_path = optarg;
-			break;
 		case 'h':
 			spec->print_usage(stdout);
 			return 0;
@@ -179,6 +171,8 @@ static int run_control_command(const struct control_command_spec *spec, int argc
 				return exit_code;
 			break;
 		default:
+			if (control_socket_option(&socket_choice, option, optarg))
+				break;
 			spec->print_usage(stderr);
 			return COMMAND_USAGE_ERROR;
 		}

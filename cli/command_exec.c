@@ -204,8 +204,7 @@ static void make_terminal_raw(void)
 int command_exec(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"socket", required_argument, NULL, 's'},
-	    {"config", required_argument, NULL, 'c'},
+	    CONTROL_SOCKET_OPTIONS,
 	    {"interactive", no_argument, NULL, 'i'},
 	    {"tty", no_argument, NULL, 't'},
 	    {"user", required_argument, NULL, 'u'},
@@ -223,12 +222,6 @@ int command_exec(int argc, char **argv)
 	optind = 1;
 	while ((option = getopt_long(argc, argv, "+c:itu:e:w:h", options, NULL)) != -1) {
 		switch (option) {
-		case 's':
-			socket_choice.socket_option = optarg;
-			break;
-		case 'c':
-			socket_choice.config_path = optarg;
-			break;
 		case 'i':
 			interactive = true;
 			break;
@@ -264,6 +257,8 @@ int command_exec(int argc, char **argv)
 			print_exec_usage(stdout);
 			return 0;
 		default:
+			if (control_socket_option(&socket_choice, option, optarg))
+				break;
 			print_exec_usage(stderr);
 			return COMMAND_USAGE_ERROR;
 		}

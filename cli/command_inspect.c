@@ -121,9 +121,11 @@ static void print_text(const json_t *inspect)
 int command_inspect(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'},
-	    {"json", no_argument, NULL, 'j'},         {"show-secrets", no_argument, NULL, 'S'},
-	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	    CONTROL_SOCKET_OPTIONS,
+	    {"json", no_argument, NULL, 'j'},
+	    {"show-secrets", no_argument, NULL, 'S'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct control_request request = {.command = CONTROL_INSPECT};
 	struct control_socket_choice socket_choice = {0};
@@ -132,12 +134,6 @@ int command_inspect(int argc, char **argv)
 	optind = 1;
 	while ((option = getopt_long(argc, argv, "c:h", options, NULL)) != -1) {
 		switch (option) {
-		case 's':
-			socket_choice.socket_option = optarg;
-			break;
-		case 'c':
-			socket_choice.config_path = optarg;
-			break;
 		case 'j':
 			as_json = true;
 			break;
@@ -148,6 +144,8 @@ int command_inspect(int argc, char **argv)
 			print_inspect_usage(stdout);
 			return 0;
 		default:
+			if (control_socket_option(&socket_choice, option, optarg))
+				break;
 			print_inspect_usage(stderr);
 			return COMMAND_USAGE_ERROR;
 		}

@@ -88,13 +88,9 @@ static void print_plan(const json_t *reply)
 int command_reload(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"socket", required_argument, NULL, 's'},
-	    {"config", required_argument, NULL, 'c'},
-	    {"dry-run", no_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"rerun-completed", no_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    CONTROL_SOCKET_OPTIONS,           {"dry-run", no_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'}, {"rerun-completed", no_argument, NULL, 'r'},
+	    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	struct control_request request = {.command = CONTROL_RELOAD};
 	struct control_socket_choice socket_choice = {0};
@@ -104,12 +100,6 @@ int command_reload(int argc, char **argv)
 	optind = 1;
 	while ((option = getopt_long(argc, argv, "c:h", options, NULL)) != -1) {
 		switch (option) {
-		case 's':
-			socket_choice.socket_option = optarg;
-			break;
-		case 'c':
-			socket_choice.config_path = optarg;
-			break;
 		case 'n':
 			request.dry_run = true;
 			break;
@@ -123,6 +113,8 @@ int command_reload(int argc, char **argv)
 			print_reload_usage(stdout);
 			return 0;
 		default:
+			if (control_socket_option(&socket_choice, option, optarg))
+				break;
 			print_reload_usage(stderr);
 			return COMMAND_USAGE_ERROR;
 		}

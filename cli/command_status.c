@@ -28,9 +28,11 @@ static void print_status_usage(FILE *out)
 int command_status(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"json", no_argument, NULL, 'j'},         {"ready", no_argument, NULL, 'r'},
-	    {"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'},
-	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"ready", no_argument, NULL, 'r'},
+	    CONTROL_SOCKET_OPTIONS,
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct control_request request = {.command = CONTROL_STATUS};
 	struct control_connection connection;
@@ -49,16 +51,12 @@ int command_status(int argc, char **argv)
 		case 'r':
 			ready = true;
 			break;
-		case 's':
-			socket_choice.socket_option = optarg;
-			break;
-		case 'c':
-			socket_choice.config_path = optarg;
-			break;
 		case 'h':
 			print_status_usage(stdout);
 			return 0;
 		default:
+			if (control_socket_option(&socket_choice, option, optarg))
+				break;
 			print_status_usage(stderr);
 			return COMMAND_USAGE_ERROR;
 		}

@@ -315,15 +315,10 @@ static int run_stream_command(struct stream_command *command, struct control_req
 			      int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"follow", no_argument, NULL, 'f'},
-	    {"tail", required_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"socket", required_argument, NULL, 's'},
-	    {"config", required_argument, NULL, 'c'},
-	    {"timestamps", no_argument, NULL, 't'},
-	    {"since", required_argument, NULL, 'S'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"follow", no_argument, NULL, 'f'},     {"tail", required_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},       CONTROL_SOCKET_OPTIONS,
+	    {"timestamps", no_argument, NULL, 't'}, {"since", required_argument, NULL, 'S'},
+	    {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
 	};
 	bool takes_target = request->command == CONTROL_LOGS;
 	struct control_socket_choice socket_choice = {0};
@@ -368,16 +363,12 @@ static int run_stream_command(struct stream_command *command, struct control_req
 				    optarg);
 			}
 			break;
-		case 's':
-			socket_choice.socket_option = optarg;
-			break;
-		case 'c':
-			socket_choice.config_path = optarg;
-			break;
 		case 'h':
 			command->print_usage(stdout);
 			return 0;
 		default:
+			if (control_socket_option(&socket_choice, option, optarg))
+				break;
 			command->print_usage(stderr);
 			return COMMAND_USAGE_ERROR;
 		}

@@ -20,6 +20,17 @@
 
 #define READ_CHUNK 65536
 
+bool control_socket_option(struct control_socket_choice *choice, int option, const char *argument)
+{
+	if (option == 's')
+		choice->socket_option = argument;
+	else if (option == 'c')
+		choice->config_path = argument;
+	else
+		return false;
+	return true;
+}
+
 const char *control_socket_path(const struct control_socket_choice *choice)
 {
 	const char *from_environment = getenv(CONTROL_SOCKET_ENV);

@@ -46,6 +46,15 @@ struct control_socket_choice {
 	const char *config_path;
 };
 
+/* The getopt_long entries of --socket PATH and -c/--config CONFIG, which
+ * every client command takes, and their handling: true when `option` was
+ * one of them, now noted in `choice`. */
+/* clang-format off */
+#define CONTROL_SOCKET_OPTIONS \
+	{"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'}
+/* clang-format on */
+bool control_socket_option(struct control_socket_choice *choice, int option, const char *argument);
+
 /* The client commands' options that choose the socket, and the search, for
  * their --help: one text, as docs/cli.md says it. */
 #define CONTROL_SOCKET_SEARCH_HELP                                                                 \

@@ -172,7 +172,7 @@ const char *probe_kind_name(enum probe_kind kind)
 {
 	static const char *const names[] = {
 	    [PROBE_NONE] = "none", [PROBE_EXEC] = "exec", [PROBE_TCP] = "tcp",
-	    [PROBE_HTTP] = "http", [PROBE_UNIX] = "unix",
+	    [PROBE_HTTP] = "http", [PROBE_UNIX] = "unix", [PROBE_PATH] = "path",
 	};
 	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
 }
@@ -199,8 +199,11 @@ static void task_config_free(struct task_config *task)
 	free(task->instance_of);
 	schedule_config_free(&task->schedule);
 	free(task->log_dir);
-	if (task->readiness)
+	if (task->readiness) {
 		probe_config_free(&task->readiness->probe);
+		free(task->readiness->log_ready);
+		free(task->readiness->log_not_ready);
+	}
 	free(task->readiness);
 	if (task->health)
 		probe_config_free(&task->health->probe);
@@ -221,6 +224,11 @@ static void task_config_free(struct task_config *task)
 	for (size_t i = 0; i < task->after_count; i++)
 		free(task->after[i].name);
 	free(task->after);
+	for (size_t i = 0; i < task->wait_for_count; i++) {
+		probe_config_free(&task->wait_for[i].probe);
+		free(task->wait_for[i].text);
+	}
+	free(task->wait_for);
 }
 
 static void group_config_free(struct group_config *group)

@@ -100,6 +100,7 @@ enum probe_kind {
 	PROBE_TCP,  /* a TCP connect succeeds */
 	PROBE_HTTP, /* a GET answers 200..399 */
 	PROBE_UNIX, /* a connect to a Unix stream socket succeeds */
+	PROBE_PATH, /* wait_for only: a path exists */
 };
 
 /* "exec", "tcp", "http", "unix"; "none". */
@@ -116,9 +117,11 @@ struct probe_config {
 	char **argv; /* PROBE_EXEC: NULL-terminated, argc >= 1 */
 	size_t argc;
 	/* PROBE_TCP, PROBE_HTTP: an IPv4 or IPv6 literal (default 127.0.0.1:
-	 * in the task's own network namespace when it has one) and a port. */
+	 * in the task's own network namespace when it has one) and a port;
+	 * for a wait_for target, also a host name (host_is_name). */
 	char *host;
 	uint16_t port;
+	bool host_is_name; /* resolved at each run, without blocking (name_resolver.h) */
 	/* PROBE_HTTP: the request path, "/..." (default "/"); PROBE_UNIX: the
 	 * socket's path, absolute, in the task's root. */
 	char *path;
@@ -144,6 +147,7 @@ enum readiness_kind {
 	READINESS_NOTIFY_SYSTEMD, /* sd_notify READY=1 on NOTIFY_SOCKET */
 	READINESS_NOTIFY_FD,      /* s6 style: a newline written to fd `fd` */
 	READINESS_PROBE,          /* `probe` passes (exec, tcp, http, unix) */
+	READINESS_LOG,            /* a line of its output matches `log_ready` */
 };
 
 /* How a task says it is ready (config `readiness:`). Only main tasks and
@@ -168,6 +172,13 @@ struct readiness_config {
 	 * RELOADING=1 makes it not ready until READY=1. */
 	bool continuous;
 	unsigned failures; /* a probe with continuous: >= 1, default 3; else 0 */
+	/* READINESS_LOG: extended regular expressions (regex(7)) over the
+	 * task's lines, stdout and stderr, without their newline. A line
+	 * matching `log_ready` makes it ready; with `continuous`, one
+	 * matching `log_not_ready` makes it not ready until the next ready
+	 * line. NULL for the other kinds (and log_not_ready without one). */
+	char *log_ready;
+	char *log_not_ready;
 	/* A probe: until the task is first ready in a run, its failures
 	 * within this long of the start are not said, unless the start fails
 	 * (compose's start_period, Kubernetes' startupProbe). Default: the
@@ -416,6 +427,22 @@ const char *dependency_condition_wait(enum dependency_condition condition);
 /* What a wait that ran out says of it: "not ready", "not completed". */
 const char *dependency_condition_failed(enum dependency_condition condition);
 
+/* A target outside the config that a task waits for before it starts
+ * (config `wait_for:`; compose's `depends_on` cannot name one, #2868): a
+ * TCP port or an HTTP URL, of another host as a rule, or a path that must
+ * exist. Checked from corral's own namespaces every interval while the
+ * task waits; it may start once every target passed. */
+struct wait_target {
+	/* PROBE_TCP, PROBE_HTTP (host: an address or a name) or PROBE_PATH;
+	 * each check is cut at the interval. */
+	struct probe_config probe;
+	/* From when the wait began: past it, not passed, the start fails. 0:
+	 * as long as it takes. */
+	uint64_t timeout_ms;
+	char *text;   /* "tcp db:5432", "http http://auth/healthz", "path /run/x" */
+	size_t index; /* in the task's list, for messages: wait_for[N] */
+};
+
 /* One edge of the dependency graph. The loader (config_dependencies.c)
  * resolves the name and guarantees: the target exists and is not the task
  * itself, each target once per task, no cycle, and a condition that the
@@ -532,6 +559,9 @@ struct task_config {
 	 * when it waits for nobody. */
 	struct task_dependency *after;
 	size_t after_count;
+	/* Config `wait_for:`, in its order; NULL when none. */
+	struct wait_target *wait_for;
+	size_t wait_for_count;
 	/* Config `control:`: the control requests the task may make
 	 * (enum control_right bits); 0, the default, for none. */
 	unsigned control_rights;

@@ -134,6 +134,19 @@ static bool dependencies_equal(const struct task_config *a, const struct task_co
 	return true;
 }
 
+static bool wait_for_equal(const struct task_config *a, const struct task_config *b)
+{
+	if (a->wait_for_count != b->wait_for_count)
+		return false;
+	for (size_t i = 0; i < a->wait_for_count; i++) {
+		const struct wait_target *x = &a->wait_for[i], *y = &b->wait_for[i];
+		if (!strings_equal(x->text, y->text) || x->timeout_ms != y->timeout_ms ||
+		    x->probe.interval_ms != y->probe.interval_ms)
+			return false;
+	}
+	return true;
+}
+
 static bool restart_equal(const struct restart_policy *a, const struct restart_policy *b)
 {
 	return a->policy == b->policy && a->attempts == b->attempts &&
@@ -186,7 +199,9 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 		 ready_a->timeout_ms != ready_b->timeout_ms ||
 		 ready_a->continuous != ready_b->continuous ||
 		 ready_a->start_period_ms != ready_b->start_period_ms ||
-		 ready_a->failures != ready_b->failures,
+		 ready_a->failures != ready_b->failures ||
+		 !strings_equal(ready_a->log_ready, ready_b->log_ready) ||
+		 !strings_equal(ready_a->log_not_ready, ready_b->log_not_ready),
 	     "readiness", readiness_kind ? replace : in_place);
 	note(diff,
 	     !probes_equal(&health_of(a)->probe, &health_of(b)->probe) ||
@@ -216,6 +231,8 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	     "log", a->log_separate_streams != b->log_separate_streams ? replace : in_place);
 	note(diff, !hooks_equal(a, b), "hooks", replace);
 	note(diff, !dependencies_equal(a, b), "after", replace);
+	/* Like `after`: what a start waits for, held by the waiting task. */
+	note(diff, !wait_for_equal(a, b), "wait_for", replace);
 	/* The rights are looked up at each request; but whether the socket
 	 * is hidden in the task's mount namespace was settled when its
 	 * process was made. */

@@ -292,6 +292,13 @@ void devices_merge(struct isolation_config *merged, const struct isolation_confi
 void dependencies_parse(struct load_context *context, const yaml_node_t *node,
 			const struct where *where, struct task_config *task);
 
+/* An IPv4 or IPv6 address literal (config_probe_targets.c). */
+bool host_is_address(const char *host);
+
+/* `wait_for:`, a list of outside targets (config_wait_for.c). */
+void wait_for_parse(struct load_context *context, const yaml_node_t *node,
+		    const struct where *where, struct task_config *task);
+
 /* Once every group is read: adds the edges of `order: sequential`, resolves
  * every name ("task" in the same group, "group/task"), gives unwritten
  * conditions their default (completed for a one-shot, ready otherwise),

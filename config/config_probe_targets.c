@@ -42,8 +42,7 @@ static bool parse_port(struct load_context *context, const yaml_node_t *node,
 	return true;
 }
 
-/* Addresses only: a name lookup could block the loop. */
-static bool is_address(const char *host)
+bool host_is_address(const char *host)
 {
 	unsigned char buffer[sizeof(struct in6_addr)];
 	return inet_pton(AF_INET, host, buffer) == 1 || inet_pton(AF_INET6, host, buffer) == 1;
@@ -52,7 +51,9 @@ static bool is_address(const char *host)
 static bool check_host(struct load_context *context, const yaml_node_t *node,
 		       const struct where *where, const char *host)
 {
-	if (is_address(host))
+	/* Addresses only: probes are made from the task's network, whose
+	 * names corral's resolver does not know. */
+	if (host_is_address(host))
 		return true;
 	report(context, node, where,
 	       "%s is not an IP address; probes take addresses (127.0.0.1, ::1), since a "

@@ -2,20 +2,21 @@
  * is still alive (`health`). Only the values are read here; the sockets,
  * fds and probe processes are the runtime's. */
 #include <limits.h>
+#include <regex.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/units.h"
+#include "base/xmalloc.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 
-static const char *const readiness_keys[] = {"notify",        "fd",
-					     "exec",          "tcp",
-					     "http",          "unix",
-					     "interval",      "timeout",
-					     "watchdog",      "start_interval",
-					     "initial_delay", "inside",
-					     "continuous",    "failures",
-					     "start_period",  NULL};
+static const char *const readiness_keys[] = {
+    "notify",        "fd",       "exec",       "tcp",      "http",
+    "unix",          "interval", "timeout",    "watchdog", "start_interval",
+    "initial_delay", "inside",   "continuous", "failures", "start_period",
+    "log",           NULL};
+static const char *const log_keys[] = {"ready", "not_ready", NULL};
 static const char *const health_keys[] = {"exec",          "tcp",     "http",     "unix",
 					  "interval",      "timeout", "failures", "start_interval",
 					  "initial_delay", "inside",  NULL};
@@ -167,6 +168,61 @@ void probe_command_parse(struct load_context *context, const yaml_node_t *node,
 		report(context, node, where, "must be a list of strings, not %s", node_kind(node));
 }
 
+/* One pattern of `readiness.log`: an extended regular expression, checked
+ * here so that a bad one is said at its place, not when the task runs. */
+static char *log_pattern_parse(struct load_context *context, const yaml_node_t *node,
+			       const struct where *where)
+{
+	const char *text = expect_string(context, node, where);
+	if (!text)
+		return NULL;
+	if (!*text) {
+		report(context, node, where, "is empty, and would match every line");
+		return NULL;
+	}
+	regex_t compiled;
+	int failure = regcomp(&compiled, text, REG_EXTENDED | REG_NOSUB);
+	if (failure) {
+		char why[128];
+		regerror(failure, &compiled, why, sizeof(why));
+		report(context, node, where, "not an extended regular expression: %s", why);
+		return NULL;
+	}
+	regfree(&compiled);
+	return xstrdup(text);
+}
+
+/* `log: REGEX`, or `log: {ready: REGEX, not_ready: REGEX}`. */
+static bool log_patterns_parse(struct load_context *context, const yaml_node_t *node,
+			       const struct where *where, struct readiness_config *out)
+{
+	char buffer[64];
+	struct where field_where = where_field(where, "log", buffer, sizeof(buffer));
+	if (node->type != YAML_MAPPING_NODE) {
+		out->log_ready = log_pattern_parse(context, node, &field_where);
+		return out->log_ready != NULL;
+	}
+	struct map_entries fields;
+	char inner_buffer[64];
+	struct where inner;
+	map_collect(context, node, &field_where, "key", &fields);
+	map_check_keys(context, &fields, &field_where, log_keys);
+	const yaml_node_t *ready = map_lookup(&fields, "ready");
+	const yaml_node_t *not_ready = map_lookup(&fields, "not_ready");
+	if (ready) {
+		inner = where_field(&field_where, "ready", inner_buffer, sizeof(inner_buffer));
+		out->log_ready = log_pattern_parse(context, ready, &inner);
+	} else if (!map_has_key_or_typo(&fields, log_keys, "ready")) {
+		report(context, node, &field_where, "missing \"ready\", the line to wait for");
+	}
+	if (not_ready) {
+		inner = where_field(&field_where, "not_ready", inner_buffer, sizeof(inner_buffer));
+		out->log_not_ready = log_pattern_parse(context, not_ready, &inner);
+	}
+	map_entries_free(&fields);
+	return out->log_ready != NULL;
+}
+
 /* Which kind the map declares; -1 when that cannot be told (neither key,
  * both, or a wrong notify method: each reported). */
 static int parse_readiness_kind(struct load_context *context, const yaml_node_t *node,
@@ -183,14 +239,27 @@ static int parse_readiness_kind(struct load_context *context, const yaml_node_t 
 	for (const char *const *key = probe_target_keys; *key && !probe; key++)
 		if ((probe = map_lookup(fields, *key)))
 			probe_key = *key;
+	const yaml_node_t *log = map_lookup(fields, "log");
+	if (!probe && log) {
+		probe = log;
+		probe_key = "log";
+	} else if (probe && log && !notify) {
+		notify = log; /* two choices: said below as for notify */
+	}
 	if (notify && probe) {
 		/* At the second one: the first was a complete choice. */
 		const yaml_node_t *later =
 		    notify->start_mark.index > probe->start_mark.index ? notify : probe;
 
-		report(context, later, where, "\"notify\" and \"%s\" exclude each other; keep one",
-		       probe_key);
+		report(context, later, where, "\"%s\" and \"%s\" exclude each other; keep one",
+		       notify == log ? "log" : "notify", probe_key);
 		return -1;
+	}
+	if (log) {
+		if (!log_patterns_parse(context, log, where, out))
+			return -1;
+		out->kind = READINESS_LOG;
+		return READINESS_LOG;
 	}
 	if (probe) {
 		if (!probe_target_parse(context, node, fields, where, &out->probe))
@@ -210,8 +279,8 @@ static int parse_readiness_kind(struct load_context *context, const yaml_node_t 
 	if (!map_has_key_or_typo(fields, readiness_keys, "notify") &&
 	    !map_has_key_or_typo(fields, readiness_keys, "exec"))
 		report(context, node, where,
-		       "missing \"notify\" (systemd or fd) or a probe: \"exec\" (a command), "
-		       "\"tcp\", \"http\" or \"unix\"");
+		       "missing \"notify\" (systemd or fd), \"log\" (a line to wait for) or a "
+		       "probe: \"exec\" (a command), \"tcp\", \"http\" or \"unix\"");
 	return -1;
 }
 
@@ -247,6 +316,34 @@ static void parse_continuous(struct load_context *context, const struct map_entr
 			   ? "only goes with \"continuous: true\" (until the task is first ready, "
 			     "failures only mean \"not ready yet\")"
 			   : "only goes with a probe and \"continuous: true\"");
+}
+
+/* Why a key of probes is refused with another kind of readiness. */
+static const char *not_polled(int kind)
+{
+	return kind == READINESS_LOG
+		   ? "only goes with a probe (a task's output is read as it comes, not polled)"
+		   : "only goes with a probe (a notifying task is not polled)";
+}
+
+/* `log.not_ready` says a ready task is not ready any more: it needs
+ * `continuous`, and `continuous` with `log` needs it. */
+static void check_log_continuous(struct load_context *context, const struct map_entries *fields,
+				 const struct where *where, const struct readiness_config *out)
+{
+	char buffer[64];
+	struct where field_where;
+	if (out->log_not_ready && !out->continuous) {
+		field_where = where_field(where, "log", buffer, sizeof(buffer));
+		report(context, map_lookup(fields, "log"), &field_where,
+		       "\"not_ready\" only goes with \"continuous: true\" (until the task is "
+		       "first ready, it is not ready anyway)");
+	} else if (out->continuous && out->log_ready && !out->log_not_ready) {
+		field_where = where_field(where, "continuous", buffer, sizeof(buffer));
+		report(context, map_lookup(fields, "continuous"), &field_where,
+		       "with \"log\", needs the line that says the task is not ready any more: "
+		       "log: {ready: REGEX, not_ready: REGEX}");
+	}
 }
 
 void readiness_parse(struct load_context *context, const yaml_node_t *node,
@@ -294,8 +391,7 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 		if (kind == READINESS_PROBE)
 			parse_positive_duration(context, field, &field_where, &interval_ms);
 		else if (kind >= 0)
-			report(context, field, &field_where,
-			       "only goes with a probe (a notifying task is not polled)");
+			report(context, field, &field_where, "%s", not_polled(kind));
 	}
 	if (kind == READINESS_PROBE) {
 		parse_probe_timing(context, &fields, where, &out->probe);
@@ -306,8 +402,7 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 		     *key; key++)
 			if ((field = map_lookup(&fields, *key))) {
 				field_where = where_field(where, *key, buffer, sizeof(buffer));
-				report(context, field, &field_where,
-				       "only goes with a probe (a notifying task is not polled)");
+				report(context, field, &field_where, "%s", not_polled(kind));
 			}
 	}
 	if ((field = map_lookup(&fields, "timeout"))) {
@@ -324,6 +419,8 @@ void readiness_parse(struct load_context *context, const yaml_node_t *node,
 	}
 
 	parse_continuous(context, &fields, where, kind, out);
+	if (kind == READINESS_LOG)
+		check_log_continuous(context, &fields, where, out);
 
 	if (kind == READINESS_PROBE) {
 		out->start_period_ms =

@@ -19,10 +19,10 @@
 #include "config/ids.h"
 
 static const char *const task_keys[] = {
-    "command",   "env",       "env_file",  "cwd",           "user",      "groups",
-    "lifecycle", "restart",   "kill",      "resources",     "readiness", "health",
-    "isolation", "cdi",       "task_dirs", "hooks",         "after",     "log",
-    "autostart", "instances", "schedule",  "oom_score_adj", "control",   NULL};
+    "command",   "env",           "env_file",  "cwd",       "user",     "groups",    "lifecycle",
+    "restart",   "kill",          "resources", "readiness", "health",   "isolation", "cdi",
+    "task_dirs", "hooks",         "after",     "log",       "wait_for", "autostart", "instances",
+    "schedule",  "oom_score_adj", "control",   NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", "mode", NULL};
 
@@ -634,6 +634,8 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	hook_list_free(&task_hooks);
 	if ((field = map_lookup(&fields, "after")))
 		dependencies_parse(context, field, &(struct where){owner, "after"}, task);
+	if ((field = map_lookup(&fields, "wait_for")))
+		wait_for_parse(context, field, &(struct where){owner, "wait_for"}, task);
 	if ((field = map_lookup(&fields, "control")))
 		task_control_rights_parse(context, field, &(struct where){owner, "control"},
 					  &task->control_rights);

@@ -28,6 +28,7 @@
 #include "supervisor/pid1/machine_init.h"
 #include "supervisor/pid1/reaper.h"
 #include "supervisor/pid1/signal_handling.h"
+#include "supervisor/probes/name_resolver.h"
 #include "supervisor/reload.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/group.h"
@@ -313,25 +314,21 @@ static int open_control_socket_in_default_place(struct supervisor *supervisor,
  * first place this corral could take (an existing directory it may write). */
 static bool control_socket_taken(const struct config *config, const struct run_options *options)
 {
+	char error[512];
 	int connect_errno;
 	const char *path = control_socket_path(config, options);
 	if (path) {
-		if (!control_server_listener_at(path, &connect_errno))
+		if (!control_server_listener_at(path, &connect_errno, error, sizeof(error)))
 			return false;
-		log_message("control socket: another corral is already listening on %s: stop it, "
-			    "or give this one another socket (--socket, CORRAL_SOCKET or socket:)",
-			    path);
+		log_message("control socket: %s", error);
 		return true;
 	}
 	struct control_socket_places places;
 	control_socket_places(&places);
 	for (size_t i = 0; i < places.count; i++) {
-		if (control_server_listener_at(places.path[i], &connect_errno)) {
-			log_message(
-			    "control socket: another corral is already listening on %s: stop "
-			    "it, or give this one another socket (--socket, CORRAL_SOCKET or "
-			    "socket:)",
-			    places.path[i]);
+		if (control_server_listener_at(places.path[i], &connect_errno, error,
+					       sizeof(error))) {
+			log_message("control socket: %s", error);
 			return true;
 		}
 		char directory[sizeof(places.path[i])];
@@ -634,6 +631,8 @@ static void supervisor_close(struct supervisor *supervisor)
 		rmdir(supervisor->services.notify_dir);
 		free(supervisor->services.notify_dir);
 	}
+	/* After the tasks, whose lookups are cancelled with their probes. */
+	name_resolver_free(supervisor->services.resolver);
 	network_spares_close(&supervisor->network_spares);
 	pid_index_free(&supervisor->task_pids);
 	shortage_report_free(&supervisor->shortage);

@@ -65,7 +65,8 @@ static int check_own_directory(const char *directory, char *error, size_t error_
 	return 0;
 }
 
-bool control_server_listener_at(const char *path, int *connect_errno)
+bool control_server_listener_at(const char *path, int *connect_errno, char *error,
+				size_t error_size)
 {
 	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (probe < 0) {
@@ -77,6 +78,11 @@ bool control_server_listener_at(const char *path, int *connect_errno)
 	int connected = connect(probe, (struct sockaddr *)&address, sizeof(address));
 	*connect_errno = connected == 0 ? 0 : errno;
 	close(probe);
+	if (connected == 0)
+		snprintf(error, error_size,
+			 "another corral is already listening on %s: stop it, or give this one "
+			 "another socket (--socket, CORRAL_SOCKET or socket:)",
+			 path);
 	return connected == 0;
 }
 
@@ -101,13 +107,8 @@ static int clear_stale_socket(const char *path, char *error, size_t error_size)
 		return -ENOTSOCK;
 	}
 	int connect_errno = 0;
-	if (control_server_listener_at(path, &connect_errno)) {
-		snprintf(error, error_size,
-			 "another corral is already listening on %s: stop it, or give this one "
-			 "another socket (--socket, CORRAL_SOCKET or socket:)",
-			 path);
+	if (control_server_listener_at(path, &connect_errno, error, error_size))
 		return -EADDRINUSE;
-	}
 	if (connect_errno != ECONNREFUSED) {
 		snprintf(error, error_size, "%s: cannot tell whether it is in use: %s", path,
 			 strerror(connect_errno));

@@ -80,10 +80,12 @@ int control_server_open(struct control_server **out, struct loop *loop, const ch
 const char *control_server_path(const struct control_server *server);
 void control_server_close(struct control_server *server);
 
-/* Whether a server (another corral) listens on `path` now; when not, the
- * connect's errno in *connect_errno (ECONNREFUSED: a socket left behind,
- * ENOENT: none). */
-bool control_server_listener_at(const char *path, int *connect_errno);
+/* Whether a server (another corral) listens on `path` now, and if so says
+ * what to do about it in `error` ("another corral is already listening on
+ * PATH: ..."); when not, the connect's errno in *connect_errno
+ * (ECONNREFUSED: a socket left behind, ENOENT: none). */
+bool control_server_listener_at(const char *path, int *connect_errno, char *error,
+				size_t error_size);
 
 /* Frees the clients that closed during the last event batch. */
 void control_server_collect(struct control_server *server);

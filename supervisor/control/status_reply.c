@@ -86,6 +86,8 @@ static const char *readiness_kind(const struct task_config *config)
 		return "fd";
 	case READINESS_PROBE:
 		return probe_kind_name(readiness_of(config)->probe.kind);
+	case READINESS_LOG:
+		return "log";
 	case READINESS_NONE:
 		break;
 	}

@@ -22,23 +22,42 @@
 #include "base/units.h"
 #include "base/xmalloc.h"
 #include "supervisor/probes/http_status.h"
+#include "supervisor/probes/name_resolver.h"
 #include "supervisor/probes/probe.h"
 #include "supervisor/probes/task_root_path.h"
 
 static void on_socket_event(struct loop_watch *watch, uint32_t events);
 
+/* A name's addresses, tried in turn until one accepts ("localhost" is
+ * ::1 and 127.0.0.1; a server may listen on one only). */
+struct resolved_addresses {
+	struct sockaddr_storage address[NAME_LOOKUP_ADDRESSES_MAX];
+	size_t count, next;
+};
+
 bool net_probe_running(const struct probe *probe)
 {
-	return probe->socket_watch.fd >= 0;
+	return probe->socket_watch.fd >= 0 || probe->lookup || probe->candidates;
 }
 
-static void close_run(struct probe *probe)
+static void close_socket(struct probe *probe)
 {
 	if (probe->socket_watch.fd >= 0) {
 		loop_watch_remove(probe->services->loop, &probe->socket_watch);
 		close(probe->socket_watch.fd);
 		probe->socket_watch.fd = -1;
 	}
+}
+
+static void close_run(struct probe *probe)
+{
+	close_socket(probe);
+	if (probe->lookup) {
+		name_lookup_cancel(probe->lookup);
+		probe->lookup = NULL;
+	}
+	free(probe->candidates);
+	probe->candidates = NULL;
 	free(probe->request);
 	probe->request = NULL;
 	probe->request_length = probe->request_sent = probe->response_length = 0;
@@ -97,7 +116,7 @@ static bool task_has_own_network(const struct task_config *task)
 static int open_socket(struct probe *probe, int domain, pid_t pid, char *error, size_t error_size)
 {
 	int type = SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC;
-	if (domain == AF_UNIX || !task_has_own_network(probe->task)) {
+	if (domain == AF_UNIX || probe->outside || !task_has_own_network(probe->task)) {
 		int fd = socket(domain, type, 0);
 		if (fd < 0) {
 			int failure = -errno;
@@ -189,12 +208,99 @@ static void build_request(struct probe *probe)
 	probe->request_length = used;
 }
 
+/* A connection that failed: the next address of a name, if any, else the
+ * run's failure. */
+static void connect_failed(struct probe *probe, int error);
+
+static void connect_to(struct probe *probe, const struct sockaddr_storage *address,
+		       socklen_t length, int path_fd, pid_t pid)
+{
+	char why[PATH_MAX + 96];
+	int fd = open_socket(probe, address->ss_family, pid, why, sizeof(why));
+	if (fd < 0) {
+		if (path_fd >= 0)
+			close(path_fd);
+		finish(probe, false, why);
+		return;
+	}
+	probe->socket_watch =
+	    (struct loop_watch){.fd = fd, .callback = on_socket_event, .data = probe};
+	if (probe->config->kind == PROBE_HTTP && !probe->request)
+		build_request(probe);
+	int connected = connect(fd, (const struct sockaddr *)address, length);
+	int connect_error = errno;
+	if (path_fd >= 0)
+		close(path_fd);
+	if (connected < 0 && connect_error != EINPROGRESS) {
+		connect_failed(probe, connect_error);
+		return;
+	}
+	/* Writable once connected (or failed): SO_ERROR says which. */
+	loop_watch_add(probe->services->loop, &probe->socket_watch, EPOLLOUT);
+}
+
+static void connect_next_candidate(struct probe *probe)
+{
+	struct resolved_addresses *candidates = probe->candidates;
+	const struct sockaddr_storage *address = &candidates->address[candidates->next++];
+	socklen_t length = address->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+							  : sizeof(struct sockaddr_in);
+	connect_to(probe, address, length, -1, 0);
+}
+
+static void connect_failed(struct probe *probe, int error)
+{
+	if (probe->candidates && probe->candidates->next < probe->candidates->count) {
+		close_socket(probe);
+		connect_next_candidate(probe);
+		return;
+	}
+	fail_run(probe, "connect", error);
+}
+
+static void on_name_resolved(void *context, const struct sockaddr_storage *addresses, size_t count,
+			     const char *error)
+{
+	struct probe *probe = context;
+	probe->lookup = NULL;
+	if (!count) {
+		char why[256];
+		snprintf(why, sizeof(why), "resolve %s: %s", probe->config->host, error);
+		finish(probe, false, why);
+		return;
+	}
+	probe->candidates = xcalloc(1, sizeof(*probe->candidates));
+	memcpy(probe->candidates->address, addresses, count * sizeof(*addresses));
+	probe->candidates->count = count;
+	connect_next_candidate(probe);
+}
+
+/* A wait_for target named by host name: resolved from the loop first. */
+static void resolve_then_connect(struct probe *probe)
+{
+	struct services *services = probe->services;
+	char why[256];
+	if (!services->resolver &&
+	    !(services->resolver = name_resolver_create(services->loop, why, sizeof(why)))) {
+		char message[320];
+		snprintf(message, sizeof(message), "resolve %s: %s", probe->config->host, why);
+		finish(probe, false, message);
+		return;
+	}
+	probe->lookup = name_lookup_start(services->resolver, probe->config->host,
+					  probe->config->port, on_name_resolved, probe);
+}
+
 void net_probe_run(struct probe *probe)
 {
 	const struct probe_config *config = probe->config;
 	uint64_t now = loop_now_ms();
 	loop_timer_arm(probe->services->loop, &probe->next_run, now + probe_interval_ms(probe));
 	loop_timer_arm(probe->services->loop, &probe->deadline, now + config->timeout_ms);
+	if (config->host_is_name) {
+		resolve_then_connect(probe);
+		return;
+	}
 	pid_t pid = probe->target_pid ? probe->target_pid(probe->context) : 0;
 	char why[PATH_MAX + 96];
 	struct sockaddr_storage address;
@@ -204,27 +310,7 @@ void net_probe_run(struct probe *probe)
 		finish(probe, false, why);
 		return;
 	}
-	int fd = open_socket(probe, address.ss_family, pid, why, sizeof(why));
-	if (fd < 0) {
-		if (path_fd >= 0)
-			close(path_fd);
-		finish(probe, false, why);
-		return;
-	}
-	probe->socket_watch =
-	    (struct loop_watch){.fd = fd, .callback = on_socket_event, .data = probe};
-	if (config->kind == PROBE_HTTP)
-		build_request(probe);
-	int connected = connect(fd, (struct sockaddr *)&address, length);
-	int connect_error = errno;
-	if (path_fd >= 0)
-		close(path_fd);
-	if (connected < 0 && connect_error != EINPROGRESS) {
-		fail_run(probe, "connect", connect_error);
-		return;
-	}
-	/* Writable once connected (or failed): SO_ERROR says which. */
-	loop_watch_add(probe->services->loop, &probe->socket_watch, EPOLLOUT);
+	connect_to(probe, &address, length, path_fd, pid);
 }
 
 /* http: send the GET, then read until the status line is there. */
@@ -282,7 +368,7 @@ static void on_socket_event(struct loop_watch *watch, uint32_t events)
 		int error = 0;
 		socklen_t size = sizeof(error);
 		if (getsockopt(watch->fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 && error) {
-			fail_run(probe, "connect", error);
+			connect_failed(probe, error);
 			return;
 		}
 		if (probe->config->kind != PROBE_HTTP) {

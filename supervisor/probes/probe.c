@@ -74,8 +74,26 @@ static int run_inside(struct probe *probe, struct spawn_result *result, char *er
 			       error_size);
 }
 
+/* wait_for's `path`: there or not, at once. */
+static void run_path_check(struct probe *probe)
+{
+	loop_timer_arm(probe->services->loop, &probe->next_run,
+		       loop_now_ms() + probe_interval_ms(probe));
+	if (access(probe->config->path, F_OK) == 0) {
+		probe_report(probe, true, "");
+		return;
+	}
+	char why[PATH_MAX + 64];
+	snprintf(why, sizeof(why), "%s: %s", probe->config->path, strerror(errno));
+	probe_report(probe, false, why);
+}
+
 static void run_once(struct probe *probe)
 {
+	if (probe->config->kind == PROBE_PATH) {
+		run_path_check(probe);
+		return;
+	}
 	if (probe->config->kind != PROBE_EXEC) {
 		net_probe_run(probe);
 		return;

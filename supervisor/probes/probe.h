@@ -48,8 +48,13 @@ struct probe {
 
 	/* tcp, http, unix (net_probe.c). */
 	pid_t (*target_pid)(void *context); /* the task's process, for its namespaces */
-	struct loop_watch socket_watch;     /* fd -1 between runs */
-	char *request;                      /* http: the GET, and how much went out */
+	/* A wait_for target's: made from corral's own network namespace
+	 * whatever the task's, to a host given by name or address. */
+	bool outside;
+	struct name_lookup *lookup;            /* a name being resolved, else NULL */
+	struct resolved_addresses *candidates; /* a name's addresses, during a run */
+	struct loop_watch socket_watch;        /* fd -1 between runs */
+	char *request;                         /* http: the GET, and how much went out */
 	size_t request_length, request_sent;
 	char response[512]; /* http: the start of the answer */
 	size_t response_length;
@@ -78,7 +83,7 @@ uint64_t probe_interval_ms(const struct probe *probe);
 /* A run's result, to the owner while the probe is active. */
 void probe_report(struct probe *probe, bool passed, const char *why);
 
-/* ---- net_probe.c: the connection kinds, for probe.c ---- */
+/* ---- net_probe.c: the connection kinds (and path), for probe.c ---- */
 
 /* One run: the connection is made (in the task's network namespace, or
  * through its root for a Unix socket), and its result reported. */

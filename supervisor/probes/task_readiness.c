@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "supervisor/probes/log_readiness.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/tasks/task.h"
 
@@ -444,12 +445,24 @@ void task_readiness_init_probes(struct task *task)
 	struct task_readiness *readiness = &task->readiness;
 	bool has_probes = readiness_of(config)->kind == READINESS_PROBE ||
 			  health_of(config)->probe.kind != PROBE_NONE;
-	if (has_probes && !readiness->probes)
+	bool reads_log = readiness_of(config)->kind == READINESS_LOG;
+	if ((has_probes || reads_log) && !readiness->probes)
 		readiness->probes = xcalloc(1, sizeof(*readiness->probes));
 	/* An exec probe's runs take the task's environment. */
 	if (has_probes)
 		task_plan_pin_environment(&task->plan);
 	struct task_probes *probes = readiness->probes;
+	if (probes) {
+		/* Made again at each call: a reload may have changed the patterns. */
+		log_readiness_free(probes->log);
+		probes->log = NULL;
+	}
+	if (reads_log) {
+		char error[160];
+		probes->log = log_readiness_make(readiness_of(config), error, sizeof(error));
+		if (!probes->log)
+			log_message("%s: %s: it cannot become ready", config->full_name, error);
+	}
 	if (readiness_of(config)->kind == READINESS_PROBE) {
 		probe_init(&probes->readiness_probe, &readiness_of(config)->probe, config,
 			   &task->plan, task->services, on_readiness_probe, task);
@@ -569,6 +582,7 @@ void task_readiness_close(struct task *task)
 	if (readiness->probes) {
 		probe_free(&readiness->probes->readiness_probe);
 		probe_free(&readiness->probes->health_probe);
+		log_readiness_free(readiness->probes->log);
 		free(readiness->probes);
 		readiness->probes = NULL;
 	}

@@ -34,6 +34,7 @@ struct task_probes {
 	 * until the next begins): for the log and `corral status`. */
 	struct probe_record readiness_record;
 	struct probe_record health_record;
+	struct log_readiness *log; /* readiness.log, else NULL */
 };
 
 /* `notify: systemd` and `watchdog`: what only such a task needs. */

@@ -338,7 +338,8 @@ static void start_ready_tasks(struct group *group, uint64_t now_ms)
 			if (gate_open && may_start(group, task)) {
 				task_dependencies_started(task);
 				runner_start(&task->runner, now_ms);
-			} else if (task->after && group->stop_mode == GROUP_RUNNING &&
+			} else if ((task->after || task->config->wait_for_count) &&
+				   group->stop_mode == GROUP_RUNNING &&
 				   !held_by_its_group(group, task)) {
 				task_dependencies_waiting(task, now_ms);
 			}
@@ -368,7 +369,7 @@ static void apply_dependencies(struct group *group, uint64_t now_ms)
 	for (size_t i = 0; i < group->task_count; i++) {
 		struct task *task = group->tasks[i];
 		struct runner *runner = &task->runner;
-		if (!task->after && !task->dependent_count)
+		if (!task->after && !task->dependent_count && !task->config->wait_for_count)
 			continue;
 		char reason[sizeof(((struct runner_texts *)0)->failure)];
 		const struct task *target;

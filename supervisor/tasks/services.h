@@ -18,6 +18,7 @@
 #include "supervisor/tasks/pid_index.h"
 
 struct group;
+struct name_resolver;
 struct shortage_report;
 struct task;
 
@@ -44,6 +45,10 @@ struct services {
 	 * mount namespace of a task whose control: list grants nothing, so
 	 * that it does not see the socket at all. */
 	const char *control_socket_path;
+	/* Host names of wait_for targets, resolved from the loop
+	 * (supervisor/probes/name_resolver.h): made at the first, NULL until
+	 * then; freed when corral exits. */
+	struct name_resolver *resolver;
 	/* Hook processes at once, all tasks together (config hook_concurrency). */
 	struct hook_limiter *hook_limiter;
 	/* `corral exec` sessions (exec_session.h), for status. */

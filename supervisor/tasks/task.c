@@ -16,8 +16,10 @@
 #include "base/log.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "supervisor/probes/log_readiness.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/tasks/shortage_report.h"
+#include "supervisor/tasks/task_outside_wait.h"
 #include "supervisor/tasks/task_schedule.h"
 
 #define TASK_FROM_RUNNER(runner_pointer)                                                           \
@@ -518,8 +520,8 @@ static void hand_task_lines(const struct output_sinks *sinks, size_t first,
 {
 	struct task *task = (struct task *)((char *)sinks - offsetof(struct task, sinks));
 	struct services *services = task->services;
-	const struct output_sink_ops *ops[4] = {&output_sink_stdout_ops, &line_ring_sink_ops};
-	void *objects[4] = {services->sink, &task->logs};
+	const struct output_sink_ops *ops[5] = {&output_sink_stdout_ops, &line_ring_sink_ops};
+	void *objects[5] = {services->sink, &task->logs};
 	size_t count = 2;
 	if (task->log_file) {
 		ops[count] = &log_file_sink_ops;
@@ -527,6 +529,10 @@ static void hand_task_lines(const struct output_sinks *sinks, size_t first,
 	}
 	if (services->log_followers) {
 		ops[count] = services->log_followers;
+		objects[count++] = task;
+	}
+	if (task->readiness.probes && task->readiness.probes->log) {
+		ops[count] = &log_readiness_sink_ops;
 		objects[count++] = task;
 	}
 	output_sinks_hand_each(ops, objects, count, first, batch);
@@ -677,6 +683,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 void task_free(struct task *task)
 {
 	struct loop *loop = task->services->loop;
+	outside_wait_end(task);
 	if (task->pid)
 		pid_index_remove(task->services->task_pids, task->pid);
 	for (int i = 0; i < RUNNER_TIMER_COUNT; i++)

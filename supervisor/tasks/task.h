@@ -80,6 +80,9 @@ struct task {
 	/* Config `after:` at run time (task_dependencies.c); NULL, 0 and
 	 * false for a config without it. */
 	struct task_link *after; /* after_count of them */
+	/* Config `wait_for:`'s checks while it waits to start
+	 * (task_outside_wait.h); NULL otherwise. */
+	struct outside_wait *outside;
 	size_t after_count;
 	struct task **dependents; /* the tasks whose `after:` names this one */
 	size_t dependent_count;

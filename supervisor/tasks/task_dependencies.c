@@ -9,6 +9,7 @@
 #include "supervisor/lifecycle/dependency_rules.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/tasks/task.h"
+#include "supervisor/tasks/task_outside_wait.h"
 
 static struct task *task_at(struct group **groups, size_t group_index, size_t task_index)
 {
@@ -119,6 +120,9 @@ void task_dependencies_relink(struct group **groups, size_t group_count,
 			old[n++] = (struct old_links){task, task->after, task->after_count};
 			task->after = NULL;
 			unlink_task(task);
+			/* Its checks point into the definition it had: made
+			 * again from the one it has now at the next settle. */
+			outside_wait_end(task);
 		}
 	task_dependencies_link(groups, group_count, config);
 	/* An edge that survives keeps which run of its target the task
@@ -202,7 +206,8 @@ void task_dependencies_waiting(struct task *task, uint64_t now_ms)
 		task->dependency_waiting = true;
 		task->dependency_wait_began_ms = now_ms;
 	}
-	uint64_t next = 0;
+	outside_wait_begin(task);
+	uint64_t next = outside_wait_next_deadline(task, task->dependency_wait_began_ms);
 	for (size_t d = 0; d < task->after_count; d++) {
 		const struct task_link *link = &task->after[d];
 		uint64_t deadline = dependency_wait_deadline(task->dependency_wait_began_ms,
@@ -219,6 +224,7 @@ void task_dependencies_waiting(struct task *task, uint64_t now_ms)
 
 void task_dependencies_wait_over(struct task *task)
 {
+	outside_wait_end(task);
 	task->dependency_waiting = false;
 	loop_timer_cancel(task->services->loop, &task->dependency_timer);
 }
@@ -243,6 +249,8 @@ static bool stale_dependent_alive(const struct task *task)
 
 bool task_dependencies_allow_start(const struct task *task)
 {
+	if (!outside_wait_passed(task))
+		return false;
 	for (size_t d = 0; d < task->after_count; d++) {
 		const struct task_link *link = &task->after[d];
 		/* Its restart waits for this task to be down: not up again. */
@@ -318,8 +326,11 @@ static void describe_timeout(const struct task *task, const struct task_link *li
 		snprintf(error + used, error_size - (size_t)used, "; the chain: %s", chain);
 }
 
-const struct task *task_dependencies_broken(const struct task *task, char *error, size_t error_size)
+bool task_dependencies_broken(const struct task *task, char *error, size_t error_size)
 {
+	if (task->dependency_waiting && outside_wait_timed_out(task, task->dependency_wait_began_ms,
+							       loop_now_ms(), error, error_size))
+		return true;
 	for (size_t d = 0; d < task->after_count; d++) {
 		const struct task_link *link = &task->after[d];
 		enum dependency_verdict verdict = wait_verdict_of(task, link);
@@ -348,9 +359,9 @@ const struct task *task_dependencies_broken(const struct task *task, char *error
 			snprintf(error, error_size,
 				 "%s is dead and cannot run again (its group is stopping)",
 				 link->target->config->full_name);
-		return link->target;
+		return true;
 	}
-	return NULL;
+	return false;
 }
 
 bool task_dependencies_describe_wait(const struct task *task, char *buffer, size_t size)
@@ -378,7 +389,7 @@ bool task_dependencies_describe_wait(const struct task *task, char *buffer, size
 		snprintf(buffer, size, "waits for the tasks that restart with it to stop");
 		return true;
 	}
-	return false;
+	return outside_wait_describe(task, buffer, size);
 }
 
 const struct task *task_dependencies_restarted(const struct task *task)

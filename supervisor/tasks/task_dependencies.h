@@ -58,11 +58,11 @@ bool task_dependencies_allow_start(const struct task *task);
 void task_dependencies_started(struct task *task);
 
 /* A pending task that waits for what can never hold, or for longer than
- * an entry's `timeout`: the dependency that broke, its reason written into
- * `error` ("stack/redis failed for good (not ready within 15s)", "stack/db
- * not healthy within 2m (after.db.timeout)"); NULL when none is broken. */
-const struct task *task_dependencies_broken(const struct task *task, char *error,
-					    size_t error_size);
+ * an entry's `timeout` (of `after:` or `wait_for:`): true, with the reason
+ * in `error` ("stack/redis failed for good (not ready within 15s)",
+ * "stack/db not healthy within 2m (after.db.timeout)", "tcp db:5432 not
+ * reached within 30s (...)"); false when nothing is broken. */
+bool task_dependencies_broken(const struct task *task, char *error, size_t error_size);
 
 /* A pending task whose wait goes through other tasks to one that failed
  * for good: "the chain: g/web -> g/api -> g/db" into `buffer`; false for

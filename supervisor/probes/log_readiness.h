@@ -1,0 +1,29 @@
+/* readiness.log: a task is ready when a line of its output matches a
+ * pattern (process-compose's ready_log_line, for the databases and JVMs
+ * that print "ready to accept connections" and open no port to probe
+ * before they are). With `continuous`, a line matching `not_ready` makes
+ * a ready task not ready until the next ready line (a replica that lost
+ * its primary says so in its log). */
+#pragma once
+
+#include <regex.h>
+#include <stdbool.h>
+
+#include "config/config.h"
+#include "supervisor/output/output_sinks.h"
+
+struct log_readiness {
+	regex_t ready;
+	regex_t not_ready;
+	bool has_not_ready;
+};
+
+/* The patterns of `config` compiled (the loader checked them): NULL only
+ * when the library cannot (out of memory), said in `error`. */
+struct log_readiness *log_readiness_make(const struct readiness_config *config, char *error,
+					 size_t error_size);
+void log_readiness_free(struct log_readiness *log);
+
+/* A sink of the task's lines (output_sinks.h) whose object is the task:
+ * it reads them and says ready or not ready to the task's runner. */
+extern const struct output_sink_ops log_readiness_sink_ops;
