@@ -14,3 +14,6 @@ uint64_t wall_clock_ms(void);
 /* CLOCK_REALTIME in nanoseconds since the epoch (the event log's "time"
  * keeps that precision). */
 uint64_t wall_clock_ns(void);
+
+/* CLOCK_MONOTONIC in microseconds (sd_notify's MONOTONIC_USEC). */
+uint64_t monotonic_us(void);

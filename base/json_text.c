@@ -7,8 +7,7 @@
 
 #include "base/xmalloc.h"
 
-/* Length of the valid UTF-8 sequence at text[0] (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or 0 when invalid. */
+/* utf8_sequence_size (json_text.h), on bytes. */
 static size_t valid_sequence(const unsigned char *text, size_t length)
 {
 	unsigned char lead = text[0];
@@ -38,6 +37,11 @@ static size_t valid_sequence(const unsigned char *text, size_t length)
 		if (text[i] < 0x80 || text[i] > 0xBF)
 			return 0;
 	return size;
+}
+
+size_t utf8_sequence_size(const char *text, size_t length)
+{
+	return length ? valid_sequence((const unsigned char *)text, length) : 0;
 }
 
 bool utf8_is_valid(const char *text, size_t length)

@@ -10,6 +10,11 @@
 
 bool utf8_is_valid(const char *text, size_t length);
 
+/* Length of the valid UTF-8 sequence at text[0] (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0 when it is invalid
+ * or cut short by `length`. */
+size_t utf8_sequence_size(const char *text, size_t length);
+
 /* Writes `text` as the inside of a JSON string (no quotes) to `out`, which
  * has room for json_escaped_max(length) bytes: quotes, backslashes and
  * control characters escaped, invalid UTF-8 bytes as \ufffd. Returns the

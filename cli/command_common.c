@@ -4,10 +4,14 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
+#include "base/xmalloc.h"
 #include "cli/commands.h"
 #include "config/config_load.h"
+#include "config/profiles.h"
 #include "supervisor/control/control_protocol.h"
 
 static bool reader_gone;
@@ -51,6 +55,33 @@ int command_usage_error(const char *name, void (*print_usage)(FILE *out), const 
 	return COMMAND_USAGE_ERROR;
 }
 
+int command_shutdown_timeout(const char *name, void (*print_usage)(FILE *out), const char *flag,
+			     uint64_t *timeout_ms, const char **source)
+{
+	const char *why = "";
+	*source = NULL;
+	if (flag) {
+		if (parse_duration_ms(flag, timeout_ms, &why) < 0)
+			return command_usage_error(name, print_usage,
+						   "--shutdown-timeout %s: invalid duration: %s",
+						   flag, why);
+		*source = "--shutdown-timeout";
+		return 0;
+	}
+	const char *environment = getenv("CORRAL_SHUTDOWN_TIMEOUT");
+	if (!environment || !*environment)
+		return 0;
+	if (parse_duration_ms(environment, timeout_ms, &why) < 0) {
+		fprintf(stderr,
+			"corral %s: CORRAL_SHUTDOWN_TIMEOUT=%s (from the environment): invalid "
+			"duration: %s\n",
+			name, environment, why);
+		return 1;
+	}
+	*source = "CORRAL_SHUTDOWN_TIMEOUT";
+	return 0;
+}
+
 int command_set_target(const char *name, void (*print_usage)(FILE *out),
 		       struct control_request *request, const char *argument)
 {
@@ -66,13 +97,44 @@ int command_set_target(const char *name, void (*print_usage)(FILE *out),
 	return 0;
 }
 
-struct config *command_load_config(const char *const *paths, size_t count, size_t *error_count)
+struct config *command_load_config(const char *const *paths, size_t count,
+				   const char *const *profiles, size_t *error_count)
 {
 	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_load_paths(paths, count, &diagnostics);
+	struct config *config =
+	    config_load_paths_with_profiles(paths, count, profiles, &diagnostics);
 	*error_count = diagnostics.count;
 	if (!config)
 		config_diagnostics_print(&diagnostics, paths[0], stderr);
 	config_diagnostics_free(&diagnostics);
 	return config;
+}
+
+int command_profiles_add(struct command_profiles *profiles, const char *value, const char *command,
+			 void (*print_usage)(FILE *out))
+{
+	char error[160];
+	profiles->given = true;
+	if (profiles_split(value, &profiles->names, &profiles->count, error, sizeof(error)) < 0)
+		return command_usage_error(command, print_usage, "--profile: %s", error);
+	return 0;
+}
+
+int command_profiles_finish(struct command_profiles *profiles, const char *command,
+			    void (*print_usage)(FILE *out))
+{
+	const char *from_environment = getenv("CORRAL_PROFILES");
+	char error[160];
+	if (profiles->given || !from_environment)
+		return 0;
+	if (profiles_split(from_environment, &profiles->names, &profiles->count, error,
+			   sizeof(error)) < 0)
+		return command_usage_error(command, print_usage, "CORRAL_PROFILES: %s", error);
+	return 0;
+}
+
+void command_profiles_free(struct command_profiles *profiles)
+{
+	string_vector_free(profiles->names);
+	*profiles = (struct command_profiles){0};
 }

@@ -83,6 +83,9 @@ static void print_plan(const json_t *reply)
 	print_items(json_object_get(plan, "tasks"), "task");
 	json_int_t unchanged = json_integer_value(json_object_get(plan, "unchanged"));
 	printf("  %lld task%s unchanged\n", (long long)unchanged, unchanged == 1 ? "" : "s");
+	const json_t *http = json_object_get(reply, "http");
+	if (json_is_string(http))
+		printf("  http: %s\n", json_string_value(http));
 }
 
 int command_reload(int argc, char **argv)

@@ -10,7 +10,8 @@
 static void print_run_usage(FILE *out)
 {
 	fprintf(out, "usage: corral run [--events FILE] [--socket PATH] [--keep-running] [-v]\n"
-		     "                  [--log-format plain|timestamped|json] CONFIG...\n\n"
+		     "                  [--log-format plain|timestamped|json] [--profile NAME]...\n"
+		     "                  [--shutdown-timeout DURATION] CONFIG...\n\n"
 		     "Runs the task groups of CONFIG until they are finished, or until SIGTERM\n"
 		     "or SIGINT asks for a graceful shutdown (a second one kills at once).\n"
 		     "Several files, or a directory (its *.yaml and *.yml in name order), are\n"
@@ -26,6 +27,15 @@ static void print_run_usage(FILE *out)
 		     "                 their UTC time (timestamped), or one JSON object each:\n"
 		     "                 {\"time\",\"group\",\"task\",\"line\"} (json); over the\n"
 		     "                 config's log_format\n"
+		     "  --shutdown-timeout DURATION\n"
+		     "                 bound on a graceful shutdown (25s, 1m30s), over\n"
+		     "                 $CORRAL_SHUTDOWN_TIMEOUT, over the config's\n"
+		     "                 shutdown_timeout: keep it below the orchestrator's grace\n"
+		     "                 period (Kubernetes' terminationGracePeriodSeconds)\n"
+		     "  --profile NAME also run the groups and tasks of profile NAME (their\n"
+		     "                 `profiles:` list it); repeatable. Without it, the\n"
+		     "                 comma-separated $CORRAL_PROFILES. Groups and tasks\n"
+		     "                 without `profiles:` always run (compose's profiles)\n"
 		     "  --socket PATH  control socket (default: $CORRAL_SOCKET, else the\n"
 		     "                 config's socket:, else the first default place corral\n"
 		     "                 may write to: /run/corral/control.sock,\n"
@@ -45,10 +55,15 @@ int command_run(int argc, char **argv)
 	    {"keep-running", no_argument, NULL, 'k'},
 	    {"log-format", required_argument, NULL, 'f'},
 	    {"verbose", no_argument, NULL, 'v'},
+	    {"shutdown-timeout", required_argument, NULL, 't'},
+	    {"profile", required_argument, NULL, 'p'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct run_options run_options = {.log_format = -1};
+	const char *shutdown_timeout = NULL;
+	struct command_profiles profiles = {0};
+	int usage;
 	int option;
 	optind = 1;
 	while ((option = getopt_long(argc, argv, "+hv", options, NULL)) != -1) {
@@ -75,21 +90,46 @@ int command_run(int argc, char **argv)
 		case 'v':
 			log_set_verbose(true);
 			break;
+		case 't':
+			shutdown_timeout = optarg;
+			break;
+		case 'p':
+			if ((usage =
+				 command_profiles_add(&profiles, optarg, "run", print_run_usage))) {
+				command_profiles_free(&profiles);
+				return usage;
+			}
+			break;
 		case 'h':
+			command_profiles_free(&profiles);
 			print_run_usage(stdout);
 			return 0;
 		default:
+			command_profiles_free(&profiles);
 			print_run_usage(stderr);
 			return COMMAND_USAGE_ERROR;
 		}
 	}
-	if (optind >= argc)
+	if ((usage = command_profiles_finish(&profiles, "run", print_run_usage)))
+		return usage;
+	if (optind >= argc) {
+		command_profiles_free(&profiles);
 		return command_usage_error("run", print_run_usage,
 					   "expected a CONFIG file or directory");
+	}
+	int refused = command_shutdown_timeout("run", print_run_usage, shutdown_timeout,
+					       &run_options.shutdown_timeout_ms,
+					       &run_options.shutdown_timeout_source);
+	if (refused) {
+		command_profiles_free(&profiles);
+		return refused;
+	}
 	const char *path = argv[optind];
 	size_t errors;
-	struct config *config = command_load_config((const char *const *)argv + optind,
-						    (size_t)(argc - optind), &errors);
+	struct config *config =
+	    command_load_config((const char *const *)argv + optind, (size_t)(argc - optind),
+				(const char *const *)profiles.names, &errors);
+	command_profiles_free(&profiles);
 	int exit_code = 1;
 	if (config) {
 		/* Before the first message of the run, "running 1 group". */

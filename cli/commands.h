@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* CLI convention: 0 success, 1 refused or failed, 2 usage error. */
@@ -55,12 +56,42 @@ bool command_output_closed(void);
  * COMMAND_USAGE_ERROR. */
 struct config;
 
-/* Loads CONFIG for `check` and `run`. On any error prints every diagnostic
- * as FILE:LINE:COLUMN: message, sets *error_count and returns NULL. */
-struct config *command_load_config(const char *const *paths, size_t count, size_t *error_count);
+/* Loads CONFIG for `check` and `run`, with `profiles` active (NULL:
+ * none). On any error prints every diagnostic as FILE:LINE:COLUMN:
+ * message, sets *error_count and returns NULL. */
+struct config *command_load_config(const char *const *paths, size_t count,
+				   const char *const *profiles, size_t *error_count);
+
+/* The profiles of `check` and `run` (compose's --profile and
+ * COMPOSE_PROFILES): each --profile NAME is added (a comma-separated list
+ * too); without any, CORRAL_PROFILES's list. */
+struct command_profiles {
+	char **names; /* NULL-terminated; NULL: none */
+	size_t count;
+	bool given; /* a --profile was given: CORRAL_PROFILES is not read */
+};
+
+/* One --profile's value: 0, or a usage error (COMMAND_USAGE_ERROR). */
+int command_profiles_add(struct command_profiles *profiles, const char *value, const char *command,
+			 void (*print_usage)(FILE *out));
+/* Once the options are read: CORRAL_PROFILES when no --profile was
+ * given. 0, or a usage error. */
+int command_profiles_finish(struct command_profiles *profiles, const char *command,
+			    void (*print_usage)(FILE *out));
+void command_profiles_free(struct command_profiles *profiles);
 
 int command_usage_error(const char *name, void (*print_usage)(FILE *out), const char *format, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The shutdown timeout over the config's `shutdown_timeout`: `flag`
+ * (--shutdown-timeout's value; NULL: not given), else the environment's
+ * CORRAL_SHUTDOWN_TIMEOUT (unset or empty: none). 0 with *timeout_ms and
+ * *source ("--shutdown-timeout", "CORRAL_SHUTDOWN_TIMEOUT"; NULL: neither,
+ * the config's holds); else, after saying which source holds what bad
+ * value, an exit code: COMMAND_USAGE_ERROR for the flag, 1 for the
+ * environment. */
+int command_shutdown_timeout(const char *name, void (*print_usage)(FILE *out), const char *flag,
+			     uint64_t *timeout_ms, const char **source);
 
 struct control_request;
 /* Sets the request's target to `argument` and checks the whole request as

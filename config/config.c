@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/xmalloc.h"
+#include "config/config_parse.h"
 
 int lifecycle_stage_step(enum lifecycle_stage stage)
 {
@@ -187,7 +188,27 @@ void probe_config_free(struct probe_config *probe)
 	probe->host = probe->path = NULL;
 }
 
-static void task_config_free(struct task_config *task)
+const char *watch_action_name(enum watch_action action)
+{
+	switch (action) {
+	case WATCH_ACTION_RESTART:
+		return "restart";
+	case WATCH_ACTION_SIGNAL:
+		return "signal";
+	case WATCH_ACTION_RELOAD:
+		return "reload";
+	}
+	return "unknown";
+}
+
+void watch_configs_free(struct watch_config *watches, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		string_vector_free(watches[i].paths);
+	free(watches);
+}
+
+void config_task_free(struct task_config *task)
 {
 	free(task->name);
 	free(task->full_name);
@@ -229,14 +250,15 @@ static void task_config_free(struct task_config *task)
 		free(task->wait_for[i].text);
 	}
 	free(task->wait_for);
+	watch_configs_free(task->watches, task->watch_count);
 }
 
-static void group_config_free(struct group_config *group)
+void config_group_free(struct group_config *group)
 {
 	free(group->name);
 	free(group->network.bridge);
 	for (size_t i = 0; i < group->task_count; i++)
-		task_config_free(&group->tasks[i]);
+		config_task_free(&group->tasks[i]);
 	free(group->tasks);
 }
 
@@ -247,7 +269,7 @@ void config_free(struct config *config)
 	if (!config)
 		return;
 	for (size_t i = 0; i < config->group_count; i++)
-		group_config_free(&config->groups[i]);
+		config_group_free(&config->groups[i]);
 	free(config->groups);
 	free(config->path);
 	for (size_t i = 0; i < config->source_count; i++)
@@ -256,5 +278,11 @@ void config_free(struct config *config)
 	free(config->socket_path);
 	free(config->control_group);
 	free(config->task_dirs_root);
+	free(config->http.listen);
+	free(config->termination_log);
+	for (size_t i = 0; i < config->notify_ready_group_count; i++)
+		free(config->notify_ready_groups[i]);
+	free(config->notify_ready_groups);
+	string_vector_free(config->profiles);
 	free(config);
 }

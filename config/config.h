@@ -488,6 +488,33 @@ enum kill_mode {
 	KILL_MODE_CONTROL_GROUP,
 };
 
+/* What a change to watched files does (config `watch:`). */
+enum watch_action {
+	WATCH_ACTION_RESTART, /* the task restarts, as `corral restart TASK` */
+	WATCH_ACTION_SIGNAL,  /* a signal to its main process (a reload of its own) */
+	WATCH_ACTION_RELOAD,  /* corral reads its config again, as `corral reload` */
+};
+
+/* "restart", "signal", "reload". */
+const char *watch_action_name(enum watch_action action);
+
+/* One entry of a task's `watch:` list (docs/config.md, "Watching files";
+ * compose's develop.watch, pm2's watch). The loader (config_watch.c)
+ * guarantees: path_count >= 1; each path absolute and cleaned (no ".",
+ * "..", "//" or trailing "/"), not "/", with glob characters (* ? [) in
+ * its last part only and its brackets closed. */
+struct watch_config {
+	char **paths; /* NULL-terminated */
+	size_t path_count;
+	enum watch_action action;
+	int signal;           /* WATCH_ACTION_SIGNAL: its number */
+	uint64_t debounce_ms; /* quiet this long after the last change, then act */
+};
+
+#define CONFIG_DEFAULT_WATCH_DEBOUNCE_MS 1000
+
+void watch_configs_free(struct watch_config *watches, size_t count);
+
 struct task_config {
 	char *name;      /* "app", or "app@1" for an instance */
 	char *full_name; /* "web/app": how every message names the task */
@@ -565,6 +592,10 @@ struct task_config {
 	/* Config `control:`: the control requests the task may make
 	 * (enum control_right bits); 0, the default, for none. */
 	unsigned control_rights;
+	/* Config `watch:`: files whose changes restart or signal it, or
+	 * reload corral; NULL when none. */
+	struct watch_config *watches;
+	size_t watch_count;
 };
 
 /* The task's readiness; without `readiness:`, READINESS_NONE. */
@@ -657,6 +688,45 @@ enum log_format {
 /* "plain", "timestamped", "json"; -1 for anything else. */
 int log_format_parse(const char *text);
 
+/* Config `http`: where corral's read-only HTTP endpoint listens
+ * (docs/http.md); off without the key. */
+enum http_listen_kind {
+	HTTP_LISTEN_OFF,
+	HTTP_LISTEN_INET,  /* "127.0.0.1:9090", "0.0.0.0:9090" */
+	HTTP_LISTEN_INET6, /* "[::1]:9090", "[::]:9090" */
+	HTTP_LISTEN_UNIX,  /* "/run/corral/http.sock" */
+};
+
+struct http_config {
+	enum http_listen_kind kind;
+	char *listen;              /* as written; the socket's path for HTTP_LISTEN_UNIX */
+	unsigned char address[16]; /* network order: 4 bytes for INET, 16 for INET6 */
+	uint16_t port;
+	/* http.idle_timeout: a kept-alive connection with no request for this
+	 * long is closed. */
+	uint64_t idle_timeout_ms;
+};
+
+/* Whether two `http` settings listen on the same address and port, or
+ * socket path, however written: a reload that changes nothing there keeps
+ * the listening socket. */
+bool http_listen_equal(const struct http_config *a, const struct http_config *b);
+/* The same, and the same idle_timeout. */
+bool http_config_equal(const struct http_config *a, const struct http_config *b);
+
+/* Config `notify.ready`: when corral tells its own parent READY=1 (the
+ * NOTIFY_SOCKET of systemd's Type=notify, podman's --sdnotify=container;
+ * supervisor/parent/parent_notify.h). */
+enum notify_ready {
+	/* Every main task and sidecar is ready or at rest, as `corral status
+	 * --ready` says (supervisor/lifecycle/ready_rule.h). */
+	NOTIFY_READY_ALL,
+	/* corral is up: its groups are started and its socket listens. */
+	NOTIFY_READY_STARTED,
+	/* As ALL, over the tasks of notify_ready_groups only. */
+	NOTIFY_READY_GROUPS,
+};
+
 struct config {
 	char *path;
 	/* The paths it was loaded from (files and directories, as given),
@@ -677,7 +747,20 @@ struct config {
 	/* control.connections_per_user: connections one user other than root
 	 * and corral's own may hold at once. */
 	unsigned control_connections_per_user;
-	char *task_dirs_root;        /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
+	char *task_dirs_root; /* NULL: /run/corral/tasks (hooks/task_dirs.h) */
+	struct http_config http;
+	/* Where corral writes why it exited (Kubernetes' terminationMessagePath,
+	 * supervisor/pid1/termination_log.h): an absolute path; "" for
+	 * nowhere; NULL when not written: /dev/termination-log, if it is
+	 * there and writable. */
+	char *termination_log;
+	enum notify_ready notify_ready;
+	char **notify_ready_groups; /* NOTIFY_READY_GROUPS: the names, owned */
+	size_t notify_ready_group_count;
+	/* The profiles it was loaded with (`corral run --profile`), which a
+	 * reload keeps: NULL-terminated, NULL for none. Groups and tasks in
+	 * none of them are not in the model at all. */
+	char **profiles;
 	struct group_config *groups; /* in file order */
 	size_t group_count;
 };
@@ -695,6 +778,7 @@ struct config {
 #define CONFIG_DEFAULT_GROUP_RESTART_INTERVAL_MS    600000
 #define CONFIG_DEFAULT_CONTROL_IDLE_TIMEOUT_MS      60000
 #define CONFIG_DEFAULT_CONTROL_CONNECTIONS_PER_USER 32
+#define CONFIG_DEFAULT_HTTP_IDLE_TIMEOUT_MS         60000
 /* The bounds of control.connections_per_user: at least one, and fewer
  * than the socket's connections in all (supervisor/control/control_admission.h). */
 #define CONFIG_CONTROL_CONNECTIONS_PER_USER_MAX 512

@@ -281,6 +281,34 @@ static void report_unknown_task(struct load_context *context, const struct confi
 	free(names);
 }
 
+/* A dependency on what the active profiles left out (compose refuses it
+ * too: "service X is required by Y but is disabled"): true after saying
+ * so. `group_name` is the group the name is looked up in. */
+static bool report_left_out(struct load_context *context, const struct task_config *task,
+			    const struct task_dependency *dependency, const char *group_name,
+			    size_t group_length, const char *task_name)
+{
+	char full[256];
+	snprintf(full, sizeof(full), "%.*s/%s", (int)group_length, group_name, task_name);
+	/* An instance, "worker@1": its task, "worker", is what was left out. */
+	size_t task_length = strlen(full) - strlen(task_name) + strcspn(task_name, "@");
+	const char *profiles = profiles_excluded(context, group_name, group_length);
+	char whose[96] = "it is";
+	if (profiles)
+		snprintf(whose, sizeof(whose), "its group %.*s is", (int)group_length, group_name);
+	else
+		profiles = profiles_excluded(context, full, task_length);
+	if (!profiles)
+		return false;
+	bool several = strchr(profiles, ',') != NULL;
+	complain(context, dependency->location, task, dependency,
+		 "%s is left out: %s only in profile%s [%s], %s active (activate one with "
+		 "--profile or CORRAL_PROFILES, or write required: false)",
+		 full, whose, several ? "s" : "", profiles,
+		 several ? "none of them" : "which is not");
+	return true;
+}
+
 static bool resolve_name(struct load_context *context, const struct config *config,
 			 size_t own_group, const struct task_config *task,
 			 struct task_dependency *dependency)
@@ -291,6 +319,10 @@ static bool resolve_name(struct load_context *context, const struct config *conf
 	if (slash) {
 		group_index =
 		    find_group(config, dependency->name, (size_t)(slash - dependency->name));
+		if (group_index < 0 &&
+		    report_left_out(context, task, dependency, dependency->name,
+				    (size_t)(slash - dependency->name), slash + 1))
+			return false;
 		if (group_index < 0) {
 			report_unknown_group(context, config, task, dependency, dependency->name,
 					     (size_t)(slash - dependency->name));
@@ -300,6 +332,9 @@ static bool resolve_name(struct load_context *context, const struct config *conf
 	}
 	const struct group_config *group = &config->groups[group_index];
 	long task_index = find_task(group, task_name);
+	if (task_index < 0 &&
+	    report_left_out(context, task, dependency, group->name, strlen(group->name), task_name))
+		return false;
 	if (task_index < 0) {
 		report_unknown_task(context, config, task, dependency, group, task_name,
 				    slash != NULL);

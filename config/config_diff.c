@@ -118,6 +118,19 @@ static bool hooks_equal(const struct task_config *a, const struct task_config *b
 	return true;
 }
 
+static bool watches_equal(const struct task_config *a, const struct task_config *b)
+{
+	if (a->watch_count != b->watch_count)
+		return false;
+	for (size_t i = 0; i < a->watch_count; i++) {
+		const struct watch_config *x = &a->watches[i], *y = &b->watches[i];
+		if (!lists_equal(x->paths, y->paths) || x->action != y->action ||
+		    x->signal != y->signal || x->debounce_ms != y->debounce_ms)
+			return false;
+	}
+	return true;
+}
+
 /* By name and meaning: the indices say where the target sits in its
  * config, which another task's addition may shift. */
 static bool dependencies_equal(const struct task_config *a, const struct task_config *b)
@@ -240,6 +253,8 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 				    (b->isolation.namespaces & ISOLATION_NS_MOUNT);
 	note(diff, a->control_rights != b->control_rights, "control",
 	     socket_shown_differs ? replace : in_place);
+	/* corral watches; the process is not told. */
+	note(diff, !watches_equal(a, b), "watch", in_place);
 }
 
 #define SWAP(a, b)                                                                                 \
@@ -284,6 +299,8 @@ void task_config_swap_in_place_fields(struct task_config *into, struct task_conf
 	SWAP(into->log_rate_limit, from->log_rate_limit);
 	SWAP(into->manual_start, from->manual_start);
 	SWAP(into->control_rights, from->control_rights);
+	SWAP(into->watches, from->watches);
+	SWAP(into->watch_count, from->watch_count);
 }
 
 const char *config_diff_fixed_global(const struct config *a, const struct config *b)
@@ -298,6 +315,8 @@ const char *config_diff_fixed_global(const struct config *a, const struct config
 		return "control.connections_per_user";
 	if (!strings_equal(a->task_dirs_root, b->task_dirs_root))
 		return "task_dirs_root";
+	if (!strings_equal(a->termination_log, b->termination_log))
+		return "termination_log";
 	return NULL;
 }
 

@@ -2,6 +2,7 @@
  * groups. Tasks are read by config_task.c. */
 #include "config/config_load.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +15,13 @@
 #include "config/config_network_parse.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
+#include "config/profiles.h"
 #include "config/yaml_limits.h"
 
-static const char *const top_level_keys[] = {"shutdown_timeout", "groups",         "socket",
-					     "control",          "task_dirs_root", "log_format",
-					     "hook_concurrency", "interpolate",    NULL};
+static const char *const top_level_keys[] = {
+    "shutdown_timeout", "groups",     "socket",      "control",
+    "task_dirs_root",   "log_format", "interpolate", "termination_log",
+    "hook_concurrency", "notify",     "http",        NULL};
 static const char *const log_format_names[] = {"plain", "timestamped", "json"};
 
 int log_format_parse(const char *text)
@@ -30,7 +33,7 @@ int log_format_parse(const char *text)
 }
 static const char *const group_keys[] = {
     "restart", "resources", "isolation",  "network", "cdi",      "task_dirs", "hooks",
-    "tasks",   "order",     "on_failure", "log",     "env_file", NULL};
+    "tasks",   "order",     "on_failure", "log",     "env_file", "profiles",  NULL};
 static const char *const order_names[] = {"parallel", "sequential"};
 
 /* How messages name a group or task: as written when valid, quoted (and
@@ -90,6 +93,22 @@ static void add_instances(struct load_context *context, const struct map_entry *
 	config_diagnostics_free(&again);
 }
 
+/* A task in no active profile: read all the same (its mistakes are the
+ * file's), then left out, and remembered for what names it. */
+static void leave_task_out(struct load_context *context, const struct map_entry *entry,
+			   const char *owner, const struct group_defaults *defaults,
+			   const struct group_config *group, const char *profiles)
+{
+	struct task_config task = {0};
+	check_name(context, entry, &(struct where){defaults->owner, ""}, "task");
+	task.name = xstrdup(entry->key);
+	task.full_name = xasprintf("%s/%s", group->name, task.name);
+	task.location = node_location(entry->key_node);
+	task_parse(context, entry->value, owner, defaults, &task);
+	profiles_exclude(context, task.full_name, profiles);
+	config_task_free(&task);
+}
+
 /* `group_name` is the group as messages show it. */
 static void parse_tasks(struct load_context *context, const yaml_node_t *node,
 			const char *group_name, const struct group_defaults *defaults,
@@ -113,12 +132,16 @@ static void parse_tasks(struct load_context *context, const yaml_node_t *node,
 	group->tasks = xcalloc(capacity, sizeof(*group->tasks));
 	for (size_t i = 0; i < tasks.count; i++) {
 		const struct map_entry *entry = &tasks.items[i];
+		char owner[2 * sizeof(struct quoted)], profiles[256];
+		snprintf(owner, sizeof(owner), "%s/%s", group_name, display_name(entry).text);
+		if (!profiles_active(context, entry->value, owner, profiles, sizeof(profiles))) {
+			leave_task_out(context, entry, owner, defaults, group, profiles);
+			continue;
+		}
 		struct task_config *task = &group->tasks[group->task_count++];
-		char owner[2 * sizeof(struct quoted)];
 
 		memset(task, 0, sizeof(*task)); /* past a realloc for instances */
 		check_name(context, entry, &group_where, "task");
-		snprintf(owner, sizeof(owner), "%s/%s", group_name, display_name(entry).text);
 		task->name = xstrdup(entry->key);
 		task->full_name = xasprintf("%s/%s", group->name, task->name);
 		task->location = node_location(entry->key_node);
@@ -229,6 +252,11 @@ static void parse_group(struct load_context *context, const struct map_entry *en
 	map_entries_free(&fields);
 }
 
+static size_t excluded_count(const struct load_context *context)
+{
+	return context->excluded ? context->excluded->count : 0;
+}
+
 static void parse_groups(struct load_context *context, const yaml_node_t *node,
 			 struct config *config)
 {
@@ -247,12 +275,36 @@ static void parse_groups(struct load_context *context, const yaml_node_t *node,
 	map_collect(context, node, &where, "group", &groups);
 	config->groups = xcalloc(groups.count, sizeof(*config->groups));
 	for (size_t i = 0; i < groups.count; i++) {
-		check_name(context, &groups.items[i], &where, "group");
-		parse_group(context, &groups.items[i], config->groups, config->group_count,
-			    &config->groups[config->group_count]);
+		const struct map_entry *entry = &groups.items[i];
+		struct group_config *group = &config->groups[config->group_count];
+		char owner[sizeof(struct quoted) + 8], profiles[256];
+		snprintf(owner, sizeof(owner), "group %s", display_name(entry).text);
+		bool active =
+		    profiles_active(context, entry->value, owner, profiles, sizeof(profiles));
+		size_t excluded_before = excluded_count(context);
+		check_name(context, entry, &where, "group");
+		parse_group(context, entry, config->groups, config->group_count, group);
+		/* In no active profile, or every task is: read, then left out. */
+		if (!active ||
+		    (group->task_count == 0 && excluded_count(context) > excluded_before)) {
+			if (!active)
+				profiles_exclude(context, group->name, profiles);
+			config_group_free(group);
+			memset(group, 0, sizeof(*group));
+			continue;
+		}
 		config->group_count++;
 	}
+	size_t written = groups.count;
 	map_entries_free(&groups);
+	if (config->group_count == 0 && written > 0 && excluded_count(context) > 0) {
+		char active[256];
+		profiles_describe(context->profiles, active, sizeof(active));
+		report(context, node, &where,
+		       "nothing to run: every group and task is in a profile that is not active "
+		       "(active: %s); activate one with --profile or CORRAL_PROFILES",
+		       active);
+	}
 }
 
 static void parse_socket(struct load_context *context, const yaml_node_t *node,
@@ -287,6 +339,25 @@ static void parse_task_dirs_root(struct load_context *context, const yaml_node_t
 		return;
 	}
 	config->task_dirs_root = xstrdup(path);
+}
+
+/* Where corral writes its termination message (Kubernetes'
+ * terminationMessagePath); "" writes none, not even the default. */
+static void parse_termination_log(struct load_context *context, const yaml_node_t *node,
+				  struct config *config)
+{
+	struct where where = {.owner = "", .field = "termination_log"};
+	const char *path = expect_string(context, node, &where);
+
+	if (!path)
+		return;
+	if (*path && (path[0] != '/' || strcmp(path, "/") == 0 || strlen(path) >= PATH_MAX)) {
+		report(context, node, &where,
+		       "must be an absolute path to a file, or \"\" for none, not %s",
+		       quote(path, node->data.scalar.length).text);
+		return;
+	}
+	config->termination_log = xstrdup(path);
 }
 
 static void parse_top_level(struct load_context *context, const yaml_node_t *root,
@@ -334,13 +405,22 @@ static void parse_top_level(struct load_context *context, const yaml_node_t *roo
 	const yaml_node_t *control = map_lookup(&fields, "control");
 	if (control)
 		control_settings_parse(context, control, config);
+	const yaml_node_t *http = map_lookup(&fields, "http");
+	if (http)
+		http_settings_parse(context, http, config);
 	const yaml_node_t *task_dirs_root = map_lookup(&fields, "task_dirs_root");
 	if (task_dirs_root)
 		parse_task_dirs_root(context, task_dirs_root, config);
+	const yaml_node_t *termination_log = map_lookup(&fields, "termination_log");
+	if (termination_log)
+		parse_termination_log(context, termination_log, config);
 	groups = map_lookup(&fields, "groups");
 	if (groups) {
 		parse_groups(context, groups, config);
 		dependencies_resolve(context, config);
+		const yaml_node_t *notify = map_lookup(&fields, "notify");
+		if (notify)
+			notify_settings_parse(context, notify, config);
 	} else if (!map_has_key_or_typo(&fields, top_level_keys, "groups"))
 		report(context, root, &top, "missing \"groups\" (a map of group names to groups)");
 	map_entries_free(&fields);
@@ -477,20 +557,25 @@ done:
 
 struct config *config_from_document(const char *path, yaml_document_t *document,
 				    const char *const *files, size_t file_count,
+				    const char *const *profiles,
 				    struct config_diagnostics *diagnostics)
 {
 	struct config *config = xcalloc(1, sizeof(*config));
+	struct profile_exclusions excluded = {0};
 	struct load_context context = {.document = document,
 				       .diagnostics = diagnostics,
 				       .path = path,
 				       .files = files,
-				       .file_count = file_count};
+				       .file_count = file_count,
+				       .profiles = profiles,
+				       .excluded = &excluded};
 	yaml_node_t *root = yaml_document_get_root_node(document);
 
 	config->path = xstrdup(path ? path : "");
 	config->shutdown_timeout_ms = CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS;
 	config->control_idle_timeout_ms = CONFIG_DEFAULT_CONTROL_IDLE_TIMEOUT_MS;
 	config->control_connections_per_user = CONFIG_DEFAULT_CONTROL_CONNECTIONS_PER_USER;
+	config->http.idle_timeout_ms = CONFIG_DEFAULT_HTTP_IDLE_TIMEOUT_MS;
 	if (root && wants_interpolation(&context, root))
 		config_interpolate_document(&context, document);
 	if (!root || node_is_null(root))
@@ -498,6 +583,12 @@ struct config *config_from_document(const char *path, yaml_document_t *document,
 				"the file is empty; expected a map with \"groups\"");
 	else
 		parse_top_level(&context, root, config);
+	profile_exclusions_free(&excluded);
+	for (size_t i = 0; profiles && profiles[i]; i++) {
+		config->profiles = xreallocarray(config->profiles, i + 2, sizeof(char *));
+		config->profiles[i] = xstrdup(profiles[i]);
+		config->profiles[i + 1] = NULL;
+	}
 	if (diagnostics->count) {
 		diagnostics_sort(diagnostics);
 		config_free(config);
@@ -506,7 +597,8 @@ struct config *config_from_document(const char *path, yaml_document_t *document,
 	return config;
 }
 
-struct config *config_parse_buffer(const char *path, const char *buffer, size_t size,
+static struct config *parse_buffer(const char *path, const char *buffer, size_t size,
+				   const char *const *profiles,
 				   struct config_diagnostics *diagnostics)
 {
 	yaml_document_t document;
@@ -517,9 +609,16 @@ struct config *config_parse_buffer(const char *path, const char *buffer, size_t 
 		diagnostics_sort(diagnostics);
 		return NULL;
 	}
-	struct config *config = config_from_document(path, &document, NULL, 0, diagnostics);
+	struct config *config =
+	    config_from_document(path, &document, NULL, 0, profiles, diagnostics);
 	yaml_document_delete(&document);
 	return config;
+}
+
+struct config *config_parse_buffer(const char *path, const char *buffer, size_t size,
+				   struct config_diagnostics *diagnostics)
+{
+	return parse_buffer(path, buffer, size, NULL, diagnostics);
 }
 
 int config_read_file(const char *path, unsigned file, char **out, size_t *out_size,
@@ -536,6 +635,12 @@ int config_read_file(const char *path, unsigned file, char **out, size_t *out_si
 
 struct config *config_load_file(const char *path, struct config_diagnostics *diagnostics)
 {
+	return config_load_file_with_profiles(path, NULL, diagnostics);
+}
+
+struct config *config_load_file_with_profiles(const char *path, const char *const *profiles,
+					      struct config_diagnostics *diagnostics)
+{
 	struct config *config;
 	size_t size = 0;
 	char *data = NULL;
@@ -543,7 +648,7 @@ struct config *config_load_file(const char *path, struct config_diagnostics *dia
 	*diagnostics = (struct config_diagnostics){0};
 	if (config_read_file(path, 0, &data, &size, diagnostics) < 0)
 		return NULL;
-	config = config_parse_buffer(path, data, size, diagnostics);
+	config = parse_buffer(path, data, size, profiles, diagnostics);
 	free(data);
 	return config;
 }

@@ -43,10 +43,19 @@ struct config *config_load_file(const char *path, struct config_diagnostics *dia
 struct config *config_load_paths(const char *const *paths, size_t count,
 				 struct config_diagnostics *diagnostics);
 
+/* The same with `profiles` active (compose's profiles: NULL-terminated
+ * names, NULL for none): a group or task with `profiles:` is in the
+ * config only when one of them is active; the config keeps the list for
+ * a reload. */
+struct config *config_load_paths_with_profiles(const char *const *paths, size_t count,
+					       const char *const *profiles,
+					       struct config_diagnostics *diagnostics);
+
 /* The config (after merging and variables) as YAML, for `corral check
- * --print`. 0, or -1 with the diagnostics. */
-int config_print_paths(const char *const *paths, size_t count, FILE *out,
-		       struct config_diagnostics *diagnostics);
+ * --print`, checked with `profiles` active. 0, or -1 with the
+ * diagnostics. */
+int config_print_paths(const char *const *paths, size_t count, const char *const *profiles,
+		       FILE *out, struct config_diagnostics *diagnostics);
 
 /* Prints each diagnostic as "PATH:LINE:COLUMN: message" (or "PATH: message"
  * for line 0), one per line; PATH is the diagnostic's file when the config

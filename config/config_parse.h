@@ -6,8 +6,10 @@
  * help of config_capabilities.c, config_seccomp.c, config_rlimits.c,
  * config_mounts.c, config_user_namespace.c and config_devices.c (and
  * config_network_parse.h), config_cdi.c reads `cdi`, config_hooks.c
- * `hooks`, config_dependencies.c `after` and `order`, and config_control.c
- * the top level's `control` map and a task's `control` list. */
+ * `hooks`, config_dependencies.c `after` and `order`, config_control.c
+ * the top level's `control` map and a task's `control` list,
+ * config_notify.c the top level's `notify` map, and config_http.c the
+ * top level's `http` map. */
 #pragma once
 
 #include <stdbool.h>
@@ -351,11 +353,17 @@ bool config_load_document(const char *buffer, size_t size, unsigned file, yaml_d
 			  struct config_diagnostics *diagnostics);
 
 /* The config a document holds, every check made (variables replaced when
- * it asks). `files`: the names of a merged document's files; NULL for
- * one. NULL with the diagnostics, sorted. */
+ * it asks), with `profiles` active (NULL-terminated; NULL: none). `files`:
+ * the names of a merged document's files; NULL for one. NULL with the
+ * diagnostics, sorted. */
 struct config *config_from_document(const char *path, yaml_document_t *document,
 				    const char *const *files, size_t file_count,
+				    const char *const *profiles,
 				    struct config_diagnostics *diagnostics);
+
+/* config_load_file with `profiles` active. */
+struct config *config_load_file_with_profiles(const char *path, const char *const *profiles,
+					      struct config_diagnostics *diagnostics);
 
 /* `schedule:` of a task (config_schedule.c). */
 void schedule_parse(struct load_context *context, const yaml_node_t *node,
@@ -366,7 +374,54 @@ void schedule_parse(struct load_context *context, const yaml_node_t *node,
 void control_settings_parse(struct load_context *context, const yaml_node_t *node,
 			    struct config *config);
 
+/* The top level's `http` map: listen (an address and port, or a socket
+ * path) and idle_timeout. */
+void http_settings_parse(struct load_context *context, const yaml_node_t *node,
+			 struct config *config);
+
+/* The top level's `notify` map (ready: all, started or a list of groups).
+ * Read after the groups, whose names a list must give. */
+void notify_settings_parse(struct load_context *context, const yaml_node_t *node,
+			   struct config *config);
+
 /* A task's `control` list: the control requests it may make, as enum
  * control_right bits. Unknown and repeated names are reported. */
 void task_control_rights_parse(struct load_context *context, const yaml_node_t *node,
 			       const struct where *where, unsigned *rights);
+
+/* A task's `watch` list (config_watch.c): each entry's paths (absolute,
+ * or from the config file's directory; cleaned), action and debounce. */
+void watches_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		   struct task_config *task);
+
+/* ---- profiles (config_profiles.c) ---- */
+
+/* A group or task left out: its name ("web", "web/app"), and its
+ * profiles as written ("debug, tools"). */
+struct profile_exclusion {
+	char *name;
+	char *profiles;
+};
+struct profile_exclusions {
+	struct profile_exclusion *items;
+	size_t count;
+};
+
+/* Whether the group or task whose map is `map` is part of the config: it
+ * has no `profiles`, or one of them is active. Its profiles as written go
+ * into `written` ("" without). A wrong `profiles` is reported at its place
+ * (and the owner read as active, so that its other mistakes are found). */
+bool profiles_active(struct load_context *context, const yaml_node_t *map, const char *owner,
+		     char *written, size_t written_size);
+
+/* Remembers that `name` was left out, for a later message naming it. */
+void profiles_exclude(struct load_context *context, const char *name, const char *written);
+
+/* The profiles of `name` (length bytes) if it was left out, else NULL. */
+const char *profiles_excluded(const struct load_context *context, const char *name, size_t length);
+
+void profile_exclusions_free(struct profile_exclusions *excluded);
+
+/* config.c's, for a group or task read and then left out. */
+void config_group_free(struct group_config *group);
+void config_task_free(struct task_config *task);

@@ -359,12 +359,13 @@ static bool expand_or_say(const char *const *paths, size_t count, struct file_li
  * deletes the document), or NULL with the diagnostics, which then own the
  * files' names. */
 static struct config *read_merged(const char *path, struct file_list *files,
-				  yaml_document_t *document, struct config_diagnostics *diagnostics)
+				  const char *const *profiles, yaml_document_t *document,
+				  struct config_diagnostics *diagnostics)
 {
 	struct config *config = NULL;
 	if (load_merged(files, document, diagnostics)) {
 		config = config_from_document(path, document, (const char *const *)files->names,
-					      files->count, diagnostics);
+					      files->count, profiles, diagnostics);
 		if (!config)
 			yaml_document_delete(document);
 	}
@@ -378,6 +379,13 @@ static struct config *read_merged(const char *path, struct file_list *files,
 struct config *config_load_paths(const char *const *paths, size_t count,
 				 struct config_diagnostics *diagnostics)
 {
+	return config_load_paths_with_profiles(paths, count, NULL, diagnostics);
+}
+
+struct config *config_load_paths_with_profiles(const char *const *paths, size_t count,
+					       const char *const *profiles,
+					       struct config_diagnostics *diagnostics)
+{
 	struct file_list files = {0};
 	bool plain;
 	if (!expand_or_say(paths, count, &files, &plain, diagnostics))
@@ -385,8 +393,8 @@ struct config *config_load_paths(const char *const *paths, size_t count,
 	struct config *config;
 	yaml_document_t merged;
 	if (plain) {
-		config = config_load_file(paths[0], diagnostics);
-	} else if ((config = read_merged(paths[0], &files, &merged, diagnostics))) {
+		config = config_load_file_with_profiles(paths[0], profiles, diagnostics);
+	} else if ((config = read_merged(paths[0], &files, profiles, &merged, diagnostics))) {
 		yaml_document_delete(&merged);
 	}
 	free_names(&files);
@@ -395,15 +403,15 @@ struct config *config_load_paths(const char *const *paths, size_t count,
 	return config;
 }
 
-int config_print_paths(const char *const *paths, size_t count, FILE *out,
-		       struct config_diagnostics *diagnostics)
+int config_print_paths(const char *const *paths, size_t count, const char *const *profiles,
+		       FILE *out, struct config_diagnostics *diagnostics)
 {
 	struct file_list files = {0};
 	bool plain;
 	if (!expand_or_say(paths, count, &files, &plain, diagnostics))
 		return -1;
 	yaml_document_t document;
-	struct config *config = read_merged(paths[0], &files, &document, diagnostics);
+	struct config *config = read_merged(paths[0], &files, profiles, &document, diagnostics);
 	free_names(&files);
 	if (!config)
 		return -1;

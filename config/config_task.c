@@ -22,7 +22,7 @@ static const char *const task_keys[] = {
     "command",   "env",           "env_file",  "cwd",       "user",     "groups",    "lifecycle",
     "restart",   "kill",          "resources", "readiness", "health",   "isolation", "cdi",
     "task_dirs", "hooks",         "after",     "log",       "wait_for", "autostart", "instances",
-    "schedule",  "oom_score_adj", "control",   NULL};
+    "schedule",  "oom_score_adj", "control",   "watch",     "profiles", NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", "mode", NULL};
 
@@ -639,6 +639,8 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 	if ((field = map_lookup(&fields, "control")))
 		task_control_rights_parse(context, field, &(struct where){owner, "control"},
 					  &task->control_rights);
+	if ((field = map_lookup(&fields, "watch")))
+		watches_parse(context, field, &(struct where){owner, "watch"}, task);
 	if (!task->env) /* always a vector, so users can just walk it */
 		task->env = xcalloc(1, sizeof(*task->env));
 	map_entries_free(&fields);

@@ -15,6 +15,8 @@
 
 #include "config/config_load.h"
 
+struct profile_exclusions;
+
 struct load_context {
 	yaml_document_t *document;
 	struct config_diagnostics *diagnostics;
@@ -22,6 +24,10 @@ struct load_context {
 	/* A config of several files: their names, by node_location().file. */
 	const char *const *files;
 	size_t file_count;
+	/* The active profiles (NULL-terminated; NULL: none), and the groups
+	 * and tasks left out for being in none of them (config_profiles.c). */
+	const char *const *profiles;
+	struct profile_exclusions *excluded;
 };
 
 /* The file `node` came from (for paths relative to it), or NULL. */

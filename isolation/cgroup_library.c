@@ -11,6 +11,7 @@
 #include "base/xmalloc.h"
 #include "isolation/cgroup_fs.h"
 #include "isolation/library_loader.h"
+#include "isolation/mountinfo.h"
 
 /* libcgroup, loaded by cgroup_library_init (library_loader.h): a host
  * with no v1 hierarchy, and every CLI call, go without it. */
@@ -94,13 +95,44 @@ bool cgroup_library_has_v1(const char *controller, const char *v2_mount)
 	return mount != NULL;
 }
 
+/* libcgroup takes the path /proc/self/cgroup gives as relative to the
+ * controller's mount point, which holds when the mount shows the
+ * hierarchy's root. A container runtime that gives no cgroup namespace
+ * mounts the container's own cgroup there instead (runc's v1 `cgroup`
+ * mount, in a privileged Kubernetes container on a v1 or hybrid host):
+ * corral's "/NAMESPACE/ID" is then the mount's "/", and the mount's root
+ * comes off. NULL when corral's cgroup is not under the mount. */
+static char *below_mount_root(const char *path, const char *mount)
+{
+	struct mountinfo info;
+	if (mountinfo_read(&info) < 0)
+		return NULL;
+	const struct mountinfo_entry *entry = mountinfo_find_mount_point(&info, mount);
+	char *below = NULL;
+	if (entry && mountinfo_path_is_below(path, entry->root)) {
+		size_t length = strlen(entry->root);
+		while (length > 0 && entry->root[length - 1] == '/')
+			length--;
+		below = xstrdup(path[length] ? path + length : "/");
+	}
+	mountinfo_free(&info);
+	return below;
+}
+
 char *cgroup_library_own_path(const char *controller)
 {
-	char *path = NULL;
+	char *path = NULL, *mount = NULL;
 	if (!cgroup_library_init() ||
 	    libcgroup->cgroup_get_current_controller_path(getpid(), controller, &path) != 0)
 		return NULL;
-	return path;
+	if (libcgroup->cgroup_get_subsys_mount_point(controller, &mount) != 0) {
+		free(path);
+		return NULL;
+	}
+	char *below = below_mount_root(path, mount);
+	free(path);
+	free(mount);
+	return below;
 }
 
 static int create_level(const char *controller, const char *path, char *error, size_t error_size)

@@ -20,8 +20,9 @@ char *cgroup_library_v1_mount(const char *controller, const char *v2_mount);
 /* Whether `controller` is on a v1 hierarchy (cgroup_library_v1_mount). */
 bool cgroup_library_has_v1(const char *controller, const char *v2_mount);
 
-/* corral's own cgroup in the v1 hierarchy of `controller`, "/" or "/a/b".
- * Caller frees; NULL on failure. */
+/* corral's own cgroup in the v1 hierarchy of `controller`, "/" or "/a/b",
+ * relative to the controller's mount (which may show a subtree: a
+ * container's own cgroup). Caller frees; NULL on failure. */
 char *cgroup_library_own_path(const char *controller);
 
 /* Makes `path` (relative to the controller's mount), its missing parents

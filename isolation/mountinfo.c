@@ -66,8 +66,11 @@ static int parse_line(const char *line, const char *end, struct mountinfo_entry 
 	    !next_field(&at, end, &field, &length) ||
 	    !parse_number(field, length, &entry->parent) ||
 	    !next_field(&at, end, &field, &length) || /* major:minor */
-	    !next_field(&at, end, &field, &length) || /* root */
-	    !next_field(&at, end, &field, &length) || field[0] != '/')
+	    !next_field(&at, end, &field, &length))   /* root: "net:[4026531840]" for nsfs */
+		return -EINVAL;
+	const char *root = field;
+	size_t root_length = length;
+	if (!next_field(&at, end, &field, &length) || field[0] != '/')
 		return -EINVAL;
 	const char *mount_point = field;
 	size_t mount_point_length = length;
@@ -83,6 +86,7 @@ static int parse_line(const char *line, const char *end, struct mountinfo_entry 
 		    !parse_number(field + 7, length - 7, &entry->shared))
 			return -EINVAL;
 	}
+	entry->root = unescape(root, root_length);
 	entry->mount_point = unescape(mount_point, mount_point_length);
 	return 0;
 }
@@ -146,8 +150,10 @@ int mountinfo_read(struct mountinfo *out)
 
 void mountinfo_free(struct mountinfo *info)
 {
-	for (size_t i = 0; i < info->count; i++)
+	for (size_t i = 0; i < info->count; i++) {
+		free(info->entries[i].root);
 		free(info->entries[i].mount_point);
+	}
 	free(info->entries);
 	memset(info, 0, sizeof(*info));
 }
@@ -157,6 +163,15 @@ const struct mountinfo_entry *mountinfo_find(const struct mountinfo *info, uint6
 	for (size_t i = 0; i < info->count; i++)
 		if (info->entries[i].id == id)
 			return &info->entries[i];
+	return NULL;
+}
+
+const struct mountinfo_entry *mountinfo_find_mount_point(const struct mountinfo *info,
+							 const char *mount_point)
+{
+	for (size_t i = info->count; i > 0; i--)
+		if (strcmp(info->entries[i - 1].mount_point, mount_point) == 0)
+			return &info->entries[i - 1];
 	return NULL;
 }
 

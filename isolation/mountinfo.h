@@ -11,6 +11,8 @@
 struct mountinfo_entry {
 	uint64_t id;       /* the mount ID, as statx(STATX_MNT_ID) gives it */
 	uint64_t parent;   /* the parent's mount ID */
+	char *root;        /* what of its file system the mount shows, unescaped: "/", or
+			    * a directory (a bind mount; a container's own cgroup) */
 	char *mount_point; /* unescaped ("\040" is a space), relative to corral's root */
 	uint64_t shared;   /* the peer group ("shared:N"), 0: not shared */
 };
@@ -28,6 +30,9 @@ int mountinfo_read(struct mountinfo *out);
 void mountinfo_free(struct mountinfo *info);
 
 const struct mountinfo_entry *mountinfo_find(const struct mountinfo *info, uint64_t id);
+/* The mount visible at `mount_point`: the last one mounted there. */
+const struct mountinfo_entry *mountinfo_find_mount_point(const struct mountinfo *info,
+							 const char *mount_point);
 
 /* `path` is `top` or below it ("/a/b" is below "/a", "/ab" is not). */
 bool mountinfo_path_is_below(const char *path, const char *top);

@@ -21,10 +21,12 @@ test_packages=(
 	qemu-system-x86 busybox-static cpio       # tests/system/vm: corral as a VM's init; busybox-static: test_rootfs.py's rootfs
 	runc                                      # tests/system/oci: corral as PID 1 of an OCI container (busybox-static rootfs)
 	podman catatonit                          # tests/system/podman: corral as PID 1 under podman (catatonit: kube play's local pause image)
+	containerd                                # tests/system/containerd: corral as PID 1 under containerd (ctr, the runc shim); the suite starts a daemon of its own
 	bubblewrap                                # bench_isolation: the bwrap row (skipped with a note without it)
 	redis-server                              # examples/stack.yaml's sidecar (sd_notify), run by test_dependencies
 	s6 supervisor                             # bench_output and bench_control: the s6-log, s6-svscan and supervisord rows
 	tini dumb-init                            # test_one_command.py runs each case under them too, side by side with corral
+	systemd                                   # systemd-analyze verify of examples/systemd/corral.service (test_parent_notify.py; never run as init here)
 	prometheus python3-prometheus-client      # test_metrics_prometheus.py: a real Prometheus scrapes GET /metrics, promtool checks the text format, the client's parser OpenMetrics
 )
 

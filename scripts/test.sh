@@ -3,7 +3,8 @@
 # test: unit (cmocka, via ctest) and integration (pytest, the real binary),
 # once on a normal build with warnings as errors and once under ASan+UBSan;
 # system tests (corral as the init of a qemu VM, then as PID 1 of an OCI
-# container under runc and under podman, statically linked); the fuzzers for a short while;
+# container under runc, podman and containerd, statically linked); the
+# fuzzers for a short while;
 # a minute of the soak; and the benchmarks in their quick mode, as a smoke
 # test.
 set -euo pipefail
@@ -39,8 +40,11 @@ echo "=== system tests: corral as PID 1 under runc (static binary, busybox rootf
 static=$(scripts/build-static.sh build-static)
 CORRAL_STATIC_BIN="$static" "$python" -m pytest -q -p no:cacheprovider tests/system/oci
 
-echo "=== system tests: corral as PID 1 under podman (run, stop, kill, exec, healthcheck, kube play)"
+echo "=== system tests: corral as PID 1 under podman (run, stop, kill, exec, healthcheck, kube play, sdnotify)"
 CORRAL_STATIC_BIN="$static" "$python" -m pytest -q -p no:cacheprovider tests/system/podman
+
+echo "=== system tests: corral as PID 1 under containerd (ctr run, task kill, task exec, cgroup limits; a containerd of its own)"
+CORRAL_STATIC_BIN="$static" "$python" -m pytest -q -p no:cacheprovider tests/system/containerd
 
 echo "=== build with AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCORRAL_WERROR=ON -DCORRAL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
@@ -49,14 +53,14 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_suites build-asan
 
-echo "=== fuzzing the seven parsers over their kept corpus, 20 s in all (libFuzzer, ASan, UBSan)"
+echo "=== fuzzing the eight parsers over their kept corpus, 20 s in all (libFuzzer, ASan, UBSan)"
 tests/fuzz/run.sh 20
 
 echo "=== soak smoke run: 60 s of load and faults, invariants checked (tests/soak)"
 "$python" tests/soak/soak.py --corral build/corral --duration 60 --tasks 50
 
 echo "=== benchmark smoke run (figures are not checked)"
-for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output bench_probes bench_exec; do
+for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output bench_probes bench_exec bench_http; do
 	build/tests/bench/$bench --quick --corral build/corral || {
 		echo "benchmark smoke run failed: $bench" >&2
 		exit 1

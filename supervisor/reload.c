@@ -285,6 +285,21 @@ static int make_new(struct supervisor *supervisor, struct reload *reload)
 	return 0;
 }
 
+/* The endpoint of config `http`, rebound (or opened, or closed) before
+ * anything else is applied: an address that cannot be had refuses the
+ * reload, with the endpoint where it was. */
+static int reload_http(struct supervisor *supervisor, const struct config *config, bool dry_run,
+		       char *change, size_t change_size, char *refusal, size_t refusal_size)
+{
+	char error[512];
+	if (http_server_reconfigure(&supervisor->http, supervisor->loop, &supervisor->config->http,
+				    &config->http, config->control_group, &supervisor->http_sources,
+				    dry_run, change, change_size, error, sizeof(error)) == 0)
+		return 0;
+	snprintf(refusal, refusal_size, "%.400s; nothing was applied", error);
+	return -EINVAL;
+}
+
 /* ---- step 4: apply ---- */
 
 static void note_task(struct supervisor *supervisor, const char *full_name,
@@ -457,6 +472,8 @@ static void apply(struct supervisor *supervisor, struct reload *reload,
 	for (size_t i = 0; i < plan->group_count; i++)
 		if (plan->groups[i].action == RELOAD_REMOVE)
 			group_stop(reload->groups[i], "removed from the config by a reload", now);
+	/* Watches follow their tasks: added, changed, removed. */
+	watch_set_sync(&supervisor->watches);
 }
 
 /* ---- the request ---- */
@@ -506,7 +523,9 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 	}
 	const char *path = sources[0];
 	struct config_diagnostics diagnostics = {0};
-	struct config *config = config_load_paths(sources, source_count, &diagnostics);
+	/* With the profiles corral was started with (`corral run --profile`). */
+	struct config *config = config_load_paths_with_profiles(
+	    sources, source_count, (const char *const *)current->profiles, &diagnostics);
 	if (!config) {
 		json_t *errors = json_array();
 		for (size_t i = 0; i < diagnostics.count; i++) {
@@ -523,13 +542,20 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 	}
 
 	struct reload reload;
-	char message[600];
-	if (make_plan(supervisor, config, &reload) == 0 && !options->dry_run) {
-		/* Before the new tasks say they are received. */
-		snprintf(message, sizeof(message), "reload of %s", path);
-		event_log_corral(&supervisor->events,
-				 corral_event_type_name(CORRAL_EVENT_RELOAD_STARTED), message);
-		make_new(supervisor, &reload);
+	char message[600], http_change[400] = "";
+	if (make_plan(supervisor, config, &reload) == 0) {
+		if (!options->dry_run) {
+			/* Before the new tasks say they are received. */
+			snprintf(message, sizeof(message), "reload of %s", path);
+			event_log_corral(&supervisor->events,
+					 corral_event_type_name(CORRAL_EVENT_RELOAD_STARTED),
+					 message);
+		}
+		if ((options->dry_run || make_new(supervisor, &reload) == 0) &&
+		    reload_http(supervisor, config, options->dry_run, http_change,
+				sizeof(http_change), reload.plan.refusal,
+				sizeof(reload.plan.refusal)) < 0)
+			free_made(&reload);
 	}
 	if (reload.plan.refusal[0]) {
 		count_reload(supervisor, options, false);
@@ -542,6 +568,8 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 	json_object_set_new(reply, "ok", json_true());
 	json_object_set_new(reply, "path", json_string(path));
 	json_object_set_new(reply, "dry_run", json_boolean(options->dry_run));
+	if (http_change[0])
+		json_object_set_new(reply, "http", json_string(http_change));
 	if (options->dry_run) {
 		json_object_set_new(reply, "plan", plan_json(&reload));
 		free_reload(&reload);

@@ -19,6 +19,7 @@
 #include "base/oom_protection.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "config/profiles.h"
 #include "hooks/task_dirs.h"
 #include "supervisor/control/control_commands.h"
 #include "supervisor/control/control_server.h"
@@ -48,45 +49,74 @@ static void note_task_failed_for_good(struct services *services, struct task *ta
 	supervisor->have_failure = true;
 	supervisor->failure_is_secondary = task->failed_by_dependency;
 	supervisor->exit_code = runner_failure_exit_code(&task->runner);
+	termination_note_failure(supervisor, task);
 	log_info("%s: first task to fail for good; corral will exit with code %d",
 		 task->config->full_name, supervisor->exit_code);
 }
 
 /* ---- shutdown ---- */
 
-static void kill_everything(struct supervisor *supervisor, const char *reason)
+/* `why`: for the tasks' events; `told`: for the termination message. */
+static void kill_everything(struct supervisor *supervisor, const char *why, const char *told)
 {
+	termination_note_kill(supervisor, told);
 	supervisor->killing = true;
 	for (size_t i = 0; i < supervisor->group_count; i++)
-		group_kill(supervisor->groups[i], reason);
+		group_kill(supervisor->groups[i], why);
+}
+
+/* --shutdown-timeout or CORRAL_SHUTDOWN_TIMEOUT over the config's. */
+static uint64_t shutdown_timeout_ms(const struct supervisor *supervisor)
+{
+	return supervisor->shutdown_timeout_source ? supervisor->shutdown_timeout_ms
+						   : supervisor->config->shutdown_timeout_ms;
+}
+
+/* "30s", or "25s, from --shutdown-timeout". */
+static void describe_shutdown_timeout(const struct supervisor *supervisor, char *buffer,
+				      size_t size)
+{
+	char timeout[32];
+	format_duration_ms(shutdown_timeout_ms(supervisor), timeout, sizeof(timeout));
+	if (supervisor->shutdown_timeout_source)
+		snprintf(buffer, size, "%s, from %s", timeout, supervisor->shutdown_timeout_source);
+	else
+		snprintf(buffer, size, "%s", timeout);
 }
 
 static void on_shutdown_timeout(struct loop_timer *timer)
 {
 	struct supervisor *supervisor = timer->data;
-	char timeout[32];
-	format_duration_ms(supervisor->config->shutdown_timeout_ms, timeout, sizeof(timeout));
+	char timeout[96], told[128];
+	describe_shutdown_timeout(supervisor, timeout, sizeof(timeout));
 	log_message("shutdown_timeout (%s) passed: killing what is left", timeout);
-	kill_everything(supervisor, "shutdown_timeout passed");
+	snprintf(told, sizeof(told), "shutdown_timeout (%s) passed", timeout);
+	kill_everything(supervisor, "shutdown_timeout passed", told);
 }
 
-static void begin_shutdown(struct supervisor *supervisor, const char *reason)
+/* `reason`: what corral says ("SIGTERM"); `by`: the termination message's
+ * "stopped by ...". */
+static void begin_shutdown(struct supervisor *supervisor, const char *reason, const char *by)
 {
 	if (supervisor->shutting_down) {
 		if (!supervisor->killing) {
+			char told[96];
 			log_message("%s again: killing every task now", reason);
-			kill_everything(supervisor, "second shutdown request");
+			snprintf(told, sizeof(told), "%s again", by);
+			kill_everything(supervisor, "second shutdown request", told);
 		}
 		return;
 	}
 	supervisor->shutting_down = true;
-	char timeout[32];
-	format_duration_ms(supervisor->config->shutdown_timeout_ms, timeout, sizeof(timeout));
+	termination_note_shutdown(supervisor, by);
+	parent_notify_stopping(&supervisor->parent, shutdown_timeout_ms(supervisor));
+	char timeout[96];
+	describe_shutdown_timeout(supervisor, timeout, sizeof(timeout));
 	log_message("%s: shutting down gracefully (at most %s; send it again to kill now)", reason,
 		    timeout);
 	uint64_t now = loop_now_ms();
 	loop_timer_arm(supervisor->loop, &supervisor->shutdown_timer,
-		       now + supervisor->config->shutdown_timeout_ms);
+		       now + shutdown_timeout_ms(supervisor));
 	/* Every group is stopping before any settles: a task waits for its
 	 * dependents in other groups too (`after:` across groups), which it
 	 * can only tell once their group stops as well. */
@@ -98,7 +128,7 @@ static void begin_shutdown(struct supervisor *supervisor, const char *reason)
 
 static void shutdown_from_control(void *pointer, const char *reason)
 {
-	begin_shutdown(pointer, reason);
+	begin_shutdown(pointer, reason, "a shutdown request on the control socket");
 }
 
 static bool is_shutting_down(void *pointer)
@@ -125,6 +155,8 @@ void supervisor_groups_changed(struct supervisor *supervisor)
 	supervisor->services.group_count = supervisor->group_count;
 	supervisor->control_context.groups = supervisor->groups;
 	supervisor->control_context.group_count = supervisor->group_count;
+	supervisor->http_sources.groups = supervisor->groups;
+	supervisor->http_sources.group_count = supervisor->group_count;
 }
 
 /* ---- reload: SIGHUP and the control socket ---- */
@@ -139,7 +171,13 @@ static json_t *reload_from_control(void *pointer, const struct reload_options *o
 				    json_string("corral is shutting down: nothing to reload"));
 		return reply;
 	}
-	return reload_run(supervisor, options);
+	if (options->dry_run)
+		return reload_run(supervisor, options);
+	parent_notify_reloading(&supervisor->parent);
+	json_t *reply = reload_run(supervisor, options);
+	parent_notify_reloaded(&supervisor->parent, reply, supervisor->config, supervisor->groups,
+			       supervisor->group_count);
+	return reply;
 }
 
 /* SIGHUP: as `corral reload` of the same file; the event log and stderr
@@ -148,6 +186,12 @@ static void reload_on_hangup(struct supervisor *supervisor)
 {
 	struct reload_options options = {0};
 	json_decref(reload_from_control(supervisor, &options));
+}
+
+/* A `watch:` entry's action `reload`: as SIGHUP. */
+static void reload_from_watch(void *pointer)
+{
+	reload_on_hangup(pointer);
 }
 
 static bool is_running_config(void *pointer, const char *path)
@@ -194,29 +238,9 @@ char *supervisor_metrics_text(struct supervisor *supervisor, enum metrics_format
 	return metrics_text(&source, loop_now_ms(), length);
 }
 
-/* TEMPORARY TEST HOOK (removed once GET /metrics is served):
- * CORRAL_METRICS_HOOK=PATH writes PATH.om and PATH.txt every 300 ms. */
-static struct loop_timer metrics_hook_timer;
-static void write_metrics_hook(struct loop_timer *timer)
+static char *metrics_for_http(void *pointer, enum metrics_format format, size_t *length)
 {
-	struct supervisor *supervisor = timer->data;
-	const char *base = getenv("CORRAL_METRICS_HOOK");
-	for (int format = 0; format < 2; format++) {
-		char path[512], temporary[520];
-		snprintf(path, sizeof(path), "%s.%s", base, format ? "txt" : "om");
-		snprintf(temporary, sizeof(temporary), "%s.tmp", path);
-		size_t length;
-		char *text =
-		    supervisor_metrics_text(supervisor, (enum metrics_format)format, &length);
-		FILE *file = fopen(temporary, "w");
-		if (file) {
-			fwrite(text, 1, length, file);
-			fclose(file);
-			rename(temporary, path);
-		}
-		free(text);
-	}
-	loop_timer_arm(supervisor->loop, &metrics_hook_timer, loop_now_ms() + 300);
+	return supervisor_metrics_text(pointer, format, length);
 }
 
 /* ---- the control socket ---- */
@@ -389,6 +413,32 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 	return result;
 }
 
+/* ---- the HTTP endpoint ---- */
+
+/* Config `http`: a place that cannot be had stops corral, as an explicit
+ * control socket does: a probe on it would fail for ever. */
+static int open_http_endpoint(struct supervisor *supervisor)
+{
+	const struct config *config = supervisor->config;
+	supervisor->http_sources = (struct http_sources){
+	    .groups = supervisor->groups,
+	    .group_count = supervisor->group_count,
+	    .metrics = metrics_for_http,
+	    .context = supervisor,
+	};
+	if (config->http.kind == HTTP_LISTEN_OFF)
+		return 0;
+	char error[768];
+	int result = http_server_open(&supervisor->http, supervisor->loop, &config->http,
+				      config->control_group, &supervisor->http_sources, error,
+				      sizeof(error));
+	if (result < 0)
+		log_message("http: %s", error);
+	else
+		log_info("http: listening on %s (/livez, /readyz, /metrics)", config->http.listen);
+	return result;
+}
+
 /* ---- signals and reaping ---- */
 
 static bool reap_if_task(void *context, pid_t pid)
@@ -439,7 +489,8 @@ static void on_signal(struct loop_watch *watch, uint32_t events)
 		case SIGTERM:
 		case SIGINT:
 		case SIGQUIT:
-			begin_shutdown(supervisor, signal_name((int)info.ssi_signo));
+			begin_shutdown(supervisor, signal_name((int)info.ssi_signo),
+				       signal_name((int)info.ssi_signo));
 			break;
 		case SIGHUP:
 			reload_on_hangup(supervisor);
@@ -493,6 +544,11 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->config = config;
 	supervisor->started_wall_ms = wall_clock_ms();
 	supervisor->one_command = options->one_command;
+	supervisor->shutdown_timeout_ms = options->shutdown_timeout_ms;
+	supervisor->shutdown_timeout_source = options->shutdown_timeout_source;
+	supervisor->termination.log.fd = -1;
+	/* Before any task's environment is made from corral's. */
+	parent_notify_take_environment(&supervisor->parent, options->one_command != NULL);
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){.stdin_fd = -1,
 						       .output_fd = -1,
@@ -508,6 +564,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->network = (struct network_host)NETWORK_HOST_INIT;
 	/* Before anything can fail: supervisor_close() cancels it. */
 	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);
+	watch_set_init(&supervisor->watches, &supervisor->services, reload_from_watch, supervisor);
 	fd_limit_raise(config);
 	char fd_warning[320];
 	if (fd_budget_check(config, false, fd_warning, sizeof(fd_warning)) < 0)
@@ -525,7 +582,10 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		log_message("cannot create the event loop: %s", strerror(-error));
 		return error;
 	}
+	/* Before any task can run, and plant a link where the file goes. */
+	termination_open(supervisor);
 	supervisor->exec_sessions.loop = supervisor->loop;
+	parent_notify_start(&supervisor->parent, supervisor->loop);
 	network_spares_init(&supervisor->network_spares, supervisor->loop, &supervisor->network);
 	error = event_log_open(&supervisor->events, options->events_path);
 	if (error < 0) {
@@ -588,13 +648,15 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		}
 	}
 	task_dependencies_link(supervisor->groups, supervisor->group_count, config);
+	watch_set_sync(&supervisor->watches);
 	supervisor->events.on_event = publish_event;
 	supervisor->events.on_event_context = supervisor;
 	/* tini and dumb-init have none; a one-command corral leaves no socket
 	 * behind to collide with another corral's. */
 	if (options->one_command)
 		return 0;
-	return open_control_socket(supervisor, options);
+	error = open_control_socket(supervisor, options);
+	return error < 0 ? error : open_http_endpoint(supervisor);
 }
 
 /* After every task is gone: nothing holds the directories any more. */
@@ -611,11 +673,15 @@ static void remove_task_dirs(struct supervisor *supervisor)
 
 static void supervisor_close(struct supervisor *supervisor)
 {
+	parent_notify_close(&supervisor->parent, supervisor->exit_code);
 	/* Before the control socket: a session's end is said to its client. */
 	exec_sessions_close(&supervisor->exec_sessions);
 	control_server_close(supervisor->control);
 	supervisor->control = NULL;
+	http_server_close(supervisor->http);
+	supervisor->http = NULL;
 	task_dependencies_unlink(supervisor->groups, supervisor->group_count);
+	watch_set_close(&supervisor->watches);
 	/* The tasks' last output goes out, waiting (bounded) for stdout. */
 	if (supervisor->loop)
 		output_sink_begin_close(&supervisor->sink);
@@ -655,6 +721,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	spawn_slots_close(&supervisor->spawn_slots);
 	event_log_close(&supervisor->events);
 	loop_free(supervisor->loop);
+	termination_close(supervisor);
 	reload_free_generations(supervisor);
 }
 
@@ -674,21 +741,25 @@ static bool all_done(const struct supervisor *supervisor)
 }
 
 /* Until no group has anything left to do: a task's change can concern a
- * group settled before it, when a dependency crosses groups. */
+ * group settled before it, when a dependency crosses groups. Then corral's
+ * parent hears of what changed. */
 static void settle_groups(struct supervisor *supervisor)
 {
 	uint64_t now = loop_now_ms();
-	bool any_dirty;
+	bool any_dirty, settled = false;
 	do {
 		any_dirty = false;
 		for (size_t i = 0; i < supervisor->group_count; i++) {
 			struct group *group = supervisor->groups[i];
 			if (!group->dirty)
 				continue;
-			any_dirty = true;
+			any_dirty = settled = true;
 			group_settle(group, now);
 		}
 	} while (any_dirty);
+	if (settled)
+		parent_notify_tasks_changed(&supervisor->parent, supervisor->config,
+					    supervisor->groups, supervisor->group_count);
 }
 
 int supervisor_run(const struct config *config, const struct run_options *options)
@@ -706,25 +777,34 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		 machine_init ? " as the machine's init"
 		 : pid1       ? " as PID 1"
 			      : "");
+	if (config->profiles) {
+		char active[256];
+		profiles_describe((const char *const *)config->profiles, active, sizeof(active));
+		log_info("profiles active: %s", active);
+	}
 	oom_protection_start();
 	int children_score;
 	if (oom_protection_children_score(&children_score))
 		spawn_reset_oom_score_adj_to(children_score);
 	if (supervisor_open(&supervisor, config, options) < 0) {
+		supervisor.exit_code = 1;
+		termination_note_corral_failure(&supervisor,
+						"it could not set up (its log says why)");
+		termination_write(&supervisor);
 		supervisor_close(&supervisor);
 		return 1;
 	}
 
-	if (getenv("CORRAL_METRICS_HOOK")) { /* TEMPORARY TEST HOOK */
-		loop_timer_init(&metrics_hook_timer, write_metrics_hook, &supervisor);
-		loop_timer_arm(supervisor.loop, &metrics_hook_timer, loop_now_ms() + 300);
-	}
 	settle_groups(&supervisor);
 	while (!all_done(&supervisor)) {
 		int error = loop_run_once(supervisor.loop);
 		if (error < 0) {
+			char failure[128];
+			snprintf(failure, sizeof(failure), "its event loop failed: %s",
+				 strerror(-error));
 			log_message("event loop failed: %s; killing every task", strerror(-error));
-			kill_everything(&supervisor, "event loop failure");
+			termination_note_corral_failure(&supervisor, failure);
+			kill_everything(&supervisor, "event loop failure", failure);
 			if (!supervisor.have_failure)
 				supervisor.exit_code = 1;
 			break;
@@ -734,6 +814,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		exec_sessions_collect(&supervisor.exec_sessions);
 		if (supervisor.control)
 			control_server_collect(supervisor.control);
+		http_server_collect(supervisor.http);
 	}
 
 	unsigned leftovers = reaper_kill_remaining_children();
@@ -741,8 +822,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		log_info("%u leftover process%s killed and reaped at exit", leftovers,
 			 leftovers == 1 ? "" : "es");
 	int exit_code = supervisor.exit_code;
-	if (getenv("CORRAL_METRICS_HOOK")) /* TEMPORARY TEST HOOK */
-		loop_timer_cancel(supervisor.loop, &metrics_hook_timer);
+	termination_write(&supervisor);
 	supervisor_close(&supervisor);
 	return exit_code;
 }

@@ -17,6 +17,11 @@ struct run_options {
 	const struct one_command *one_command;
 	/* --log-format: over the config's log_format; -1: the config's. */
 	int log_format;
+	/* --shutdown-timeout, else CORRAL_SHUTDOWN_TIMEOUT, over the config's
+	 * shutdown_timeout: `shutdown_timeout_source` names which ("--shutdown-
+	 * timeout"); NULL: the config's. */
+	uint64_t shutdown_timeout_ms;
+	const char *shutdown_timeout_source;
 };
 
 /* Runs the config until every group is finished, or a shutdown is asked

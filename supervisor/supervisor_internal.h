@@ -11,9 +11,11 @@
 #include "supervisor/control/control_commands.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/exec_session.h"
+#include "supervisor/http/http_server.h"
 #include "supervisor/metrics/metrics_text.h"
 #include "supervisor/output/output_json_lines.h"
 #include "supervisor/output/output_sink.h"
+#include "supervisor/parent/parent_notify.h"
 #include "supervisor/pid1/one_command.h"
 #include "supervisor/tasks/event_log.h"
 #include "supervisor/tasks/group.h"
@@ -21,6 +23,8 @@
 #include "supervisor/tasks/pid_index.h"
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/shortage_report.h"
+#include "supervisor/termination.h"
+#include "supervisor/watch/watch_set.h"
 
 #define OUTPUT_SINK_CAPACITY (256 * 1024)
 
@@ -65,22 +69,31 @@ struct supervisor {
 	size_t group_count;
 	struct control_server *control;
 	struct control_context control_context;
+	struct http_server *http;              /* config `http`; NULL: off */
+	struct http_sources http_sources;      /* what it answers from */
 	const struct one_command *one_command; /* NULL: a config's run */
 	int log_format_option;                 /* --log-format, -1: the config's log_format */
 	struct hook_limiter hook_limiter;
 	struct exec_sessions exec_sessions;
 	struct shortage_report shortage; /* starts put off for lack of a resource */
+	struct watch_set watches;        /* the tasks' `watch:` entries */
 
 	bool shutting_down;
 	bool killing;
 	struct loop_timer shutdown_timer;
+	/* --shutdown-timeout or CORRAL_SHUTDOWN_TIMEOUT, over the config's
+	 * (and every reloaded one's); source NULL: the config's. */
+	uint64_t shutdown_timeout_ms;
+	const char *shutdown_timeout_source;
 
 	struct metrics_counters counters; /* for GET /metrics */
 	uint64_t started_wall_ms;         /* wall clock, for GET /metrics */
+	struct parent_notify parent;      /* sd_notify to corral's own parent */
 
 	bool have_failure;
 	bool failure_is_secondary; /* from a task that never started */
 	int exit_code;
+	struct termination_record termination; /* why it exits, for the termination log */
 };
 
 /* After a change of the group list: the control socket's and the tasks'

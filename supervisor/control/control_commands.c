@@ -95,119 +95,47 @@ static void reply_error(struct reply *reply, const char *format, ...)
 
 /* ---- finding what a request names ---- */
 
-static struct group *find_group(struct control_context *context, const char *name, size_t length)
-{
-	for (size_t i = 0; i < context->group_count; i++) {
-		const char *candidate = context->groups[i]->config->name;
-		if (strlen(candidate) == length && strncmp(candidate, name, length) == 0)
-			return context->groups[i];
-	}
-	return NULL;
-}
-
-/* "a, b, c" of at most `limit` names, for "did you mean" style errors. */
-static void list_names(char *buffer, size_t size, const char *const *names, size_t count)
-{
-	size_t used = 0;
-	buffer[0] = '\0';
-	for (size_t i = 0; i < count && used < size; i++) {
-		if (i == 20) {
-			snprintf(buffer + used, size - used, ", ... (%zu in all)", count);
-			return;
-		}
-		used +=
-		    (size_t)snprintf(buffer + used, size - used, "%s%s", i ? ", " : "", names[i]);
-	}
-}
-
-/* A bare task name given where a group was looked for: the first task of
- * that name ("web/app" for "app"), or NULL. */
-static const char *first_task_named(const struct control_context *context, const char *name)
-{
-	for (size_t g = 0; g < context->group_count; g++)
-		for (size_t t = 0; t < context->groups[g]->task_count; t++)
-			if (strcmp(context->groups[g]->tasks[t]->config->name, name) == 0)
-				return context->groups[g]->tasks[t]->config->full_name;
-	return NULL;
-}
+/* The lookups of control_scope.h, their errors replied. A reply's
+ * message is at most 1024 bytes (reply_error). */
 
 static struct group *lookup_group(struct control_context *context, struct reply *reply,
 				  const char *target)
 {
-	const char *slash = strchr(target, '/');
-	size_t length = slash ? (size_t)(slash - target) : strlen(target);
-	struct group *group = find_group(context, target, length);
-	if (group)
-		return group;
-	const char *names[context->group_count ? context->group_count : 1];
-	for (size_t i = 0; i < context->group_count; i++)
-		names[i] = context->groups[i]->config->name;
-	char list[512];
-	list_names(list, sizeof(list), names, context->group_count);
-	const char *task_named = slash ? NULL : first_task_named(context, target);
-	if (task_named)
-		reply_error(reply,
-			    "no group \"%s\"; did you mean %s? (tasks are GROUP/TASK); groups: %s",
-			    target, task_named, list);
-	else
-		reply_error(reply, "no group \"%.*s\"; groups: %s", (int)length, target, list);
-	return NULL;
+	char error[1024];
+	struct group *group = control_scope_group(context->groups, context->group_count, target,
+						  error, sizeof(error));
+	if (!group)
+		reply_error(reply, "%s", error);
+	return group;
 }
 
 static struct task *lookup_task(struct control_context *context, struct reply *reply,
 				const char *target)
 {
-	struct group *group = lookup_group(context, reply, target);
-	if (!group)
-		return NULL;
-	for (size_t i = 0; i < group->task_count; i++)
-		if (strcmp(group->tasks[i]->config->full_name, target) == 0)
-			return group->tasks[i];
-	const char *names[group->task_count ? group->task_count : 1];
-	for (size_t i = 0; i < group->task_count; i++)
-		names[i] = group->tasks[i]->config->full_name;
-	char list[1024];
-	list_names(list, sizeof(list), names, group->task_count);
-	reply_error(reply, "no task \"%s\"; tasks of group %s: %s", target, group->config->name,
-		    list);
-	return NULL;
+	char error[1024];
+	struct task *task =
+	    control_scope_task(context->groups, context->group_count, target, error, sizeof(error));
+	if (!task)
+		reply_error(reply, "%s", error);
+	return task;
 }
 
-/* The group and task name of "group/task" when no task has that name but
- * instances of it exist (how many, into *count), else NULL. */
 static struct group *instances_target(struct control_context *context, const char *target,
 				      const char **name, size_t *count)
 {
-	const char *slash = strchr(target, '/');
-	*count = 0;
-	if (!slash || strchr(slash, '@'))
-		return NULL;
-	struct group *group = find_group(context, target, (size_t)(slash - target));
-	if (!group)
-		return NULL;
-	for (size_t i = 0; i < group->task_count; i++) {
-		const struct task_config *config = group->tasks[i]->config;
-		if (strcmp(config->full_name, target) == 0)
-			return NULL;
-		*count += config->instance_of && strcmp(config->instance_of, slash + 1) == 0;
-	}
-	*name = slash + 1;
-	return *count ? group : NULL;
+	return control_scope_instances(context->groups, context->group_count, target, name, count);
 }
 
 /* false after replying the error. */
 static bool resolve_scope(struct control_context *context, struct reply *reply, const char *target,
 			  struct control_scope *scope)
 {
-	size_t count;
-	*scope = (struct control_scope){0};
-	if (!target[0])
+	char error[1024];
+	if (control_scope_resolve(context->groups, context->group_count, target, scope, error,
+				  sizeof(error)) == 0)
 		return true;
-	if (!strchr(target, '/'))
-		return (scope->group = lookup_group(context, reply, target)) != NULL;
-	if ((scope->group = instances_target(context, target, &scope->instances_of, &count)))
-		return true;
-	return (scope->task = lookup_task(context, reply, target)) != NULL;
+	reply_error(reply, "%s", error);
+	return false;
 }
 
 /* ---- status ---- */

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "base/loop.h"
+#include "base/unix_listener.h"
 #include "supervisor/control/control_admission.h"
 #include "supervisor/control/control_peer.h"
 #include "supervisor/control/control_server.h"
@@ -67,8 +68,7 @@ struct control_server {
 	struct loop *loop;
 	struct loop_watch watch;
 	char *path;
-	dev_t device;
-	ino_t inode;
+	struct unix_listener listener; /* its fd is the watch's */
 	bool has_group;
 	gid_t group;
 	char *group_name;

@@ -3,41 +3,39 @@
 #include <stdbool.h>
 #include <string.h>
 
-/* Tasks that stay up: the ones a probe asks about. */
-static bool stays_up(const char *stage)
-{
-	return strcmp(stage, "main") == 0 || strstr(stage, "-sidecar") != NULL;
-}
-
-/* Dead without having failed, and not waiting to be started again: a
- * one-shot that completed, a scheduled task between its runs, a task never
- * started (autostart: false). Neither ready nor not ready: a readiness
- * probe on corral must not fail for ever because a config has a cron task
- * or a migration that ran. A task stopped on request (`corral stop`) is
- * not at rest: what should be up is down, and a healthcheck says so. */
-static bool is_at_rest(const json_t *task)
-{
-	const json_t *state = json_object_get(task, "state");
-	/* `waiting`: a scheduled task between its runs (a corral before
-	 * issue 28 said `dead`). */
-	if (!json_is_string(state) || (strcmp(json_string_value(state), "dead") != 0 &&
-				       strcmp(json_string_value(state), "waiting") != 0))
-		return false;
-	if (json_is_true(json_object_get(task, "failed")))
-		return false;
-	const json_t *last_exit = json_object_get(task, "last_exit");
-	if (json_is_object(last_exit) && (json_is_true(json_object_get(last_exit, "failed")) ||
-					  (strcmp(json_string_value(state), "dead") == 0 &&
-					   json_is_true(json_object_get(last_exit, "requested")))))
-		return false;
-	/* A crash waiting out its restart delay is on its way back up. */
-	return !json_is_integer(json_object_get(task, "next_restart_in_ms"));
-}
+#include "supervisor/lifecycle/ready_rule.h"
 
 static const char *string_field(const json_t *object, const char *name)
 {
 	const json_t *value = json_object_get(object, name);
 	return json_is_string(value) ? json_string_value(value) : "?";
+}
+
+/* A task's fields in a status reply, as the rule reads them. */
+static struct ready_rule_facts facts_of(const json_t *task)
+{
+	const char *stage = string_field(task, "stage");
+	const json_t *last_exit = json_object_get(task, "last_exit");
+	bool exited = json_is_object(last_exit);
+	return (struct ready_rule_facts){
+	    .stays_up = strcmp(stage, "main") == 0 || strstr(stage, "-sidecar") != NULL,
+	    .state = ready_rule_state_parse(string_field(task, "state")),
+	    .ready = json_is_true(json_object_get(task, "ready")),
+	    .ready_lost = json_is_true(json_object_get(task, "ready_lost")),
+	    .failed = json_is_true(json_object_get(task, "failed")),
+	    .last_exit_failed = exited && json_is_true(json_object_get(last_exit, "failed")),
+	    .last_exit_requested = exited && json_is_true(json_object_get(last_exit, "requested")),
+	    .restart_pending = json_is_integer(json_object_get(task, "next_restart_in_ms")),
+	};
+}
+
+void status_ready_reason(const char *state, const struct ready_rule_facts *facts, char *why,
+			 size_t why_size)
+{
+	snprintf(why, why_size, "%s%s", state,
+		 facts->state != READY_RULE_RUNNING ? ""
+		 : facts->ready_lost                ? ", was ready; its readiness check fails now"
+						    : ", has not said it is ready");
 }
 
 int status_ready_check(FILE *out, const json_t *reply)
@@ -55,18 +53,13 @@ int status_ready_check(FILE *out, const json_t *reply)
 			continue;
 		json_array_foreach(tasks, t, task)
 		{
-			if (!stays_up(string_field(task, "stage")) || is_at_rest(task))
+			struct ready_rule_facts facts = facts_of(task);
+			if (ready_rule_verdict(&facts) != READY_VERDICT_NOT_READY)
 				continue;
-			const char *state = string_field(task, "state");
-			bool ready = json_is_true(json_object_get(task, "ready"));
-			if (strcmp(state, "running") == 0 && ready)
-				continue;
-			bool lost = json_is_true(json_object_get(task, "ready_lost"));
+			char why[256];
+			status_ready_reason(string_field(task, "state"), &facts, why, sizeof(why));
 			not_ready++;
-			fprintf(out, "%s: not ready (%s%s)\n", string_field(task, "task"), state,
-				strcmp(state, "running") != 0 ? ""
-				: lost ? ", was ready; its readiness check fails now"
-				       : ", has not said it is ready");
+			fprintf(out, "%s: not ready (%s)\n", string_field(task, "task"), why);
 		}
 	}
 	if (!not_ready)

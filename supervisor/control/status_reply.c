@@ -6,13 +6,15 @@
 #include "base/json_writer.h"
 #include "base/units.h"
 #include "supervisor/control/exec_session.h"
+#include "supervisor/tasks/task_ready.h"
 #include "supervisor/tasks/task_schedule.h"
 #include "supervisor/tasks/task_usage.h"
 
 /* Fields in the order the jansson tree had them, which clients' tests
  * compare by name, not by place. */
 
-static void write_last_exit(struct json_writer *out, const struct runner *runner)
+static void write_last_exit(struct json_writer *out, const struct runner *runner,
+			    const struct ready_rule_facts *facts)
 {
 	if (!runner->has_exited) {
 		jw_null(out);
@@ -25,9 +27,9 @@ static void write_last_exit(struct json_writer *out, const struct runner *runner
 	jw_object_open(out);
 	jw_field_optional_int(out, "code", !signaled, exit->code);
 	jw_field_cstring(out, "signal", signaled ? signal_name(exit->signal) : NULL);
-	jw_field_bool(out, "failed", runner_last_exit_failed(runner));
+	jw_field_bool(out, "failed", facts->last_exit_failed);
 	/* corral stopped it (a stop, a restart, its group's stop). */
-	jw_field_bool(out, "requested", runner->last_exit_requested);
+	jw_field_bool(out, "requested", facts->last_exit_requested);
 	jw_field_bool(out, "oom_killed", task_exit_oom_killed(exit));
 	jw_field_int(out, "oom_kills", exit->oom_kills);
 	jw_field_cstring(out, "description", description);
@@ -156,6 +158,9 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 {
 	const struct runner *runner = &task->runner;
 	bool alive = runner->state == TASK_STARTING || runner->state == TASK_RUNNING;
+	/* What status --ready judges, written from the values /readyz judges
+	 * (task_ready.h). */
+	struct ready_rule_facts facts = task_ready_facts(task, now_ms);
 	jw_object_open(out);
 	jw_field_cstring(out, "name", task->config->name);
 	jw_field_cstring(out, "task", task->config->full_name);
@@ -169,10 +174,10 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_field_int(out, "restarts", runner->restart_count);
 	/* A scheduled task's runs, apart from its restarts (0 without one). */
 	jw_field_int(out, "runs", runner->run_count);
-	jw_field_bool(out, "failed", runner->failed);
-	jw_field_bool(out, "ready", runner_shown_ready(runner));
+	jw_field_bool(out, "failed", facts.failed);
+	jw_field_bool(out, "ready", facts.ready);
 	/* readiness.continuous: it was ready in this run, and is not now. */
-	jw_field_bool(out, "ready_lost", runner_ready_lost(runner));
+	jw_field_bool(out, "ready_lost", facts.ready_lost);
 	jw_field_cstring(out, "readiness_kind", readiness_kind(task->config));
 	jw_key(out, "probes");
 	write_probes(out, task, now_ms);
@@ -182,13 +187,12 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	else
 		jw_null(out);
 	jw_key(out, "last_exit");
-	write_last_exit(out, runner);
+	write_last_exit(out, runner, &facts);
 	/* log.mode non-blocking: lines stdout could not take. */
 	jw_field_int(out, "output_dropped_lines", (int64_t)task_dropped_lines(task));
 	jw_key(out, "usage");
 	write_usage(out, reply, task, now_ms);
-	jw_field_optional_int(out, "next_restart_in_ms",
-			      runner_waiting_out_delay(runner) && runner->next_start_ms > now_ms,
+	jw_field_optional_int(out, "next_restart_in_ms", facts.restart_pending,
 			      (int64_t)(runner->next_start_ms - now_ms));
 	uint64_t due_ms, in_ms;
 	bool scheduled = task_schedule_next(task, &due_ms, &in_ms);
@@ -236,7 +240,6 @@ char *status_reply_line(struct status_reply *reply, struct group *const *groups,
 			const struct control_scope *scope, uint64_t now_ms, size_t *length,
 			size_t *capacity)
 {
-	const struct group *only = scope->task ? scope->task->group : scope->group;
 	struct json_writer out;
 	/* A task's object is about 550 bytes: room for one, or for the last
 	 * reply, without reallocating. */
@@ -247,7 +250,7 @@ char *status_reply_line(struct status_reply *reply, struct group *const *groups,
 	jw_key(&out, "groups");
 	jw_array_open(&out);
 	for (size_t i = 0; i < group_count; i++)
-		if (!only || only == groups[i])
+		if (control_scope_includes_group(scope, groups[i]))
 			write_group(&out, reply, groups[i], scope, now_ms);
 	jw_array_close(&out);
 	jw_object_close(&out);

@@ -54,6 +54,8 @@ const char *task_event_type_name(enum task_event_type type)
 	    [TASK_EVENT_REMOVED] = "removed",
 	    [TASK_EVENT_HEALTHY] = "healthy",
 	    [TASK_EVENT_SCHEDULED] = "scheduled",
+	    [TASK_EVENT_WATCH_TRIGGERED] = "watch_triggered",
+	    [TASK_EVENT_WATCH_FAILED] = "watch_failed",
 	};
 	return (unsigned)type < TASK_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }

@@ -5,10 +5,12 @@
 #include <sys/resource.h>
 
 #include "isolation/task_isolation.h"
+#include "supervisor/http/http_server.h"
 #include "supervisor/tasks/network_spares.h"
 
 /* corral's own: stdio, the spawn slots, epoll, signalfd, timerfd, the
- * control socket and a few clients, the event log file. */
+ * control socket and a few clients, the event log file, the termination
+ * log, the socket to corral's own parent (NOTIFY_SOCKET). */
 #define FDS_OF_CORRAL 64
 
 /* What a running task holds (supervisor/tasks/task.c and its parts). */
@@ -34,6 +36,8 @@ size_t fd_budget(const struct config *config)
 {
 	size_t fds = FDS_OF_CORRAL;
 	bool spares = false;
+	if (config->http.kind != HTTP_LISTEN_OFF)
+		fds += 1 + HTTP_CONNECTIONS_MAX; /* the listening socket, its connections */
 	for (size_t g = 0; g < config->group_count; g++) {
 		fds += 2; /* its cgroup's directory and memory.events (group_oom_watch.h) */
 		for (size_t t = 0; t < config->groups[g].task_count; t++) {

@@ -53,9 +53,11 @@ void event_log_task(struct event_log *log, const char *full_name, const char *ev
 		    const char *message, pid_t pid)
 {
 	/* A start that failed is an error even when progress is quiet: a
-	 * command that cannot be executed must say why. */
+	 * command that cannot be executed must say why; so is a path that
+	 * cannot be watched. */
 	void (*say)(const char *, ...) =
-	    strcmp(event, "start_failed") == 0 ? log_message : log_info;
+	    strcmp(event, "start_failed") == 0 || strcmp(event, "watch_failed") == 0 ? log_message
+										     : log_info;
 	if (pid > 0)
 		say("%s: %s (pid %d)", full_name, message, (int)pid);
 	else

@@ -30,8 +30,10 @@ enum task_event_type {
 	TASK_EVENT_REMOVED,           /* a reload removed it: it stops */
 	TASK_EVENT_HEALTHY,           /* its health probe passed, first in this run */
 	TASK_EVENT_SCHEDULED,         /* its schedule started a run, or skipped one */
+	TASK_EVENT_WATCH_TRIGGERED,   /* a path its `watch:` lists changed: what was done */
+	TASK_EVENT_WATCH_FAILED,      /* a path of its `watch:` cannot be watched */
 };
-#define TASK_EVENT_TYPE_COUNT 23
+#define TASK_EVENT_TYPE_COUNT 25
 
 /* "received", "started", "start_failed", ... (stable: the JSON log uses it) */
 const char *task_event_type_name(enum task_event_type type);

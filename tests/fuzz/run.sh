@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the fuzzers with clang (libFuzzer + ASan + UBSan) and runs them:
 # the config parser, the control request parser, the CDI spec parser, the
-# hook response parser, the http probe's status line reader, the env
-# file parser and the cron expression parser. Each starts from a few seeds written here, the
+# hook response parser, the http probe's status line reader, the HTTP
+# endpoint's request parser, the env file parser and the cron expression
+# parser. Each starts from a few seeds written here, the
 # configs we ship and test, and the corpus kept in tests/fuzz/corpus/NAME
 # (inputs earlier long runs found interesting, and the regression inputs of
 # what they found): replaying it is part of every run.
@@ -59,13 +60,14 @@ build fuzz_cdi_spec "$libs_config" hooks/cdi_spec.c "${config_sources[@]}"
 build fuzz_hook_protocol "jansson $libs_config" hooks/hook_protocol.c hooks/start_additions.c \
 	base/json_text.c "${config_sources[@]}"
 build fuzz_http_status "" supervisor/probes/http_status.c
+build fuzz_http_request "" supervisor/http/http_request.c
 build fuzz_env_file "" config/env_file.c base/xmalloc.c
 build fuzz_cron "" config/cron.c
 
 # ---- seeds: build-fuzz/seeds/NAME ----
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{fuzz_config,fuzz_control_protocol,fuzz_cdi_spec,fuzz_hook_protocol,fuzz_http_status,fuzz_env_file,fuzz_cron}
+mkdir -p "$seeds"/{fuzz_config,fuzz_control_protocol,fuzz_cdi_spec,fuzz_hook_protocol,fuzz_http_status,fuzz_http_request,fuzz_env_file,fuzz_cron}
 cp examples/*.yaml tests/unit/configs/*.yaml "$seeds/fuzz_config/" 2>/dev/null || true
 seed=0
 for request in \
@@ -104,6 +106,10 @@ printf 'HTTP/1.1 200 OK\r\nServer: x\r\n\r\n' >"$seeds/fuzz_http_status/seed-ok.
 printf '*/15 1-10/3 1,15 jan-jun mon-fri' >"$seeds/fuzz_cron/seed-fields.txt"
 printf '@hourly' >"$seeds/fuzz_cron/seed-name.txt"
 printf 'HTTP/1.0 404 File not found\r\n' >"$seeds/fuzz_http_status/seed-404.txt"
+printf 'GET /readyz?group=web&task=a%%2Fb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' \
+	>"$seeds/fuzz_http_request/seed-readyz.txt"
+printf '\r\nHEAD http://h:1/metrics HTTP/1.0\nConnection: keep-alive\nContent-Length: 0\n\n' \
+	>"$seeds/fuzz_http_request/seed-head.txt"
 
 # NAME MAX_LEN LIMIT...: runs NAME over a scratch corpus made of the seeds
 # and the kept corpus, with libFuzzer's LIMIT options (-max_total_time=,
@@ -138,17 +144,19 @@ if $long; then
 	fuzz fuzz_cdi_spec 2048 -runs="$runs"
 	fuzz fuzz_hook_protocol 4096 -runs="$runs"
 	fuzz fuzz_http_status 512 -runs="$runs"
+	fuzz fuzz_http_request 2048 -runs="$runs"
 	fuzz fuzz_env_file 2048 -runs="$runs"
 	fuzz fuzz_cron 256 -runs="$runs"
 else
 	config_seconds=$(((seconds + 1) / 2))
 	rest=$((seconds - config_seconds))
-	each=$((rest / 6 > 0 ? rest / 6 : 1))
+	each=$((rest / 7 > 0 ? rest / 7 : 1))
 	fuzz fuzz_config 4096 -max_total_time="$config_seconds"
 	fuzz fuzz_control_protocol 1024 -max_total_time="$each"
 	fuzz fuzz_cdi_spec 2048 -max_total_time="$each"
 	fuzz fuzz_hook_protocol 4096 -max_total_time="$each"
 	fuzz fuzz_http_status 512 -max_total_time="$each"
+	fuzz fuzz_http_request 2048 -max_total_time="$each"
 	fuzz fuzz_env_file 2048 -max_total_time="$each"
 	fuzz fuzz_cron 256 -max_total_time="$each"
 fi

@@ -451,6 +451,10 @@ class Corral:
 
     def env(self, extra=None):
         env = dict(os.environ)
+        # A test runner under systemd has these: corral would talk to its
+        # unit (test_parent_notify.py gives its own).
+        for name in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"):
+            env.pop(name, None)
         env["CORRAL_TEST_ID"] = self.test_id
         # Each test its own control socket: corrals of other tests (or a
         # developer's) never collide on the default path.

@@ -40,6 +40,7 @@ def test_the_readmes_config_is_valid(corral, repo_root, tmp_path):
 def test_check_accepts_a_config_using_every_documented_key(corral, tmp_path):
     config = """\
 shutdown_timeout: 30s
+termination_log: /run/corral/termination-log
 groups:
   web:
     restart: {policy: on-failure, attempts: 3, interval: 1m, delay: 1s, max_delay: 30s, mode: fail}

@@ -5,7 +5,7 @@ text format, prometheus_client's for OpenMetrics); counters that a reload
 keeps; usage figures that move from scrape to scrape though a scrape reads
 no cgroup."""
 
-import os
+import json
 import shutil
 import subprocess
 import time
@@ -13,26 +13,18 @@ import time
 import pytest
 
 from conftest import RUN_TIMEOUT, sh, wait_for
+from test_http_endpoint import request, start
 
 OPENMETRICS = "application/openmetrics-text; version=1.0.0"
 
 HOG = ["/usr/bin/python3", "-c", "a = bytearray(256 * 1024 * 1024); print(len(a))"]
 
 
-def scrape(corral, accept=None):
-    """The text and its content type. TEMPORARY: from the test hook."""
-    asked = time.time()
-    wait_for(lambda: (corral.dir / "m.txt").exists() and
-             (corral.dir / "m.txt").stat().st_mtime > asked, what="the metrics hook")
-    if accept and "openmetrics" in accept:
-        return (corral.dir / "m.om").read_text(), OPENMETRICS
-    return (corral.dir / "m.txt").read_text(), "text/plain; version=0.0.4"
-
-
-def start(corral, config):
-    running = corral.start(config, env={"CORRAL_METRICS_HOOK": str(corral.dir / "m")})
-    corral.wait_control(running)
-    return running
+def scrape(address, accept=None):
+    """GET /metrics: its text and content type."""
+    response = request(address, "/metrics", headers={"Accept": accept} if accept else None)
+    assert response.status == 200, response
+    return response.body, response.headers["content-type"]
 
 
 def samples(text):
@@ -86,12 +78,12 @@ def tasks_of_every_kind():
 
 
 def test_the_families_of_every_kind_of_task(corral):
-    running = start(corral, tasks_of_every_kind())
+    running, address = start(corral, tasks_of_every_kind())
     wait_for(lambda: corral.task_status("web/crash")["restarts"] >= 3, what="3 restarts")
     wait_for(lambda: (corral.task_status("web/hog")["last_exit"] or {}).get("oom_killed"),
              what="the hog's OOM kill")
     wait_for(lambda: corral.task_status("web/service")["ready"], what="the service ready")
-    text, content_type = scrape(corral)
+    text, content_type = scrape(address)
     assert content_type.startswith("text/plain; version=0.0.4"), content_type
     promtool_check(text)
     found = samples(text)
@@ -121,7 +113,7 @@ def test_the_families_of_every_kind_of_task(corral):
     restarts = corral.task_status("web/service")["restarts"]
     assert value(found, "corral_task_restarts_total", group="web", task="service") == restarts
 
-    text, content_type = scrape(corral, OPENMETRICS)
+    text, content_type = scrape(address, OPENMETRICS)
     assert content_type.startswith("application/openmetrics-text; version=1.0.0"), content_type
     assert text.endswith("# EOF\n")
     openmetrics_check(text)
@@ -143,12 +135,14 @@ def test_counters_outlive_a_reload_that_rebuilds_the_task(corral):
         "probed": {"command": ["/bin/sleep", "1000"], "env": {"ROUND": "1"},
                    "readiness": {"exec": ["false"], "interval": "100ms"}},
         "keeper": {"command": ["/bin/sleep", "1000"]}}}}}
-    running = start(corral, config)
+    running, address = start(corral, config)
     path = running.config_path
 
     def counts():
-        found = samples(scrape(corral)[0])
-        return (value(found, "corral_task_exits_total", group="g", task="crash", code="3"),
+        """Exits and probe failures: 0 before the first exit (no series)."""
+        found = samples(scrape(address)[0])
+        exits = frozenset({"group": "g", "task": "crash", "code": "3"}.items())
+        return (found.get(("corral_task_exits_total", exits), 0),
                 value(found, "corral_task_probe_failures_total", group="g", task="probed",
                       probe="readiness"),
                 found)
@@ -157,6 +151,7 @@ def test_counters_outlive_a_reload_that_rebuilds_the_task(corral):
     wait_for(lambda: counts()[0] >= 10 and counts()[1] >= 15, what="exits and probe failures")
     exits, probe_failures, _ = counts()
 
+    config = json.loads(path.read_text())  # with its http key
     for task in ("crash", "probed"):  # a new definition: each task is made anew
         config["groups"]["g"]["tasks"][task]["env"]["ROUND"] = "2"
     corral.config(config, name=path.name)
@@ -184,11 +179,11 @@ def test_usage_moves_from_scrape_to_scrape(corral):
     it: without that, every scrape would show the first reading."""
     config = {"groups": {"g": {"tasks": {
         "busy": {"command": sh("while :; do :; done")}}}}}
-    running = start(corral, config)
+    running, address = start(corral, config)
     wait_for(lambda: corral.task_status("g/busy")["state"] == "running", what="busy running")
 
     def cpu():
-        return value(samples(scrape(corral)[0]), "corral_task_cpu_seconds_total", group="g",
+        return value(samples(scrape(address)[0]), "corral_task_cpu_seconds_total", group="g",
                      task="busy")
 
     first = wait_for(cpu, what="a CPU figure")

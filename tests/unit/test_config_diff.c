@@ -165,9 +165,13 @@ static void test_fixed_keys_are_named(void **state)
 	assert_string_equal(config_diff_fixed_global(a, c), "socket");
 	assert_null(config_diff_fixed_global(a, a));
 	assert_null(config_diff_fixed_group_key(&a->groups[0], &c->groups[0]));
+	struct config *logged =
+	    parse_ok("termination_log: /tmp/m\ngroups: {g: {tasks: {t: {command: x}}}}\n");
+	assert_string_equal(config_diff_fixed_global(c, logged), "termination_log");
 	config_free(a);
 	config_free(b);
 	config_free(c);
+	config_free(logged);
 }
 
 int main(void)

@@ -30,7 +30,7 @@ static const struct error_case cases[] = {
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
      "web/app: unknown key \"foo\" (expected command, env, env_file, cwd, user, groups, lifecycle, "
      "restart, kill, resources, readiness, health, isolation, cdi, task_dirs, hooks, after, "
-     "log, autostart, instances, schedule, oom_score_adj or control)"},
+     "log, wait_for, autostart, instances, schedule, oom_score_adj, control, watch or profiles)"},
     {"oom_score_adj out of range", TASK("{command: a, oom_score_adj: 1001}"), 4, 40,
      "web/app: oom_score_adj: must be a whole number from -1000 to 1000, not \"1001\""},
     {"oom_score_adj not a number", TASK("{command: a, oom_score_adj: high}"), 4, 40,
@@ -56,6 +56,18 @@ static const struct error_case cases[] = {
      "control: must be a map such as {group: NAME}, not a string"},
     {"empty control group", VALID_GROUPS "control: {group: \"\"}\n", 2, 18,
      "control.group: must not be empty"},
+    {"notify.ready naming an unknown group", VALID_GROUPS "notify: {ready: [g, h]}\n", 2, 21,
+     "notify.ready[1]: unknown group \"h\""},
+    {"notify.ready listing a group twice", VALID_GROUPS "notify: {ready: [g, g]}\n", 2, 21,
+     "notify.ready[1]: group \"g\" is listed twice"},
+    {"notify.ready an empty list", VALID_GROUPS "notify: {ready: []}\n", 2, 17,
+     "notify.ready: must name at least one group (or be \"all\" or \"started\")"},
+    {"notify.ready a group's name alone", VALID_GROUPS "notify: {ready: g}\n", 2, 17,
+     "notify.ready: \"g\" is a group: list the groups, as [g]"},
+    {"notify.ready misspelt", VALID_GROUPS "notify: {ready: startd}\n", 2, 17,
+     "notify.ready: unknown value \"startd\"; did you mean \"started\"?"},
+    {"notify is not a map", VALID_GROUPS "notify: all\n", 2, 9,
+     "notify: must be a map such as {ready: all}, not a string"},
     {"key that is a list", "groups: {g: {tasks: {[a]: {command: x}}}}\n", 1, 22,
      "group g: keys must be strings, not a list"},
 
@@ -218,8 +230,8 @@ static const struct error_case cases[] = {
     {"unknown group key lists resources",
      "groups:\n  web:\n    limits: {}\n    tasks: {a: {command: x}}\n", 3, 5,
      "group web: unknown key \"limits\" (expected restart, resources, isolation, network, "
-     "cdi, task_dirs, hooks, tasks, order, on_failure, log or "
-     "env_file)"},
+     "cdi, task_dirs, hooks, tasks, order, on_failure, log, "
+     "env_file or profiles)"},
     {"misspelt log mode", TASK("{command: a, log: {mode: nonblocking}}"), 4, 37,
      "web/app: log.mode: unknown log mode \"nonblocking\"; did you mean \"non-blocking\"?"},
     /* Found by fuzz_config: a mount whose target key was misspelt was kept
@@ -573,11 +585,11 @@ static const struct error_case cases[] = {
      54, "web/app: readiness: unknown key \"timout\"; did you mean \"timeout\"?"},
     {"unknown readiness key", TASK("{command: a, readiness: {notify: systemd, port: 80}}"), 4, 54,
      "web/app: readiness: unknown key \"port\" (expected notify, fd, exec, tcp, http, unix, "
-     "interval, timeout, watchdog, start_interval, initial_delay, inside, continuous, failures or "
-     "start_period)"},
+     "interval, timeout, watchdog, start_interval, initial_delay, inside, continuous, failures, "
+     "start_period or log)"},
     {"readiness without notify or exec", TASK("{command: a, readiness: {timeout: 1s}}"), 4, 36,
-     "web/app: readiness: missing \"notify\" (systemd or fd) or a probe: \"exec\" (a command), "
-     "\"tcp\", \"http\" or \"unix\""},
+     "web/app: readiness: missing \"notify\" (systemd or fd), \"log\" (a line to wait for) or a "
+     "probe: \"exec\" (a command), \"tcp\", \"http\" or \"unix\""},
     {"misspelt notify is not also missing", TASK("{command: a, readiness: {notfy: systemd}}"), 4,
      37, "web/app: readiness: unknown key \"notfy\"; did you mean \"notify\"?"},
     {"notify and exec together", TASK("{command: a, readiness: {notify: systemd, exec: [a]}}"), 4,

@@ -11,6 +11,7 @@
 #   /etc/passwd, /etc/group    the accounts of the busybox image
 #   /etc/corral/corral.yaml    examples/container/corral.yaml: the example
 #                              config, run as it is shipped
+#   /etc/corral/doors.yaml     examples/orchestrators/doors.yaml, as shipped
 #   /cases/                    the test configs and scripts (cases/ here)
 #
 # With `runc spec` beside it (rootfs/ next to config.json), it is a bundle:
@@ -65,5 +66,6 @@ nogroup:x:65534:
 GROUP
 
 install -m 644 "$repo/examples/container/corral.yaml" "$root/etc/corral/corral.yaml"
+install -m 644 "$repo/examples/orchestrators/doors.yaml" "$root/etc/corral/doors.yaml"
 cp -r "$here/cases/." "$root/cases/"
 echo "$root"

@@ -2,10 +2,12 @@
 
 - Every corral config under examples/ passes `corral check` (and
   examples/container/corral.yaml also runs as PID 1 under runc, in
-  test_runc.py, from the same file).
+  test_runc.py, from the same file); an overlay (a file of top-level keys
+  that the image adds to its config) passes it together with that config.
 - The Kubernetes Pod and the Nomad job parse, run the image's corral on the
   image's config, give corral more time to stop than the config's
-  shutdown_timeout, and probe it with `corral status`.
+  shutdown_timeout, and probe it: the Pod with httpGet on corral's HTTP
+  endpoint, the Nomad job with `corral status --ready`.
 - examples/Dockerfile builds with the commands the tests run:
   `scripts/install-deps.sh --build-only` and `scripts/build-static.sh`, which
   scripts/test.sh and this suite's fixture call too; it ships the binary that
@@ -23,7 +25,12 @@ from conftest import CORRAL_IN_IMAGE, EXAMPLE_CONFIG, HERE, REPO_ROOT, run
 
 EXAMPLES = REPO_ROOT / "examples"
 CONTAINER_CONFIG = EXAMPLES / "container" / "corral.yaml"
-ORCHESTRATOR_FILES = {EXAMPLES / "kubernetes" / "pod.yaml"}
+ORCHESTRATOR_FILES = {EXAMPLES / "kubernetes" / "pod.yaml",
+                      EXAMPLES / "orchestrators" / "kubernetes.yaml"}
+# Overlays: checked with the config they are added to, not alone.
+DOORS = EXAMPLES / "orchestrators" / "doors.yaml"
+DOORS_IN_IMAGE = "/etc/corral/doors.yaml"
+OVERLAYS = {DOORS: CONTAINER_CONFIG}
 
 
 def seconds(duration):
@@ -42,7 +49,8 @@ def shutdown_timeout():
 
 
 def corral_configs():
-    return sorted(path for path in EXAMPLES.rglob("*.yaml") if path not in ORCHESTRATOR_FILES)
+    return sorted(path for path in EXAMPLES.rglob("*.yaml")
+                  if path not in ORCHESTRATOR_FILES and path not in OVERLAYS)
 
 
 def test_the_examples_hold_corral_configs():
@@ -54,6 +62,24 @@ def test_example_config_passes_corral_check(static_corral, config):
     result = run([static_corral, "check", config], check=False)
     assert result.returncode == 0, result
     assert result.stdout.startswith(f"{config}: ok ("), result
+    # Nor a warning: a shutdown fits in its shutdown_timeout.
+    assert "warning" not in result.stderr, result
+
+
+def test_the_pods_grace_period_holds_its_configs_longest_shutdown(static_corral):
+    (pod,) = yaml.safe_load_all((EXAMPLES / "kubernetes" / "pod.yaml").read_text())
+    grace = pod["spec"]["terminationGracePeriodSeconds"]
+    result = run([static_corral, "check", "--shutdown-timeout", f"{grace}s", CONTAINER_CONFIG],
+                 check=False)
+    assert result.returncode == 0 and "warning" not in result.stderr, result
+
+
+@pytest.mark.parametrize("overlay", sorted(OVERLAYS), ids=lambda p: str(p.relative_to(EXAMPLES)))
+def test_example_overlay_passes_corral_check_with_its_config(static_corral, overlay):
+    base = OVERLAYS[overlay]
+    result = run([static_corral, "check", base, overlay], check=False)
+    assert result.returncode == 0, result
+    assert result.stdout.startswith(f"{base}: ok ("), result
 
 
 # ---- Kubernetes ------------------------------------------------------------
@@ -64,11 +90,15 @@ def test_kubernetes_pod_runs_corral_and_waits_longer_than_its_shutdown():
     (pod,) = documents
     assert pod["apiVersion"] == "v1" and pod["kind"] == "Pod"
     (web,) = pod["spec"]["containers"]
-    assert web["command"] == [CORRAL_IN_IMAGE, "run", EXAMPLE_CONFIG]
+    assert web["command"] == [CORRAL_IN_IMAGE, "run", EXAMPLE_CONFIG, DOORS_IN_IMAGE]
     assert pod["spec"]["terminationGracePeriodSeconds"] > shutdown_timeout()
-    assert web["readinessProbe"]["exec"]["command"] == [CORRAL_IN_IMAGE, "status", "--ready"]
-    assert web["livenessProbe"]["exec"]["command"] == [CORRAL_IN_IMAGE, "status"]
+    # The probes ask corral's HTTP endpoint, which doors.yaml opens on every
+    # address (the kubelet probes the Pod's IP), on its port.
+    assert yaml.safe_load(DOORS.read_text())["http"] == {"listen": "0.0.0.0:9090"}
+    assert web["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "doors"}
+    assert web["livenessProbe"]["httpGet"] == {"path": "/livez", "port": "doors"}
     assert {"containerPort": 8080, "name": "http"} in web["ports"]
+    assert {"containerPort": 9090, "name": "doors"} in web["ports"]
 
 
 # ---- Nomad (HCL) -----------------------------------------------------------

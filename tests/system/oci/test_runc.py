@@ -20,9 +20,10 @@ import os
 import shutil
 
 import pytest
+import yaml
 
-from conftest import (CORRAL_IN_IMAGE, EXAMPLE_CONFIG, cgroup_paths, run, still_alive,
-                      wait_for)
+from conftest import (CORRAL_IN_IMAGE, EXAMPLE_CONFIG, REPO_ROOT, cgroup_paths, run,
+                      still_alive, wait_for)
 
 RUN_EXAMPLE = (CORRAL_IN_IMAGE, "run", EXAMPLE_CONFIG)
 
@@ -254,7 +255,56 @@ def test_failing_main_task_exit_code_is_runc_runs_exit_code(container):
     assert job.log()[-1] == "exiting with code 7", job
 
 
+def test_the_termination_message_goes_to_the_file_the_kubelet_mounts(container, tmp_path):
+    # The kubelet bind-mounts a file of its own at the container's
+    # terminationMessagePath, /dev/termination-log by default, and reads it
+    # once the container exited; corral finds it without a config key.
+    message = tmp_path / "termination-log"
+    message.write_text("")
+    job = container()
+    job.edit_spec(lambda spec: spec["mounts"].append(
+        {"destination": "/dev/termination-log", "type": "bind", "source": str(message),
+         "options": ["rbind", "rw"]}))
+    job.start(*run_case("failing"))
+    assert job.wait() == 7, job
+    assert message.read_text() == (
+        "job/work failed for good: exited with code 7; corral exited with code 7\n"
+        "last exit: exited with code 7\n"
+        "rule: restart.policy: not restarting: policy never\n"
+        "group job: on_failure stop: the group stopped\n"
+        "last 1 line of job/work:\n"
+        "working\n"), job
+
+
 # ---- what runc's default spec does not give, and what corral says --------
+
+
+def test_the_kubernetes_pods_probes_answer_as_status_ready_does(container):
+    """examples/kubernetes/pod.yaml's command (the config and doors.yaml)
+    and its httpGet probes, asked from inside the container with busybox's
+    wget (which exits 0 on a 2xx only)."""
+    pod = yaml.safe_load((REPO_ROOT / "examples" / "kubernetes" / "pod.yaml").read_text())
+    (spec,) = pod["spec"]["containers"]
+    ports = {port["name"]: port["containerPort"] for port in spec["ports"]}
+    web = container().start(*spec["command"])
+    web.wait_for_log("web/smoke-test: exited with code 0")
+
+    def get(probe):
+        target = spec[probe]["httpGet"]
+        url = f"http://127.0.0.1:{ports[target['port']]}{target['path']}"
+        return web.exec("wget", "-q", "-O", "-", url, check=False)
+
+    wait_for(lambda: get("readinessProbe").returncode == 0, what=web)
+    assert json.loads(get("readinessProbe").stdout) == {"ready": True, "not_ready": []}
+    assert web.exec("corral", "status", "--ready").stdout == "ready\n"
+    assert get("livenessProbe").stdout == "ok\n"
+    # A task stopped on request: both say so, /readyz with a 503 (busybox
+    # wget fails and prints no body).
+    web.exec("corral", "stop", "web/log-shipper")
+    wait_for(lambda: web.exec("corral", "status", "--ready", check=False).stdout ==
+             "web/log-shipper: not ready (dead)\n", what=web)
+    assert get("readinessProbe").returncode != 0
+    assert get("livenessProbe").returncode == 0
 
 
 def test_without_cap_setuid_a_task_with_a_user_fails_to_start_and_says_why(container):

@@ -10,9 +10,9 @@ holds", section 5). The image is a local root file system imported with
 - the exit code of a failed task is `podman run`'s;
 - a podman healthcheck that calls `corral status --ready`, healthy and then
   unhealthy once a task stops;
-- `podman kube play` of examples/kubernetes/pod.yaml, its liveness probe as
-  podman's healthcheck, its readiness command, and a pod stop that lets
-  corral's poststop task run."""
+- `podman kube play` of examples/kubernetes/pod.yaml, its liveness probe on
+  corral's HTTP endpoint as podman's healthcheck, its readiness probe, and a
+  pod stop that lets corral's poststop task run."""
 
 import json
 
@@ -21,6 +21,7 @@ import yaml
 from conftest import HERE, IMAGE, unique, wait_for
 
 EXAMPLE_DONE = "web/archive | archive:"
+WGET = "/usr/bin/wget"  # busybox's; an imported image has no PATH
 
 
 def start(podman, *options, command=()):
@@ -119,17 +120,35 @@ def test_kube_play_of_the_kubernetes_example(podman, tmp_path):
     assert web["image"] == "corral-web:latest", web
     web["image"] = IMAGE
     # --network none (nothing left behind on the host) takes no ports.
-    del web["ports"]
+    ports = {port["name"]: port["containerPort"] for port in web.pop("ports")}
+    # The probes are httpGet on corral's endpoint. podman makes an httpGet
+    # liveness probe `curl -f http://localhost:PORT/PATH`, and the busybox
+    # image has no curl: here they ask the same port and path with
+    # busybox's wget, which exits 0 on a 2xx only.
+    urls = {}
+    for name in ("livenessProbe", "readinessProbe"):
+        get = web[name].pop("httpGet")
+        urls[name] = f"http://127.0.0.1:{ports[get['port']]}{get['path']}"
+        web[name]["exec"] = {"command": [WGET, "-q", "-O", "/dev/null", urls[name]]}
+    assert urls == {"livenessProbe": "http://127.0.0.1:9090/livez",
+                    "readinessProbe": "http://127.0.0.1:9090/readyz"}, urls
     pod.write_text(yaml.safe_dump(example))
     podman("kube", "play", "--network", "none", pod)
     container = "corral-web-web"
     podman.started_pids.append(podman.host_pid(container))
 
     # The Pod's livenessProbe became podman's healthcheck; its readiness
-    # command is `corral status --ready`.
+    # probe asks /readyz, which says what `corral status --ready` says.
     check = json.loads(podman.inspect(container, "{{json .Config.Healthcheck}}"))
-    assert "/usr/local/bin/corral" in check["Test"] and "status" in check["Test"], check
-    wait_for(lambda: ready(podman, container), what="the Pod's readiness command to pass")
+    assert urls["livenessProbe"] in check["Test"], check
+    def readyz():
+        return podman("exec", container, WGET, "-q", "-O", "-", urls["readinessProbe"],
+                      check=False)
+
+    wait_for(lambda: readyz().returncode == 0,
+             what=lambda: f"the Pod's readiness probe to pass: {readyz()!r}\n"
+                          f"{logs(podman, container)[-3000:]}")
+    assert ready(podman, container)
     assert podman("healthcheck", "run", container, check=False).returncode == 0
 
     podman("pod", "stop", "--time", "30", "corral-web")

@@ -1,0 +1,130 @@
+/* What a request's target names in the running groups, and the error a
+ * client gets when it names nothing: the control socket's requests and
+ * corral's GET /readyz?group=G&task=T say the same. */
+#include "supervisor/control/control_scope.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static struct group *find_group(struct group *const *groups, size_t group_count, const char *name,
+				size_t length)
+{
+	for (size_t i = 0; i < group_count; i++) {
+		const char *candidate = groups[i]->config->name;
+		if (strlen(candidate) == length && strncmp(candidate, name, length) == 0)
+			return groups[i];
+	}
+	return NULL;
+}
+
+/* "a, b, c" of at most 20 names, for "did you mean" style errors. */
+static void list_names(char *buffer, size_t size, const char *const *names, size_t count)
+{
+	size_t used = 0;
+	buffer[0] = '\0';
+	for (size_t i = 0; i < count && used < size; i++) {
+		if (i == 20) {
+			snprintf(buffer + used, size - used, ", ... (%zu in all)", count);
+			return;
+		}
+		used +=
+		    (size_t)snprintf(buffer + used, size - used, "%s%s", i ? ", " : "", names[i]);
+	}
+}
+
+/* A bare task name given where a group was looked for: the first task of
+ * that name ("web/app" for "app"), or NULL. */
+static const char *first_task_named(struct group *const *groups, size_t group_count,
+				    const char *name)
+{
+	for (size_t g = 0; g < group_count; g++)
+		for (size_t t = 0; t < groups[g]->task_count; t++)
+			if (strcmp(groups[g]->tasks[t]->config->name, name) == 0)
+				return groups[g]->tasks[t]->config->full_name;
+	return NULL;
+}
+
+struct group *control_scope_group(struct group *const *groups, size_t group_count,
+				  const char *target, char *error, size_t error_size)
+{
+	const char *slash = strchr(target, '/');
+	size_t length = slash ? (size_t)(slash - target) : strlen(target);
+	struct group *group = find_group(groups, group_count, target, length);
+	if (group)
+		return group;
+	const char *names[group_count ? group_count : 1];
+	names[0] = NULL;
+	for (size_t i = 0; i < group_count; i++)
+		names[i] = groups[i]->config->name;
+	char list[512];
+	list_names(list, sizeof(list), names, group_count);
+	const char *task_named = slash ? NULL : first_task_named(groups, group_count, target);
+	if (task_named)
+		snprintf(error, error_size,
+			 "no group \"%s\"; did you mean %s? (tasks are GROUP/TASK); groups: %s",
+			 target, task_named, list);
+	else
+		snprintf(error, error_size, "no group \"%.*s\"; groups: %s", (int)length, target,
+			 list);
+	return NULL;
+}
+
+struct task *control_scope_task(struct group *const *groups, size_t group_count, const char *target,
+				char *error, size_t error_size)
+{
+	struct group *group = control_scope_group(groups, group_count, target, error, error_size);
+	if (!group)
+		return NULL;
+	for (size_t i = 0; i < group->task_count; i++)
+		if (strcmp(group->tasks[i]->config->full_name, target) == 0)
+			return group->tasks[i];
+	const char *names[group->task_count ? group->task_count : 1];
+	names[0] = NULL;
+	for (size_t i = 0; i < group->task_count; i++)
+		names[i] = group->tasks[i]->config->full_name;
+	char list[1024];
+	list_names(list, sizeof(list), names, group->task_count);
+	snprintf(error, error_size, "no task \"%s\"; tasks of group %s: %s", target,
+		 group->config->name, list);
+	return NULL;
+}
+
+struct group *control_scope_instances(struct group *const *groups, size_t group_count,
+				      const char *target, const char **name, size_t *count)
+{
+	const char *slash = strchr(target, '/');
+	*count = 0;
+	if (!slash || strchr(slash, '@'))
+		return NULL;
+	struct group *group = find_group(groups, group_count, target, (size_t)(slash - target));
+	if (!group)
+		return NULL;
+	for (size_t i = 0; i < group->task_count; i++) {
+		const struct task_config *config = group->tasks[i]->config;
+		if (strcmp(config->full_name, target) == 0)
+			return NULL;
+		*count += config->instance_of && strcmp(config->instance_of, slash + 1) == 0;
+	}
+	*name = slash + 1;
+	return *count ? group : NULL;
+}
+
+int control_scope_resolve(struct group *const *groups, size_t group_count, const char *target,
+			  struct control_scope *scope, char *error, size_t error_size)
+{
+	size_t count;
+	*scope = (struct control_scope){0};
+	if (!target[0])
+		return 0;
+	if (!strchr(target, '/'))
+		return (scope->group =
+			    control_scope_group(groups, group_count, target, error, error_size))
+			   ? 0
+			   : -1;
+	if ((scope->group = control_scope_instances(groups, group_count, target,
+						    &scope->instances_of, &count)))
+		return 0;
+	return (scope->task = control_scope_task(groups, group_count, target, error, error_size))
+		   ? 0
+		   : -1;
+}
