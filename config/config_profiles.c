@@ -159,6 +159,17 @@ const char *profiles_excluded(const struct load_context *context, const char *na
 	return NULL;
 }
 
+bool profiles_excluded_in_group(const struct load_context *context, const char *group,
+				size_t length)
+{
+	const struct profile_exclusions *excluded = context->excluded;
+	for (size_t i = 0; excluded && i < excluded->count; i++)
+		if (strncmp(excluded->items[i].name, group, length) == 0 &&
+		    excluded->items[i].name[length] == '/')
+			return true;
+	return false;
+}
+
 void profile_exclusions_free(struct profile_exclusions *excluded)
 {
 	for (size_t i = 0; i < excluded->count; i++) {

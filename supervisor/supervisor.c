@@ -31,6 +31,7 @@
 #include "supervisor/pid1/signal_handling.h"
 #include "supervisor/probes/name_resolver.h"
 #include "supervisor/reload.h"
+#include "supervisor/scale.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/group.h"
 
@@ -178,6 +179,24 @@ static json_t *reload_from_control(void *pointer, const struct reload_options *o
 	parent_notify_reloaded(&supervisor->parent, reply, supervisor->config, supervisor->groups,
 			       supervisor->group_count);
 	return reply;
+}
+
+static json_t *scale_from_control(void *pointer, const struct control_request *request)
+{
+	return scale_run(pointer, request);
+}
+
+/* A rolling restart's lines go to the client that asked for it
+ * (CONTROL_FOLLOW_ROLL), whose stream ends with the last. */
+static void tell_roll_followers(struct services *services, const void *roll, const char *line,
+				size_t length, bool last)
+{
+	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(services);
+	if (!supervisor->control)
+		return;
+	control_server_publish(supervisor->control, CONTROL_FOLLOW_ROLL, roll, line, length);
+	if (last)
+		control_server_forget(supervisor->control, CONTROL_FOLLOW_ROLL, roll);
 }
 
 /* SIGHUP: as `corral reload` of the same file; the event log and stderr
@@ -375,6 +394,7 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 	    .shutdown = shutdown_from_control,
 	    .shutting_down = is_shutting_down,
 	    .reload = reload_from_control,
+	    .scale = scale_from_control,
 	    .exec_sessions = &supervisor->exec_sessions,
 	    .group_may_exec = group_may_exec,
 	    .is_running_config = is_running_config,
@@ -433,7 +453,7 @@ static int open_http_endpoint(struct supervisor *supervisor)
 				      config->control_group, &supervisor->http_sources, error,
 				      sizeof(error));
 	if (result < 0)
-		log_message("http: %s", error);
+		log_message("%s", error); /* "http.listen ADDRESS: ..." */
 	else
 		log_info("http: listening on %s (/livez, /readyz, /metrics)", config->http.listen);
 	return result;
@@ -618,6 +638,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	    .hook_limiter = &supervisor->hook_limiter,
 	    .exec_sessions = &supervisor->exec_sessions,
 	    .task_failed_for_good = note_task_failed_for_good,
+	    .roll_said = tell_roll_followers,
 	    .log_followers = &log_followers_sink,
 	    .keep_running = options->keep_running,
 	    .inherit_stdio = options->one_command != NULL,

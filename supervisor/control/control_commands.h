@@ -25,6 +25,8 @@ struct control_context {
 	bool (*shutting_down)(void *supervisor);
 	/* A reload (supervisor/reload.h): its reply. */
 	json_t *(*reload)(void *supervisor, const struct reload_options *options);
+	/* corral scale (supervisor/scale.h): its reply. */
+	json_t *(*scale)(void *supervisor, const struct control_request *request);
 	struct exec_sessions *exec_sessions;
 	/* control.exec: the control group's members may exec. */
 	bool (*group_may_exec)(void *supervisor);

@@ -21,14 +21,19 @@
 static bool decode_parameter(const struct http_parameter *parameter, const char *name, char *value,
 			     size_t size, struct http_response *response)
 {
-	if (http_percent_decode(parameter->value, parameter->value_length, value, size) <= 0) {
-		char message[128];
-		snprintf(message, sizeof(message), "%s= must be a name of at most %zu bytes", name,
-			 size - 1);
-		http_response_error(response, 400, message);
-		return false;
-	}
-	return true;
+	int length = http_percent_decode(parameter->value, parameter->value_length, value, size);
+	if (length > 0)
+		return true;
+	/* An empty value would ask about every task; say that, not a length. */
+	char message[160];
+	if (length == 0)
+		snprintf(message, sizeof(message), "%s= is empty: name a %s", name, name);
+	else
+		snprintf(message, sizeof(message),
+			 "%s= must be a name of at most %zu bytes (%%XX escapes decoded; no NUL)",
+			 name, size - 1);
+	http_response_error(response, 400, message);
+	return false;
 }
 
 /* The control target the query names: "" (every task), "G", "G/T".

@@ -56,6 +56,9 @@ const char *task_event_type_name(enum task_event_type type)
 	    [TASK_EVENT_SCHEDULED] = "scheduled",
 	    [TASK_EVENT_WATCH_TRIGGERED] = "watch_triggered",
 	    [TASK_EVENT_WATCH_FAILED] = "watch_failed",
+	    [TASK_EVENT_ROLLING] = "rolling",
+	    [TASK_EVENT_ROLL_STOPPED] = "roll_stopped",
+	    [TASK_EVENT_SCALED] = "scaled",
 	};
 	return (unsigned)type < TASK_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }

@@ -86,8 +86,11 @@ struct task {
 	size_t after_count;
 	struct task **dependents; /* the tasks whose `after:` names this one */
 	size_t dependent_count;
-	size_t stop_position;      /* in the stop order of the whole config */
-	bool restart_held;         /* a Restart waits for restart: true dependents */
+	size_t stop_position; /* in the stop order of the whole config */
+	bool restart_held;    /* a Restart waits for restart: true dependents */
+	/* A rolling restart replaces it (instance_roll.h): its `restart:
+	 * true` dependents stay up, and do not hold its new run back. */
+	bool rolling;
 	bool failed_by_dependency; /* never started: what it waited for failed */
 	/* Ready to start with its gate open, held back by `after:` since
 	 * dependency_wait_began_ms: an entry's `timeout` counts from then, and

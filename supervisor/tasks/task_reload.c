@@ -120,6 +120,7 @@ struct kept_state {
 	size_t stop_position;
 	bool restart_held;
 	bool failed_by_dependency;
+	bool rolling;
 	struct task_counts *counts;
 };
 
@@ -139,6 +140,7 @@ void task_take_next_config(struct task *task)
 	    .stop_position = task->stop_position,
 	    .restart_held = task->restart_held,
 	    .failed_by_dependency = task->failed_by_dependency,
+	    .rolling = task->rolling,
 	};
 	memset(&task->logs, 0, sizeof(task->logs));
 	task->runner.texts = NULL; /* kept.runner's now */
@@ -161,6 +163,7 @@ void task_take_next_config(struct task *task)
 	task->stop_position = kept.stop_position;
 	task->restart_held = kept.restart_held;
 	task->failed_by_dependency = kept.failed_by_dependency;
+	task->rolling = kept.rolling;
 	task->counts = kept.counts;
 	kept.runner.config = definition;
 	task->runner = kept.runner;

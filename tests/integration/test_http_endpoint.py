@@ -296,7 +296,8 @@ def test_readyz_of_what_is_not_there_is_404_with_the_control_sockets_words(corra
                          ("?group=web&task=web/app", "names its group"),
                          ("?group=web&group=web", "group= is given twice"),
                          ("?group=%zz", "group= must be a name"),
-                         ("?group=", "group= must be a name")):
+                         ("?group=", "group= is empty: name a group"),
+                         ("?group=web&task=", "task= is empty: name a task")):
         response = request(address, "/readyz" + query)
         assert response.status == 400 and words in response.json()["error"], (query, response)
     stop(running)
@@ -537,7 +538,7 @@ def test_listening_on_a_unix_socket_made_as_the_control_socket_is(corral, tmp_pa
     result = corral.run(http_config({"groups": {"g": {"tasks": {"t": {"command": sh(IDLE)}}}}},
                                     str(path)))
     assert result.returncode == 1, result
-    assert f"http: http.listen: {path} exists and is not a socket: refusing to replace it " \
+    assert f"corral: http.listen: {path} exists and is not a socket: refusing to replace it " \
         "(remove it, or set http.listen to another path)" in result.stderr, result.stderr
     assert path.read_text() == "not a socket"
 

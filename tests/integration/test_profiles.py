@@ -145,6 +145,40 @@ def test_run_refuses_the_same_dependency_and_starts_nothing(corral):
     assert not result.events
 
 
+NOTIFY_READY = """\
+notify: {ready: [app, tools, extras]}
+groups:
+  app:
+    tasks:
+      web: {command: [sleep, "1"]}
+  tools:
+    profiles: [tools]
+    tasks:
+      shell: {command: [sleep, "1"]}
+  extras:
+    tasks:
+      seed: {command: [sleep, "1"], profiles: [seed]}
+"""
+
+
+def test_notify_ready_on_a_group_left_out_says_so_not_unknown(corral):
+    result, path = check(corral, NOTIFY_READY)
+    assert result.returncode == 1, result
+    assert result.stderr.splitlines()[:2] == [
+        f"{path}:1:23: notify.ready[1]: group \"tools\" is left out: it is only in profile "
+        "[tools], which is not active (activate one with --profile or CORRAL_PROFILES, or "
+        "leave it out of the list)",
+        f"{path}:1:30: notify.ready[2]: group \"extras\" is left out: each of its tasks is "
+        "in a profile that is not active (activate one with --profile or CORRAL_PROFILES, "
+        "or leave it out of the list)",
+    ], result.stderr
+    result, _ = check(corral, NOTIFY_READY, "--profile", "tools", "--profile", "seed")
+    assert result.returncode == 0, result
+    result, _ = check(corral, NOTIFY_READY.replace("extras]", "extra]"), "--profile", "tools",
+                      "--profile", "seed")
+    assert 'unknown group "extra"; did you mean "extras"?' in result.stderr, result.stderr
+
+
 def test_nothing_to_run_and_bad_names_are_errors(corral):
     text = """\
 groups:
