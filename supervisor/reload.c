@@ -640,6 +640,18 @@ static json_t *refused(struct supervisor *supervisor, const char *path, const ch
 	return reply;
 }
 
+/* For GET /metrics: a dry run is not a reload. */
+static void count_reload(struct supervisor *supervisor, const struct reload_options *options,
+			 bool applied)
+{
+	if (options->dry_run)
+		return;
+	if (applied)
+		supervisor->counters.reloads_succeeded++;
+	else
+		supervisor->counters.reloads_failed++;
+}
+
 json_t *reload_run(struct supervisor *supervisor, const struct reload_options *options)
 {
 	/* A path given, or every file and directory the running config came
@@ -668,6 +680,7 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 		snprintf(reason, sizeof(reason), "%zu error%s in the config", diagnostics.count,
 			 diagnostics.count == 1 ? "" : "s");
 		config_diagnostics_free(&diagnostics);
+		count_reload(supervisor, options, false);
 		return refused(supervisor, path, reason, errors);
 	}
 
@@ -688,6 +701,7 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 			free_made(&reload);
 	}
 	if (reload.plan.refusal[0]) {
+		count_reload(supervisor, options, false);
 		json_t *reply = refused(supervisor, path, reload.plan.refusal, NULL);
 		free_reload(&reload);
 		config_free(config);
@@ -706,6 +720,7 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 		return reply;
 	}
 	apply(supervisor, &reload, options);
+	count_reload(supervisor, options, true);
 	keep_generation(supervisor, config);
 	json_t *summary = plan_json(&reload);
 	json_object_set_new(reply, "plan", summary);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/oom_protection.h"
@@ -228,6 +229,39 @@ static bool group_may_exec(void *pointer)
 	return supervisor->config->control_group_exec;
 }
 
+/* ---- GET /metrics ---- */
+
+/* A scrape found usage readings missing or stale: the pass that status
+ * replies start reads them (one pass for both). */
+static void refresh_usage_after_scrape(void *pointer)
+{
+	struct supervisor *supervisor = pointer;
+	control_commands_refresh_usage(&supervisor->control_context);
+}
+
+char *supervisor_metrics_text(struct supervisor *supervisor, enum metrics_format format,
+			      size_t *length)
+{
+	struct metrics_source source = {
+	    .groups = supervisor->groups,
+	    .group_count = supervisor->group_count,
+	    .counters = &supervisor->counters,
+	    .format = format,
+	    .started_wall_ms = supervisor->started_wall_ms,
+	    .output_dropped_lines = supervisor->sink.dropped_lines,
+	    .output_buffered_bytes = supervisor->sink.end - supervisor->sink.start,
+	    .starts_put_off = supervisor->shortage.put_off_total,
+	    .usage_stale = refresh_usage_after_scrape,
+	    .context = supervisor,
+	};
+	return metrics_text(&source, loop_now_ms(), length);
+}
+
+static char *metrics_for_http(void *pointer, enum metrics_format format, size_t *length)
+{
+	return supervisor_metrics_text(pointer, format, length);
+}
+
 /* ---- the control socket ---- */
 
 static void publish_event(void *pointer, const char *json, size_t length)
@@ -366,6 +400,7 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 	    .is_running_config = is_running_config,
 	    .supervisor = supervisor,
 	    .loop = supervisor->loop,
+	    .counters = &supervisor->counters,
 	};
 	struct control_server_ops ops = {
 	    .handle = control_commands_handle,
@@ -408,7 +443,8 @@ static int open_http_endpoint(struct supervisor *supervisor)
 	supervisor->http_sources = (struct http_sources){
 	    .groups = supervisor->groups,
 	    .group_count = supervisor->group_count,
-	    .counters = &supervisor->counters,
+	    .metrics = metrics_for_http,
+	    .context = supervisor,
 	};
 	if (config->http.kind == HTTP_LISTEN_OFF)
 		return 0;
@@ -526,6 +562,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 {
 	memset(supervisor, 0, sizeof(*supervisor));
 	supervisor->config = config;
+	supervisor->started_wall_ms = wall_clock_ms();
 	supervisor->one_command = options->one_command;
 	supervisor->shutdown_timeout_ms = options->shutdown_timeout_ms;
 	supervisor->shutdown_timeout_source = options->shutdown_timeout_source;

@@ -164,7 +164,7 @@ static void on_usage_refresh_due(struct loop_timer *timer)
 
 /* A pass under way goes on from where it is: what it passed was read
  * during it. A pass due already is not put off by a later reply. */
-static void refresh_usage_after_reply(struct control_context *context)
+void control_commands_refresh_usage(struct control_context *context)
 {
 	if (!context->loop)
 		return;
@@ -193,7 +193,7 @@ static void run_status(struct control_context *context, struct reply *reply,
 				       loop_now_ms(), &length, &capacity);
 	control_client_send_owned(reply->client, line, length, capacity);
 	if (status->stale_usage)
-		refresh_usage_after_reply(context);
+		control_commands_refresh_usage(context);
 }
 
 /* ---- restarts, stop, start, signal ---- */
@@ -800,6 +800,8 @@ void control_commands_handle(void *pointer, struct control_client *client,
 			     const struct control_request *request)
 {
 	struct control_context *context = pointer;
+	if (context->counters && (unsigned)request->command < CONTROL_COMMAND_COUNT)
+		context->counters->control_requests[request->command]++;
 	if (run_on_instances(context, client, request))
 		return;
 	struct reply reply = {client, NULL};

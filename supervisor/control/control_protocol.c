@@ -18,7 +18,6 @@
 #include "config/diagnostics.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define COMMAND_COUNT (CONTROL_SCALE + 1)
 #define KNOWN_COMMANDS                                                                             \
 	"status, restart, stop, start, signal, logs, events, shutdown, reload, exec, inspect, "    \
 	"scale"
@@ -60,7 +59,7 @@ struct command_info {
 	unsigned fields;
 };
 
-static const struct command_info commands[COMMAND_COUNT] = {
+static const struct command_info commands[CONTROL_COMMAND_COUNT] = {
     [CONTROL_STATUS] = {"status", TARGET_ANY, FIELD_TARGET},
     [CONTROL_RESTART] = {"restart", TARGET_TASK, FIELD_TARGET | FIELD_MODE | FIELD_MAX_UNAVAILABLE},
     [CONTROL_STOP] = {"stop", TARGET_TASK, FIELD_TARGET},
@@ -148,7 +147,7 @@ __attribute__((format(printf, 3, 4))) static int refuse(char *error, size_t erro
 
 const char *control_command_name(enum control_command command)
 {
-	return (unsigned)command < COMMAND_COUNT ? commands[command].name : "unknown";
+	return (unsigned)command < CONTROL_COMMAND_COUNT ? commands[command].name : "unknown";
 }
 
 unsigned control_command_right(enum control_command command)
@@ -309,7 +308,7 @@ static int check_counts(const struct control_request *request, char *error, size
 
 int control_request_validate(const struct control_request *request, char *error, size_t error_size)
 {
-	if ((unsigned)request->command >= COMMAND_COUNT)
+	if ((unsigned)request->command >= CONTROL_COMMAND_COUNT)
 		return refuse(error, error_size, "unknown command number %d",
 			      (int)request->command);
 	if (request->command == CONTROL_RESTART &&
@@ -371,7 +370,7 @@ static int read_command(const json_t *object, enum control_command *command, cha
 	if (!json_is_string(value))
 		return refuse(error, error_size, "\"command\" must be a string, not %s",
 			      json_kind(value));
-	for (unsigned i = 0; i < COMMAND_COUNT; i++) {
+	for (unsigned i = 0; i < CONTROL_COMMAND_COUNT; i++) {
 		if (strcmp(json_string_value(value), commands[i].name) == 0 &&
 		    json_string_length(value) == strlen(commands[i].name)) {
 			*command = (enum control_command)i;

@@ -33,6 +33,7 @@ enum control_command {
 	CONTROL_INSPECT,
 	CONTROL_SCALE,
 };
+#define CONTROL_COMMAND_COUNT (CONTROL_SCALE + 1)
 
 enum control_restart_mode {
 	CONTROL_RESTART_TASK,    /* Restart of a running task */

@@ -39,21 +39,6 @@ static void write_last_exit(struct json_writer *out, const struct runner *runner
 	jw_object_close(out);
 }
 
-/* For a reply about many tasks: the cached reading, or one made now for a
- * task that has none yet, while the reply's bound lasts (task_usage.h). */
-static const struct task_cgroup_stats *many_tasks_usage(struct status_reply *reply,
-							struct task *task, uint64_t now_ms,
-							uint64_t *age_ms, bool *stale)
-{
-	const struct task_cgroup_stats *stats = task_usage_cached(task, now_ms, age_ms, stale);
-	if (stats || !reply->first_reads_left)
-		return stats;
-	reply->first_reads_left--;
-	*age_ms = 0;
-	*stale = false;
-	return task_usage_read(task, now_ms);
-}
-
 /* Null without a cgroup, and null for a figure its cgroup cannot give (no
  * memory controller, ...). `age_ms`: how long ago it was read; every
  * figure and `age_ms` are null in a reply about many tasks when there is
@@ -70,8 +55,9 @@ static void write_usage(struct json_writer *out, struct status_reply *reply, str
 	uint64_t age_ms = 0;
 	bool stale = false;
 	const struct task_cgroup_stats *stats =
-	    reply->recent_usage ? task_usage_recent(task, now_ms, &age_ms)
-				: many_tasks_usage(reply, task, now_ms, &age_ms, &stale);
+	    reply->recent_usage
+		? task_usage_recent(task, now_ms, &age_ms)
+		: task_usage_for_list(task, now_ms, &reply->first_reads_left, &age_ms, &stale);
 	reply->stale_usage |= stale;
 	static const struct task_cgroup_stats none; /* every has_ false: nulls */
 	bool read = stats != NULL;

@@ -121,6 +121,7 @@ struct kept_state {
 	bool restart_held;
 	bool failed_by_dependency;
 	bool rolling;
+	struct task_counts *counts;
 };
 
 void task_take_next_config(struct task *task)
@@ -143,6 +144,9 @@ void task_take_next_config(struct task *task)
 	};
 	memset(&task->logs, 0, sizeof(task->logs));
 	task->runner.texts = NULL; /* kept.runner's now */
+	task->runner.exits = NULL;
+	task_close_log_file(task);              /* counts what it lost, */
+	kept.counts = task_detach_counts(task); /* and what the pipes dropped */
 	task_free(task);
 
 	char why[256];
@@ -160,6 +164,7 @@ void task_take_next_config(struct task *task)
 	task->restart_held = kept.restart_held;
 	task->failed_by_dependency = kept.failed_by_dependency;
 	task->rolling = kept.rolling;
+	task->counts = kept.counts;
 	kept.runner.config = definition;
 	task->runner = kept.runner;
 	if (result < 0) {

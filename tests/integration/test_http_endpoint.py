@@ -313,11 +313,18 @@ def test_livez_metrics_and_what_http_asks_of_an_endpoint(corral, tmp_path):
     assert livez.headers["content-type"] == "text/plain; charset=utf-8"
     assert livez.headers["cache-control"] == "no-store" and "date" in livez.headers
 
-    metrics = request(address, "/metrics")
+    # OpenMetrics for a scraper that asks for it, Prometheus' text format
+    # for any other (docs/metrics.md).
+    metrics = request(address, "/metrics", headers={
+        "Accept": "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"})
     assert metrics.status == 200, metrics
     assert metrics.headers["content-type"] == \
         "application/openmetrics-text; version=1.0.0; charset=utf-8"
     assert metrics.body.endswith("# EOF\n"), metrics
+    metrics = request(address, "/metrics")
+    assert metrics.status == 200, metrics
+    assert metrics.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
+    assert "\ncorral_up 1\n" in metrics.body and "# EOF" not in metrics.body, metrics
 
     # HEAD: the head GET would have, no body.
     head = request(address, "/metrics", method="HEAD")
