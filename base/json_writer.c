@@ -6,36 +6,21 @@
 #include <string.h>
 
 #include "base/json_text.h"
-#include "base/xmalloc.h"
 
 void jw_init(struct json_writer *writer, size_t capacity)
 {
-	*writer = (struct json_writer){.capacity = capacity ? capacity : 256};
-	writer->text = xmalloc(writer->capacity);
-}
-
-static void reserve(struct json_writer *writer, size_t more)
-{
-	if (writer->length + more <= writer->capacity)
-		return;
-	size_t capacity = writer->capacity ? writer->capacity : 256;
-	while (capacity < writer->length + more)
-		capacity *= 2;
-	writer->text = xreallocarray(writer->text, capacity, 1);
-	writer->capacity = capacity;
+	*writer = (struct json_writer){0};
+	text_buffer_init(&writer->out, capacity);
 }
 
 static void put(struct json_writer *writer, const char *bytes, size_t length)
 {
-	reserve(writer, length);
-	memcpy(writer->text + writer->length, bytes, length);
-	writer->length += length;
+	text_buffer_put(&writer->out, bytes, length);
 }
 
 static void put_char(struct json_writer *writer, char c)
 {
-	reserve(writer, 1);
-	writer->text[writer->length++] = c;
+	text_buffer_put_char(&writer->out, c);
 }
 
 /* Before a value: its comma, when it follows another. */
@@ -49,12 +34,8 @@ static void value_begins(struct json_writer *writer)
 char *jw_take_line(struct json_writer *writer, size_t *length, size_t *capacity)
 {
 	put_char(writer, '\n');
-	char *text = writer->text;
-	*length = writer->length;
-	if (capacity)
-		*capacity = writer->capacity;
-	*writer = (struct json_writer){0};
-	return text;
+	writer->comma = false;
+	return text_buffer_take(&writer->out, length, capacity);
 }
 
 void jw_object_open(struct json_writer *writer)
@@ -85,21 +66,23 @@ void jw_array_close(struct json_writer *writer)
 
 void jw_key_text(struct json_writer *writer, const char *quoted, size_t length)
 {
-	reserve(writer, length + 1);
+	struct text_buffer *out = &writer->out;
+	text_buffer_reserve(out, length + 1);
 	if (writer->comma)
-		writer->text[writer->length++] = ',';
-	memcpy(writer->text + writer->length, quoted, length);
-	writer->length += length;
+		out->text[out->length++] = ',';
+	memcpy(out->text + out->length, quoted, length);
+	out->length += length;
 	writer->comma = false;
 }
 
 void jw_string(struct json_writer *writer, const char *text, size_t length)
 {
 	value_begins(writer);
-	reserve(writer, json_escaped_max(length) + 2);
-	writer->text[writer->length++] = '"';
-	writer->length += json_escape_into(writer->text + writer->length, text, length);
-	writer->text[writer->length++] = '"';
+	struct text_buffer *out = &writer->out;
+	text_buffer_reserve(out, json_escaped_max(length) + 2);
+	out->text[out->length++] = '"';
+	out->length += json_escape_into(out->text + out->length, text, length);
+	out->text[out->length++] = '"';
 }
 
 void jw_cstring(struct json_writer *writer, const char *text)
@@ -112,18 +95,8 @@ void jw_cstring(struct json_writer *writer, const char *text)
 
 void jw_int(struct json_writer *writer, int64_t value)
 {
-	char digits[24];
-	size_t used = sizeof(digits);
-	/* Through the unsigned magnitude: -INT64_MIN does not fit. */
-	uint64_t magnitude = value < 0 ? -(uint64_t)value : (uint64_t)value;
-	do {
-		digits[--used] = (char)('0' + magnitude % 10);
-		magnitude /= 10;
-	} while (magnitude);
-	if (value < 0)
-		digits[--used] = '-';
 	value_begins(writer);
-	put(writer, digits + used, sizeof(digits) - used);
+	text_buffer_put_int(&writer->out, value);
 }
 
 /* As jansson writes a real: 17 significant digits, and ".0" when that

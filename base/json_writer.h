@@ -13,9 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/text_buffer.h"
+
 struct json_writer {
-	char *text;
-	size_t length, capacity;
+	struct text_buffer out;
 	bool comma; /* the next key or value follows another at its level */
 };
 

@@ -107,6 +107,12 @@ struct config *command_load_config(const char *const *paths, size_t count,
 	if (!config)
 		config_diagnostics_print(&diagnostics, paths[0], stderr);
 	config_diagnostics_free(&diagnostics);
+	/* compose runs on in silence; a misspelt profile ("degub") would
+	 * leave out what it was meant to bring in without a word. */
+	for (size_t i = 0; config && config->profiles_unlisted && config->profiles_unlisted[i]; i++)
+		fprintf(stderr,
+			"%s: warning: profile \"%s\" is active, but no group or task lists it\n",
+			paths[0], config->profiles_unlisted[i]);
 	return config;
 }
 

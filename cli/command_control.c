@@ -9,6 +9,7 @@
 #include "base/units.h"
 #include "cli/commands.h"
 #include "cli/control_client.h"
+#include "config/config.h"
 
 #define SOCKET_HELP                                                                                \
 	"  --socket PATH  corral's control socket\n"                                               \
@@ -18,20 +19,28 @@
 
 static void print_restart_usage(FILE *out)
 {
-	fprintf(
-	    out,
-	    "usage: corral restart [--socket PATH | -c CONFIG] GROUP/TASK\n"
-	    "       corral restart [--socket PATH | -c CONFIG] --force GROUP/TASK\n"
-	    "       corral restart [--socket PATH | -c CONFIG] --all GROUP\n"
-	    "       corral restart [--socket PATH | -c CONFIG] --running GROUP\n\n"
-	    "Restarts a running task: it is stopped with its kill signal and started\n"
-	    "again, without counting against its restart policy. A task that is not\n"
-	    "running is refused; --force runs it again.\n\n"
-	    "  --force        run the task again, dead or running; it waits on its\n"
-	    "                 stage gate, as any start does\n"
-	    "  --all          restart the whole group: its running tasks stop in reverse\n"
-	    "                 lifecycle order, then every task runs again in order\n"
-	    "  --running      restart every running task of GROUP, leave the others\n" SOCKET_HELP);
+	fprintf(out,
+		"usage: corral restart [--socket PATH | -c CONFIG] GROUP/TASK\n"
+		"       corral restart [--socket PATH | -c CONFIG] --force GROUP/TASK\n"
+		"       corral restart [--socket PATH | -c CONFIG] --all GROUP\n"
+		"       corral restart [--socket PATH | -c CONFIG] --running GROUP\n"
+		"       corral restart [--socket PATH | -c CONFIG] --rolling [--max-unavailable N] "
+		"GROUP/TASK\n\n"
+		"Restarts a running task: it is stopped with its kill signal and started\n"
+		"again, without counting against its restart policy. A task that is not\n"
+		"running is refused; --force runs it again.\n\n"
+		"  --force        run the task again, dead or running; it waits on its\n"
+		"                 stage gate, as any start does\n"
+		"  --all          restart the whole group: its running tasks stop in reverse\n"
+		"                 lifecycle order, then every task runs again in order\n"
+		"  --running      restart every running task of GROUP, leave the others\n"
+		"  --rolling      replace the instances of a task written with instances: one\n"
+		"                 at a time, in order, each new one ready before the next old\n"
+		"                 one stops (pm2 reload, a Kubernetes rolling update); waits\n"
+		"                 until the roll is over, and exits 1 when a new instance never\n"
+		"                 became ready (the roll stops there, the rest keep running)\n"
+		"  --max-unavailable N\n"
+		"                 with --rolling: N instances at a time (default 1)\n" SOCKET_HELP);
 }
 
 static void print_stop_usage(FILE *out)
@@ -150,8 +159,42 @@ static const struct option restart_options[] = {
     {"force", no_argument, NULL, 'F'},
     {"all", no_argument, NULL, 'A'},
     {"running", no_argument, NULL, 'R'},
+    {"rolling", no_argument, NULL, 'L'},
+    {"max-unavailable", required_argument, NULL, 'M'},
     {NULL, 0, NULL, 0},
 };
+
+/* After --rolling's first reply: a line as each instance is replaced,
+ * then one that says how the roll ended. 0 when it was done, 1 when it
+ * stopped (or the connection went first). */
+static int follow_roll(struct control_connection *connection)
+{
+	for (;;) {
+		json_t *line = NULL;
+		enum control_read_result result = control_connection_read(connection, &line, NULL);
+		if (result != CONTROL_READ_LINE) {
+			if (result == CONTROL_READ_CLOSED)
+				fprintf(stderr, "corral: the connection closed before the rolling "
+						"restart ended (see corral status)\n");
+			return 1;
+		}
+		const char *message = json_string_value(json_object_get(line, "message"));
+		bool done = json_is_true(json_object_get(line, "done"));
+		bool ok = json_is_true(json_object_get(line, "ok"));
+		const char *task = json_string_value(json_object_get(line, "task"));
+		if (done && !ok)
+			fprintf(stderr, "corral: %s: %s\n", task ? task : "?",
+				message ? message : "the rolling restart stopped");
+		else if (done)
+			printf("%s: %s\n", task ? task : "?", message ? message : "done");
+		else if (message)
+			printf("%s\n", message);
+		fflush(stdout);
+		json_decref(line);
+		if (done)
+			return ok ? 0 : 1;
+	}
+}
 
 static int run_control_command(const struct control_command_spec *spec, int argc, char **argv)
 {
@@ -188,6 +231,24 @@ static int run_control_command(const struct control_command_spec *spec, int argc
 			if (exit_code)
 				return exit_code;
 			break;
+		case 'L':
+			exit_code = set_restart_mode(spec, &request, CONTROL_RESTART_ROLLING,
+						     &restart_flag, "--rolling");
+			if (exit_code)
+				return exit_code;
+			break;
+		case 'M': {
+			char *end;
+			unsigned long count = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || optarg[0] == '-' || count < 1 ||
+			    count > TASK_INSTANCES_MAX)
+				return command_usage_error(spec->name, spec->print_usage,
+							   "--max-unavailable takes a whole number "
+							   "from 1 to %d, not \"%s\"",
+							   TASK_INSTANCES_MAX, optarg);
+			request.max_unavailable = (unsigned)count;
+			break;
+		}
 		default:
 			if (control_socket_option(&socket_choice, option, optarg))
 				break;
@@ -232,8 +293,14 @@ static int run_control_command(const struct control_command_spec *spec, int argc
 	if (message)
 		printf("%s\n", message);
 	json_decref(reply);
+	exit_code = 0;
+	if (request.restart_mode == CONTROL_RESTART_ROLLING && spec->command == CONTROL_RESTART) {
+		fflush(stdout);
+		exit_code = follow_roll(&connection);
+	}
 	control_connection_close(&connection);
-	return command_output_flush();
+	int flushed = command_output_flush();
+	return exit_code ? exit_code : flushed;
 }
 
 int command_upgrade(int argc, char **argv)

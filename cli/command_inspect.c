@@ -80,6 +80,22 @@ static void print_text(const json_t *inspect)
 		printf(" %s (%s)", text_of(json_array_get(after, i), "task"),
 		       text_of(json_array_get(after, i), "condition"));
 	printf("%s\n", json_array_size(after) ? "" : " -");
+	const json_t *instances = json_object_get(inspect, "instances");
+	if (json_is_object(instances)) {
+		json_int_t configured =
+		    json_integer_value(json_object_get(instances, "configured"));
+		json_int_t now = json_integer_value(json_object_get(instances, "now"));
+		const json_t *update = json_object_get(instances, "update");
+		printf("%-13s %" JSON_INTEGER_FORMAT " of %s: %" JSON_INTEGER_FORMAT
+		       " now, the config says %" JSON_INTEGER_FORMAT "%s; update: %s",
+		       "instance", json_integer_value(json_object_get(instances, "number")),
+		       text_of(instances, "task"), now, configured,
+		       now != configured ? " (corral scale)" : "", text_of(update, "strategy"));
+		if (json_is_integer(json_object_get(update, "max_unavailable")))
+			printf(", %" JSON_INTEGER_FORMAT " at a time",
+			       json_integer_value(json_object_get(update, "max_unavailable")));
+		printf("\n");
+	}
 	const json_t *hooks = json_object_get(inspect, "hooks");
 	printf("%-13s", "hooks");
 	for (size_t i = 0; i < json_array_size(hooks); i++)

@@ -60,6 +60,8 @@ static void print_items(const json_t *items, const char *key)
 		printf("  %s %s: %s", key, json_string_value(json_object_get(item, key)),
 		       strcmp(action, "updated") == 0 ? "updated in place" : action);
 		print_fields(item);
+		if (json_is_true(json_object_get(item, "rolling")))
+			printf(", by a rolling restart");
 		const char *warning = json_string_value(json_object_get(item, "warning"));
 		if (warning)
 			printf("; not applied: %s", warning);

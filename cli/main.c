@@ -27,6 +27,7 @@ static const struct command commands[] = {
     {"reload", "load the config again and apply the difference", command_reload, false},
     {"exec", "run a command inside a running task", command_exec, false},
     {"inspect", "show what a task's run really got, and from where", command_inspect, false},
+    {"scale", "change how many instances a task has", command_scale, false},
     {"shutdown", "shut corral down gracefully, as SIGTERM does", command_shutdown, false},
     {"upgrade", "replace corral with a new binary; every task runs on", command_upgrade, false},
 };

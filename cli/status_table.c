@@ -349,6 +349,44 @@ static void write_waits(FILE *out, const json_t *tasks)
 	}
 }
 
+/* Under the rows, each task written with `instances:` that is scaled
+ * away from its config ("web: 5 instances (corral scale); the config
+ * says 3"), and its rolling restart while it goes on or when it stopped
+ * short ("web: rolling restart: 1 of 4 replaced, 1 at a time"); a roll
+ * that was done is said by --json only. */
+static void write_instance_sets(FILE *out, const json_t *group)
+{
+	size_t i;
+	const json_t *set;
+	json_array_foreach(json_object_get(group, "instance_sets"), i, set)
+	{
+		const char *task = json_string_value(json_object_get(set, "task"));
+		const char *slash = task ? strchr(task, '/') : NULL;
+		const char *name = slash ? slash + 1 : UNKNOWN;
+		json_int_t configured = json_integer_value(json_object_get(set, "configured"));
+		json_int_t now = json_integer_value(json_object_get(set, "instances"));
+		if (json_is_true(json_object_get(set, "scaled")))
+			fprintf(out,
+				ROW_INDENT "%s: %" JSON_INTEGER_FORMAT
+					   " instance%s (corral scale); the config says "
+					   "%" JSON_INTEGER_FORMAT "\n",
+				name, now, now == 1 ? "" : "s", configured);
+		const json_t *roll = json_object_get(set, "roll");
+		const char *state = json_string_value(json_object_get(roll, "state"));
+		if (state && strcmp(state, "rolling") == 0)
+			fprintf(out,
+				ROW_INDENT "%s: rolling restart: %" JSON_INTEGER_FORMAT
+					   " of %" JSON_INTEGER_FORMAT
+					   " replaced, %" JSON_INTEGER_FORMAT " at a time\n",
+				name, json_integer_value(json_object_get(roll, "replaced")),
+				json_integer_value(json_object_get(roll, "total")),
+				json_integer_value(json_object_get(roll, "max_unavailable")));
+		else if (state && strcmp(state, "stopped") == 0)
+			fprintf(out, ROW_INDENT "%s: %s\n", name,
+				json_string_value(json_object_get(roll, "message")) ?: "stopped");
+	}
+}
+
 /* A list reply serves each task's last usage reading (task_usage.h): one
  * older than this is worth saying, as a line under the tables rather than
  * a column, since after a quiet spell every row has it. */
@@ -471,6 +509,7 @@ int status_table_write(FILE *out, const json_t *reply)
 		for (t = 0; t < task_count; t++, r++)
 			write_row(out, (const char *const *)rows[r].cells, widths);
 		write_waits(out, group_tasks(group));
+		write_instance_sets(out, group);
 		const json_t *decision = json_object_get(group, "failure_decision");
 		if (json_is_string(decision))
 			fprintf(out, ROW_INDENT "last failure: %s\n", json_string_value(decision));

@@ -285,5 +285,6 @@ void config_free(struct config *config)
 		free(config->notify_ready_groups[i]);
 	free(config->notify_ready_groups);
 	string_vector_free(config->profiles);
+	string_vector_free(config->profiles_unlisted);
 	free(config);
 }

@@ -246,10 +246,29 @@ struct schedule_config {
 /* `instances:` at most. */
 #define TASK_INSTANCES_MAX 1000
 
+/* How a reload replaces the running instances of a task written with
+ * `instances:` (config `update:`: Kubernetes' Deployment strategy, Nomad's
+ * update stanza). */
+enum update_strategy {
+	/* Each replaced instance restarts at once, all together: corral's way
+	 * before the key (Kubernetes' Recreate, near enough). */
+	UPDATE_RECREATE,
+	/* max_unavailable at a time, in instance order, each new one ready
+	 * before the next old one stops (RollingUpdate with maxSurge 0). */
+	UPDATE_ROLLING,
+};
+
+struct update_config {
+	enum update_strategy strategy;
+	unsigned max_unavailable; /* UPDATE_ROLLING: 1..TASK_INSTANCES_MAX; else 0 */
+};
+
 /* Bidirectional mounts of one task, at most. */
 #define MOUNT_BIDIRECTIONAL_MAX 8
 
 void mount_configs_free(struct mount_config *mounts, size_t count);
+/* `to` gets copies of `from`'s strings. */
+void mount_config_copy(struct mount_config *to, const struct mount_config *from);
 
 enum device_permission {
 	DEVICE_READ = 1u << 0,  /* r */
@@ -268,6 +287,8 @@ struct device_config {
 /* Where the device is in the task: target, or source when none. */
 const char *device_config_target(const struct device_config *device);
 void device_configs_free(struct device_config *devices, size_t count);
+/* `to` gets copies of `from`'s strings (`to` may be `from`). */
+void device_config_copy(struct device_config *to, const struct device_config *from);
 
 /* One line of a uid_map or gid_map: `count` ids from `inside` map to ids
  * from `outside`. */
@@ -411,6 +432,8 @@ struct hook_config {
 #define CONFIG_DEFAULT_LOG_KEEP        5
 
 void hook_configs_free(struct hook_config *hooks, size_t count);
+/* `to` gets copies of `from`'s strings. */
+void hook_config_copy(struct hook_config *to, const struct hook_config *from);
 
 /* What a task waits for in another (config `after:`), docs/config.md. */
 enum dependency_condition {
@@ -525,7 +548,8 @@ struct task_config {
 	 * task written once. */
 	char *instance_of;
 	unsigned instance;
-	unsigned instances; /* as written; 0: not written, a task of its own */
+	unsigned instances;          /* as written; 0: not written, a task of its own */
+	struct update_config update; /* `update:`; only with instances */
 	struct schedule_config schedule;
 
 	char **argv; /* NULL-terminated; argv[0] is the program */
@@ -630,8 +654,9 @@ enum control_right {
 	CONTROL_RIGHT_RELOAD = 1u << 8,
 	CONTROL_RIGHT_EXEC = 1u << 9,
 	CONTROL_RIGHT_SHUTDOWN = 1u << 10,
+	CONTROL_RIGHT_SCALE = 1u << 11,
 };
-#define CONTROL_RIGHT_COUNT 11
+#define CONTROL_RIGHT_COUNT 12
 
 /* "status", "logs", ... for the right of bit `index`; NULL past the last. */
 const char *control_right_name(unsigned index);
@@ -765,6 +790,9 @@ struct config {
 	 * reload keeps: NULL-terminated, NULL for none. Groups and tasks in
 	 * none of them are not in the model at all. */
 	char **profiles;
+	/* Those of `profiles` that no group or task lists (a typo, as a
+	 * rule): NULL-terminated, NULL for none. The CLI warns of each. */
+	char **profiles_unlisted;
 	struct group_config *groups; /* in file order */
 	size_t group_count;
 };

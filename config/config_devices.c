@@ -35,6 +35,13 @@ void device_configs_free(struct device_config *devices, size_t count)
 	free(devices);
 }
 
+void device_config_copy(struct device_config *to, const struct device_config *from)
+{
+	*to = *from;
+	to->source = xstrdup(from->source);
+	to->target = from->target ? xstrdup(from->target) : NULL;
+}
+
 /* An absolute path to a character or block device of this machine. */
 static bool parse_device_path(struct load_context *context, const yaml_node_t *node,
 			      const struct where *where, const char **out)
@@ -212,10 +219,8 @@ void devices_merge(struct isolation_config *merged, const struct isolation_confi
 	}
 	for (size_t i = 0; i < task->device_count; i++)
 		devices[count++] = task->devices[i];
-	for (size_t i = 0; i < count; i++) {
-		devices[i].source = xstrdup(devices[i].source);
-		devices[i].target = devices[i].target ? xstrdup(devices[i].target) : NULL;
-	}
+	for (size_t i = 0; i < count; i++)
+		device_config_copy(&devices[i], &devices[i]);
 	if (!count) {
 		free(devices);
 		devices = NULL;

@@ -227,6 +227,11 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	     "cdi", replace);
 	note(diff, a->task_dirs != b->task_dirs, "task_dirs", replace);
 	note(diff, a->manual_start != b->manual_start, "autostart", in_place);
+	/* Read by the reload that replaces the instances, never by a process. */
+	note(diff,
+	     a->update.strategy != b->update.strategy ||
+		 a->update.max_unavailable != b->update.max_unavailable,
+	     "update", in_place);
 	note(diff,
 	     a->schedule.set != b->schedule.set ||
 		 !strings_equal(a->schedule.cron_text, b->schedule.cron_text) ||
@@ -298,6 +303,7 @@ void task_config_swap_in_place_fields(struct task_config *into, struct task_conf
 	SWAP(into->log_shared_dir, from->log_shared_dir);
 	SWAP(into->log_rate_limit, from->log_rate_limit);
 	SWAP(into->manual_start, from->manual_start);
+	SWAP(into->update, from->update);
 	SWAP(into->control_rights, from->control_rights);
 	SWAP(into->watches, from->watches);
 	SWAP(into->watch_count, from->watch_count);

@@ -16,8 +16,8 @@ enum task_change {
 	TASK_CHANGE_NONE,
 	/* Only fields a running process does not depend on: restart, kill,
 	 * resources (added or changed limits), readiness probe and timeout,
-	 * health, log settings, autostart, control rights (but for a task
-	 * with a mount namespace gaining its first or losing its last),
+	 * health, log settings, autostart, update, control rights (but for a
+	 * task with a mount namespace gaining its first or losing its last),
 	 * watch. */
 	TASK_CHANGE_IN_PLACE,
 	/* Anything else: command, env, user, cwd, stage, isolation, hooks,

@@ -147,7 +147,7 @@ void hooks_parse(struct load_context *context, const yaml_node_t *node, const st
 	}
 }
 
-static void copy_hook(struct hook_config *to, const struct hook_config *from)
+void hook_config_copy(struct hook_config *to, const struct hook_config *from)
 {
 	*to = *from;
 	to->name = xstrdup(from->name);
@@ -164,7 +164,7 @@ void hooks_merge(const struct hook_list *group, const struct hook_list *task,
 		return;
 	*out = xcalloc(total, sizeof(**out));
 	for (size_t i = 0; i < group->count; i++)
-		copy_hook(&(*out)[(*count)++], &group->items[i]);
+		hook_config_copy(&(*out)[(*count)++], &group->items[i]);
 	for (size_t i = 0; i < task->count; i++) {
 		const struct hook_config *hook = &task->items[i];
 		size_t at = *count;
@@ -176,7 +176,7 @@ void hooks_merge(const struct hook_list *group, const struct hook_list *task,
 			hook_config_free(&(*out)[at]);
 		else
 			(*count)++;
-		copy_hook(&(*out)[at], hook);
+		hook_config_copy(&(*out)[at], hook);
 	}
 }
 

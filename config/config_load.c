@@ -563,7 +563,12 @@ struct config *config_from_document(const char *path, yaml_document_t *document,
 {
 	struct config *config = xcalloc(1, sizeof(*config));
 	struct profile_exclusions excluded = {0};
+	size_t profile_count = 0;
+	while (profiles && profiles[profile_count])
+		profile_count++;
+	bool *profile_listed = xcalloc(profile_count + 1, sizeof(*profile_listed));
 	struct load_context context = {.document = document,
+				       .profile_listed = profile_listed,
 				       .diagnostics = diagnostics,
 				       .path = path,
 				       .files = files,
@@ -585,11 +590,19 @@ struct config *config_from_document(const char *path, yaml_document_t *document,
 	else
 		parse_top_level(&context, root, config);
 	profile_exclusions_free(&excluded);
-	for (size_t i = 0; profiles && profiles[i]; i++) {
+	size_t unlisted = 0;
+	for (size_t i = 0; i < profile_count; i++) {
 		config->profiles = xreallocarray(config->profiles, i + 2, sizeof(char *));
 		config->profiles[i] = xstrdup(profiles[i]);
 		config->profiles[i + 1] = NULL;
+		if (profile_listed[i])
+			continue;
+		config->profiles_unlisted =
+		    xreallocarray(config->profiles_unlisted, unlisted + 2, sizeof(char *));
+		config->profiles_unlisted[unlisted++] = xstrdup(profiles[i]);
+		config->profiles_unlisted[unlisted] = NULL;
 	}
+	free(profile_listed);
 	if (diagnostics->count) {
 		diagnostics_sort(diagnostics);
 		config_free(config);

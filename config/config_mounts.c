@@ -46,7 +46,7 @@ void mount_configs_free(struct mount_config *mounts, size_t count)
 	free(mounts);
 }
 
-static void mount_config_copy(struct mount_config *to, const struct mount_config *from)
+void mount_config_copy(struct mount_config *to, const struct mount_config *from)
 {
 	*to = *from;
 	to->type = from->type ? xstrdup(from->type) : NULL;

@@ -29,10 +29,38 @@ static bool listed_already(const struct config *config, const char *name)
 	return false;
 }
 
+/* A group the active profiles left out is written, not unknown: say so, as
+ * a dependency on it does. */
+static bool report_left_out_group(struct load_context *context, const yaml_node_t *node,
+				  const struct where *where, const char *name, size_t length)
+{
+	const char *profiles = profiles_excluded(context, name, length);
+	if (profiles) {
+		bool several = strchr(profiles, ',') != NULL;
+		report(context, node, where,
+		       "group %s is left out: it is only in profile%s [%s], %s active (activate "
+		       "one with --profile or CORRAL_PROFILES, or leave it out of the list)",
+		       quote(name, length).text, several ? "s" : "", profiles,
+		       several ? "none of them" : "which is not");
+		return true;
+	}
+	if (profiles_excluded_in_group(context, name, length)) {
+		report(context, node, where,
+		       "group %s is left out: each of its tasks is in a profile that is not active "
+		       "(activate one with --profile or CORRAL_PROFILES, or leave it out of the "
+		       "list)",
+		       quote(name, length).text);
+		return true;
+	}
+	return false;
+}
+
 static void report_unknown_group(struct load_context *context, const yaml_node_t *node,
 				 const struct where *where, const struct config *config,
 				 const char *name, size_t length)
 {
+	if (report_left_out_group(context, node, where, name, length))
+		return;
 	const char **names = xcalloc(config->group_count + 1, sizeof(*names));
 	for (size_t i = 0; i < config->group_count; i++)
 		names[i] = config->groups[i].name;

@@ -366,6 +366,11 @@ struct config *config_load_file_with_profiles(const char *path, const char *cons
 					      struct config_diagnostics *diagnostics);
 
 /* `schedule:` of a task (config_schedule.c). */
+/* A task's `update:` (config_update.c); `has_instances`: the task has
+ * `instances:`, without which the key is refused. */
+void update_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
+		  bool has_instances, struct update_config *out);
+
 void schedule_parse(struct load_context *context, const yaml_node_t *node,
 		    const struct where *where, struct schedule_config *out);
 
@@ -419,6 +424,11 @@ void profiles_exclude(struct load_context *context, const char *name, const char
 
 /* The profiles of `name` (length bytes) if it was left out, else NULL. */
 const char *profiles_excluded(const struct load_context *context, const char *name, size_t length);
+
+/* Whether a task of group `group` (length bytes) was left out: a group
+ * whose tasks all were is left out without its own name. */
+bool profiles_excluded_in_group(const struct load_context *context, const char *group,
+				size_t length);
 
 void profile_exclusions_free(struct profile_exclusions *excluded);
 

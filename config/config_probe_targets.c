@@ -153,9 +153,10 @@ static void parse_http(struct load_context *context, const yaml_node_t *node,
 	if ((field = map_lookup(&fields, "path"))) {
 		field_where = where_field(where, "path", buffer, sizeof(buffer));
 		path = expect_string(context, field, &field_where);
-		if (path && (path[0] != '/' || strpbrk(path, " \t\r\n"))) {
+		/* A fragment is the client's own: it never goes on the wire. */
+		if (path && (path[0] != '/' || strpbrk(path, " \t\r\n#"))) {
 			report(context, field, &field_where,
-			       "must start with / and hold no space or line break, not %s",
+			       "must start with / and hold no space, line break or #, not %s",
 			       quote(path, field->data.scalar.length).text);
 			path = NULL;
 		}

@@ -69,11 +69,15 @@ void profiles_describe(const char *const *profiles, char *buffer, size_t size)
 	}
 }
 
+/* Whether `name` is active; if so, it is noted as listed. */
 static bool is_active(const struct load_context *context, const char *name)
 {
 	for (size_t i = 0; context->profiles && context->profiles[i]; i++)
-		if (strcmp(context->profiles[i], name) == 0)
+		if (strcmp(context->profiles[i], name) == 0) {
+			if (context->profile_listed)
+				context->profile_listed[i] = true;
 			return true;
+		}
 	return false;
 }
 
@@ -127,7 +131,7 @@ bool profiles_active(struct load_context *context, const yaml_node_t *map, const
 			valid = false;
 			continue;
 		}
-		active = active || is_active(context, name);
+		active = is_active(context, name) || active;
 		int wrote =
 		    snprintf(written + used, written_size - used, "%s%s", used ? ", " : "", name);
 		if (wrote > 0 && (size_t)wrote < written_size - used)
@@ -157,6 +161,17 @@ const char *profiles_excluded(const struct load_context *context, const char *na
 		    strncmp(excluded->items[i].name, name, length) == 0)
 			return excluded->items[i].profiles;
 	return NULL;
+}
+
+bool profiles_excluded_in_group(const struct load_context *context, const char *group,
+				size_t length)
+{
+	const struct profile_exclusions *excluded = context->excluded;
+	for (size_t i = 0; excluded && i < excluded->count; i++)
+		if (strncmp(excluded->items[i].name, group, length) == 0 &&
+		    excluded->items[i].name[length] == '/')
+			return true;
+	return false;
 }
 
 void profile_exclusions_free(struct profile_exclusions *excluded)

@@ -23,7 +23,7 @@ static const char *const task_keys[] = {
     "command",   "env",           "env_file",  "cwd",       "user",     "groups",    "lifecycle",
     "restart",   "kill",          "resources", "readiness", "health",   "isolation", "cdi",
     "task_dirs", "hooks",         "after",     "log",       "wait_for", "autostart", "instances",
-    "schedule",  "oom_score_adj", "control",   "watch",     "profiles", NULL};
+    "schedule",  "oom_score_adj", "control",   "watch",     "profiles", "update",    NULL};
 static const char *const lifecycle_keys[] = {"hook", "sidecar", NULL};
 static const char *const kill_keys[] = {"signal", "timeout", "mode", NULL};
 
@@ -622,6 +622,9 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 		else if (text)
 			task->instances = (unsigned)count;
 	}
+	if ((field = map_lookup(&fields, "update")))
+		update_parse(context, field, &(struct where){owner, "update"},
+			     map_lookup(&fields, "instances") != NULL, &task->update);
 	if ((field = map_lookup(&fields, "oom_score_adj")))
 		parse_oom_score_adj(context, field, &(struct where){owner, "oom_score_adj"}, task);
 	bool autostart = true;

@@ -136,7 +136,15 @@ static bool parse_http(struct load_context *context, const yaml_node_t *node,
 	size_t authority_length =
 	    strncmp(text, scheme, sizeof(scheme) - 1) == 0 ? strcspn(authority, "/?#") : 0;
 	const char *path = authority + authority_length;
-	if (!authority_length || *path == '#' || strpbrk(path, " \t\r\n") ||
+	if (authority_length && strchr(path, '#')) {
+		/* A fragment is the client's own business: it never goes on the wire,
+		 * and a request line that carries one is not HTTP. */
+		report(context, node, where,
+		       "a fragment (#...) is never sent to a server: leave it out of %s",
+		       quote(text, node->data.scalar.length).text);
+		return false;
+	}
+	if (!authority_length || strpbrk(path, " \t\r\n") ||
 	    !split_host_port(authority, authority_length, 80, probe)) {
 		report(context, node, where,
 		       "must be a URL http://HOST[:PORT][/PATH] (http://auth:8080/healthz), not %s",

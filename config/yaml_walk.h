@@ -27,6 +27,9 @@ struct load_context {
 	/* The active profiles (NULL-terminated; NULL: none), and the groups
 	 * and tasks left out for being in none of them (config_profiles.c). */
 	const char *const *profiles;
+	/* Per active profile: some group or task lists it (a name no one
+	 * lists is likely a typo, said as a warning). */
+	bool *profile_listed;
 	struct profile_exclusions *excluded;
 };
 

@@ -27,6 +27,7 @@ test_packages=(
 	s6 supervisor                             # bench_output and bench_control: the s6-log, s6-svscan and supervisord rows
 	tini dumb-init                            # test_one_command.py runs each case under them too, side by side with corral
 	systemd                                   # systemd-analyze verify of examples/systemd/corral.service (test_parent_notify.py; never run as init here)
+	prometheus python3-prometheus-client      # test_metrics_prometheus.py: a real Prometheus scrapes GET /metrics, promtool checks the text format, the client's parser OpenMetrics
 )
 
 case ${1:-} in

@@ -34,6 +34,7 @@ struct bound_task {
 	char warning[256];   /* an in-place change the kernel refused */
 	bool refused;        /* ... and which limit, in the reply's "refused" */
 	struct limit_refusal refusal;
+	bool rolled; /* replaced by a rolling restart, begun once all is applied */
 };
 
 /* The plan and what it acts on: the runtime group of each group step
@@ -43,6 +44,7 @@ struct reload {
 	struct reload_plan plan;
 	struct group **groups;
 	struct bound_task *tasks;
+	bool scale; /* corral scale's: instances added and removed, nothing else */
 };
 
 /* ---- step 2: the plan ---- */
@@ -127,16 +129,42 @@ static int check_plan_startable(struct reload_plan *plan)
 	return 0;
 }
 
-static int make_plan(struct supervisor *supervisor, struct config *config, struct reload *reload)
+/* corral scale's plan: instances added and removed, and nothing else.
+ * Its config copies the running one's definitions, which may differ from
+ * what runs (a reload's in-place changes stay in the running task's own
+ * definition, and dependents lose their waits for the instances left
+ * out): those tasks are kept as they run. */
+static void keep_all_but_instances(struct reload_plan *plan, const struct bound_task *tasks)
+{
+	for (size_t i = 0; i < plan->group_count; i++)
+		if (plan->groups[i].action == RELOAD_UPDATE)
+			plan->groups[i].action = RELOAD_KEEP;
+	for (size_t i = 0; i < plan->task_count; i++) {
+		struct reload_task_step *step = &plan->tasks[i];
+		bool instance = step->action == RELOAD_ADD
+				    ? step->definition->instance_of != NULL
+				    : step->action == RELOAD_REMOVE &&
+					  tasks[i].task->config->instance_of != NULL;
+		if (!instance) {
+			step->action = RELOAD_KEEP;
+			step->diff = (struct task_diff){0};
+		}
+	}
+}
+
+static int make_plan(struct supervisor *supervisor, struct config *config, struct reload *reload,
+		     bool scale)
 {
 	struct reload_running running;
 	describe_running(supervisor, &running);
-	*reload = (struct reload){.config = config};
+	*reload = (struct reload){.config = config, .scale = scale};
 	int result = reload_plan_make(&running, config, &reload->plan);
 	reload_running_free(&running);
 	if (result < 0)
 		return -EINVAL; /* refused: plan->refusal says why */
 	bind_plan(supervisor, reload);
+	if (scale)
+		keep_all_but_instances(&reload->plan, reload->tasks);
 	return check_plan_startable(&reload->plan);
 }
 
@@ -145,6 +173,15 @@ static void free_reload(struct reload *reload)
 	reload_plan_free(&reload->plan);
 	free(reload->groups);
 	free(reload->tasks);
+}
+
+/* A running instance the step replaces, of a task with `update:
+ * {strategy: rolling}`: a roll restarts it in its turn (begin_rolls). */
+static bool replaced_by_a_roll(const struct reload_task_step *step, const struct task *task)
+{
+	return step->action == RELOAD_REPLACE && step->definition->instance_of &&
+	       step->definition->update.strategy == UPDATE_ROLLING &&
+	       (task->runner.state == TASK_RUNNING || task->runner.state == TASK_STARTING);
 }
 
 /* ---- the plan as JSON: the reply, and --dry-run ---- */
@@ -197,6 +234,8 @@ static json_t *plan_json(const struct reload *reload)
 		}
 		if (bound->warning[0])
 			json_object_set_new(item, "warning", json_string(bound->warning));
+		if (bound->task && replaced_by_a_roll(step, bound->task))
+			json_object_set_new(item, "rolling", json_true());
 		json_array_append_new(tasks, item);
 	}
 	json_t *object = json_object();
@@ -357,7 +396,10 @@ static void apply_task_step(struct supervisor *supervisor, struct reload *reload
 	case RELOAD_REPLACE:
 		snprintf(message, sizeof(message), "replaced by a reload: %.120s changed", fields);
 		note_task(supervisor, task->config->full_name, TASK_EVENT_REPLACED, message);
+		bound->rolled = replaced_by_a_roll(step, task);
 		task->next_config = step->definition;
+		if (bound->rolled)
+			return; /* its roll restarts it in its turn (begin_rolls) */
 		if (task->runner.state == TASK_RUNNING || task->runner.state == TASK_STARTING) {
 			group_restart_task(task->group, task, now_ms);
 		} else if (task->runner.state == TASK_DEAD && options->rerun_completed &&
@@ -373,11 +415,12 @@ static void apply_task_step(struct supervisor *supervisor, struct reload *reload
 		return;
 	case RELOAD_REMOVE:
 		note_task(supervisor, task->config->full_name, TASK_EVENT_REMOVED,
-			  "removed from the config by a reload: it stops");
+			  reload->scale ? "scaled down by corral scale: it stops"
+					: "removed from the config by a reload: it stops");
 		task->removed = true;
 		if (task->runner.state != TASK_DEAD)
-			runner_stop(&task->runner, RUNNER_STOP_FOR_GOOD, "removed by a reload",
-				    now_ms);
+			runner_stop(&task->runner, RUNNER_STOP_FOR_GOOD,
+				    reload->scale ? "scaled down" : "removed by a reload", now_ms);
 		return;
 	}
 }
@@ -420,11 +463,80 @@ static void remember_group_name(struct supervisor *supervisor, const char *name)
 	supervisor->cgroups.group_count = supervisor->group_name_count;
 }
 
+/* The set of instances (`instances:`) a task step touches, or NULL. */
+static const char *instance_set_of(const struct reload *reload, size_t index)
+{
+	const struct reload_task_step *step = &reload->plan.tasks[index];
+	const struct bound_task *bound = &reload->tasks[index];
+	if (step->definition && step->definition->instance_of)
+		return step->definition->instance_of;
+	return bound->task ? bound->task->config->instance_of : NULL;
+}
+
+/* A roll under way of instances the reload changes stops: what it was
+ * rolling to is not what the config says any more. The last roll of
+ * instances added, removed or replaced, over already, is forgotten. */
+static void stop_rolls(struct reload *reload)
+{
+	for (size_t i = 0; i < reload->plan.task_count; i++) {
+		const char *set = instance_set_of(reload, i);
+		enum reload_action action = reload->plan.tasks[i].action;
+		if (action == RELOAD_KEEP || !set)
+			continue;
+		if (!instance_roll_going(reload->tasks[i].group, set)) {
+			if (action != RELOAD_UPDATE)
+				instance_roll_forget(reload->tasks[i].group, set);
+			continue;
+		}
+		char why[160];
+		snprintf(why, sizeof(why), "%s changed %s/%s's instances",
+			 reload->scale ? "corral scale" : "a reload",
+			 reload->tasks[i].group->config->name, set);
+		instance_roll_abort(reload->tasks[i].group, set, why);
+	}
+}
+
+/* The running instances a reload replaced, of a task with `update:
+ * {strategy: rolling}`: a roll a set, in instance order. */
+static void begin_rolls(struct reload *reload, uint64_t now_ms)
+{
+	size_t count = reload->plan.task_count;
+	struct task **members = xcalloc(count + 1, sizeof(*members));
+	bool *taken = xcalloc(count + 1, sizeof(*taken));
+	for (size_t i = 0; i < count; i++) {
+		if (!reload->tasks[i].rolled || taken[i])
+			continue;
+		const struct task_config *definition = reload->plan.tasks[i].definition;
+		struct group *group = reload->tasks[i].group;
+		size_t member_count = 0;
+		for (size_t j = i; j < count; j++)
+			if (reload->tasks[j].rolled && !taken[j] &&
+			    reload->tasks[j].group == group &&
+			    strcmp(reload->plan.tasks[j].definition->instance_of,
+				   definition->instance_of) == 0) {
+				members[member_count++] = reload->tasks[j].task;
+				taken[j] = true;
+			}
+		char error[256];
+		if (instance_roll_begin(group, definition->instance_of, members, member_count,
+					definition->update.max_unavailable, true, error,
+					sizeof(error)))
+			continue;
+		/* stop_rolls ended any roll of the set: not expected. */
+		log_message("%s", error);
+		for (size_t m = 0; m < member_count; m++)
+			group_restart_task(group, members[m], now_ms);
+	}
+	free(taken);
+	free(members);
+}
+
 static void apply(struct supervisor *supervisor, struct reload *reload,
 		  const struct reload_options *options)
 {
 	const struct reload_plan *plan = &reload->plan;
 	uint64_t now = loop_now_ms();
+	stop_rolls(reload);
 	/* Removed tasks first: they are marked before the groups' task lists
 	 * are ordered again. */
 	for (size_t i = 0; i < plan->task_count; i++)
@@ -469,6 +581,7 @@ static void apply(struct supervisor *supervisor, struct reload *reload,
 	for (size_t i = 0; i < plan->task_count; i++)
 		if (plan->tasks[i].action != RELOAD_REMOVE)
 			apply_task_step(supervisor, reload, i, options, now);
+	begin_rolls(reload, now);
 	for (size_t i = 0; i < plan->group_count; i++)
 		if (plan->groups[i].action == RELOAD_REMOVE)
 			group_stop(reload->groups[i], "removed from the config by a reload", now);
@@ -477,6 +590,36 @@ static void apply(struct supervisor *supervisor, struct reload *reload,
 }
 
 /* ---- the request ---- */
+
+/* The config applied is the current one now, and lives as long as
+ * something points into it (reload_collect). */
+static void keep_generation(struct supervisor *supervisor, struct config *config)
+{
+	supervisor->generations =
+	    xreallocarray(supervisor->generations, supervisor->generation_count + 1,
+			  sizeof(*supervisor->generations));
+	supervisor->generations[supervisor->generation_count++] =
+	    (struct config_generation){config, true};
+}
+
+int reload_apply_scaled(struct supervisor *supervisor, struct config *config, char *error,
+			size_t error_size)
+{
+	struct reload reload;
+	if (make_plan(supervisor, config, &reload, true) == 0)
+		make_new(supervisor, &reload);
+	if (reload.plan.refusal[0]) {
+		snprintf(error, error_size, "%s", reload.plan.refusal);
+		free_reload(&reload);
+		config_free(config);
+		return -EINVAL;
+	}
+	struct reload_options options = {0};
+	apply(supervisor, &reload, &options);
+	keep_generation(supervisor, config);
+	free_reload(&reload);
+	return 0;
+}
 
 static json_t *refused(struct supervisor *supervisor, const char *path, const char *reason,
 		       json_t *errors)
@@ -495,6 +638,18 @@ static json_t *refused(struct supervisor *supervisor, const char *path, const ch
 	if (errors)
 		json_object_set_new(reply, "errors", errors);
 	return reply;
+}
+
+/* For GET /metrics: a dry run is not a reload. */
+static void count_reload(struct supervisor *supervisor, const struct reload_options *options,
+			 bool applied)
+{
+	if (options->dry_run)
+		return;
+	if (applied)
+		supervisor->counters.reloads_succeeded++;
+	else
+		supervisor->counters.reloads_failed++;
 }
 
 json_t *reload_run(struct supervisor *supervisor, const struct reload_options *options)
@@ -525,12 +680,13 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 		snprintf(reason, sizeof(reason), "%zu error%s in the config", diagnostics.count,
 			 diagnostics.count == 1 ? "" : "s");
 		config_diagnostics_free(&diagnostics);
+		count_reload(supervisor, options, false);
 		return refused(supervisor, path, reason, errors);
 	}
 
 	struct reload reload;
 	char message[600], http_change[400] = "";
-	if (make_plan(supervisor, config, &reload) == 0) {
+	if (make_plan(supervisor, config, &reload, false) == 0) {
 		if (!options->dry_run) {
 			/* Before the new tasks say they are received. */
 			snprintf(message, sizeof(message), "reload of %s", path);
@@ -545,6 +701,7 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 			free_made(&reload);
 	}
 	if (reload.plan.refusal[0]) {
+		count_reload(supervisor, options, false);
 		json_t *reply = refused(supervisor, path, reload.plan.refusal, NULL);
 		free_reload(&reload);
 		config_free(config);
@@ -563,11 +720,8 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 		return reply;
 	}
 	apply(supervisor, &reload, options);
-	supervisor->generations =
-	    xreallocarray(supervisor->generations, supervisor->generation_count + 1,
-			  sizeof(*supervisor->generations));
-	supervisor->generations[supervisor->generation_count++] =
-	    (struct config_generation){config, true};
+	count_reload(supervisor, options, true);
+	keep_generation(supervisor, config);
 	json_t *summary = plan_json(&reload);
 	json_object_set_new(reply, "plan", summary);
 	json_t *refused_changes = refused_json(&reload);

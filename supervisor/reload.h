@@ -18,6 +18,15 @@ struct reload_options {
  * "error", "errors": ["FILE:LINE:COLUMN: ..."]} with nothing changed. */
 json_t *reload_run(struct supervisor *supervisor, const struct reload_options *options);
 
+/* corral scale (scale.c): `config` is the running one with other instance
+ * counts (config_copy.h). It is applied as a reload of it would be, but
+ * only instances are added and removed; every other task stays as it
+ * runs. 0, or -EINVAL with `error` and nothing changed (a user of a new
+ * instance that does not exist, an instance of an earlier scale down still
+ * stopping). `config` is taken either way. */
+int reload_apply_scaled(struct supervisor *supervisor, struct config *config, char *error,
+			size_t error_size);
+
 /* After each settle (reload_collect.c): frees the tasks and groups a reload removed once they
  * are dead, and the configs nothing points into any more. */
 void reload_collect(struct supervisor *supervisor);

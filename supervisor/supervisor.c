@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/oom_protection.h"
@@ -30,6 +31,7 @@
 #include "supervisor/pid1/signal_handling.h"
 #include "supervisor/probes/name_resolver.h"
 #include "supervisor/reload.h"
+#include "supervisor/scale.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/upgrade/upgrade.h"
@@ -181,6 +183,24 @@ static json_t *reload_from_control(void *pointer, const struct reload_options *o
 	return reply;
 }
 
+static json_t *scale_from_control(void *pointer, const struct control_request *request)
+{
+	return scale_run(pointer, request);
+}
+
+/* A rolling restart's lines go to the client that asked for it
+ * (CONTROL_FOLLOW_ROLL), whose stream ends with the last. */
+static void tell_roll_followers(struct services *services, const void *roll, const char *line,
+				size_t length, bool last)
+{
+	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(services);
+	if (!supervisor->control)
+		return;
+	control_server_publish(supervisor->control, CONTROL_FOLLOW_ROLL, roll, line, length);
+	if (last)
+		control_server_forget(supervisor->control, CONTROL_FOLLOW_ROLL, roll);
+}
+
 /* SIGHUP: as `corral reload` of the same file; the event log and stderr
  * tell how it went (reload.c logs a refused config's errors). */
 static void reload_on_hangup(struct supervisor *supervisor)
@@ -215,6 +235,39 @@ static bool group_may_exec(void *pointer)
 {
 	struct supervisor *supervisor = pointer;
 	return supervisor->config->control_group_exec;
+}
+
+/* ---- GET /metrics ---- */
+
+/* A scrape found usage readings missing or stale: the pass that status
+ * replies start reads them (one pass for both). */
+static void refresh_usage_after_scrape(void *pointer)
+{
+	struct supervisor *supervisor = pointer;
+	control_commands_refresh_usage(&supervisor->control_context);
+}
+
+char *supervisor_metrics_text(struct supervisor *supervisor, enum metrics_format format,
+			      size_t *length)
+{
+	struct metrics_source source = {
+	    .groups = supervisor->groups,
+	    .group_count = supervisor->group_count,
+	    .counters = &supervisor->counters,
+	    .format = format,
+	    .started_wall_ms = supervisor->started_wall_ms,
+	    .output_dropped_lines = supervisor->sink.dropped_lines,
+	    .output_buffered_bytes = supervisor->sink.end - supervisor->sink.start,
+	    .starts_put_off = supervisor->shortage.put_off_total,
+	    .usage_stale = refresh_usage_after_scrape,
+	    .context = supervisor,
+	};
+	return metrics_text(&source, loop_now_ms(), length);
+}
+
+static char *metrics_for_http(void *pointer, enum metrics_format format, size_t *length)
+{
+	return supervisor_metrics_text(pointer, format, length);
 }
 
 /* ---- the control socket ---- */
@@ -349,12 +402,14 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 	    .shutdown = shutdown_from_control,
 	    .shutting_down = is_shutting_down,
 	    .reload = reload_from_control,
+	    .scale = scale_from_control,
 	    .exec_sessions = &supervisor->exec_sessions,
 	    .group_may_exec = group_may_exec,
 	    .is_running_config = is_running_config,
 	    .upgrade = upgrade_from_control,
 	    .supervisor = supervisor,
 	    .loop = supervisor->loop,
+	    .counters = &supervisor->counters,
 	};
 	struct control_server_ops ops = {
 	    .handle = control_commands_handle,
@@ -402,7 +457,8 @@ static int open_http_endpoint(struct supervisor *supervisor)
 	supervisor->http_sources = (struct http_sources){
 	    .groups = supervisor->groups,
 	    .group_count = supervisor->group_count,
-	    .counters = &supervisor->counters,
+	    .metrics = metrics_for_http,
+	    .context = supervisor,
 	};
 	if (config->http.kind == HTTP_LISTEN_OFF)
 		return 0;
@@ -420,7 +476,7 @@ static int open_http_endpoint(struct supervisor *supervisor)
 					    config->control_group, &supervisor->http_sources, error,
 					    sizeof(error));
 	if (result < 0)
-		log_message("http: %s", error);
+		log_message("%s", error); /* "http.listen ADDRESS: ..." */
 	else
 		log_info("http: listening on %s (/livez, /readyz, /metrics)", config->http.listen);
 	return result;
@@ -543,6 +599,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	char handover_error[512];
 	supervisor->config = config;
 	supervisor->handover = upgrade_resuming();
+	supervisor->started_wall_ms = wall_clock_ms();
 	supervisor->one_command = options->one_command;
 	supervisor->shutdown_timeout_ms = options->shutdown_timeout_ms;
 	supervisor->shutdown_timeout_source = options->shutdown_timeout_source;
@@ -625,6 +682,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	    .hook_limiter = &supervisor->hook_limiter,
 	    .exec_sessions = &supervisor->exec_sessions,
 	    .task_failed_for_good = note_task_failed_for_good,
+	    .roll_said = tell_roll_followers,
 	    .log_followers = &log_followers_sink,
 	    .keep_running = options->keep_running,
 	    .taking_over = supervisor->handover != NULL,

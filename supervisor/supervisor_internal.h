@@ -88,6 +88,7 @@ struct supervisor {
 	const char *shutdown_timeout_source;
 
 	struct metrics_counters counters; /* for GET /metrics */
+	uint64_t started_wall_ms;         /* wall clock, for GET /metrics */
 	struct parent_notify parent;      /* sd_notify to corral's own parent */
 
 	/* `corral upgrade`: the document this corral takes over (NULL for
@@ -105,6 +106,11 @@ struct supervisor {
 /* After a change of the group list: the control socket's and the tasks'
  * views of it follow. */
 void supervisor_groups_changed(struct supervisor *supervisor);
+
+/* GET /metrics' text in `format` (metrics_text.h), of every group;
+ * the caller frees it. */
+char *supervisor_metrics_text(struct supervisor *supervisor, enum metrics_format format,
+			      size_t *length);
 
 /* What the current config's global keys set and a reload may change:
  * the format of task lines on stdout (--log-format over the config's),

@@ -164,7 +164,7 @@ static void on_usage_refresh_due(struct loop_timer *timer)
 
 /* A pass under way goes on from where it is: what it passed was read
  * during it. A pass due already is not put off by a later reply. */
-static void refresh_usage_after_reply(struct control_context *context)
+void control_commands_refresh_usage(struct control_context *context)
 {
 	if (!context->loop)
 		return;
@@ -193,7 +193,7 @@ static void run_status(struct control_context *context, struct reply *reply,
 				       loop_now_ms(), &length, &capacity);
 	control_client_send_owned(reply->client, line, length, capacity);
 	if (status->stale_usage)
-		refresh_usage_after_reply(context);
+		control_commands_refresh_usage(context);
 }
 
 /* ---- restarts, stop, start, signal ---- */
@@ -342,9 +342,56 @@ static void run_start(struct control_context *context, struct reply *reply, stru
 	run_restart_task(context, reply, task, true);
 }
 
+/* `restart --rolling GROUP/TASK`: a roll of the task's instances begins,
+ * and the client follows it: a line as each instance is replaced, then
+ * one that says how it ended (instance_roll.h). */
+static void run_rolling_restart(struct control_context *context, struct reply *reply,
+				const struct control_request *request)
+{
+	const char *name;
+	size_t count;
+	struct group *group = instances_target(context, request->target, &name, &count);
+	if (!group) {
+		struct task *task = lookup_task(context, reply, request->target);
+		if (task)
+			reply_error(reply,
+				    "%s has no instances: restart --rolling replaces the instances "
+				    "of a task written with instances: N; `corral restart %s` "
+				    "restarts it",
+				    request->target, request->target);
+		return;
+	}
+	if (refuse_when_stopping(context, reply, group))
+		return;
+	struct task *members[count ? count : 1];
+	size_t member_count = 0;
+	for (size_t i = 0; i < group->task_count && member_count < count; i++) {
+		struct task *task = group->tasks[i];
+		if (!task->removed && task->config->instance_of &&
+		    strcmp(task->config->instance_of, name) == 0)
+			members[member_count++] = task;
+	}
+	char error[320];
+	struct instance_roll *roll = instance_roll_begin(
+	    group, name, members, member_count,
+	    request->max_unavailable ? request->max_unavailable : 1, false, error, sizeof(error));
+	if (!roll) {
+		reply_error(reply, "%s", error);
+		return;
+	}
+	unsigned at_once = roll->max_unavailable;
+	reply_ok(reply, "%s: rolling restart of %zu instance%s, %u at a time", roll->full_name,
+		 member_count, member_count == 1 ? "" : "s", at_once);
+	control_client_follow(reply->client, CONTROL_FOLLOW_ROLL, roll);
+}
+
 static void run_restart(struct control_context *context, struct reply *reply,
 			const struct control_request *request)
 {
+	if (request->restart_mode == CONTROL_RESTART_ROLLING) {
+		run_rolling_restart(context, reply, request);
+		return;
+	}
 	if (request->restart_mode == CONTROL_RESTART_TASK ||
 	    request->restart_mode == CONTROL_RESTART_FORCE) {
 		struct task *task = lookup_task(context, reply, request->target);
@@ -723,6 +770,9 @@ static void handle(struct control_context *context, struct reply *reply,
 	case CONTROL_INSPECT:
 		run_inspect(context, reply, request);
 		return;
+	case CONTROL_SCALE:
+		send_json(reply->client, context->scale(context->supervisor, request));
+		return;
 	case CONTROL_UPGRADE:
 		run_upgrade(context, reply, request);
 		return;
@@ -767,6 +817,8 @@ void control_commands_handle(void *pointer, struct control_client *client,
 			     const struct control_request *request)
 {
 	struct control_context *context = pointer;
+	if (context->counters && (unsigned)request->command < CONTROL_COMMAND_COUNT)
+		context->counters->control_requests[request->command]++;
 	if (run_on_instances(context, client, request))
 		return;
 	struct reply reply = {client, NULL};

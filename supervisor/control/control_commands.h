@@ -8,6 +8,7 @@
 #include "base/loop.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/status_reply.h"
+#include "supervisor/metrics/metrics_counters.h"
 #include "supervisor/tasks/event_log.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/tasks/task_usage.h"
@@ -24,6 +25,8 @@ struct control_context {
 	bool (*shutting_down)(void *supervisor);
 	/* A reload (supervisor/reload.h): its reply. */
 	json_t *(*reload)(void *supervisor, const struct reload_options *options);
+	/* corral scale (supervisor/scale.h): its reply. */
+	json_t *(*scale)(void *supervisor, const struct control_request *request);
 	struct exec_sessions *exec_sessions;
 	/* control.exec: the control group's members may exec. */
 	bool (*group_may_exec)(void *supervisor);
@@ -47,7 +50,13 @@ struct control_context {
 	struct task_usage_cursor usage_cursor;
 	/* Replies about many tasks: the size of the last one. */
 	struct status_reply status_many;
+	struct metrics_counters *counters; /* the requests are counted there */
 };
+
+/* A reply about many tasks found usage readings missing or stale (GET
+ * /metrics' too): they are read again shortly after, a batch per idle
+ * turn of the loop (task_usage.h). */
+void control_commands_refresh_usage(struct control_context *context);
 
 /* control_server_ops.handle */
 void control_commands_handle(void *context, struct control_client *client,

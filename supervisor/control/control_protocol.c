@@ -18,11 +18,10 @@
 #include "config/diagnostics.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define COMMAND_COUNT (CONTROL_UPGRADE + 1)
 #define KNOWN_COMMANDS                                                                             \
 	"status, restart, stop, start, signal, logs, events, shutdown, reload, exec, inspect, "    \
-	"upgrade"
-#define KNOWN_MODES "task, force, all, running"
+	"scale, upgrade"
+#define KNOWN_MODES "task, force, all, running, rolling"
 
 /* What a command's target must be. */
 enum target_kind {
@@ -50,6 +49,8 @@ enum field_bit {
 	FIELD_STDIN = 1u << 13,
 	FIELD_TTY = 1u << 14,
 	FIELD_WINDOW = 1u << 15, /* rows and columns */
+	FIELD_MAX_UNAVAILABLE = 1u << 16,
+	FIELD_COUNTS = 1u << 17,
 };
 
 struct command_info {
@@ -58,9 +59,9 @@ struct command_info {
 	unsigned fields;
 };
 
-static const struct command_info commands[COMMAND_COUNT] = {
+static const struct command_info commands[CONTROL_COMMAND_COUNT] = {
     [CONTROL_STATUS] = {"status", TARGET_ANY, FIELD_TARGET},
-    [CONTROL_RESTART] = {"restart", TARGET_TASK, FIELD_TARGET | FIELD_MODE},
+    [CONTROL_RESTART] = {"restart", TARGET_TASK, FIELD_TARGET | FIELD_MODE | FIELD_MAX_UNAVAILABLE},
     [CONTROL_STOP] = {"stop", TARGET_TASK, FIELD_TARGET},
     [CONTROL_START] = {"start", TARGET_TASK, FIELD_TARGET},
     [CONTROL_SIGNAL] = {"signal", TARGET_TASK, FIELD_TARGET | FIELD_SIGNAL},
@@ -72,6 +73,7 @@ static const struct command_info commands[COMMAND_COUNT] = {
 		      FIELD_TARGET | FIELD_ARGV | FIELD_ENV | FIELD_USER | FIELD_CWD | FIELD_STDIN |
 			  FIELD_TTY | FIELD_WINDOW},
     [CONTROL_INSPECT] = {"inspect", TARGET_TASK, FIELD_TARGET | FIELD_SHOW_SECRETS},
+    [CONTROL_SCALE] = {"scale", TARGET_NONE, FIELD_COUNTS},
     [CONTROL_UPGRADE] = {"upgrade", TARGET_NONE, FIELD_PATH},
 };
 
@@ -101,6 +103,8 @@ static const struct field_info fields[] = {
     {"tty", FIELD_TTY, "exec"},
     {"rows", FIELD_WINDOW, "exec"},
     {"columns", FIELD_WINDOW, "exec"},
+    {"max_unavailable", FIELD_MAX_UNAVAILABLE, "restart"},
+    {"counts", FIELD_COUNTS, "scale"},
 };
 
 /* The same names, as suggest_nearest() takes them. */
@@ -108,15 +112,15 @@ static const char *const field_names[] = {
     "version", "command", "target", "mode",    "signal",
     "follow",  "tail",    "path",   "dry_run", "rerun_completed",
     "argv",    "env",     "user",   "cwd",     "show_secrets",
-    "stdin",   "tty",     "rows",   "columns"};
+    "stdin",   "tty",     "rows",   "columns", "max_unavailable",
+    "counts"};
 _Static_assert(sizeof(field_names) / sizeof(field_names[0]) == sizeof(fields) / sizeof(fields[0]),
 	       "every field has its name in field_names");
 
 static const char *const restart_mode_names[] = {
-    [CONTROL_RESTART_TASK] = "task",
-    [CONTROL_RESTART_FORCE] = "force",
-    [CONTROL_RESTART_ALL] = "all",
-    [CONTROL_RESTART_RUNNING] = "running",
+    [CONTROL_RESTART_TASK] = "task",       [CONTROL_RESTART_FORCE] = "force",
+    [CONTROL_RESTART_ALL] = "all",         [CONTROL_RESTART_RUNNING] = "running",
+    [CONTROL_RESTART_ROLLING] = "rolling",
 };
 
 /* How messages name what was asked: the CLI's words, since that is where
@@ -126,6 +130,7 @@ static const char *const restart_mode_phrases[] = {
     [CONTROL_RESTART_FORCE] = "restart --force",
     [CONTROL_RESTART_ALL] = "restart --all",
     [CONTROL_RESTART_RUNNING] = "restart --running",
+    [CONTROL_RESTART_ROLLING] = "restart --rolling",
 };
 
 __attribute__((format(printf, 3, 4))) static int refuse(char *error, size_t error_size,
@@ -143,7 +148,7 @@ __attribute__((format(printf, 3, 4))) static int refuse(char *error, size_t erro
 
 const char *control_command_name(enum control_command command)
 {
-	return (unsigned)command < COMMAND_COUNT ? commands[command].name : "unknown";
+	return (unsigned)command < CONTROL_COMMAND_COUNT ? commands[command].name : "unknown";
 }
 
 unsigned control_command_right(enum control_command command)
@@ -154,7 +159,7 @@ unsigned control_command_right(enum control_command command)
 	    [CONTROL_SIGNAL] = CONTROL_RIGHT_SIGNAL,   [CONTROL_LOGS] = CONTROL_RIGHT_LOGS,
 	    [CONTROL_EVENTS] = CONTROL_RIGHT_EVENTS,   [CONTROL_SHUTDOWN] = CONTROL_RIGHT_SHUTDOWN,
 	    [CONTROL_RELOAD] = CONTROL_RIGHT_RELOAD,   [CONTROL_EXEC] = CONTROL_RIGHT_EXEC,
-	    [CONTROL_INSPECT] = CONTROL_RIGHT_INSPECT,
+	    [CONTROL_INSPECT] = CONTROL_RIGHT_INSPECT, [CONTROL_SCALE] = CONTROL_RIGHT_SCALE,
 	};
 	return (unsigned)command < ARRAY_SIZE(rights) ? rights[command] : 0;
 }
@@ -250,20 +255,77 @@ static int check_target(const struct control_request *request, char *error, size
 	if (kind == TARGET_GROUP && is_task)
 		return refuse(error, error_size, "%s needs a group, not a task: %s", phrase,
 			      quote(request->target, length).text);
+	if (request->command == CONTROL_RESTART &&
+	    request->restart_mode == CONTROL_RESTART_ROLLING && strchr(request->target, '@'))
+		return refuse(error, error_size,
+			      "%s replaces every instance of a task written with instances: name "
+			      "the task (group/task), not one instance: %s",
+			      phrase, quote(request->target, length).text);
+	return 0;
+}
+
+/* scale's pairs: each a task (not one instance), each once, 1 to
+ * TASK_INSTANCES_MAX instances. */
+static int check_counts(const struct control_request *request, char *error, size_t error_size)
+{
+	if (request->command != CONTROL_SCALE)
+		return 0;
+	if (request->count_count == 0)
+		return refuse(error, error_size, "scale needs GROUP/TASK=N, one or more");
+	if (request->count_count > CONTROL_SCALE_MAX)
+		return refuse(error, error_size, "scale takes at most %d GROUP/TASK=N at once",
+			      CONTROL_SCALE_MAX);
+	for (size_t i = 0; i < request->count_count; i++) {
+		const struct control_scale_count *pair = &request->counts[i];
+		size_t length = strnlen(pair->target, sizeof(pair->target));
+		bool is_task;
+		if (length == sizeof(pair->target))
+			return refuse(error, error_size,
+				      "invalid target: longer than %d characters",
+				      CONTROL_TARGET_MAX);
+		if (check_target_shape(pair->target, length, &is_task, error, error_size) < 0)
+			return -1;
+		if (!is_task || strchr(pair->target, '@'))
+			return refuse(error, error_size,
+				      "scale needs a task written with instances: (group/task), "
+				      "not %s",
+				      quote(pair->target, length).text);
+		if (pair->count == 0)
+			return refuse(
+			    error, error_size,
+			    "%s=0: scale keeps at least one instance, which holds the "
+			    "task's definition; `corral stop %s` stops them all and keeps "
+			    "them listed (`corral start %s` runs them again)",
+			    pair->target, pair->target, pair->target);
+		if (pair->count > TASK_INSTANCES_MAX)
+			return refuse(error, error_size, "%s=%u: at most %d instances",
+				      pair->target, pair->count, TASK_INSTANCES_MAX);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(request->counts[j].target, pair->target) == 0)
+				return refuse(error, error_size, "%s is named twice", pair->target);
+	}
 	return 0;
 }
 
 int control_request_validate(const struct control_request *request, char *error, size_t error_size)
 {
-	if ((unsigned)request->command >= COMMAND_COUNT)
+	if ((unsigned)request->command >= CONTROL_COMMAND_COUNT)
 		return refuse(error, error_size, "unknown command number %d",
 			      (int)request->command);
 	if (request->command == CONTROL_RESTART &&
 	    (unsigned)request->restart_mode >= ARRAY_SIZE(restart_mode_names))
 		return refuse(error, error_size, "unknown restart mode number %d",
 			      (int)request->restart_mode);
-	if (check_target(request, error, error_size) < 0)
+	if (check_target(request, error, error_size) < 0 ||
+	    check_counts(request, error, error_size) < 0)
 		return -1;
+	if (request->max_unavailable && (request->command != CONTROL_RESTART ||
+					 request->restart_mode != CONTROL_RESTART_ROLLING))
+		return refuse(error, error_size,
+			      "\"max_unavailable\" is only for restart --rolling");
+	if (request->max_unavailable > TASK_INSTANCES_MAX)
+		return refuse(error, error_size, "\"max_unavailable\" must be from 1 to %d",
+			      TASK_INSTANCES_MAX);
 	if (request->command == CONTROL_SIGNAL &&
 	    strcmp(signal_name(request->signal_number), "SIG?") == 0)
 		return refuse(error, error_size,
@@ -309,7 +371,7 @@ static int read_command(const json_t *object, enum control_command *command, cha
 	if (!json_is_string(value))
 		return refuse(error, error_size, "\"command\" must be a string, not %s",
 			      json_kind(value));
-	for (unsigned i = 0; i < COMMAND_COUNT; i++) {
+	for (unsigned i = 0; i < CONTROL_COMMAND_COUNT; i++) {
 		if (strcmp(json_string_value(value), commands[i].name) == 0 &&
 		    json_string_length(value) == strlen(commands[i].name)) {
 			*command = (enum control_command)i;
@@ -348,7 +410,7 @@ static int check_fields(const json_t *object, enum control_command command, char
 			    quote(key, strlen(key)).text,
 			    "version, command, target, mode, signal, follow, tail, path, "
 			    "dry_run, rerun_completed, argv, env, user, cwd, show_secrets, "
-			    "stdin, tty, rows, columns");
+			    "stdin, tty, rows, columns, max_unavailable, counts");
 		}
 		if (field->bit == 0 || (commands[command].fields & field->bit))
 			continue;
@@ -574,8 +636,64 @@ static int read_exec_fields(const json_t *object, struct control_request *reques
 	return 0;
 }
 
+/* restart --rolling's "max_unavailable": a whole number, 1 or more. */
+static int read_max_unavailable(const json_t *object, struct control_request *request, char *error,
+				size_t error_size)
+{
+	const json_t *value = json_object_get(object, "max_unavailable");
+	if (!value)
+		return 0;
+	if (!json_is_integer(value) || json_integer_value(value) < 1 ||
+	    json_integer_value(value) > TASK_INSTANCES_MAX)
+		return refuse(error, error_size,
+			      "\"max_unavailable\" must be an integer from 1 to %d",
+			      TASK_INSTANCES_MAX);
+	request->max_unavailable = (unsigned)json_integer_value(value);
+	return 0;
+}
+
+/* scale's "counts": {"group/task": N, ...}; the values checked by
+ * check_counts. */
+static int read_counts(const json_t *object, struct control_request *request, char *error,
+		       size_t error_size)
+{
+	const json_t *counts = json_object_get(object, "counts");
+	if (request->command != CONTROL_SCALE)
+		return 0;
+	if (!counts)
+		return refuse(error, error_size, "missing \"counts\": {\"group/task\": N, ...}");
+	if (!json_is_object(counts) || json_object_size(counts) > CONTROL_SCALE_MAX)
+		return refuse(error, error_size,
+			      "\"counts\" must be an object of at most %d \"group/task\": N",
+			      CONTROL_SCALE_MAX);
+	request->counts = calloc(json_object_size(counts) + 1, sizeof(*request->counts));
+	if (!request->counts)
+		return refuse(error, error_size, "out of memory");
+	const char *key;
+	const json_t *value;
+	json_object_foreach((json_t *)counts, key, value)
+	{
+		if (!json_is_integer(value) || json_integer_value(value) < 0 ||
+		    json_integer_value(value) > UINT_MAX)
+			return refuse(error, error_size,
+				      "\"counts\": %s must be a whole number of instances",
+				      quote(key, strlen(key)).text);
+		if (strlen(key) > CONTROL_TARGET_MAX)
+			return refuse(error, error_size,
+				      "invalid target: longer than %d characters",
+				      CONTROL_TARGET_MAX);
+		struct control_scale_count *pair = &request->counts[request->count_count++];
+		snprintf(pair->target, sizeof(pair->target), "%s", key);
+		pair->count = (unsigned)json_integer_value(value);
+	}
+	return 0;
+}
+
 void control_request_free(struct control_request *request)
 {
+	free(request->counts);
+	request->counts = NULL;
+	request->count_count = 0;
 	for (char **string = request->argv; string && *string; string++)
 		free(*string);
 	for (char **string = request->env; string && *string; string++)
@@ -598,7 +716,9 @@ static int read_request(const json_t *object, struct control_request *request, c
 	    read_signal(object, request, error, error_size) < 0 ||
 	    read_follow_and_tail(object, request, error, error_size) < 0 ||
 	    read_reload_fields(object, request, error, error_size) < 0 ||
-	    read_exec_fields(object, request, error, error_size) < 0)
+	    read_exec_fields(object, request, error, error_size) < 0 ||
+	    read_max_unavailable(object, request, error, error_size) < 0 ||
+	    read_counts(object, request, error, error_size) < 0)
 		return -1;
 	return control_request_validate(request, error, error_size);
 }
@@ -653,6 +773,16 @@ char *control_request_encode(const struct control_request *request)
 	if (request->command == CONTROL_RESTART && request->restart_mode != CONTROL_RESTART_TASK)
 		json_object_set_new(object, "mode",
 				    json_string(restart_mode_names[request->restart_mode]));
+	if (request->command == CONTROL_RESTART && request->max_unavailable)
+		json_object_set_new(object, "max_unavailable",
+				    json_integer(request->max_unavailable));
+	if (request->command == CONTROL_SCALE) {
+		json_t *counts = json_object();
+		for (size_t i = 0; i < request->count_count; i++)
+			json_object_set_new(counts, request->counts[i].target,
+					    json_integer(request->counts[i].count));
+		json_object_set_new(object, "counts", counts);
+	}
 	if (request->command == CONTROL_SIGNAL)
 		json_object_set_new(object, "signal",
 				    json_string(signal_name(request->signal_number)));

@@ -31,14 +31,26 @@ enum control_command {
 	CONTROL_RELOAD,
 	CONTROL_EXEC,
 	CONTROL_INSPECT,
+	CONTROL_SCALE,
 	CONTROL_UPGRADE,
 };
+#define CONTROL_COMMAND_COUNT (CONTROL_UPGRADE + 1)
 
 enum control_restart_mode {
 	CONTROL_RESTART_TASK,    /* Restart of a running task */
 	CONTROL_RESTART_FORCE,   /* ForceRestart of a task, dead or running */
 	CONTROL_RESTART_ALL,     /* the whole group, in lifecycle order */
 	CONTROL_RESTART_RUNNING, /* every running task of the group */
+	CONTROL_RESTART_ROLLING, /* a task's instances, a few at a time */
+};
+
+/* scale's pairs, at most. */
+#define CONTROL_SCALE_MAX 64
+
+/* One GROUP/TASK=N of scale: the task written with `instances:`. */
+struct control_scale_count {
+	char target[CONTROL_TARGET_MAX + 1];
+	unsigned count; /* 1..TASK_INSTANCES_MAX */
 };
 
 struct control_request {
@@ -70,15 +82,21 @@ struct control_request {
 	bool tty;
 	unsigned short rows, columns;
 	bool show_secrets; /* inspect */
+	/* restart mode rolling: instances replaced at once; 0: one. */
+	unsigned max_unavailable;
+	/* scale: its pairs, owned (control_request_free). */
+	struct control_scale_count *counts;
+	size_t count_count;
 };
 
-/* Frees what a parsed request owns (exec's argv and env). */
+/* Frees what a parsed request owns (exec's argv and env, scale's counts). */
 void control_request_free(struct control_request *request);
 
 /* Parses one request (a JSON object, without its newline):
  *   {"version": 1, "command": "restart", "target": "web/app", "mode": "force"}
  * Fields: version (required, 1), command (required), target, mode
- * (task|force|all|running), signal (a name: "SIGHUP", "HUP"), follow
+ * (task|force|all|running|rolling), max_unavailable (rolling), counts
+ * (scale: {"group/task": N}), signal (a name: "SIGHUP", "HUP"), follow
  * (bool), tail (integer >= 0). Unknown fields, wrong types, a target of the
  * wrong shape for the command, and unknown commands are errors. Returns 0,
  * or -1 with `error` saying what is wrong, for the error reply. */
@@ -98,7 +116,7 @@ const char *control_command_name(enum control_command command);
  * control: list to make a request of this kind. */
 unsigned control_command_right(enum control_command command);
 
-/* "task", "force", "all", "running". */
+/* "task", "force", "all", "running", "rolling". */
 const char *control_restart_mode_name(enum control_restart_mode mode);
 
 /* The checks of control_request_parse() that concern the values rather than

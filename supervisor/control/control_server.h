@@ -35,6 +35,7 @@ enum control_follow {
 	CONTROL_FOLLOW_LOGS_ALL,   /* subject: NULL: every task */
 	CONTROL_FOLLOW_EVENTS,     /* subject: NULL */
 	CONTROL_FOLLOW_EXEC,       /* subject: an exec session; its exit line follows */
+	CONTROL_FOLLOW_ROLL,       /* subject: a rolling restart; its last line follows */
 };
 
 /* One of the three kinds of logs follower. */

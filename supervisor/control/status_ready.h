@@ -24,6 +24,8 @@ int status_ready_check(FILE *out, const json_t *reply);
 /* Why a task the rule finds not ready is not, as the CLI says it between
  * its parentheses: its state as status shows it ("pending", "dead"), and
  * for a running task what it lacks ("running, has not said it is
- * ready"). */
-void status_ready_reason(const char *state, const struct ready_rule_facts *facts, char *why,
-			 size_t why_size);
+ * ready"); for one that waits, what for (`waiting`: status's waiting_for,
+ * or NULL): "pending, waits for tcp db:5432 (last: ...)", or its restart
+ * delay. */
+void status_ready_reason(const char *state, const struct ready_rule_facts *facts,
+			 const char *waiting, char *why, size_t why_size);

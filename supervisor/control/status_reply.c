@@ -39,21 +39,6 @@ static void write_last_exit(struct json_writer *out, const struct runner *runner
 	jw_object_close(out);
 }
 
-/* For a reply about many tasks: the cached reading, or one made now for a
- * task that has none yet, while the reply's bound lasts (task_usage.h). */
-static const struct task_cgroup_stats *many_tasks_usage(struct status_reply *reply,
-							struct task *task, uint64_t now_ms,
-							uint64_t *age_ms, bool *stale)
-{
-	const struct task_cgroup_stats *stats = task_usage_cached(task, now_ms, age_ms, stale);
-	if (stats || !reply->first_reads_left)
-		return stats;
-	reply->first_reads_left--;
-	*age_ms = 0;
-	*stale = false;
-	return task_usage_read(task, now_ms);
-}
-
 /* Null without a cgroup, and null for a figure its cgroup cannot give (no
  * memory controller, ...). `age_ms`: how long ago it was read; every
  * figure and `age_ms` are null in a reply about many tasks when there is
@@ -70,8 +55,9 @@ static void write_usage(struct json_writer *out, struct status_reply *reply, str
 	uint64_t age_ms = 0;
 	bool stale = false;
 	const struct task_cgroup_stats *stats =
-	    reply->recent_usage ? task_usage_recent(task, now_ms, &age_ms)
-				: many_tasks_usage(reply, task, now_ms, &age_ms, &stale);
+	    reply->recent_usage
+		? task_usage_recent(task, now_ms, &age_ms)
+		: task_usage_for_list(task, now_ms, &reply->first_reads_left, &age_ms, &stale);
 	reply->stale_usage |= stale;
 	static const struct task_cgroup_stats none; /* every has_ false: nulls */
 	bool read = stats != NULL;
@@ -227,6 +213,43 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_object_close(out);
 }
 
+/* Each task written with `instances:` in the scope, as a whole: its
+ * instances as configured and now (`corral scale`), and its rolling
+ * restart under way or last (null for none). Its instances are next to
+ * each other in the group's order, the removed ones at the end. */
+static void write_instance_sets(struct json_writer *out, const struct group *group,
+				const struct control_scope *scope)
+{
+	jw_key(out, "instance_sets");
+	jw_array_open(out);
+	const char *last = NULL;
+	for (size_t i = 0; i < group->task_count; i++) {
+		const struct task *task = group->tasks[i];
+		const char *set = task->config->instance_of;
+		if (!set || task->removed || (last && strcmp(set, last) == 0) ||
+		    !control_scope_includes(scope, task))
+			continue;
+		last = set;
+		unsigned configured, now;
+		group_instance_counts(group, set, &configured, &now);
+		char name[160];
+		snprintf(name, sizeof(name), "%s/%s", group->config->name, set);
+		jw_object_open(out);
+		jw_field_cstring(out, "task", name);
+		jw_field_int(out, "configured", configured);
+		jw_field_int(out, "instances", now);
+		jw_field_bool(out, "scaled", configured != now);
+		jw_key(out, "roll");
+		const struct instance_roll *roll = instance_roll_of(group, set);
+		if (roll)
+			instance_roll_write(out, roll);
+		else
+			jw_null(out);
+		jw_object_close(out);
+	}
+	jw_array_close(out);
+}
+
 static void write_group(struct json_writer *out, struct status_reply *reply,
 			const struct group *group, const struct control_scope *scope,
 			uint64_t now_ms)
@@ -247,6 +270,7 @@ static void write_group(struct json_writer *out, struct status_reply *reply,
 		if (control_scope_includes(scope, group->tasks[i]))
 			write_task(out, reply, group->tasks[i], now_ms);
 	jw_array_close(out);
+	write_instance_sets(out, group, scope);
 	jw_object_close(out);
 }
 

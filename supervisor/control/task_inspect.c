@@ -11,6 +11,7 @@
 
 #include "base/json_text.h"
 #include "hooks/hook_protocol.h"
+#include "supervisor/tasks/group.h"
 #include "supervisor/tasks/task.h"
 #include "supervisor/tasks/task_schedule.h"
 
@@ -176,6 +177,26 @@ static const char *seccomp_name(const struct isolation_config *isolation)
 	return "custom";
 }
 
+/* An instance of a task written with `instances:`: its number, its
+ * task's instances as configured and now (`corral scale`), and how a
+ * reload replaces them (`update:`); null for a task of its own. */
+static json_t *instances_json(const struct task *task)
+{
+	const struct task_config *config = task->config;
+	if (!config->instance_of)
+		return json_null();
+	unsigned configured, now;
+	group_instance_counts(task->group, config->instance_of, &configured, &now);
+	char set[160];
+	snprintf(set, sizeof(set), "%s/%s", task->group->config->name, config->instance_of);
+	json_t *update = config->update.strategy == UPDATE_ROLLING
+			     ? json_pack("{s:s, s:i}", "strategy", "rolling", "max_unavailable",
+					 config->update.max_unavailable)
+			     : json_pack("{s:s}", "strategy", "recreate");
+	return json_pack("{s:s, s:i, s:i, s:i, s:o}", "task", set, "number", config->instance,
+			 "configured", configured, "now", now, "update", update);
+}
+
 json_t *task_inspect_json(const struct task *task, bool show_secrets)
 {
 	const struct task_config *config = task->config;
@@ -225,6 +246,7 @@ json_t *task_inspect_json(const struct task *task, bool show_secrets)
 		    after, json_pack("{s:s, s:s}", "task", config->after[i].name, "condition",
 				     dependency_condition_name(config->after[i].condition)));
 	json_object_set_new(object, "after", after);
+	json_object_set_new(object, "instances", instances_json(task));
 	json_t *hooks = json_array();
 	for (size_t i = 0; task->hooks && i < task->hooks->count; i++) {
 		const struct task_hook *hook = &task->hooks->hooks[i];

@@ -13,6 +13,7 @@
 #include "supervisor/control/control_scope.h"
 #include "supervisor/control/status_ready.h"
 #include "supervisor/http/http_routes.h"
+#include "supervisor/tasks/task_dependencies.h"
 #include "supervisor/tasks/task_ready.h"
 #include "supervisor/tasks/task_schedule.h"
 
@@ -21,14 +22,19 @@
 static bool decode_parameter(const struct http_parameter *parameter, const char *name, char *value,
 			     size_t size, struct http_response *response)
 {
-	if (http_percent_decode(parameter->value, parameter->value_length, value, size) <= 0) {
-		char message[128];
-		snprintf(message, sizeof(message), "%s= must be a name of at most %zu bytes", name,
-			 size - 1);
-		http_response_error(response, 400, message);
-		return false;
-	}
-	return true;
+	int length = http_percent_decode(parameter->value, parameter->value_length, value, size);
+	if (length > 0)
+		return true;
+	/* An empty value would ask about every task; say that, not a length. */
+	char message[160];
+	if (length == 0)
+		snprintf(message, sizeof(message), "%s= is empty: name a %s", name, name);
+	else
+		snprintf(message, sizeof(message),
+			 "%s= must be a name of at most %zu bytes (%%XX escapes decoded; no NUL)",
+			 name, size - 1);
+	http_response_error(response, 400, message);
+	return false;
 }
 
 /* The control target the query names: "" (every task), "G", "G/T".
@@ -118,8 +124,12 @@ void http_readyz(const struct http_request *request, const struct http_sources *
 			if (ready_rule_verdict(&facts) != READY_VERDICT_NOT_READY)
 				continue;
 			const char *state = task_schedule_shown_state(task);
-			char reason[256];
-			status_ready_reason(state, &facts, reason, sizeof(reason));
+			char reason[256], waiting[192];
+			bool waits =
+			    task->runner.state == TASK_PENDING &&
+			    task_dependencies_describe_wait(task, waiting, sizeof(waiting));
+			status_ready_reason(state, &facts, waits ? waiting : NULL, reason,
+					    sizeof(reason));
 			ready = false;
 			jw_object_open(&list);
 			jw_field_cstring(&list, "task", task->config->full_name);

@@ -219,6 +219,9 @@ static int parse_field(const struct line *line, struct fields_seen *seen,
 				      "Content-Length is not a length");
 	} else if (name_length == 17 && strncasecmp(name, "Transfer-Encoding", 17) == 0) {
 		seen->body = true;
+	} else if (name_length == 6 && strncasecmp(name, "Accept", 6) == 0 && !request->accept) {
+		request->accept = value;
+		request->accept_length = value_length;
 	}
 	return 0;
 }

@@ -29,6 +29,10 @@ struct http_request {
 	/* HTTP/1.1 unless `Connection: close`; HTTP/1.0 with
 	 * `Connection: keep-alive` only. */
 	bool keep_alive;
+	/* The Accept field's value, blanks around it left out (length 0:
+	 * none; of several, the first): which format /metrics answers in. */
+	const char *accept;
+	size_t accept_length;
 	/* On a refusal: the status to answer (400, 413, 505), and why. */
 	int refusal;
 };

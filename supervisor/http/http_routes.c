@@ -4,8 +4,6 @@
 
 #include "base/xmalloc.h"
 
-#define OPENMETRICS_CONTENT_TYPE "application/openmetrics-text; version=1.0.0; charset=utf-8"
-
 static void livez(struct http_response *response)
 {
 	/* Answered at all: the loop turns. */
@@ -16,16 +14,17 @@ static void livez(struct http_response *response)
 					   .body_length = sizeof(body) - 1};
 }
 
-static void metrics(const struct http_sources *sources, uint64_t now_ms,
+/* OpenMetrics for a scraper that asks for it (Prometheus does), else
+ * Prometheus' text format 0.0.4, which curl, promtool and other agents
+ * read (metrics_format.h). */
+static void metrics(const struct http_request *request, const struct http_sources *sources,
 		    struct http_response *response)
 {
-	struct metrics_source source = {
-	    .groups = sources->groups,
-	    .group_count = sources->group_count,
-	    .counters = sources->counters,
-	};
-	*response = (struct http_response){.status = 200, .content_type = OPENMETRICS_CONTENT_TYPE};
-	response->body = metrics_text(&source, now_ms, &response->body_length);
+	enum metrics_format format =
+	    metrics_format_for_accept(request->accept, request->accept_length);
+	*response =
+	    (struct http_response){.status = 200, .content_type = metrics_content_type(format)};
+	response->body = sources->metrics(sources->context, format, &response->body_length);
 }
 
 static bool path_is(const struct http_request *request, const char *path)
@@ -62,7 +61,7 @@ void http_route(const struct http_request *request, const struct http_sources *s
 		http_readyz(request, sources, now_ms, response);
 		break;
 	case METRICS:
-		metrics(sources, now_ms, response);
+		metrics(request, sources, response);
 		break;
 	}
 }

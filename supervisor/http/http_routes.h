@@ -7,7 +7,7 @@
 
 #include "supervisor/http/http_request.h"
 #include "supervisor/http/http_response.h"
-#include "supervisor/metrics/metrics_text.h"
+#include "supervisor/metrics/metrics_format.h"
 #include "supervisor/tasks/group.h"
 
 /* What the answers are made from: the supervisor's, kept up to date by
@@ -15,7 +15,10 @@
 struct http_sources {
 	struct group *const *groups;
 	size_t group_count;
-	const struct metrics_counters *counters;
+	/* GET /metrics' text in `format`, which the caller frees
+	 * (supervisor_metrics_text). */
+	char *(*metrics)(void *context, enum metrics_format format, size_t *length);
+	void *context;
 };
 
 /* The response to a parsed request. */

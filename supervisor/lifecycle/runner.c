@@ -56,6 +56,9 @@ const char *task_event_type_name(enum task_event_type type)
 	    [TASK_EVENT_SCHEDULED] = "scheduled",
 	    [TASK_EVENT_WATCH_TRIGGERED] = "watch_triggered",
 	    [TASK_EVENT_WATCH_FAILED] = "watch_failed",
+	    [TASK_EVENT_ROLLING] = "rolling",
+	    [TASK_EVENT_ROLL_STOPPED] = "roll_stopped",
+	    [TASK_EVENT_SCALED] = "scaled",
 	};
 	return (unsigned)type < TASK_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }
@@ -206,6 +209,15 @@ void runner_free(struct runner *runner)
 {
 	free(runner->texts);
 	runner->texts = NULL;
+	free(runner->exits);
+	runner->exits = NULL;
+}
+
+static struct exit_tally *exits(struct runner *runner)
+{
+	if (!runner->exits)
+		runner->exits = xcalloc(1, sizeof(*runner->exits));
+	return runner->exits;
 }
 
 void runner_received(struct runner *runner)
@@ -609,6 +621,7 @@ static void start_failed(struct runner *runner, const char *message, int exit_co
 {
 	runner->last_exit = (struct task_exit){.kind = TASK_EXIT_START_FAILED, .code = exit_code};
 	runner->has_exited = true;
+	exits(runner)->start_failures++;
 	runner->last_run_failed = true;
 	note_failure(runner, message);
 	emit(runner, TASK_EVENT_START_FAILED, "%s", message);
@@ -630,6 +643,11 @@ void runner_exited(struct runner *runner, const struct task_exit *exit, uint64_t
 	bool by_list;
 	runner->last_exit = *exit;
 	runner->has_exited = true;
+	if (exit->kind == TASK_EXIT_START_FAILED)
+		exits(runner)->start_failures++;
+	else
+		exit_tally_add(exits(runner), exit->kind == TASK_EXIT_SIGNAL,
+			       exit->kind == TASK_EXIT_SIGNAL ? exit->signal : exit->code);
 	runner->last_run_failed = exit_counts_as_failure(&runner->config->restart, exit, &by_list);
 	task_exit_describe(exit, description, sizeof(description));
 	emit(runner, TASK_EVENT_EXITED, "%s%s", description,

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "config/config.h"
+#include "supervisor/lifecycle/exit_tally.h"
 #include "supervisor/lifecycle/restart_tracker.h"
 #include "supervisor/tasks/task_event.h"
 
@@ -197,6 +198,9 @@ struct runner {
 	 * said: NULL for a task that never exited, failed or said it was
 	 * ready early, as most idle tasks (288 bytes a task; bench_supervisor --memory-only). */
 	struct runner_texts *texts;
+	/* Its exits and failed starts by kind, over its whole life (kept
+	 * across reloads, as restart_count is); NULL until the first. */
+	struct exit_tally *exits;
 
 	struct restart_tracker tracker;
 };

@@ -353,6 +353,8 @@ static void on_readiness_probe(void *context, bool passed, const char *why)
 	struct task *task = context;
 	struct probe_record *record = &task->readiness.probes->readiness_record;
 	enum probe_news news = probe_record_add(record, passed, why, loop_now_ms());
+	if (!passed)
+		task_counts_of(task)->readiness_probe_failures++;
 	if (!passed && runner_is_ready(&task->runner)) {
 		on_continuous_failure(task, news, why);
 		return;
@@ -404,6 +406,8 @@ static void on_health_probe(void *context, bool passed, const char *why)
 	struct task_readiness *readiness = &task->readiness;
 	struct probe_record *record = &readiness->probes->health_record;
 	enum probe_news news = probe_record_add(record, passed, why, loop_now_ms());
+	if (!passed)
+		task_counts_of(task)->health_probe_failures++;
 	unsigned failures = record->failures_in_a_row, limit = health_of(task->config)->failures;
 	if (passed) {
 		say_probe_news(task, "health probe", news, record, "");

@@ -9,6 +9,7 @@
 #include "supervisor/lifecycle/dependency_rules.h"
 #include "supervisor/lifecycle/group_failure.h"
 #include "supervisor/tasks/group_oom_watch.h"
+#include "supervisor/tasks/instance_roll.h"
 #include "supervisor/tasks/task_dependencies.h"
 #include "supervisor/tasks/task_reload.h"
 
@@ -84,6 +85,7 @@ int group_init(struct group *group, const struct group_config *config, struct se
 
 void group_free(struct group *group)
 {
+	instance_rolls_free(group);
 	for (size_t i = 0; i < group->task_count; i++) {
 		task_free(group->tasks[i]);
 		free(group->tasks[i]);
@@ -417,6 +419,7 @@ void group_settle(struct group *group, uint64_t now_ms)
 		apply_dependencies(group, now_ms);
 		update_coordinator(group);
 		start_ready_tasks(group, now_ms);
+		instance_rolls_advance(group, now_ms);
 		check_restart_in_order(group);
 		check_finished(group);
 	}
@@ -518,6 +521,24 @@ void group_stop_task(struct group *group, struct task *task, uint64_t now_ms)
 {
 	runner_stop(&task->runner, RUNNER_STOP_FOR_GOOD, "stop requested", now_ms);
 	group_settle(group, now_ms);
+}
+
+void group_instance_counts(const struct group *group, const char *set, unsigned *configured,
+			   unsigned *now)
+{
+	*configured = *now = 0;
+	for (size_t t = 0; t < group->config->task_count; t++) {
+		const struct task_config *task = &group->config->tasks[t];
+		if (task->instance_of && strcmp(task->instance_of, set) == 0) {
+			*configured = task->instances;
+			break;
+		}
+	}
+	for (size_t t = 0; t < group->task_count; t++) {
+		const struct task *task = group->tasks[t];
+		*now += !task->removed && task->config->instance_of &&
+			strcmp(task->config->instance_of, set) == 0;
+	}
 }
 
 bool group_has_processes(const struct group *group)

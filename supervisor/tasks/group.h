@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "supervisor/lifecycle/coordinator.h"
 #include "supervisor/tasks/group_network.h"
+#include "supervisor/tasks/instance_roll.h"
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/task.h"
 
@@ -52,6 +53,9 @@ struct group {
 	int cgroup_fd;                         /* root/<group> of the cgroup tree; -1 without */
 	struct loop_watch memory_events_watch; /* group_oom_watch.h; fd -1: none */
 	struct group_network network;          /* its bridge, its shared namespace */
+	/* Rolling restarts of its tasks' instances, one a task: under way
+	 * or the last (instance_roll.h); NULL without any. */
+	struct instance_roll *rolls;
 };
 
 /* 0, or -errno with `error`; errors (a user that does not exist, ...) name
@@ -110,3 +114,10 @@ void group_restart_running(struct group *group, uint64_t now_ms);
 void group_stop_task(struct group *group, struct task *task, uint64_t now_ms);
 
 bool group_has_processes(const struct group *group);
+
+/* Of the task written with `instances:` named `set`: how many instances
+ * its config says (the group's current definition; 0 when it has none
+ * any more), and how many it has now (not removed): they differ after
+ * `corral scale`, until the next reload. */
+void group_instance_counts(const struct group *group, const char *set, unsigned *configured,
+			   unsigned *now);

@@ -2,6 +2,7 @@
  * explicitly rather than kept in globals. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,6 +70,11 @@ struct services {
 	bool take_terminal;
 	/* Starts put off for lack of a resource, said once a burst. */
 	struct shortage_report *shortage;
+	/* A rolling restart (instance_roll.h, `roll`) says a line of JSON to
+	 * whoever follows it (corral restart --rolling); `last`: it is over.
+	 * NULL: nobody is told. */
+	void (*roll_said)(struct services *services, const void *roll, const char *line,
+			  size_t length, bool last);
 	/* Called once for each task that fails for good. */
 	void (*task_failed_for_good)(struct services *services, struct task *task);
 	/* The clients following logs (`corral logs -f`), as a sink of every

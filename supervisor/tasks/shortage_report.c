@@ -103,6 +103,7 @@ void shortage_report_put_off(struct shortage_report *report, const char *reason,
 		report->started_in_burst = 0;
 	}
 	report->failed_in_burst++;
+	report->put_off_total++;
 	/* A task's first put-off is said as its own event already. */
 	if (first)
 		return;

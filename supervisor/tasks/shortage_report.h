@@ -32,7 +32,8 @@ struct shortage_report {
 	uint64_t summary_at_ms; /* the last summary, or the burst's start */
 	unsigned long failed_since_summary, failed_in_burst;
 	unsigned long started_in_burst;
-	char reason[128]; /* the last put-off's */
+	char reason[128];       /* the last put-off's */
+	uint64_t put_off_total; /* over corral's run (GET /metrics) */
 	struct loop_idle end_check;
 };
 

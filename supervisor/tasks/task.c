@@ -567,15 +567,46 @@ void task_close_log_file(struct task *task)
 {
 	if (!task->log_file)
 		return;
+	/* A reload reopens it: what this one lost stays counted. */
+	if (task->log_file->lost_lines)
+		task_counts_of(task)->earlier_lost_log_lines += task->log_file->lost_lines;
 	log_file_close(task->log_file);
 	free(task->log_file);
 	task->log_file = NULL;
 }
 
-uint64_t task_dropped_lines(const struct task *task)
+struct task_counts *task_counts_of(struct task *task)
+{
+	if (!task->counts)
+		task->counts = xcalloc(1, sizeof(*task->counts));
+	return task->counts;
+}
+
+/* Of its current pipes. */
+static uint64_t dropped_by_outputs(const struct task *task)
 {
 	return task->output.dropped_lines +
 	       (task->error_output ? task->error_output->dropped_lines : 0);
+}
+
+uint64_t task_dropped_lines(const struct task *task)
+{
+	return dropped_by_outputs(task) + (task->counts ? task->counts->earlier_dropped_lines : 0);
+}
+
+struct task_counts *task_detach_counts(struct task *task)
+{
+	if (dropped_by_outputs(task))
+		task_counts_of(task)->earlier_dropped_lines += dropped_by_outputs(task);
+	struct task_counts *counts = task->counts;
+	task->counts = NULL;
+	return counts;
+}
+
+uint64_t task_lost_log_lines(const struct task *task)
+{
+	return (task->log_file ? task->log_file->lost_lines : 0) +
+	       (task->counts ? task->counts->earlier_lost_log_lines : 0);
 }
 
 /* One pipe for both streams, or (log.streams: separate) one each. */
@@ -681,4 +712,6 @@ void task_free(struct task *task)
 	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);
 	runner_free(&task->runner);
+	free(task->counts);
+	task->counts = NULL;
 }

@@ -27,6 +27,18 @@ struct group;
 
 #define TASK_EVENT_MESSAGE_MAX 160
 
+/* What GET /metrics counts of a task over its whole life, where the part
+ * that sees it does not keep it that long: a reload that rebuilds the
+ * task (task_take_next_config) makes its pipes, probes and log file anew,
+ * and a new cgroup's OOM counter starts at 0. Kept across that rebuild. */
+struct task_counts {
+	uint64_t oom_kills; /* processes of the task the OOM killer killed */
+	uint64_t readiness_probe_failures, health_probe_failures;
+	/* Lines dropped (log.mode: non-blocking) or lost (log.dir) by the
+	 * pipes and log files the task had before its current ones. */
+	uint64_t earlier_dropped_lines, earlier_lost_log_lines;
+};
+
 struct task {
 	struct runner runner;
 	const struct task_config *config;
@@ -74,8 +86,11 @@ struct task {
 	size_t after_count;
 	struct task **dependents; /* the tasks whose `after:` names this one */
 	size_t dependent_count;
-	size_t stop_position;      /* in the stop order of the whole config */
-	bool restart_held;         /* a Restart waits for restart: true dependents */
+	size_t stop_position; /* in the stop order of the whole config */
+	bool restart_held;    /* a Restart waits for restart: true dependents */
+	/* A rolling restart replaces it (instance_roll.h): its `restart:
+	 * true` dependents stay up, and do not hold its new run back. */
+	bool rolling;
 	bool failed_by_dependency; /* never started: what it waited for failed */
 	/* Ready to start with its gate open, held back by `after:` since
 	 * dependency_wait_began_ms: an entry's `timeout` counts from then, and
@@ -134,6 +149,9 @@ struct task {
 	const struct task_config *next_config;
 	bool removed;
 	unsigned log_followers; /* control clients following the logs */
+	/* NULL until there is something to count: most tasks never have
+	 * (task_counts_of). */
+	struct task_counts *counts;
 };
 
 /* Prepares everything a start needs: 0, or -errno with `error` naming the
@@ -232,8 +250,19 @@ void task_apply_output_settings(struct task *task);
 void task_open_log_file(struct task *task);
 void task_close_log_file(struct task *task);
 
-/* Lines its output pipes dropped (log.mode: non-blocking). */
+/* Lines its output pipes dropped (log.mode: non-blocking), since the task
+ * was made (a reload that rebuilds it included). */
 uint64_t task_dropped_lines(const struct task *task);
+/* Lines its log files (log.dir) lost, likewise. */
+uint64_t task_lost_log_lines(const struct task *task);
+
+/* Its counts, made at the first thing counted. */
+struct task_counts *task_counts_of(struct task *task);
+/* Its counts with what its current pipes dropped added (what a log file
+ * lost is, when it is closed), taken from the task (the caller owns
+ * them; NULL: nothing counted): a rebuild hands them to the task it
+ * makes. */
+struct task_counts *task_detach_counts(struct task *task);
 
 /* After its plan and output exist. */
 void task_hooks_open(struct task *task, const char *group_name);

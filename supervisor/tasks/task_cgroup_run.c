@@ -129,6 +129,7 @@ static uint64_t report_oom_kills(struct task *task)
 	if (counter > task->oom_kills_reported) {
 		uint64_t kills = counter - task->oom_kills_reported;
 		task->oom_kills_reported = counter;
+		task_counts_of(task)->oom_kills += kills;
 		char message[TASK_EVENT_MESSAGE_MAX], limit[32] = "";
 		if (task->config->resources.memory)
 			format_size_bytes(task->config->resources.memory, limit, sizeof(limit));

@@ -229,9 +229,12 @@ void task_dependencies_wait_over(struct task *task)
 	loop_timer_cancel(task->services->loop, &task->dependency_timer);
 }
 
-/* An older run of `task` still has a `restart: true` dependent alive. */
+/* An older run of `task` still has a `restart: true` dependent alive.
+ * Never while a rolling restart replaces it: they stay up. */
 static bool stale_dependent_alive(const struct task *task)
 {
+	if (task->rolling)
+		return false;
 	for (size_t i = 0; i < task->dependent_count; i++) {
 		const struct task *dependent = task->dependents[i];
 		enum task_state state = dependent->runner.state;
@@ -396,12 +399,22 @@ const struct task *task_dependencies_restarted(const struct task *task)
 {
 	for (size_t d = 0; d < task->after_count; d++) {
 		const struct task_link *link = &task->after[d];
-		if (link->config->restart &&
+		if (link->config->restart && !link->target->rolling &&
 		    (link->seen_generation != link->target->runner.generation ||
 		     link->target->restart_held))
 			return link->target;
 	}
 	return NULL;
+}
+
+void task_dependencies_keep_dependents(struct task *task)
+{
+	for (size_t i = 0; i < task->dependent_count; i++) {
+		struct task *dependent = task->dependents[i];
+		for (size_t d = 0; d < dependent->after_count; d++)
+			if (dependent->after[d].target == task)
+				dependent->after[d].seen_generation = task->runner.generation;
+	}
 }
 
 bool task_dependencies_restart_dependents_alive(const struct task *task)

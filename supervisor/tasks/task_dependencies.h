@@ -78,6 +78,11 @@ bool task_dependencies_describe_wait(const struct task *task, char *buffer, size
  * must stop. NULL otherwise. */
 const struct task *task_dependencies_restarted(const struct task *task);
 
+/* A rolling restart replaced `task` and its new run is ready: its
+ * dependents take that run for the one they started with, so that a
+ * `restart: true` one is not stopped for it. */
+void task_dependencies_keep_dependents(struct task *task);
+
 /* Whether any `restart: true` dependent of `task` is still alive: a
  * requested restart of `task` waits for them to stop first. */
 bool task_dependencies_restart_dependents_alive(const struct task *task);

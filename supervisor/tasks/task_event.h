@@ -32,8 +32,12 @@ enum task_event_type {
 	TASK_EVENT_SCHEDULED,         /* its schedule started a run, or skipped one */
 	TASK_EVENT_WATCH_TRIGGERED,   /* a path its `watch:` lists changed: what was done */
 	TASK_EVENT_WATCH_FAILED,      /* a path of its `watch:` cannot be watched */
+	/* Of a task written with `instances:`, named as a whole (g/web): */
+	TASK_EVENT_ROLLING,      /* a rolling restart began, replaced one, was done */
+	TASK_EVENT_ROLL_STOPPED, /* a new instance never became ready: the roll stopped */
+	TASK_EVENT_SCALED,       /* corral scale changed how many instances it has */
 };
-#define TASK_EVENT_TYPE_COUNT 25
+#define TASK_EVENT_TYPE_COUNT 28
 
 /* "received", "started", "start_failed", ... (stable: the JSON log uses it) */
 const char *task_event_type_name(enum task_event_type type);

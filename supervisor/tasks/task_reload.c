@@ -120,6 +120,8 @@ struct kept_state {
 	size_t stop_position;
 	bool restart_held;
 	bool failed_by_dependency;
+	bool rolling;
+	struct task_counts *counts;
 };
 
 void task_take_next_config(struct task *task)
@@ -138,9 +140,13 @@ void task_take_next_config(struct task *task)
 	    .stop_position = task->stop_position,
 	    .restart_held = task->restart_held,
 	    .failed_by_dependency = task->failed_by_dependency,
+	    .rolling = task->rolling,
 	};
 	memset(&task->logs, 0, sizeof(task->logs));
 	task->runner.texts = NULL; /* kept.runner's now */
+	task->runner.exits = NULL;
+	task_close_log_file(task);              /* counts what it lost, */
+	kept.counts = task_detach_counts(task); /* and what the pipes dropped */
 	task_free(task);
 
 	char why[256];
@@ -157,6 +163,8 @@ void task_take_next_config(struct task *task)
 	task->stop_position = kept.stop_position;
 	task->restart_held = kept.restart_held;
 	task->failed_by_dependency = kept.failed_by_dependency;
+	task->rolling = kept.rolling;
+	task->counts = kept.counts;
 	kept.runner.config = definition;
 	task->runner = kept.runner;
 	if (result < 0) {

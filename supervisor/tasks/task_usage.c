@@ -47,6 +47,19 @@ const struct task_cgroup_stats *task_usage_cached(const struct task *task, uint6
 	return task->usage.valid ? &task->usage.stats : NULL;
 }
 
+const struct task_cgroup_stats *task_usage_for_list(struct task *task, uint64_t now_ms,
+						    size_t *first_reads_left, uint64_t *age_ms,
+						    bool *stale)
+{
+	const struct task_cgroup_stats *stats = task_usage_cached(task, now_ms, age_ms, stale);
+	if (stats || !*first_reads_left)
+		return stats;
+	(*first_reads_left)--;
+	*age_ms = 0;
+	*stale = false;
+	return task_usage_read(task, now_ms);
+}
+
 bool task_usage_refresh_some(struct group *const *groups, size_t group_count,
 			     struct task_usage_cursor *cursor, uint64_t now_ms, size_t max_reads)
 {

@@ -81,6 +81,14 @@ const struct task_cgroup_stats *task_usage_recent(struct task *task, uint64_t no
 const struct task_cgroup_stats *task_usage_cached(const struct task *task, uint64_t now_ms,
 						  uint64_t *age_ms, bool *stale);
 
+/* For a reply about many tasks: task_usage_cached's, or, for a task with
+ * no reading at all, one made now while *first_reads_left lasts (the
+ * reply sets it to TASK_USAGE_FIRST_READS_MAX at its start; a reading
+ * made now is neither old nor stale). */
+const struct task_cgroup_stats *task_usage_for_list(struct task *task, uint64_t now_ms,
+						    size_t *first_reads_left, uint64_t *age_ms,
+						    bool *stale);
+
 /* Where a refresh pass over the groups' tasks has got to. */
 struct task_usage_cursor {
 	size_t group, task;

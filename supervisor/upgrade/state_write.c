@@ -31,6 +31,10 @@ bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why
 		reason = "corral is shutting down";
 	else if (supervisor->exec_sessions.first || supervisor->exec_sessions.draining)
 		reason = "a `corral exec` session is open";
+	else if (!supervisor->config->files.expanded_count)
+		reason = "the running config is not the one its files give (corral scale changed "
+			 "its instances): the new corral would go back to the files' counts; "
+			 "corral reload first, or scale back";
 	if (reason) {
 		snprintf(why, why_size, "%s", reason);
 		return false;
@@ -43,6 +47,12 @@ bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why
 			snprintf(why, why_size, "group %s is stopping", group->config->name);
 			return false;
 		}
+		for (const struct instance_roll *roll = group->rolls; roll; roll = roll->next)
+			if (roll->outcome == ROLL_GOING) {
+				snprintf(why, why_size, "a rolling restart of %s goes on",
+					 roll->full_name);
+				return false;
+			}
 		for (size_t t = 0; t < group->task_count; t++) {
 			const struct task *task = group->tasks[t];
 			if (!task_handover_possible(task, why, why_size))

@@ -50,6 +50,8 @@ bool task_handover_possible(const struct task *task, char *why, size_t why_size)
 		reason = "it has bidirectional mounts, which the hand-over does not carry yet";
 	else if (task->reaper_status_write >= 0 || task->readiness.notify_pipe_write >= 0)
 		reason = "it is starting"; /* the spawn's ends of its sockets and pipes */
+	else if (task->rolling)
+		reason = "a rolling restart replaces it";
 	else if (task->execs_running)
 		reason = "a `corral exec` runs in it";
 	else if (task->next_config || task->removed)

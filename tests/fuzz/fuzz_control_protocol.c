@@ -3,6 +3,7 @@
  * behaviour. What it accepts must survive encode -> parse unchanged, and
  * what it refuses must make a JSON error reply. */
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,8 +40,19 @@ static void check_round_trip(const struct control_request *request)
 	if (again.command != request->command || strcmp(again.target, request->target) != 0 ||
 	    again.signal_number != request->signal_number || again.follow != request->follow ||
 	    again.tail != request->tail ||
-	    (request->command == CONTROL_RESTART && again.restart_mode != request->restart_mode))
+	    (request->command == CONTROL_RESTART && again.restart_mode != request->restart_mode) ||
+	    again.max_unavailable != request->max_unavailable ||
+	    again.count_count != request->count_count)
 		abort();
+	/* scale's pairs, in whatever order the object gives them. */
+	for (size_t i = 0; i < request->count_count; i++) {
+		bool found = false;
+		for (size_t j = 0; j < again.count_count && !found; j++)
+			found = strcmp(again.counts[j].target, request->counts[i].target) == 0 &&
+				again.counts[j].count == request->counts[i].count;
+		if (!found)
+			abort();
+	}
 	control_request_free(&again);
 	free(line);
 }

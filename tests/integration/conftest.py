@@ -141,6 +141,30 @@ def read_pids(path):
     return [int(word) for word in path.read_text().split()]
 
 
+def free_port_block(count):
+    """The first of `count` consecutive TCP ports on 127.0.0.1 that are
+    free now (instances that listen on BASE + CORRAL_INSTANCE)."""
+    for _ in range(200):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        taken = []
+        try:
+            for port in range(base, base + count):
+                held = socket.socket()
+                taken.append(held)
+                held.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for held in taken:
+                held.close()
+    raise AssertionError(f"no {count} consecutive free ports")
+
+
 def proc_stat(pid):
     """(state, ppid) of a process, or None when it does not exist (any
     more). A zombie still has an entry, in state Z."""

@@ -296,7 +296,8 @@ def test_readyz_of_what_is_not_there_is_404_with_the_control_sockets_words(corra
                          ("?group=web&task=web/app", "names its group"),
                          ("?group=web&group=web", "group= is given twice"),
                          ("?group=%zz", "group= must be a name"),
-                         ("?group=", "group= must be a name")):
+                         ("?group=", "group= is empty: name a group"),
+                         ("?group=web&task=", "task= is empty: name a task")):
         response = request(address, "/readyz" + query)
         assert response.status == 400 and words in response.json()["error"], (query, response)
     stop(running)
@@ -312,11 +313,18 @@ def test_livez_metrics_and_what_http_asks_of_an_endpoint(corral, tmp_path):
     assert livez.headers["content-type"] == "text/plain; charset=utf-8"
     assert livez.headers["cache-control"] == "no-store" and "date" in livez.headers
 
-    metrics = request(address, "/metrics")
+    # OpenMetrics for a scraper that asks for it, Prometheus' text format
+    # for any other (docs/metrics.md).
+    metrics = request(address, "/metrics", headers={
+        "Accept": "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"})
     assert metrics.status == 200, metrics
     assert metrics.headers["content-type"] == \
         "application/openmetrics-text; version=1.0.0; charset=utf-8"
     assert metrics.body.endswith("# EOF\n"), metrics
+    metrics = request(address, "/metrics")
+    assert metrics.status == 200, metrics
+    assert metrics.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
+    assert "\ncorral_up 1\n" in metrics.body and "# EOF" not in metrics.body, metrics
 
     # HEAD: the head GET would have, no body.
     head = request(address, "/metrics", method="HEAD")
@@ -530,7 +538,7 @@ def test_listening_on_a_unix_socket_made_as_the_control_socket_is(corral, tmp_pa
     result = corral.run(http_config({"groups": {"g": {"tasks": {"t": {"command": sh(IDLE)}}}}},
                                     str(path)))
     assert result.returncode == 1, result
-    assert f"http: http.listen: {path} exists and is not a socket: refusing to replace it " \
+    assert f"corral: http.listen: {path} exists and is not a socket: refusing to replace it " \
         "(remove it, or set http.listen to another path)" in result.stderr, result.stderr
     assert path.read_text() == "not a socket"
 
@@ -638,3 +646,25 @@ def test_a_reload_rebinds_and_says_so(corral, tmp_path):
     assert request(path, "/livez").status == 200
     stop(running)
     assert not path.exists()
+
+
+def test_a_waiting_task_says_what_for_and_a_crashed_one_its_restart(corral, tmp_path):
+    # What status says a pending task waits for, /readyz and status --ready
+    # say too; a task between two runs says it restarts.
+    port = free_port()
+    config = {"groups": {"g": {"tasks": {
+        "app": {"command": sh(IDLE), "wait_for": [{"tcp": f"127.0.0.1:{port}",
+                                                   "interval": "100ms"}]},
+        "crash": {"command": ["false"], "restart": {"delay": "1m"}},
+    }}}}
+    running, address = start(corral, config)
+    wait_for(lambda: "Connection refused" in (corral.task_status("g/app")["waiting_for"] or ""),
+             what="app's wait said")
+    wait_for(lambda: corral.task_status("g/crash").get("next_restart_in_ms"),
+             what="crash waiting out its delay")
+    lines = assert_agree(corral, address)
+    assert lines == [f"g/app: not ready (pending, waits for tcp 127.0.0.1:{port} (last: "
+                     f"connect 127.0.0.1:{port}: Connection refused))",
+                     "g/crash: not ready (pending, restarts after its delay)"], lines
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0

@@ -100,6 +100,19 @@ def test_check_counts_what_the_profiles_would_run(corral):
     assert result.stdout == f"{path}: ok (1 group, 3 tasks)\n", result
 
 
+def test_an_active_profile_no_one_lists_is_warned_of(corral):
+    text = json.dumps(CONFIG)
+    result, path = check(corral, text, "--profile", "degub", "--profile", "tools")
+    assert result.returncode == 0, result
+    assert result.stdout == f"{path}: ok (2 groups, 3 tasks)\n", result
+    assert result.stderr == (f'{path}: warning: profile "degub" is active, but no group or '
+                             "task lists it\n"), result
+    # Listed by a task only, or by a group only: no warning.
+    for profiles in (["--profile", "debug"], ["--profile", "tools"]):
+        result, path = check(corral, text, *profiles)
+        assert result.returncode == 0 and result.stderr == "", result
+
+
 DEPENDS = """\
 groups:
   app:
@@ -143,6 +156,40 @@ def test_run_refuses_the_same_dependency_and_starts_nothing(corral):
     assert result.returncode == 1, result
     assert "app/debugger is left out" in result.stderr
     assert not result.events
+
+
+NOTIFY_READY = """\
+notify: {ready: [app, tools, extras]}
+groups:
+  app:
+    tasks:
+      web: {command: [sleep, "1"]}
+  tools:
+    profiles: [tools]
+    tasks:
+      shell: {command: [sleep, "1"]}
+  extras:
+    tasks:
+      seed: {command: [sleep, "1"], profiles: [seed]}
+"""
+
+
+def test_notify_ready_on_a_group_left_out_says_so_not_unknown(corral):
+    result, path = check(corral, NOTIFY_READY)
+    assert result.returncode == 1, result
+    assert result.stderr.splitlines()[:2] == [
+        f"{path}:1:23: notify.ready[1]: group \"tools\" is left out: it is only in profile "
+        "[tools], which is not active (activate one with --profile or CORRAL_PROFILES, or "
+        "leave it out of the list)",
+        f"{path}:1:30: notify.ready[2]: group \"extras\" is left out: each of its tasks is "
+        "in a profile that is not active (activate one with --profile or CORRAL_PROFILES, "
+        "or leave it out of the list)",
+    ], result.stderr
+    result, _ = check(corral, NOTIFY_READY, "--profile", "tools", "--profile", "seed")
+    assert result.returncode == 0, result
+    result, _ = check(corral, NOTIFY_READY.replace("extras]", "extra]"), "--profile", "tools",
+                      "--profile", "seed")
+    assert 'unknown group "extra"; did you mean "extras"?' in result.stderr, result.stderr
 
 
 def test_nothing_to_run_and_bad_names_are_errors(corral):

@@ -673,3 +673,25 @@ def test_corral_own_parent_is_still_told_after_the_upgrade(corral, tmp_path):
         parent.wait_for("STOPPING", "1")
     finally:
         parent.close()
+
+
+def test_a_scaled_config_refuses_the_upgrade_until_a_reload(corral, tmp_path):
+    """corral scale runs a config its files do not give: the new corral,
+    which builds from the files' bytes, would go back to their counts. The
+    upgrade says so and changes nothing; after a reload it goes through."""
+    config = {"groups": {"g": {"tasks": {"web": {"command": "sleep 1000", "instances": 2}}}}}
+    running = corral.start(config)
+    corral.wait_control(running)
+    assert corral.cli("scale", "g/web=3").returncode == 0
+    wait_for(lambda: len(snapshot(corral)) == 3, what="the third instance")
+    result = upgrade(corral)
+    assert result.returncode == 1
+    assert "corral scale changed its instances" in result.stderr, result.stderr
+    assert len(snapshot(corral)) == 3
+    assert corral.cli("reload").returncode == 0
+    wait_for(lambda: len(snapshot(corral)) == 2, what="the reload's counts")
+    before = snapshot(corral)
+    assert upgrade(corral).returncode == 0
+    assert_same_tasks(before, snapshot(corral))
+    running.send(signal.SIGTERM)
+    running.wait()

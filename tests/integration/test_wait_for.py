@@ -169,6 +169,8 @@ def test_corral_leaks_no_fd_over_many_checks(corral, tmp_path):
     ({"tcp": "bad host:5432"}, ["wait_for[0].tcp"]),
     ({"http": "https://auth/healthz"}, ["wait_for[0].http", "https is not spoken"]),
     ({"http": "auth:8080/healthz"}, ["wait_for[0].http", "must be a URL"]),
+    ({"http": "http://auth:8080/healthz?full=1#top"}, ["wait_for[0].http", "fragment"]),
+    ({"http": "http://auth#top"}, ["wait_for[0].http", "fragment"]),
     ({"path": "relative/file"}, ["wait_for[0].path", "absolute"]),
     ({"tcp": "db:5432", "path": "/x"}, ["\"tcp\" and \"path\" exclude each other"]),
     ({"timeout": "1s"}, ["wait_for[0]", "missing the target"]),

@@ -105,6 +105,10 @@ static void test_what_corral_alone_uses_changes_in_place(void **state)
 	expect(TASK("{command: [sleep, '9'], readiness: {exec: [true], interval: 1s}}"),
 	       TASK("{command: [sleep, '9'], readiness: {exec: [true], interval: 2s}}"),
 	       TASK_CHANGE_IN_PLACE, "readiness");
+	/* How a reload replaces the instances: read by the next reload. */
+	expect(TASK("{command: [sleep, '9'], instances: 2}"),
+	       TASK("{command: [sleep, '9'], instances: 2, update: {strategy: rolling}}"),
+	       TASK_CHANGE_IN_PLACE, "update");
 }
 
 /* The cgroup keeps a limit nobody writes back: only a new one drops it. */

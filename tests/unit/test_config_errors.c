@@ -30,7 +30,26 @@ static const struct error_case cases[] = {
     {"unknown task key, nothing close", TASK("{command: a, foo: 1}"), 4, 25,
      "web/app: unknown key \"foo\" (expected command, env, env_file, cwd, user, groups, lifecycle, "
      "restart, kill, resources, readiness, health, isolation, cdi, task_dirs, hooks, after, "
-     "log, wait_for, autostart, instances, schedule, oom_score_adj, control, watch or profiles)"},
+     "log, wait_for, autostart, instances, schedule, oom_score_adj, control, watch, profiles or "
+     "update)"},
+    /* update: (offsets: "{command: a, " is 13 characters) */
+    {"update without instances", TASK("{command: a, update: {strategy: rolling}}"), 4, 33,
+     "web/app: update: only for a task with instances: it says how a reload replaces them; "
+     "give the task instances: N (instances: 1 keeps one, named TASK@0)"},
+    {"update strategy unknown", TASK("{command: a, instances: 2, update: {strategy: rollin}}"), 4,
+     58,
+     "web/app: update.strategy: unknown update strategy \"rollin\"; did you mean "
+     "\"rolling\"?"},
+    {"max_unavailable zero", TASK("{command: a, instances: 2, update: {max_unavailable: 0}}"), 4,
+     65,
+     "web/app: update.max_unavailable: must be a whole number from 1 to 1000 (instances "
+     "replaced at once), not \"0\""},
+    {"max_unavailable with recreate",
+     TASK("{command: a, instances: 2, update: {strategy: recreate, max_unavailable: 2}}"), 4, 85,
+     "web/app: update.max_unavailable: goes with strategy: rolling (recreate replaces every "
+     "instance at once)"},
+    {"update key unknown", TASK("{command: a, instances: 2, update: {surge: 1}}"), 4, 48,
+     "web/app: update: unknown key \"surge\" (expected strategy or max_unavailable)"},
     {"oom_score_adj out of range", TASK("{command: a, oom_score_adj: 1001}"), 4, 40,
      "web/app: oom_score_adj: must be a whole number from -1000 to 1000, not \"1001\""},
     {"oom_score_adj not a number", TASK("{command: a, oom_score_adj: high}"), 4, 40,
@@ -690,7 +709,11 @@ static const struct error_case cases[] = {
     {"http without port", TASK("{command: a, health: {http: {path: /x}}}"), 4, 40,
      "web/app: health.http: missing \"port\""},
     {"http path without slash", TASK("{command: a, health: {http: {port: 80, path: x}}}"), 4, 57,
-     "web/app: health.http.path: must start with / and hold no space or line break, not \"x\""},
+     "web/app: health.http.path: must start with / and hold no space, line break or #, not \"x\""},
+    {"http path with a fragment", TASK("{command: a, health: {http: {port: 80, path: \"/x#y\"}}}"),
+     4, 57,
+     "web/app: health.http.path: must start with / and hold no space, line break or #, not "
+     "\"/x#y\""},
     {"http header with a line break",
      TASK("{command: a, health: {http: {port: 80, headers: {X-A: \"b\\r\\nc\"}}}}"), 4, 66,
      "web/app: health.http.headers.X-A: must not hold a line break"},

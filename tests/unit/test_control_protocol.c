@@ -40,6 +40,18 @@ static const struct good_request good_requests[] = {
      {.command = CONTROL_RESTART, .target = "web", .restart_mode = CONTROL_RESTART_ALL}},
     {"{\"version\":1,\"command\":\"restart\",\"target\":\"web\",\"mode\":\"running\"}",
      {.command = CONTROL_RESTART, .target = "web", .restart_mode = CONTROL_RESTART_RUNNING}},
+    {"{\"version\":1,\"command\":\"restart\",\"target\":\"web/app\",\"mode\":\"rolling\"}",
+     {.command = CONTROL_RESTART, .target = "web/app", .restart_mode = CONTROL_RESTART_ROLLING}},
+    {"{\"version\":1,\"command\":\"restart\",\"target\":\"web/app\",\"mode\":\"rolling\","
+     "\"max_unavailable\":2}",
+     {.command = CONTROL_RESTART,
+      .target = "web/app",
+      .restart_mode = CONTROL_RESTART_ROLLING,
+      .max_unavailable = 2}},
+    {"{\"version\":1,\"command\":\"scale\",\"counts\":{\"web/app\":3,\"web/worker\":1}}",
+     {.command = CONTROL_SCALE,
+      .counts = (struct control_scale_count[]){{"web/app", 3}, {"web/worker", 1}},
+      .count_count = 2}},
     {"{\"version\":1,\"command\":\"stop\",\"target\":\"web/app\"}",
      {.command = CONTROL_STOP, .target = "web/app"}},
     {"{\"version\":1,\"command\":\"start\",\"target\":\"my-group_1.x/task-2\"}",
@@ -188,6 +200,31 @@ static const struct bad_request bad_requests[] = {
     {"{\"version\":1,\"command\":\"stop\",\"target\":"
      "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/b\"}",
      "the group name is longer than 64 characters"},
+    /* restart --rolling and scale. */
+    {"{\"version\":1,\"command\":\"restart\",\"target\":\"web/app\",\"max_unavailable\":2}",
+     "\"max_unavailable\" is only for restart --rolling"},
+    {"{\"version\":1,\"command\":\"restart\",\"target\":\"web/app\",\"mode\":\"rolling\","
+     "\"max_unavailable\":0}",
+     "\"max_unavailable\" must be an integer from 1 to 1000"},
+    {"{\"version\":1,\"command\":\"stop\",\"target\":\"web/app\",\"max_unavailable\":1}",
+     "\"max_unavailable\" is only for restart"},
+    {"{\"version\":1,\"command\":\"restart\",\"target\":\"web/app@1\",\"mode\":\"rolling\"}",
+     "not one instance: \"web/app@1\""},
+    {"{\"version\":1,\"command\":\"restart\",\"target\":\"web\",\"mode\":\"rolling\"}",
+     "restart --rolling needs a task (group/task), not \"web\""},
+    {"{\"version\":1,\"command\":\"scale\"}", "missing \"counts\""},
+    {"{\"version\":1,\"command\":\"scale\",\"counts\":[1]}", "\"counts\" must be an object"},
+    {"{\"version\":1,\"command\":\"scale\",\"counts\":{}}", "scale needs GROUP/TASK=N"},
+    {"{\"version\":1,\"command\":\"scale\",\"counts\":{\"web/app\":0}}",
+     "web/app=0: scale keeps at least one instance"},
+    {"{\"version\":1,\"command\":\"scale\",\"counts\":{\"web/app\":1001}}",
+     "web/app=1001: at most 1000 instances"},
+    {"{\"version\":1,\"command\":\"scale\",\"counts\":{\"web/app\":-1}}",
+     "\"counts\": \"web/app\" must be a whole number of instances"},
+    {"{\"version\":1,\"command\":\"scale\",\"counts\":{\"web\":2}}",
+     "scale needs a task written with instances: (group/task), not \"web\""},
+    {"{\"version\":1,\"command\":\"scale\",\"target\":\"web/app\",\"counts\":{\"web/app\":2}}",
+     "scale takes no target"},
 };
 
 static void assert_requests_equal(const struct control_request *actual,
@@ -198,6 +235,12 @@ static void assert_requests_equal(const struct control_request *actual,
 	if (expected->command == CONTROL_RESTART)
 		assert_int_equal(actual->restart_mode, expected->restart_mode);
 	assert_int_equal(actual->signal_number, expected->signal_number);
+	assert_int_equal(actual->max_unavailable, expected->max_unavailable);
+	assert_int_equal(actual->count_count, expected->count_count);
+	for (size_t i = 0; i < expected->count_count; i++) {
+		assert_string_equal(actual->counts[i].target, expected->counts[i].target);
+		assert_int_equal(actual->counts[i].count, expected->counts[i].count);
+	}
 	assert_int_equal(actual->follow, expected->follow);
 	assert_int_equal(actual->tail, expected->tail);
 }
@@ -213,6 +256,7 @@ static void test_good_requests_parse(void **state)
 					  sizeof(error)) != 0)
 			fail_msg("%s: refused: %s", good->line, error);
 		assert_requests_equal(&request, &good->expected);
+		control_request_free(&request);
 	}
 }
 
@@ -234,6 +278,7 @@ static void test_good_requests_round_trip(void **state)
 		if (control_request_parse(line, length - 1, &request, error, sizeof(error)) != 0)
 			fail_msg("%s: refused: %s", line, error);
 		assert_requests_equal(&request, expected);
+		control_request_free(&request);
 		free(line);
 	}
 }

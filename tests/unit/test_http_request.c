@@ -109,6 +109,27 @@ static void test_keep_alive_by_version_and_connection(void **state)
 	assert_false(request.keep_alive);
 }
 
+/* Accept, which /metrics' format follows: its value without the blanks
+ * around it, the first of several; none without the field. */
+static void test_the_accept_field(void **state)
+{
+	(void)state;
+	struct http_request request;
+	char error[128];
+	assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n"
+			       "accept:  application/openmetrics-text;version=1.0.0,*/*;q=0.1 \r\n"
+			       "Accept: text/plain\r\n\r\n",
+			       &request, error),
+			 0);
+	assert_int_equal(request.accept_length,
+			 strlen("application/openmetrics-text;version=1.0.0,*/*;q=0.1"));
+	assert_memory_equal(request.accept, "application/openmetrics-text;version=1.0.0,*/*;q=0.1",
+			    request.accept_length);
+	assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &request, error), 0);
+	assert_null(request.accept);
+	assert_int_equal(request.accept_length, 0);
+}
+
 /* An absolute-form target (what a proxy is sent) is read for its path. */
 static void test_an_absolute_target(void **state)
 {
@@ -231,6 +252,7 @@ int main(void)
 	    cmocka_unit_test(test_too_large_is_414_or_431),
 	    cmocka_unit_test(test_a_request_and_what_it_says),
 	    cmocka_unit_test(test_keep_alive_by_version_and_connection),
+	    cmocka_unit_test(test_the_accept_field),
 	    cmocka_unit_test(test_an_absolute_target),
 	    cmocka_unit_test(test_refusals_and_their_status),
 	    cmocka_unit_test(test_query_parameters),

@@ -1074,6 +1074,42 @@ static void test_exec_failure_runs_exited_hooks(void **state)
 	fixture_free(fixture);
 }
 
+/* GET /metrics' exits by kind and failed starts: counted at every end of
+ * a run, whatever followed it (a restart, a stop corral asked for), and
+ * made at the first. */
+static void test_exits_are_counted_by_kind(void **state)
+{
+	(void)state;
+	struct fixture *fixture = fixture_new(RESTART_ALWAYS, RESTART_ATTEMPTS_UNLIMITED, 0);
+	run_to_running(fixture, 0);
+	assert_null(fixture->runner.exits);
+	runner_exited(&fixture->runner, &exit_code_1, 10);
+	run_to_running(fixture, 20);
+	runner_exited(&fixture->runner, &exit_code_1, 30);
+	run_to_running(fixture, 40);
+	runner_exited(&fixture->runner, &killed_by_9, 50);
+	runner_start(&fixture->runner, 60);
+	runner_start_failed(&fixture->runner, "exec /nope: No such file or directory", 127, 60);
+	run_to_running(fixture, 70);
+	runner_stop(&fixture->runner, RUNNER_STOP_FOR_GOOD, "stopped", 80);
+	const struct task_exit terminated = {.kind = TASK_EXIT_SIGNAL, .signal = 15};
+	runner_exited(&fixture->runner, &terminated, 90);
+
+	const struct exit_tally *exits = fixture->runner.exits;
+	assert_non_null(exits);
+	assert_int_equal(exits->slot_count, 3);
+	assert_false(exits->slots[0].signaled);
+	assert_int_equal(exits->slots[0].value, 1);
+	assert_int_equal(exits->slots[0].count, 2);
+	assert_true(exits->slots[1].signaled);
+	assert_int_equal(exits->slots[1].value, 9);
+	assert_int_equal(exits->slots[1].count, 1);
+	assert_int_equal(exits->slots[2].value, 15);
+	assert_int_equal(exits->start_failures, 1);
+	assert_int_equal(exits->other_codes + exits->other_signals, 0);
+	fixture_free(fixture);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1123,6 +1159,7 @@ int main(void)
 	    cmocka_unit_test(test_exited_after_every_exit_stop_once_at_the_end),
 	    cmocka_unit_test(test_exec_failure_runs_exited_hooks),
 	    cmocka_unit_test(test_texts_are_made_when_said),
+	    cmocka_unit_test(test_exits_are_counted_by_kind),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

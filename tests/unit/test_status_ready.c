@@ -93,7 +93,8 @@ static void test_a_failed_or_crashed_main_task_is_not_ready(void **state)
 							      "\"next_restart_in_ms\":900") "]}]}",
 		&output),
 	    1);
-	assert_string_equal(output, "g/app: not ready (dead)\ng/crash: not ready (dead)\n");
+	assert_string_equal(output, "g/app: not ready (dead)\n"
+				    "g/crash: not ready (dead, restarts after its delay)\n");
 	free(output);
 }
 

@@ -291,6 +291,35 @@ static void test_a_scheduled_task_says_its_next_run(void **state)
 	free(table);
 }
 
+/* A task's instances scaled away from the config, and its rolling restart
+ * while it goes on or when it stopped; a roll that was done is not said. */
+static void test_instance_sets_under_the_rows(void **state)
+{
+	(void)state;
+	int result;
+	char *table = table_for(
+	    "{\"ok\": true, \"groups\": [{\"name\": \"web\", \"state\": \"wait_alloc\","
+	    " \"tasks\": [{\"name\": \"api@0\", \"stage\": \"main\", \"state\": \"running\"}],"
+	    " \"instance_sets\": ["
+	    "{\"task\": \"web/api\", \"configured\": 3, \"instances\": 5, \"scaled\": true,"
+	    " \"roll\": {\"state\": \"rolling\", \"max_unavailable\": 2, \"replaced\": 1,"
+	    " \"total\": 5, \"message\": null}},"
+	    "{\"task\": \"web/worker\", \"configured\": 2, \"instances\": 2, \"scaled\": false,"
+	    " \"roll\": {\"state\": \"stopped\", \"message\": \"rolling restart stopped at "
+	    "web/worker@1: not ready within 5s\"}},"
+	    "{\"task\": \"web/cron\", \"configured\": 2, \"instances\": 2, \"scaled\": false,"
+	    " \"roll\": {\"state\": \"done\", \"message\": \"rolling restart done\"}}]}]}",
+	    &result);
+	assert_int_equal(result, 0);
+	if (!strstr(table,
+		    "\n  api: 5 instances (corral scale); the config says 3\n"
+		    "  api: rolling restart: 1 of 5 replaced, 2 at a time\n"
+		    "  worker: rolling restart stopped at web/worker@1: not ready within 5s\n") ||
+	    strstr(table, "cron"))
+		fail_msg("table:\n%s", table);
+	free(table);
+}
+
 static void test_no_groups(void **state)
 {
 	int result;
@@ -389,6 +418,7 @@ int main(void)
 	    cmocka_unit_test(test_missing_and_wrong_fields),
 	    cmocka_unit_test(test_ready_and_health),
 	    cmocka_unit_test(test_a_scheduled_task_says_its_next_run),
+	    cmocka_unit_test(test_instance_sets_under_the_rows),
 	    cmocka_unit_test(test_no_groups),
 	    cmocka_unit_test(test_durations),
 	    cmocka_unit_test(test_sizes),
