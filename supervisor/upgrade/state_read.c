@@ -199,6 +199,13 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 	supervisor->counters.reloads_succeeded =
 	    (uint64_t)handover_int(own, "reloads_succeeded", 0);
 	supervisor->counters.reloads_failed = (uint64_t)handover_int(own, "reloads_failed", 0);
+	const json_t *requests = json_object_get(own, "control_requests");
+	for (unsigned i = 0; i < CONTROL_COMMAND_COUNT; i++)
+		supervisor->counters.control_requests[i] =
+		    (uint64_t)handover_int(requests, control_command_name(i), 0);
+	supervisor->started_wall_ms =
+	    (uint64_t)handover_int(own, "started_wall_ms", (int64_t)supervisor->started_wall_ms);
+	supervisor->sink.dropped_lines = (uint64_t)handover_int(own, "output_dropped_lines", 0);
 	/* Last, when nothing can fail any more: the device programs were
 	 * copied by each task that had one. */
 	json_array_foreach(tasks, index, state)

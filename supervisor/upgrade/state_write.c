@@ -8,18 +8,6 @@
 #include "supervisor/upgrade/task_handover.h"
 #include "supervisor/upgrade/upgrade_state.h"
 
-/* The task's definition is the running config's own: one a reload left
- * waiting for the next run would be lost. */
-static bool of_current_config(const struct supervisor *supervisor, const struct task *task)
-{
-	const struct config *config = supervisor->config;
-	for (size_t g = 0; g < config->group_count; g++)
-		for (size_t t = 0; t < config->groups[g].task_count; t++)
-			if (&config->groups[g].tasks[t] == task->config)
-				return true;
-	return false;
-}
-
 bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why_size)
 {
 	const char *reason = NULL;
@@ -55,14 +43,11 @@ bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why
 			}
 		for (size_t t = 0; t < group->task_count; t++) {
 			const struct task *task = group->tasks[t];
+			/* A task of an older generation (a reload found it
+			 * unchanged) runs what the current config says; one
+			 * whose change waits (next_config) is refused there. */
 			if (!task_handover_possible(task, why, why_size))
 				return false;
-			if (!of_current_config(supervisor, task)) {
-				snprintf(why, why_size,
-					 "%s: a reload's change waits for its next run",
-					 task->config->full_name);
-				return false;
-			}
 		}
 	}
 	return true;
@@ -177,11 +162,19 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 				    json_pack("{s:s,s:I}", "notify_socket", parent->socket_name,
 					      "watchdog_usec",
 					      (json_int_t)parent->watchdog_interval_ms * 2000));
+	/* GET /metrics' counters go on from where they were. */
+	json_t *requests = json_object();
+	for (unsigned i = 0; i < CONTROL_COMMAND_COUNT; i++)
+		json_object_set_new(
+		    requests, control_command_name(i),
+		    json_integer((json_int_t)supervisor->counters.control_requests[i]));
 	json_object_set_new(
 	    root, "supervisor",
-	    json_pack("{s:b,s:b,s:i,s:I,s:I}", "have_failure", supervisor->have_failure,
+	    json_pack("{s:b,s:b,s:i,s:I,s:I,s:I,s:o,s:I}", "have_failure", supervisor->have_failure,
 		      "failure_is_secondary", supervisor->failure_is_secondary, "exit_code",
-		      supervisor->exit_code, "reloads_succeeded",
+		      supervisor->exit_code, "started_wall_ms",
+		      (json_int_t)supervisor->started_wall_ms, "reloads_succeeded",
 		      (json_int_t)supervisor->counters.reloads_succeeded, "reloads_failed",
-		      (json_int_t)supervisor->counters.reloads_failed));
+		      (json_int_t)supervisor->counters.reloads_failed, "control_requests", requests,
+		      "output_dropped_lines", (json_int_t)supervisor->sink.dropped_lines));
 }
