@@ -83,7 +83,9 @@ for request in \
 	'{"version":1,"command":"shutdown"}' \
 	'{"version":1,"command":"reload","path":"/etc/corral.yaml","dry_run":true}' \
 	'{"version":1,"command":"restart","target":"web/app","mode":"rolling","max_unavailable":2}' \
-	'{"version":1,"command":"scale","counts":{"web/app":3,"web/worker":1}}'; do
+	'{"version":1,"command":"scale","counts":{"web/app":3,"web/worker":1}}' \
+	'{"version":1,"command":"upgrade"}' \
+	'{"version":1,"command":"upgrade","path":"/usr/local/bin/corral"}'; do
 	printf '%s' "$request" >"$seeds/fuzz_control_protocol/seed-$seed.json"
 	seed=$((seed + 1))
 done
