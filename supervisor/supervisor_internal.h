@@ -1,7 +1,11 @@
 /* The supervisor's state, shared by the files that make up its run:
- * supervisor.c (set-up, signals, the loop) and reload.c (a new config
- * applied while everything runs). Nothing else includes this. */
+ * supervisor.c (set-up, signals, the loop), supervisor_doors.c (the
+ * control socket and the HTTP endpoint), reload.c (a new config applied
+ * while everything runs), scale.c, termination.c and upgrade/ (the state
+ * handed to a new binary). Nothing below the supervisor includes this. */
 #pragma once
+
+#include <stddef.h>
 
 #include "base/loop.h"
 #include "config/config.h"
@@ -17,6 +21,7 @@
 #include "supervisor/output/output_sink.h"
 #include "supervisor/parent/parent_notify.h"
 #include "supervisor/pid1/one_command.h"
+#include "supervisor/supervisor.h"
 #include "supervisor/tasks/event_log.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/tasks/network_spares.h"
@@ -116,3 +121,31 @@ char *supervisor_metrics_text(struct supervisor *supervisor, enum metrics_format
  * the format of task lines on stdout (--log-format over the config's),
  * the bound on hook processes. */
 void supervisor_apply_settings(struct supervisor *supervisor);
+
+/* supervisor.c's shutdown: graceful, bounded by the shutdown timeout.
+ * `reason` for the log ("SIGTERM"), `by` for the termination message. */
+void supervisor_begin_shutdown(struct supervisor *supervisor, const char *reason, const char *by);
+
+/* ---- supervisor_doors.c: the control socket and the HTTP endpoint ---- */
+
+/* The control socket (in its place, or handed over by an upgrade), then
+ * the HTTP endpoint when the config has one. 0, or -errno after saying why. */
+int supervisor_open_doors(struct supervisor *supervisor, const struct run_options *options);
+/* Before anything is made or said: another corral listens where this one's
+ * socket would go (said, and this one ends). */
+bool supervisor_control_socket_taken(const struct config *config,
+				     const struct run_options *options);
+/* SIGHUP: as `corral reload` of the same files. */
+void supervisor_reload_on_hangup(struct supervisor *supervisor);
+/* A `watch:` entry's action `reload` (the supervisor is `pointer`): as SIGHUP. */
+void supervisor_reload_from_watch(void *pointer);
+/* Each event of the event log, to the followers of `corral events -f`. */
+void supervisor_publish_event(void *pointer, const char *json, size_t length);
+/* The followers of `corral logs -f`, a sink of every task's lines. */
+extern const struct output_sink_ops supervisor_log_followers_sink;
+/* A rolling restart's lines, to the client that asked for it. */
+void supervisor_tell_roll_followers(struct services *services, const void *roll, const char *line,
+				    size_t length, bool last);
+
+#define SUPERVISOR_FROM_SERVICES(pointer)                                                          \
+	((struct supervisor *)((char *)(pointer)-offsetof(struct supervisor, services)))
