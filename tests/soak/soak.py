@@ -396,6 +396,12 @@ class Soak:
         result = self.cli("reload", timeout=60)
         if result.returncode == 0:
             return
+        # Applied in part (docs/cli.md, exit 3): the kernel refused to lower a
+        # v1 memory limit below what the hog uses (EBUSY); that limit stays
+        # and the rest of the config was applied, so the variant did change.
+        if result.returncode == 3 and "applied in part" in result.stdout:
+            self.count("reload applied in part (a memory limit the kernel kept)")
+            return
         # Out of fds on purpose: refused whole, with the reason, is right.
         if time.monotonic() < self.fault_until and "Too many open files" in result.stderr:
             self.count("reload refused for want of fds (fault)")
@@ -407,7 +413,8 @@ class Soak:
             self.count("reload refused: a removed task still stopping")
             self.variant = 1 - self.variant
             return
-        self.fail(f"reload refused: {result.stderr.strip()[:300]}")
+        self.fail(f"reload failed (exit {result.returncode}): "
+                  f"{(result.stderr.strip() or result.stdout.strip())[:300]}")
 
     def listener(self):
         """The tcp health probes' server: up 2 s, down 1 s."""
