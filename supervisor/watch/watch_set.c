@@ -13,6 +13,7 @@
 #include "base/xmalloc.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/watch/watch_action.h"
+#include "supervisor/watch/watch_chain.h"
 #include "supervisor/watch/watch_target.h"
 
 /* One entry of one task's `watch:` list. */
@@ -90,6 +91,13 @@ static void resolve(struct watch_entry *entry, struct watch_target *target)
 		say_failure(entry, error);
 	else if (result > 0)
 		note_change(entry, target->path);
+	if (result >= 0 && target->chain_cut) {
+		snprintf(error, sizeof(error),
+			 "%s goes through more than %d symlinks (a loop?) or past PATH_MAX: the "
+			 "links up to there are watched, what they lead to is not",
+			 target->path, WATCH_CHAIN_MAX_LINKS);
+		say_failure(entry, error);
+	}
 }
 
 static struct watch_entry *entry_make(struct watch_set *set, struct task *task, size_t index,
