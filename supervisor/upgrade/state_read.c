@@ -51,6 +51,11 @@ int upgrade_state_read_control(struct supervisor *supervisor, const struct hando
 					    &supervisor->upgrade_requester, error, error_size);
 }
 
+int upgrade_state_watch_fd(const struct handover_reader *reader)
+{
+	return handover_fd_get(reader, json_object_get(reader->root, "watch"), "fd");
+}
+
 static struct group *find_group(struct supervisor *supervisor, const char *name)
 {
 	for (size_t i = 0; name && i < supervisor->group_count; i++)

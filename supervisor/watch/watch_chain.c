@@ -77,8 +77,8 @@ void watch_chain_walk(const char *path, struct watch_chain *chain)
 			return;
 		}
 		struct stat status;
-		if (lstat(full, &status) < 0 || (!last && !S_ISDIR(status.st_mode) &&
-						 !S_ISLNK(status.st_mode))) {
+		if (lstat(full, &status) < 0 ||
+		    (!last && !S_ISDIR(status.st_mode) && !S_ISLNK(status.st_mode))) {
 			/* Missing (or no directory where one is needed): watched
 			 * for when it appears. */
 			add(chain, reached, name, false);

@@ -289,7 +289,13 @@ void watch_set_sync(struct watch_set *set)
 	free(set->entries);
 	set->entries = kept;
 	set->entry_count = kept_count;
+	watch_dirs_drop_strays(&set->dirs);
 	follow_fd(set);
+}
+
+void watch_set_adopt(struct watch_set *set, int fd)
+{
+	watch_dirs_adopt(&set->dirs, fd);
 }
 
 void watch_set_close(struct watch_set *set)
