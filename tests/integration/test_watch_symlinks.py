@@ -11,7 +11,7 @@ and then counts: one inotify fd, read in order."""
 import os
 
 from conftest import Events, wait_for
-from test_watch import SLEEP, pid, start, stop, wait_restarted
+from test_watch import SLEEP, configmap, pid, start, stop, wait_restarted
 
 
 def repoint(link, target):
@@ -140,3 +140,22 @@ def test_a_symlink_loop_is_said_and_watched_until_it_is_mended(corral, tmp_path)
     wait_restarted(corral, "app", before)
     stop(running)
     assert changes_and_starts(running)[0] == [f"watch: {first} changed: restarting"]
+
+
+def test_each_configmap_swap_is_still_one_restart(corral, tmp_path):
+    """The ConfigMap's file goes through two links (app.yaml ->
+    ..data/app.yaml, ..data -> ..VERSION), so the version directory is
+    watched too now: its removal at the next swap is part of that swap,
+    never a restart of its own."""
+    volume, last = tmp_path / "config", tmp_path / "last.conf"
+    configmap(volume, "2026_11_27_10_00_00.1", {"app.yaml": "v: 1\n"})
+    running, _ = start(corral, tasks_with(volume / "app.yaml", last))
+    before = pid(corral, "app")
+    configmap(volume, "2026_11_27_10_05_00.2", {"app.yaml": "v: 2\n"})
+    before = wait_restarted(corral, "app", before)
+    configmap(volume, "2026_11_27_10_10_00.3", {"app.yaml": "v: 3\n"})
+    wait_restarted(corral, "app", before)
+    last_change(corral, last)
+    stop(running)
+    assert changes_and_starts(running) == (
+        [f"watch: {volume}/app.yaml changed: restarting"] * 2, 3)
