@@ -14,18 +14,14 @@ struct log_readiness *log_readiness_make(const struct readiness_config *config, 
 					 size_t error_size)
 {
 	struct log_readiness *log = xcalloc(1, sizeof(*log));
-	int failure = regcomp(&log->ready, config->log_ready, REG_EXTENDED | REG_NOSUB);
-	if (!failure && config->log_not_ready) {
-		failure = regcomp(&log->not_ready, config->log_not_ready, REG_EXTENDED | REG_NOSUB);
-		if (failure)
-			regfree(&log->ready);
-		log->has_not_ready = !failure;
-	}
-	if (failure) {
-		char why[128];
-		regerror(failure, NULL, why, sizeof(why));
+	char why[512];
+	size_t offset;
+	log->ready = line_pattern_compile(config->log_ready, &offset, why, sizeof(why));
+	if (log->ready && config->log_not_ready)
+		log->not_ready = line_pattern_compile(config->log_not_ready, &offset, why, sizeof(why));
+	if (!log->ready || (config->log_not_ready && !log->not_ready)) {
 		snprintf(error, error_size, "readiness.log: %s", why);
-		free(log);
+		log_readiness_free(log);
 		return NULL;
 	}
 	return log;
@@ -35,18 +31,9 @@ void log_readiness_free(struct log_readiness *log)
 {
 	if (!log)
 		return;
-	regfree(&log->ready);
-	if (log->has_not_ready)
-		regfree(&log->not_ready);
+	line_pattern_free(log->ready);
+	line_pattern_free(log->not_ready);
 	free(log);
-}
-
-static bool line_matches(const regex_t *pattern, const char *line, size_t length)
-{
-	/* REG_STARTEND: the line as it lies in the batch, with no copy to
-	 * end it in a NUL (glibc reads the bounds even with REG_NOSUB). */
-	regmatch_t bounds = {.rm_so = 0, .rm_eo = (regoff_t)length};
-	return regexec(pattern, line, 1, &bounds, REG_STARTEND) == 0;
 }
 
 static void take_lines(void *sink, struct output_batch *batch)
@@ -57,9 +44,9 @@ static void take_lines(void *sink, struct output_batch *batch)
 	size_t length;
 	while ((line = output_batch_next_line(batch, &cursor, &length))) {
 		bool ready = runner_is_ready_now(&task->runner);
-		if (ready && !log->has_not_ready)
+		if (ready && !log->not_ready)
 			return; /* nothing to hear until the next run */
-		if (!line_matches(ready ? &log->not_ready : &log->ready, line, length))
+		if (!line_pattern_matches(ready ? log->not_ready : log->ready, line, length))
 			continue;
 		char quoted[QUOTED_LINE_MAX + 16];
 		snprintf(quoted, sizeof(quoted), "line \"%.*s%s\"",

@@ -6,16 +6,15 @@
  * its primary says so in its log). */
 #pragma once
 
-#include <regex.h>
 #include <stdbool.h>
 
 #include "config/config.h"
+#include "config/line_pattern.h"
 #include "supervisor/output/output_sinks.h"
 
 struct log_readiness {
-	regex_t ready;
-	regex_t not_ready;
-	bool has_not_ready;
+	struct line_pattern *ready;
+	struct line_pattern *not_ready; /* NULL without `not_ready` */
 };
 
 /* The patterns of `config` compiled (the loader checked them): NULL only
