@@ -38,8 +38,8 @@ void config_interpolate_document(struct load_context *context, yaml_document_t *
 		struct interpolate_error error;
 		if (interpolate((const char *)node->data.scalar.value, node->data.scalar.length,
 				from_environment, NULL, &value, &length, &error) < 0) {
-			diagnostics_add(context->diagnostics, scalar_location(node, error.offset), "%s",
-					error.message);
+			diagnostics_add(context->diagnostics, scalar_location(node, error.offset),
+					"%s", error.message);
 			continue;
 		}
 		/* libyaml frees its strings with free(): ours takes the place. */

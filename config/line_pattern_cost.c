@@ -10,7 +10,7 @@
 #include "config/line_pattern.h"
 
 /* Past this a count only needs to stay past both limits. */
-#define COUNT_CEILING (1u << 30)
+#define COUNT_CEILING   (1u << 30)
 #define GROUP_DEPTH_MAX 64
 
 struct cost {
@@ -30,7 +30,8 @@ static unsigned saturating(unsigned long long value)
 
 static void add_item(struct group *group, struct cost item)
 {
-	group->total.positions = saturating((unsigned long long)group->total.positions + item.positions);
+	group->total.positions =
+	    saturating((unsigned long long)group->total.positions + item.positions);
 	group->total.loops = saturating((unsigned long long)group->total.loops + item.loops);
 	group->last = item;
 	group->has_last = true;
@@ -79,7 +80,8 @@ static size_t interval_parse(const char *text, size_t at, unsigned *copies, unsi
 	if (text[i] == ',') {
 		has_comma = true;
 		for (i++; text[i] >= '0' && text[i] <= '9'; i++, has_high = true)
-			high = saturating((unsigned long long)high * 10 + (unsigned)(text[i] - '0'));
+			high =
+			    saturating((unsigned long long)high * 10 + (unsigned)(text[i] - '0'));
 	}
 	if (text[i] != '}' || (!has_low && !has_high))
 		return 0;
@@ -137,12 +139,14 @@ int line_pattern_check_cost(const char *text, size_t *offset, char *error, size_
 		case '\\':
 			if (text[i + 1] >= '1' && text[i + 1] <= '9') {
 				*offset = i;
-				snprintf(error, error_size,
-					 "\\%c is a back-reference, which corral refuses: matching one can "
-					 "take time exponential in the line's length, in corral's one "
-					 "loop, which every task waits on; write the text it stands for "
-					 "again ((ab)\\1 as (ab)ab), or a class that covers it ([0-9]+)",
-					 text[i + 1]);
+				snprintf(
+				    error, error_size,
+				    "\\%c is a back-reference, which corral refuses: matching one "
+				    "can "
+				    "take time exponential in the line's length, in corral's one "
+				    "loop, which every task waits on; write the text it stands for "
+				    "again ((ab)\\1 as (ab)ab), or a class that covers it ([0-9]+)",
+				    text[i + 1]);
 				return -1;
 			}
 			if (!text[i + 1])
@@ -174,8 +178,11 @@ int line_pattern_check_cost(const char *text, size_t *offset, char *error, size_
 		case '+':
 		case '?':
 			if (group->has_last)
-				replace_last(group, (struct cost){group->last.positions,
-								  saturating((unsigned long long)group->last.loops + 1)});
+				replace_last(
+				    group,
+				    (struct cost){
+					group->last.positions,
+					saturating((unsigned long long)group->last.loops + 1)});
 			break;
 		case '{':
 			if (!(end = interval_parse(text, i, &copies, &optional))) {
@@ -185,9 +192,11 @@ int line_pattern_check_cost(const char *text, size_t *offset, char *error, size_
 			if (group->has_last) {
 				struct cost item = {
 				    saturating((unsigned long long)group->last.positions * copies),
-				    saturating((unsigned long long)group->last.loops * copies + optional)};
+				    saturating((unsigned long long)group->last.loops * copies +
+					       optional)};
 				if (too_costly(item))
-					return refuse_size(text, i, item, offset, error, error_size);
+					return refuse_size(text, i, item, offset, error,
+							   error_size);
 				replace_last(group, item);
 			}
 			i = end;

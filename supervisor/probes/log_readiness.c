@@ -18,7 +18,8 @@ struct log_readiness *log_readiness_make(const struct readiness_config *config, 
 	size_t offset;
 	log->ready = line_pattern_compile(config->log_ready, &offset, why, sizeof(why));
 	if (log->ready && config->log_not_ready)
-		log->not_ready = line_pattern_compile(config->log_not_ready, &offset, why, sizeof(why));
+		log->not_ready =
+		    line_pattern_compile(config->log_not_ready, &offset, why, sizeof(why));
 	if (!log->ready || (config->log_not_ready && !log->not_ready)) {
 		snprintf(error, error_size, "readiness.log: %s", why);
 		log_readiness_free(log);
