@@ -23,7 +23,7 @@
 /* `*`, `+`, `?` and optional `{n,m}` copies, multiplied out: each can be
  * skipped, so every state reaches the ones after it, and a line's cost
  * grows with their square. */
-#define LINE_PATTERN_LOOPS_MAX 32
+#define LINE_PATTERN_LOOPS_MAX 16
 
 struct line_pattern;
 
