@@ -62,4 +62,11 @@ def test_status_answers_while_a_task_floods_lines_against_a_heavy_pattern(corral
     assert len(ready) == 1 and 'line "aaaa' in ready[0]["message"], ready
     assert corral.cli("status", timeout=5).returncode in (0, 1)
     running.send(signal.SIGTERM)
-    assert running.wait(timeout=60).returncode == 0
+    result = running.wait(timeout=60)
+    assert result.returncode == 0
+    # The lines its budget left were matched at the next turns, and said
+    # once, with the task.
+    said = [line for line in result.stderr.splitlines()
+            if "g/flood: readiness.log: its pattern takes more than" in line]
+    assert len(said) == 1, result.stderr[-2000:]
+    assert "the task waits" in said[0]
