@@ -68,9 +68,14 @@ static size_t bracket_end(const char *text, size_t at)
 	return 0;
 }
 
+/* TRE's RE_DUP_MAX: a larger count is not an interval to it. */
+#define COUNT_MAX 255
+
 /* `{n}`, `{n,}`, `{n,m}` or `{,m}` at `text[at]`: its end, and the copies
- * it makes and the optional ones among them; 0 when it is not one. */
-static size_t interval_parse(const char *text, size_t at, unsigned *copies, unsigned *optional)
+ * it makes and the optional ones among them, and its larger count in
+ * `*largest`; 0 when it is not one. */
+static size_t interval_parse(const char *text, size_t at, unsigned *copies, unsigned *optional,
+			     unsigned *largest)
 {
 	size_t i = at + 1;
 	unsigned low = 0, high = 0;
@@ -85,6 +90,7 @@ static size_t interval_parse(const char *text, size_t at, unsigned *copies, unsi
 	}
 	if (text[i] != '}' || (!has_low && !has_high))
 		return 0;
+	*largest = high > low ? high : low;
 	if (!has_comma) {
 		*copies = low;
 		*optional = 0;
@@ -133,7 +139,7 @@ int line_pattern_check_cost(const char *text, size_t *offset, char *error, size_
 	size_t depth = 0;
 	for (size_t i = 0; text[i]; i++) {
 		struct group *group = &groups[depth];
-		unsigned copies, optional;
+		unsigned copies, optional, largest;
 		size_t end;
 		switch (text[i]) {
 		case '\\':
@@ -185,9 +191,20 @@ int line_pattern_check_cost(const char *text, size_t *offset, char *error, size_
 					saturating((unsigned long long)group->last.loops + 1)});
 			break;
 		case '{':
-			if (!(end = interval_parse(text, i, &copies, &optional))) {
+			if (!(end = interval_parse(text, i, &copies, &optional, &largest))) {
 				add_item(group, (struct cost){1, 0});
 				break;
+			}
+			if (largest > COUNT_MAX) {
+				*offset = i;
+				snprintf(
+				    error, error_size,
+				    "a count of %u: counts go to %d at most (glibc's regcomp took "
+				    "more; TRE, which matches in time linear in the line, does "
+				    "not); "
+				    "write + for \"at least once\", or a smaller count",
+				    largest, COUNT_MAX);
+				return -1;
 			}
 			if (group->has_last) {
 				struct cost item = {

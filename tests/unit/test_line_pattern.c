@@ -103,6 +103,7 @@ static void test_refusals_at_their_offset(void **state)
 	refused_at("(((a{255}){255}){255})", 10, "has 65025 characters");
 	refused_at("(.*a){9}(.*b){9}", 0, "has 18 repetition operators");
 	refused_at("a(b", 0, "not an extended regular expression");
+	refused_at("ab{1,300}", 2, "a count of 300: counts go to 255 at most");
 }
 
 static void test_limits_themselves_taken(void **state)
