@@ -48,6 +48,13 @@ void log_readiness_free(struct log_readiness *log)
 	free(log);
 }
 
+void log_readiness_forget(struct log_readiness *log)
+{
+	if (log->loop)
+		loop_timer_cancel(log->loop, &log->resume);
+	log->pending_start = log->pending_end = 0;
+}
+
 bool log_readiness_behind(const struct log_readiness *log)
 {
 	return log->pending_start < log->pending_end;

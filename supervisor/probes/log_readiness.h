@@ -38,6 +38,9 @@ struct log_readiness *log_readiness_make(const struct readiness_config *config, 
 					 size_t error_size);
 void log_readiness_free(struct log_readiness *log);
 
+/* A new run: lines of the last one still waiting are not heard. */
+void log_readiness_forget(struct log_readiness *log);
+
 /* Whether lines wait to be matched: the task's readers read no more of
  * its pipes until they are (task.c's output_sinks `behind`). */
 bool log_readiness_behind(const struct log_readiness *log);
