@@ -167,7 +167,8 @@ static bool reap_if_task(void *context, pid_t pid)
 				return true;
 		}
 	}
-	return exec_sessions_reap(&supervisor->exec_sessions, pid);
+	return exec_sessions_reap(&supervisor->exec_sessions, pid) ||
+	       upgrade_reap_check(supervisor, pid);
 }
 
 /* One-command mode: whatever corral gets but SIGCHLD is the command's. */
@@ -204,8 +205,9 @@ static void on_signal(struct loop_watch *watch, uint32_t events)
 		case SIGUSR2: {
 			/* As `corral upgrade` with corral's own binary. */
 			char why[1024];
-			upgrade_run(supervisor, NULL, "", why, sizeof(why));
-			log_message("upgrade (SIGUSR2): %s; corral runs on as it was", why);
+			if (upgrade_run(supervisor, NULL, "", why, sizeof(why)) < 0)
+				log_message("upgrade (SIGUSR2): %s; corral runs on as it was",
+					    why);
 			break;
 		}
 		default:
@@ -279,6 +281,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 						       .namespace_fd = -1,
 						       .reaper_fd = -1,
 						       .reaper_status_fd = -1,
+						       .executable_fd = -1,
 						       .devnull_fd = -1};
 	supervisor->cgroups = (struct cgroup_tree){.base_fd = -1, .root_fd = -1, .v1_suffix = ""};
 	supervisor->network = (struct network_host)NETWORK_HOST_INIT;
@@ -405,6 +408,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	parent_notify_close(&supervisor->parent, supervisor->exit_code);
 	/* Before the control socket: a session's end is said to its client. */
 	exec_sessions_close(&supervisor->exec_sessions);
+	upgrade_cancel(supervisor);
 	control_server_close(supervisor->control);
 	supervisor->control = NULL;
 	http_server_close(supervisor->http);

@@ -92,10 +92,10 @@ static bool is_running_config(void *pointer, const char *path)
 	       named.st_dev == running.st_dev && named.st_ino == running.st_ino;
 }
 
-static void upgrade_from_control(void *pointer, struct control_client *client, const char *binary,
-				 char *why, size_t why_size)
+static int upgrade_from_control(void *pointer, struct control_client *client, const char *binary,
+				char *why, size_t why_size)
 {
-	upgrade_run(pointer, client, binary, why, why_size);
+	return upgrade_run(pointer, client, binary, why, why_size);
 }
 
 static bool group_may_exec(void *pointer)

@@ -86,8 +86,8 @@ static bool confined_peer_allowed(struct control_server *server, const struct co
 
 static bool is_idle(const struct control_client *client)
 {
-	return !client->closed && !client->cut && client->follow == CONTROL_FOLLOW_NONE &&
-	       control_client_pending(client) == 0;
+	return !client->closed && !client->cut && !client->waiting &&
+	       client->follow == CONTROL_FOLLOW_NONE && control_client_pending(client) == 0;
 }
 
 /* Says why to a connection corral closes on its own, when nothing else
@@ -106,7 +106,7 @@ static void on_idle_timeout(struct loop_timer *timer)
 {
 	struct control_client *client = timer->data;
 	struct control_server *server = client->server;
-	if (client->closed || client->follow != CONTROL_FOLLOW_NONE)
+	if (client->closed || client->waiting || client->follow != CONTROL_FOLLOW_NONE)
 		return;
 	uint64_t deadline = client->last_active_ms + server->idle_timeout_ms;
 	if (loop_now_ms() < deadline) {
