@@ -206,8 +206,7 @@ static void on_signal(struct loop_watch *watch, uint32_t events)
 			/* As `corral upgrade` with corral's own binary. */
 			char why[1024];
 			if (upgrade_run(supervisor, NULL, "", why, sizeof(why)) < 0)
-				log_message("upgrade (SIGUSR2): %s; corral runs on as it was",
-					    why);
+				log_message("upgrade (SIGUSR2): %s; corral runs on as it was", why);
 			break;
 		}
 		default:

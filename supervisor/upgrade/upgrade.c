@@ -197,8 +197,8 @@ static void on_requester_gone(void *data)
 	upgrade_check_kill(request->check);
 }
 
-int upgrade_run(struct supervisor *supervisor, struct control_client *requester,
-		const char *binary, char *why, size_t why_size)
+int upgrade_run(struct supervisor *supervisor, struct control_client *requester, const char *binary,
+		char *why, size_t why_size)
 {
 	char path[PATH_MAX];
 	if (supervisor->upgrade) {

@@ -40,8 +40,8 @@ int upgrade_print_format(void);
  * why and so does the reply to `requester` (the client that asked, which
  * waits meanwhile: control_client_wait), or corral's log when NULL
  * (SIGUSR2). A second upgrade while one is checked is refused. */
-int upgrade_run(struct supervisor *supervisor, struct control_client *requester,
-		const char *binary, char *why, size_t why_size);
+int upgrade_run(struct supervisor *supervisor, struct control_client *requester, const char *binary,
+		char *why, size_t why_size);
 
 /* The SIGCHLD sweep found `pid` exited: true when it was the check's. */
 bool upgrade_reap_check(struct supervisor *supervisor, pid_t pid);

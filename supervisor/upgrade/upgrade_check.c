@@ -10,8 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/units.h"
 #include "base/process_group.h"
+#include "base/units.h"
 #include "base/xmalloc.h"
 #include "supervisor/upgrade/handover.h"
 
@@ -90,8 +90,9 @@ static bool judge(const struct upgrade_check *check, const siginfo_t *info, char
 		return false;
 	}
 	if (check->killed) {
-		snprintf(why, why_size, "%s --handover-format was stopped: the client that asked "
-					"for the upgrade went away",
+		snprintf(why, why_size,
+			 "%s --handover-format was stopped: the client that asked "
+			 "for the upgrade went away",
 			 path);
 		return false;
 	}
@@ -102,9 +103,10 @@ static bool judge(const struct upgrade_check *check, const siginfo_t *info, char
 		return false;
 	}
 	if (info->si_status != 0) {
-		snprintf(why, why_size,
-			 "%s --handover-format exited with code %d: not a corral that can take over",
-			 path, info->si_status);
+		snprintf(
+		    why, why_size,
+		    "%s --handover-format exited with code %d: not a corral that can take over",
+		    path, info->si_status);
 		return false;
 	}
 	const char *format = strstr(check->output, "handover-format ");
@@ -171,8 +173,8 @@ static void on_deadline(struct loop_timer *timer)
 }
 
 int upgrade_check_start(struct upgrade_check **out, struct loop *loop, struct spawn_slots *slots,
-			int binary_fd, const char *path, upgrade_check_done_fn *done,
-			void *context, char *why, size_t why_size)
+			int binary_fd, const char *path, upgrade_check_done_fn *done, void *context,
+			char *why, size_t why_size)
 {
 	int output[2];
 	if (pipe2(output, O_CLOEXEC | O_NONBLOCK) < 0) {
