@@ -407,11 +407,11 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 /* Every slot that holds an fd, /dev/null first: the others are made from
  * it. */
 static const size_t slot_offsets[] = {
-    offsetof(struct spawn_slots, devnull_fd), offsetof(struct spawn_slots, stdin_fd),
-    offsetof(struct spawn_slots, output_fd),  offsetof(struct spawn_slots, stderr_fd),
-    offsetof(struct spawn_slots, error_fd),   offsetof(struct spawn_slots, notify_fd),
-    offsetof(struct spawn_slots, sync_fd),    offsetof(struct spawn_slots, namespace_fd),
-    offsetof(struct spawn_slots, reaper_fd),  offsetof(struct spawn_slots, reaper_status_fd),
+    offsetof(struct spawn_slots, devnull_fd),    offsetof(struct spawn_slots, stdin_fd),
+    offsetof(struct spawn_slots, output_fd),     offsetof(struct spawn_slots, stderr_fd),
+    offsetof(struct spawn_slots, error_fd),      offsetof(struct spawn_slots, notify_fd),
+    offsetof(struct spawn_slots, sync_fd),       offsetof(struct spawn_slots, namespace_fd),
+    offsetof(struct spawn_slots, reaper_fd),     offsetof(struct spawn_slots, reaper_status_fd),
     offsetof(struct spawn_slots, executable_fd),
 };
 #define SLOT_COUNT (sizeof(slot_offsets) / sizeof(slot_offsets[0]))

@@ -729,8 +729,8 @@ static void run_upgrade(struct control_context *context, struct reply *reply,
 		reply_error(reply, "upgrade: only root or corral's own user may replace corral");
 		return;
 	}
-	if (context->upgrade(context->supervisor, reply->client, request->path, why,
-			     sizeof(why)) < 0)
+	if (context->upgrade(context->supervisor, reply->client, request->path, why, sizeof(why)) <
+	    0)
 		reply_error(reply, "upgrade: %s", why);
 }
 
