@@ -126,6 +126,7 @@ char *supervisor_metrics_text(struct supervisor *supervisor, enum metrics_format
 	    .output_dropped_lines = supervisor->sink.dropped_lines,
 	    .output_buffered_bytes = supervisor->sink.end - supervisor->sink.start,
 	    .starts_put_off = supervisor->shortage.put_off_total,
+	    .longest_loop_turn_us = loop_longest_turn_us(supervisor->loop),
 	    .usage_stale = refresh_usage_after_scrape,
 	    .context = supervisor,
 	};
