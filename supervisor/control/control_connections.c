@@ -177,10 +177,15 @@ static void refuse(int fd, const struct control_peer *peer, const char *why)
 			    (int)peer->credentials.pid, (unsigned)peer->credentials.uid, why);
 }
 
+/* Connections taken in one turn of the loop: a client that connects as
+ * fast as it is refused must not keep the loop here (the listening socket
+ * is level-triggered: the rest wait for the next turn, after the others). */
+#define CONTROL_ACCEPTS_PER_TURN 16
+
 void control_server_on_accept(struct loop_watch *watch, uint32_t events)
 {
 	struct control_server *server = watch->data;
-	for (;;) {
+	for (unsigned i = 0; i < CONTROL_ACCEPTS_PER_TURN; i++) {
 		int fd = accept4(watch->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return; /* EAGAIN, or a client that left before we looked */
