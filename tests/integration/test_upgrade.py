@@ -816,3 +816,37 @@ def test_a_binary_others_could_replace_is_refused(corral, corral_bin, tmp_path):
     running.send(signal.SIGTERM)
     outcome = running.wait()
     assert "upgrade_failed" in [event.get("event") for event in outcome.events]
+
+
+def test_a_client_that_goes_away_during_the_check_stops_the_upgrade(corral, corral_bin,
+                                                                     tmp_path):
+    """Ctrl-C on `corral upgrade` while the new binary is checked: the check
+    is killed and nothing is executed; corral says so and runs on."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    running = corral.start(counting_config(marks, 1))
+    corral.wait_control(running)
+    wait_for(lambda: len(list(marks.iterdir())) == 1, what="the task to start")
+    before = snapshot(corral)
+    held = tmp_path / "held"
+    held_script = write_script(
+        tmp_path / "held-check",
+        "#!/bin/sh\nif [ \"$1\" = --handover-format ]; then\n"
+        f"  echo $$ > {held}.tmp; mv {held}.tmp {held}; exec sleep 600\nfi\n"
+        f"touch {tmp_path / 'executed'}\nexec {corral_bin} \"$@\"\n")
+    waiting = corral.cli_popen("upgrade", held_script)
+    wait_for(lambda: held.exists(), timeout=30, what="the check to start")
+    waiting.kill()
+    waiting.wait()
+    wait_for(lambda: any("went away" in (event.get("message") or "")
+                         for event in running.events() if event.get("event") == "upgrade_failed"),
+             timeout=30, what="the upgrade to be given up")
+    assert not (tmp_path / "executed").exists()
+    # The check's process is gone too.
+    wait_for(lambda: not pid_exists(int(held.read_text())), timeout=30,
+             what="the check's process to end")
+    # And a new upgrade may start.
+    assert upgrade(corral, corral_bin).returncode == 0
+    assert_same_tasks(before, snapshot(corral))
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
