@@ -344,7 +344,11 @@ static char *write_config(unsigned inputs)
 	return path;
 }
 
-static void start_corral(const char *corral, const char *config, const char *stderr_path)
+/* Up once /livez answers: true. false when corral exited first (a config
+ * it refuses, say a pattern a later corral does not take), with the end
+ * of what it said in `why`. */
+static bool start_corral(const char *corral, const char *config, const char *stderr_path, char *why,
+			 size_t why_size)
 {
 	fflush(stdout);
 	corral_pid = fork();
@@ -360,19 +364,28 @@ static void start_corral(const char *corral, const char *config, const char *std
 		execl(corral, corral, "run", config, (char *)NULL);
 		_exit(127);
 	}
-	/* Up once /livez answers. */
 	int64_t deadline = now_ns() + 60000000000LL;
 	struct text buffer = {0};
 	while (http_get("/livez", 1000, &buffer) != 200) {
 		int status;
-		if (waitpid(corral_pid, &status, WNOHANG) == corral_pid)
-			die("corral exited (%d) before /livez answered: %s", exit_code_of(status),
-			    text_tail(read_file(stderr_path, NULL), 600));
+		if (waitpid(corral_pid, &status, WNOHANG) == corral_pid) {
+			corral_pid = 0;
+			char *said = read_file(stderr_path, NULL);
+			snprintf(why, why_size, "corral exited (%d) before /livez answered: %s",
+				 exit_code_of(status), text_tail(said, 300));
+			for (char *c = why; *c; c++)
+				if (*c == '\n')
+					*c = ' ';
+			free(said);
+			free(buffer.data);
+			return false;
+		}
 		if (now_ns() > deadline)
 			die("/livez did not answer within 60 s");
 		sleep_ms(20);
 	}
 	free(buffer.data);
+	return true;
 }
 
 /* ---- one scenario -------------------------------------------------------------- */
@@ -397,7 +410,13 @@ static void scenario(const char *corral, const struct scenario *which, double se
 {
 	char *config = write_config(which->inputs);
 	char *stderr_path = temp_path("corral-%s.stderr", which->name);
-	start_corral(corral, config, stderr_path);
+	char why[512];
+	if (!start_corral(corral, config, stderr_path, why, sizeof(why))) {
+		printf("%-16s %s\n", which->name, why);
+		free(config);
+		free(stderr_path);
+		return;
+	}
 	sleep_ms(300); /* the tasks start */
 	struct figures figures = {.turn_at_start_ms = longest_turn_ms()};
 	if (which->inputs & INPUT_CLIENTS)
