@@ -32,6 +32,7 @@
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/upgrade/upgrade.h"
+#include "supervisor/upgrade/upgrade_check.h"
 #include "supervisor/upgrade/upgrade_state.h"
 
 static void note_task_failed_for_good(struct services *services, struct task *task)
@@ -408,6 +409,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	/* Before the control socket: a session's end is said to its client. */
 	exec_sessions_close(&supervisor->exec_sessions);
 	upgrade_cancel(supervisor);
+	upgrade_check_collect();
 	control_server_close(supervisor->control);
 	supervisor->control = NULL;
 	http_server_close(supervisor->http);
@@ -558,6 +560,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		if (supervisor.control)
 			control_server_collect(supervisor.control);
 		http_server_collect(supervisor.http);
+		upgrade_check_collect();
 	}
 
 	unsigned leftovers = reaper_kill_remaining_children();

@@ -34,6 +34,7 @@ struct upgrade_check {
 	size_t output_length;
 	upgrade_check_done_fn *done;
 	void *context;
+	struct upgrade_check *next_retired;
 };
 
 static void close_output(struct upgrade_check *check)
@@ -127,6 +128,10 @@ static bool judge(const struct upgrade_check *check, const siginfo_t *info, char
 	return true;
 }
 
+/* Released checks, freed after the loop's event batch (upgrade_check_collect):
+ * an event of this batch may still name one of their watches. */
+static struct upgrade_check *retired;
+
 static void release(struct upgrade_check *check)
 {
 	close_output(check);
@@ -138,7 +143,18 @@ static void release(struct upgrade_check *check)
 	if (check->error_fd >= 0)
 		close(check->error_fd);
 	free(check->path);
-	free(check);
+	check->path = NULL;
+	check->next_retired = retired;
+	retired = check;
+}
+
+void upgrade_check_collect(void)
+{
+	while (retired) {
+		struct upgrade_check *check = retired;
+		retired = check->next_retired;
+		free(check);
+	}
 }
 
 /* It exited: reaped (with what it left in its process group), judged,

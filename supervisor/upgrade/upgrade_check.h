@@ -22,7 +22,8 @@ struct upgrade_check;
 
 /* The verdict: `passed`, or not with `why` ("PATH --handover-format exited
  * with code 1: not a corral that can take over"). The check's process and
- * fds are gone by then; `check` is freed when this returns (it may exec). */
+ * fds are gone by then (it may exec); `check` is freed at the next
+ * upgrade_check_collect. */
 typedef void upgrade_check_done_fn(void *context, bool passed, const char *why);
 
 /* Starts `path` (opened as `binary_fd`, which stays the caller's) with
@@ -39,5 +40,9 @@ bool upgrade_check_reap(struct upgrade_check *check, pid_t pid);
  * its exit is seen, not passed. */
 void upgrade_check_kill(struct upgrade_check *check);
 
-/* corral is exiting: killed, its fds closed, freed, without waiting. */
+/* corral is exiting: killed, its fds closed, without waiting. */
 void upgrade_check_free(struct upgrade_check *check);
+
+/* After each batch of the loop's events: frees the checks that ended
+ * (their watches may be named by an event of the batch until then). */
+void upgrade_check_collect(void);
