@@ -32,6 +32,7 @@
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/upgrade/upgrade.h"
+#include "supervisor/upgrade/upgrade_check.h"
 #include "supervisor/upgrade/upgrade_state.h"
 
 static void note_task_failed_for_good(struct services *services, struct task *task)
@@ -167,7 +168,8 @@ static bool reap_if_task(void *context, pid_t pid)
 				return true;
 		}
 	}
-	return exec_sessions_reap(&supervisor->exec_sessions, pid);
+	return exec_sessions_reap(&supervisor->exec_sessions, pid) ||
+	       upgrade_reap_check(supervisor, pid);
 }
 
 /* One-command mode: whatever corral gets but SIGCHLD is the command's. */
@@ -204,8 +206,8 @@ static void on_signal(struct loop_watch *watch, uint32_t events)
 		case SIGUSR2: {
 			/* As `corral upgrade` with corral's own binary. */
 			char why[1024];
-			upgrade_run(supervisor, NULL, "", why, sizeof(why));
-			log_message("upgrade (SIGUSR2): %s; corral runs on as it was", why);
+			if (upgrade_run(supervisor, NULL, "", why, sizeof(why)) < 0)
+				log_message("upgrade (SIGUSR2): %s; corral runs on as it was", why);
 			break;
 		}
 		default:
@@ -279,6 +281,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 						       .namespace_fd = -1,
 						       .reaper_fd = -1,
 						       .reaper_status_fd = -1,
+						       .executable_fd = -1,
 						       .devnull_fd = -1};
 	supervisor->cgroups = (struct cgroup_tree){.base_fd = -1, .root_fd = -1, .v1_suffix = ""};
 	supervisor->network = (struct network_host)NETWORK_HOST_INIT;
@@ -408,6 +411,8 @@ static void supervisor_close(struct supervisor *supervisor)
 	parent_notify_close(&supervisor->parent, supervisor->exit_code);
 	/* Before the control socket: a session's end is said to its client. */
 	exec_sessions_close(&supervisor->exec_sessions);
+	upgrade_cancel(supervisor);
+	upgrade_check_collect();
 	control_server_close(supervisor->control);
 	supervisor->control = NULL;
 	http_server_close(supervisor->http);
@@ -558,6 +563,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		if (supervisor.control)
 			control_server_collect(supervisor.control);
 		http_server_collect(supervisor.http);
+		upgrade_check_collect();
 	}
 
 	unsigned leftovers = reaper_kill_remaining_children();

@@ -101,6 +101,8 @@ struct supervisor {
 	 * tasks are taken over. */
 	const struct handover_reader *handover;
 	struct control_client *upgrade_requester;
+	/* `corral upgrade` while its new binary is checked (upgrade.c). */
+	struct upgrade_request *upgrade;
 
 	bool have_failure;
 	bool failure_is_secondary; /* from a task that never started */

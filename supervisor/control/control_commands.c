@@ -718,8 +718,9 @@ static bool acts_on_one_task(const struct control_request *request)
 	}
 }
 
-/* Returns only when corral was not replaced: the new corral answers on
- * the same connection when it was (upgrade.h). */
+/* Answered now only when refused at once; else once the new binary's
+ * check ends: with why it failed, or by the new corral on the same
+ * connection (upgrade.h). */
 static void run_upgrade(struct control_context *context, struct reply *reply,
 			const struct control_request *request)
 {
@@ -728,8 +729,9 @@ static void run_upgrade(struct control_context *context, struct reply *reply,
 		reply_error(reply, "upgrade: only root or corral's own user may replace corral");
 		return;
 	}
-	context->upgrade(context->supervisor, reply->client, request->path, why, sizeof(why));
-	reply_error(reply, "upgrade: %s", why);
+	if (context->upgrade(context->supervisor, reply->client, request->path, why, sizeof(why)) <
+	    0)
+		reply_error(reply, "upgrade: %s", why);
 }
 
 /* One request, its replies through `reply`. */

@@ -176,6 +176,13 @@ static void write_corral(struct writer *writer, const struct metrics_source *sou
 	text_buffer_put_fixed(&writer->out, source->started_wall_ms, 3); /* ms as seconds */
 	text_buffer_put_char(&writer->out, '\n');
 
+	family(writer, "corral_loop_longest_turn_seconds", GAUGE, "seconds",
+	       "The longest turn of corral's event loop since this process started: "
+	       "while it turns, nothing else is served.");
+	put_literal(writer, "corral_loop_longest_turn_seconds ");
+	text_buffer_put_fixed(&writer->out, source->longest_loop_turn_us, 6); /* us as s */
+	text_buffer_put_char(&writer->out, '\n');
+
 	family(writer, "corral_reloads", COUNTER, NULL,
 	       "Config reloads (SIGHUP, corral reload) by result: succeeded (applied, "
 	       "in whole or in part) or failed (refused).");

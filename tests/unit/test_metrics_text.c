@@ -113,6 +113,7 @@ static struct metrics_source source_of(struct canned *canned, enum metrics_forma
 	    .output_dropped_lines = 12,
 	    .output_buffered_bytes = 4096,
 	    .starts_put_off = 5,
+	    .longest_loop_turn_us = 12345,
 	    .usage_stale = note_stale,
 	    .context = canned,
 	};
@@ -243,6 +244,7 @@ static void test_the_families_of_a_running_corral(void **state)
 	assert_line(text, "corral_output_buffered_bytes 4096");
 	assert_line(text, "corral_output_held_tasks 1");
 	assert_line(text, "corral_starts_put_off_total 5");
+	assert_line(text, "corral_loop_longest_turn_seconds 0.012345");
 
 	assert_line(text, "corral_group_state{group=\"web\",state=\"main\"} 1");
 	assert_line(text, "corral_group_state{group=\"web\",state=\"init\"} 0");
