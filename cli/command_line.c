@@ -11,9 +11,21 @@ static const char short_with_argument[] = "cenpruw";
 
 /* Long options that take an argument, the same way. */
 static const char *const long_with_argument[] = {
-    "config",	   "socket",	"shutdown-timeout", "profile",	   "max-unavailable",
-    "events",	   "log-format", "tail",		    "since",	   "user",
-    "env",	   "workdir",	"rewrite",	    "expect-exit", "parent-death-signal",
+    "config",
+    "socket",
+    "shutdown-timeout",
+    "profile",
+    "max-unavailable",
+    "events",
+    "log-format",
+    "tail",
+    "since",
+    "user",
+    "env",
+    "workdir",
+    "rewrite",
+    "expect-exit",
+    "parent-death-signal",
 };
 
 /* `--name` (no `=value`) takes the next word: getopt_long also takes an
@@ -65,8 +77,7 @@ static int first_operand(int argc, char *const *argv, int from, const char *with
 	return argc;
 }
 
-int command_line_find_command(int argc, char *const *argv, const char *const *names,
-			      size_t count)
+int command_line_find_command(int argc, char *const *argv, const char *const *names, size_t count)
 {
 	int at = first_operand(argc, argv, 1, short_with_argument);
 	if (at <= 0 || at >= argc)

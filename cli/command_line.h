@@ -13,8 +13,7 @@
  * names no command (a program for one-command mode), or there is none.
  * An option takes an argument when any client command's, or one-command
  * mode's, does: the word after `-c` is a config file, not the command. */
-int command_line_find_command(int argc, char *const *argv, const char *const *names,
-			      size_t count);
+int command_line_find_command(int argc, char *const *argv, const char *const *names, size_t count);
 
 /* The argv a command's main gets when its name is at `at` (from
  * command_line_find_command): its name, the options before it, then the

@@ -79,8 +79,9 @@ static void hint_one_command(int argc, char **argv, int at)
 	int program = command_line_one_command_program(argc, argv, at);
 	if (!program)
 		return;
-	fprintf(stderr, "corral: the options before \"%s\" were taken as its own; to run a "
-			"program under corral instead, write: corral",
+	fprintf(stderr,
+		"corral: the options before \"%s\" were taken as its own; to run a "
+		"program under corral instead, write: corral",
 		argv[at]);
 	for (int i = 1; i < argc; i++)
 		fprintf(stderr, "%s%s", i == program ? " -- " : " ", argv[i]);
@@ -89,8 +90,7 @@ static void hint_one_command(int argc, char **argv, int at)
 
 /* `corral [OPTIONS] COMMAND ...`: the options go to the command, as if
  * written after its name (git, kubectl). */
-static int run_command_after_options(int argc, char **argv, int at,
-				     const struct command **command)
+static int run_command_after_options(int argc, char **argv, int at, const struct command **command)
 {
 	*command = command_named(argv[at]);
 	int moved_argc;
