@@ -279,7 +279,7 @@ static void test_a_scheduled_task_says_its_next_run(void **state)
 	tzset();
 	int result;
 	char *table = table_for(
-	    "{\"ok\": true, \"groups\": [{\"name\": \"jobs\", \"state\": \"wait_alloc\","
+	    "{\"ok\": true, \"groups\": [{\"name\": \"jobs\", \"state\": \"running\","
 	    " \"tasks\": [{\"name\": \"backup\", \"stage\": \"main\", \"state\": \"waiting\","
 	    " \"restarts\": 0, \"runs\": 34, \"next_run\": 12600.0, \"next_run_in_ms\": 120000,"
 	    " \"waiting_for\": \"its schedule: next run in 2m\"}]}]}",
@@ -298,7 +298,7 @@ static void test_instance_sets_under_the_rows(void **state)
 	(void)state;
 	int result;
 	char *table = table_for(
-	    "{\"ok\": true, \"groups\": [{\"name\": \"web\", \"state\": \"wait_alloc\","
+	    "{\"ok\": true, \"groups\": [{\"name\": \"web\", \"state\": \"running\","
 	    " \"tasks\": [{\"name\": \"api@0\", \"stage\": \"main\", \"state\": \"running\"}],"
 	    " \"instance_sets\": ["
 	    "{\"task\": \"web/api\", \"configured\": 3, \"instances\": 5, \"scaled\": true,"
