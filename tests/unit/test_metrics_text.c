@@ -271,9 +271,8 @@ static void test_the_families_of_a_running_corral(void **state)
 	assert_line(text, "corral_task_state{group=\"jobs\",task=\"once\",state=\"dead\"} 1");
 
 	assert_line(text, "corral_task_ready{group=\"web\",task=\"service\"} 1");
-	assert_line(text,
-		    "corral_task_ready{group=\"web\",task=\"worker\",task_instance=\"1\"} 0"); /* stopping
-												*/
+	/* Stopping: not ready. */
+	assert_line(text, "corral_task_ready{group=\"web\",task=\"worker\",task_instance=\"1\"} 0");
 	assert_line(text, "corral_task_ready{group=\"web\",task=\"crash\"} 0");
 	/* Healthy: only the task with a health probe. */
 	assert_line(text, "corral_task_healthy{group=\"web\",task=\"service\"} 1");
