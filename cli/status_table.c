@@ -462,6 +462,47 @@ void status_table_write_memory(FILE *out, const json_t *reply)
 	}
 }
 
+/* corral itself, above the tables: "corral 0.1.0, pid 4242, up 1h2m
+ * (since 2026-12-07 10:00:00), 0 restores, 1 upgrade", the time in this
+ * terminal's zone; nothing from a corral that does not say. */
+static void write_self(FILE *out, const json_t *reply)
+{
+	const json_t *self = json_object_get(reply, "corral");
+	if (!json_is_object(self))
+		return;
+	const json_t *version = json_object_get(self, "version");
+	const json_t *pid = json_object_get(self, "pid");
+	const json_t *started_at = json_object_get(self, "started_at");
+	const json_t *uptime_ms = json_object_get(self, "uptime_ms");
+	fprintf(out, "corral %s, pid ",
+		json_is_string(version) ? json_string_value(version) : UNKNOWN);
+	if (json_is_integer(pid))
+		fprintf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(pid));
+	else
+		fputs(UNKNOWN, out);
+	if (json_is_integer(uptime_ms) && json_integer_value(uptime_ms) >= 0) {
+		char up[32];
+		status_duration_format((uint64_t)json_integer_value(uptime_ms), up, sizeof(up));
+		fprintf(out, ", up %s", up);
+	}
+	if (json_is_number(started_at)) {
+		time_t since = (time_t)json_number_value(started_at);
+		struct tm local;
+		char at[32];
+		if (localtime_r(&since, &local) &&
+		    strftime(at, sizeof(at), "%Y-%m-%d %H:%M:%S", &local))
+			fprintf(out, " (since %s)", at);
+	}
+	static const char *const counts[][2] = {{"restores", "restore"}, {"upgrades", "upgrade"}};
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		const json_t *count = json_object_get(self, counts[i][0]);
+		if (json_is_integer(count))
+			fprintf(out, ", %" JSON_INTEGER_FORMAT " %s", json_integer_value(count),
+				json_integer_value(count) == 1 ? counts[i][1] : counts[i][0]);
+	}
+	fputs("\n\n", out);
+}
+
 int status_table_write(FILE *out, const json_t *reply)
 {
 	const json_t *groups = json_object_get(reply, "groups");
@@ -493,6 +534,7 @@ int status_table_write(FILE *out, const json_t *reply)
 		}
 	}
 
+	write_self(out, reply);
 	r = 0;
 	json_array_foreach(groups, g, group)
 	{

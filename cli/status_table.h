@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Writes each group of `reply` as a header line ("web  state: main") and
+/* Writes corral itself in one line (its version, pid, uptime, restores
+ * and upgrades: the reply's "corral", when it has one), then each group of
+ * `reply` as a header line ("web  state: main") and
  * its tasks as rows: TASK, STAGE, STATE, READY, HEALTH, PID, UPTIME, CPU,
  * MEM (now, and /limit with a memory limit), PIDS, RESTARTS, LAST EXIT, NEXT RESTART. Column widths
  * fit the widest cell of all groups, so that
