@@ -87,6 +87,13 @@ static int parse_string(struct parser *parser, const char **decoded)
 {
 	char *in = ++parser->at, *out = in;
 	*decoded = out;
+	/* Most strings have no escape: found where they are, nothing moved.
+	 * A control character (the text's closing NUL too) stops this, for
+	 * the loop below to judge. */
+	unsigned char c0;
+	while ((c0 = (unsigned char)*in) != '"' && c0 != '\\' && c0 >= 0x20)
+		in++;
+	out = in;
 	while (in < parser->end && *in != '"') {
 		unsigned char c = (unsigned char)*in;
 		if (c < 0x20) {
@@ -168,6 +175,17 @@ static int parse_number(struct parser *parser, size_t index)
 		integer = false;
 	struct jv *value = &parser->view->values[index];
 	char *stop;
+	/* Up to 18 digits cannot overflow: summed here, not by strtoll. */
+	size_t digits = (size_t)(p - start) - (*start == '-');
+	if (integer && digits <= 18) {
+		int64_t number = 0;
+		for (const char *d = start + (*start == '-'); d < p; d++)
+			number = number * 10 + (*d - '0');
+		value->kind = JSON_VIEW_INTEGER;
+		value->integer = *start == '-' ? -number : number;
+		parser->at = p;
+		return 0;
+	}
 	errno = 0;
 	if (integer) {
 		long long number = strtoll(start, &stop, 10);
