@@ -278,6 +278,7 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 	    .supervisor = supervisor,
 	    .loop = supervisor->loop,
 	    .counters = &supervisor->counters,
+	    .started_wall_ms = &supervisor->started_wall_ms,
 	};
 	struct control_server_ops ops = {
 	    .handle = control_commands_handle,

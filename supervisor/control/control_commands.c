@@ -189,7 +189,12 @@ static void run_status(struct control_context *context, struct reply *reply,
 	struct status_reply *status = scope.task ? &one : &context->status_many;
 	status->stale_usage = false;
 	size_t length, capacity;
-	char *line = status_reply_line(status, context->groups, context->group_count, &scope,
+	struct status_self self = {
+	    .started_wall_ms = context->started_wall_ms ? *context->started_wall_ms : 0,
+	    .upgrades = context->counters ? context->counters->upgrades : 0,
+	    .restores = context->counters ? context->counters->restores : 0,
+	};
+	char *line = status_reply_line(status, &self, context->groups, context->group_count, &scope,
 				       loop_now_ms(), &length, &capacity);
 	control_client_send_owned(reply->client, line, length, capacity);
 	if (status->stale_usage)

@@ -52,6 +52,9 @@ struct control_context {
 	/* Replies about many tasks: the size of the last one. */
 	struct status_reply status_many;
 	struct metrics_counters *counters; /* the requests are counted there */
+	/* When corral started (the wall clock, ms), for status' "corral"
+	 * object; an upgrade's new corral takes the old one's. */
+	const uint64_t *started_wall_ms;
 };
 
 /* A reply about many tasks found usage readings missing or stale (GET

@@ -2,7 +2,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/clock.h"
 #include "base/json_writer.h"
 #include "base/units.h"
 #include "supervisor/control/exec_session.h"
@@ -274,7 +276,28 @@ static void write_group(struct json_writer *out, struct status_reply *reply,
 	jw_object_close(out);
 }
 
-char *status_reply_line(struct status_reply *reply, struct group *const *groups, size_t group_count,
+/* {"pid", "version", "started_at", "uptime_ms", "upgrades", "restores"}:
+ * the process whose death would matter, and how long it has run. */
+static void write_self(struct json_writer *out, const struct status_self *self)
+{
+	uint64_t wall_now_ms = wall_clock_ms();
+	jw_key(out, "corral");
+	jw_object_open(out);
+	jw_field_int(out, "pid", getpid());
+	jw_field_cstring(out, "version", CORRAL_VERSION);
+	jw_key(out, "started_at");
+	jw_real(out, (double)self->started_wall_ms / 1000.0);
+	jw_field_int(out, "uptime_ms",
+		     wall_now_ms > self->started_wall_ms
+			 ? (int64_t)(wall_now_ms - self->started_wall_ms)
+			 : 0);
+	jw_field_int(out, "upgrades", (int64_t)self->upgrades);
+	jw_field_int(out, "restores", (int64_t)self->restores);
+	jw_object_close(out);
+}
+
+char *status_reply_line(struct status_reply *reply, const struct status_self *self,
+			struct group *const *groups, size_t group_count,
 			const struct control_scope *scope, uint64_t now_ms, size_t *length,
 			size_t *capacity)
 {
@@ -285,6 +308,7 @@ char *status_reply_line(struct status_reply *reply, struct group *const *groups,
 	reply->first_reads_left = TASK_USAGE_FIRST_READS_MAX;
 	jw_object_open(&out);
 	jw_field_bool(&out, "ok", true);
+	write_self(&out, self);
 	jw_key(&out, "groups");
 	jw_array_open(&out);
 	for (size_t i = 0; i < group_count; i++)

@@ -284,11 +284,47 @@ static void advance(struct group *group, struct instance_roll *roll, uint64_t no
 		finish_done(group, roll);
 }
 
+/* A stopped roll whose set is whole again: every instance runs and is
+ * ready (the one it stopped at, retried by its restart policy, included),
+ * and none was left on an old definition by a reload's roll (those are
+ * still to be replaced, as its message says). Its "stopped at" would say
+ * something no longer true of the set. */
+static bool recovered(const struct group *group, const struct instance_roll *roll)
+{
+	if (roll->outcome != ROLL_STOPPED)
+		return false;
+	for (size_t i = 0; i < roll->member_count; i++)
+		if (roll->by_reload && roll->members[i].phase == ROLL_LEFT)
+			return false;
+	size_t instances = 0;
+	for (size_t i = 0; i < group->task_count; i++) {
+		const struct task *task = group->tasks[i];
+		const char *set = task->config->instance_of;
+		if (!set || task->removed || strcmp(set, roll->task) != 0)
+			continue;
+		instances++;
+		if (task->runner.state != TASK_RUNNING || !runner_shown_ready(&task->runner))
+			return false;
+	}
+	return instances > 0;
+}
+
 void instance_rolls_advance(struct group *group, uint64_t now_ms)
 {
-	for (struct instance_roll *roll = group->rolls; roll; roll = roll->next)
+	for (struct instance_roll **slot = &group->rolls; *slot;) {
+		struct instance_roll *roll = *slot;
 		if (roll->outcome == ROLL_GOING)
 			advance(group, roll, now_ms);
+		if (!recovered(group, roll)) {
+			slot = &roll->next;
+			continue;
+		}
+		note(group, roll, task_event_type_name(TASK_EVENT_ROLLING),
+		     "every instance runs and is ready again: the stopped rolling restart is "
+		     "cleared from status");
+		*slot = roll->next;
+		roll_free(roll);
+	}
 }
 
 struct instance_roll *instance_roll_begin(struct group *group, const char *task,

@@ -47,7 +47,9 @@ struct instance_roll *instance_roll_begin(struct group *group, const char *task,
 					  unsigned max_unavailable, bool by_reload, char *error,
 					  size_t error_size);
 
-/* Every roll of the group under way takes a step (group_settle). */
+/* Every roll of the group under way takes a step (group_settle), and a
+ * stopped one is forgotten once its set recovered: every instance running
+ * and ready, none left on an old definition. */
 void instance_rolls_advance(struct group *group, uint64_t now_ms);
 
 /* The task's roll under way, or its last one; NULL for none. */

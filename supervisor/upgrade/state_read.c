@@ -211,6 +211,10 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 	supervisor->started_wall_ms =
 	    (uint64_t)handover_int(own, "started_wall_ms", (int64_t)supervisor->started_wall_ms);
 	supervisor->sink.dropped_lines = (uint64_t)handover_int(own, "output_dropped_lines", 0);
+	/* This corral is one more upgrade (a document without the count is
+	 * an older corral's: its upgrades were not counted). */
+	supervisor->counters.upgrades = (uint64_t)handover_int(own, "upgrades", 0) + 1;
+	supervisor->counters.restores = (uint64_t)handover_int(own, "restores", 0);
 	/* Last, when nothing can fail any more: the device programs were
 	 * copied by each task that had one. */
 	json_array_foreach(tasks, index, state)

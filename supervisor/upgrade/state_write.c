@@ -176,11 +176,14 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 		    json_integer((json_int_t)supervisor->counters.control_requests[i]));
 	json_object_set_new(
 	    root, "supervisor",
-	    json_pack("{s:b,s:b,s:i,s:I,s:I,s:I,s:o,s:I}", "have_failure", supervisor->have_failure,
-		      "failure_is_secondary", supervisor->failure_is_secondary, "exit_code",
-		      supervisor->exit_code, "started_wall_ms",
-		      (json_int_t)supervisor->started_wall_ms, "reloads_succeeded",
-		      (json_int_t)supervisor->counters.reloads_succeeded, "reloads_failed",
-		      (json_int_t)supervisor->counters.reloads_failed, "control_requests", requests,
-		      "output_dropped_lines", (json_int_t)supervisor->sink.dropped_lines));
+	    json_pack("{s:b,s:b,s:i,s:I,s:I,s:I,s:o,s:I,s:I,s:I}", "have_failure",
+		      supervisor->have_failure, "failure_is_secondary",
+		      supervisor->failure_is_secondary, "exit_code", supervisor->exit_code,
+		      "started_wall_ms", (json_int_t)supervisor->started_wall_ms,
+		      "reloads_succeeded", (json_int_t)supervisor->counters.reloads_succeeded,
+		      "reloads_failed", (json_int_t)supervisor->counters.reloads_failed,
+		      "control_requests", requests, "output_dropped_lines",
+		      (json_int_t)supervisor->sink.dropped_lines, "upgrades",
+		      (json_int_t)supervisor->counters.upgrades, "restores",
+		      (json_int_t)supervisor->counters.restores));
 }

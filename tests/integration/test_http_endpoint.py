@@ -297,9 +297,17 @@ def test_readyz_of_what_is_not_there_is_404_with_the_control_sockets_words(corra
                          ("?group=web&group=web", "group= is given twice"),
                          ("?group=%zz", "group= must be a name"),
                          ("?group=", "group= is empty: name a group"),
-                         ("?group=web&task=", "task= is empty: name a task")):
+                         ("?group=web&task=", "task= is empty: name a task"),
+                         # Empty names (issue 35, item 13): a stray & or =.
+                         ("?&", "a parameter without a name"),
+                         ("?group=web&", "a parameter without a name"),
+                         ("?&&group=web", "a parameter without a name"),
+                         ("?=web", "a parameter without a name")):
         response = request(address, "/readyz" + query)
         assert response.status == 400 and words in response.json()["error"], (query, response)
+    # No query, or a '?' with nothing after it: every task.
+    for query in ("", "?"):
+        assert request(address, "/readyz" + query).status == 200, query
     stop(running)
 
 

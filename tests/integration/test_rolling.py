@@ -166,6 +166,13 @@ def test_an_instance_that_is_never_ready_stops_the_roll(corral, tmp_path):
     # a new roll replaces every instance again.
     (tmp_path / "never-2").unlink()
     wait_for(lambda: corral.task_status("g/web@2")["ready"], timeout=20, what="web@2 ready")
+    # The set recovered (every instance running and ready): the stopped
+    # roll is said no more (issue 35, item 13).
+    wait_for(lambda: instance_sets(corral)["g/web"]["roll"] is None, what="the roll cleared")
+    assert "rolling restart stopped" not in corral.cli("status", "g").stdout
+    cleared = [e["message"] for e in running.events().of_task("web", "rolling", group="g")]
+    assert cleared[-1] == ("every instance runs and is ready again: the stopped rolling "
+                           "restart is cleared from status"), cleared
     again = corral.cli("restart", "--rolling", "g/web")
     assert again.returncode == 0, again
     assert pids(corral, instance_names(4))[3] != before[3]

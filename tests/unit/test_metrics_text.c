@@ -64,6 +64,12 @@ static struct task *add_task(struct group *group, const char *name)
 	struct task_config *config = calloc(1, sizeof(*config));
 	config->name = strdup(name);
 	config->full_name = config->name;
+	/* "worker@1": an instance of "worker", as config_instances makes it. */
+	const char *at = strchr(name, '@');
+	if (at) {
+		config->instance_of = strndup(name, (size_t)(at - name));
+		config->instance = (unsigned)atoi(at + 1);
+	}
 	struct task *task = calloc(1, sizeof(*task));
 	task->config = config;
 	task->group = group;
@@ -81,6 +87,7 @@ static void canned_free(struct canned *canned)
 		for (size_t t = 0; t < group->task_count; t++) {
 			struct task *task = group->tasks[t];
 			free(task->config->name);
+			free(task->config->instance_of);
 			free((void *)task->config);
 			free(task->runner.exits);
 			free(task->counts);
@@ -259,13 +266,15 @@ static void test_the_families_of_a_running_corral(void **state)
 	assert_line(text, "corral_task_state{group=\"web\",task=\"crash\",state=\"pending\"} 1");
 	assert_line(text, "corral_task_state{group=\"web\",task=\"crash\",state=\"dead\"} 0");
 	assert_line(text, "corral_task_state{group=\"web\",task=\"service\",state=\"running\"} 1");
-	assert_line(text,
-		    "corral_task_state{group=\"web\",task=\"worker@1\",state=\"stopping\"} 1");
-	assert_line(text, "corral_task_state{group=\"web\",task=\"worker@1\",state=\"running\"} 0");
+	assert_line(text, "corral_task_state{group=\"web\",task=\"worker\",task_instance=\"1\","
+			  "state=\"stopping\"} 1");
+	assert_line(text, "corral_task_state{group=\"web\",task=\"worker\",task_instance=\"1\","
+			  "state=\"running\"} 0");
 	assert_line(text, "corral_task_state{group=\"jobs\",task=\"once\",state=\"dead\"} 1");
 
 	assert_line(text, "corral_task_ready{group=\"web\",task=\"service\"} 1");
-	assert_line(text, "corral_task_ready{group=\"web\",task=\"worker@1\"} 0"); /* stopping */
+	/* Stopping: not ready. */
+	assert_line(text, "corral_task_ready{group=\"web\",task=\"worker\",task_instance=\"1\"} 0");
 	assert_line(text, "corral_task_ready{group=\"web\",task=\"crash\"} 0");
 	/* Healthy: only the task with a health probe. */
 	assert_line(text, "corral_task_healthy{group=\"web\",task=\"service\"} 1");
@@ -294,8 +303,8 @@ static void test_the_families_of_a_running_corral(void **state)
 	/* Only while a run is under way; from the loop's clock to the wall's. */
 	assert_line(text,
 		    "corral_task_start_time_seconds{group=\"web\",task=\"service\"} 1699999997.75");
-	assert_line(
-	    text, "corral_task_start_time_seconds{group=\"web\",task=\"worker@1\"} 1699999999.99");
+	assert_line(text, "corral_task_start_time_seconds{group=\"web\",task=\"worker\",task_"
+			  "instance=\"1\"} 1699999999.99");
 	assert_int_equal(count_lines_starting(text, "corral_task_start_time_seconds{"), 2);
 
 	assert_line(text, "corral_task_memory_limit_bytes{group=\"jobs\",task=\"hog\"} 33554432");
@@ -564,8 +573,10 @@ static void test_a_thousand_tasks(void **state)
 	assert_int_equal(count_lines_starting(text, "corral_task_state{"), GROUPS * TASKS * 6);
 	assert_int_equal(count_lines_starting(text, "corral_task_cpu_seconds_total{"),
 			 GROUPS * TASKS);
-	assert_line(text, "corral_task_cpu_seconds_total{group=\"group-9\",task=\"worker@99\"} "
-			  "123.456789");
+	assert_line(
+	    text,
+	    "corral_task_cpu_seconds_total{group=\"group-9\",task=\"worker\",task_instance=\"99\"} "
+	    "123.456789");
 	assert_int_equal(canned->stale_calls, 0);
 	free(text);
 	print_message("metrics_text, 1000 tasks: OpenMetrics %.2f ms (%zu bytes), text 0.0.4 "
