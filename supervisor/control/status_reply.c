@@ -168,7 +168,11 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_field_cstring(out, "task", task->config->full_name);
 	jw_field_cstring(out, "stage", lifecycle_stage_name(task->config->stage));
 	jw_field_cstring(out, "state", task_schedule_shown_state(task));
-	jw_field_optional_int(out, "pid", task->pid > 0, task_command_pid(task));
+	/* A task behind a reaper has no pid to show until its command said
+	 * its own (the "started" event waits for it too): one pid everywhere,
+	 * never the reaper's for a moment. */
+	jw_field_optional_int(out, "pid", task->pid > 0 && !task->started_unannounced,
+			      task_command_pid(task));
 	jw_field_optional_int(out, "reaper_pid",
 			      task->pid > 0 && task->isolation && task->isolation->reaper_argv,
 			      task->pid);
