@@ -58,7 +58,8 @@ def wait_for(condition, what, timeout=TIMEOUT, interval=0.05):
         if result:
             return result
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what() if callable(what) else what}")
+            described = what() if callable(what) else what
+            pytest.fail(f"timed out after {timeout}s waiting for {described}")
         time.sleep(interval)
 
 
@@ -137,7 +138,8 @@ class Machine:
         if self.process.poll() is not None:
             return "exited"
         try:
-            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text()
+            pid = self.process.pid
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text()
         except FileNotFoundError:
             return None
         for child in children.split():
@@ -321,7 +323,7 @@ def systemd(machine):
     yield machine
     machine.systemctl("stop", "corral", check=False)
     machine.systemctl("reset-failed", "corral", check=False)
-    machine.run("rm", "-rf", DROP_INS, "/etc/corral/gate", check=False)
+    machine.run("rm", "-rf", DROP_INS, check=False)
     machine.systemctl("daemon-reload")
     for path in machine.etc.iterdir():
         path.unlink()
