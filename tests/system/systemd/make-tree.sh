@@ -72,6 +72,12 @@ touch "$building/.complete"
 for old in "$cache"/debian-systemd-*; do
 	[[ $old == "$tree" ]] || rm -rf "$old"
 done
+# Another run may have built the same tree meanwhile, and be using it:
+# keep that one. A half-made one (no .complete) is replaced.
+if [[ -e $tree/.complete ]]; then
+	echo "$tree"
+	exit 0
+fi
 rm -rf "$tree"
 mv "$building" "$tree"
 trap - EXIT
