@@ -50,8 +50,11 @@ def test_the_unit_is_the_one_docs_systemd_md_gives(systemd):
     verified = systemd.run("systemd-analyze", "verify", "/etc/systemd/system/corral.service",
                            check=False)
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    assert systemd.prop("Type") == "notify"
-    assert systemd.prop("KillMode") == "mixed"
+    # systemd took them as written (those whose value it shows as is).
+    written = dict(line.split("=", 1) for line in directives(block))
+    for key in ("Type", "NotifyAccess", "Restart", "KillMode", "Delegate"):
+        if key in written:
+            assert systemd.prop(key) == written[key], key
 
 
 # ---- start: Type=notify ------------------------------------------------------
