@@ -68,6 +68,8 @@ const char *group_failure_action_name(enum group_failure_action action)
 		return "restart";
 	case GROUP_ON_FAILURE_IGNORE:
 		return "ignore";
+	case GROUP_ON_FAILURE_EXIT:
+		return "exit";
 	}
 	return "unknown";
 }

@@ -678,9 +678,12 @@ enum group_failure_action {
 	GROUP_ON_FAILURE_STOP,    /* stop the group; corral exits with its code */
 	GROUP_ON_FAILURE_RESTART, /* restart every task in lifecycle order */
 	GROUP_ON_FAILURE_IGNORE,  /* report it; the other tasks go on */
+	/* stop the group, and corral with every other group: it exits with
+	 * the task's code (s6-overlay's, a container's "essential" task) */
+	GROUP_ON_FAILURE_EXIT,
 };
 
-/* "stop", "restart", "ignore". */
+/* "stop", "restart", "ignore", "exit". */
 const char *group_failure_action_name(enum group_failure_action action);
 
 struct group_failure_policy {
