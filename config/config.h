@@ -261,6 +261,13 @@ enum update_strategy {
 struct update_config {
 	enum update_strategy strategy;
 	unsigned max_unavailable; /* UPDATE_ROLLING: 1..TASK_INSTANCES_MAX; else 0 */
+	/* `min_ready`: during any rolling restart of the instances (a
+	 * reload's, `corral restart --rolling`), the set counts as ready
+	 * for /readyz, `status --ready` and READY=1 while at least this many
+	 * are ready. Not written (min_ready_set false): the roll's instances
+	 * less its max_unavailable, at least 1. */
+	bool min_ready_set;
+	unsigned min_ready; /* 0..TASK_INSTANCES_MAX */
 };
 
 /* Bidirectional mounts of one task, at most. */

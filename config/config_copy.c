@@ -10,7 +10,7 @@
  * machine CI builds on: they change with the structs, and then the copy
  * must be read again. */
 #if defined(__x86_64__)
-_Static_assert(sizeof(struct task_config) == 744,
+_Static_assert(sizeof(struct task_config) == 752,
 	       "struct task_config changed: copy the new field in task_config_copy "
 	       "(config_copy.c), then update this size");
 _Static_assert(sizeof(struct group_config) == 72,

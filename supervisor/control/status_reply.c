@@ -184,6 +184,9 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_field_bool(out, "ready", facts.ready);
 	/* readiness.continuous: it was ready in this run, and is not now. */
 	jw_field_bool(out, "ready_lost", facts.ready_lost);
+	/* A rolling restart replaces it while its set keeps enough ready:
+	 * status --ready does not count it (ready_rule.h). */
+	jw_field_bool(out, "roll_covered", facts.roll_covered);
 	jw_field_cstring(out, "readiness_kind", readiness_kind(task->config));
 	jw_key(out, "probes");
 	write_probes(out, task, now_ms);
