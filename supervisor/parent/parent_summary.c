@@ -6,10 +6,14 @@
 #include "base/text_append.h"
 
 static const char *const kind_names[PARENT_TASK_KIND_COUNT] = {
-    [PARENT_TASK_READY] = "ready",         [PARENT_TASK_STARTING] = "starting",
-    [PARENT_TASK_NOT_READY] = "not ready", [PARENT_TASK_RESTARTING] = "restarting",
-    [PARENT_TASK_STOPPING] = "stopping",   [PARENT_TASK_FAILED] = "failed",
-    [PARENT_TASK_STOPPED] = "stopped",     [PARENT_TASK_AT_REST] = "at rest",
+    [PARENT_TASK_READY] = "ready",
+    [PARENT_TASK_STARTING] = "starting",
+    [PARENT_TASK_NOT_READY] = "not ready",
+    [PARENT_TASK_RESTARTING] = "restarting",
+    [PARENT_TASK_STOPPING] = "stopping",
+    [PARENT_TASK_FAILED] = "failed",
+    [PARENT_TASK_STOPPED] = "stopped",
+    [PARENT_TASK_AT_REST] = "at rest",
     [PARENT_TASK_ROLLING] = "being replaced",
 };
 

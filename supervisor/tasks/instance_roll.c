@@ -367,9 +367,9 @@ struct instance_roll *instance_roll_begin(struct group *group, const char *task,
 	roll->full_name = xasprintf("%s/%s", group->config->name, task);
 	roll->max_unavailable = max_unavailable ? max_unavailable : 1;
 	const struct update_config *update = count ? &tasks[0]->config->update : NULL;
-	roll->min_ready = roll_min_ready(count, roll->max_unavailable,
-					 update && update->min_ready_set,
-					 update ? update->min_ready : 0);
+	roll->min_ready =
+	    roll_min_ready(count, roll->max_unavailable, update && update->min_ready_set,
+			   update ? update->min_ready : 0);
 	roll->by_reload = by_reload;
 	roll->outcome = ROLL_GOING;
 	roll->members = xcalloc(count + 1, sizeof(*roll->members));
