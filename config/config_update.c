@@ -56,7 +56,8 @@ void update_parse(struct load_context *context, const yaml_node_t *node, const s
 	char buffer[64];
 	struct where field_where;
 
-	if (!expect_map(context, node, where, "a map of \"strategy\", \"max_unavailable\" and \"min_ready\""))
+	if (!expect_map(context, node, where,
+			"a map of \"strategy\", \"max_unavailable\" and \"min_ready\""))
 		return;
 	if (!has_instances) {
 		report(context, node, where,
