@@ -13,6 +13,7 @@ import threading
 
 from conftest import free_port_block, sh, wait_for
 from test_http_endpoint import assert_agree, request
+from test_parent_notify import Parent
 
 SERVER = r"""
 import os, socket, sys, time
@@ -404,7 +405,10 @@ def test_readiness_holds_during_a_roll_while_enough_instances_are_ready(corral, 
     address = ("127.0.0.1", free_port_block(1))
     config = {"http": {"listen": f"{address[0]}:{address[1]}"},
               "groups": {"g": {"tasks": {"web": servers(tmp_path, 3, base, "60s")}}}}
-    running = start(corral, config, 3)
+    parent = Parent(str(tmp_path / "notify.sock"))
+    running = corral.start(corral.config(config, name="roll.yaml"), env=parent.env())
+    corral.wait_control(running)
+    parent.wait_for("READY", "1")
     assert assert_agree(corral, address) == ["ready"]
     # web@1's new run never becomes ready: the roll waits at it, with
     # web@0 replaced and ready and web@2 on its old process, ready.
@@ -416,6 +420,8 @@ def test_readiness_holds_during_a_roll_while_enough_instances_are_ready(corral, 
     assert corral.task_status("g/web@1")["roll_covered"] is True
     assert assert_agree(corral, address) == ["ready"]
     assert request(address, "/readyz?group=g&task=web@1").status == 200
+    # The parent hears the same: web@1 is being replaced, not starting.
+    parent.wait_for("STATUS", "3 tasks: 2 ready, 1 being replaced (g/web@1)")
     # One more instance down (web@2 stopped): 1 ready of the 2 needed.
     assert corral.cli("stop", "g/web@2").returncode == 0
     lines = assert_agree(corral, address)
@@ -427,6 +433,7 @@ def test_readiness_holds_during_a_roll_while_enough_instances_are_ready(corral, 
     roll.wait()
     running.send(signal.SIGTERM)
     running.wait()
+    parent.close()
 
 
 def test_min_ready_raises_what_a_roll_must_keep_ready(corral, tmp_path):
