@@ -113,6 +113,16 @@ const char *probe_kind_name(enum probe_kind kind);
  * guarantees, when kind is not PROBE_NONE: interval_ms > 0, 0 < timeout_ms
  * <= interval_ms, so runs of one probe never overlap; and the fields of
  * its kind. */
+/* A probe target written with the instance number (`${CORRAL_INSTANCE}`,
+ * `$((8000 + CORRAL_INSTANCE))`: config/instance_template.h), kept as
+ * written so that each instance, and one `corral scale` adds, gets its
+ * own (probe_config_for_instance). text NULL: none. */
+struct probe_template {
+	char *text;
+	char *where; /* "web/app: readiness.http.port", for an instance's errors */
+	struct source_location location;
+};
+
 struct probe_config {
 	enum probe_kind kind;
 	char **argv; /* PROBE_EXEC: NULL-terminated, argc >= 1 */
@@ -139,9 +149,22 @@ struct probe_config {
 	 * runs exec probes; false: on the host, with the task's user, env and
 	 * cwd. */
 	bool inside;
+	/* The fields above as written, when they name the instance: tcp's
+	 * "ADDRESS:PORT" and http's port in `port_template`; http's path and
+	 * unix's socket path in `path_template`. The fields hold instance
+	 * 0's until probe_config_for_instance says another's. */
+	struct probe_template port_template;
+	struct probe_template path_template;
 };
 
 void probe_config_free(struct probe_config *probe);
+
+/* The probe's targets for instance `instance`, from its templates (none:
+ * nothing changes). 0, or -1 with `error` ("web/app: readiness.http.port:
+ * must be a port number from 1 to 65535, not \"65536\" (instance 2)")
+ * and its place in `location`. */
+int probe_config_for_instance(struct probe_config *probe, unsigned instance, char *error,
+			      size_t error_size, struct source_location *location);
 
 enum readiness_kind {
 	READINESS_NONE,           /* started means ready, as in Nomad */
@@ -629,6 +652,10 @@ struct task_config {
 	struct watch_config *watches;
 	size_t watch_count;
 };
+
+/* probe_config_for_instance for a task's readiness and health probes. */
+int task_config_probes_for_instance(struct task_config *task, unsigned instance, char *error,
+				    size_t error_size, struct source_location *location);
 
 /* The task's readiness; without `readiness:`, READINESS_NONE. */
 static inline const struct readiness_config *readiness_of(const struct task_config *task)

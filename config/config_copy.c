@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/xmalloc.h"
+#include "config/config_parse.h"
 
 /* Every field that points somewhere is copied below: one shared would be
  * freed twice (config.c's config_free). The sizes stand guard on the
@@ -44,6 +45,10 @@ static void copy_probe(struct probe_config *into, const struct probe_config *fro
 	into->host = copy_string(from->host);
 	into->path = copy_string(from->path);
 	into->headers = string_vector_copy(from->headers);
+	into->port_template.text = copy_string(from->port_template.text);
+	into->port_template.where = copy_string(from->port_template.where);
+	into->path_template.text = copy_string(from->path_template.text);
+	into->path_template.where = copy_string(from->path_template.where);
 }
 
 static void copy_isolation(struct isolation_config *into, const struct isolation_config *from)
@@ -156,6 +161,21 @@ static void make_instance(struct task_config *into, const struct instance_count 
 	into->instances = written;
 	into->name = xasprintf("%s@%u", change->task, number);
 	into->full_name = xasprintf("%s/%s", group, into->name);
+	/* Its own probe targets; scale.c checked that they can be made. */
+	char error[256];
+	struct source_location location;
+	(void)task_config_probes_for_instance(into, number, error, sizeof(error), &location);
+}
+
+int instance_targets_check(const struct task_config *model, unsigned number, char *error,
+			   size_t error_size)
+{
+	struct task_config instance;
+	task_config_copy(&instance, model);
+	struct source_location location;
+	int made = task_config_probes_for_instance(&instance, number, error, error_size, &location);
+	config_task_free(&instance);
+	return made;
 }
 
 static long group_named(const struct config *config, const char *name, size_t length)

@@ -15,6 +15,12 @@
  * points to. */
 void task_config_copy(struct task_config *into, const struct task_config *from);
 
+/* Whether instance `number` of a set made from `model` gets probe
+ * targets it can use (those that name the instance, config.h's
+ * probe_template): 0, or -1 with `error`. */
+int instance_targets_check(const struct task_config *model, unsigned number, char *error,
+			   size_t error_size);
+
 /* One instance set and the number of instances it gets. */
 struct instance_count {
 	const char *group; /* the group's name */

@@ -53,6 +53,20 @@ static long instance_in(const struct task *task, const char *set)
 		   : -1;
 }
 
+/* The new instances' probe targets, when they name the instance, can be
+ * made (`port: $((65534 + CORRAL_INSTANCE))` has room for two): a refusal
+ * naming the first that cannot, or NULL. */
+static json_t *check_new_targets(const struct scale_step *step)
+{
+	for (unsigned number = step->from; number < step->to; number++) {
+		char error[512];
+		if (instance_targets_check(step->model, number, error, sizeof(error)) < 0)
+			return refusal("%s/%s@%u cannot be made: %s", step->group->config->name,
+				       step->task, number, error);
+	}
+	return NULL;
+}
+
 /* The pair `target`=`count` against what runs: 0 with `step`, or a
  * refusal (the reply) naming what is wrong. */
 static json_t *check_pair(struct supervisor *supervisor, const char *target, unsigned count,
@@ -104,6 +118,9 @@ static json_t *check_pair(struct supervisor *supervisor, const char *target, uns
 		return refusal("%s: a rolling restart goes on: scale once it is over (corral "
 			       "status %s)",
 			       target, target);
+	json_t *refused = check_new_targets(step);
+	if (refused)
+		return refused;
 	for (size_t t = 0; t < group->config->task_count; t++)
 		if (group->config->tasks[t].instance_of &&
 		    strcmp(group->config->tasks[t].instance_of, set) == 0)
