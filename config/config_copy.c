@@ -167,6 +167,11 @@ static void make_instance(struct task_config *into, const struct instance_count 
 	(void)task_config_probes_for_instance(into, number, error, sizeof(error), &location);
 }
 
+void task_config_copy_free(struct task_config *task)
+{
+	config_task_free(task);
+}
+
 int instance_targets_check(const struct task_config *model, unsigned number, char *error,
 			   size_t error_size)
 {
@@ -251,6 +256,14 @@ static void resolve_edges(struct config *config, const struct moves *moves)
 		}
 }
 
+static bool has_instances(const struct group_config *group, const char *set)
+{
+	for (size_t t = 0; t < group->task_count; t++)
+		if (group->tasks[t].instance_of && strcmp(group->tasks[t].instance_of, set) == 0)
+			return true;
+	return false;
+}
+
 static void copy_group(struct group_config *into, const struct group_config *from,
 		       const struct instance_count *changes, size_t change_count, size_t *to,
 		       bool **made)
@@ -282,6 +295,18 @@ static void copy_group(struct group_config *into, const struct group_config *fro
 			(*made)[into->task_count] = true;
 			make_instance(&into->tasks[into->task_count++], change, from->name,
 				      task->instances, number);
+		}
+	}
+	/* A set with no instance in `from` (scaled to 0 before): its
+	 * instances come back at the end of the group, from its model. */
+	for (size_t i = 0; i < change_count; i++) {
+		const struct instance_count *change = &changes[i];
+		if (strcmp(change->group, from->name) != 0 || has_instances(from, change->task))
+			continue;
+		for (unsigned number = 0; number < change->count; number++) {
+			(*made)[into->task_count] = true;
+			make_instance(&into->tasks[into->task_count++], change, from->name,
+				      change->model->instances, number);
 		}
 	}
 }

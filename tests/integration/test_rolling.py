@@ -414,8 +414,9 @@ def test_readiness_holds_during_a_roll_while_enough_instances_are_ready(corral, 
     # web@0 replaced and ready and web@2 on its old process, ready.
     (tmp_path / "never-1").touch()
     roll = corral.cli_popen("restart", "--rolling", "g/web")
-    wait_for(lambda: roll_reaches(corral, ["replaced", "replacing", "waiting"]),
-             what="the roll to wait at web@1")
+    wait_for(lambda: roll_reaches(corral, ["replaced", "replacing", "waiting"]) and
+             corral.task_status("g/web@1")["state"] == "running",
+             what="the roll to wait at web@1's new run")
     assert instance_sets(corral)["g/web"]["roll"]["min_ready"] == 2
     assert corral.task_status("g/web@1")["roll_covered"] is True
     assert assert_agree(corral, address) == ["ready"]
@@ -424,6 +425,7 @@ def test_readiness_holds_during_a_roll_while_enough_instances_are_ready(corral, 
     parent.wait_for("STATUS", "3 tasks: 2 ready, 1 being replaced (g/web@1)")
     # One more instance down (web@2 stopped): 1 ready of the 2 needed.
     assert corral.cli("stop", "g/web@2").returncode == 0
+    wait_for(lambda: corral.task_status("g/web@2")["state"] == "dead", what="web@2 stopped")
     lines = assert_agree(corral, address)
     assert sorted(lines) == [
         "g/web@1: not ready (running, has not said it is ready)",
@@ -445,8 +447,9 @@ def test_min_ready_raises_what_a_roll_must_keep_ready(corral, tmp_path):
     running = start(corral, config, 3)
     (tmp_path / "never-0").touch()
     roll = corral.cli_popen("restart", "--rolling", "g/web")
-    wait_for(lambda: roll_reaches(corral, ["replacing", "waiting", "waiting"]),
-             what="the roll to wait at web@0")
+    wait_for(lambda: roll_reaches(corral, ["replacing", "waiting", "waiting"]) and
+             corral.task_status("g/web@0")["state"] == "running",
+             what="the roll to wait at web@0's new run")
     assert instance_sets(corral)["g/web"]["roll"]["min_ready"] == 3
     assert assert_agree(corral, address) == [
         "g/web@0: not ready (running, has not said it is ready)"]
