@@ -232,3 +232,23 @@ def test_scale_to_zero_keeps_the_task_and_its_group(corral, tmp_path):
     assert instance_set(corral)["scaled"] is False
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
+
+
+def test_a_group_held_by_a_task_at_zero_stops_at_shutdown(corral, tmp_path):
+    marks = tmp_path / "poststop"
+    config = {"groups": {"g": {"tasks": {
+        "web": web(1),
+        "after": {"command": sh(f"echo ran >> {marks}"), "lifecycle": {"hook": "poststop"}}}}}}
+    running = start(corral, config)
+    wait_for(lambda: corral.task_status("g/web@0")["state"] == "running", what="web@0 up")
+    assert corral.cli("scale", "g/web=0").returncode == 0
+    wait_for(lambda: live_tasks(corral) == ["g/after"], what="web@0 gone")
+    # Held up: the group goes on (settled with web@0's end), and its
+    # poststop task waits for the group's end.
+    group = corral.status()["groups"][0]
+    assert (group["state"], group["stopping"]) == ("wait_alloc", False), group
+    assert corral.task_status("g/after")["state"] == "pending"
+    assert not marks.exists()
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+    assert marks.read_text() == "ran\n"
