@@ -451,6 +451,9 @@ def test_min_ready_raises_what_a_roll_must_keep_ready(corral, tmp_path):
              corral.task_status("g/web@0")["state"] == "running",
              what="the roll to wait at web@0's new run")
     assert instance_sets(corral)["g/web"]["roll"]["min_ready"] == 3
+    inspected = json.loads(corral.cli("inspect", "--json", "g/web@1").stdout)
+    assert inspected["instances"]["update"] == {
+        "strategy": "rolling", "max_unavailable": 1, "min_ready": 3}, inspected["instances"]
     assert assert_agree(corral, address) == [
         "g/web@0: not ready (running, has not said it is ready)"]
     roll.kill()
