@@ -547,6 +547,8 @@ int status_table_write(FILE *out, const struct jv *reply)
 		write_group_header(out, group);
 		if (task_count == 0) {
 			fputs(ROW_INDENT "(no tasks)\n", out);
+			/* A task corral scale took to 0 is still there. */
+			write_instance_sets(out, group);
 			continue;
 		}
 		write_row(out, column_titles, widths);

@@ -38,6 +38,11 @@
 static void note_task_failed_for_good(struct services *services, struct task *task)
 {
 	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(services);
+	if (task->group->config->on_failure.action == GROUP_ON_FAILURE_EXIT &&
+	    !supervisor->exit_for_failure[0])
+		snprintf(supervisor->exit_for_failure, sizeof(supervisor->exit_for_failure),
+			 "on_failure: exit of group %s (%s failed for good)",
+			 task->group->config->name, task->config->full_name);
 	/* A task that never started because what it waited for failed gives
 	 * corral's code only when nothing else fails: the task it waited for
 	 * is the cause, whichever group notices first. */
@@ -494,6 +499,11 @@ static void settle_groups(struct supervisor *supervisor)
 			group_settle(group, now);
 		}
 	} while (any_dirty);
+	if (supervisor->exit_for_failure[0] && !supervisor->shutting_down) {
+		supervisor_begin_shutdown(supervisor, supervisor->exit_for_failure,
+					  supervisor->exit_for_failure);
+		settled = true;
+	}
 	if (settled)
 		parent_notify_tasks_changed(&supervisor->parent, supervisor->config,
 					    supervisor->groups, supervisor->group_count);

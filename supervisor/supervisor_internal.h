@@ -106,6 +106,10 @@ struct supervisor {
 
 	bool have_failure;
 	bool failure_is_secondary; /* from a task that never started */
+	/* A group with `on_failure: exit` lost a task: corral shuts down
+	 * once the groups have settled (never from within a settle). "" for
+	 * none. */
+	char exit_for_failure[192];
 	int exit_code;
 	struct termination_record termination; /* why it exits, for the termination log */
 };

@@ -184,6 +184,9 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_field_bool(out, "ready", facts.ready);
 	/* readiness.continuous: it was ready in this run, and is not now. */
 	jw_field_bool(out, "ready_lost", facts.ready_lost);
+	/* A rolling restart replaces it while its set keeps enough ready:
+	 * status --ready does not count it (ready_rule.h). */
+	jw_field_bool(out, "roll_covered", facts.roll_covered);
 	jw_field_cstring(out, "readiness_kind", readiness_kind(task->config));
 	jw_key(out, "probes");
 	write_probes(out, task, now_ms);
@@ -251,6 +254,23 @@ static void write_instance_sets(struct json_writer *out, const struct group *gro
 			instance_roll_write(out, roll);
 		else
 			jw_null(out);
+		jw_object_close(out);
+	}
+	/* Those corral scale took to 0: defined, no instance. */
+	for (size_t i = 0; i < group->zero_sets.count; i++) {
+		const struct zero_set *zero = &group->zero_sets.items[i];
+		if (!control_scope_includes_group(scope, group) || scope->task ||
+		    (scope->instances_of && strcmp(scope->instances_of, zero->task) != 0))
+			continue;
+		char name[160];
+		snprintf(name, sizeof(name), "%s/%s", group->config->name, zero->task);
+		jw_object_open(out);
+		jw_field_cstring(out, "task", name);
+		jw_field_int(out, "configured", zero->configured);
+		jw_field_int(out, "instances", 0);
+		jw_field_bool(out, "scaled", true);
+		jw_key(out, "roll");
+		jw_null(out);
 		jw_object_close(out);
 	}
 	jw_array_close(out);

@@ -29,6 +29,25 @@ bool instance_roll_going(const struct group *group, const char *task)
 	return roll && roll->outcome == ROLL_GOING;
 }
 
+bool instance_roll_covers(const struct task *task)
+{
+	if (!task->config->instance_of || !task->group)
+		return false;
+	const struct instance_roll *roll = instance_roll_of(task->group, task->config->instance_of);
+	if (!roll || roll->outcome != ROLL_GOING)
+		return false;
+	unsigned ready = 0;
+	bool member = false;
+	for (size_t i = 0; i < roll->member_count; i++) {
+		const struct task *other = roll->members[i].task;
+		if (!other || other->removed)
+			continue;
+		member |= other == task;
+		ready += other->runner.state == TASK_RUNNING && runner_shown_ready(&other->runner);
+	}
+	return member && ready >= roll->min_ready;
+}
+
 static void roll_free(struct instance_roll *roll)
 {
 	for (size_t i = 0; i < roll->member_count; i++) {
@@ -347,6 +366,10 @@ struct instance_roll *instance_roll_begin(struct group *group, const char *task,
 	roll->task = xstrdup(task);
 	roll->full_name = xasprintf("%s/%s", group->config->name, task);
 	roll->max_unavailable = max_unavailable ? max_unavailable : 1;
+	const struct update_config *update = count ? &tasks[0]->config->update : NULL;
+	roll->min_ready =
+	    roll_min_ready(count, roll->max_unavailable, update && update->min_ready_set,
+			   update ? update->min_ready : 0);
 	roll->by_reload = by_reload;
 	roll->outcome = ROLL_GOING;
 	roll->members = xcalloc(count + 1, sizeof(*roll->members));
@@ -400,6 +423,7 @@ void instance_roll_write(struct json_writer *out, const struct instance_roll *ro
 	jw_field_cstring(out, "state", states[roll->outcome]);
 	jw_field_cstring(out, "by", roll->by_reload ? "reload" : "request");
 	jw_field_int(out, "max_unavailable", roll->max_unavailable);
+	jw_field_int(out, "min_ready", roll->min_ready);
 	jw_field_int(out, "replaced", (int64_t)counts[ROLL_REPLACED]);
 	jw_field_int(out, "total", (int64_t)roll->member_count);
 	jw_key(out, "instances");

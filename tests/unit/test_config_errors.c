@@ -49,7 +49,11 @@ static const struct error_case cases[] = {
      "web/app: update.max_unavailable: goes with strategy: rolling (recreate replaces every "
      "instance at once)"},
     {"update key unknown", TASK("{command: a, instances: 2, update: {surge: 1}}"), 4, 48,
-     "web/app: update: unknown key \"surge\" (expected strategy or max_unavailable)"},
+     "web/app: update: unknown key \"surge\" (expected strategy, max_unavailable or "
+     "min_ready)"},
+    {"min_ready not a count", TASK("{command: a, instances: 2, update: {min_ready: -1}}"), 4, 59,
+     "web/app: update.min_ready: must be a whole number from 0 to 1000 (instances ready during "
+     "a rolling restart), not \"-1\""},
     {"oom_score_adj out of range", TASK("{command: a, oom_score_adj: 1001}"), 4, 40,
      "web/app: oom_score_adj: must be a whole number from -1000 to 1000, not \"1001\""},
     {"oom_score_adj not a number", TASK("{command: a, oom_score_adj: high}"), 4, 40,
