@@ -260,8 +260,18 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 {
 	memset(supervisor, 0, sizeof(*supervisor));
 	char handover_error[512];
-	supervisor->config = config;
 	supervisor->handover = upgrade_resuming();
+	/* An upgrade's new corral runs the counts `corral scale` set, not
+	 * the files': the config it runs lives as a reload's would. */
+	struct config *scaled =
+	    supervisor->handover ? upgrade_state_scaled_config(supervisor->handover, config) : NULL;
+	if (scaled) {
+		supervisor->generations = xcalloc(1, sizeof(*supervisor->generations));
+		supervisor->generations[supervisor->generation_count++] =
+		    (struct config_generation){scaled, true};
+		config = scaled;
+	}
+	supervisor->config = config;
 	supervisor->started_wall_ms = wall_clock_ms();
 	supervisor->one_command = options->one_command;
 	supervisor->shutdown_timeout_ms = options->shutdown_timeout_ms;
@@ -341,6 +351,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	    .network = &supervisor->network,
 	    .network_spares = &supervisor->network_spares,
 	    .task_pids = &supervisor->task_pids,
+	    .records = &supervisor->task_records,
 	    .shared_mounts = &supervisor->shared_mounts,
 	    .task_dirs_root = supervisor->task_dirs_root,
 	    .hook_limiter = &supervisor->hook_limiter,
@@ -430,6 +441,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	name_resolver_free(supervisor->services.resolver);
 	network_spares_close(&supervisor->network_spares);
 	pid_index_free(&supervisor->task_pids);
+	task_records_free(&supervisor->task_records); /* after the tasks gave theirs back */
 	shortage_report_free(&supervisor->shortage);
 	network_host_close(&supervisor->network);
 	cgroup_tree_close(&supervisor->cgroups);

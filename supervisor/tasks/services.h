@@ -22,6 +22,7 @@ struct group;
 struct name_resolver;
 struct shortage_report;
 struct task;
+struct task_records;
 
 struct services {
 	struct loop *loop;
@@ -32,6 +33,7 @@ struct services {
 	struct network_host *network;          /* corral's network namespace (libnl) */
 	struct network_spares *network_spares; /* namespaces for network mode none */
 	struct pid_index *task_pids;           /* running tasks by main pid (reaping) */
+	struct task_records *records;          /* tasks' life-long counts (task_records.h) */
 	/* Sources of bidirectional mounts, shared on the host while bound. */
 	struct host_shared_mounts *shared_mounts;
 	/* ROOT/PID of the task directories (hooks/task_dirs.h) when a task
