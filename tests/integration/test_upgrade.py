@@ -740,7 +740,8 @@ def test_every_metrics_counter_goes_over(corral, tmp_path):
                                 f"[ $n -le 5 ] && exit 3; exec sleep 1000"),
                   "restart": {"policy": "always", "delay": "50ms", "max_delay": "50ms",
                               "attempts": "unlimited"}},
-        # Its readiness probe fails 4 times, then passes.
+        # Its readiness probe fails 4 times, then passes (and, not
+        # continuous, is not run again).
         "probed": {"command": ["/bin/sleep", "1000"],
                    "readiness": {"exec": ["/bin/sh", "-c",
                                           f"n=$(cat {probes} 2>/dev/null || echo 0); "
@@ -760,8 +761,9 @@ def test_every_metrics_counter_goes_over(corral, tmp_path):
     assert value(before, "corral_task_exits_total", group="web", task="crash", code="3") == 4
     assert value(before, "corral_task_exits_total", group="web", task="crash",
                  signal="SIGKILL") == 1
+    # 4 at least: a run that could not start (a busy machine) fails too.
     assert value(before, "corral_task_probe_failures_total", group="web", task="probed",
-                 probe="readiness") == 4
+                 probe="readiness") >= 4
     assert value(before, "corral_task_oom_kills_total", group="web", task="hog") >= 1
     assert value(before, "corral_reloads_total", result="succeeded") == 1
 
