@@ -1,0 +1,226 @@
+/* The keeper's pieces (supervisor/keeper/): what it decides when the loop
+ * process ends, and the fds it holds for it, sent over a real socketpair
+ * and checked to be the very pipes the loop made. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "supervisor/keeper/fd_holder.h"
+#include "supervisor/keeper/keeper_channel.h"
+#include "supervisor/keeper/keeper_decision.h"
+
+/* waitpid's statuses, as the kernel makes them. */
+static int exited(int code)
+{
+	return (code & 0xff) << 8;
+}
+
+static int killed_by(int signal)
+{
+	return signal & 0x7f;
+}
+
+static void test_an_exit_passes_its_code_on(void **state)
+{
+	(void)state;
+	struct keeper_deaths deaths = {0};
+	struct keeper_decision decision = keeper_loop_ended(&deaths, exited(3), 1000);
+	assert_int_equal(decision.action, KEEPER_EXIT);
+	assert_int_equal(decision.exit_code, 3);
+	decision = keeper_loop_ended(&deaths, exited(0), 1000);
+	assert_int_equal(decision.action, KEEPER_EXIT);
+	assert_int_equal(decision.exit_code, 0);
+	assert_int_equal(deaths.count, 0);
+}
+
+static void test_a_death_by_a_signal_is_restored_until_too_many_in_a_minute(void **state)
+{
+	(void)state;
+	struct keeper_deaths deaths = {0};
+	for (unsigned i = 0; i < KEEPER_DEATHS_ALLOWED; i++) {
+		struct keeper_decision decision =
+		    keeper_loop_ended(&deaths, killed_by(SIGKILL), 1000 + i * 1000);
+		assert_int_equal(decision.action, KEEPER_RESTORE);
+		assert_int_equal(decision.signal, SIGKILL);
+	}
+	struct keeper_decision decision = keeper_loop_ended(&deaths, killed_by(SIGSEGV), 10000);
+	assert_int_equal(decision.action, KEEPER_GIVE_UP);
+	assert_int_equal(decision.exit_code, 128 + SIGSEGV);
+	/* A minute after the first deaths, they no longer count. */
+	decision = keeper_loop_ended(&deaths, killed_by(SIGKILL), 1000 + KEEPER_DEATHS_WINDOW_MS);
+	assert_int_equal(decision.action, KEEPER_RESTORE);
+	assert_int_equal(deaths.count, KEEPER_DEATHS_ALLOWED);
+}
+
+struct channel {
+	int loop_end, keeper_end;
+};
+
+static struct channel channel_open(void)
+{
+	int ends[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends), 0);
+	return (struct channel){ends[0], ends[1]};
+}
+
+/* The loop sends, the keeper receives and holds. */
+static int pass(struct channel *channel, struct fd_holder *holder,
+		const struct keeper_message *message, const int *fds)
+{
+	int result = keeper_channel_send(channel->loop_end, message, fds);
+	if (result < 0)
+		return result;
+	struct keeper_message got;
+	int received[FD_HOLDER_ROLES];
+	size_t count;
+	result = keeper_channel_receive(channel->keeper_end, &got, received, &count);
+	if (result == 0)
+		keeper_channel_apply(holder, &got, received);
+	return result;
+}
+
+static void test_held_fds_are_the_loops_pipes_and_outlive_its_copies(void **state)
+{
+	(void)state;
+	struct channel channel = channel_open();
+	struct fd_holder holder;
+	fd_holder_init(&holder);
+	int output[2], error_output[2];
+	assert_int_equal(pipe2(output, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(error_output, O_CLOEXEC), 0);
+	struct keeper_message hold = {
+	    .kind = KEEPER_HOLD, .slot = 7, .roles = 1u << HELD_OUTPUT | 1u << HELD_ERROR_OUTPUT};
+	int fds[] = {output[0], error_output[0]};
+	assert_int_equal(pass(&channel, &holder, &hold, fds), 0);
+	assert_int_equal(holder.held, 2);
+	/* The loop dies: its read ends close. What the task writes next waits
+	 * in the pipe, read from the keeper's ends. */
+	close(output[0]);
+	close(error_output[0]);
+	assert_int_equal(write(output[1], "line 1\n", 7), 7);
+	assert_int_equal(write(error_output[1], "oops\n", 5), 5);
+	char bytes[16];
+	assert_int_equal(read(fd_holder_get(&holder, 7, HELD_OUTPUT), bytes, sizeof(bytes)), 7);
+	assert_memory_equal(bytes, "line 1\n", 7);
+	assert_int_equal(read(fd_holder_get(&holder, 7, HELD_ERROR_OUTPUT), bytes, sizeof(bytes)),
+			 5);
+	/* Close-on-exec: no task the keeper might start inherits one. */
+	assert_true(fcntl(fd_holder_get(&holder, 7, HELD_OUTPUT), F_GETFD) & FD_CLOEXEC);
+
+	/* Dropped: the keeper's end closes, and the pipe has no reader. */
+	struct keeper_message drop = {.kind = KEEPER_HOLD, .slot = 7, .drop = 1u << HELD_OUTPUT};
+	assert_int_equal(pass(&channel, &holder, &drop, NULL), 0);
+	assert_int_equal(fd_holder_get(&holder, 7, HELD_OUTPUT), -1);
+	assert_int_equal(holder.held, 1);
+	signal(SIGPIPE, SIG_IGN);
+	errno = 0;
+	assert_int_equal(write(output[1], "x", 1), -1);
+	assert_int_equal(errno, EPIPE);
+	close(output[1]);
+	close(error_output[1]);
+	fd_holder_free(&holder);
+	close(channel.loop_end);
+	close(channel.keeper_end);
+}
+
+static void test_a_new_fd_under_a_key_replaces_and_closes_the_old(void **state)
+{
+	(void)state;
+	struct channel channel = channel_open();
+	struct fd_holder holder;
+	fd_holder_init(&holder);
+	int first[2], second[2];
+	assert_int_equal(pipe2(first, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(second, O_CLOEXEC), 0);
+	struct keeper_message hold = {.kind = KEEPER_HOLD, .slot = 2, .roles = 1u << HELD_PIDFD};
+	assert_int_equal(pass(&channel, &holder, &hold, &first[0]), 0);
+	assert_int_equal(pass(&channel, &holder, &hold, &second[0]), 0); /* a restart */
+	assert_int_equal(holder.held, 1);
+	close(first[0]);
+	close(second[0]);
+	signal(SIGPIPE, SIG_IGN);
+	assert_int_equal(write(first[1], "x", 1), -1); /* the old one: closed */
+	assert_int_equal(write(second[1], "x", 1), 1); /* the new one: held */
+	close(first[1]);
+	close(second[1]);
+	fd_holder_free(&holder);
+	close(channel.loop_end);
+	close(channel.keeper_end);
+}
+
+/* A message as a confused or hostile sender would make it: `count` fds
+ * whatever its roles say. */
+static void raw_send(int socket, const struct keeper_message *message, const int *fds, size_t count)
+{
+	struct iovec part = {(void *)message, sizeof(*message)};
+	union {
+		char bytes[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} control;
+	memset(&control, 0, sizeof(control));
+	struct msghdr header = {.msg_iov = &part,
+				.msg_iovlen = 1,
+				.msg_control = control.bytes,
+				.msg_controllen = CMSG_SPACE(sizeof(int) * count)};
+	struct cmsghdr *rights = CMSG_FIRSTHDR(&header);
+	rights->cmsg_level = SOL_SOCKET;
+	rights->cmsg_type = SCM_RIGHTS;
+	rights->cmsg_len = CMSG_LEN(sizeof(int) * count);
+	memcpy(CMSG_DATA(rights), fds, sizeof(int) * count);
+	assert_int_equal(sendmsg(socket, &header, 0), (ssize_t)sizeof(*message));
+}
+
+static void test_a_message_whose_fds_do_not_match_its_roles_is_refused(void **state)
+{
+	(void)state;
+	struct channel channel = channel_open();
+	int ends[2];
+	assert_int_equal(pipe2(ends, O_CLOEXEC), 0);
+	/* Two roles, one fd. */
+	struct keeper_message hold = {
+	    .kind = KEEPER_HOLD, .slot = 1, .roles = 1u << HELD_OUTPUT | 1u << HELD_PIDFD};
+	raw_send(channel.loop_end, &hold, &ends[0], 1);
+	struct keeper_message got;
+	int fds[FD_HOLDER_ROLES];
+	size_t count;
+	assert_int_equal(keeper_channel_receive(channel.keeper_end, &got, fds, &count), -EPROTO);
+	assert_int_equal(count, 0);
+	/* The fd that came was closed, not kept by mistake. */
+	close(ends[0]);
+	signal(SIGPIPE, SIG_IGN);
+	assert_int_equal(write(ends[1], "x", 1), -1);
+	close(ends[1]);
+	/* A REAPED message goes the other way, with no fd. */
+	struct keeper_message reaped = {.kind = KEEPER_REAPED, .pid = 42, .status = exited(1)};
+	assert_int_equal(keeper_channel_send(channel.keeper_end, &reaped, NULL), 0);
+	assert_int_equal(keeper_channel_receive(channel.loop_end, &got, fds, &count), 0);
+	assert_int_equal(got.pid, 42);
+	assert_int_equal(got.status, exited(1));
+	assert_int_equal(count, 0);
+	/* Nothing waits: -EAGAIN; the other end gone: -EPIPE. */
+	assert_int_equal(keeper_channel_receive(channel.keeper_end, &got, fds, &count), -EAGAIN);
+	close(channel.loop_end);
+	assert_int_equal(keeper_channel_receive(channel.keeper_end, &got, fds, &count), -EPIPE);
+	close(channel.keeper_end);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_an_exit_passes_its_code_on),
+	    cmocka_unit_test(test_a_death_by_a_signal_is_restored_until_too_many_in_a_minute),
+	    cmocka_unit_test(test_held_fds_are_the_loops_pipes_and_outlive_its_copies),
+	    cmocka_unit_test(test_a_new_fd_under_a_key_replaces_and_closes_the_old),
+	    cmocka_unit_test(test_a_message_whose_fds_do_not_match_its_roles_is_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
