@@ -3,18 +3,22 @@
  * and checked to be the very pipes the loop made. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "supervisor/keeper/fd_holder.h"
+#include "supervisor/keeper/keeper.h"
 #include "supervisor/keeper/keeper_channel.h"
 #include "supervisor/keeper/keeper_decision.h"
 
@@ -213,6 +217,157 @@ static void test_a_message_whose_fds_do_not_match_its_roles_is_refused(void **st
 	close(channel.keeper_end);
 }
 
+/* ---- the keeper itself, with loops that are forked functions ---- */
+
+struct script {
+	/* Run in the forked loop process: its exit. */
+	int (*loop)(int channel, const struct fd_holder *holder, unsigned restores);
+	unsigned starts;
+};
+
+static pid_t start_scripted(void *context, int channel, const struct fd_holder *holder,
+			    unsigned restores)
+{
+	struct script *script = context;
+	script->starts++;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(script->loop(channel, holder, restores));
+	return pid < 0 ? -errno : pid;
+}
+
+static int run_keeper(struct script *script)
+{
+	struct keeper_settings settings = {.start_loop = start_scripted, .context = script};
+	return keeper_run(&settings);
+}
+
+static int exits_at_once(int channel, const struct fd_holder *holder, unsigned restores)
+{
+	(void)channel, (void)holder, (void)restores;
+	return 4;
+}
+
+static void test_the_keeper_ends_with_the_loops_exit_code(void **state)
+{
+	(void)state;
+	struct script script = {.loop = exits_at_once};
+	assert_int_equal(run_keeper(&script), 4);
+	assert_int_equal(script.starts, 1);
+}
+
+/* The first loop leaves a line in a pipe whose read end the keeper holds,
+ * and is killed; the second finds the same pipe, with the line in it. */
+static int hands_a_pipe_over(int channel, const struct fd_holder *holder, unsigned restores)
+{
+	if (restores == 0) {
+		int ends[2];
+		if (pipe2(ends, O_CLOEXEC) < 0 || write(ends[1], "kept\n", 5) != 5)
+			return 1;
+		struct keeper_message hold = {
+		    .kind = KEEPER_HOLD, .slot = 3, .roles = 1u << HELD_OUTPUT};
+		if (keeper_channel_send(channel, &hold, &ends[0]) < 0)
+			return 1;
+		raise(SIGKILL);
+	}
+	char line[8];
+	int held = fd_holder_get(holder, 3, HELD_OUTPUT);
+	if (restores != 1 || held < 0 || read(held, line, sizeof(line)) != 5)
+		return 1;
+	return memcmp(line, "kept\n", 5) == 0 ? 7 : 1;
+}
+
+static void test_a_loop_killed_is_started_again_with_what_it_held(void **state)
+{
+	(void)state;
+	struct script script = {.loop = hands_a_pipe_over};
+	assert_int_equal(run_keeper(&script), 7);
+	assert_int_equal(script.starts, 2);
+}
+
+static int always_killed(int channel, const struct fd_holder *holder, unsigned restores)
+{
+	(void)channel, (void)holder, (void)restores;
+	raise(SIGKILL);
+	return 1;
+}
+
+static void test_the_keeper_gives_up_on_a_loop_that_always_dies(void **state)
+{
+	(void)state;
+	struct script script = {.loop = always_killed};
+	assert_int_equal(run_keeper(&script), 128 + SIGKILL);
+	assert_int_equal(script.starts, KEEPER_DEATHS_ALLOWED + 1);
+}
+
+/* A SIGTERM sent to the keeper (as a container engine sends it to PID 1)
+ * reaches the loop, which exits with a code of its own. */
+static int waits_for_sigterm(int channel, const struct fd_holder *holder, unsigned restores)
+{
+	(void)channel, (void)holder, (void)restores;
+	sigset_t term;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	kill(getppid(), SIGTERM);
+	int got = 0;
+	return sigwait(&term, &got) == 0 && got == SIGTERM ? 42 : 1;
+}
+
+static void test_signals_to_the_keeper_go_to_the_loop(void **state)
+{
+	(void)state;
+	struct script script = {.loop = waits_for_sigterm};
+	assert_int_equal(run_keeper(&script), 42);
+}
+
+/* The first loop starts a "task" that outlives it (and says its pid in a
+ * held pipe); the keeper reaps it, and tells the next loop how it
+ * ended. */
+static int learns_of_an_orphans_exit(int channel, const struct fd_holder *holder, unsigned restores)
+{
+	if (restores == 0) {
+		int ends[2];
+		if (pipe2(ends, O_CLOEXEC) < 0)
+			return 1;
+		pid_t task = fork();
+		if (task == 0) {
+			usleep(100 * 1000);
+			_exit(5);
+		}
+		struct keeper_message hold = {
+		    .kind = KEEPER_HOLD, .slot = 1, .roles = 1u << HELD_OUTPUT};
+		if (write(ends[1], &task, sizeof(task)) != sizeof(task) ||
+		    keeper_channel_send(channel, &hold, &ends[0]) < 0)
+			return 1;
+		raise(SIGKILL);
+	}
+	pid_t task;
+	if (read(fd_holder_get(holder, 1, HELD_OUTPUT), &task, sizeof(task)) != sizeof(task))
+		return 1;
+	for (;;) {
+		struct pollfd readable = {channel, POLLIN, 0};
+		if (poll(&readable, 1, 10000) != 1)
+			return 2;
+		struct keeper_message message;
+		int fds[FD_HOLDER_ROLES];
+		size_t count;
+		if (keeper_channel_receive(channel, &message, fds, &count) < 0)
+			return 3;
+		if (message.kind == KEEPER_REAPED && message.pid == task)
+			return WIFEXITED(message.status) && WEXITSTATUS(message.status) == 5 ? 9
+											     : 4;
+	}
+}
+
+static void test_a_task_orphaned_by_the_loops_death_is_reaped_and_told(void **state)
+{
+	(void)state;
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* as PID 1 is */
+	struct script script = {.loop = learns_of_an_orphans_exit};
+	assert_int_equal(run_keeper(&script), 9);
+	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +376,11 @@ int main(void)
 	    cmocka_unit_test(test_held_fds_are_the_loops_pipes_and_outlive_its_copies),
 	    cmocka_unit_test(test_a_new_fd_under_a_key_replaces_and_closes_the_old),
 	    cmocka_unit_test(test_a_message_whose_fds_do_not_match_its_roles_is_refused),
+	    cmocka_unit_test(test_the_keeper_ends_with_the_loops_exit_code),
+	    cmocka_unit_test(test_a_loop_killed_is_started_again_with_what_it_held),
+	    cmocka_unit_test(test_the_keeper_gives_up_on_a_loop_that_always_dies),
+	    cmocka_unit_test(test_signals_to_the_keeper_go_to_the_loop),
+	    cmocka_unit_test(test_a_task_orphaned_by_the_loops_death_is_reaped_and_told),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
