@@ -9,6 +9,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -21,6 +23,7 @@
 #include "supervisor/keeper/keeper.h"
 #include "supervisor/keeper/keeper_channel.h"
 #include "supervisor/keeper/keeper_decision.h"
+#include "supervisor/keeper/keeper_handoff.h"
 
 /* waitpid's statuses, as the kernel makes them. */
 static int exited(int code)
@@ -368,6 +371,91 @@ static void test_a_task_orphaned_by_the_loops_death_is_reaped_and_told(void **st
 	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 }
 
+/* ---- handing the held fds to a new loop process ---- */
+
+static void test_the_held_fds_are_described_and_read_back(void **state)
+{
+	(void)state;
+	int a = dup(0), b = dup(0);
+	char text[64];
+	snprintf(text, sizeof(text), "0.0=%d,3.1=%d", a, b);
+	struct fd_holder holder;
+	fd_holder_init(&holder);
+	char error[256] = "";
+	assert_int_equal(keeper_fds_parse(text, &holder, error, sizeof(error)), 0);
+	assert_int_equal(fd_holder_get(&holder, 0, 0), a);
+	assert_int_equal(fd_holder_get(&holder, 3, 1), b);
+	assert_int_equal(holder.held, 2);
+	char *described = keeper_fds_describe(&holder);
+	assert_string_equal(described, text);
+	free(described);
+	fd_holder_free(&holder); /* closes a and b */
+	assert_int_equal(fcntl(a, F_GETFD), -1);
+}
+
+static void test_a_wrong_description_holds_nothing_and_closes_nothing(void **state)
+{
+	(void)state;
+	int a = dup(0);
+	char duplicate[64];
+	snprintf(duplicate, sizeof(duplicate), "1.1=%d,1.1=%d", a, a);
+	const char *wrong[] = {"1.8=4", "x", "1.1=", "1=4", "1.1=4;2.2=5", duplicate};
+	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+		struct fd_holder holder;
+		fd_holder_init(&holder);
+		char error[256] = "";
+		assert_int_equal(keeper_fds_parse(wrong[i], &holder, error, sizeof(error)),
+				 -EINVAL);
+		assert_non_null(strstr(error, "is not SLOT.ROLE=FD"));
+		assert_int_equal(holder.held, 0);
+		fd_holder_free(&holder);
+		assert_true(fcntl(a, F_GETFD) >= 0); /* still open */
+	}
+	close(a);
+}
+
+static void test_a_loop_is_executed_with_exactly_the_held_fds(void **state)
+{
+	(void)state;
+	int report[2], other[2], channel[2];
+	assert_int_equal(pipe2(report, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(other, O_CLOEXEC), 0); /* not held: not inherited */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, channel), 0);
+	struct fd_holder holder;
+	fd_holder_init(&holder);
+	fd_holder_hold(&holder, 2, 1, report[1]);
+	int shell = open("/bin/sh", O_PATH | O_CLOEXEC);
+	assert_true(shell >= 0);
+	char script[512];
+	snprintf(script, sizeof(script),
+		 "fd=${CORRAL_KEEPER_FDS#*=}; "
+		 "[ -e /proc/self/fd/$CORRAL_KEEPER_FD ] && channel=open || channel=closed; "
+		 "[ -e /proc/self/fd/%d ] && other=inherited || other=not; "
+		 "printf '%%s|%%s|%%s|%%s' \"$CORRAL_KEEPER_FDS\" \"$CORRAL_RESTORES\" "
+		 "$channel $other >&$fd",
+		 other[0]);
+	char *argv[] = {"sh", "-c", script, NULL};
+	pid_t pid = keeper_exec_loop(shell, argv, channel[1], &holder, 3);
+	assert_true(pid > 0);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	fd_holder_free(&holder); /* the keeper's copy of the write end */
+	char got[128] = "", expected[128];
+	assert_true(read(report[0], got, sizeof(got) - 1) > 0);
+	snprintf(expected, sizeof(expected), "2.1=%d|3|open|not", report[1]);
+	assert_string_equal(got, expected);
+	/* The keeper's own fds stayed close-on-exec. */
+	assert_true(fcntl(channel[1], F_GETFD) & FD_CLOEXEC);
+	close(shell);
+	close(report[0]);
+	close(other[0]);
+	close(other[1]);
+	close(channel[0]);
+	close(channel[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +469,9 @@ int main(void)
 	    cmocka_unit_test(test_the_keeper_gives_up_on_a_loop_that_always_dies),
 	    cmocka_unit_test(test_signals_to_the_keeper_go_to_the_loop),
 	    cmocka_unit_test(test_a_task_orphaned_by_the_loops_death_is_reaped_and_told),
+	    cmocka_unit_test(test_the_held_fds_are_described_and_read_back),
+	    cmocka_unit_test(test_a_wrong_description_holds_nothing_and_closes_nothing),
+	    cmocka_unit_test(test_a_loop_is_executed_with_exactly_the_held_fds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
