@@ -24,6 +24,7 @@
 #include "supervisor/keeper/keeper_channel.h"
 #include "supervisor/keeper/keeper_decision.h"
 #include "supervisor/keeper/keeper_handoff.h"
+#include "supervisor/keeper/keeper_loop_side.h"
 
 /* waitpid's statuses, as the kernel makes them. */
 static int exited(int code)
@@ -456,6 +457,56 @@ static void test_a_loop_is_executed_with_exactly_the_held_fds(void **state)
 	close(channel[1]);
 }
 
+/* ---- the loop's side: what its keeper gave it ---- */
+
+static void test_the_loop_takes_its_keepers_variables_out_of_the_environment(void **state)
+{
+	(void)state;
+	int channel[2], output[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, channel), 0);
+	assert_int_equal(pipe(output), 0); /* as an exec leaves them: inheritable */
+	char number[16], fds[32];
+	snprintf(number, sizeof(number), "%d", channel[1]);
+	snprintf(fds, sizeof(fds), "4.1=%d", output[0]);
+	setenv(KEEPER_FD_ENV, number, 1);
+	setenv(KEEPER_FDS_ENV, fds, 1);
+	setenv(KEEPER_RESTORES_ENV, "2", 1);
+	struct keeper_loop_side side;
+	char error[256] = "";
+	assert_int_equal(keeper_loop_side_take(&side, error, sizeof(error)), 0);
+	assert_int_equal(keeper_loop_side_restores(&side), 2);
+	assert_int_equal(side.channel, channel[1]);
+	assert_int_equal(fd_holder_get(&side.given, 4, HELD_OUTPUT), output[0]);
+	/* Out of the environment, and no task inherits the fds. */
+	assert_null(getenv(KEEPER_FD_ENV));
+	assert_null(getenv(KEEPER_FDS_ENV));
+	assert_null(getenv(KEEPER_RESTORES_ENV));
+	assert_true(fcntl(output[0], F_GETFD) & FD_CLOEXEC);
+	assert_true(fcntl(channel[1], F_GETFD) & FD_CLOEXEC);
+	keeper_loop_side_free(&side);
+	close(output[1]);
+	close(channel[0]);
+}
+
+static void test_without_a_keeper_there_is_none_and_a_wrong_one_is_said(void **state)
+{
+	(void)state;
+	struct keeper_loop_side side;
+	char error[256] = "";
+	assert_int_equal(keeper_loop_side_take(&side, error, sizeof(error)), 0);
+	assert_int_equal(side.channel, -1);
+	assert_int_equal(keeper_loop_side_restores(&side), 0);
+	keeper_loop_side_free(&side);
+
+	setenv(KEEPER_FD_ENV, "999999", 1); /* not open */
+	setenv(KEEPER_RESTORES_ENV, "1", 1);
+	assert_int_equal(keeper_loop_side_take(&side, error, sizeof(error)), -EINVAL);
+	assert_non_null(strstr(error, "CORRAL_KEEPER_FD: \"999999\" is not an open fd"));
+	assert_int_equal(side.channel, -1);
+	assert_null(getenv(KEEPER_FD_ENV));
+	keeper_loop_side_free(&side);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -472,6 +523,8 @@ int main(void)
 	    cmocka_unit_test(test_the_held_fds_are_described_and_read_back),
 	    cmocka_unit_test(test_a_wrong_description_holds_nothing_and_closes_nothing),
 	    cmocka_unit_test(test_a_loop_is_executed_with_exactly_the_held_fds),
+	    cmocka_unit_test(test_the_loop_takes_its_keepers_variables_out_of_the_environment),
+	    cmocka_unit_test(test_without_a_keeper_there_is_none_and_a_wrong_one_is_said),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
