@@ -9,7 +9,7 @@ set -euo pipefail
 
 build_packages=(
 	build-essential cmake pkg-config
-	libyaml-dev libjansson-dev libcgroup-dev libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libc-ares-dev  # libraries (see docs/dependencies.md); the -dev packages hold the .a files for -DCORRAL_STATIC=ON
+	libyaml-dev libjansson-dev libcgroup-dev libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libc-ares-dev libtre-dev  # libraries (see docs/dependencies.md); the -dev packages hold the .a files for -DCORRAL_STATIC=ON
 )
 test_packages=(
 	libcmocka-dev                             # unit tests

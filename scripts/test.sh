@@ -60,7 +60,7 @@ echo "=== soak smoke run: 60 s of load and faults, invariants checked (tests/soa
 "$python" tests/soak/soak.py --corral build/corral --duration 60 --tasks 50
 
 echo "=== benchmark smoke run (figures are not checked)"
-for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output bench_probes bench_exec bench_http bench_upgrade; do
+for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output bench_probes bench_exec bench_http bench_upgrade bench_log_patterns; do
 	build/tests/bench/$bench --quick --corral build/corral || {
 		echo "benchmark smoke run failed: $bench" >&2
 		exit 1

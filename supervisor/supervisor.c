@@ -389,6 +389,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		}
 	}
 	task_dependencies_link(supervisor->groups, supervisor->group_count, config);
+	/* An upgrade's inotify fd, with its watches: no new instance needed. */
+	if (supervisor->handover)
+		watch_set_adopt(&supervisor->watches, upgrade_state_watch_fd(supervisor->handover));
 	watch_set_sync(&supervisor->watches);
 	supervisor->events.on_event = supervisor_publish_event;
 	supervisor->events.on_event_context = supervisor;

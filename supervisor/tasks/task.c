@@ -542,6 +542,16 @@ static void hand_task_lines(const struct output_sinks *sinks, size_t first,
 	output_sinks_hand_each(ops, objects, count, first, batch);
 }
 
+/* Lines read and not yet matched by a readiness.log pattern: the pipes
+ * wait for them (log_readiness.h). */
+static bool task_lines_behind(const struct output_sinks *sinks)
+{
+	const struct task *task =
+	    (const struct task *)((const char *)sinks - offsetof(struct task, sinks));
+	return task->readiness.probes && task->readiness.probes->log &&
+	       log_readiness_behind(task->readiness.probes->log);
+}
+
 int task_open_stderr_writer(void *context)
 {
 	struct task *task = context;
@@ -637,6 +647,7 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 	struct services *services = task->services;
 	bool separate = config->log_separate_streams;
 	task->sinks.hand = hand_task_lines;
+	task->sinks.behind = task_lines_behind;
 	int result = task_output_open(&task->output, services->loop, services->sink, &task->sinks,
 				      config->full_name,
 				      separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED);

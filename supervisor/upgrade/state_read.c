@@ -97,6 +97,11 @@ struct config *upgrade_state_scaled_config(const struct handover_reader *reader,
 	return result;
 }
 
+int upgrade_state_watch_fd(const struct handover_reader *reader)
+{
+	return handover_fd_get(reader, json_object_get(reader->root, "watch"), "fd");
+}
+
 static struct group *find_group(struct supervisor *supervisor, const char *name)
 {
 	for (size_t i = 0; name && i < supervisor->group_count; i++)

@@ -184,6 +184,12 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 	    root, "http",
 	    json_pack("{s:o}", "fd",
 		      handover_fd(writer, http_server_listening_fd(supervisor->http))));
+	/* The inotify fd of `watch:`, with its watches and the events not
+	 * read yet: a new one could fail, a task having taken the last
+	 * instance of the user's (fs.inotify.max_user_instances). */
+	json_object_set_new(
+	    root, "watch",
+	    json_pack("{s:o}", "fd", handover_fd(writer, supervisor->watches.dirs.fd)));
 	/* corral's own parent (systemd's Type=notify): its variables were
 	 * taken out of the environment at the start; the new corral is
 	 * given them again, and goes on with the watchdog's pings. */

@@ -42,6 +42,9 @@ int upgrade_state_read_control(struct supervisor *supervisor, const struct hando
 			       const struct control_server_settings *settings,
 			       const struct control_server_ops *ops, char *error,
 			       size_t error_size);
+/* The inotify fd of `watch:` (watch_set_adopt), or -1: taken before the
+ * watches are made, so that no new instance is needed. */
+int upgrade_state_watch_fd(const struct handover_reader *reader);
 /* Once every group and task exists: their state, the event log, stdout.
  * 0, or -EINVAL with `error` (nothing read from a handed-over fd yet). */
 int upgrade_state_read(struct supervisor *supervisor, const struct handover_reader *reader,

@@ -543,6 +543,46 @@ def test_listening_on_a_unix_socket_made_as_the_control_socket_is(corral, tmp_pa
     assert path.read_text() == "not a socket"
 
 
+def test_a_socket_directory_others_could_replace_the_socket_in_is_refused(corral, tmp_path):
+    """As log.dir: a directory owned by another user, or that group or
+    others can write and is not sticky, is refused: at its place by
+    `corral check`, at the start, and at a reload. (corral looks again
+    when it makes the socket, for a directory made or changed after the
+    config was read.) A sticky one owned by root (/tmp) is fine."""
+    tasks = {"groups": {"g": {"tasks": {"t": {"command": sh(IDLE)}}}}}
+    theirs, shared, sticky = tmp_path / "theirs", tmp_path / "shared", tmp_path / "sticky"
+    for directory, mode in ((theirs, 0o755), (shared, 0o777), (sticky, 0o1777)):
+        directory.mkdir()
+        directory.chmod(mode)
+    os.chown(theirs, 65534, 65534)
+    why = {
+        theirs: f"{theirs}/http.sock: refused: its directory {theirs} is owned by uid 65534, "
+                "not by corral (uid 0) or root: its owner could replace the socket (put it "
+                "in a directory of corral's own)",
+        shared: f"{shared}/http.sock: refused: its directory {shared} is writable by group or "
+                "others (mode 0777) and not sticky: they could replace the socket (make it "
+                "writable by its owner only, or put the socket in a directory of corral's "
+                "own)",
+    }
+    for directory, message in why.items():
+        path = corral.config(json.dumps(http_config(tasks, str(directory / "http.sock"))))
+        result = corral.check(path)
+        assert result.returncode == 1, result
+        assert f"{path}:1:" in result.stderr and f"http.listen: {message}" in result.stderr, \
+            result.stderr
+        result = corral.run(path)
+        assert result.returncode == 1 and message in result.stderr, result
+        assert not (directory / "http.sock").exists()
+
+    # A reload to such a directory is refused; the socket corral has
+    # serves on. A sticky directory owned by root is fine.
+    running, address = start(corral, tasks, address=sticky / "http.sock")
+    result = reload(corral, running.config_path, http_config(tasks, str(shared / "http.sock")))
+    assert result.returncode != 0 and why[shared] in result.stdout + result.stderr, result
+    assert request(address, "/livez").status == 200
+    stop(running)
+
+
 # ---- config and reload ------------------------------------------------------------
 
 

@@ -586,6 +586,38 @@ static const struct error_case cases[] = {
      "number of bytes)"},
 
     /* Readiness and health */
+    /* readiness.log: back-references and costly repetitions, at the pattern's column */
+    {"log pattern with a back-reference",
+     TASK("{command: a, readiness: {log: '^(.*)(.*)\\2\\1x$'}}"), 4, 52,
+     "web/app: readiness.log: \\2 is a "
+     "back-reference, which corral refuses: matching one can take time exponential in the "
+     "line's length, in corral's one loop, which every task waits on; write the text it "
+     "stands for again ((ab)\\1 as (ab)ab), or a class that covers it ([0-9]+)"},
+    {"back-reference in a scalar with escapes: at its start",
+     TASK("{command: a, readiness: {log: \"a(b)\\\\1\"}}"), 4, 42,
+     "web/app: readiness.log: \\1 is a "
+     "back-reference, which corral refuses: matching one can take time exponential in the "
+     "line's length, in corral's one loop, which every task waits on; write the text it "
+     "stands for again ((ab)\\1 as (ab)ab), or a class that covers it ([0-9]+)"},
+    {"too many repetition operators", TASK("{command: a, readiness: {log: '(.*){40}b'}}"), 4, 47,
+     "web/app: readiness.log: has 40 "
+     "repetition operators (*, +, ?, and the optional copies of {n,m}) once its {n,m} "
+     "repetitions are multiplied out, more than 16: each line's cost in corral's one loop, "
+     "which every task waits on, grows with their square; write one .* for a run of them "
+     "((.*a){40}b as .*a.*b if the count does not matter)"},
+    {"too many positions in not_ready",
+     TASK("{command: a, readiness: {log: {ready: up, not_ready: 'x(y{20}){20}'}}}"), 4, 74,
+     "web/app: readiness.log.not_ready: has 400 characters and classes once its {n,m} "
+     "repetitions are multiplied out, more than 256: every line of output would cost as much "
+     "in corral's one loop, which every task waits on; repeat less (a{3,} for a{3,300}, .* "
+     "for .{0,300})"},
+    {"repetitions too many only together: at the pattern's start",
+     TASK("{command: a, readiness: {log: '(.*a){9}(.*b){9}'}}"), 4, 43,
+     "web/app: readiness.log: has 18 "
+     "repetition operators (*, +, ?, and the optional copies of {n,m}) once its {n,m} "
+     "repetitions are multiplied out, more than 16: each line's cost in corral's one loop, "
+     "which every task waits on, grows with their square; write one .* for a run of them "
+     "((.*a){40}b as .*a.*b if the count does not matter)"},
     {"continuous readiness on a notify fd",
      TASK("{command: a, readiness: {notify: fd, fd: 3, continuous: true}}"), 4, 68,
      "web/app: readiness.continuous: does not go with \"notify: fd\" (its newline is said once; "
