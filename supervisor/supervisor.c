@@ -259,6 +259,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 			   const struct run_options *options)
 {
 	memset(supervisor, 0, sizeof(*supervisor));
+	supervisor->keeper.channel = -1;
 	char handover_error[512];
 	supervisor->handover = upgrade_resuming();
 	/* An upgrade's new corral runs the counts `corral scale` set, not
@@ -279,6 +280,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->termination.log.fd = -1;
 	/* Before any task's environment is made from corral's. */
 	parent_notify_take_environment(&supervisor->parent, options->one_command != NULL);
+	char keeper_error[256];
+	if (keeper_loop_side_take(&supervisor->keeper, keeper_error, sizeof(keeper_error)) < 0)
+		log_message("no keeper: %s", keeper_error);
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){.stdin_fd = -1,
 						       .output_fd = -1,
@@ -352,6 +356,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	    .network_spares = &supervisor->network_spares,
 	    .task_pids = &supervisor->task_pids,
 	    .records = &supervisor->task_records,
+	    .keeper = supervisor->keeper.channel >= 0 ? &supervisor->keeper : NULL,
 	    .shared_mounts = &supervisor->shared_mounts,
 	    .task_dirs_root = supervisor->task_dirs_root,
 	    .hook_limiter = &supervisor->hook_limiter,
@@ -445,6 +450,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	network_spares_close(&supervisor->network_spares);
 	pid_index_free(&supervisor->task_pids);
 	task_records_free(&supervisor->task_records); /* after the tasks gave theirs back */
+	keeper_loop_side_free(&supervisor->keeper);
 	shortage_report_free(&supervisor->shortage);
 	network_host_close(&supervisor->network);
 	cgroup_tree_close(&supervisor->cgroups);

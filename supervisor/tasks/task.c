@@ -19,6 +19,7 @@
 #include "supervisor/probes/log_readiness.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/tasks/shortage_report.h"
+#include "supervisor/tasks/task_keeper.h"
 #include "supervisor/tasks/task_outside_wait.h"
 #include "supervisor/tasks/task_schedule.h"
 
@@ -132,6 +133,7 @@ static void close_process_fds(struct task *task)
 {
 	struct loop *loop = task->services->loop;
 	if (task->pidfd_watch.fd >= 0) {
+		task_keeper_drop_process(task);
 		loop_watch_remove(loop, &task->pidfd_watch);
 		close(task->pidfd_watch.fd);
 		task->pidfd_watch.fd = -1;
@@ -264,6 +266,7 @@ static int effect_spawn(struct runner *runner, char *error, size_t error_size)
 	task->error_pipe_watch.fd = result.error_fd;
 	loop_watch_add(task->services->loop, &task->pidfd_watch, EPOLLIN);
 	loop_watch_add(task->services->loop, &task->error_pipe_watch, EPOLLIN);
+	task_keeper_hold_process(task);
 	return 0;
 }
 
@@ -707,6 +710,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	failure = open_outputs(task, error, error_size);
 	if (failure < 0)
 		return failure;
+	task_keeper_hold_outputs(task);
 	task_hooks_open(task, group_name);
 	task_schedule_open(task);
 	return 0;
@@ -744,6 +748,7 @@ void task_free(struct task *task)
 	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);
 	runner_free(&task->runner);
+	task_keeper_forget(task);
 	task_records_give_back(task->services->records, task->record);
 	task->record = NULL;
 }

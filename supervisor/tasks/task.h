@@ -142,6 +142,8 @@ struct task {
 	 * until there is something to count, as most tasks never have
 	 * (task_counts_of). */
 	struct task_record *record;
+	/* Its slot with corral's keeper (task_keeper.h); 0: none. */
+	uint32_t keeper_slot;
 };
 
 /* Prepares everything a start needs: 0, or -errno with `error` naming the
