@@ -293,5 +293,10 @@ void config_free(struct config *config)
 	free(config->notify_ready_groups);
 	string_vector_free(config->profiles);
 	string_vector_free(config->profiles_unlisted);
+	for (size_t i = 0; i < config->scaled_count; i++) {
+		free(config->scaled[i].group);
+		free(config->scaled[i].task);
+	}
+	free(config->scaled);
 	free(config);
 }

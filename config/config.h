@@ -790,6 +790,14 @@ enum notify_ready {
 	NOTIFY_READY_GROUPS,
 };
 
+/* An instance set whose count `corral scale` changed: what the files do
+ * not say, and `corral upgrade` hands over with their bytes. */
+struct config_scaled_set {
+	char *group;
+	char *task; /* the name written with `instances:` */
+	unsigned count;
+};
+
 struct config {
 	char *path;
 	/* The paths it was loaded from (files and directories, as given),
@@ -832,6 +840,11 @@ struct config {
 	char **profiles_unlisted;
 	struct group_config *groups; /* in file order */
 	size_t group_count;
+	/* The sets `corral scale` changed since the files were read (a
+	 * reload reads them again and goes back to their counts): `files`
+	 * and these give this config. None for a config as read. */
+	struct config_scaled_set *scaled;
+	size_t scaled_count;
 };
 
 /* Built-in defaults, documented in docs/config.md. */

@@ -17,7 +17,7 @@ _Static_assert(sizeof(struct task_config) == 752,
 _Static_assert(sizeof(struct group_config) == 72,
 	       "struct group_config changed: copy the new field in copy_group "
 	       "(config_copy.c), then update this size");
-_Static_assert(sizeof(struct config) == 240,
+_Static_assert(sizeof(struct config) == 256,
 	       "struct config changed: copy the new field in config_with_instances "
 	       "(config_copy.c), then update this size");
 #endif
@@ -311,14 +311,40 @@ static void copy_group(struct group_config *into, const struct group_config *fro
 	}
 }
 
+/* `config`'s scaled sets with `changes` over them. */
+static void copy_scaled_sets(struct config *copy, const struct config *config,
+			     const struct instance_count *changes, size_t change_count)
+{
+	copy->scaled = xcalloc(config->scaled_count + change_count + 1, sizeof(*copy->scaled));
+	copy->scaled_count = 0;
+	for (size_t i = 0; i < config->scaled_count; i++)
+		copy->scaled[copy->scaled_count++] = (struct config_scaled_set){
+		    xstrdup(config->scaled[i].group), xstrdup(config->scaled[i].task),
+		    config->scaled[i].count};
+	for (size_t c = 0; c < change_count; c++) {
+		struct config_scaled_set *set = NULL;
+		for (size_t i = 0; i < copy->scaled_count && !set; i++)
+			if (strcmp(copy->scaled[i].group, changes[c].group) == 0 &&
+			    strcmp(copy->scaled[i].task, changes[c].task) == 0)
+				set = &copy->scaled[i];
+		if (!set) {
+			set = &copy->scaled[copy->scaled_count++];
+			set->group = xstrdup(changes[c].group);
+			set->task = xstrdup(changes[c].task);
+		}
+		set->count = changes[c].count;
+	}
+}
+
 struct config *config_with_instances(const struct config *config,
 				     const struct instance_count *changes, size_t change_count)
 {
 	struct config *copy = xcalloc(1, sizeof(*copy));
 	*copy = *config;
-	/* Not read from files as it is: an upgrade refuses it (the files'
-	 * bytes would give the config's counts back). */
-	memset(&copy->files, 0, sizeof(copy->files));
+	/* The files' bytes and the counts they do not give: what `corral
+	 * upgrade` builds the same config from. */
+	config_files_copy(&copy->files, &config->files);
+	copy_scaled_sets(copy, config, changes, change_count);
 	copy->path = copy_string(config->path);
 	copy->sources = copy_items(config->sources, config->source_count, config->source_count + 1,
 				   sizeof(*config->sources));

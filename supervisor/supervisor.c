@@ -266,9 +266,20 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 			   const struct run_options *options)
 {
 	memset(supervisor, 0, sizeof(*supervisor));
+	supervisor->keeper.channel = -1;
 	char handover_error[512];
-	supervisor->config = config;
 	supervisor->handover = upgrade_resuming();
+	/* An upgrade's new corral runs the counts `corral scale` set, not
+	 * the files': the config it runs lives as a reload's would. */
+	struct config *scaled =
+	    supervisor->handover ? upgrade_state_scaled_config(supervisor->handover, config) : NULL;
+	if (scaled) {
+		supervisor->generations = xcalloc(1, sizeof(*supervisor->generations));
+		supervisor->generations[supervisor->generation_count++] =
+		    (struct config_generation){scaled, true};
+		config = scaled;
+	}
+	supervisor->config = config;
 	supervisor->started_wall_ms = wall_clock_ms();
 	supervisor->one_command = options->one_command;
 	supervisor->shutdown_timeout_ms = options->shutdown_timeout_ms;
@@ -276,6 +287,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->termination.log.fd = -1;
 	/* Before any task's environment is made from corral's. */
 	parent_notify_take_environment(&supervisor->parent, options->one_command != NULL);
+	char keeper_error[256];
+	if (keeper_loop_side_take(&supervisor->keeper, keeper_error, sizeof(keeper_error)) < 0)
+		log_message("no keeper: %s", keeper_error);
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){.stdin_fd = -1,
 						       .output_fd = -1,
@@ -349,6 +363,8 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	    .network = &supervisor->network,
 	    .network_spares = &supervisor->network_spares,
 	    .task_pids = &supervisor->task_pids,
+	    .records = &supervisor->task_records,
+	    .keeper = supervisor->keeper.channel >= 0 ? &supervisor->keeper : NULL,
 	    .shared_mounts = &supervisor->shared_mounts,
 	    .task_dirs_root = supervisor->task_dirs_root,
 	    .hook_limiter = &supervisor->hook_limiter,
@@ -443,6 +459,8 @@ static void supervisor_close(struct supervisor *supervisor)
 	name_resolver_free(supervisor->services.resolver);
 	network_spares_close(&supervisor->network_spares);
 	pid_index_free(&supervisor->task_pids);
+	task_records_free(&supervisor->task_records); /* after the tasks gave theirs back */
+	keeper_loop_side_free(&supervisor->keeper);
 	shortage_report_free(&supervisor->shortage);
 	network_host_close(&supervisor->network);
 	cgroup_tree_close(&supervisor->cgroups);

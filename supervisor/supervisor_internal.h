@@ -16,6 +16,7 @@
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/exec_session.h"
 #include "supervisor/http/http_server.h"
+#include "supervisor/keeper/keeper_loop_side.h"
 #include "supervisor/metrics/metrics_text.h"
 #include "supervisor/output/output_json_lines.h"
 #include "supervisor/output/output_sink.h"
@@ -28,6 +29,7 @@
 #include "supervisor/tasks/pid_index.h"
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/shortage_report.h"
+#include "supervisor/tasks/task_records.h"
 #include "supervisor/termination.h"
 #include "supervisor/upgrade/handover.h"
 #include "supervisor/watch/watch_set.h"
@@ -54,6 +56,8 @@ struct supervisor {
 	struct network_host network;
 	struct network_spares network_spares; /* for tasks of network mode none */
 	struct pid_index task_pids;           /* each running task by its main pid */
+	struct task_records task_records;     /* tasks' life-long counts, handed over */
+	struct keeper_loop_side keeper;       /* corral's keeper; channel -1: none */
 	struct host_shared_mounts shared_mounts;
 	/* Every group name this run made a cgroup for, owned: what the cgroup
 	 * tree removes at close. */

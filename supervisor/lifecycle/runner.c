@@ -209,14 +209,16 @@ void runner_free(struct runner *runner)
 {
 	free(runner->texts);
 	runner->texts = NULL;
-	free(runner->exits);
+	if (!runner->effects || !runner->effects->exit_tally)
+		free(runner->exits);
 	runner->exits = NULL;
 }
 
 static struct exit_tally *exits(struct runner *runner)
 {
 	if (!runner->exits)
-		runner->exits = xcalloc(1, sizeof(*runner->exits));
+		runner->exits = runner->effects->exit_tally ? runner->effects->exit_tally(runner)
+							    : xcalloc(1, sizeof(*runner->exits));
 	return runner->exits;
 }
 

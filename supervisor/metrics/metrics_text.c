@@ -372,12 +372,12 @@ static void write_task_start_failures(struct writer *writer, struct task *task)
 static void write_task_oom_kills(struct writer *writer, struct task *task)
 {
 	task_sample(writer, "corral_task_oom_kills_total", task,
-		    task->counts ? task->counts->oom_kills : 0);
+		    task_counts_seen(task) ? task_counts_seen(task)->oom_kills : 0);
 }
 
 static void write_task_probe_failures(struct writer *writer, struct task *task)
 {
-	const struct task_counts *counts = task->counts;
+	const struct task_counts *counts = task_counts_seen(task);
 	if (readiness_of(task->config)->kind == READINESS_PROBE) {
 		open_task_sample(writer, "corral_task_probe_failures_total", task);
 		add_label(writer, "probe", "readiness");

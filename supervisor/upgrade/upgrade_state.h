@@ -12,6 +12,7 @@
 #include "supervisor/upgrade/handover.h"
 
 struct supervisor;
+struct config;
 struct control_client;
 struct control_server_settings;
 struct control_server_ops;
@@ -25,6 +26,12 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 			 const struct control_client *requester);
 
 /* ---- state_read.c, in the new corral's supervisor_open ---- */
+
+/* The config the old corral ran when `corral scale` had changed it:
+ * `config` (built from the files' bytes) with the scaled counts; NULL
+ * when nothing was scaled. The caller owns it. */
+struct config *upgrade_state_scaled_config(const struct handover_reader *reader,
+					   const struct config *config);
 
 /* The cgroup tree as the old corral had it. 0, or -errno with `error`. */
 int upgrade_state_read_cgroups(struct supervisor *supervisor, const struct handover_reader *reader,

@@ -619,8 +619,17 @@ def test_a_prestart_hook_that_said_done_refuses_the_upgrade(corral, tmp_path):
 
 
 def socket_inodes(pid):
-    return {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")
-            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")}
+    """The sockets corral holds; an fd closed while they are listed (a
+    probe's, a client's) is not one of the listening sockets."""
+    found = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except FileNotFoundError:
+            continue
+        if target.startswith("socket:"):
+            found.add(target)
+    return found
 
 
 def test_the_http_endpoint_listens_on_through_the_upgrade(corral, tmp_path):
@@ -668,24 +677,108 @@ def test_corral_own_parent_is_still_told_after_the_upgrade(corral, tmp_path):
         parent.close()
 
 
-def test_a_scaled_config_refuses_the_upgrade_until_a_reload(corral, tmp_path):
-    """corral scale runs a config its files do not give: the new corral,
-    which builds from the files' bytes, would go back to their counts. The
-    upgrade says so and changes nothing; after a reload it goes through."""
-    config = {"groups": {"g": {"tasks": {"web": {"command": "sleep 1000", "instances": 2}}}}}
+def test_a_scaled_count_goes_over_and_a_reload_still_goes_back(corral, tmp_path):
+    """corral scale runs a config its files do not give: the upgrade hands
+    the scaled counts over with the files' bytes, so the new corral runs
+    the same instances on (same pids), scales on from there, and a reload
+    still goes back to the files' counts, as without an upgrade."""
+    config = {"groups": {"g": {"tasks": {
+        "web": {"command": "sleep 1000", "instances": 2},
+        "api": {"command": "sleep 1000", "instances": 3}}}}}
     running = corral.start(config)
     corral.wait_control(running)
-    assert corral.cli("scale", "g/web=3").returncode == 0
-    wait_for(lambda: len(snapshot(corral)) == 3, what="the third instance")
-    result = upgrade(corral)
-    assert result.returncode == 1
-    assert "corral scale changed its instances" in result.stderr, result.stderr
-    assert len(snapshot(corral)) == 3
-    assert corral.cli("reload").returncode == 0
-    wait_for(lambda: len(snapshot(corral)) == 2, what="the reload's counts")
+    assert corral.cli("scale", "g/web=4", "g/api=1").returncode == 0
+    wait_for(lambda: len(snapshot(corral)) == 5, what="web@2, web@3 started, api@1, api@2 gone")
     before = snapshot(corral)
     assert upgrade(corral).returncode == 0
     assert_same_tasks(before, snapshot(corral))
+    assert sorted(snapshot(corral)) == ["g/api@0", "g/web@0", "g/web@1", "g/web@2", "g/web@3"]
+    # Scaled on from the running counts, not the files'.
+    assert corral.cli("scale", "g/web=5").returncode == 0
+    wait_for(lambda: len(snapshot(corral)) == 6, what="web@4")
+    assert snapshot(corral)["g/web@3"][0] == before["g/web@3"][0]
+    # A second upgrade carries the counts of both scales.
+    before = snapshot(corral)
+    assert upgrade(corral).returncode == 0
+    assert_same_tasks(before, snapshot(corral))
+    assert corral.cli("reload").returncode == 0
+    wait_for(lambda: sorted(snapshot(corral)) == ["g/api@0", "g/api@1", "g/api@2", "g/web@0",
+                                                  "g/web@1"], what="the files' counts again")
+    assert snapshot(corral)["g/web@0"][0] == before["g/web@0"][0]
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def counters(address):
+    """Every counter of GET /metrics but CPU time, which moves on its own."""
+    from test_metrics import samples, scrape
+    return {key: value for key, value in samples(scrape(address)[0]).items()
+            if key[0].endswith("_total") and key[0] != "corral_task_cpu_seconds_total"}
+
+
+def test_every_metrics_counter_goes_over(corral, tmp_path):
+    """GET /metrics' counters go on from where they were (issue 35's alert
+    on corral_task_exits_total and the probe failures broke when they
+    went back to 0): exits by code and by signal, probe failures, OOM
+    kills, restarts, reloads and control requests, each the same number
+    after the upgrade, but the upgrade request itself."""
+    from test_http_endpoint import start
+    from test_metrics import HOG, value
+    runs, probes = tmp_path / "runs", tmp_path / "probes"
+    config = {"groups": {"web": {"tasks": {
+        # Killed by SIGKILL in its second run, exits 3 in its others up to
+        # the fifth, then runs on.
+        "crash": {"command": sh(f"n=$(cat {runs} 2>/dev/null || echo 0); n=$((n+1)); "
+                                f"echo $n > {runs}; [ $n -eq 2 ] && kill -9 $$; "
+                                f"[ $n -le 5 ] && exit 3; exec sleep 1000"),
+                  "restart": {"policy": "always", "delay": "50ms", "max_delay": "50ms",
+                              "attempts": "unlimited"}},
+        # Its readiness probe fails 4 times, then passes (and, not
+        # continuous, is not run again).
+        "probed": {"command": ["/bin/sleep", "1000"],
+                   "readiness": {"exec": ["/bin/sh", "-c",
+                                          f"n=$(cat {probes} 2>/dev/null || echo 0); "
+                                          f"echo $((n+1)) > {probes}; [ $n -ge 4 ]"],
+                                 "interval": "50ms"}},
+        "hog": {"command": HOG, "resources": {"memory": "32M"},
+                "restart": {"policy": "on-failure", "delay": "1h"}},
+    }}}}
+    running, address = start(corral, config)
+    wait_for(lambda: corral.task_status("web/crash")["restarts"] == 5
+             and corral.task_status("web/crash")["state"] == "running", what="5 restarts")
+    wait_for(lambda: corral.task_status("web/probed")["ready"], what="the probe passing")
+    wait_for(lambda: (corral.task_status("web/hog")["last_exit"] or {}).get("oom_killed"),
+             what="the hog's OOM kill")
+    # A reload that rebuilds the crash task for a new definition: its
+    # record goes to the task made anew, and over the upgrade from there.
+    from test_metrics import started_again_after_replaced
+    rebuilt = json.loads(running.config_path.read_text())  # with its http key
+    rebuilt["groups"]["web"]["tasks"]["crash"]["env"] = {"ROUND": "2"}
+    corral.config(rebuilt, name=running.config_path.name)
+    assert corral.cli("reload").returncode == 0
+    wait_for(lambda: started_again_after_replaced(running.events(), "crash")
+             and corral.task_status("web/crash")["state"] == "running", what="crash made anew")
+    before = counters(address)
+    assert value(before, "corral_reloads_total", result="succeeded") == 1
+    # Series of each kind, not exact counts (a busy machine can make a
+    # run or a probe run fail once more); the test is that each is the
+    # same after the upgrade.
+    assert value(before, "corral_task_exits_total", group="web", task="crash", code="3") >= 3
+    assert value(before, "corral_task_exits_total", group="web", task="crash",
+                 signal="SIGKILL") >= 1
+    assert value(before, "corral_task_exits_total", group="web", task="crash",
+                 signal="SIGTERM") >= 1  # the run the reload replaced
+    assert value(before, "corral_task_probe_failures_total", group="web", task="probed",
+                 probe="readiness") >= 4
+    assert value(before, "corral_task_oom_kills_total", group="web", task="hog") >= 1
+
+    assert upgrade(corral).returncode == 0
+    after = counters(address)
+    upgrade_requests = ("corral_control_requests_total", frozenset({("command", "upgrade")}))
+    assert after.pop(upgrade_requests) == before.pop(upgrade_requests) + 1
+    assert after == before, {key: (before.get(key), after.get(key))
+                             for key in set(before) | set(after)
+                             if before.get(key) != after.get(key)}
     running.send(signal.SIGTERM)
     running.wait()
 

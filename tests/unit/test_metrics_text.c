@@ -90,7 +90,7 @@ static void canned_free(struct canned *canned)
 			free(task->config->instance_of);
 			free((void *)task->config);
 			free(task->runner.exits);
-			free(task->counts);
+			free(task->record); /* no services: from the heap */
 			free(task);
 		}
 		free(group->tasks);
@@ -202,7 +202,7 @@ static struct canned *sample_groups(void)
 	task_counts_of(service)->readiness_probe_failures = 4;
 	task_counts_of(service)->health_probe_failures = 1;
 	service->output.dropped_lines = 9;
-	service->counts->earlier_dropped_lines = 1; /* before a reload */
+	task_counts_of(service)->earlier_dropped_lines = 1; /* before a reload */
 
 	struct task *worker = add_task(web, "worker@1");
 	worker->runner.state = TASK_RUNNING;
@@ -224,7 +224,7 @@ static struct canned *sample_groups(void)
 	hog->runner.exits = calloc(1, sizeof(*hog->runner.exits));
 	exit_tally_add(hog->runner.exits, true, SIGKILL);
 	task_counts_of(hog)->oom_kills = 1;
-	hog->counts->earlier_lost_log_lines = 6;
+	task_counts_of(hog)->earlier_lost_log_lines = 6;
 
 	canned->counters.reloads_succeeded = 3;
 	canned->counters.reloads_failed = 1;
