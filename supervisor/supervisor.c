@@ -271,6 +271,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->handover = upgrade_resuming();
 	/* An upgrade's new corral runs the counts `corral scale` set, not
 	 * the files': the config it runs lives as a reload's would. */
+	const struct config *files_config = config;
 	struct config *scaled =
 	    supervisor->handover ? upgrade_state_scaled_config(supervisor->handover, config) : NULL;
 	if (scaled) {
@@ -402,6 +403,11 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		}
 	}
 	task_dependencies_link(supervisor->groups, supervisor->group_count, config);
+	/* Sets `corral scale` took to 0 have no task in the config it runs:
+	 * their definition comes from the files, as the old corral kept it. */
+	if (supervisor->handover)
+		upgrade_state_zero_sets(supervisor->handover, files_config, supervisor->groups,
+					supervisor->group_count);
 	/* An upgrade's inotify fd, with its watches: no new instance needed. */
 	if (supervisor->handover)
 		watch_set_adopt(&supervisor->watches, upgrade_state_watch_fd(supervisor->handover));

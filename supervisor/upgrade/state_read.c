@@ -87,7 +87,7 @@ struct config *upgrade_state_scaled_config(const struct handover_reader *reader,
 		    group && task ? set_model(config, group, task) : NULL;
 		/* A set the files do not have is not there to scale: the
 		 * match of tasks that follows says so. */
-		if (model && instances > 0 && instances <= UINT32_MAX)
+		if (model && instances >= 0 && instances <= UINT32_MAX)
 			changes[change_count++] =
 			    (struct instance_count){group, task, (unsigned)instances, model};
 	}
@@ -95,6 +95,39 @@ struct config *upgrade_state_scaled_config(const struct handover_reader *reader,
 	    change_count ? config_with_instances(config, changes, change_count) : NULL;
 	free(changes);
 	return result;
+}
+
+/* How many instances the files give the set `task` of `group`. */
+static unsigned files_count(const struct config *config, const char *group, const char *task)
+{
+	unsigned count = 0;
+	for (size_t g = 0; g < config->group_count; g++)
+		if (strcmp(config->groups[g].name, group) == 0)
+			for (size_t t = 0; t < config->groups[g].task_count; t++)
+				count += config->groups[g].tasks[t].instance_of &&
+					 strcmp(config->groups[g].tasks[t].instance_of, task) == 0;
+	return count;
+}
+
+void upgrade_state_zero_sets(const struct handover_reader *reader,
+			     const struct config *files_config, struct group **groups,
+			     size_t group_count)
+{
+	const json_t *scaled = json_object_get(json_object_get(reader->root, "config"), "scaled");
+	size_t index;
+	const json_t *set;
+	json_array_foreach(scaled, index, set)
+	{
+		const char *group_name = handover_string(set, "group"),
+			   *task = handover_string(set, "task");
+		if (!group_name || !task || handover_int(set, "count", -1) != 0)
+			continue;
+		const struct task_config *model = set_model(files_config, group_name, task);
+		for (size_t g = 0; g < group_count && model; g++)
+			if (strcmp(groups[g]->config->name, group_name) == 0)
+				zero_sets_add(&groups[g]->zero_sets, task, model,
+					      files_count(files_config, group_name, task));
+	}
 }
 
 int upgrade_state_watch_fd(const struct handover_reader *reader)

@@ -13,6 +13,7 @@
 
 struct supervisor;
 struct config;
+struct group;
 struct control_client;
 struct control_server_settings;
 struct control_server_ops;
@@ -32,6 +33,13 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
  * when nothing was scaled. The caller owns it. */
 struct config *upgrade_state_scaled_config(const struct handover_reader *reader,
 					   const struct config *config);
+
+/* After the groups are built from the scaled config: the sets it scaled to
+ * 0 are kept in their groups' zero_sets, defined as the files define them,
+ * so that status shows them and a scale up makes them again. */
+void upgrade_state_zero_sets(const struct handover_reader *reader,
+			     const struct config *files_config, struct group **groups,
+			     size_t group_count);
 
 /* The cgroup tree as the old corral had it. 0, or -errno with `error`. */
 int upgrade_state_read_cgroups(struct supervisor *supervisor, const struct handover_reader *reader,

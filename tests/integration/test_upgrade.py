@@ -709,6 +709,30 @@ def test_a_scaled_count_goes_over_and_a_reload_still_goes_back(corral, tmp_path)
     assert running.wait().returncode == 0
 
 
+def test_a_set_scaled_to_zero_goes_over_and_scales_up_again(corral, tmp_path):
+    """A set at 0 has no task in the config corral runs: the new corral
+    keeps it from the files' definition, so that it still shows, scales up
+    again, and the task beside it is taken over rather than the whole
+    hand-over refused (it once failed the match of tasks, and the fall-back
+    with it, leaving the other task orphaned)."""
+    config = {"groups": {"g": {"tasks": {
+        "web": {"command": "sleep 1000", "instances": 2},
+        "keep": {"command": "sleep 1000"}}}}}
+    running = corral.start(config)
+    corral.wait_control(running)
+    assert corral.cli("scale", "g/web=0").returncode == 0
+    wait_for(lambda: sorted(snapshot(corral)) == ["g/keep"], what="web@0 and web@1 gone")
+    before = snapshot(corral)
+    assert upgrade(corral).returncode == 0
+    assert_same_tasks(before, snapshot(corral))
+    shown = corral.cli("status")
+    assert "web: 0 instances (corral scale); the config says 2" in shown.stdout, shown.stdout
+    assert corral.cli("scale", "g/web=1").returncode == 0
+    wait_for(lambda: sorted(snapshot(corral)) == ["g/keep", "g/web@0"], what="web@0 again")
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
 def counters(address):
     """Every counter of GET /metrics but CPU time, which moves on its own."""
     from test_metrics import samples, scrape
