@@ -199,33 +199,11 @@ static void describe_exit(struct probe *probe, const siginfo_t *info, char *erro
 	}
 }
 
-/* The run ended: reap it, then report (if still wanted). */
-static void finish_run(struct probe *probe)
-{
-	siginfo_t info;
-	/* What the run left behind goes with it. */
-	if (!process_group_reap(probe->pidfd_watch.fd, probe->pid, true, &info))
-		return;
-	char why[160] = "";
-	bool passed = info.si_code == CLD_EXITED && info.si_status == 0 && !probe->timed_out;
-	if (!passed)
-		describe_exit(probe, &info, why, sizeof(why));
-	if (probe->run_joined)
-		task_join_release(&probe->joined);
-	loop_watch_remove(probe->services->loop, &probe->pidfd_watch);
-	close(probe->pidfd_watch.fd);
-	probe->pidfd_watch.fd = -1;
-	close(probe->error_fd);
-	probe->error_fd = -1;
-	probe->pid = 0;
-	loop_timer_cancel(probe->services->loop, &probe->deadline);
-	probe_report(probe, passed, why);
-}
-
-/* A killed run that has not exited yet, at a reload or corral's exit: not
- * waited for (a killed process may take its time: a file system that does
- * not answer). Its fds go; the loop's SIGCHLD sweep reaps it as any child
- * it does not know. */
+/* A run's fds and timer released. Also all that is done for a killed run
+ * that has not exited yet, at a reload or corral's exit: it is not waited
+ * for (a killed process may take its time: a file system that does not
+ * answer), and the loop's SIGCHLD sweep reaps it as any child it does not
+ * know. */
 static void let_run_go(struct probe *probe)
 {
 	if (probe->run_joined)
@@ -237,6 +215,21 @@ static void let_run_go(struct probe *probe)
 	probe->error_fd = -1;
 	probe->pid = 0;
 	loop_timer_cancel(probe->services->loop, &probe->deadline);
+}
+
+/* The run ended: reap it, then report (if still wanted). */
+static void finish_run(struct probe *probe)
+{
+	siginfo_t info;
+	/* What the run left behind goes with it. */
+	if (!process_group_reap(probe->pidfd_watch.fd, probe->pid, true, &info))
+		return;
+	char why[160] = "";
+	bool passed = info.si_code == CLD_EXITED && info.si_status == 0 && !probe->timed_out;
+	if (!passed)
+		describe_exit(probe, &info, why, sizeof(why));
+	let_run_go(probe);
+	probe_report(probe, passed, why);
 }
 
 static void on_run_exit(struct loop_watch *watch, uint32_t events)
