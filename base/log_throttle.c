@@ -42,8 +42,8 @@ static struct log_throttle_entry *entry_of(struct log_throttle *throttle, const 
 		struct log_throttle_entry *entry = &throttle->entries[i];
 		if (entry->source[0] && strcmp(entry->source, source) == 0)
 			return entry;
-		bool idle = !entry->open ||
-			    (!entry->held_back && interval_over(throttle, entry, now_ms));
+		bool idle =
+		    !entry->open || (!entry->held_back && interval_over(throttle, entry, now_ms));
 		if (!spare && (!entry->source[0] || idle))
 			spare = entry;
 	}
@@ -91,11 +91,11 @@ uint64_t log_throttle_flush(struct log_throttle *throttle, uint64_t now_ms)
 	return next;
 }
 
-void log_throttle_describe_interval(const struct log_throttle *throttle, char *buffer,
-				    size_t size)
+void log_throttle_describe_interval(const struct log_throttle *throttle, char *buffer, size_t size)
 {
 	if (throttle->interval_ms % 1000 == 0)
-		snprintf(buffer, size, "%llu s", (unsigned long long)(throttle->interval_ms / 1000));
+		snprintf(buffer, size, "%llu s",
+			 (unsigned long long)(throttle->interval_ms / 1000));
 	else
 		snprintf(buffer, size, "%llu ms", (unsigned long long)throttle->interval_ms);
 }

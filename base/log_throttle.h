@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LOG_THROTTLE_SOURCES 64
-#define LOG_THROTTLE_SOURCE_MAX 96
+#define LOG_THROTTLE_SOURCES    64
+#define LOG_THROTTLE_SOURCE_MAX 192
 #define LOG_THROTTLE_REASON_MAX 256
 /* The name the sources past the table's room share. */
 #define LOG_THROTTLE_OTHERS "other sources"
@@ -57,5 +57,4 @@ bool log_throttle_note(struct log_throttle *throttle, const char *source, const 
 uint64_t log_throttle_flush(struct log_throttle *throttle, uint64_t now_ms);
 
 /* "10 s": the interval as a summary says it. */
-void log_throttle_describe_interval(const struct log_throttle *throttle, char *buffer,
-				    size_t size);
+void log_throttle_describe_interval(const struct log_throttle *throttle, char *buffer, size_t size);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "base/log_throttle.h"
 #include "base/loop.h"
 #include "base/unix_listener.h"
 #include "config/config.h"
@@ -72,7 +73,21 @@ struct http_server {
 	struct http_connection *connections;
 	size_t connection_count;
 	struct http_connection *retired;
+	/* Refused connections, said once per peer per interval
+	 * (http_refusals.c). */
+	struct log_throttle refusals;
+	struct loop_timer refusal_timer;
 };
+
+#define HTTP_REFUSALS_INTERVAL_MS 10000
+
+/* http_refusals.c */
+
+void http_refusals_init(struct http_server *server);
+/* Says what is held back; at close. */
+void http_refusals_stop(struct http_server *server);
+/* The connection `fd`, about to be refused for `why`. */
+void http_refusals_note(struct http_server *server, int fd, const char *why);
 
 /* http_connection.c */
 

@@ -1,0 +1,157 @@
+"""A signal to corral from a task is a request, judged as a control
+connection is (issue 36): a root task without a pid namespace, every
+capability dropped, seccomp on, a mount namespace of its own, sends corral
+(its parent, $PPID) SIGHUP, SIGTERM and SIGUSR2 in a loop; corral neither
+reloads, shuts down nor upgrades, and says so in one line for the task,
+then one summary. Granted the matching right (reload, shutdown, upgrade),
+the same signal is honoured and said with its sender. Signals from outside
+(the test, corral's parent) are honoured as always. A task flooding the
+control socket with 3000 connections gives a bounded number of lines."""
+
+import re
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import RUN_TIMEOUT, sh, wait_for
+from test_control import count, group, trapped
+
+# Root, capabilities dropped, the default seccomp filter, no_new_privs, a
+# mount namespace; corral's pid namespace (the attack of issue 36).
+NO_PID_NAMESPACE = {"namespaces": ["mount", "net", "uts", "ipc"]}
+# The same without the mount namespace: the control socket is in sight.
+SEES_THE_SOCKET = {"namespaces": ["net", "uts", "ipc"]}
+FLOOD = str(Path(__file__).with_name("control_flood_from_task.py"))
+PYTHON = "/usr/bin/python3"
+# Longer than corral's refusal interval (10 s): long enough for a summary.
+SUMMARY_TIMEOUT = RUN_TIMEOUT + 10
+
+
+def sender(script, **task):
+    return {"command": sh(script), "isolation": NO_PID_NAMESPACE,
+            "restart": {"policy": "never"}, **task}
+
+
+def full_refusals(stderr, task):
+    return [line for line in stderr.splitlines()
+            if f"(task {task}) refused:" in line]
+
+
+def test_a_task_s_signals_without_a_grant_change_nothing(corral, tmp_path):
+    marks = tmp_path / "marks"
+    done = tmp_path / "sent"
+    # kill is the shell's own: the sender lives on, and is looked at alive.
+    config = group({
+        "victim": {"command": trapped(marks, "victim")},
+        "sender": sender("for i in $(seq 100); do kill -HUP $PPID; kill -TERM $PPID; "
+                         f"kill -USR2 $PPID; done; touch {done}; exec sleep 1000"),
+    })
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(done.exists, timeout=RUN_TIMEOUT, what="the task's 300 signals sent")
+    # Every one refused: said once in full, the rest in one summary.
+    summary = re.compile(r"refused (\d+) more signals? from task g/sender in the last 10 s: ")
+    wait_for(lambda: summary.search(running.stderr_text()), timeout=SUMMARY_TIMEOUT,
+             what="the summary of the refused signals")
+    stderr = running.stderr_text()
+    lines = full_refusals(stderr, "g/sender")
+    assert len(lines) == 1, stderr
+    assert "SIGHUP from pid " in lines[0] and "control: list must grant" in lines[0], lines
+    assert "(g/sender grants none, not reload)" in lines[0], lines
+    assert len(summary.findall(stderr)) == 1, stderr
+    # Nothing was reloaded, stopped or upgraded.
+    assert running.alive()
+    assert "): a shutdown" not in stderr and "shutting down" not in stderr, stderr
+    assert "reload of" not in stderr and "executing" not in stderr, stderr
+    assert corral.task_status("g/victim")["state"] == "running"
+    assert count(marks, "victim-up") == 1 and count(marks, "victim-term") == 0
+    # From outside, the same signals are honoured, and say who sent them.
+    running.send(signal.SIGHUP)
+    wait_for(lambda: "reload of" in running.stderr_text(), what="the reload by SIGHUP")
+    assert re.search(r"SIGHUP from pid \d+ \(corral's parent\): a reload",
+                     running.stderr_text()), running.stderr_text()
+    running.send(signal.SIGTERM)
+    result = running.wait()
+    assert result.returncode == 0, result
+    assert re.search(r"SIGTERM from pid \d+ \(corral's parent\): a shutdown", result.stderr), result.stderr
+
+
+@pytest.mark.parametrize("right, signal_name, honoured", [
+    ("reload", "HUP", "reload of"),
+    ("shutdown", "TERM", "shutting down gracefully"),
+    ("upgrade", "USR2", "executing "),
+])
+def test_a_granted_task_s_signal_is_honoured_and_says_its_sender(corral, tmp_path, right,
+                                                                 signal_name, honoured):
+    go = tmp_path / "go"
+    # Sent once corral answers: an upgrade waits for no task to be starting.
+    config = group({
+        "victim": {"command": sh("exec sleep 1000")},
+        "sender": sender(f"while [ ! -e {go} ]; do sleep 0.05; done; "
+                         f"kill -{signal_name} $PPID; exec sleep 1000", control=[right]),
+    })
+    running = corral.start(config)
+    corral.wait_control(running)
+    go.touch()
+    wait_for(lambda: honoured in running.stderr_text(), timeout=RUN_TIMEOUT,
+             what=f"SIG{signal_name} honoured")
+    stderr = running.stderr_text()
+    assert re.search(rf"SIG{signal_name} from pid \d+ \(task g/sender\): ", stderr), stderr
+    assert "refused" not in stderr, stderr
+    if right != "shutdown":
+        corral.wait_control(running)
+        running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def test_sigusr1_says_what_it_does(corral, tmp_path):
+    running = corral.start(group({"app": {"command": sh("exec sleep 1000")}}))
+    corral.wait_control(running)
+    running.send(signal.SIGUSR1)
+    wait_for(lambda: "SIGUSR1 from pid" in running.stderr_text(), what="SIGUSR1 said")
+    assert "it asks corral for nothing (SIGHUP reloads, SIGUSR2 upgrades" in \
+        running.stderr_text()
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def test_3000_refused_connections_give_a_bounded_number_of_lines(corral, tmp_path):
+    config = group({
+        "flood": {"command": [PYTHON, FLOOD, "3000"], "restart": {"policy": "never"},
+                  "isolation": SEES_THE_SOCKET},
+    })
+    running = corral.start(config)
+    corral.wait_control(running)
+    stdout = running.directory / "corral.stdout"
+    wait_for(lambda: "g/flood | refused 3000" in stdout.read_text(errors="replace"),
+             timeout=RUN_TIMEOUT * 4, what="3000 connections refused")
+    summary = re.compile(
+        r"control socket: refused (\d+) more connections? from task g/flood in the last 10 s")
+
+    def summed():
+        stderr = running.stderr_text()
+        first = stderr.count("control socket: refused task g/flood")
+        return first + sum(int(n) for n in summary.findall(stderr)) == 3000
+
+    wait_for(summed, timeout=SUMMARY_TIMEOUT, what="every refusal counted in the summaries")
+    lines = [l for l in running.stderr_text().splitlines() if "g/flood" in l
+             and "refused" in l]
+    # One in full, then at most one summary per 10 s of flooding.
+    assert len(lines) <= 1 + 12, lines
+    assert running.stderr_text().count("control socket: refused task g/flood") == 1
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def test_check_warns_of_tasks_that_can_stop_or_kill_corral(corral, tmp_path):
+    exposed = corral.check(group({"app": {"command": ["/bin/true"],
+                                          "isolation": NO_PID_NAMESPACE}}))
+    assert exposed.returncode == 0, exposed
+    assert "g/app" in exposed.stderr and "SIGSTOP" in exposed.stderr, exposed.stderr
+    assert "isolation.namespaces: [pid]" in exposed.stderr, exposed.stderr
+    for task in ({"isolation": {"namespaces": ["pid", "mount"]}}, {"user": "65534"}):
+        safe = corral.check(group({"app": {"command": ["/bin/true"], **task}}))
+        assert safe.returncode == 0, safe
+        assert "SIGSTOP" not in safe.stderr, (task, safe.stderr)
