@@ -59,7 +59,8 @@ size_t signal_exposure_list(const struct config *config, uid_t corral_uid, char 
 	for (size_t g = 0; g < config->group_count; g++)
 		for (size_t t = 0; t < config->groups[g].task_count; t++) {
 			const struct task_config *task = &config->groups[g].tasks[t];
-			if (!signal_exposure_task_can_signal(task, corral_uid))
+			if (!task->isolation.enabled ||
+			    !signal_exposure_task_can_signal(task, corral_uid))
 				continue;
 			if (count < 5 && used < size)
 				used += (size_t)snprintf(buffer + used, size - used, "%s%s",
@@ -78,13 +79,14 @@ bool signal_exposure_warning(const struct config *config, uid_t corral_uid, char
 	size_t count = signal_exposure_list(config, corral_uid, names, sizeof(names));
 	if (!count)
 		return false;
-	snprintf(buffer, size,
-		 "%zu task%s (%s) run%s as root or corral's uid %u in corral's pid namespace: "
-		 "%s can stop (SIGSTOP) or kill (SIGKILL) corral, which no control: list can "
-		 "refuse; give %s a pid namespace (isolation.namespaces: [pid]) or another "
-		 "user. (Not so where corral is PID 1 of its own pid namespace, as in a "
-		 "container: the kernel keeps those two signals from inside away from it.)",
-		 count, count == 1 ? "" : "s", names, count == 1 ? "s" : "", (unsigned)corral_uid,
-		 count == 1 ? "it" : "they", count == 1 ? "it" : "them");
+	snprintf(
+	    buffer, size,
+	    "%zu isolated task%s (%s) run%s as root or corral's uid %u in corral's pid "
+	    "namespace: %s can stop (SIGSTOP) or kill (SIGKILL) corral, which no control: "
+	    "list can refuse; give %s a pid namespace (isolation.namespaces: [pid]) or another "
+	    "user. (Not so where corral is PID 1 of its own pid namespace, as in a "
+	    "container: the kernel keeps those two signals from inside away from it.)",
+	    count, count == 1 ? "" : "s", names, count == 1 ? "s" : "", (unsigned)corral_uid,
+	    count == 1 ? "it" : "they", count == 1 ? "it" : "them");
 	return true;
 }

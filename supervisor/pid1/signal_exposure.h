@@ -24,8 +24,10 @@ long signal_exposure_host_uid(const struct task_config *task, uid_t corral_uid);
  * uid, or keeps CAP_KILL: it can send corral any signal. */
 bool signal_exposure_task_can_signal(const struct task_config *task, uid_t corral_uid);
 
-/* "web/app, db/x": the tasks of `config` that can, up to `size`; how
- * many there are. */
+/* "web/app, db/x": the isolated tasks (`isolation:`) of `config` that
+ * can, up to `size`; how many there are. A task without `isolation:` is
+ * not listed: it keeps corral's capabilities and can do worse than a
+ * signal, so a warning there would only be noise on every config. */
 size_t signal_exposure_list(const struct config *config, uid_t corral_uid, char *buffer,
 			    size_t size);
 
