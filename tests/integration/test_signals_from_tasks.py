@@ -8,6 +8,7 @@ the same signal is honoured and said with its sender. Signals from outside
 (the test, corral's parent) are honoured as always. A task flooding the
 control socket with 3000 connections gives a bounded number of lines."""
 
+import json
 import re
 import signal
 import sys
@@ -155,3 +156,27 @@ def test_check_warns_of_tasks_that_can_stop_or_kill_corral(corral, tmp_path):
         safe = corral.check(group({"app": {"command": ["/bin/true"], **task}}))
         assert safe.returncode == 0, safe
         assert "SIGSTOP" not in safe.stderr, (task, safe.stderr)
+
+
+def test_a_task_s_upgrade_right_never_names_the_binary(corral, tmp_path):
+    """`upgrade` lets a task re-run corral's own binary (as its SIGUSR2
+    would), never one it names over the socket."""
+    request = {"version": 1, "command": "upgrade", "path": "/bin/true"}
+    config = group({
+        "keep": {"command": sh("exec sleep 1000")},
+        "asker": {"command": [PYTHON, str(Path(__file__).with_name("control_from_task.py")),
+                              json.dumps(request)],
+                  "restart": {"policy": "never"}, "isolation": SEES_THE_SOCKET,
+                  "control": ["upgrade"]},
+    })
+    running = corral.start(config)
+    stdout = running.directory / "corral.stdout"
+    line = wait_for(lambda: next((l for l in stdout.read_text(errors="replace").splitlines()
+                                  if l.startswith("g/asker | {")), None),
+                    timeout=RUN_TIMEOUT, what="the task's report")
+    reply = json.loads(line.split(" | ", 1)[1])["requests"][0]["reply"]
+    assert reply["ok"] is False, reply
+    assert "re-runs corral's own binary only, not /bin/true" in reply["error"], reply
+    assert "executing" not in running.stderr_text()
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
