@@ -72,15 +72,17 @@ static const struct task *task_named(const struct supervisor *supervisor, const 
 	return NULL;
 }
 
-/* Some task could send corral a signal at all: a sender that is gone may
- * have been one. */
+/* Some isolated task could send corral a signal at all: a sender that is
+ * gone may have been one. (A task without isolation keeps corral's
+ * capabilities: a signal is the least it could do, so it does not make
+ * every operator's short-lived `kill` suspect.) */
 static bool tasks_can_signal(const struct supervisor *supervisor)
 {
 	for (size_t g = 0; g < supervisor->group_count; g++)
 		for (size_t t = 0; t < supervisor->groups[g]->task_count; t++) {
 			const struct task *task = supervisor->groups[g]->tasks[t];
 			if (!task->removed &&
-			    signal_exposure_task_can_signal(task->config, geteuid()))
+			    signal_exposure_confined_task_can_signal(task->config, geteuid()))
 				return true;
 		}
 	return false;
@@ -157,11 +159,12 @@ static void refuse(struct supervisor *supervisor, const struct signal_sender *se
 		break;
 	default:
 		snprintf(source, sizeof(source), "senders that exited before corral looked");
-		snprintf(why, sizeof(why),
-			 "%s asks for %s, and its sender exited before corral could tell whether "
-			 "it was a task (some task can signal corral); send it from a process "
-			 "that outlives the signal, or use the control socket",
-			 signal, right_words(right));
+		snprintf(
+		    why, sizeof(why),
+		    "%s asks for %s, and its sender exited before corral could tell whether "
+		    "it was a task (an isolated task can signal corral); send it from a process "
+		    "that outlives the signal, or use the control socket",
+		    signal, right_words(right));
 		break;
 	}
 	uint64_t now = loop_now_ms();

@@ -51,6 +51,11 @@ bool signal_exposure_task_can_signal(const struct task_config *task, uid_t corra
 	return isolation->enabled && (isolation->capabilities & (1ull << CAP_KILL));
 }
 
+bool signal_exposure_confined_task_can_signal(const struct task_config *task, uid_t corral_uid)
+{
+	return task->isolation.enabled && signal_exposure_task_can_signal(task, corral_uid);
+}
+
 size_t signal_exposure_list(const struct config *config, uid_t corral_uid, char *buffer,
 			    size_t size)
 {
@@ -59,8 +64,7 @@ size_t signal_exposure_list(const struct config *config, uid_t corral_uid, char 
 	for (size_t g = 0; g < config->group_count; g++)
 		for (size_t t = 0; t < config->groups[g].task_count; t++) {
 			const struct task_config *task = &config->groups[g].tasks[t];
-			if (!task->isolation.enabled ||
-			    !signal_exposure_task_can_signal(task, corral_uid))
+			if (!signal_exposure_confined_task_can_signal(task, corral_uid))
 				continue;
 			if (count < 5 && used < size)
 				used += (size_t)snprintf(buffer + used, size - used, "%s%s",

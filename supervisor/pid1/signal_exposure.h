@@ -24,6 +24,12 @@ long signal_exposure_host_uid(const struct task_config *task, uid_t corral_uid);
  * uid, or keeps CAP_KILL: it can send corral any signal. */
 bool signal_exposure_task_can_signal(const struct task_config *task, uid_t corral_uid);
 
+/* The same for a task with `isolation:`, whose confinement a signal to
+ * corral would get round. A task without it keeps corral's capabilities
+ * (as root: it could ptrace or kill corral anyway), so only the isolated
+ * ones are warned of, and only they make a gone sender suspect. */
+bool signal_exposure_confined_task_can_signal(const struct task_config *task, uid_t corral_uid);
+
 /* "web/app, db/x": the isolated tasks (`isolation:`) of `config` that
  * can, up to `size`; how many there are. A task without `isolation:` is
  * not listed: it keeps corral's capabilities and can do worse than a
