@@ -180,3 +180,39 @@ def test_a_task_s_upgrade_right_never_names_the_binary(corral, tmp_path):
     assert "executing" not in running.stderr_text()
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
+
+
+@pytest.mark.parametrize("isolated", [True, False], ids=["isolated", "plain"])
+def test_a_sender_gone_before_corral_looks_is_refused_where_an_isolated_task_could_be_it(
+        corral, tmp_path, isolated):
+    """corral is stopped while a task's /bin/kill sends SIGHUP and is
+    reaped by the task's shell: when corral reads the signal, its sender's
+    pid is gone. Refused where an isolated task could signal corral (it
+    may have been that task); honoured where none can (a task without
+    isolation keeps corral's capabilities: nothing is gained refusing)."""
+    go, sent = tmp_path / "go", tmp_path / "sent"
+    task = {"command": sh(f"while [ ! -e {go} ]; do sleep 0.05; done; "
+                          f"/bin/kill -HUP $PPID; touch {sent}; exec sleep 1000")}
+    if isolated:
+        task["isolation"] = NO_PID_NAMESPACE
+    running = corral.start(group({"sender": task}))
+    corral.wait_control(running)
+    running.send(signal.SIGSTOP)
+    try:
+        go.touch()
+        wait_for(sent.exists, timeout=RUN_TIMEOUT, what="the task's /bin/kill done")
+    finally:
+        running.send(signal.SIGCONT)
+    gone = re.compile(r"SIGHUP from pid \d+ \(exited before corral could look at it\)")
+    wait_for(lambda: gone.search(running.stderr_text()), timeout=RUN_TIMEOUT,
+             what="the signal of a gone sender said")
+    stderr = running.stderr_text()
+    if isolated:
+        assert re.search(gone.pattern + " refused: .*could tell whether it was a task", stderr), \
+            stderr
+        assert "reload of" not in stderr, stderr
+    else:
+        assert re.search(gone.pattern + ": a reload", stderr), stderr
+        wait_for(lambda: "reload of" in running.stderr_text(), what="the reload")
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
