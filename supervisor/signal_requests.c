@@ -25,17 +25,16 @@ static void say_refusals(void *context, const char *source, uint64_t count, cons
 {
 	struct supervisor *supervisor = context;
 	char interval[32];
-	log_throttle_describe_interval(&supervisor->signal_refusals, interval, sizeof(interval));
+	log_throttle_describe_interval(&supervisor->signal_refusals.throttle, interval,
+				       sizeof(interval));
 	log_message("refused %llu more signal%s from %s in the last %s: %s",
 		    (unsigned long long)count, count == 1 ? "" : "s", source, interval, reason);
 }
 
-static void on_refusal_timer(struct loop_timer *timer)
+void signal_requests_prepare(struct supervisor *supervisor)
 {
-	struct supervisor *supervisor = timer->data;
-	uint64_t next = log_throttle_flush(&supervisor->signal_refusals, loop_now_ms());
-	if (next)
-		loop_timer_arm(supervisor->loop, &supervisor->signal_refusal_timer, next);
+	throttled_log_init(&supervisor->signal_refusals, SIGNAL_REFUSALS_INTERVAL_MS, say_refusals,
+			   supervisor);
 }
 
 void signal_requests_open(struct supervisor *supervisor)
@@ -43,21 +42,12 @@ void signal_requests_open(struct supervisor *supervisor)
 	control_peer_rules_init(&supervisor->signal_peer_rules,
 				supervisor->cgroups.enabled ? supervisor->cgroups.proc_root_path
 							    : NULL);
-	log_throttle_init(&supervisor->signal_refusals, SIGNAL_REFUSALS_INTERVAL_MS, say_refusals,
-			  supervisor);
-}
-
-void signal_requests_prepare(struct supervisor *supervisor)
-{
-	loop_timer_init(&supervisor->signal_refusal_timer, on_refusal_timer, supervisor);
+	throttled_log_start(&supervisor->signal_refusals, supervisor->loop);
 }
 
 void signal_requests_close(struct supervisor *supervisor)
 {
-	if (supervisor->loop && supervisor->signal_refusals.say) {
-		log_throttle_flush(&supervisor->signal_refusals, UINT64_MAX / 2);
-		loop_timer_cancel(supervisor->loop, &supervisor->signal_refusal_timer);
-	}
+	throttled_log_stop(&supervisor->signal_refusals);
 	control_peer_rules_free(&supervisor->signal_peer_rules);
 }
 
@@ -117,6 +107,27 @@ static void find_sender(struct supervisor *supervisor, const struct signalfd_sig
 	}
 }
 
+/* Who a throttled line is counted against: a task by its name; what corral
+ * started, and senders gone before corral looked, each as one. */
+static void throttle_source(const struct signal_sender *sender, char *buffer, size_t size)
+{
+	if (sender->kind == SIGNAL_FROM_TASK)
+		snprintf(buffer, size, "task %s", sender->task);
+	else if (sender->kind == SIGNAL_FROM_STARTED)
+		snprintf(buffer, size, "processes corral started");
+	else
+		snprintf(buffer, size, "senders that exited before corral looked");
+}
+
+/* true: say it now; false: counted into the sender's summary. */
+static bool say_now(struct supervisor *supervisor, const struct signal_sender *sender,
+		    const char *why)
+{
+	char source[LOG_THROTTLE_SOURCE_MAX];
+	throttle_source(sender, source, sizeof(source));
+	return throttled_log_note(&supervisor->signal_refusals, source, why);
+}
+
 static const char *right_words(unsigned right)
 {
 	switch (right) {
@@ -133,7 +144,7 @@ static void refuse(struct supervisor *supervisor, const struct signal_sender *se
 		   const char *signal, enum signal_verdict verdict, unsigned right,
 		   unsigned granted_rights)
 {
-	char source[LOG_THROTTLE_SOURCE_MAX], why[512], described[256];
+	char why[512], described[256];
 	signal_judgement_describe_sender(sender, described, sizeof(described));
 	const char *right_name = "";
 	for (unsigned i = 0; i < CONTROL_RIGHT_COUNT; i++)
@@ -143,7 +154,6 @@ static void refuse(struct supervisor *supervisor, const struct signal_sender *se
 	case SIGNAL_REFUSE_NOT_GRANTED: {
 		char granted[256];
 		control_rights_describe(granted_rights, granted, sizeof(granted));
-		snprintf(source, sizeof(source), "task %s", sender->task);
 		snprintf(why, sizeof(why),
 			 "%s asks for %s, and a task's signal to corral is a request its "
 			 "control: list must grant (%s grants %s, not %s)",
@@ -151,14 +161,12 @@ static void refuse(struct supervisor *supervisor, const struct signal_sender *se
 		break;
 	}
 	case SIGNAL_REFUSE_STARTED:
-		snprintf(source, sizeof(source), "processes corral started");
 		snprintf(why, sizeof(why),
 			 "%s asks for %s, and what corral starts (a hook, a probe, a task's "
 			 "process outside its cgroup) is never an operator",
 			 signal, right_words(right));
 		break;
 	default:
-		snprintf(source, sizeof(source), "senders that exited before corral looked");
 		snprintf(
 		    why, sizeof(why),
 		    "%s asks for %s, and its sender exited before corral could tell whether "
@@ -167,14 +175,8 @@ static void refuse(struct supervisor *supervisor, const struct signal_sender *se
 		    signal, right_words(right));
 		break;
 	}
-	uint64_t now = loop_now_ms();
-	if (log_throttle_note(&supervisor->signal_refusals, source, why, now)) {
+	if (say_now(supervisor, sender, why))
 		log_message("%s from %s refused: %s", signal, described, why);
-		return;
-	}
-	if (!loop_timer_armed(&supervisor->signal_refusal_timer))
-		loop_timer_arm(supervisor->loop, &supervisor->signal_refusal_timer,
-			       log_throttle_flush(&supervisor->signal_refusals, now));
 }
 
 static void act(struct supervisor *supervisor, int signal_number, const char *signal,
@@ -232,23 +234,15 @@ void signal_requests_handle(struct supervisor *supervisor, const struct signalfd
 	}
 	char described[256];
 	signal_judgement_describe_sender(&sender, described, sizeof(described));
-	/* A task's signal that asks for nothing is said as seldom as a
-	 * refusal: a task may send it in a loop. */
-	if (!signal_judgement_right(signal_number) &&
-	    (sender.kind == SIGNAL_FROM_TASK || sender.kind == SIGNAL_FROM_STARTED)) {
-		char source[LOG_THROTTLE_SOURCE_MAX], why[160];
-		snprintf(source, sizeof(source), "%s%s",
-			 sender.kind == SIGNAL_FROM_TASK ? "task " : "processes corral started",
-			 sender.kind == SIGNAL_FROM_TASK ? sender.task : "");
+	/* A signal that asks for nothing, from what may be a task, is said as
+	 * seldom as a refusal: a task may send it in a loop. */
+	bool may_be_task = sender.kind == SIGNAL_FROM_TASK || sender.kind == SIGNAL_FROM_STARTED ||
+			   sender.kind == SIGNAL_FROM_GONE;
+	if (!signal_judgement_right(signal_number) && may_be_task) {
+		char why[160];
 		snprintf(why, sizeof(why), "%s asks corral for nothing: ignored", signal);
-		uint64_t now = loop_now_ms();
-		if (!log_throttle_note(&supervisor->signal_refusals, source, why, now)) {
-			if (!loop_timer_armed(&supervisor->signal_refusal_timer))
-				loop_timer_arm(
-				    supervisor->loop, &supervisor->signal_refusal_timer,
-				    log_throttle_flush(&supervisor->signal_refusals, now));
+		if (!say_now(supervisor, &sender, why))
 			return;
-		}
 	}
 	act(supervisor, signal_number, signal, described);
 }

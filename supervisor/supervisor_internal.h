@@ -7,8 +7,8 @@
 
 #include <stddef.h>
 
-#include "base/log_throttle.h"
 #include "base/loop.h"
+#include "base/throttled_log.h"
 #include "config/config.h"
 #include "isolation/cgroup_tree.h"
 #include "isolation/network.h"
@@ -75,8 +75,7 @@ struct supervisor {
 	 * is told from a task, and refusals said once per sender per
 	 * interval. */
 	struct control_peer_rules signal_peer_rules;
-	struct log_throttle signal_refusals;
-	struct loop_timer signal_refusal_timer;
+	struct throttled_log signal_refusals;
 	/* The current config's groups in its order, then those a reload
 	 * removed that are still stopping. */
 	struct group **groups;
@@ -146,8 +145,8 @@ bool supervisor_control_socket_taken(const struct config *config,
 /* SIGHUP: as `corral reload` of the same files. */
 void supervisor_reload_on_hangup(struct supervisor *supervisor);
 
-/* signal_requests.c: its timer ready before anything can fail; the rest
- * once the cgroup tree is open; at close. */
+/* signal_requests.c: its throttle ready before anything can fail; the
+ * rest once the loop and the cgroup tree are open; at close. */
 void signal_requests_prepare(struct supervisor *supervisor);
 void signal_requests_open(struct supervisor *supervisor);
 void signal_requests_close(struct supervisor *supervisor);

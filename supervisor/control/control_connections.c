@@ -180,30 +180,20 @@ static void say_refusals(void *context, const char *source, uint64_t count, cons
 {
 	struct control_server *server = context;
 	char interval[32];
-	log_throttle_describe_interval(&server->refusals, interval, sizeof(interval));
+	log_throttle_describe_interval(&server->refusals.throttle, interval, sizeof(interval));
 	log_message("control socket: refused %llu more connection%s from %s in the last %s: %s",
 		    (unsigned long long)count, count == 1 ? "" : "s", source, interval, reason);
 }
 
-static void on_refusal_timer(struct loop_timer *timer)
-{
-	struct control_server *server = timer->data;
-	uint64_t next = log_throttle_flush(&server->refusals, loop_now_ms());
-	if (next)
-		loop_timer_arm(server->loop, &server->refusal_timer, next);
-}
-
 void control_refusals_init(struct control_server *server)
 {
-	log_throttle_init(&server->refusals, CONTROL_REFUSALS_INTERVAL_MS, say_refusals, server);
-	loop_timer_init(&server->refusal_timer, on_refusal_timer, server);
+	throttled_log_init(&server->refusals, CONTROL_REFUSALS_INTERVAL_MS, say_refusals, server);
+	throttled_log_start(&server->refusals, server->loop);
 }
 
 void control_refusals_stop(struct control_server *server)
 {
-	/* What was held back is said now rather than lost. */
-	log_throttle_flush(&server->refusals, UINT64_MAX / 2);
-	loop_timer_cancel(server->loop, &server->refusal_timer);
+	throttled_log_stop(&server->refusals);
 }
 
 /* Tells the peer why and closes; says it in corral's log once per peer
@@ -218,13 +208,8 @@ static void refuse(struct control_server *server, int fd, const struct control_p
 	close(fd);
 	char source[LOG_THROTTLE_SOURCE_MAX];
 	refused_peer(peer, source, sizeof(source));
-	uint64_t now = loop_now_ms();
-	if (!log_throttle_note(&server->refusals, source, why, now)) {
-		if (!loop_timer_armed(&server->refusal_timer))
-			loop_timer_arm(server->loop, &server->refusal_timer,
-				       log_throttle_flush(&server->refusals, now));
+	if (!throttled_log_note(&server->refusals, source, why))
 		return;
-	}
 	if (peer->task[0])
 		log_message("control socket: refused task %s (pid %d, uid %u): %s", peer->task,
 			    (int)peer->credentials.pid, (unsigned)peer->credentials.uid, why);

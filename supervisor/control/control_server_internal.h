@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "base/log_throttle.h"
 #include "base/loop.h"
+#include "base/throttled_log.h"
 #include "base/unix_listener.h"
 #include "supervisor/control/control_admission.h"
 #include "supervisor/control/control_peer.h"
@@ -81,9 +81,8 @@ struct control_server {
 	size_t client_count;
 	struct control_client *retired; /* closed, freed after the event batch */
 	/* Refused connections are said once per peer per interval, the rest
-	 * in a summary when its timer fires (control_connections.c). */
-	struct log_throttle refusals;
-	struct loop_timer refusal_timer;
+	 * in a summary (control_connections.c). */
+	struct throttled_log refusals;
 };
 
 /* How long a peer's refusals are summed up for in one line. */

@@ -37,41 +37,26 @@ static void say_refusals(void *context, const char *source, uint64_t count, cons
 {
 	struct http_server *server = context;
 	char interval[32];
-	log_throttle_describe_interval(&server->refusals, interval, sizeof(interval));
+	log_throttle_describe_interval(&server->refusals.throttle, interval, sizeof(interval));
 	log_message("http: refused %llu more connection%s from %s in the last %s: %s",
 		    (unsigned long long)count, count == 1 ? "" : "s", source, interval, reason);
 }
 
-static void on_refusal_timer(struct loop_timer *timer)
-{
-	struct http_server *server = timer->data;
-	uint64_t next = log_throttle_flush(&server->refusals, loop_now_ms());
-	if (next)
-		loop_timer_arm(server->loop, &server->refusal_timer, next);
-}
-
 void http_refusals_init(struct http_server *server)
 {
-	log_throttle_init(&server->refusals, HTTP_REFUSALS_INTERVAL_MS, say_refusals, server);
-	loop_timer_init(&server->refusal_timer, on_refusal_timer, server);
+	throttled_log_init(&server->refusals, HTTP_REFUSALS_INTERVAL_MS, say_refusals, server);
+	throttled_log_start(&server->refusals, server->loop);
 }
 
 void http_refusals_stop(struct http_server *server)
 {
-	log_throttle_flush(&server->refusals, UINT64_MAX / 2);
-	loop_timer_cancel(server->loop, &server->refusal_timer);
+	throttled_log_stop(&server->refusals);
 }
 
 void http_refusals_note(struct http_server *server, int fd, const char *why)
 {
 	char peer[LOG_THROTTLE_SOURCE_MAX];
 	describe_peer(fd, peer, sizeof(peer));
-	uint64_t now = loop_now_ms();
-	if (log_throttle_note(&server->refusals, peer, why, now)) {
+	if (throttled_log_note(&server->refusals, peer, why))
 		log_message("http: refused a connection from %s: %s", peer, why);
-		return;
-	}
-	if (!loop_timer_armed(&server->refusal_timer))
-		loop_timer_arm(server->loop, &server->refusal_timer,
-			       log_throttle_flush(&server->refusals, now));
 }

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "base/log_throttle.h"
 #include "base/loop.h"
+#include "base/throttled_log.h"
 #include "base/unix_listener.h"
 #include "config/config.h"
 #include "supervisor/http/http_request.h"
@@ -75,8 +75,7 @@ struct http_server {
 	struct http_connection *retired;
 	/* Refused connections, said once per peer per interval
 	 * (http_refusals.c). */
-	struct log_throttle refusals;
-	struct loop_timer refusal_timer;
+	struct throttled_log refusals;
 };
 
 #define HTTP_REFUSALS_INTERVAL_MS 10000
