@@ -21,6 +21,10 @@ struct loop {
 	size_t heap_capacity;
 	uint64_t armed_deadline_ms; /* what the timerfd is set to, 0 = disarmed */
 	struct loop_idle *idle;     /* pending idle work, most recent first */
+	/* A turn: from the wait's return to the next wait (the events'
+	 * callbacks and whatever the caller does after loop_run_once). */
+	uint64_t turn_started_us; /* 0: no turn yet */
+	uint64_t longest_turn_us;
 };
 
 uint64_t loop_now_ms(void)
@@ -250,12 +254,23 @@ static void run_idle(struct loop *loop)
 	idle->callback(idle);
 }
 
+uint64_t loop_longest_turn_us(const struct loop *loop)
+{
+	return loop->longest_turn_us;
+}
+
 int loop_run_once(struct loop *loop)
 {
 	struct epoll_event events[LOOP_MAX_EVENTS];
+	if (loop->turn_started_us) {
+		uint64_t turn = monotonic_us() - loop->turn_started_us;
+		if (turn > loop->longest_turn_us)
+			loop->longest_turn_us = turn;
+	}
 	/* With idle work pending, only look: that work runs when nothing is
 	 * ready. */
 	int count = epoll_wait(loop->epoll_fd, events, LOOP_MAX_EVENTS, loop->idle ? 0 : -1);
+	loop->turn_started_us = monotonic_us();
 	if (count == 0) {
 		run_idle(loop);
 		return 0;

@@ -60,6 +60,12 @@ void loop_idle_cancel(struct loop *loop, struct loop_idle *idle);
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t loop_now_ms(void);
 
+/* The longest turn so far, in microseconds: from a wait's return to the
+ * next wait, the callbacks of its events and what the caller did before
+ * calling again (two reads of the vDSO clock a turn). What runs before
+ * the first wait (corral's start) is no turn. */
+uint64_t loop_longest_turn_us(const struct loop *loop);
+
 /* Waits for at least one event (fd or timer) and dispatches every ready one;
  * with idle work pending and nothing ready, runs that work instead of
  * waiting. Returns 0, or -errno when epoll itself fails. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/dir_trust.h"
 
 /* mkdir -p, giving the directories made `mode`. */
 static int make_directories(const char *path, mode_t mode, gid_t group, bool has_group)
@@ -53,6 +54,38 @@ static int check_own_directory(const char *directory, char *error, size_t error_
 		return -EPERM;
 	}
 	return 0;
+}
+
+int unix_listener_check_directory(const char *path, char *error, size_t error_size)
+{
+	char buffer[PATH_MAX];
+	snprintf(buffer, sizeof(buffer), "%s", path);
+	const char *directory = dirname(buffer);
+	struct stat status;
+	if (stat(directory, &status) < 0) {
+		int failure = -errno;
+		snprintf(error, error_size, "%s: %s", directory, strerror(-failure));
+		return failure;
+	}
+	switch (dir_trust_of(&status, true)) {
+	case DIR_TRUSTED:
+		return 0;
+	case DIR_FOREIGN_OWNER:
+		snprintf(error, error_size,
+			 "%s: refused: its directory %s is owned by uid %u, not by corral (uid %u) "
+			 "or root: its owner could replace the socket (put it in a directory of "
+			 "corral's own)",
+			 path, directory, (unsigned)status.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	case DIR_WRITABLE_BY_OTHERS:
+		snprintf(error, error_size,
+			 "%s: refused: its directory %s is writable by group or others (mode %04o) "
+			 "and not sticky: they could replace the socket (make it writable by its "
+			 "owner only, or put the socket in a directory of corral's own)",
+			 path, directory, (unsigned)(status.st_mode & 07777));
+		return -EPERM;
+	}
+	return -EPERM;
 }
 
 bool unix_listener_at(const char *path, int *connect_errno)
@@ -175,6 +208,9 @@ int unix_listener_open(struct unix_listener *listener, const char *path,
 	}
 	if (options->directory_must_be_own &&
 	    (failure = check_own_directory(directory, error, error_size)) < 0)
+		return failure;
+	if (options->directory_must_be_trusted &&
+	    (failure = unix_listener_check_directory(path, error, error_size)) < 0)
 		return failure;
 	if ((failure = clear_stale_socket(path, options, error, error_size)) < 0)
 		return failure;

@@ -19,6 +19,11 @@ struct unix_listener_options {
 	 * writable by others (a default place such as /tmp/corral-UID): else
 	 * -EPERM and the next place may be tried. */
 	bool directory_must_be_own;
+	/* The directory that holds the socket, there already or made, must
+	 * be one only the caller's user or root can change names in
+	 * (dir_trust.h, as log.dir): else -EPERM. A sticky one (/tmp) is
+	 * fine. For a path the operator chose (http.listen). */
+	bool directory_must_be_trusted;
 	/* For messages about what is in the way: who a listener there would
 	 * be ("another corral"), and what to do instead ("give this one
 	 * another socket (--socket, CORRAL_SOCKET or socket:)", "set
@@ -40,6 +45,11 @@ struct unix_listener {
  * caller's own). */
 int unix_listener_open(struct unix_listener *listener, const char *path,
 		       const struct unix_listener_options *options, char *error, size_t error_size);
+
+/* The directory that holds `path`, as directory_must_be_trusted asks:
+ * 0; -EPERM with `error` (the path, the directory, and why) when others
+ * could replace the socket in it; -errno (-ENOENT: not there yet). */
+int unix_listener_check_directory(const char *path, char *error, size_t error_size);
 
 /* Closes it, and removes `path` when it is still this socket (another
  * process may have replaced it). */

@@ -88,7 +88,9 @@ static void print_upgrade_usage(FILE *out)
 	    "process, as systemd's daemon-reexec does: every task runs on with its pid,\n"
 	    "its output pipes (no line is lost), its restart counts and timers;\n"
 	    "followers of 'logs -f' and 'events -f' stay connected. BINARY is first\n"
-	    "run with --handover-format and must read the format this corral writes.\n"
+	    "run with --handover-format and must read the format this corral writes;\n"
+	    "a BINARY, or a directory on its way, that others than root and corral's\n"
+	    "user may write is refused, and the very file checked is what runs.\n"
 	    "A BINARY that cannot take over leaves the running corral as it was, and\n"
 	    "this command says why (exit 1). SIGUSR2 to corral does the same with its\n"
 	    "own binary. The config is not read again: 'corral reload' does that.\n\n" SOCKET_HELP);

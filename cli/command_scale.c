@@ -18,9 +18,10 @@ static void print_scale_usage(FILE *out)
 		"instances TASK@K start, each through its stage gate and what the task waits\n"
 		"for (after:). Fewer: the highest-numbered stop, each as `corral stop` stops it\n"
 		"(prekill hooks, its kill signal, its kill timeout), and are forgotten once\n"
-		"dead. Every pair is applied together, or none. N is 1 to %d: to stop them\n"
-		"all, `corral stop GROUP/TASK` keeps them listed. The count holds until the\n"
-		"next reload, which goes back to what the config says; status shows both.\n\n"
+		"dead. Every pair is applied together, or none. N is 0 to %d: at 0 the task\n"
+		"stays defined with no instance running (kubectl scale --replicas=0), and a\n"
+		"later scale brings instances back. The count holds until the next reload,\n"
+		"which goes back to what the config says; status shows both.\n\n"
 		"  --json         print corral's reply as JSON\n"
 		"  --socket PATH  corral's control socket\n"
 		"  -c, --config CONFIG\n"
@@ -39,7 +40,7 @@ static int add_pair(struct control_request *request, const char *argument)
 	if (!equals || equals == argument || !equals[1] || *end || equals[1] == '-' ||
 	    count > TASK_INSTANCES_MAX)
 		return command_usage_error("scale", print_scale_usage,
-					   "expected GROUP/TASK=N (N from 1 to %d), not \"%s\"",
+					   "expected GROUP/TASK=N (N from 0 to %d), not \"%s\"",
 					   TASK_INSTANCES_MAX, argument);
 	size_t length = (size_t)(equals - argument);
 	if (length > CONTROL_TARGET_MAX)

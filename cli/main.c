@@ -3,12 +3,14 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/suggest.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "isolation/seccomp_syscall_names.h"
 #include "supervisor/pid1/machine_init.h"
@@ -40,7 +42,7 @@ static const struct command one_command = {"--", "run one command as tini and du
 static void print_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: corral COMMAND [OPTIONS] [ARGS]\n"
+		"usage: corral [OPTIONS] COMMAND [OPTIONS] [ARGS]\n"
 		"       corral [OPTIONS] -- PROGRAM [ARG]...\n\n"
 		"A process supervisor: task groups with a lifecycle, as PID 1 or a service.\n\n"
 		"Commands:\n");
@@ -53,11 +55,51 @@ static void print_usage(FILE *out)
 	command_one_print_usage(out);
 }
 
-/* An option where a subcommand would be, or "--": one-command mode. */
-static bool wants_one_command(const char *first)
+static const char *const *command_names(void)
 {
-	return first[0] == '-' && strcmp(first, "--help") != 0 && strcmp(first, "-h") != 0 &&
-	       strcmp(first, "--version") != 0 && strcmp(first, "--handover-format") != 0;
+	static const char *names[sizeof(commands) / sizeof(commands[0])];
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		names[i] = commands[i].name;
+	return names;
+}
+
+static const struct command *command_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* After a usage error of a command whose options came before it, for
+ * whoever meant one-command mode (`corral -c npm start`, as dumb-init
+ * takes it): the same line with the `--` that says so. */
+static void hint_one_command(int argc, char **argv, int at)
+{
+	int program = command_line_one_command_program(argc, argv, at);
+	if (!program)
+		return;
+	fprintf(stderr,
+		"corral: the options before \"%s\" were taken as its own; to run a "
+		"program under corral instead, write: corral",
+		argv[at]);
+	for (int i = 1; i < argc; i++)
+		fprintf(stderr, "%s%s", i == program ? " -- " : " ", argv[i]);
+	fputc('\n', stderr);
+}
+
+/* `corral [OPTIONS] COMMAND ...`: the options go to the command, as if
+ * written after its name (git, kubectl). */
+static int run_command_after_options(int argc, char **argv, int at, const struct command **command)
+{
+	*command = command_named(argv[at]);
+	int moved_argc;
+	char **moved = command_line_options_after(argc, argv, at, &moved_argc);
+	int exit_code = (*command)->main(moved_argc, moved);
+	free(moved);
+	if (exit_code == COMMAND_USAGE_ERROR)
+		hint_one_command(argc, argv, at);
+	return exit_code;
 }
 
 /* A supervisor started with fd 0, 1 or 2 closed would hand its own pipes
@@ -93,23 +135,22 @@ static int run_command(int argc, char **argv, const struct command **command)
 		printf("corral %s\n", CORRAL_VERSION);
 		return 0;
 	}
-	if (wants_one_command(name)) {
+	if (name[0] == '-') {
+		int at = command_line_find_command(argc, argv, command_names(),
+						   sizeof(commands) / sizeof(commands[0]));
+		if (at)
+			return run_command_after_options(argc, argv, at, command);
 		*command = &one_command;
 		return command_one(argc, argv);
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(name, commands[i].name) == 0) {
-			*command = &commands[i];
-			return commands[i].main(argc - 1, argv + 1);
-		}
+	*command = command_named(name);
+	if (*command)
+		return (*command)->main(argc - 1, argv + 1);
 	/* One line, not the whole usage, so that the message stays in sight:
 	 * a command misspelt, or a program named where a command goes (tini
 	 * and dumb-init take `tini PROGRAM`; corral needs the `--`). */
-	const char *names[sizeof(commands) / sizeof(commands[0])];
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		names[i] = commands[i].name;
-	const char *nearest =
-	    suggest_nearest(name, strlen(name), names, sizeof(commands) / sizeof(commands[0]));
+	const char *nearest = suggest_nearest(name, strlen(name), command_names(),
+					      sizeof(commands) / sizeof(commands[0]));
 	if (nearest)
 		fprintf(stderr,
 			"corral: unknown command \"%s\"; did you mean \"%s\"? (to run a "

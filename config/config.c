@@ -68,6 +68,8 @@ const char *group_failure_action_name(enum group_failure_action action)
 		return "restart";
 	case GROUP_ON_FAILURE_IGNORE:
 		return "ignore";
+	case GROUP_ON_FAILURE_EXIT:
+		return "exit";
 	}
 	return "unknown";
 }
@@ -184,6 +186,11 @@ void probe_config_free(struct probe_config *probe)
 	free(probe->host);
 	free(probe->path);
 	string_vector_free(probe->headers);
+	free(probe->port_template.text);
+	free(probe->port_template.where);
+	free(probe->path_template.text);
+	free(probe->path_template.where);
+	probe->port_template = probe->path_template = (struct probe_template){0};
 	probe->argv = probe->headers = NULL;
 	probe->host = probe->path = NULL;
 }
@@ -286,5 +293,10 @@ void config_free(struct config *config)
 	free(config->notify_ready_groups);
 	string_vector_free(config->profiles);
 	string_vector_free(config->profiles_unlisted);
+	for (size_t i = 0; i < config->scaled_count; i++) {
+		free(config->scaled[i].group);
+		free(config->scaled[i].task);
+	}
+	free(config->scaled);
 	free(config);
 }

@@ -113,6 +113,16 @@ const char *probe_kind_name(enum probe_kind kind);
  * guarantees, when kind is not PROBE_NONE: interval_ms > 0, 0 < timeout_ms
  * <= interval_ms, so runs of one probe never overlap; and the fields of
  * its kind. */
+/* A probe target written with the instance number (`${CORRAL_INSTANCE}`,
+ * `$((8000 + CORRAL_INSTANCE))`: config/instance_template.h), kept as
+ * written so that each instance, and one `corral scale` adds, gets its
+ * own (probe_config_for_instance). text NULL: none. */
+struct probe_template {
+	char *text;
+	char *where; /* "web/app: readiness.http.port", for an instance's errors */
+	struct source_location location;
+};
+
 struct probe_config {
 	enum probe_kind kind;
 	char **argv; /* PROBE_EXEC: NULL-terminated, argc >= 1 */
@@ -139,9 +149,22 @@ struct probe_config {
 	 * runs exec probes; false: on the host, with the task's user, env and
 	 * cwd. */
 	bool inside;
+	/* The fields above as written, when they name the instance: tcp's
+	 * "ADDRESS:PORT" and http's port in `port_template`; http's path and
+	 * unix's socket path in `path_template`. The fields hold instance
+	 * 0's until probe_config_for_instance says another's. */
+	struct probe_template port_template;
+	struct probe_template path_template;
 };
 
 void probe_config_free(struct probe_config *probe);
+
+/* The probe's targets for instance `instance`, from its templates (none:
+ * nothing changes). 0, or -1 with `error` ("web/app: readiness.http.port:
+ * must be a port number from 1 to 65535, not \"65536\" (instance 2)")
+ * and its place in `location`. */
+int probe_config_for_instance(struct probe_config *probe, unsigned instance, char *error,
+			      size_t error_size, struct source_location *location);
 
 enum readiness_kind {
 	READINESS_NONE,           /* started means ready, as in Nomad */
@@ -261,6 +284,13 @@ enum update_strategy {
 struct update_config {
 	enum update_strategy strategy;
 	unsigned max_unavailable; /* UPDATE_ROLLING: 1..TASK_INSTANCES_MAX; else 0 */
+	/* `min_ready`: during any rolling restart of the instances (a
+	 * reload's, `corral restart --rolling`), the set counts as ready
+	 * for /readyz, `status --ready` and READY=1 while at least this many
+	 * are ready. Not written (min_ready_set false): the roll's instances
+	 * less its max_unavailable, at least 1. */
+	bool min_ready_set;
+	unsigned min_ready; /* 0..TASK_INSTANCES_MAX */
 };
 
 /* Bidirectional mounts of one task, at most. */
@@ -623,6 +653,10 @@ struct task_config {
 	size_t watch_count;
 };
 
+/* probe_config_for_instance for a task's readiness and health probes. */
+int task_config_probes_for_instance(struct task_config *task, unsigned instance, char *error,
+				    size_t error_size, struct source_location *location);
+
 /* The task's readiness; without `readiness:`, READINESS_NONE. */
 static inline const struct readiness_config *readiness_of(const struct task_config *task)
 {
@@ -681,9 +715,12 @@ enum group_failure_action {
 	GROUP_ON_FAILURE_STOP,    /* stop the group; corral exits with its code */
 	GROUP_ON_FAILURE_RESTART, /* restart every task in lifecycle order */
 	GROUP_ON_FAILURE_IGNORE,  /* report it; the other tasks go on */
+	/* stop the group, and corral with every other group: it exits with
+	 * the task's code (s6-overlay's, a container's "essential" task) */
+	GROUP_ON_FAILURE_EXIT,
 };
 
-/* "stop", "restart", "ignore". */
+/* "stop", "restart", "ignore", "exit". */
 const char *group_failure_action_name(enum group_failure_action action);
 
 struct group_failure_policy {
@@ -756,6 +793,14 @@ enum notify_ready {
 	NOTIFY_READY_GROUPS,
 };
 
+/* An instance set whose count `corral scale` changed: what the files do
+ * not say, and `corral upgrade` hands over with their bytes. */
+struct config_scaled_set {
+	char *group;
+	char *task; /* the name written with `instances:` */
+	unsigned count;
+};
+
 struct config {
 	char *path;
 	/* The paths it was loaded from (files and directories, as given),
@@ -798,6 +843,11 @@ struct config {
 	char **profiles_unlisted;
 	struct group_config *groups; /* in file order */
 	size_t group_count;
+	/* The sets `corral scale` changed since the files were read (a
+	 * reload reads them again and goes back to their counts): `files`
+	 * and these give this config. None for a config as read. */
+	struct config_scaled_set *scaled;
+	size_t scaled_count;
 };
 
 /* Built-in defaults, documented in docs/config.md. */

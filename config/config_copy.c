@@ -4,19 +4,20 @@
 #include <string.h>
 
 #include "base/xmalloc.h"
+#include "config/config_parse.h"
 
 /* Every field that points somewhere is copied below: one shared would be
  * freed twice (config.c's config_free). The sizes stand guard on the
  * machine CI builds on: they change with the structs, and then the copy
  * must be read again. */
 #if defined(__x86_64__)
-_Static_assert(sizeof(struct task_config) == 744,
+_Static_assert(sizeof(struct task_config) == 752,
 	       "struct task_config changed: copy the new field in task_config_copy "
 	       "(config_copy.c), then update this size");
 _Static_assert(sizeof(struct group_config) == 72,
 	       "struct group_config changed: copy the new field in copy_group "
 	       "(config_copy.c), then update this size");
-_Static_assert(sizeof(struct config) == 240,
+_Static_assert(sizeof(struct config) == 256,
 	       "struct config changed: copy the new field in config_with_instances "
 	       "(config_copy.c), then update this size");
 #endif
@@ -44,6 +45,10 @@ static void copy_probe(struct probe_config *into, const struct probe_config *fro
 	into->host = copy_string(from->host);
 	into->path = copy_string(from->path);
 	into->headers = string_vector_copy(from->headers);
+	into->port_template.text = copy_string(from->port_template.text);
+	into->port_template.where = copy_string(from->port_template.where);
+	into->path_template.text = copy_string(from->path_template.text);
+	into->path_template.where = copy_string(from->path_template.where);
 }
 
 static void copy_isolation(struct isolation_config *into, const struct isolation_config *from)
@@ -156,6 +161,26 @@ static void make_instance(struct task_config *into, const struct instance_count 
 	into->instances = written;
 	into->name = xasprintf("%s@%u", change->task, number);
 	into->full_name = xasprintf("%s/%s", group, into->name);
+	/* Its own probe targets; scale.c checked that they can be made. */
+	char error[256];
+	struct source_location location;
+	(void)task_config_probes_for_instance(into, number, error, sizeof(error), &location);
+}
+
+void task_config_copy_free(struct task_config *task)
+{
+	config_task_free(task);
+}
+
+int instance_targets_check(const struct task_config *model, unsigned number, char *error,
+			   size_t error_size)
+{
+	struct task_config instance;
+	task_config_copy(&instance, model);
+	struct source_location location;
+	int made = task_config_probes_for_instance(&instance, number, error, error_size, &location);
+	config_task_free(&instance);
+	return made;
 }
 
 static long group_named(const struct config *config, const char *name, size_t length)
@@ -231,6 +256,14 @@ static void resolve_edges(struct config *config, const struct moves *moves)
 		}
 }
 
+static bool has_instances(const struct group_config *group, const char *set)
+{
+	for (size_t t = 0; t < group->task_count; t++)
+		if (group->tasks[t].instance_of && strcmp(group->tasks[t].instance_of, set) == 0)
+			return true;
+	return false;
+}
+
 static void copy_group(struct group_config *into, const struct group_config *from,
 		       const struct instance_count *changes, size_t change_count, size_t *to,
 		       bool **made)
@@ -264,6 +297,43 @@ static void copy_group(struct group_config *into, const struct group_config *fro
 				      task->instances, number);
 		}
 	}
+	/* A set with no instance in `from` (scaled to 0 before): its
+	 * instances come back at the end of the group, from its model. */
+	for (size_t i = 0; i < change_count; i++) {
+		const struct instance_count *change = &changes[i];
+		if (strcmp(change->group, from->name) != 0 || has_instances(from, change->task))
+			continue;
+		for (unsigned number = 0; number < change->count; number++) {
+			(*made)[into->task_count] = true;
+			make_instance(&into->tasks[into->task_count++], change, from->name,
+				      change->model->instances, number);
+		}
+	}
+}
+
+/* `config`'s scaled sets with `changes` over them. */
+static void copy_scaled_sets(struct config *copy, const struct config *config,
+			     const struct instance_count *changes, size_t change_count)
+{
+	copy->scaled = xcalloc(config->scaled_count + change_count + 1, sizeof(*copy->scaled));
+	copy->scaled_count = 0;
+	for (size_t i = 0; i < config->scaled_count; i++)
+		copy->scaled[copy->scaled_count++] = (struct config_scaled_set){
+		    xstrdup(config->scaled[i].group), xstrdup(config->scaled[i].task),
+		    config->scaled[i].count};
+	for (size_t c = 0; c < change_count; c++) {
+		struct config_scaled_set *set = NULL;
+		for (size_t i = 0; i < copy->scaled_count && !set; i++)
+			if (strcmp(copy->scaled[i].group, changes[c].group) == 0 &&
+			    strcmp(copy->scaled[i].task, changes[c].task) == 0)
+				set = &copy->scaled[i];
+		if (!set) {
+			set = &copy->scaled[copy->scaled_count++];
+			set->group = xstrdup(changes[c].group);
+			set->task = xstrdup(changes[c].task);
+		}
+		set->count = changes[c].count;
+	}
 }
 
 struct config *config_with_instances(const struct config *config,
@@ -271,9 +341,10 @@ struct config *config_with_instances(const struct config *config,
 {
 	struct config *copy = xcalloc(1, sizeof(*copy));
 	*copy = *config;
-	/* Not read from files as it is: an upgrade refuses it (the files'
-	 * bytes would give the config's counts back). */
-	memset(&copy->files, 0, sizeof(copy->files));
+	/* The files' bytes and the counts they do not give: what `corral
+	 * upgrade` builds the same config from. */
+	config_files_copy(&copy->files, &config->files);
+	copy_scaled_sets(copy, config, changes, change_count);
 	copy->path = copy_string(config->path);
 	copy->sources = copy_items(config->sources, config->source_count, config->source_count + 1,
 				   sizeof(*config->sources));

@@ -15,11 +15,20 @@
  * points to. */
 void task_config_copy(struct task_config *into, const struct task_config *from);
 
+/* Frees what a copy owns (not `task` itself). */
+void task_config_copy_free(struct task_config *task);
+
+/* Whether instance `number` of a set made from `model` gets probe
+ * targets it can use (those that name the instance, config.h's
+ * probe_template): 0, or -1 with `error`. */
+int instance_targets_check(const struct task_config *model, unsigned number, char *error,
+			   size_t error_size);
+
 /* One instance set and the number of instances it gets. */
 struct instance_count {
 	const char *group; /* the group's name */
 	const char *task;  /* the name written with `instances:` ("web") */
-	unsigned count;    /* >= 1 */
+	unsigned count;    /* 0 leaves every instance out */
 	/* What a new instance is made from: the definition the set's
 	 * instances run with (a reload may have changed some fields in
 	 * place since `config` was loaded). */
@@ -31,6 +40,7 @@ struct instance_count {
  * set's model, named TASK@N with their number, after the others. Every
  * `after:` is resolved again; a wait for an instance left out is dropped
  * (whoever waited for every instance now waits for those that remain).
- * The caller has checked that each set exists in `config`. */
+ * A set with no instance in `config` (scaled to 0) gets its instances at
+ * the end of its group. The caller has checked that each group exists. */
 struct config *config_with_instances(const struct config *config,
 				     const struct instance_count *changes, size_t change_count);

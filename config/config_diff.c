@@ -230,7 +230,9 @@ void task_config_diff(const struct task_config *a, const struct task_config *b,
 	/* Read by the reload that replaces the instances, never by a process. */
 	note(diff,
 	     a->update.strategy != b->update.strategy ||
-		 a->update.max_unavailable != b->update.max_unavailable,
+		 a->update.max_unavailable != b->update.max_unavailable ||
+		 a->update.min_ready_set != b->update.min_ready_set ||
+		 a->update.min_ready != b->update.min_ready,
 	     "update", in_place);
 	note(diff,
 	     a->schedule.set != b->schedule.set ||

@@ -7,7 +7,7 @@
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 
-static const char *const failure_action_names[] = {"stop", "restart", "ignore", NULL};
+static const char *const failure_action_names[] = {"stop", "restart", "ignore", "exit", NULL};
 static const char *const on_failure_keys[] = {"action", "attempts", "interval", NULL};
 
 static void add_code(struct exit_status_set *set, unsigned code)
@@ -95,7 +95,7 @@ static void parse_attempts_field(struct load_context *context, const yaml_node_t
 static void parse_action(struct load_context *context, const yaml_node_t *node,
 			 const struct where *where, struct group_failure_policy *out)
 {
-	int index = expect_keyword(context, node, where, "action", failure_action_names, 3);
+	int index = expect_keyword(context, node, where, "action", failure_action_names, 4);
 	if (index >= 0)
 		out->action = (enum group_failure_action)index;
 }
@@ -114,7 +114,7 @@ void on_failure_parse(struct load_context *context, const yaml_node_t *node,
 		return;
 	}
 	if (!expect_map(context, node, where,
-			"\"stop\", \"restart\", \"ignore\" or a map with \"action\""))
+			"\"stop\", \"restart\", \"ignore\", \"exit\" or a map with \"action\""))
 		return;
 	map_collect(context, node, where, "key", &fields);
 	map_check_keys(context, &fields, where, on_failure_keys);
@@ -122,7 +122,7 @@ void on_failure_parse(struct load_context *context, const yaml_node_t *node,
 		field_where = where_field(where, "action", buffer, sizeof(buffer));
 		parse_action(context, field, &field_where, out);
 	} else if (!map_has_key_or_typo(&fields, on_failure_keys, "action")) {
-		report(context, node, where, "missing \"action\" (stop, restart or ignore)");
+		report(context, node, where, "missing \"action\" (stop, restart, ignore or exit)");
 	}
 	bool bounds = false;
 	if ((field = map_lookup(&fields, "attempts"))) {

@@ -66,6 +66,18 @@ const struct config_files *config_files_replaying(void)
 	return replay;
 }
 
+void config_files_copy(struct config_files *into, const struct config_files *from)
+{
+	memset(into, 0, sizeof(*into));
+	for (size_t i = 0; i < from->count; i++)
+		config_files_add(into, from->items[i].path, from->items[i].text,
+				 from->items[i].size);
+	into->expanded = xcalloc(from->expanded_count + 1, sizeof(*into->expanded));
+	for (size_t i = 0; i < from->expanded_count; i++)
+		into->expanded[into->expanded_count++] = xstrdup(from->expanded[i]);
+	into->plain = from->plain;
+}
+
 void config_files_free(struct config_files *files)
 {
 	for (size_t i = 0; i < files->count; i++) {

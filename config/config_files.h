@@ -46,4 +46,6 @@ void config_files_replay(const struct config_files *files);
 const struct config_files *config_files_replaying(void);
 
 void config_files_add(struct config_files *files, const char *path, const char *text, size_t size);
+/* `into` (not initialised) becomes a copy of `from` that owns its bytes. */
+void config_files_copy(struct config_files *into, const struct config_files *from);
 void config_files_free(struct config_files *files);

@@ -1,12 +1,17 @@
 /* The top level's `http` map: where corral's read-only HTTP endpoint
  * listens (docs/http.md). An address is read as written, never resolved:
  * the config stays pure, and a host name's address could change under a
- * running corral. */
+ * running corral. A socket's directory that is there already is looked
+ * at, as a mount's source is: one others could replace the socket in is
+ * an error at its place. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/unix_listener.h"
 #include "base/xmalloc.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
@@ -92,6 +97,15 @@ static void parse_listen(struct load_context *context, const yaml_node_t *node,
 			why = "must be the path of a socket, not of a directory";
 	} else {
 		why = parse_address(text, &parsed);
+	}
+	/* A directory there already that others could replace the socket
+	 * in: said at its place now (corral refuses it at the start too,
+	 * and checks again then: a missing one is made, or changed since). */
+	char untrusted[PATH_MAX + 256];
+	if (!why && text[0] == '/' &&
+	    unix_listener_check_directory(text, untrusted, sizeof(untrusted)) == -EPERM) {
+		report(context, node, &where, "%s", untrusted);
+		return;
 	}
 	if (why) {
 		report(context, node, &where, "%s: %s", quote(text, node->data.scalar.length).text,

@@ -76,6 +76,7 @@ static void add_instances(struct load_context *context, const struct map_entry *
 	struct load_context quiet = *context;
 	quiet.diagnostics = &again;
 	size_t first = group->task_count - 1;
+	bool targets_refused = false;
 	for (unsigned i = 0; i < count; i++) {
 		struct task_config *task = &group->tasks[first + i];
 		if (i > 0) {
@@ -90,6 +91,16 @@ static void add_instances(struct load_context *context, const struct map_entry *
 		task->instance = i;
 		task->name = xasprintf("%s@%u", entry->key, i);
 		task->full_name = xasprintf("%s/%s", group->name, task->name);
+		/* Its probe targets, when they name the instance (read above for
+		 * instance 0): said once, for the first instance refused. */
+		char error[512];
+		struct source_location location;
+		if (i > 0 &&
+		    task_config_probes_for_instance(task, i, error, sizeof(error), &location) < 0 &&
+		    !targets_refused) {
+			targets_refused = true;
+			diagnostics_add(context->diagnostics, location, "%s", error);
+		}
 	}
 	config_diagnostics_free(&again);
 }

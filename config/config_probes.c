@@ -2,7 +2,6 @@
  * is still alive (`health`). Only the values are read here; the sockets,
  * fds and probe processes are the runtime's. */
 #include <limits.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +9,7 @@
 #include "base/xmalloc.h"
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
+#include "config/line_pattern.h"
 
 static const char *const readiness_keys[] = {
     "notify",        "fd",       "exec",       "tcp",      "http",
@@ -169,7 +169,8 @@ void probe_command_parse(struct load_context *context, const yaml_node_t *node,
 }
 
 /* One pattern of `readiness.log`: an extended regular expression, checked
- * here so that a bad one is said at its place, not when the task runs. */
+ * here (line_pattern.h: no back-references, a bounded cost) so that a bad
+ * one is said at its place, not when the task runs. */
 static char *log_pattern_parse(struct load_context *context, const yaml_node_t *node,
 			       const struct where *where)
 {
@@ -180,15 +181,14 @@ static char *log_pattern_parse(struct load_context *context, const yaml_node_t *
 		report(context, node, where, "is empty, and would match every line");
 		return NULL;
 	}
-	regex_t compiled;
-	int failure = regcomp(&compiled, text, REG_EXTENDED | REG_NOSUB);
-	if (failure) {
-		char why[128];
-		regerror(failure, &compiled, why, sizeof(why));
-		report(context, node, where, "not an extended regular expression: %s", why);
+	char why[512];
+	size_t offset = 0;
+	struct line_pattern *compiled = line_pattern_compile(text, &offset, why, sizeof(why));
+	if (!compiled) {
+		report_at(context, node, offset, where, "%s", why);
 		return NULL;
 	}
-	regfree(&compiled);
+	line_pattern_free(compiled);
 	return xstrdup(text);
 }
 

@@ -495,6 +495,26 @@ static void check_probe_inside(struct load_context *context, const yaml_node_t *
 	       "isolation.namespaces, or leave inside out)");
 }
 
+/* A probe target that names the instance, in a task that has none:
+ * CORRAL_INSTANCE is not in its environment either. */
+static void refuse_instance_templates(struct load_context *context, const struct task_config *task)
+{
+	const struct probe_config *probes[] = {task->readiness ? &task->readiness->probe : NULL,
+					       task->health ? &task->health->probe : NULL};
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		if (!probes[i])
+			continue;
+		const struct probe_template *templates[] = {&probes[i]->port_template,
+							    &probes[i]->path_template};
+		for (size_t t = 0; t < 2; t++)
+			if (templates[t]->text)
+				diagnostics_add(context->diagnostics, templates[t]->location,
+						"%s: names the instance (CORRAL_INSTANCE), but the "
+						"task has no instances: give it instances: N",
+						templates[t]->where);
+	}
+}
+
 void task_parse(struct load_context *context, const yaml_node_t *node, const char *owner,
 		const struct group_defaults *group, struct task_config *task)
 {
@@ -622,6 +642,8 @@ void task_parse(struct load_context *context, const yaml_node_t *node, const cha
 		else if (text)
 			task->instances = (unsigned)count;
 	}
+	if (!task->instances)
+		refuse_instance_templates(context, task);
 	if ((field = map_lookup(&fields, "update")))
 		update_parse(context, field, &(struct where){owner, "update"},
 			     map_lookup(&fields, "instances") != NULL, &task->update);

@@ -7,7 +7,7 @@
 #include "config/config_parse.h"
 #include "config/diagnostics.h"
 
-static const char *const update_keys[] = {"strategy", "max_unavailable", NULL};
+static const char *const update_keys[] = {"strategy", "max_unavailable", "min_ready", NULL};
 static const char *const strategy_names[] = {"recreate", "rolling"};
 
 static void parse_max_unavailable(struct load_context *context, const yaml_node_t *node,
@@ -27,6 +27,27 @@ static void parse_max_unavailable(struct load_context *context, const yaml_node_
 	out->max_unavailable = (unsigned)count;
 }
 
+/* Read for any roll, whatever the strategy: `corral restart --rolling`
+ * rolls a task whose reloads recreate it. */
+static void parse_min_ready(struct load_context *context, const yaml_node_t *node,
+			    const struct where *where, struct update_config *out)
+{
+	const char *text = expect_string(context, node, where);
+	if (!text)
+		return;
+	char *end;
+	unsigned long count = strtoul(text, &end, 10);
+	if (!*text || *end || text[0] == '-' || text[0] == '+' || count > TASK_INSTANCES_MAX) {
+		report(context, node, where,
+		       "must be a whole number from 0 to %d (instances ready during a rolling "
+		       "restart), not %s",
+		       TASK_INSTANCES_MAX, quote(text, node->data.scalar.length).text);
+		return;
+	}
+	out->min_ready = (unsigned)count;
+	out->min_ready_set = true;
+}
+
 void update_parse(struct load_context *context, const yaml_node_t *node, const struct where *where,
 		  bool has_instances, struct update_config *out)
 {
@@ -35,7 +56,8 @@ void update_parse(struct load_context *context, const yaml_node_t *node, const s
 	char buffer[64];
 	struct where field_where;
 
-	if (!expect_map(context, node, where, "a map of \"strategy\" and \"max_unavailable\""))
+	if (!expect_map(context, node, where,
+			"a map of \"strategy\", \"max_unavailable\" and \"min_ready\""))
 		return;
 	if (!has_instances) {
 		report(context, node, where,
@@ -63,6 +85,10 @@ void update_parse(struct load_context *context, const yaml_node_t *node, const s
 			       "once)");
 		else
 			parse_max_unavailable(context, field, &field_where, out);
+	}
+	if ((field = map_lookup(&fields, "min_ready"))) {
+		field_where = where_field(where, "min_ready", buffer, sizeof(buffer));
+		parse_min_ready(context, field, &field_where, out);
 	}
 	if (out->strategy == UPDATE_ROLLING && !out->max_unavailable)
 		out->max_unavailable = 1;

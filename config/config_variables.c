@@ -16,24 +16,6 @@ static const char *from_environment(void *context, const char *name)
 	return getenv(name);
 }
 
-/* Where the `$` at `offset` in the value is, as near as the scalar's style
- * lets us say: exact on one line of a plain or quoted scalar without
- * escapes, else the scalar's start. */
-static struct source_location location_of(const yaml_node_t *node, size_t offset)
-{
-	struct source_location at = node_location(node);
-	const char *value = (const char *)node->data.scalar.value;
-	bool one_line = !memchr(value, '\n', node->data.scalar.length);
-	bool plain = node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-	bool quoted =
-	    node->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-	    (node->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE &&
-	     node->end_mark.index - node->start_mark.index == node->data.scalar.length + 2);
-	if (one_line && (plain || quoted))
-		at.column += (unsigned)offset + (quoted ? 1 : 0);
-	return at;
-}
-
 void config_interpolate_document(struct load_context *context, yaml_document_t *document)
 {
 	size_t count = (size_t)(document->nodes.top - document->nodes.start);
@@ -56,8 +38,8 @@ void config_interpolate_document(struct load_context *context, yaml_document_t *
 		struct interpolate_error error;
 		if (interpolate((const char *)node->data.scalar.value, node->data.scalar.length,
 				from_environment, NULL, &value, &length, &error) < 0) {
-			diagnostics_add(context->diagnostics, location_of(node, error.offset), "%s",
-					error.message);
+			diagnostics_add(context->diagnostics, scalar_location(node, error.offset),
+					"%s", error.message);
 			continue;
 		}
 		/* libyaml frees its strings with free(): ours takes the place. */

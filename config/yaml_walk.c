@@ -49,20 +49,48 @@ const char *node_file(const struct load_context *context, const yaml_node_t *nod
 	return file < context->file_count ? context->files[file] : context->path;
 }
 
+static void report_where(struct load_context *context, struct source_location location,
+			 const struct where *where, const char *format, va_list arguments)
+{
+	const char *owner = where->owner, *field = where->field;
+	char *message = xvasprintf(format, arguments);
+	diagnostics_add(context->diagnostics, location, "%s%s%s%s%s", owner, owner[0] ? ": " : "",
+			field, field[0] ? ": " : "", message);
+	free(message);
+}
+
 void report(struct load_context *context, const yaml_node_t *node, const struct where *where,
 	    const char *format, ...)
 {
-	const char *owner = where->owner, *field = where->field;
 	va_list arguments;
-	char *message;
-
 	va_start(arguments, format);
-	message = xvasprintf(format, arguments);
+	report_where(context, node_location(node), where, format, arguments);
 	va_end(arguments);
+}
 
-	diagnostics_add(context->diagnostics, node_location(node), "%s%s%s%s%s", owner,
-			owner[0] ? ": " : "", field, field[0] ? ": " : "", message);
-	free(message);
+struct source_location scalar_location(const yaml_node_t *node, size_t offset)
+{
+	struct source_location at = node_location(node);
+	const char *value = (const char *)node->data.scalar.value;
+	size_t written = node->end_mark.index - node->start_mark.index;
+	bool one_line = !memchr(value, '\n', node->data.scalar.length);
+	bool plain = node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	/* Quoted without escapes: the text between the quotes is the value. */
+	bool quoted = (node->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+		       node->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE) &&
+		      written == node->data.scalar.length + 2;
+	if (one_line && (plain || quoted))
+		at.column += (unsigned)offset + (quoted ? 1 : 0);
+	return at;
+}
+
+void report_at(struct load_context *context, const yaml_node_t *node, size_t offset,
+	       const struct where *where, const char *format, ...)
+{
+	va_list arguments;
+	va_start(arguments, format);
+	report_where(context, scalar_location(node, offset), where, format, arguments);
+	va_end(arguments);
 }
 
 bool node_is_null(const yaml_node_t *node)

@@ -66,6 +66,16 @@ const yaml_node_t *list_item(struct load_context *context, const yaml_node_t *li
 void report(struct load_context *context, const yaml_node_t *node, const struct where *where,
 	    const char *format, ...) __attribute__((format(printf, 4, 5)));
 
+/* Where byte `offset` of a scalar's value is, as near as its style lets
+ * us say: exact on one line of a plain or quoted scalar without escapes,
+ * else the scalar's start. */
+struct source_location scalar_location(const yaml_node_t *node, size_t offset);
+
+/* report() at byte `offset` of the scalar's value (scalar_location). */
+void report_at(struct load_context *context, const yaml_node_t *node, size_t offset,
+	       const struct where *where, const char *format, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Plain "", "~" or "null" -- what an empty value such as `cwd:` gives. */
 bool node_is_null(const yaml_node_t *node);
 

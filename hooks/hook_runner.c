@@ -256,7 +256,8 @@ void hook_run_free(struct hook_run *run)
 	if (run->pid <= 0)
 		return;
 	hook_run_kill(run);
-	siginfo_t info;
-	waitid(P_PIDFD, (id_t)run->pidfd_watch.fd, &info, WEXITED);
+	/* Not waited for: a killed process may take its time (a file system
+	 * that does not answer). The loop's SIGCHLD sweep reaps it as any
+	 * child it does not know. */
 	release(run);
 }

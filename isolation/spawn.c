@@ -360,10 +360,15 @@ CHILD_CODE static int child_start_command(void *pointer)
 			AT_EMPTY_PATH);
 		child_fail(error_fd, SPAWN_STAGE_EXEC_REAPER);
 	}
-	if (request->join)
+	if (request->join) {
 		spawn_join_exec(request->join, request->argv, request->envp);
-	else
+	} else if (request->exec_from_fd) {
+		syscall(SYS_fcntl, slots->executable_fd, F_SETFD, 0);
+		syscall(SYS_execveat, slots->executable_fd, "", request->argv, request->envp,
+			AT_EMPTY_PATH);
+	} else {
 		syscall(SYS_execve, request->executable, request->argv, request->envp);
+	}
 	child_fail(error_fd, SPAWN_STAGE_EXEC);
 }
 
@@ -402,11 +407,12 @@ static pid_t clone_child(struct child_arguments *arguments, int *pidfd)
 /* Every slot that holds an fd, /dev/null first: the others are made from
  * it. */
 static const size_t slot_offsets[] = {
-    offsetof(struct spawn_slots, devnull_fd), offsetof(struct spawn_slots, stdin_fd),
-    offsetof(struct spawn_slots, output_fd),  offsetof(struct spawn_slots, stderr_fd),
-    offsetof(struct spawn_slots, error_fd),   offsetof(struct spawn_slots, notify_fd),
-    offsetof(struct spawn_slots, sync_fd),    offsetof(struct spawn_slots, namespace_fd),
-    offsetof(struct spawn_slots, reaper_fd),  offsetof(struct spawn_slots, reaper_status_fd),
+    offsetof(struct spawn_slots, devnull_fd),    offsetof(struct spawn_slots, stdin_fd),
+    offsetof(struct spawn_slots, output_fd),     offsetof(struct spawn_slots, stderr_fd),
+    offsetof(struct spawn_slots, error_fd),      offsetof(struct spawn_slots, notify_fd),
+    offsetof(struct spawn_slots, sync_fd),       offsetof(struct spawn_slots, namespace_fd),
+    offsetof(struct spawn_slots, reaper_fd),     offsetof(struct spawn_slots, reaper_status_fd),
+    offsetof(struct spawn_slots, executable_fd),
 };
 #define SLOT_COUNT (sizeof(slot_offsets) / sizeof(slot_offsets[0]))
 
@@ -487,6 +493,8 @@ static void release_slots(struct spawn_slots *slots, const struct spawn_request 
 		dup3(slots->devnull_fd, slots->stdin_fd, O_CLOEXEC);
 	if (request->reaper_status_target > 0)
 		dup3(slots->devnull_fd, slots->reaper_status_fd, O_CLOEXEC);
+	if (request->exec_from_fd)
+		dup3(slots->devnull_fd, slots->executable_fd, O_CLOEXEC);
 }
 
 /* Parks what the child needs in the slots (dup3 keeps them CLOEXEC). */
@@ -506,7 +514,9 @@ static int park_slots(struct spawn_slots *slots, const struct spawn_request *req
 	     dup3(request->netns_fd, slots->namespace_fd, O_CLOEXEC) < 0) ||
 	    (request->join && dup3(request->join->pidfd, slots->namespace_fd, O_CLOEXEC) < 0) ||
 	    (request->join && request->join->stdin_fd >= 0 &&
-	     dup3(request->join->stdin_fd, slots->stdin_fd, O_CLOEXEC) < 0))
+	     dup3(request->join->stdin_fd, slots->stdin_fd, O_CLOEXEC) < 0) ||
+	    (request->exec_from_fd &&
+	     dup3(request->executable_fd, slots->executable_fd, O_CLOEXEC) < 0))
 		return -errno;
 	return 0;
 }

@@ -84,6 +84,8 @@ struct spawn_slots {
 			       * spawn of a task with a reaper, else /dev/null */
 	int reaper_fd;        /* corral's reaper program (a sealed memfd), which isolated
 			       * tasks exec as their pid namespace's PID 1 */
+	int executable_fd;    /* the file a spawn with exec_from_fd executes, during
+			       * that spawn, else /dev/null */
 	int reaper_error;     /* 0, or the errno that kept that memfd from being made */
 	int devnull_fd;
 	unsigned copy_limit; /* first fd the child does not copy */
@@ -131,6 +133,14 @@ struct spawn_join {
 struct spawn_request {
 	const char *executable; /* resolved path, see spawn_resolve_executable; in a
 				 * join, argv[0], for messages */
+	/* Execute `executable_fd` (open, O_PATH will do) instead of the file
+	 * at `executable` (which then only names it in messages): the very
+	 * file corral opened and checked, whatever is at its path since (a
+	 * new binary's check, `corral upgrade`). A script works too: the
+	 * child clears the fd's close-on-exec, so its interpreter can open
+	 * /dev/fd/N. */
+	bool exec_from_fd;
+	int executable_fd;
 	char *const *argv;
 	char *const *envp;
 	const char *cwd; /* NULL: keep corral's */

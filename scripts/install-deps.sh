@@ -9,7 +9,7 @@ set -euo pipefail
 
 build_packages=(
 	build-essential cmake pkg-config
-	libyaml-dev libjansson-dev libcgroup-dev libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libc-ares-dev  # libraries (see docs/dependencies.md); the -dev packages hold the .a files for -DCORRAL_STATIC=ON
+	libyaml-dev libjansson-dev libcgroup-dev libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libc-ares-dev libtre-dev  # libraries (see docs/dependencies.md); the -dev packages hold the .a files for -DCORRAL_STATIC=ON
 )
 test_packages=(
 	libcmocka-dev                             # unit tests
@@ -26,7 +26,8 @@ test_packages=(
 	redis-server                              # examples/stack.yaml's sidecar (sd_notify), run by test_dependencies
 	s6 supervisor                             # bench_output and bench_control: the s6-log, s6-svscan and supervisord rows
 	tini dumb-init                            # test_one_command.py runs each case under them too, side by side with corral
-	systemd                                   # systemd-analyze verify of examples/systemd/corral.service (test_parent_notify.py; never run as init here)
+	systemd                                   # systemd-analyze verify of examples/systemd/corral.service (test_parent_notify.py; never run as init on the host)
+	systemd-container debootstrap             # tests/system/systemd: a Debian 12 tree (debootstrap) booted by systemd-nspawn, systemd as its init, runs corral.service
 	prometheus python3-prometheus-client      # test_metrics_prometheus.py: a real Prometheus scrapes GET /metrics, promtool checks the text format, the client's parser OpenMetrics
 )
 

@@ -3,7 +3,8 @@
 # test: unit (cmocka, via ctest) and integration (pytest, the real binary),
 # once on a normal build with warnings as errors and once under ASan+UBSan;
 # system tests (corral as the init of a qemu VM, then as PID 1 of an OCI
-# container under runc, podman and containerd, statically linked); the
+# container under runc, podman and containerd, statically linked, then as
+# a service of a real systemd booted by systemd-nspawn); the
 # fuzzers for a short while;
 # a minute of the soak; and the benchmarks in their quick mode, as a smoke
 # test.
@@ -46,6 +47,9 @@ CORRAL_STATIC_BIN="$static" "$python" -m pytest -q -p no:cacheprovider tests/sys
 echo "=== system tests: corral as PID 1 under containerd (ctr run, task kill, task exec, cgroup limits; a containerd of its own)"
 CORRAL_STATIC_BIN="$static" "$python" -m pytest -q -p no:cacheprovider tests/system/containerd
 
+echo "=== system tests: corral as a systemd service (systemd 252 as init of a Debian 12 tree under systemd-nspawn; the tree is cached in /var/cache/corral-tests)"
+CORRAL_BIN="$PWD/build/corral" "$python" -m pytest -q -p no:cacheprovider tests/system/systemd
+
 echo "=== build with AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCORRAL_WERROR=ON -DCORRAL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$jobs"
@@ -60,7 +64,7 @@ echo "=== soak smoke run: 60 s of load and faults, invariants checked (tests/soa
 "$python" tests/soak/soak.py --corral build/corral --duration 60 --tasks 50
 
 echo "=== benchmark smoke run (figures are not checked)"
-for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output bench_probes bench_exec bench_http bench_upgrade; do
+for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output bench_probes bench_exec bench_http bench_upgrade bench_log_patterns bench_loop; do
 	build/tests/bench/$bench --quick --corral build/corral || {
 		echo "benchmark smoke run failed: $bench" >&2
 		exit 1

@@ -720,6 +720,10 @@ json_t *reload_run(struct supervisor *supervisor, const struct reload_options *o
 		return reply;
 	}
 	apply(supervisor, &reload, options);
+	/* Back to the config's counts: a set corral scale took to 0 is the
+	 * config's again (the plan added its instances). */
+	for (size_t i = 0; i < supervisor->group_count; i++)
+		zero_sets_clear(&supervisor->groups[i]->zero_sets);
 	count_reload(supervisor, options, true);
 	keep_generation(supervisor, config);
 	json_t *summary = plan_json(&reload);

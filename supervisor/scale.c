@@ -53,6 +53,20 @@ static long instance_in(const struct task *task, const char *set)
 		   : -1;
 }
 
+/* The new instances' probe targets, when they name the instance, can be
+ * made (`port: $((65534 + CORRAL_INSTANCE))` has room for two): a refusal
+ * naming the first that cannot, or NULL. */
+static json_t *check_new_targets(const struct scale_step *step)
+{
+	for (unsigned number = step->from; number < step->to; number++) {
+		char error[512];
+		if (instance_targets_check(step->model, number, error, sizeof(error)) < 0)
+			return refusal("%s/%s@%u cannot be made: %s", step->group->config->name,
+				       step->task, number, error);
+	}
+	return NULL;
+}
+
 /* The pair `target`=`count` against what runs: 0 with `step`, or a
  * refusal (the reply) naming what is wrong. */
 static json_t *check_pair(struct supervisor *supervisor, const char *target, unsigned count,
@@ -85,7 +99,10 @@ static json_t *check_pair(struct supervisor *supervisor, const char *target, uns
 		if (!step->model)
 			step->model = task->next_config ? task->next_config : task->config;
 	}
-	if (!step->from) {
+	const struct zero_set *zero = zero_sets_find(&group->zero_sets, set);
+	if (!step->from && zero)
+		step->model = &zero->model;
+	if (!step->from && !zero) {
 		if (named_alone)
 			return refusal(
 			    "%s has no instances: scale takes a task written with "
@@ -104,10 +121,11 @@ static json_t *check_pair(struct supervisor *supervisor, const char *target, uns
 		return refusal("%s: a rolling restart goes on: scale once it is over (corral "
 			       "status %s)",
 			       target, target);
-	for (size_t t = 0; t < group->config->task_count; t++)
-		if (group->config->tasks[t].instance_of &&
-		    strcmp(group->config->tasks[t].instance_of, set) == 0)
-			step->configured = group->config->tasks[t].instances;
+	json_t *refused = check_new_targets(step);
+	if (refused)
+		return refused;
+	unsigned now;
+	group_instance_counts(group, set, &step->configured, &now);
 	return NULL;
 }
 
@@ -149,11 +167,29 @@ json_t *scale_run(struct supervisor *supervisor, const struct control_request *r
 						    steps[i].to, steps[i].model};
 	}
 	if (change_count) {
+		/* Sets going to 0 keep their definition: copied before the
+		 * instances that hold it go. */
+		struct zero_sets leaving = {0};
+		for (size_t i = 0; i < request->count_count; i++)
+			if (steps[i].to == 0 && steps[i].from > 0)
+				zero_sets_add(&leaving, steps[i].task, steps[i].model,
+					      steps[i].configured);
 		char error[512];
 		struct config *config =
 		    config_with_instances(supervisor->config, changes, change_count);
-		if (reload_apply_scaled(supervisor, config, error, sizeof(error)) < 0)
+		if (reload_apply_scaled(supervisor, config, error, sizeof(error)) < 0) {
+			zero_sets_clear(&leaving);
 			return refusal("scale refused, nothing changed: %s", error);
+		}
+		for (size_t i = 0; i < request->count_count; i++) {
+			struct zero_sets *sets = &steps[i].group->zero_sets;
+			const struct zero_set *kept = zero_sets_find(&leaving, steps[i].task);
+			if (kept)
+				zero_sets_add(sets, kept->task, &kept->model, kept->configured);
+			else if (steps[i].to > 0)
+				zero_sets_remove(sets, steps[i].task);
+		}
+		zero_sets_clear(&leaving);
 	}
 	json_t *tasks = json_array();
 	char message[1024] = "";

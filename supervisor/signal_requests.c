@@ -199,9 +199,11 @@ static void act(struct supervisor *supervisor, int signal_number, const char *si
 		char why[1024];
 		log_message("%s from %s: an upgrade to corral's own binary, as `corral upgrade`",
 			    signal, described);
-		upgrade_run(supervisor, NULL, "", why, sizeof(why));
-		log_message("upgrade asked by %s from %s: %s; corral runs on as it was", signal,
-			    described, why);
+		/* The binary's check runs on in the loop; how it ends is said
+		 * by upgrade.c. */
+		if (upgrade_run(supervisor, NULL, "", why, sizeof(why)) < 0)
+			log_message("upgrade asked by %s from %s: %s; corral runs on as it was",
+				    signal, described, why);
 		return;
 	}
 	default:

@@ -33,11 +33,17 @@
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/upgrade/upgrade.h"
+#include "supervisor/upgrade/upgrade_check.h"
 #include "supervisor/upgrade/upgrade_state.h"
 
 static void note_task_failed_for_good(struct services *services, struct task *task)
 {
 	struct supervisor *supervisor = SUPERVISOR_FROM_SERVICES(services);
+	if (task->group->config->on_failure.action == GROUP_ON_FAILURE_EXIT &&
+	    !supervisor->exit_for_failure[0])
+		snprintf(supervisor->exit_for_failure, sizeof(supervisor->exit_for_failure),
+			 "on_failure: exit of group %s (%s failed for good)",
+			 task->group->config->name, task->config->full_name);
 	/* A task that never started because what it waited for failed gives
 	 * corral's code only when nothing else fails: the task it waited for
 	 * is the cause, whichever group notices first. */
@@ -168,7 +174,8 @@ static bool reap_if_task(void *context, pid_t pid)
 				return true;
 		}
 	}
-	return exec_sessions_reap(&supervisor->exec_sessions, pid);
+	return exec_sessions_reap(&supervisor->exec_sessions, pid) ||
+	       upgrade_reap_check(supervisor, pid);
 }
 
 /* One-command mode: whatever corral gets but SIGCHLD is the command's. */
@@ -243,9 +250,20 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 			   const struct run_options *options)
 {
 	memset(supervisor, 0, sizeof(*supervisor));
+	supervisor->keeper.channel = -1;
 	char handover_error[512];
-	supervisor->config = config;
 	supervisor->handover = upgrade_resuming();
+	/* An upgrade's new corral runs the counts `corral scale` set, not
+	 * the files': the config it runs lives as a reload's would. */
+	struct config *scaled =
+	    supervisor->handover ? upgrade_state_scaled_config(supervisor->handover, config) : NULL;
+	if (scaled) {
+		supervisor->generations = xcalloc(1, sizeof(*supervisor->generations));
+		supervisor->generations[supervisor->generation_count++] =
+		    (struct config_generation){scaled, true};
+		config = scaled;
+	}
+	supervisor->config = config;
 	supervisor->started_wall_ms = wall_clock_ms();
 	supervisor->one_command = options->one_command;
 	supervisor->shutdown_timeout_ms = options->shutdown_timeout_ms;
@@ -253,6 +271,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->termination.log.fd = -1;
 	/* Before any task's environment is made from corral's. */
 	parent_notify_take_environment(&supervisor->parent, options->one_command != NULL);
+	char keeper_error[256];
+	if (keeper_loop_side_take(&supervisor->keeper, keeper_error, sizeof(keeper_error)) < 0)
+		log_message("no keeper: %s", keeper_error);
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){.stdin_fd = -1,
 						       .output_fd = -1,
@@ -263,6 +284,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 						       .namespace_fd = -1,
 						       .reaper_fd = -1,
 						       .reaper_status_fd = -1,
+						       .executable_fd = -1,
 						       .devnull_fd = -1};
 	supervisor->cgroups = (struct cgroup_tree){.base_fd = -1, .root_fd = -1, .v1_suffix = ""};
 	supervisor->network = (struct network_host)NETWORK_HOST_INIT;
@@ -332,6 +354,8 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	    .network = &supervisor->network,
 	    .network_spares = &supervisor->network_spares,
 	    .task_pids = &supervisor->task_pids,
+	    .records = &supervisor->task_records,
+	    .keeper = supervisor->keeper.channel >= 0 ? &supervisor->keeper : NULL,
 	    .shared_mounts = &supervisor->shared_mounts,
 	    .task_dirs_root = supervisor->task_dirs_root,
 	    .hook_limiter = &supervisor->hook_limiter,
@@ -370,6 +394,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		}
 	}
 	task_dependencies_link(supervisor->groups, supervisor->group_count, config);
+	/* An upgrade's inotify fd, with its watches: no new instance needed. */
+	if (supervisor->handover)
+		watch_set_adopt(&supervisor->watches, upgrade_state_watch_fd(supervisor->handover));
 	watch_set_sync(&supervisor->watches);
 	supervisor->events.on_event = supervisor_publish_event;
 	supervisor->events.on_event_context = supervisor;
@@ -397,6 +424,8 @@ static void supervisor_close(struct supervisor *supervisor)
 	parent_notify_close(&supervisor->parent, supervisor->exit_code);
 	/* Before the control socket: a session's end is said to its client. */
 	exec_sessions_close(&supervisor->exec_sessions);
+	upgrade_cancel(supervisor);
+	upgrade_check_collect();
 	control_server_close(supervisor->control);
 	supervisor->control = NULL;
 	http_server_close(supervisor->http);
@@ -422,6 +451,8 @@ static void supervisor_close(struct supervisor *supervisor)
 	name_resolver_free(supervisor->services.resolver);
 	network_spares_close(&supervisor->network_spares);
 	pid_index_free(&supervisor->task_pids);
+	task_records_free(&supervisor->task_records); /* after the tasks gave theirs back */
+	keeper_loop_side_free(&supervisor->keeper);
 	shortage_report_free(&supervisor->shortage);
 	network_host_close(&supervisor->network);
 	cgroup_tree_close(&supervisor->cgroups);
@@ -479,6 +510,11 @@ static void settle_groups(struct supervisor *supervisor)
 			group_settle(group, now);
 		}
 	} while (any_dirty);
+	if (supervisor->exit_for_failure[0] && !supervisor->shutting_down) {
+		supervisor_begin_shutdown(supervisor, supervisor->exit_for_failure,
+					  supervisor->exit_for_failure);
+		settled = true;
+	}
 	if (settled)
 		parent_notify_tasks_changed(&supervisor->parent, supervisor->config,
 					    supervisor->groups, supervisor->group_count);
@@ -548,6 +584,7 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		if (supervisor.control)
 			control_server_collect(supervisor.control);
 		http_server_collect(supervisor.http);
+		upgrade_check_collect();
 	}
 
 	unsigned leftovers = reaper_kill_remaining_children();

@@ -92,10 +92,10 @@ static bool is_running_config(void *pointer, const char *path)
 	       named.st_dev == running.st_dev && named.st_ino == running.st_ino;
 }
 
-static void upgrade_from_control(void *pointer, struct control_client *client, const char *binary,
-				 char *why, size_t why_size)
+static int upgrade_from_control(void *pointer, struct control_client *client, const char *binary,
+				char *why, size_t why_size)
 {
-	upgrade_run(pointer, client, binary, why, why_size);
+	return upgrade_run(pointer, client, binary, why, why_size);
 }
 
 static bool group_may_exec(void *pointer)
@@ -126,6 +126,7 @@ char *supervisor_metrics_text(struct supervisor *supervisor, enum metrics_format
 	    .output_dropped_lines = supervisor->sink.dropped_lines,
 	    .output_buffered_bytes = supervisor->sink.end - supervisor->sink.start,
 	    .starts_put_off = supervisor->shortage.put_off_total,
+	    .longest_loop_turn_us = loop_longest_turn_us(supervisor->loop),
 	    .usage_stale = refresh_usage_after_scrape,
 	    .context = supervisor,
 	};
@@ -277,6 +278,7 @@ static int open_control_socket(struct supervisor *supervisor, const struct run_o
 	    .supervisor = supervisor,
 	    .loop = supervisor->loop,
 	    .counters = &supervisor->counters,
+	    .started_wall_ms = &supervisor->started_wall_ms,
 	};
 	struct control_server_ops ops = {
 	    .handle = control_commands_handle,

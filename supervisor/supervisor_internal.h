@@ -18,6 +18,7 @@
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/exec_session.h"
 #include "supervisor/http/http_server.h"
+#include "supervisor/keeper/keeper_loop_side.h"
 #include "supervisor/metrics/metrics_text.h"
 #include "supervisor/output/output_json_lines.h"
 #include "supervisor/output/output_sink.h"
@@ -30,6 +31,7 @@
 #include "supervisor/tasks/pid_index.h"
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/shortage_report.h"
+#include "supervisor/tasks/task_records.h"
 #include "supervisor/termination.h"
 #include "supervisor/upgrade/handover.h"
 #include "supervisor/watch/watch_set.h"
@@ -56,6 +58,8 @@ struct supervisor {
 	struct network_host network;
 	struct network_spares network_spares; /* for tasks of network mode none */
 	struct pid_index task_pids;           /* each running task by its main pid */
+	struct task_records task_records;     /* tasks' life-long counts, handed over */
+	struct keeper_loop_side keeper;       /* corral's keeper; channel -1: none */
 	struct host_shared_mounts shared_mounts;
 	/* Every group name this run made a cgroup for, owned: what the cgroup
 	 * tree removes at close. */
@@ -108,9 +112,15 @@ struct supervisor {
 	 * tasks are taken over. */
 	const struct handover_reader *handover;
 	struct control_client *upgrade_requester;
+	/* `corral upgrade` while its new binary is checked (upgrade.c). */
+	struct upgrade_request *upgrade;
 
 	bool have_failure;
 	bool failure_is_secondary; /* from a task that never started */
+	/* A group with `on_failure: exit` lost a task: corral shuts down
+	 * once the groups have settled (never from within a settle). "" for
+	 * none. */
+	char exit_for_failure[192];
 	int exit_code;
 	struct termination_record termination; /* why it exits, for the termination log */
 };

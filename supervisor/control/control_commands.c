@@ -189,7 +189,12 @@ static void run_status(struct control_context *context, struct reply *reply,
 	struct status_reply *status = scope.task ? &one : &context->status_many;
 	status->stale_usage = false;
 	size_t length, capacity;
-	char *line = status_reply_line(status, context->groups, context->group_count, &scope,
+	struct status_self self = {
+	    .started_wall_ms = context->started_wall_ms ? *context->started_wall_ms : 0,
+	    .upgrades = context->counters ? context->counters->upgrades : 0,
+	    .restores = context->counters ? context->counters->restores : 0,
+	};
+	char *line = status_reply_line(status, &self, context->groups, context->group_count, &scope,
 				       loop_now_ms(), &length, &capacity);
 	control_client_send_owned(reply->client, line, length, capacity);
 	if (status->stale_usage)
@@ -718,8 +723,9 @@ static bool acts_on_one_task(const struct control_request *request)
 	}
 }
 
-/* Returns only when corral was not replaced: the new corral answers on
- * the same connection when it was (upgrade.h). */
+/* Answered now only when refused at once; else once the new binary's
+ * check ends: with why it failed, or by the new corral on the same
+ * connection (upgrade.h). */
 static void run_upgrade(struct control_context *context, struct reply *reply,
 			const struct control_request *request)
 {
@@ -739,8 +745,9 @@ static void run_upgrade(struct control_context *context, struct reply *reply,
 		reply_error(reply, "upgrade: only root or corral's own user may replace corral");
 		return;
 	}
-	context->upgrade(context->supervisor, reply->client, request->path, why, sizeof(why));
-	reply_error(reply, "upgrade: %s", why);
+	if (context->upgrade(context->supervisor, reply->client, request->path, why, sizeof(why)) <
+	    0)
+		reply_error(reply, "upgrade: %s", why);
 }
 
 /* One request, its replies through `reply`. */

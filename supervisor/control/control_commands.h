@@ -34,11 +34,12 @@ struct control_context {
 	 * (the same device and inode): a control group member may reload
 	 * that one by its name. */
 	bool (*is_running_config)(void *supervisor, const char *path);
-	/* `corral upgrade`: execs `binary` ("": corral's own) with the state
-	 * handed over, and returns only when that did not happen, with
-	 * `why` (supervisor/upgrade/upgrade.h). */
-	void (*upgrade)(void *supervisor, struct control_client *client, const char *binary,
-			char *why, size_t why_size);
+	/* `corral upgrade`: starts the check of `binary` ("": corral's own),
+	 * after which it is exec'd with the state handed over and `client`
+	 * answered (supervisor/upgrade/upgrade.h). 0, or -errno with `why`
+	 * when refused at once. */
+	int (*upgrade)(void *supervisor, struct control_client *client, const char *binary,
+		       char *why, size_t why_size);
 	void *supervisor;
 	/* Status replies of many tasks serve cached usage; the missing and
 	 * stale readings are read again shortly after the reply is out
@@ -51,6 +52,9 @@ struct control_context {
 	/* Replies about many tasks: the size of the last one. */
 	struct status_reply status_many;
 	struct metrics_counters *counters; /* the requests are counted there */
+	/* When corral started (the wall clock, ms), for status' "corral"
+	 * object; an upgrade's new corral takes the old one's. */
+	const uint64_t *started_wall_ms;
 };
 
 /* A reply about many tasks found usage readings missing or stale (GET

@@ -86,8 +86,8 @@ static bool confined_peer_allowed(struct control_server *server, const struct co
 
 static bool is_idle(const struct control_client *client)
 {
-	return !client->closed && !client->cut && client->follow == CONTROL_FOLLOW_NONE &&
-	       control_client_pending(client) == 0;
+	return !client->closed && !client->cut && !client->waiting &&
+	       client->follow == CONTROL_FOLLOW_NONE && control_client_pending(client) == 0;
 }
 
 /* Says why to a connection corral closes on its own, when nothing else
@@ -106,7 +106,7 @@ static void on_idle_timeout(struct loop_timer *timer)
 {
 	struct control_client *client = timer->data;
 	struct control_server *server = client->server;
-	if (client->closed || client->follow != CONTROL_FOLLOW_NONE)
+	if (client->closed || client->waiting || client->follow != CONTROL_FOLLOW_NONE)
 		return;
 	uint64_t deadline = client->last_active_ms + server->idle_timeout_ms;
 	if (loop_now_ms() < deadline) {
@@ -218,10 +218,15 @@ static void refuse(struct control_server *server, int fd, const struct control_p
 			    (int)peer->credentials.pid, (unsigned)peer->credentials.uid, why);
 }
 
+/* Connections taken in one turn of the loop: a client that connects as
+ * fast as it is refused must not keep the loop here (the listening socket
+ * is level-triggered: the rest wait for the next turn, after the others). */
+#define CONTROL_ACCEPTS_PER_TURN 16
+
 void control_server_on_accept(struct loop_watch *watch, uint32_t events)
 {
 	struct control_server *server = watch->data;
-	for (;;) {
+	for (unsigned i = 0; i < CONTROL_ACCEPTS_PER_TURN; i++) {
 		int fd = accept4(watch->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return; /* EAGAIN, or a client that left before we looked */

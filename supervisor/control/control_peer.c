@@ -18,6 +18,17 @@
 
 /* The cgroup leaf corral itself lives in (isolation/cgroup_tree.h). */
 #define SUPERVISOR_LEAF "supervisor"
+/* Where systemd puts a delegated unit's control processes (ExecReload=,
+ * ExecStartPost=...), beside corral's own cgroups: `systemctl reload`
+ * runs `corral reload` there (docs/systemd.md). No group is named so
+ * (names start with a letter or digit); a task that moved itself there
+ * is still told by its descent from corral. */
+#define SYSTEMD_CONTROL_LEAF ".control"
+
+static bool is_leaf(const char *name, size_t length, const char *leaf)
+{
+	return length == strlen(leaf) && strncmp(name, leaf, length) == 0;
+}
 
 void control_peer_rules_init(struct control_peer_rules *rules, const char *task_cgroup_root)
 {
@@ -54,8 +65,8 @@ bool control_peer_task_of_cgroup(const char *root, const char *path, char *task,
 		return false;
 	const char *group = path + root_length + 1;
 	size_t group_length = strcspn(group, "/");
-	if (group_length == 0 || (group_length == sizeof(SUPERVISOR_LEAF) - 1 &&
-				  strncmp(group, SUPERVISOR_LEAF, group_length) == 0))
+	if (group_length == 0 || is_leaf(group, group_length, SUPERVISOR_LEAF) ||
+	    is_leaf(group, group_length, SYSTEMD_CONTROL_LEAF))
 		return false;
 	/* A group's own cgroup holds no process of corral's making: one
 	 * there came from a task, and is named by the group alone. */

@@ -75,5 +75,6 @@ bool control_peer_v2_cgroup(const char *text, char *path, size_t size);
 
 /* Pure: "GROUP/TASK" when `path` is below `root`'s group and task
  * cgroups (root/GROUP/TASK[/...]; "GROUP" for root/GROUP itself), not
- * corral's own root/supervisor. */
+ * corral's own root/supervisor nor systemd's root/.control (a delegated
+ * unit's ExecReload= and other control processes). */
 bool control_peer_task_of_cgroup(const char *root, const char *path, char *task, size_t size);

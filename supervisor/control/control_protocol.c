@@ -265,7 +265,7 @@ static int check_target(const struct control_request *request, char *error, size
 	return 0;
 }
 
-/* scale's pairs: each a task (not one instance), each once, 1 to
+/* scale's pairs: each a task (not one instance), each once, 0 to
  * TASK_INSTANCES_MAX instances. */
 static int check_counts(const struct control_request *request, char *error, size_t error_size)
 {
@@ -291,13 +291,6 @@ static int check_counts(const struct control_request *request, char *error, size
 				      "scale needs a task written with instances: (group/task), "
 				      "not %s",
 				      quote(pair->target, length).text);
-		if (pair->count == 0)
-			return refuse(
-			    error, error_size,
-			    "%s=0: scale keeps at least one instance, which holds the "
-			    "task's definition; `corral stop %s` stops them all and keeps "
-			    "them listed (`corral start %s` runs them again)",
-			    pair->target, pair->target, pair->target);
 		if (pair->count > TASK_INSTANCES_MAX)
 			return refuse(error, error_size, "%s=%u: at most %d instances",
 				      pair->target, pair->count, TASK_INSTANCES_MAX);

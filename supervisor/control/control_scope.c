@@ -78,6 +78,14 @@ struct task *control_scope_task(struct group *const *groups, size_t group_count,
 	for (size_t i = 0; i < group->task_count; i++)
 		if (strcmp(group->tasks[i]->config->full_name, target) == 0)
 			return group->tasks[i];
+	const char *slash = strchr(target, '/');
+	if (slash && zero_sets_find(&group->zero_sets, slash + 1)) {
+		snprintf(error, error_size,
+			 "%s has no instance: corral scale took it to 0 (`corral scale %s=N` "
+			 "brings N back)",
+			 target, target);
+		return NULL;
+	}
 	const char *names[group->task_count ? group->task_count : 1];
 	names[0] = NULL;
 	for (size_t i = 0; i < group->task_count; i++)
@@ -124,6 +132,15 @@ int control_scope_resolve(struct group *const *groups, size_t group_count, const
 	if ((scope->group = control_scope_instances(groups, group_count, target,
 						    &scope->instances_of, &count)))
 		return 0;
+	/* A task corral scale took to 0: still defined, with no instance in
+	 * its scope (status shows the set; it is ready, having none to ask). */
+	const char *slash = strchr(target, '/');
+	struct group *group = find_group(groups, group_count, target, (size_t)(slash - target));
+	if (group && zero_sets_find(&group->zero_sets, slash + 1)) {
+		scope->group = group;
+		scope->instances_of = slash + 1;
+		return 0;
+	}
 	return (scope->task = control_scope_task(groups, group_count, target, error, error_size))
 		   ? 0
 		   : -1;

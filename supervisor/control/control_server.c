@@ -61,6 +61,10 @@ void control_client_retire(struct control_client *client)
 	struct control_server *server = client->server;
 	client->closed = true;
 	stop_following(client);
+	if (client->waiting && client->waiting_gone) {
+		client->waiting = false;
+		client->waiting_gone(client->waiting_data);
+	}
 	close_passed_fds(client);
 	close_outgoing_fds(client);
 	loop_timer_cancel(server->loop, &client->cut_timer);
@@ -103,7 +107,7 @@ void control_server_collect(struct control_server *server)
 
 static void update_interest(struct control_client *client)
 {
-	uint32_t interest = (client->input_ended || client->cut ? 0 : EPOLLIN) |
+	uint32_t interest = (client->input_ended || client->cut || client->waiting ? 0 : EPOLLIN) |
 			    (control_client_pending(client) ? EPOLLOUT : 0);
 	if (interest == client->interest)
 		return;
@@ -386,7 +390,7 @@ static void handle_line(struct control_client *client, const char *line, size_t 
 static void process_input(struct control_client *client)
 {
 	size_t start = 0;
-	while (!client->closed && client->follow == CONTROL_FOLLOW_NONE) {
+	while (!client->closed && !client->waiting && client->follow == CONTROL_FOLLOW_NONE) {
 		char *newline = memchr(client->input + start, '\n', client->input_length - start);
 		if (!newline)
 			break;
@@ -463,6 +467,33 @@ void control_client_finish(struct control_client *client, const char *line, size
 	flush(client);
 	if (client->closed)
 		control_client_retire(client);
+}
+
+void control_client_wait(struct control_client *client, void (*gone)(void *data), void *data)
+{
+	client->waiting = true;
+	client->waiting_gone = gone;
+	client->waiting_data = data;
+	loop_timer_cancel(client->server->loop, &client->idle_timer);
+	update_interest(client);
+}
+
+void control_client_resume(struct control_client *client)
+{
+	if (client->closed || !client->waiting)
+		return;
+	struct control_server *server = client->server;
+	client->waiting = false;
+	client->waiting_gone = NULL;
+	client->last_active_ms = loop_now_ms();
+	loop_timer_arm(server->loop, &client->idle_timer,
+		       client->last_active_ms + server->idle_timeout_ms);
+	/* Requests that came with the one answered now. */
+	process_input(client);
+	if (client->closed)
+		control_client_retire(client);
+	else
+		update_interest(client);
 }
 
 static void read_input(struct control_client *client)

@@ -106,6 +106,15 @@ void control_client_send_owned(struct control_client *client, char *data, size_t
 void control_client_follow(struct control_client *client, enum control_follow kind,
 			   const void *subject);
 
+/* The request being handled is answered later (an upgrade's check of
+ * the new binary runs for up to seconds): until control_client_resume,
+ * the client's further requests wait unread and it is not idle. Should it
+ * close meanwhile, `gone(data)` is called, once. */
+void control_client_wait(struct control_client *client, void (*gone)(void *data), void *data);
+/* The reply went out (control_client_send): the client's next requests
+ * are served again. */
+void control_client_resume(struct control_client *client);
+
 /* The client is root or corral's own user, not only a member of the
  * control group, and not a task: what reads files as corral may need it. */
 bool control_client_is_owner(const struct control_client *client);

@@ -62,6 +62,11 @@ struct control_client {
 	size_t outgoing_fd_count;
 	enum control_follow follow;
 	const void *follow_subject;
+	/* A request whose reply comes later (control_client_wait): no more
+	 * input is read meanwhile, and `gone` is called should it close. */
+	bool waiting;
+	void (*waiting_gone)(void *data);
+	void *waiting_data;
 	bool closed; /* freed at the end of the current callback */
 };
 

@@ -26,6 +26,7 @@ static struct ready_rule_facts facts_of(const json_t *task)
 	    .last_exit_failed = exited && json_is_true(json_object_get(last_exit, "failed")),
 	    .last_exit_requested = exited && json_is_true(json_object_get(last_exit, "requested")),
 	    .restart_pending = json_is_integer(json_object_get(task, "next_restart_in_ms")),
+	    .roll_covered = json_is_true(json_object_get(task, "roll_covered")),
 	};
 }
 

@@ -2,7 +2,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/clock.h"
 #include "base/json_writer.h"
 #include "base/units.h"
 #include "supervisor/control/exec_session.h"
@@ -166,7 +168,11 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_field_cstring(out, "task", task->config->full_name);
 	jw_field_cstring(out, "stage", lifecycle_stage_name(task->config->stage));
 	jw_field_cstring(out, "state", task_schedule_shown_state(task));
-	jw_field_optional_int(out, "pid", task->pid > 0, task_command_pid(task));
+	/* A task behind a reaper has no pid to show until its command said
+	 * its own (the "started" event waits for it too): one pid everywhere,
+	 * never the reaper's for a moment. */
+	jw_field_optional_int(out, "pid", task->pid > 0 && !task->started_unannounced,
+			      task_command_pid(task));
 	jw_field_optional_int(out, "reaper_pid",
 			      task->pid > 0 && task->isolation && task->isolation->reaper_argv,
 			      task->pid);
@@ -178,6 +184,9 @@ static void write_task(struct json_writer *out, struct status_reply *reply, stru
 	jw_field_bool(out, "ready", facts.ready);
 	/* readiness.continuous: it was ready in this run, and is not now. */
 	jw_field_bool(out, "ready_lost", facts.ready_lost);
+	/* A rolling restart replaces it while its set keeps enough ready:
+	 * status --ready does not count it (ready_rule.h). */
+	jw_field_bool(out, "roll_covered", facts.roll_covered);
 	jw_field_cstring(out, "readiness_kind", readiness_kind(task->config));
 	jw_key(out, "probes");
 	write_probes(out, task, now_ms);
@@ -247,6 +256,23 @@ static void write_instance_sets(struct json_writer *out, const struct group *gro
 			jw_null(out);
 		jw_object_close(out);
 	}
+	/* Those corral scale took to 0: defined, no instance. */
+	for (size_t i = 0; i < group->zero_sets.count; i++) {
+		const struct zero_set *zero = &group->zero_sets.items[i];
+		if (!control_scope_includes_group(scope, group) || scope->task ||
+		    (scope->instances_of && strcmp(scope->instances_of, zero->task) != 0))
+			continue;
+		char name[160];
+		snprintf(name, sizeof(name), "%s/%s", group->config->name, zero->task);
+		jw_object_open(out);
+		jw_field_cstring(out, "task", name);
+		jw_field_int(out, "configured", zero->configured);
+		jw_field_int(out, "instances", 0);
+		jw_field_bool(out, "scaled", true);
+		jw_key(out, "roll");
+		jw_null(out);
+		jw_object_close(out);
+	}
 	jw_array_close(out);
 }
 
@@ -274,7 +300,28 @@ static void write_group(struct json_writer *out, struct status_reply *reply,
 	jw_object_close(out);
 }
 
-char *status_reply_line(struct status_reply *reply, struct group *const *groups, size_t group_count,
+/* {"pid", "version", "started_at", "uptime_ms", "upgrades", "restores"}:
+ * the process whose death would matter, and how long it has run. */
+static void write_self(struct json_writer *out, const struct status_self *self)
+{
+	uint64_t wall_now_ms = wall_clock_ms();
+	jw_key(out, "corral");
+	jw_object_open(out);
+	jw_field_int(out, "pid", getpid());
+	jw_field_cstring(out, "version", CORRAL_VERSION);
+	jw_key(out, "started_at");
+	jw_real(out, (double)self->started_wall_ms / 1000.0);
+	jw_field_int(out, "uptime_ms",
+		     wall_now_ms > self->started_wall_ms
+			 ? (int64_t)(wall_now_ms - self->started_wall_ms)
+			 : 0);
+	jw_field_int(out, "upgrades", (int64_t)self->upgrades);
+	jw_field_int(out, "restores", (int64_t)self->restores);
+	jw_object_close(out);
+}
+
+char *status_reply_line(struct status_reply *reply, const struct status_self *self,
+			struct group *const *groups, size_t group_count,
 			const struct control_scope *scope, uint64_t now_ms, size_t *length,
 			size_t *capacity)
 {
@@ -285,6 +332,7 @@ char *status_reply_line(struct status_reply *reply, struct group *const *groups,
 	reply->first_reads_left = TASK_USAGE_FIRST_READS_MAX;
 	jw_object_open(&out);
 	jw_field_bool(&out, "ok", true);
+	write_self(&out, self);
 	jw_key(&out, "groups");
 	jw_array_open(&out);
 	for (size_t i = 0; i < group_count; i++)

@@ -25,8 +25,17 @@ struct status_reply {
 	size_t size_hint;
 };
 
-/* {"ok": true, "groups": [...]} of the tasks in `scope`, as one line with
- * its newline, in a buffer of `capacity` bytes; the caller frees it. */
-char *status_reply_line(struct status_reply *reply, struct group *const *groups, size_t group_count,
+/* corral itself, the reply's "corral" object: the process that runs the
+ * loop is the caller. */
+struct status_self {
+	uint64_t started_wall_ms; /* since the epoch */
+	uint64_t upgrades, restores;
+};
+
+/* {"ok": true, "corral": {...}, "groups": [...]} of the tasks in `scope`,
+ * as one line with its newline, in a buffer of `capacity` bytes; the
+ * caller frees it. */
+char *status_reply_line(struct status_reply *reply, const struct status_self *self,
+			struct group *const *groups, size_t group_count,
 			const struct control_scope *scope, uint64_t now_ms, size_t *length,
 			size_t *capacity);

@@ -193,6 +193,11 @@ static json_t *instances_json(const struct task *task)
 			     ? json_pack("{s:s, s:i}", "strategy", "rolling", "max_unavailable",
 					 config->update.max_unavailable)
 			     : json_pack("{s:s}", "strategy", "recreate");
+	/* Written: what any roll of the set keeps ready (else null: the
+	 * roll's instances less its max_unavailable). */
+	json_object_set_new(update, "min_ready",
+			    config->update.min_ready_set ? json_integer(config->update.min_ready)
+							 : json_null());
 	return json_pack("{s:s, s:i, s:i, s:i, s:o}", "task", set, "number", config->instance,
 			 "configured", configured, "now", now, "update", update);
 }

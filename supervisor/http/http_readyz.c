@@ -43,11 +43,19 @@ static bool query_target(const struct http_request *request, char *target, size_
 			 struct http_response *response)
 {
 	char group[CONTROL_TARGET_MAX + 1] = "", task[CONTROL_TARGET_MAX + 1] = "";
-	const char *cursor = request->query, *end = request->query + request->query_length;
+	const char *cursor = request->query_length ? request->query : NULL;
+	const char *end = request->query + request->query_length;
 	struct http_parameter parameter;
 	while (http_query_next(&cursor, end, &parameter)) {
 		bool is_group = parameter.name_length == 5 && !memcmp(parameter.name, "group", 5);
 		bool is_task = parameter.name_length == 4 && !memcmp(parameter.name, "task", 4);
+		if (parameter.name_length == 0) {
+			/* `?&`, `?group=web&`, `?=web`: a typo, not "every task". */
+			http_response_error(response, 400,
+					    "a parameter without a name (a stray & or =): /readyz "
+					    "takes group=GROUP and task=TASK (or task=GROUP/TASK)");
+			return false;
+		}
 		if (!is_group && !is_task) {
 			char message[192];
 			snprintf(message, sizeof(message),

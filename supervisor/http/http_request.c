@@ -254,11 +254,9 @@ int http_request_parse(const char *head, size_t length, struct http_request *req
 
 bool http_query_next(const char **cursor, const char *end, struct http_parameter *parameter)
 {
-	while (*cursor < end && **cursor == '&')
-		(*cursor)++;
-	if (*cursor >= end)
-		return false;
 	const char *start = *cursor;
+	if (!start || start > end)
+		return false;
 	const char *stop = memchr(start, '&', (size_t)(end - start));
 	if (!stop)
 		stop = end;
@@ -269,7 +267,8 @@ bool http_query_next(const char **cursor, const char *end, struct http_parameter
 	    .value = equal ? equal + 1 : stop,
 	    .value_length = equal ? (size_t)(stop - equal - 1) : 0,
 	};
-	*cursor = stop;
+	/* After the last one, NULL: "a&" has an empty one after its '&'. */
+	*cursor = stop < end ? stop + 1 : NULL;
 	return true;
 }
 

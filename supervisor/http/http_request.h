@@ -55,7 +55,10 @@ int http_request_parse(const char *head, size_t length, struct http_request *req
 		       size_t error_size);
 
 /* The query's parameters one by one: name and value as written (not
- * decoded), advancing *cursor; false after the last. */
+ * decoded), advancing *cursor; false after the last. Every '&' ends one,
+ * so a stray '&' (`?&`, `?a=1&&b=2`, `?a=1&`) gives a parameter with an
+ * empty name. Start with *cursor at the query, or NULL when the request
+ * has none (a query of length 0: `/readyz` or `/readyz?`). */
 struct http_parameter {
 	const char *name, *value;
 	size_t name_length, value_length;

@@ -78,6 +78,10 @@ static int open_listener(struct http_server *server, const struct http_config *c
 	    .other_listener = "another process",
 	    .use_another = "set http.listen to another path",
 	    .set_another = "set http.listen to another path",
+	    /* Another user who can replace the socket there answers
+	     * /readyz in corral's place (as log.dir refuses such a
+	     * directory). */
+	    .directory_must_be_trusted = true,
 	};
 	if (server->control_group) {
 		/* Resolved when the socket is made, as the control socket's. */

@@ -250,7 +250,9 @@ const char *coordinator_state_name(enum coordinator_state state)
 	case COORDINATOR_POSTSTART:
 		return "poststart";
 	case COORDINATOR_WAIT_ALLOC:
-		return "wait_alloc";
+		/* Nomad's wait_alloc is its allocation runner's word; a user
+		 * knows a group whose every stage started as running. */
+		return "running";
 	case COORDINATOR_POSTSTOP:
 		return "poststop";
 	}

@@ -15,7 +15,7 @@ enum coordinator_state {
 	COORDINATOR_PRESTART,
 	COORDINATOR_MAIN,
 	COORDINATOR_POSTSTART,
-	COORDINATOR_WAIT_ALLOC,
+	COORDINATOR_WAIT_ALLOC, /* Nomad's name; shown as "running" */
 	COORDINATOR_POSTSTOP,
 };
 
@@ -63,5 +63,7 @@ bool coordinator_gate_open(const struct coordinator *coordinator, enum lifecycle
  * forever. Used to refuse a ForceRestart that only a group restart allows. */
 bool coordinator_gate_reachable(const struct coordinator *coordinator, enum lifecycle_stage stage);
 
-/* "init", "prestart", "main", "poststart", "wait_alloc", "poststop". */
+/* "init", "prestart", "main", "poststart", "running", "poststop": the
+ * names users see (status, events, /metrics); Nomad's wait_alloc is
+ * "running". */
 const char *coordinator_state_name(enum coordinator_state state);

@@ -1,5 +1,6 @@
 /* A group's `on_failure` rule: what a task's failure for good does to its
- * group (stop it, restart it within a bound, or leave the task dead), and
+ * group (stop it, restart it within a bound, leave the task dead, or stop
+ * it and have corral exit), and
  * when such a failure gives corral's exit code. */
 #include "supervisor/lifecycle/group_failure.h"
 
@@ -136,6 +137,15 @@ bool group_react_to_failure(struct group *group, uint64_t now_ms)
 	case GROUP_ON_FAILURE_IGNORE:
 		ignore_failures(group);
 		return false;
+	case GROUP_ON_FAILURE_EXIT:
+		/* The group stops as under `stop`; corral hears of the failure
+		 * (group_note_failures) and stops every other group too. */
+		decide_on_failure(group,
+				  "%s; on_failure: exit: corral stops every group and exits with "
+				  "its code",
+				  reason);
+		group_begin_stop(group, GROUP_STOPPING, reason);
+		return true;
 	}
 	return false;
 }
@@ -147,6 +157,7 @@ static bool failure_counts_at_once(const struct group *group, const struct task 
 {
 	switch (group->config->on_failure.action) {
 	case GROUP_ON_FAILURE_STOP:
+	case GROUP_ON_FAILURE_EXIT:
 		return true;
 	case GROUP_ON_FAILURE_RESTART:
 		return task->config->stage == STAGE_POSTSTOP;

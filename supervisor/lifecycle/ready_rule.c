@@ -40,5 +40,5 @@ enum ready_verdict ready_rule_verdict(const struct ready_rule_facts *facts)
 		return READY_VERDICT_AT_REST;
 	if (facts->state == READY_RULE_RUNNING && facts->ready)
 		return READY_VERDICT_READY;
-	return READY_VERDICT_NOT_READY;
+	return facts->roll_covered ? READY_VERDICT_ROLLING : READY_VERDICT_NOT_READY;
 }

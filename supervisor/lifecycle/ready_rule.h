@@ -31,6 +31,10 @@ struct ready_rule_facts {
 	bool last_exit_failed;
 	bool last_exit_requested; /* corral stopped it: a stop, a restart */
 	bool restart_pending;     /* a restart delay runs */
+	/* An instance of a set that a rolling restart goes through, while
+	 * the set keeps its min_ready instances ready (instance_roll.h):
+	 * the set serves, so this one's readiness is not asked. */
+	bool roll_covered;
 };
 
 enum ready_verdict {
@@ -41,6 +45,10 @@ enum ready_verdict {
 	READY_VERDICT_AT_REST,
 	READY_VERDICT_READY,
 	READY_VERDICT_NOT_READY,
+	/* Not ready, but its instance set is, during a rolling restart
+	 * (roll_covered): counted as ready, as a Deployment stays Available
+	 * while its replicas - maxUnavailable are. */
+	READY_VERDICT_ROLLING,
 };
 
 enum ready_verdict ready_rule_verdict(const struct ready_rule_facts *facts);

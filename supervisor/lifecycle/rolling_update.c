@@ -68,3 +68,11 @@ void roll_stop_at(enum roll_phase *phases, size_t count, size_t failed)
 		if (phases[i] == ROLL_WAITING)
 			phases[i] = ROLL_LEFT;
 }
+
+unsigned roll_min_ready(size_t count, unsigned max_unavailable, bool configured_set,
+			unsigned configured)
+{
+	if (configured_set)
+		return configured;
+	return count > max_unavailable ? (unsigned)(count - max_unavailable) : 1;
+}

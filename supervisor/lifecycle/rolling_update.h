@@ -65,3 +65,12 @@ enum roll_outcome roll_outcome_of(const enum roll_phase *phases, size_t count);
  * roll stops there; the instances not reached are left with their old
  * process. */
 void roll_stop_at(enum roll_phase *phases, size_t count, size_t failed);
+
+/* How many of a rolled set's `count` instances must be ready for the set
+ * to count as ready while the roll goes on (/readyz, `status --ready`,
+ * READY=1; ready_rule.h): `update.min_ready` when written
+ * (`configured_set`), else all but max_unavailable, and at least 1, since a
+ * set with none ready serves nothing (a Deployment's minimum availability,
+ * replicas - maxUnavailable). */
+unsigned roll_min_ready(size_t count, unsigned max_unavailable, bool configured_set,
+			unsigned configured);

@@ -209,15 +209,36 @@ void runner_free(struct runner *runner)
 {
 	free(runner->texts);
 	runner->texts = NULL;
-	free(runner->exits);
+	if (!runner->effects || !runner->effects->exit_tally)
+		free(runner->exits);
 	runner->exits = NULL;
 }
 
 static struct exit_tally *exits(struct runner *runner)
 {
 	if (!runner->exits)
-		runner->exits = xcalloc(1, sizeof(*runner->exits));
+		runner->exits = runner->effects->exit_tally ? runner->effects->exit_tally(runner)
+							    : xcalloc(1, sizeof(*runner->exits));
 	return runner->exits;
+}
+
+/* What a task of `stage` waits for before it starts, in its group's
+ * words (the coordinator's gates, coordinator.c). */
+static const char *received_wait(enum lifecycle_stage stage)
+{
+	switch (stage) {
+	case STAGE_PRESTART_EPHEMERAL:
+	case STAGE_PRESTART_SIDECAR:
+		return "starts with its group (a prestart task)";
+	case STAGE_MAIN:
+		return "starts once its group's prestart tasks are done, if it has any";
+	case STAGE_POSTSTART_EPHEMERAL:
+	case STAGE_POSTSTART_SIDECAR:
+		return "starts once its group's main tasks have started (a poststart task)";
+	case STAGE_POSTSTOP:
+		return "runs once its group's other tasks have ended (a poststop task)";
+	}
+	return "waits for its stage to start";
 }
 
 void runner_received(struct runner *runner)
@@ -232,8 +253,7 @@ void runner_received(struct runner *runner)
 		runner->dormant = true;
 		return;
 	}
-	emit(runner, TASK_EVENT_RECEIVED, "received: waits for the %s gate",
-	     lifecycle_stage_name(runner->config->stage));
+	emit(runner, TASK_EVENT_RECEIVED, "received: %s", received_wait(runner->config->stage));
 }
 
 bool runner_ready_to_start(const struct runner *runner)

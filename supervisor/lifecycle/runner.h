@@ -124,6 +124,10 @@ struct runner_effects {
 	/* Such retries ended: the start went through (`started`), or the
 	 * task was stopped meanwhile. NULL: not told. */
 	void (*resource_wait_over)(struct runner *runner, bool started);
+	/* Where its exits are counted, for its whole life: memory its owner
+	 * keeps beyond the runner (a task's record, which `corral upgrade`
+	 * hands over). NULL: the runner allocates and frees them. */
+	struct exit_tally *(*exit_tally)(struct runner *runner);
 };
 
 struct runner {

@@ -1,19 +1,31 @@
 #include "supervisor/metrics/metrics_text.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
 #include "base/text_buffer.h"
 #include "base/units.h"
+#include "base/xmalloc.h"
 #include "supervisor/tasks/task_schedule.h"
 #include "supervisor/tasks/task_usage.h"
 
 /* Names follow Prometheus' naming guide: corral_ and what it is about
  * (task, group), base units in the name (_seconds, _bytes), counters
- * ending in _total. Labels: group and task (as corral names them:
- * "worker@2" for an instance), and only label sets bounded by corral's
- * own lists (states, commands, probes, exit kinds: exit_tally.h). */
+ * ending in _total. Labels: group and task, and task_instance for an
+ * instance ("worker@2" is task="worker",task_instance="2"), so that a sum
+ * by task needs no label_replace; and only label sets bounded by corral's
+ * own lists (states, commands, probes, exit kinds: exit_tally.h). Not
+ * `instance`: Prometheus sets that label to the scraped target, and would
+ * rename ours exported_instance (or, with honor_labels, lose the target's). */
+
+/* What a family's pass needs of one task, worked out once a scrape: its
+ * labels as written, and its usage reading. */
+struct task_row {
+	size_t labels_at, labels_length; /* in writer.labels */
+	const struct task_cgroup_stats *usage;
+};
 
 struct writer {
 	struct text_buffer out;
@@ -21,6 +33,11 @@ struct writer {
 	uint64_t now_ms, wall_now_ms;
 	size_t first_reads_left; /* task_usage_for_list */
 	bool stale_usage;
+	/* `{group="G",task="T"` (and `,task_instance="N"`) of every task, in
+	 * the order each_task takes them; rows[row] is the task at hand. */
+	struct text_buffer labels;
+	struct task_row *rows;
+	size_t row;
 };
 
 #define put_literal(writer, literal) text_buffer_put_literal(&(writer)->out, literal)
@@ -34,10 +51,8 @@ static void put_text(struct writer *writer, const char *text)
  * feed escaped, as both formats want. Values are corral's names (of its
  * own alphabet, base/names.h), a version and words from its own lists:
  * all ASCII, so the UTF-8 OpenMetrics requires holds. */
-static void put_label_value(struct writer *writer, const char *value)
+static void put_escaped(struct text_buffer *out, const char *value, size_t length)
 {
-	size_t length = strlen(value);
-	struct text_buffer *out = &writer->out;
 	text_buffer_reserve(out, 2 * length);
 	for (size_t i = 0; i < length; i++) {
 		char c = value[i];
@@ -47,6 +62,11 @@ static void put_label_value(struct writer *writer, const char *value)
 		}
 		out->text[out->length++] = c;
 	}
+}
+
+static void put_label_value(struct writer *writer, const char *value)
+{
+	put_escaped(&writer->out, value, strlen(value));
 }
 
 enum family_type { GAUGE, COUNTER, INFO };
@@ -131,17 +151,42 @@ static void plain_sample(struct writer *writer, const char *name, uint64_t value
 	text_buffer_put_char(&writer->out, '\n');
 }
 
-static void open_task_sample(struct writer *writer, const char *name, const struct task *task)
+/* `name{group="G",task="T"`: the task's labels as worked out for this
+ * scrape. `name` is a literal. */
+#define open_task_sample(writer, name, task) open_task_sample_of(writer, name, sizeof(name) - 1)
+
+static void open_task_sample_of(struct writer *writer, const char *name, size_t length)
 {
-	open_sample(writer, name, "group", task->group->config->name);
-	add_label(writer, "task", task->config->name);
+	const struct task_row *row = &writer->rows[writer->row];
+	text_buffer_reserve(&writer->out, length + row->labels_length);
+	memcpy(writer->out.text + writer->out.length, name, length);
+	memcpy(writer->out.text + writer->out.length + length, writer->labels.text + row->labels_at,
+	       row->labels_length);
+	writer->out.length += length + row->labels_length;
 }
 
-static void task_sample(struct writer *writer, const char *name, const struct task *task,
-			uint64_t value)
+#define task_sample(writer, name, task, value)                                                     \
+	do {                                                                                       \
+		open_task_sample(writer, name, task);                                              \
+		close_sample(writer, value);                                                       \
+	} while (0)
+
+/* `{group="G",task="T"` and, for an instance, `,task_instance="N"`. */
+static void put_task_labels(struct text_buffer *out, const struct task *task)
 {
-	open_task_sample(writer, name, task);
-	close_sample(writer, value);
+	const struct task_config *config = task->config;
+	text_buffer_put_literal(out, "{group=\"");
+	const char *group = task->group->config->name;
+	put_escaped(out, group, strlen(group));
+	text_buffer_put_literal(out, "\",task=\"");
+	const char *name = config->instance_of ? config->instance_of : config->name;
+	put_escaped(out, name, strlen(name));
+	text_buffer_put_char(out, '"');
+	if (config->instance_of) {
+		text_buffer_put_literal(out, ",task_instance=\"");
+		text_buffer_put_uint(out, config->instance);
+		text_buffer_put_char(out, '"');
+	}
 }
 
 /* A family's samples are written together: a family per pass over the
@@ -151,8 +196,9 @@ typedef void write_task_samples(struct writer *writer, struct task *task);
 static void each_task(struct writer *writer, const struct metrics_source *source,
 		      write_task_samples *write)
 {
+	writer->row = 0;
 	for (size_t g = 0; g < source->group_count; g++)
-		for (size_t t = 0; t < source->groups[g]->task_count; t++)
+		for (size_t t = 0; t < source->groups[g]->task_count; t++, writer->row++)
 			write(writer, source->groups[g]->tasks[t]);
 }
 
@@ -174,6 +220,13 @@ static void write_corral(struct writer *writer, const struct metrics_source *sou
 	       "When corral started, in seconds since the Unix epoch.");
 	put_literal(writer, "corral_start_time_seconds ");
 	text_buffer_put_fixed(&writer->out, source->started_wall_ms, 3); /* ms as seconds */
+	text_buffer_put_char(&writer->out, '\n');
+
+	family(writer, "corral_loop_longest_turn_seconds", GAUGE, "seconds",
+	       "The longest turn of corral's event loop since this process started: "
+	       "while it turns, nothing else is served.");
+	put_literal(writer, "corral_loop_longest_turn_seconds ");
+	text_buffer_put_fixed(&writer->out, source->longest_loop_turn_us, 6); /* us as s */
 	text_buffer_put_char(&writer->out, '\n');
 
 	family(writer, "corral_reloads", COUNTER, NULL,
@@ -319,12 +372,12 @@ static void write_task_start_failures(struct writer *writer, struct task *task)
 static void write_task_oom_kills(struct writer *writer, struct task *task)
 {
 	task_sample(writer, "corral_task_oom_kills_total", task,
-		    task->counts ? task->counts->oom_kills : 0);
+		    task_counts_seen(task) ? task_counts_seen(task)->oom_kills : 0);
 }
 
 static void write_task_probe_failures(struct writer *writer, struct task *task)
 {
-	const struct task_counts *counts = task->counts;
+	const struct task_counts *counts = task_counts_seen(task);
 	if (readiness_of(task->config)->kind == READINESS_PROBE) {
 		open_task_sample(writer, "corral_task_probe_failures_total", task);
 		add_label(writer, "probe", "readiness");
@@ -351,8 +404,8 @@ static void write_task_start_time(struct writer *writer, struct task *task)
 
 /* Its last usage reading, as a status of many tasks serves it; NULL
  * without a cgroup, or without a reading once the first reads are
- * spent. */
-static const struct task_cgroup_stats *usage_of(struct writer *writer, struct task *task)
+ * spent. Asked once a scrape, for the four families that show it. */
+static const struct task_cgroup_stats *read_usage(struct writer *writer, struct task *task)
 {
 	if (!task_cgroup_exists(&task->cgroup))
 		return NULL;
@@ -362,6 +415,12 @@ static const struct task_cgroup_stats *usage_of(struct writer *writer, struct ta
 	    task_usage_for_list(task, writer->now_ms, &writer->first_reads_left, &age_ms, &stale);
 	writer->stale_usage |= stale;
 	return stats;
+}
+
+static const struct task_cgroup_stats *usage_of(struct writer *writer, struct task *task)
+{
+	(void)task;
+	return writer->rows[writer->row].usage;
 }
 
 static void write_task_cpu(struct writer *writer, struct task *task)
@@ -487,6 +546,17 @@ char *metrics_text(const struct metrics_source *source, uint64_t now_ms, size_t 
 	    .first_reads_left = TASK_USAGE_FIRST_READS_MAX,
 	};
 	text_buffer_init(&writer.out, 4096 + tasks * BYTES_PER_TASK);
+	text_buffer_init(&writer.labels, 64 + tasks * 48);
+	writer.rows = xcalloc(tasks + 1, sizeof(*writer.rows));
+	for (size_t g = 0, row = 0; g < source->group_count; g++)
+		for (size_t t = 0; t < source->groups[g]->task_count; t++, row++) {
+			struct task *task = source->groups[g]->tasks[t];
+			writer.rows[row].labels_at = writer.labels.length;
+			put_task_labels(&writer.labels, task);
+			writer.rows[row].labels_length =
+			    writer.labels.length - writer.rows[row].labels_at;
+			writer.rows[row].usage = read_usage(&writer, task);
+		}
 	write_corral(&writer, source);
 	write_groups(&writer, source);
 	for (size_t i = 0; i < sizeof(task_families) / sizeof(task_families[0]); i++) {
@@ -497,6 +567,8 @@ char *metrics_text(const struct metrics_source *source, uint64_t now_ms, size_t 
 	}
 	if (writer.openmetrics)
 		put_literal(&writer, "# EOF\n");
+	free(writer.rows);
+	free(writer.labels.text);
 	if (writer.stale_usage && source->usage_stale)
 		source->usage_stale(source->context);
 	return text_buffer_take(&writer.out, length, NULL);

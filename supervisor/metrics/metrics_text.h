@@ -32,7 +32,8 @@ struct metrics_source {
 	 * and the bytes waiting for it now. */
 	uint64_t output_dropped_lines;
 	uint64_t output_buffered_bytes;
-	uint64_t starts_put_off; /* shortage_report.h's put_off_total */
+	uint64_t starts_put_off;       /* shortage_report.h's put_off_total */
+	uint64_t longest_loop_turn_us; /* loop_longest_turn_us */
 	/* Called once, before metrics_text returns, when a task's usage
 	 * reading was missing or older than TASK_USAGE_REFRESH_MS: the caller
 	 * has them read after the reply is out

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/dir_trust.h"
 #include "base/file_kind.h"
 
 #define FILE_FLAGS (O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
@@ -61,16 +62,16 @@ static bool trusted(int fd, const char *path, bool shared_dir, bool sticky_is_en
 	}
 	if (shared_dir)
 		return true;
-	uid_t corral = geteuid();
-	if (status.st_uid != corral && status.st_uid != 0) {
+	switch (dir_trust_of(&status, sticky_is_enough)) {
+	case DIR_TRUSTED:
+		return true;
+	case DIR_FOREIGN_OWNER:
 		fail(failure, true, EPERM,
 		     "%s is owned by uid %u, not by corral (uid %u) or root: its owner could put a "
 		     "link in place of the file (set log.shared_dir: true if that is meant)",
-		     path, (unsigned)status.st_uid, (unsigned)corral);
+		     path, (unsigned)status.st_uid, (unsigned)geteuid());
 		return false;
-	}
-	if ((status.st_mode & (S_IWGRP | S_IWOTH)) &&
-	    !(sticky_is_enough && (status.st_mode & S_ISVTX))) {
+	case DIR_WRITABLE_BY_OTHERS:
 		fail(failure, true, EPERM,
 		     "%s is writable by group or others (mode %04o): they could put a link in "
 		     "place of the file (make it writable by its owner only, or set "
@@ -78,7 +79,7 @@ static bool trusted(int fd, const char *path, bool shared_dir, bool sticky_is_en
 		     path, (unsigned)(status.st_mode & 07777));
 		return false;
 	}
-	return true;
+	return false;
 }
 
 int log_dir_open(const char *dir, const char *group, bool shared_dir,

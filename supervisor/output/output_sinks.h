@@ -11,6 +11,7 @@
  * it to the sinks after the first (output_sinks_lines_after_first). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "supervisor/output/output_batch.h"
@@ -30,6 +31,11 @@ struct output_sinks {
 	/* Hands `batch` to the sinks from the `first`th on (0: every one),
 	 * each after the one before, while it has lines. */
 	void (*hand)(const struct output_sinks *sinks, size_t first, struct output_batch *batch);
+	/* Optional: whether a sink still holds lines it has not taken in (a
+	 * readiness.log pattern whose matching waits for the next loop turn,
+	 * log_readiness.h). The reader reads no more while it does, and tries
+	 * again at its next wake-up: the task waits, a turn stays short. */
+	bool (*behind)(const struct output_sinks *sinks);
 };
 
 /* Hands `batch` to every sink in turn; on return it holds what the first

@@ -298,6 +298,8 @@ static void read_batches(struct task_output *output, int limit)
 {
 	static char buffer[READ_SIZE]; /* one loop, one reader at a time */
 	for (int reads = 0; reads < limit && !output->paused && !output->rate_paused; reads++) {
+		if (output->sinks->behind && output->sinks->behind(output->sinks))
+			break; /* the pipe stays readable: tried again next turn */
 		uint64_t now = loop_now_ms();
 		if (rate_limit(output)) {
 			refill(output->rate, now);

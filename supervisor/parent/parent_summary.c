@@ -6,10 +6,15 @@
 #include "base/text_append.h"
 
 static const char *const kind_names[PARENT_TASK_KIND_COUNT] = {
-    [PARENT_TASK_READY] = "ready",         [PARENT_TASK_STARTING] = "starting",
-    [PARENT_TASK_NOT_READY] = "not ready", [PARENT_TASK_RESTARTING] = "restarting",
-    [PARENT_TASK_STOPPING] = "stopping",   [PARENT_TASK_FAILED] = "failed",
-    [PARENT_TASK_STOPPED] = "stopped",     [PARENT_TASK_AT_REST] = "at rest",
+    [PARENT_TASK_READY] = "ready",
+    [PARENT_TASK_STARTING] = "starting",
+    [PARENT_TASK_NOT_READY] = "not ready",
+    [PARENT_TASK_RESTARTING] = "restarting",
+    [PARENT_TASK_STOPPING] = "stopping",
+    [PARENT_TASK_FAILED] = "failed",
+    [PARENT_TASK_STOPPED] = "stopped",
+    [PARENT_TASK_AT_REST] = "at rest",
+    [PARENT_TASK_ROLLING] = "being replaced",
 };
 
 int parent_task_kind(const struct ready_rule_facts *facts)
@@ -21,6 +26,8 @@ int parent_task_kind(const struct ready_rule_facts *facts)
 		return PARENT_TASK_AT_REST;
 	case READY_VERDICT_READY:
 		return PARENT_TASK_READY;
+	case READY_VERDICT_ROLLING:
+		return PARENT_TASK_ROLLING;
 	case READY_VERDICT_NOT_READY:
 		break;
 	}
@@ -53,7 +60,8 @@ void parent_summary_add(struct parent_summary *summary, const struct ready_rule_
 	if (summary->count[kind] < PARENT_SUMMARY_NAMES)
 		summary->names[kind][summary->count[kind]] = name;
 	summary->count[kind]++;
-	if (awaited && kind != PARENT_TASK_READY && kind != PARENT_TASK_AT_REST)
+	if (awaited && kind != PARENT_TASK_READY && kind != PARENT_TASK_AT_REST &&
+	    kind != PARENT_TASK_ROLLING)
 		summary->holding_ready++;
 }
 

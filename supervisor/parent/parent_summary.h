@@ -19,8 +19,9 @@ enum parent_task_kind {
 	PARENT_TASK_FAILED,
 	PARENT_TASK_STOPPED, /* stopped on request, or by a shutdown */
 	PARENT_TASK_AT_REST, /* a one-shot done, autostart: false, between scheduled runs */
+	PARENT_TASK_ROLLING, /* replaced by a rolling restart while its set serves */
 };
-#define PARENT_TASK_KIND_COUNT 8
+#define PARENT_TASK_KIND_COUNT 9
 
 /* The tasks of a kind the line names, at most; the others are counted
  * ("and 2 more"). */

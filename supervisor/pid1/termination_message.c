@@ -176,6 +176,8 @@ static void put_failure_details(struct writer *writer, const struct termination_
 		return;
 	if (facts->group_decision && *facts->group_decision)
 		put_line(writer, "group %s: %s", facts->group, facts->group_decision);
+	else if (facts->on_failure && strcmp(facts->on_failure, "exit") == 0)
+		put_line(writer, "group %s: on_failure exit: every group stopped", facts->group);
 	else
 		put_line(writer, "group %s: on_failure %s: the group stopped", facts->group,
 			 or_empty(facts->on_failure));

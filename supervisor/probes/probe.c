@@ -222,6 +222,23 @@ static void finish_run(struct probe *probe)
 	probe_report(probe, passed, why);
 }
 
+/* A killed run that has not exited yet, at a reload or corral's exit: not
+ * waited for (a killed process may take its time: a file system that does
+ * not answer). Its fds go; the loop's SIGCHLD sweep reaps it as any child
+ * it does not know. */
+static void let_run_go(struct probe *probe)
+{
+	if (probe->run_joined)
+		task_join_release(&probe->joined);
+	loop_watch_remove(probe->services->loop, &probe->pidfd_watch);
+	close(probe->pidfd_watch.fd);
+	probe->pidfd_watch.fd = -1;
+	close(probe->error_fd);
+	probe->error_fd = -1;
+	probe->pid = 0;
+	loop_timer_cancel(probe->services->loop, &probe->deadline);
+}
+
 static void on_run_exit(struct loop_watch *watch, uint32_t events)
 {
 	finish_run(watch->data);
@@ -268,12 +285,10 @@ void probe_free(struct probe *probe)
 	if (!probe->made)
 		return;
 	probe_stop(probe);
-	if (probe->pid > 0) {
-		/* corral is exiting: reap the killed run here and now. */
-		siginfo_t info;
-		waitid(P_PIDFD, (id_t)probe->pidfd_watch.fd, &info, WEXITED | WNOWAIT);
-		finish_run(probe);
-	}
+	if (probe->pid > 0)
+		finish_run(probe); /* reaped, when the killed run has exited already */
+	if (probe->pid > 0)
+		let_run_go(probe);
 	loop_timer_cancel(probe->services->loop, &probe->deadline);
 	free(probe->executable);
 	probe->executable = NULL;

@@ -484,6 +484,8 @@ void task_readiness_run_started(struct task *task)
 	struct task_probes *probes = task->readiness.probes;
 	if (task->readiness.status_text)
 		task->readiness.status_text[0] = '\0';
+	if (probes && probes->log)
+		log_readiness_forget(probes->log);
 	if (probes) {
 		probe_record_reset(&probes->readiness_record);
 		probe_record_reset(&probes->health_record);

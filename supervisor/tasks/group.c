@@ -64,7 +64,9 @@ int group_init(struct group *group, const struct group_config *config, struct se
 	if (failure < 0)
 		return failure;
 	group->tasks = xcalloc(config->task_count, sizeof(*group->tasks));
-	group->coordinator_views = xcalloc(config->task_count, sizeof(*group->coordinator_views));
+	/* One more: a set scaled to 0 is seen as one running task. */
+	group->coordinator_views =
+	    xcalloc(config->task_count + 1, sizeof(*group->coordinator_views));
 	for (size_t i = 0; i < config->task_count; i++) {
 		char why[256];
 		group->tasks[i] = xmalloc(sizeof(*group->tasks[i]));
@@ -86,6 +88,7 @@ int group_init(struct group *group, const struct group_config *config, struct se
 void group_free(struct group *group)
 {
 	instance_rolls_free(group);
+	zero_sets_clear(&group->zero_sets);
 	for (size_t i = 0; i < group->task_count; i++) {
 		task_free(group->tasks[i]);
 		free(group->tasks[i]);
@@ -107,6 +110,20 @@ void group_free(struct group *group)
 void group_mark_dirty(struct group *group)
 {
 	group->dirty = true;
+}
+
+/* Whether a main task or sidecar of the group was scaled to 0: it is
+ * still a service, with no instance for now, and keeps the group up as a
+ * Deployment at 0 replicas goes on existing. A one-shot at 0 holds
+ * nothing. */
+static bool holds_group_up(const struct group *group)
+{
+	for (size_t i = 0; i < group->zero_sets.count; i++) {
+		enum lifecycle_stage stage = group->zero_sets.items[i].model.stage;
+		if (stage == STAGE_MAIN || lifecycle_stage_is_sidecar(stage))
+			return true;
+	}
+	return false;
 }
 
 /* What the coordinator is told of each task. Between its runs a scheduled
@@ -133,6 +150,14 @@ static size_t coordinator_views(struct group *group)
 		    .failed = runner->failed && !scheduled,
 		};
 	}
+	/* A service scaled to 0 has no instance for now: its stage is not
+	 * over (the room is group_init's and the reload's +1). */
+	if (holds_group_up(group) && group->stop_mode == GROUP_RUNNING)
+		views[count++] = (struct coordinator_task){
+		    .stage = STAGE_MAIN,
+		    .state = group->coordinator.state == COORDINATOR_INIT ? COORD_TASK_PENDING
+									  : COORD_TASK_RUNNING,
+		};
 	return count;
 }
 
@@ -189,7 +214,8 @@ static void check_stop_conditions(struct group *group, uint64_t now_ms)
 {
 	if (group->stop_mode != GROUP_RUNNING || group_react_to_failure(group, now_ms))
 		return;
-	bool live_enforced = false, live_sidecar = false;
+	/* A service scaled to 0 keeps its group up, as a scheduled task does. */
+	bool live_enforced = holds_group_up(group), live_sidecar = false;
 	for (size_t i = 0; i < group->task_count; i++) {
 		struct task *task = group->tasks[i];
 		enum lifecycle_stage stage = task->config->stage;
@@ -527,6 +553,9 @@ void group_instance_counts(const struct group *group, const char *set, unsigned 
 			   unsigned *now)
 {
 	*configured = *now = 0;
+	const struct zero_set *zero = zero_sets_find(&group->zero_sets, set);
+	if (zero)
+		*configured = zero->configured;
 	for (size_t t = 0; t < group->config->task_count; t++) {
 		const struct task_config *task = &group->config->tasks[t];
 		if (task->instance_of && strcmp(task->instance_of, set) == 0) {

@@ -20,6 +20,7 @@
 #include "supervisor/tasks/instance_roll.h"
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/task.h"
+#include "supervisor/tasks/zero_sets.h"
 
 enum group_stop_mode {
 	GROUP_RUNNING,
@@ -56,6 +57,9 @@ struct group {
 	/* Rolling restarts of its tasks' instances, one a task: under way
 	 * or the last (instance_roll.h); NULL without any. */
 	struct instance_roll *rolls;
+	/* Its tasks that `corral scale` took to 0 instances (zero_sets.h):
+	 * defined, none running; they keep the group up. */
+	struct zero_sets zero_sets;
 };
 
 /* 0, or -errno with `error`; errors (a user that does not exist, ...) name
@@ -116,8 +120,9 @@ void group_stop_task(struct group *group, struct task *task, uint64_t now_ms);
 bool group_has_processes(const struct group *group);
 
 /* Of the task written with `instances:` named `set`: how many instances
- * its config says (the group's current definition; 0 when it has none
- * any more), and how many it has now (not removed): they differ after
- * `corral scale`, until the next reload. */
+ * its config says (the group's current definition, or what it said when
+ * `corral scale` took the set to 0; 0 when it has none any more), and how
+ * many it has now (not removed): they differ after `corral scale`, until
+ * the next reload. */
 void group_instance_counts(const struct group *group, const char *set, unsigned *configured,
 			   unsigned *now);

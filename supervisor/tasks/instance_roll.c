@@ -29,6 +29,25 @@ bool instance_roll_going(const struct group *group, const char *task)
 	return roll && roll->outcome == ROLL_GOING;
 }
 
+bool instance_roll_covers(const struct task *task)
+{
+	if (!task->config->instance_of || !task->group)
+		return false;
+	const struct instance_roll *roll = instance_roll_of(task->group, task->config->instance_of);
+	if (!roll || roll->outcome != ROLL_GOING)
+		return false;
+	unsigned ready = 0;
+	bool member = false;
+	for (size_t i = 0; i < roll->member_count; i++) {
+		const struct task *other = roll->members[i].task;
+		if (!other || other->removed)
+			continue;
+		member |= other == task;
+		ready += other->runner.state == TASK_RUNNING && runner_shown_ready(&other->runner);
+	}
+	return member && ready >= roll->min_ready;
+}
+
 static void roll_free(struct instance_roll *roll)
 {
 	for (size_t i = 0; i < roll->member_count; i++) {
@@ -284,11 +303,47 @@ static void advance(struct group *group, struct instance_roll *roll, uint64_t no
 		finish_done(group, roll);
 }
 
+/* A stopped roll whose set is whole again: every instance runs and is
+ * ready (the one it stopped at, retried by its restart policy, included),
+ * and none was left on an old definition by a reload's roll (those are
+ * still to be replaced, as its message says). Its "stopped at" would say
+ * something no longer true of the set. */
+static bool recovered(const struct group *group, const struct instance_roll *roll)
+{
+	if (roll->outcome != ROLL_STOPPED)
+		return false;
+	for (size_t i = 0; i < roll->member_count; i++)
+		if (roll->by_reload && roll->members[i].phase == ROLL_LEFT)
+			return false;
+	size_t instances = 0;
+	for (size_t i = 0; i < group->task_count; i++) {
+		const struct task *task = group->tasks[i];
+		const char *set = task->config->instance_of;
+		if (!set || task->removed || strcmp(set, roll->task) != 0)
+			continue;
+		instances++;
+		if (task->runner.state != TASK_RUNNING || !runner_shown_ready(&task->runner))
+			return false;
+	}
+	return instances > 0;
+}
+
 void instance_rolls_advance(struct group *group, uint64_t now_ms)
 {
-	for (struct instance_roll *roll = group->rolls; roll; roll = roll->next)
+	for (struct instance_roll **slot = &group->rolls; *slot;) {
+		struct instance_roll *roll = *slot;
 		if (roll->outcome == ROLL_GOING)
 			advance(group, roll, now_ms);
+		if (!recovered(group, roll)) {
+			slot = &roll->next;
+			continue;
+		}
+		note(group, roll, task_event_type_name(TASK_EVENT_ROLLING),
+		     "every instance runs and is ready again: the stopped rolling restart is "
+		     "cleared from status");
+		*slot = roll->next;
+		roll_free(roll);
+	}
 }
 
 struct instance_roll *instance_roll_begin(struct group *group, const char *task,
@@ -311,6 +366,10 @@ struct instance_roll *instance_roll_begin(struct group *group, const char *task,
 	roll->task = xstrdup(task);
 	roll->full_name = xasprintf("%s/%s", group->config->name, task);
 	roll->max_unavailable = max_unavailable ? max_unavailable : 1;
+	const struct update_config *update = count ? &tasks[0]->config->update : NULL;
+	roll->min_ready =
+	    roll_min_ready(count, roll->max_unavailable, update && update->min_ready_set,
+			   update ? update->min_ready : 0);
 	roll->by_reload = by_reload;
 	roll->outcome = ROLL_GOING;
 	roll->members = xcalloc(count + 1, sizeof(*roll->members));
@@ -364,6 +423,7 @@ void instance_roll_write(struct json_writer *out, const struct instance_roll *ro
 	jw_field_cstring(out, "state", states[roll->outcome]);
 	jw_field_cstring(out, "by", roll->by_reload ? "reload" : "request");
 	jw_field_int(out, "max_unavailable", roll->max_unavailable);
+	jw_field_int(out, "min_ready", roll->min_ready);
 	jw_field_int(out, "replaced", (int64_t)counts[ROLL_REPLACED]);
 	jw_field_int(out, "total", (int64_t)roll->member_count);
 	jw_key(out, "instances");

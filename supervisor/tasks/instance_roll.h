@@ -31,6 +31,9 @@ struct instance_roll {
 	char *task;                 /* the name written with `instances:`: "web" */
 	char *full_name;            /* "g/web" */
 	unsigned max_unavailable;
+	/* Ready instances the set keeps to count as ready meanwhile
+	 * (roll_min_ready). */
+	unsigned min_ready;
 	bool by_reload; /* else requested (corral restart --rolling) */
 	enum roll_outcome outcome;
 	struct instance_roll_member *members; /* in instance order */
@@ -47,11 +50,18 @@ struct instance_roll *instance_roll_begin(struct group *group, const char *task,
 					  unsigned max_unavailable, bool by_reload, char *error,
 					  size_t error_size);
 
-/* Every roll of the group under way takes a step (group_settle). */
+/* Every roll of the group under way takes a step (group_settle), and a
+ * stopped one is forgotten once its set recovered: every instance running
+ * and ready, none left on an old definition. */
 void instance_rolls_advance(struct group *group, uint64_t now_ms);
 
 /* The task's roll under way, or its last one; NULL for none. */
 const struct instance_roll *instance_roll_of(const struct group *group, const char *task);
+
+/* Whether `task`, an instance, is one of a roll under way whose set has
+ * at least its min_ready instances ready now: its own readiness is then
+ * excused (ready_rule.h's roll_covered), since the set serves. */
+bool instance_roll_covers(const struct task *task);
 
 /* Whether a roll of the task goes on. */
 bool instance_roll_going(const struct group *group, const char *task);

@@ -22,6 +22,8 @@ struct group;
 struct name_resolver;
 struct shortage_report;
 struct task;
+struct task_records;
+struct keeper_loop_side;
 
 struct services {
 	struct loop *loop;
@@ -32,6 +34,11 @@ struct services {
 	struct network_host *network;          /* corral's network namespace (libnl) */
 	struct network_spares *network_spares; /* namespaces for network mode none */
 	struct pid_index *task_pids;           /* running tasks by main pid (reaping) */
+	struct task_records *records;          /* tasks' life-long counts (task_records.h) */
+	/* corral's keeper (keeper_loop_side.h), told each task's fds; NULL
+	 * without one. `keeper_next_slot` numbers the tasks for it. */
+	struct keeper_loop_side *keeper;
+	uint32_t keeper_next_slot;
 	/* Sources of bidirectional mounts, shared on the host while bound. */
 	struct host_shared_mounts *shared_mounts;
 	/* ROOT/PID of the task directories (hooks/task_dirs.h) when a task

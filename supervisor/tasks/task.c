@@ -19,6 +19,7 @@
 #include "supervisor/probes/log_readiness.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/tasks/shortage_report.h"
+#include "supervisor/tasks/task_keeper.h"
 #include "supervisor/tasks/task_outside_wait.h"
 #include "supervisor/tasks/task_schedule.h"
 
@@ -132,6 +133,7 @@ static void close_process_fds(struct task *task)
 {
 	struct loop *loop = task->services->loop;
 	if (task->pidfd_watch.fd >= 0) {
+		task_keeper_drop_process(task);
 		loop_watch_remove(loop, &task->pidfd_watch);
 		close(task->pidfd_watch.fd);
 		task->pidfd_watch.fd = -1;
@@ -264,6 +266,7 @@ static int effect_spawn(struct runner *runner, char *error, size_t error_size)
 	task->error_pipe_watch.fd = result.error_fd;
 	loop_watch_add(task->services->loop, &task->pidfd_watch, EPOLLIN);
 	loop_watch_add(task->services->loop, &task->error_pipe_watch, EPOLLIN);
+	task_keeper_hold_process(task);
 	return 0;
 }
 
@@ -395,6 +398,9 @@ static void effect_resource_wait_over(struct runner *runner, bool started)
 		shortage_report_wait_over(task->services->shortage, started);
 }
 
+/* Its record's exits (below, with its counts). */
+static struct exit_tally *effect_exit_tally(struct runner *runner);
+
 static const struct runner_effects task_effects = {
     .spawn = effect_spawn,
     .signal = effect_signal,
@@ -407,6 +413,7 @@ static const struct runner_effects task_effects = {
     .cancel_hooks = task_effect_cancel_hooks,
     .resource_wait = effect_resource_wait,
     .resource_wait_over = effect_resource_wait_over,
+    .exit_tally = effect_exit_tally,
 };
 
 /* ---- process events ---- */
@@ -538,6 +545,16 @@ static void hand_task_lines(const struct output_sinks *sinks, size_t first,
 	output_sinks_hand_each(ops, objects, count, first, batch);
 }
 
+/* Lines read and not yet matched by a readiness.log pattern: the pipes
+ * wait for them (log_readiness.h). */
+static bool task_lines_behind(const struct output_sinks *sinks)
+{
+	const struct task *task =
+	    (const struct task *)((const char *)sinks - offsetof(struct task, sinks));
+	return task->readiness.probes && task->readiness.probes->log &&
+	       log_readiness_behind(task->readiness.probes->log);
+}
+
 int task_open_stderr_writer(void *context)
 {
 	struct task *task = context;
@@ -575,11 +592,27 @@ void task_close_log_file(struct task *task)
 	task->log_file = NULL;
 }
 
+static struct task_record *record_of(struct task *task)
+{
+	if (!task->record)
+		task->record = task_records_take(task->services ? task->services->records : NULL,
+						 task->config->full_name);
+	return task->record;
+}
+
 struct task_counts *task_counts_of(struct task *task)
 {
-	if (!task->counts)
-		task->counts = xcalloc(1, sizeof(*task->counts));
-	return task->counts;
+	return &record_of(task)->counts;
+}
+
+const struct task_counts *task_counts_seen(const struct task *task)
+{
+	return task->record ? &task->record->counts : NULL;
+}
+
+static struct exit_tally *effect_exit_tally(struct runner *runner)
+{
+	return &record_of(runner->context)->exits;
 }
 
 /* Of its current pipes. */
@@ -591,22 +624,23 @@ static uint64_t dropped_by_outputs(const struct task *task)
 
 uint64_t task_dropped_lines(const struct task *task)
 {
-	return dropped_by_outputs(task) + (task->counts ? task->counts->earlier_dropped_lines : 0);
+	return dropped_by_outputs(task) +
+	       (task->record ? task->record->counts.earlier_dropped_lines : 0);
 }
 
-struct task_counts *task_detach_counts(struct task *task)
+struct task_record *task_detach_record(struct task *task)
 {
 	if (dropped_by_outputs(task))
 		task_counts_of(task)->earlier_dropped_lines += dropped_by_outputs(task);
-	struct task_counts *counts = task->counts;
-	task->counts = NULL;
-	return counts;
+	struct task_record *record = task->record;
+	task->record = NULL;
+	return record;
 }
 
 uint64_t task_lost_log_lines(const struct task *task)
 {
 	return (task->log_file ? task->log_file->lost_lines : 0) +
-	       (task->counts ? task->counts->earlier_lost_log_lines : 0);
+	       (task->record ? task->record->counts.earlier_lost_log_lines : 0);
 }
 
 /* One pipe for both streams, or (log.streams: separate) one each. */
@@ -616,6 +650,7 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 	struct services *services = task->services;
 	bool separate = config->log_separate_streams;
 	task->sinks.hand = hand_task_lines;
+	task->sinks.behind = task_lines_behind;
 	int result = task_output_open(&task->output, services->loop, services->sink, &task->sinks,
 				      config->full_name,
 				      separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED);
@@ -675,6 +710,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	failure = open_outputs(task, error, error_size);
 	if (failure < 0)
 		return failure;
+	task_keeper_hold_outputs(task);
 	task_hooks_open(task, group_name);
 	task_schedule_open(task);
 	return 0;
@@ -712,6 +748,7 @@ void task_free(struct task *task)
 	line_ring_free(&task->logs);
 	task_plan_free(&task->plan);
 	runner_free(&task->runner);
-	free(task->counts);
-	task->counts = NULL;
+	task_keeper_forget(task);
+	task_records_give_back(task->services->records, task->record);
+	task->record = NULL;
 }

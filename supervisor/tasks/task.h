@@ -21,23 +21,12 @@
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/task_dependencies.h"
 #include "supervisor/tasks/task_network.h"
+#include "supervisor/tasks/task_records.h"
 #include "supervisor/tasks/task_usage.h"
 
 struct group;
 
 #define TASK_EVENT_MESSAGE_MAX 160
-
-/* What GET /metrics counts of a task over its whole life, where the part
- * that sees it does not keep it that long: a reload that rebuilds the
- * task (task_take_next_config) makes its pipes, probes and log file anew,
- * and a new cgroup's OOM counter starts at 0. Kept across that rebuild. */
-struct task_counts {
-	uint64_t oom_kills; /* processes of the task the OOM killer killed */
-	uint64_t readiness_probe_failures, health_probe_failures;
-	/* Lines dropped (log.mode: non-blocking) or lost (log.dir) by the
-	 * pipes and log files the task had before its current ones. */
-	uint64_t earlier_dropped_lines, earlier_lost_log_lines;
-};
 
 struct task {
 	struct runner runner;
@@ -149,9 +138,12 @@ struct task {
 	const struct task_config *next_config;
 	bool removed;
 	unsigned log_followers; /* control clients following the logs */
-	/* NULL until there is something to count: most tasks never have
+	/* Its counts and exits over its whole life (task_records.h): NULL
+	 * until there is something to count, as most tasks never have
 	 * (task_counts_of). */
-	struct task_counts *counts;
+	struct task_record *record;
+	/* Its slot with corral's keeper (task_keeper.h); 0: none. */
+	uint32_t keeper_slot;
 };
 
 /* Prepares everything a start needs: 0, or -errno with `error` naming the
@@ -258,11 +250,12 @@ uint64_t task_lost_log_lines(const struct task *task);
 
 /* Its counts, made at the first thing counted. */
 struct task_counts *task_counts_of(struct task *task);
-/* Its counts with what its current pipes dropped added (what a log file
- * lost is, when it is closed), taken from the task (the caller owns
- * them; NULL: nothing counted): a rebuild hands them to the task it
- * makes. */
-struct task_counts *task_detach_counts(struct task *task);
+/* Its counts, NULL while nothing was counted. */
+const struct task_counts *task_counts_seen(const struct task *task);
+/* Its record with what its current pipes dropped added (what a log file
+ * lost is, when it is closed), taken from the task (the caller owns it;
+ * NULL: nothing counted): a rebuild hands it to the task it makes. */
+struct task_record *task_detach_record(struct task *task);
 
 /* After its plan and output exist. */
 void task_hooks_open(struct task *task, const char *group_name);

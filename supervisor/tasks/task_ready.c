@@ -1,5 +1,6 @@
 #include "supervisor/tasks/task_ready.h"
 
+#include "supervisor/tasks/instance_roll.h"
 #include "supervisor/tasks/task_schedule.h"
 
 struct ready_rule_facts task_ready_facts(const struct task *task, uint64_t now_ms)
@@ -16,5 +17,6 @@ struct ready_rule_facts task_ready_facts(const struct task *task, uint64_t now_m
 	    .last_exit_requested = runner->has_exited && runner->last_exit_requested,
 	    /* The reply's next_restart_in_ms: a delay still to run. */
 	    .restart_pending = runner_waiting_out_delay(runner) && runner->next_start_ms > now_ms,
+	    .roll_covered = instance_roll_covers(task),
 	};
 }

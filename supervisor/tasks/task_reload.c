@@ -121,7 +121,7 @@ struct kept_state {
 	bool restart_held;
 	bool failed_by_dependency;
 	bool rolling;
-	struct task_counts *counts;
+	struct task_record *record;
 };
 
 void task_take_next_config(struct task *task)
@@ -146,7 +146,7 @@ void task_take_next_config(struct task *task)
 	task->runner.texts = NULL; /* kept.runner's now */
 	task->runner.exits = NULL;
 	task_close_log_file(task);              /* counts what it lost, */
-	kept.counts = task_detach_counts(task); /* and what the pipes dropped */
+	kept.record = task_detach_record(task); /* and what the pipes dropped */
 	task_free(task);
 
 	char why[256];
@@ -164,7 +164,7 @@ void task_take_next_config(struct task *task)
 	task->restart_held = kept.restart_held;
 	task->failed_by_dependency = kept.failed_by_dependency;
 	task->rolling = kept.rolling;
-	task->counts = kept.counts;
+	task->record = kept.record;
 	kept.runner.config = definition;
 	task->runner = kept.runner;
 	if (result < 0) {

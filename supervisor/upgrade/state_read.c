@@ -1,11 +1,13 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "config/config_copy.h"
 #include "supervisor/control/control_handover.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/upgrade/task_handover.h"
@@ -49,6 +51,55 @@ int upgrade_state_read_control(struct supervisor *supervisor, const struct hando
 					    json_object_get(reader->root, "control"), settings, ops,
 					    supervisor->groups, supervisor->group_count,
 					    &supervisor->upgrade_requester, error, error_size);
+}
+
+/* What a new instance of the set is made from: its first instance's
+ * definition, as the files give it. */
+static const struct task_config *set_model(const struct config *config, const char *group,
+					   const char *task)
+{
+	for (size_t g = 0; g < config->group_count; g++) {
+		if (strcmp(config->groups[g].name, group) != 0)
+			continue;
+		for (size_t t = 0; t < config->groups[g].task_count; t++)
+			if (config->groups[g].tasks[t].instance_of &&
+			    strcmp(config->groups[g].tasks[t].instance_of, task) == 0)
+				return &config->groups[g].tasks[t];
+	}
+	return NULL;
+}
+
+struct config *upgrade_state_scaled_config(const struct handover_reader *reader,
+					   const struct config *config)
+{
+	const json_t *scaled = json_object_get(json_object_get(reader->root, "config"), "scaled");
+	size_t count = json_array_size(scaled);
+	if (!count)
+		return NULL;
+	struct instance_count *changes = xcalloc(count, sizeof(*changes));
+	size_t change_count = 0;
+	for (size_t i = 0; i < count; i++) {
+		const json_t *set = json_array_get(scaled, i);
+		const char *group = handover_string(set, "group"),
+			   *task = handover_string(set, "task");
+		int64_t instances = handover_int(set, "count", 0);
+		const struct task_config *model =
+		    group && task ? set_model(config, group, task) : NULL;
+		/* A set the files do not have is not there to scale: the
+		 * match of tasks that follows says so. */
+		if (model && instances > 0 && instances <= UINT32_MAX)
+			changes[change_count++] =
+			    (struct instance_count){group, task, (unsigned)instances, model};
+	}
+	struct config *result =
+	    change_count ? config_with_instances(config, changes, change_count) : NULL;
+	free(changes);
+	return result;
+}
+
+int upgrade_state_watch_fd(const struct handover_reader *reader)
+{
+	return handover_fd_get(reader, json_object_get(reader->root, "watch"), "fd");
 }
 
 static struct group *find_group(struct supervisor *supervisor, const char *name)
@@ -146,6 +197,53 @@ static void recent_events_read(const json_t *recent, struct event_log *events)
 	}
 }
 
+struct record_claims {
+	struct supervisor *supervisor;
+	struct task_cursor cursor;
+};
+
+/* A handed-over record goes back to its task; one whose task this
+ * config does not have is given back. */
+static void claim_record(void *context, struct task_record *record)
+{
+	struct record_claims *claims = context;
+	struct task *task = find_task(claims->supervisor, record->name, &claims->cursor);
+	if (!task || (task->record && task->record != record)) {
+		task_records_give_back(&claims->supervisor->task_records, record);
+		return;
+	}
+	task->record = record;
+	task->runner.exits = &record->exits;
+}
+
+/* The tasks' counts and exits: the records the old corral wrote them in
+ * (task_records.h), mapped again. 0, or -EINVAL with `error`. */
+static int records_read(struct supervisor *supervisor, const struct handover_reader *reader,
+			char *error, size_t error_size)
+{
+	const json_t *chunks = json_object_get(reader->root, "task_records");
+	size_t count = json_array_size(chunks);
+	int *fds = xcalloc(count + 1, sizeof(*fds));
+	for (size_t i = 0; i < count; i++) {
+		fds[i] = handover_fd_get(reader, json_array_get(chunks, i), "fd");
+		if (fds[i] < 0) {
+			snprintf(error, error_size,
+				 "task records: chunk %zu names no handed-over fd", i);
+			free(fds);
+			return -EINVAL;
+		}
+	}
+	/* Records this corral made already (none: nothing counted before
+	 * the loop turns) would be claimed over. */
+	int failure = task_records_adopt(&supervisor->task_records, fds, count, error, error_size);
+	free(fds);
+	if (failure < 0)
+		return failure;
+	struct record_claims claims = {.supervisor = supervisor};
+	task_records_visit(&supervisor->task_records, claim_record, &claims);
+	return 0;
+}
+
 int upgrade_state_read(struct supervisor *supervisor, const struct handover_reader *reader,
 		       char *error, size_t error_size)
 {
@@ -180,6 +278,7 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 			return failure;
 	}
 	const json_t *events = json_object_get(root, "events");
+	int failure;
 	if (event_log_adopt(&supervisor->events, handover_fd_get(reader, events, "fd")) < 0) {
 		snprintf(error, error_size, "the event log: %s", strerror(errno));
 		return -EINVAL;
@@ -206,6 +305,14 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 	supervisor->started_wall_ms =
 	    (uint64_t)handover_int(own, "started_wall_ms", (int64_t)supervisor->started_wall_ms);
 	supervisor->sink.dropped_lines = (uint64_t)handover_int(own, "output_dropped_lines", 0);
+	/* This corral is one more upgrade (a document without the count is
+	 * an older corral's: its upgrades were not counted). */
+	supervisor->counters.upgrades = (uint64_t)handover_int(own, "upgrades", 0) + 1;
+	supervisor->counters.restores = (uint64_t)handover_int(own, "restores", 0);
+	supervisor->shortage.put_off_total = (uint64_t)handover_int(own, "starts_put_off", 0);
+	failure = records_read(supervisor, reader, error, error_size);
+	if (failure < 0)
+		return failure;
 	/* Last, when nothing can fail any more: the device programs were
 	 * copied by each task that had one. */
 	json_array_foreach(tasks, index, state)

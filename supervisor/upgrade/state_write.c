@@ -20,9 +20,8 @@ bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why
 	else if (supervisor->exec_sessions.first || supervisor->exec_sessions.draining)
 		reason = "a `corral exec` session is open";
 	else if (!supervisor->config->files.expanded_count)
-		reason = "the running config is not the one its files give (corral scale changed "
-			 "its instances): the new corral would go back to the files' counts; "
-			 "corral reload first, or scale back";
+		reason = "the running config was not read from files, which the new corral would "
+			 "build it from";
 	if (reason) {
 		snprintf(why, why_size, "%s", reason);
 		return false;
@@ -101,6 +100,21 @@ static json_t *events_write(struct handover_writer *writer, struct event_log *ev
 			 recent);
 }
 
+/* The memfds of the tasks' records (task_records.h): the new corral maps
+ * them and finds each task's by its name. Their counts are not copied
+ * into the document: they are where the counting wrote them. */
+static json_t *records_write(struct handover_writer *writer, const struct task_records *records)
+{
+	json_t *chunks = json_array();
+	for (size_t i = 0; i < records->chunk_count; i++) {
+		int fd = task_records_chunk_fd(records, i);
+		if (fd >= 0)
+			json_array_append_new(chunks,
+					      json_pack("{s:o}", "fd", handover_fd(writer, fd)));
+	}
+	return chunks;
+}
+
 /* The bytes the running definitions were read from: the new corral
  * builds the same ones, whatever the files hold now. */
 static json_t *config_write(struct handover_writer *writer, const struct config *config)
@@ -114,8 +128,15 @@ static json_t *config_write(struct handover_writer *writer, const struct config 
 			      handover_blob(writer, files->items[i].text, files->items[i].size)));
 	for (size_t i = 0; i < files->expanded_count; i++)
 		json_array_append_new(expanded, json_string(files->expanded[i]));
-	return json_pack("{s:o,s:o,s:b}", "files", texts, "expanded", expanded, "plain",
-			 files->plain);
+	/* corral scale's counts, which the files do not give. */
+	json_t *scaled = json_array();
+	for (size_t i = 0; i < config->scaled_count; i++)
+		json_array_append_new(scaled,
+				      json_pack("{s:s,s:s,s:i}", "group", config->scaled[i].group,
+						"task", config->scaled[i].task, "count",
+						(int)config->scaled[i].count));
+	return json_pack("{s:o,s:o,s:b,s:o}", "files", texts, "expanded", expanded, "plain",
+			 files->plain, "scaled", scaled);
 }
 
 void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *writer,
@@ -129,8 +150,17 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 		for (size_t t = 0; t < group->task_count; t++) {
 			/* Lines a log file holds for its next flush are written now:
 			 * the new corral opens the file again, empty-handed. */
-			if (group->tasks[t]->log_file)
-				log_file_flush(group->tasks[t]->log_file);
+			struct task *task = group->tasks[t];
+			if (task->log_file) {
+				log_file_flush(task->log_file);
+				/* The new corral opens it again, counting from 0:
+				 * what it lost so far goes into the record. */
+				if (task->log_file->lost_lines) {
+					task_counts_of(task)->earlier_lost_log_lines +=
+					    task->log_file->lost_lines;
+					task->log_file->lost_lines = 0;
+				}
+			}
 			json_array_append_new(tasks, task_handover_write(writer, group->tasks[t]));
 		}
 	}
@@ -138,6 +168,7 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 	json_object_set_new(root, "groups", groups);
 	json_object_set_new(root, "tasks", tasks);
 	json_object_set_new(root, "cgroups", cgroups_write(&supervisor->cgroups));
+	json_object_set_new(root, "task_records", records_write(writer, &supervisor->task_records));
 	json_object_set_new(root, "events", events_write(writer, &supervisor->events));
 	const struct output_sink *sink = &supervisor->sink;
 	json_object_set_new(
@@ -153,6 +184,12 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 	    root, "http",
 	    json_pack("{s:o}", "fd",
 		      handover_fd(writer, http_server_listening_fd(supervisor->http))));
+	/* The inotify fd of `watch:`, with its watches and the events not
+	 * read yet: a new one could fail, a task having taken the last
+	 * instance of the user's (fs.inotify.max_user_instances). */
+	json_object_set_new(
+	    root, "watch",
+	    json_pack("{s:o}", "fd", handover_fd(writer, supervisor->watches.dirs.fd)));
 	/* corral's own parent (systemd's Type=notify): its variables were
 	 * taken out of the environment at the start; the new corral is
 	 * given them again, and goes on with the watchdog's pings. */
@@ -170,11 +207,15 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 		    json_integer((json_int_t)supervisor->counters.control_requests[i]));
 	json_object_set_new(
 	    root, "supervisor",
-	    json_pack("{s:b,s:b,s:i,s:I,s:I,s:I,s:o,s:I}", "have_failure", supervisor->have_failure,
-		      "failure_is_secondary", supervisor->failure_is_secondary, "exit_code",
-		      supervisor->exit_code, "started_wall_ms",
-		      (json_int_t)supervisor->started_wall_ms, "reloads_succeeded",
-		      (json_int_t)supervisor->counters.reloads_succeeded, "reloads_failed",
-		      (json_int_t)supervisor->counters.reloads_failed, "control_requests", requests,
-		      "output_dropped_lines", (json_int_t)supervisor->sink.dropped_lines));
+	    json_pack("{s:b,s:b,s:i,s:I,s:I,s:I,s:o,s:I,s:I,s:I,s:I}", "have_failure",
+		      supervisor->have_failure, "failure_is_secondary",
+		      supervisor->failure_is_secondary, "exit_code", supervisor->exit_code,
+		      "started_wall_ms", (json_int_t)supervisor->started_wall_ms,
+		      "reloads_succeeded", (json_int_t)supervisor->counters.reloads_succeeded,
+		      "reloads_failed", (json_int_t)supervisor->counters.reloads_failed,
+		      "control_requests", requests, "output_dropped_lines",
+		      (json_int_t)supervisor->sink.dropped_lines, "upgrades",
+		      (json_int_t)supervisor->counters.upgrades, "restores",
+		      (json_int_t)supervisor->counters.restores, "starts_put_off",
+		      (json_int_t)supervisor->shortage.put_off_total));
 }

@@ -3,14 +3,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -18,12 +15,11 @@
 #include "config/config_files.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/task_event.h"
+#include "supervisor/upgrade/upgrade_binary.h"
+#include "supervisor/upgrade/upgrade_check.h"
 #include "supervisor/upgrade/upgrade_state.h"
 
 extern char **environ;
-
-/* How long the new binary may take to say its format. */
-#define CHECK_TIMEOUT_MS 5000
 
 static char **command_line;
 
@@ -48,121 +44,6 @@ int upgrade_print_format(void)
 	const char *simulated = getenv("CORRAL_TEST_HANDOVER_FORMAT");
 	int format = simulated && *simulated ? atoi(simulated) : HANDOVER_FORMAT;
 	printf("corral %s handover-format %d\n", CORRAL_VERSION, format);
-	return 0;
-}
-
-/* ---- before the exec: is the binary one that can take over? ---- */
-
-/* "" becomes the path of corral's own binary as it is on disk now: the
- * file at that path, not the one running (which may have been replaced). */
-static int resolve_binary(const char *binary, char *path, size_t size, char *why, size_t why_size)
-{
-	if (binary && *binary) {
-		snprintf(path, size, "%s", binary);
-		return 0;
-	}
-	ssize_t length = readlink("/proc/self/exe", path, size - 1);
-	if (length < 0) {
-		int failure = -errno;
-		snprintf(why, why_size, "cannot find corral's own binary: /proc/self/exe: %s",
-			 strerror(errno));
-		return failure;
-	}
-	path[length] = '\0';
-	static const char deleted[] = " (deleted)";
-	size_t cut = strlen(path);
-	if (cut > sizeof(deleted) - 1 && strcmp(path + cut - sizeof(deleted) + 1, deleted) == 0)
-		path[cut - sizeof(deleted) + 1] = '\0';
-	return 0;
-}
-
-/* What the binary printed within the timeout (killed past it). */
-static int run_check(const char *binary, char *output, size_t size, int *status, char *why,
-		     size_t why_size)
-{
-	int pipe_fds[2];
-	if (pipe2(pipe_fds, O_CLOEXEC) < 0)
-		return -errno;
-	posix_spawn_file_actions_t actions;
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-	posix_spawnattr_t attributes;
-	posix_spawnattr_init(&attributes);
-	sigset_t none;
-	sigemptyset(&none);
-	posix_spawnattr_setsigmask(&attributes, &none);
-	posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-	char *argv[] = {(char *)binary, "--handover-format", NULL};
-	pid_t pid;
-	int failure = posix_spawn(&pid, binary, &actions, &attributes, argv, environ);
-	posix_spawn_file_actions_destroy(&actions);
-	posix_spawnattr_destroy(&attributes);
-	close(pipe_fds[1]);
-	if (failure) {
-		close(pipe_fds[0]);
-		snprintf(why, why_size, "%s cannot be run: %s", binary, strerror(failure));
-		return -failure;
-	}
-	size_t got = 0;
-	bool timed_out = false;
-	uint64_t deadline = loop_now_ms() + CHECK_TIMEOUT_MS;
-	for (;;) {
-		uint64_t now = loop_now_ms();
-		struct pollfd poller = {.fd = pipe_fds[0], .events = POLLIN};
-		if (now >= deadline || poll(&poller, 1, (int)(deadline - now)) == 0) {
-			timed_out = true;
-			break;
-		}
-		ssize_t count = read(pipe_fds[0], output + got, size - 1 - got);
-		if (count < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (count <= 0 || (got += (size_t)count) == size - 1)
-			break;
-	}
-	output[got] = '\0';
-	close(pipe_fds[0]);
-	if (timed_out)
-		kill(pid, SIGKILL);
-	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-		;
-	if (timed_out) {
-		snprintf(why, why_size, "%s --handover-format did not answer within %d s", binary,
-			 CHECK_TIMEOUT_MS / 1000);
-		return -ETIMEDOUT;
-	}
-	return 0;
-}
-
-static int check_binary(const char *binary, char *why, size_t why_size)
-{
-	char output[256];
-	int status = 0;
-	int failure = run_check(binary, output, sizeof(output), &status, why, why_size);
-	if (failure < 0)
-		return failure;
-	if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0) {
-		snprintf(why, why_size,
-			 "%s --handover-format %s %d: not a corral that can take over", binary,
-			 WIFSIGNALED(status) ? "was killed by signal" : "exited with code",
-			 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-		return -EINVAL;
-	}
-	const char *format = strstr(output, "handover-format ");
-	if (!format) {
-		snprintf(why, why_size,
-			 "%s --handover-format said no format: not a corral that can "
-			 "take over",
-			 binary);
-		return -EINVAL;
-	}
-	int number = atoi(format + strlen("handover-format "));
-	if (number != HANDOVER_FORMAT) {
-		snprintf(why, why_size,
-			 "%s reads hand-over format %d, this corral writes format %d: upgrade "
-			 "through a version that reads both, or restart corral",
-			 binary, number, HANDOVER_FORMAT);
-		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -202,16 +83,31 @@ static void say_failed(struct supervisor *supervisor, const char *why)
 			 why);
 }
 
-void upgrade_run(struct supervisor *supervisor, struct control_client *requester,
-		 const char *binary, char *why, size_t why_size)
-{
+/* An upgrade between its request and the exec: the new binary, opened
+ * once, is being checked. */
+struct upgrade_request {
+	struct supervisor *supervisor;
+	struct control_client *requester; /* NULL: SIGUSR2, or the client went */
+	bool requester_gone;
+	int binary_fd; /* O_PATH: what is checked is what is exec'd */
 	char path[PATH_MAX];
-	if (!upgrade_state_possible(supervisor, why, why_size) ||
-	    resolve_binary(binary, path, sizeof(path), why, why_size) < 0 ||
-	    check_binary(path, why, why_size) < 0) {
-		say_failed(supervisor, why);
-		return;
-	}
+	struct upgrade_check *check;
+};
+
+static void request_free(struct upgrade_request *request)
+{
+	if (request->supervisor->upgrade == request)
+		request->supervisor->upgrade = NULL;
+	close(request->binary_fd);
+	free(request);
+}
+
+/* Execs the checked binary with the state handed over. Returns only when
+ * that did not happen, with `why`; nothing was changed then. */
+static void exec_checked(struct upgrade_request *request, char *why, size_t why_size)
+{
+	struct supervisor *supervisor = request->supervisor;
+	const char *path = request->path;
 	char message[PATH_MAX + 64];
 	snprintf(message, sizeof(message), "executing %s; every task runs on", path);
 	event_log_corral(&supervisor->events, corral_event_type_name(CORRAL_EVENT_UPGRADE_STARTED),
@@ -226,8 +122,11 @@ void upgrade_run(struct supervisor *supervisor, struct control_client *requester
 	json_object_set_new(writer.root, "version", json_string(CORRAL_VERSION));
 	json_object_set_new(writer.root, "binary", json_string(path));
 	json_object_set_new(writer.root, "old_binary_fd", handover_fd(&writer, old_binary));
+	/* Open across the exec, for a script's interpreter (/dev/fd/N); the
+	 * new corral closes it (upgrade_finish). */
+	json_object_set_new(writer.root, "binary_fd", handover_fd(&writer, request->binary_fd));
 	json_object_set_new(writer.root, "written_at_ms", json_integer((json_int_t)loop_now_ms()));
-	upgrade_state_write(supervisor, &writer, requester);
+	upgrade_state_write(supervisor, &writer, request->requester);
 	int memfd = handover_writer_seal(&writer);
 	int failure = memfd;
 	if (memfd >= 0 && old_binary >= 0) {
@@ -236,7 +135,7 @@ void upgrade_run(struct supervisor *supervisor, struct control_client *requester
 		char *extra[] = {variable, NULL};
 		char **envp = environment_with(extra, NULL);
 		handover_fds_keep_open(writer.fds, writer.fd_count, true);
-		execve(path, command_line, envp);
+		syscall(SYS_execveat, request->binary_fd, "", command_line, envp, AT_EMPTY_PATH);
 		failure = -errno;
 		/* Nothing happened: the fds go back to close-on-exec. */
 		handover_fds_keep_open(writer.fds, writer.fd_count, false);
@@ -251,7 +150,103 @@ void upgrade_run(struct supervisor *supervisor, struct control_client *requester
 	if (old_binary >= 0)
 		close(old_binary);
 	handover_writer_free(&writer);
-	say_failed(supervisor, why);
+}
+
+/* The upgrade did not happen: said in the event log, and to whoever
+ * asked (the client's reply, or corral's log for SIGUSR2). */
+static void tell_refused(struct upgrade_request *request, const char *why)
+{
+	say_failed(request->supervisor, why);
+	if (!request->requester) {
+		log_message("upgrade%s: %s; corral runs on as it was",
+			    request->requester_gone ? " (its client went away)" : " (SIGUSR2)",
+			    why);
+		return;
+	}
+	char message[PATH_MAX + 1200];
+	snprintf(message, sizeof(message), "upgrade: %s", why);
+	char *reply = control_reply_error(message);
+	control_client_send(request->requester, reply, strlen(reply));
+	free(reply);
+	control_client_resume(request->requester);
+}
+
+static void on_check_done(void *context, bool passed, const char *check_why)
+{
+	struct upgrade_request *request = context;
+	struct supervisor *supervisor = request->supervisor;
+	request->check = NULL;
+	char why[PATH_MAX + 1024];
+	snprintf(why, sizeof(why), "%s", check_why);
+	if (request->requester_gone && passed)
+		snprintf(why, sizeof(why), "the client that asked went away before %s was checked",
+			 request->path);
+	/* The check took a while: what it found may have changed since. */
+	if (passed && !request->requester_gone &&
+	    upgrade_state_possible(supervisor, why, sizeof(why)))
+		exec_checked(request, why, sizeof(why));
+	tell_refused(request, why);
+	request_free(request);
+}
+
+static void on_requester_gone(void *data)
+{
+	struct upgrade_request *request = data;
+	request->requester = NULL;
+	request->requester_gone = true;
+	upgrade_check_kill(request->check);
+}
+
+int upgrade_run(struct supervisor *supervisor, struct control_client *requester, const char *binary,
+		char *why, size_t why_size)
+{
+	char path[PATH_MAX];
+	if (supervisor->upgrade) {
+		snprintf(why, why_size, "an upgrade to %s is being checked already",
+			 supervisor->upgrade->path);
+		return -EBUSY;
+	}
+	if (!upgrade_state_possible(supervisor, why, why_size)) {
+		say_failed(supervisor, why);
+		return -EBUSY;
+	}
+	int fd = upgrade_binary_open(binary, path, sizeof(path), why, why_size);
+	if (fd < 0) {
+		say_failed(supervisor, why);
+		return fd;
+	}
+	struct upgrade_request *request = xcalloc(1, sizeof(*request));
+	*request = (struct upgrade_request){
+	    .supervisor = supervisor, .requester = requester, .binary_fd = fd};
+	snprintf(request->path, sizeof(request->path), "%s", path);
+	int failure =
+	    upgrade_check_start(&request->check, supervisor->loop, &supervisor->spawn_slots, fd,
+				path, on_check_done, request, why, why_size);
+	if (failure < 0) {
+		say_failed(supervisor, why);
+		request_free(request);
+		return failure;
+	}
+	supervisor->upgrade = request;
+	if (requester)
+		control_client_wait(requester, on_requester_gone, request);
+	return 0;
+}
+
+bool upgrade_reap_check(struct supervisor *supervisor, pid_t pid)
+{
+	return supervisor->upgrade && upgrade_check_reap(supervisor->upgrade->check, pid);
+}
+
+void upgrade_cancel(struct supervisor *supervisor)
+{
+	struct upgrade_request *request = supervisor->upgrade;
+	if (!request)
+		return;
+	upgrade_check_free(request->check);
+	request->check = NULL;
+	tell_refused(request, "corral is exiting");
+	request_free(request);
 }
 
 /* ---- after the exec ---- */
@@ -378,9 +373,12 @@ void upgrade_finish(struct supervisor *supervisor)
 	if (!resuming)
 		return;
 	int old_binary = handover_fd_get(&resume_reader, resume_reader.root, "old_binary_fd");
+	int binary = handover_fd_get(&resume_reader, resume_reader.root, "binary_fd");
 	handover_fds_keep_open(resume_reader.fds, resume_reader.fd_count, false);
 	if (old_binary >= 0)
 		close(old_binary);
+	if (binary >= 0)
+		close(binary);
 	close(resume_fd);
 	uint64_t written = (uint64_t)handover_int(resume_reader.root, "written_at_ms", 0);
 	uint64_t now = loop_now_ms();

@@ -3,8 +3,10 @@
  * goes over in a hand-over document (handover.h), as systemd's
  * daemon-reexec and s6-svscan's exec do.
  *
- * Before: the binary is run with --handover-format and must print the
- * format this corral writes; nothing is done otherwise. After the exec,
+ * Before: the binary is opened once (a file others could replace is
+ * refused), run with --handover-format through that fd, asynchronously,
+ * and must print the format this corral writes; nothing is done
+ * otherwise. The exec is of that same fd. After the exec,
  * the new corral reads the document, takes every task, pipe and
  * connection over, and answers the client that asked. A new corral that
  * cannot read the document, load the config or take a task over execs
@@ -15,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "supervisor/upgrade/handover.h"
 
@@ -29,12 +32,22 @@ void upgrade_remember_command_line(int argc, char **argv);
  * asks. Prints "corral VERSION handover-format N". */
 int upgrade_print_format(void);
 
-/* Execs `binary` ("": corral's own, as it is on disk now) with the state
- * handed over. Returns only when that did not happen, with `why`;
- * nothing was changed then. `requester`: the client that asked (the new
- * corral answers it), or NULL for SIGUSR2. */
-void upgrade_run(struct supervisor *supervisor, struct control_client *requester,
-		 const char *binary, char *why, size_t why_size);
+/* Opens `binary` ("": corral's own, as it is on disk now), refuses one
+ * that others could replace (upgrade_binary.h), and starts its check
+ * (upgrade_check.h): 0 when started, or -errno with `why` (nothing was
+ * changed). When the check passes, corral execs that very file with the
+ * state handed over; when it fails, or the exec does, the event log says
+ * why and so does the reply to `requester` (the client that asked, which
+ * waits meanwhile: control_client_wait), or corral's log when NULL
+ * (SIGUSR2). A second upgrade while one is checked is refused. */
+int upgrade_run(struct supervisor *supervisor, struct control_client *requester, const char *binary,
+		char *why, size_t why_size);
+
+/* The SIGCHLD sweep found `pid` exited: true when it was the check's. */
+bool upgrade_reap_check(struct supervisor *supervisor, pid_t pid);
+
+/* corral is exiting: a check under way is killed and forgotten. */
+void upgrade_cancel(struct supervisor *supervisor);
 
 /* In the new corral, first thing in main: reads the document named by
  * $CORRAL_HANDOVER_FD, if any (the variable is taken out of the

@@ -12,6 +12,7 @@
 #include "supervisor/upgrade/handover.h"
 
 struct supervisor;
+struct config;
 struct control_client;
 struct control_server_settings;
 struct control_server_ops;
@@ -26,6 +27,12 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 
 /* ---- state_read.c, in the new corral's supervisor_open ---- */
 
+/* The config the old corral ran when `corral scale` had changed it:
+ * `config` (built from the files' bytes) with the scaled counts; NULL
+ * when nothing was scaled. The caller owns it. */
+struct config *upgrade_state_scaled_config(const struct handover_reader *reader,
+					   const struct config *config);
+
 /* The cgroup tree as the old corral had it. 0, or -errno with `error`. */
 int upgrade_state_read_cgroups(struct supervisor *supervisor, const struct handover_reader *reader,
 			       char *error, size_t error_size);
@@ -35,6 +42,9 @@ int upgrade_state_read_control(struct supervisor *supervisor, const struct hando
 			       const struct control_server_settings *settings,
 			       const struct control_server_ops *ops, char *error,
 			       size_t error_size);
+/* The inotify fd of `watch:` (watch_set_adopt), or -1: taken before the
+ * watches are made, so that no new instance is needed. */
+int upgrade_state_watch_fd(const struct handover_reader *reader);
 /* Once every group and task exists: their state, the event log, stdout.
  * 0, or -EINVAL with `error` (nothing read from a handed-over fd yet). */
 int upgrade_state_read(struct supervisor *supervisor, const struct handover_reader *reader,

@@ -22,6 +22,43 @@ static struct watch_dir *find(struct watch_dirs *dirs, int wd)
 	return NULL;
 }
 
+void watch_dirs_adopt(struct watch_dirs *dirs, int fd)
+{
+	if (fd < 0 || dirs->fd >= 0)
+		return;
+	dirs->fd = fd;
+	dirs->adopted = true;
+}
+
+void watch_dirs_drop_strays(struct watch_dirs *dirs)
+{
+	if (!dirs->adopted)
+		return;
+	dirs->adopted = false;
+	if (dirs->fd < 0)
+		return;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", dirs->fd);
+	FILE *info = fopen(path, "re");
+	if (!info)
+		return; /* no /proc: the strays stay until the fd is closed */
+	/* "inotify wd:3 ino:..." a line per watch, the wd in hex; removed
+	 * after the listing is read. */
+	int *strays = NULL;
+	size_t stray_count = 0;
+	char line[512];
+	unsigned wd;
+	while (fgets(line, sizeof(line), info))
+		if (sscanf(line, "inotify wd:%x", &wd) == 1 && !find(dirs, (int)wd)) {
+			strays = xreallocarray(strays, stray_count + 1, sizeof(*strays));
+			strays[stray_count++] = (int)wd;
+		}
+	fclose(info);
+	for (size_t i = 0; i < stray_count; i++)
+		inotify_rm_watch(dirs->fd, strays[i]);
+	free(strays);
+}
+
 int watch_dirs_acquire(struct watch_dirs *dirs, const char *path)
 {
 	if (dirs->fd < 0) {
@@ -68,6 +105,7 @@ bool watch_dirs_close_if_unused(struct watch_dirs *dirs)
 		return false;
 	close(dirs->fd);
 	dirs->fd = -1;
+	dirs->adopted = false;
 	free(dirs->items);
 	dirs->items = NULL;
 	return true;

@@ -26,9 +26,25 @@ struct watch_dirs {
 	int fd; /* inotify; -1 while nothing is watched */
 	struct watch_dir *items;
 	size_t count;
+	/* The fd came from the corral before an upgrade: its watches are
+	 * there already, some of them perhaps no longer needed. */
+	bool adopted;
 };
 
 void watch_dirs_init(struct watch_dirs *dirs);
+
+/* The inotify fd the corral before an upgrade had (`corral upgrade`
+ * hands it over): used instead of a new one, which a task may have taken
+ * the last instance for (fs.inotify.max_user_instances counts per user),
+ * and the events queued during the exec are read from it. Its watches
+ * are acquired again as they were (inotify_add_watch gives an inode
+ * watched already its wd), and watch_dirs_drop_strays then removes those
+ * nobody acquired. -1 does nothing. */
+void watch_dirs_adopt(struct watch_dirs *dirs, int fd);
+/* After an adoption, once every path is watched again: the fd's watches
+ * that no holder acquired (a link re-pointed during the exec) removed,
+ * as the kernel lists them in /proc/self/fdinfo. */
+void watch_dirs_drop_strays(struct watch_dirs *dirs);
 
 /* `path`, a directory, watched (the fd opened at the first): its wd, or
  * -errno (-ENOENT, -ENOTDIR: not there or no directory; -ENOSPC: the

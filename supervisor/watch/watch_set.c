@@ -13,6 +13,7 @@
 #include "base/xmalloc.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/watch/watch_action.h"
+#include "supervisor/watch/watch_chain.h"
 #include "supervisor/watch/watch_target.h"
 
 /* One entry of one task's `watch:` list. */
@@ -90,6 +91,13 @@ static void resolve(struct watch_entry *entry, struct watch_target *target)
 		say_failure(entry, error);
 	else if (result > 0)
 		note_change(entry, target->path);
+	if (result >= 0 && target->chain_cut) {
+		snprintf(error, sizeof(error),
+			 "%s goes through more than %d symlinks (a loop?) or past PATH_MAX: the "
+			 "links up to there are watched, what they lead to is not",
+			 target->path, WATCH_CHAIN_MAX_LINKS);
+		say_failure(entry, error);
+	}
 }
 
 static struct watch_entry *entry_make(struct watch_set *set, struct task *task, size_t index,
@@ -281,7 +289,13 @@ void watch_set_sync(struct watch_set *set)
 	free(set->entries);
 	set->entries = kept;
 	set->entry_count = kept_count;
+	watch_dirs_drop_strays(&set->dirs);
 	follow_fd(set);
+}
+
+void watch_set_adopt(struct watch_set *set, int fd)
+{
+	watch_dirs_adopt(&set->dirs, fd);
 }
 
 void watch_set_close(struct watch_set *set)

@@ -33,6 +33,10 @@ struct watch_set {
 void watch_set_init(struct watch_set *set, struct services *services, void (*reload)(void *context),
 		    void *reload_context);
 
+/* The new corral of an upgrade: the inotify fd the old one handed over
+ * (or -1), used by the watch_set_sync that follows (watch_dirs_adopt). */
+void watch_set_adopt(struct watch_set *set, int fd);
+
 /* The entries made to match every task's definition now. */
 void watch_set_sync(struct watch_set *set);
 

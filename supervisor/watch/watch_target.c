@@ -13,6 +13,7 @@
 
 #include "base/xmalloc.h"
 #include "config/watch_path.h"
+#include "supervisor/watch/watch_chain.h"
 
 void watch_target_init(struct watch_target *target, const char *path)
 {
@@ -26,10 +27,22 @@ void watch_target_init(struct watch_target *target, const char *path)
 	target->pattern = watch_name_is_pattern(name, strlen(name));
 }
 
+static void release_hops(struct watch_target_hop *hops, size_t count, struct watch_dirs *dirs)
+{
+	for (size_t i = 0; i < count; i++) {
+		watch_dirs_release(dirs, hops[i].wd);
+		free(hops[i].name);
+	}
+	free(hops);
+}
+
 void watch_target_free(struct watch_target *target, struct watch_dirs *dirs)
 {
 	watch_dirs_release(dirs, target->dir_wd);
 	watch_dirs_release(dirs, target->self_wd);
+	release_hops(target->hops, target->hop_count, dirs);
+	target->hops = NULL;
+	target->hop_count = 0;
 	free(target->path);
 	target->path = NULL;
 }
@@ -76,6 +89,48 @@ static int watch_nearest(const struct watch_target *target, struct watch_dirs *d
 	}
 }
 
+/* The directories along the path's symlinks watched (none for a path
+ * through no link): 0, or -errno with `error` and nothing kept. */
+static int watch_hops(const struct watch_target *target, struct watch_dirs *dirs,
+		      struct watch_target_hop **hops, size_t *count, bool *cut, char *error,
+		      size_t error_size)
+{
+	*hops = NULL;
+	*count = 0;
+	struct watch_chain chain;
+	watch_chain_walk(target->path, &chain);
+	*cut = chain.cut;
+	if (!chain.links) {
+		watch_chain_free(&chain);
+		return 0;
+	}
+	*hops = xcalloc(chain.count, sizeof(**hops));
+	for (size_t i = 0; i < chain.count; i++) {
+		const struct watch_hop *hop = &chain.hops[i];
+		int wd = watch_dirs_acquire(dirs, hop->directory);
+		/* -ENOENT, -ENOTDIR: gone since the walk; a watch further up
+		 * the chain sees what replaced it. */
+		if (wd < 0 && wd != -ENOENT && wd != -ENOTDIR) {
+			char why[256];
+			watch_dirs_describe_error(wd, why, sizeof(why));
+			snprintf(error, error_size, "cannot watch %s (%s leads there): %s",
+				 hop->directory, target->path, why);
+			release_hops(*hops, *count, dirs);
+			*hops = NULL;
+			*count = 0;
+			watch_chain_free(&chain);
+			return wd;
+		}
+		(*hops)[(*count)++] = (struct watch_target_hop){
+		    .wd = wd < 0 ? -1 : wd,
+		    .name = xstrdup(hop->name),
+		    .link = hop->link,
+		};
+	}
+	watch_chain_free(&chain);
+	return 0;
+}
+
 int watch_target_resolve(struct watch_target *target, struct watch_dirs *dirs, char *error,
 			 size_t error_size)
 {
@@ -111,10 +166,25 @@ int watch_target_resolve(struct watch_target *target, struct watch_dirs *dirs, c
 			return result;
 		}
 	}
+	struct watch_target_hop *hops = NULL;
+	size_t hop_count = 0;
+	bool cut = false;
+	if (!target->pattern) {
+		int result = watch_hops(target, dirs, &hops, &hop_count, &cut, error, error_size);
+		if (result < 0) {
+			watch_dirs_release(dirs, self_wd);
+			watch_dirs_release(dirs, dir_wd);
+			return result;
+		}
+	}
 	/* The new watches first: a directory watched before and after keeps
 	 * its inotify watch. */
 	watch_dirs_release(dirs, target->dir_wd);
 	watch_dirs_release(dirs, target->self_wd);
+	release_hops(target->hops, target->hop_count, dirs);
+	target->hops = hops;
+	target->hop_count = hop_count;
+	target->chain_cut = cut;
 	bool changed = target->resolved &&
 		       (exists != target->exists ||
 			(exists && !target->pattern &&
@@ -181,10 +251,49 @@ static bool matches_through(const struct watch_target *target, const char *direc
 	return found;
 }
 
-unsigned watch_target_event(const struct watch_target *target, int wd, uint32_t mask,
-			    const char *name, char *changed, size_t changed_size)
+#define SELF_GONE (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
+#define REPLACED  (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
+
+/* An event in a directory along the path's symlinks. */
+static unsigned hop_event(const struct watch_target *target, int wd, uint32_t mask,
+			  const char *name, char *changed, size_t changed_size)
 {
-	const uint32_t self_gone = IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED;
+	unsigned verdict = 0;
+	for (size_t i = 0; wd >= 0 && i < target->hop_count; i++) {
+		const struct watch_target_hop *hop = &target->hops[i];
+		if (hop->wd != wd)
+			continue;
+		if (!name) {
+			/* A directory on the way removed or moved: the links
+			 * may lead elsewhere now. */
+			if (mask & SELF_GONE)
+				verdict |= WATCH_RESOLVE;
+			continue;
+		}
+		if (strcmp(name, hop->name) != 0)
+			continue;
+		if (hop->link) {
+			/* Re-pointed (a link is never edited in place: made
+			 * anew, or renamed over), or removed. */
+			if (mask & REPLACED)
+				verdict |= WATCH_RESOLVE;
+		} else if (target->exists) {
+			/* The file the path leads to, written or replaced. */
+			snprintf(changed, changed_size, "%s", target->path);
+			verdict |= WATCH_CHANGED | (mask & REPLACED ? WATCH_RESOLVE : 0);
+		} else if (mask & (IN_CREATE | IN_MOVED_TO)) {
+			verdict |= WATCH_RESOLVE; /* a missing part appeared */
+		}
+	}
+	return verdict;
+}
+
+/* An event in the path's own directory (or its nearest ancestor), or of
+ * the directory it names. */
+static unsigned own_event(const struct watch_target *target, int wd, uint32_t mask,
+			  const char *name, char *changed, size_t changed_size)
+{
+	const uint32_t self_gone = SELF_GONE;
 	if (wd == target->self_wd && wd >= 0) {
 		/* Its removal is seen by name in its directory too. */
 		if (mask & self_gone)
@@ -210,7 +319,7 @@ unsigned watch_target_event(const struct watch_target *target, int wd, uint32_t 
 			 strcmp(directory, "/") == 0 ? "" : directory, name);
 		/* Made, removed or replaced: a directory watch to add or drop,
 		 * and what it is now. */
-		bool replaced = mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO);
+		bool replaced = mask & REPLACED;
 		return WATCH_CHANGED | (!target->pattern && replaced ? WATCH_RESOLVE : 0);
 	}
 	/* A symlink made or renamed here: the path may lead elsewhere now. */
@@ -219,4 +328,11 @@ unsigned watch_target_event(const struct watch_target *target, int wd, uint32_t 
 	if (!target->pattern)
 		return WATCH_RESOLVE;
 	return matches_through(target, directory, name, changed, changed_size) ? WATCH_CHANGED : 0;
+}
+
+unsigned watch_target_event(const struct watch_target *target, int wd, uint32_t mask,
+			    const char *name, char *changed, size_t changed_size)
+{
+	return hop_event(target, wd, mask, name, changed, changed_size) |
+	       own_event(target, wd, mask, name, changed, changed_size);
 }

@@ -10,7 +10,13 @@
  * resolve the path again and compare what it leads to. A directory named
  * by the path is watched itself too (a change of any of its entries). A
  * path whose directory is missing is watched from its nearest existing
- * ancestor, and picked up when the missing part appears. */
+ * ancestor, and picked up when the missing part appears.
+ *
+ * A path (not a glob) that goes through symlinks is watched along them
+ * too (watch_chain.h): the directory of each link, for the link's name
+ * (re-pointed, removed, made), and the directory where the path ends, for
+ * the file (edited there) or the first missing part (appearing). Those
+ * watches follow the links when they move. */
 #pragma once
 
 #include <stdbool.h>
@@ -19,6 +25,12 @@
 #include <sys/types.h>
 
 #include "supervisor/watch/watch_dirs.h"
+
+struct watch_target_hop {
+	int wd; /* -1: its directory went away before it could be watched */
+	char *name;
+	bool link; /* a link on the way; else where the path ends */
+};
 
 struct watch_target {
 	char *path;         /* absolute, cleaned (config_watch.c) */
@@ -32,6 +44,12 @@ struct watch_target {
 	size_t dir_length;
 	bool at_directory;
 	int self_wd; /* a directory named by the path (not a glob): its own watch; else -1 */
+	/* Where its symlinks lead (watch_chain.h), each by the watch on the
+	 * directory that holds it; none when the path goes through no link. */
+	struct watch_target_hop *hops;
+	size_t hop_count;
+	/* The links were not followed to the end (a loop): said once. */
+	bool chain_cut;
 	/* What the path was at the last resolution: whether it is there (a
 	 * glob: whether something matches), and, through symlinks, which
 	 * file. */

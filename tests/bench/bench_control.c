@@ -610,7 +610,8 @@ static void start_corral(struct bench *bench)
 		check_alive(TOOL_CORRAL, bench->corral_log);
 		struct command_result result = run_command(status);
 		running = result.exit_code == 0
-			      ? count_occurrences(output.data, "\"state\":\"running\"")
+			      /* A task's state, not its group's ("running" too). */
+			      ? count_occurrences(output.data, "\"state\":\"running\",\"pid\"")
 			      : 0;
 		if (running == tasks)
 			break;

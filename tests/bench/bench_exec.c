@@ -163,9 +163,11 @@ int main(int argc, char **argv)
 		close(pipe_fds[0]);
 		reap_status(pid);
 		buffer[got > 0 ? got : 0] = '\0';
-		char *field = strstr(buffer, "\"pid\":");
-		if (field && strstr(buffer, "\"running\""))
-			task_pid = (pid_t)atoi(field + 6);
+		/* The task's pid: not corral's ("corral": {"pid": ...}). */
+		static const char running[] = "\"state\":\"running\",\"pid\":";
+		char *field = strstr(buffer, running);
+		if (field)
+			task_pid = (pid_t)atoi(field + sizeof(running) - 1);
 	}
 	char target[16];
 	snprintf(target, sizeof(target), "%d", (int)task_pid);

@@ -18,7 +18,7 @@ with tempfile.TemporaryDirectory(prefix="corral-stale-") as d:
         argv = [corral, "status", "--json", "--socket", sock]
         while True:
             r = subprocess.run(argv, capture_output=True)
-            if r.returncode == 0 and r.stdout.count(b'"state":"running"') == tasks:
+            if r.returncode == 0 and r.stdout.count(b'"state":"running","pid"') == tasks:
                 break
             time.sleep(0.05)
         times = []

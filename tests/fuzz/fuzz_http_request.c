@@ -14,7 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_query(const struct http_request *request)
 {
-	const char *cursor = request->query, *end = request->query + request->query_length;
+	const char *cursor = request->query_length ? request->query : NULL;
+	const char *end = request->query + request->query_length;
 	struct http_parameter parameter;
 	while (http_query_next(&cursor, end, &parameter)) {
 		if (parameter.name < request->query ||

@@ -2,8 +2,8 @@
 # Builds the fuzzers with clang (libFuzzer + ASan + UBSan) and runs them:
 # the config parser, the control request parser, the CDI spec parser, the
 # hook response parser, the http probe's status line reader, the HTTP
-# endpoint's request parser, the env file parser and the cron expression
-# parser. Each starts from a few seeds written here, the
+# endpoint's request parser, the env file parser, the cron expression
+# parser and the status table's JSON view. Each starts from a few seeds written here, the
 # configs we ship and test, and the corpus kept in tests/fuzz/corpus/NAME
 # (inputs earlier long runs found interesting, and the regression inputs of
 # what they found): replaying it is part of every run.
@@ -63,11 +63,12 @@ build fuzz_http_status "" supervisor/probes/http_status.c
 build fuzz_http_request "" supervisor/http/http_request.c
 build fuzz_env_file "" config/env_file.c base/xmalloc.c
 build fuzz_cron "" config/cron.c
+build fuzz_json_view "" cli/json_view.c base/xmalloc.c
 
 # ---- seeds: build-fuzz/seeds/NAME ----
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{fuzz_config,fuzz_control_protocol,fuzz_cdi_spec,fuzz_hook_protocol,fuzz_http_status,fuzz_http_request,fuzz_env_file,fuzz_cron}
+mkdir -p "$seeds"/{fuzz_config,fuzz_control_protocol,fuzz_cdi_spec,fuzz_hook_protocol,fuzz_http_status,fuzz_http_request,fuzz_env_file,fuzz_cron,fuzz_json_view}
 cp examples/*.yaml tests/unit/configs/*.yaml "$seeds/fuzz_config/" 2>/dev/null || true
 seed=0
 for request in \
@@ -109,6 +110,8 @@ printf '# c\nA=1\nexport B="x\\ty" # c\nC=\x27lit\x27\nD=plain # c\n' >"$seeds/f
 printf 'HTTP/1.1 200 OK\r\nServer: x\r\n\r\n' >"$seeds/fuzz_http_status/seed-ok.txt"
 printf '*/15 1-10/3 1,15 jan-jun mon-fri' >"$seeds/fuzz_cron/seed-fields.txt"
 printf '@hourly' >"$seeds/fuzz_cron/seed-name.txt"
+printf '{"ok":true,"corral":{"pid":1,"started_at":1.5},"groups":[{"name":"g","tasks":[{"name":"a\\u00e9\\"","pid":null,"usage":{"cpu_usec":-3}}],"x":[[],{}]}]}' \
+	>"$seeds/fuzz_json_view/seed-status.json"
 printf 'HTTP/1.0 404 File not found\r\n' >"$seeds/fuzz_http_status/seed-404.txt"
 printf 'GET /readyz?group=web&task=a%%2Fb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' \
 	>"$seeds/fuzz_http_request/seed-readyz.txt"
@@ -151,10 +154,11 @@ if $long; then
 	fuzz fuzz_http_request 2048 -runs="$runs"
 	fuzz fuzz_env_file 2048 -runs="$runs"
 	fuzz fuzz_cron 256 -runs="$runs"
+	fuzz fuzz_json_view 4096 -runs="$runs"
 else
 	config_seconds=$(((seconds + 1) / 2))
 	rest=$((seconds - config_seconds))
-	each=$((rest / 7 > 0 ? rest / 7 : 1))
+	each=$((rest / 8 > 0 ? rest / 8 : 1))
 	fuzz fuzz_config 4096 -max_total_time="$config_seconds"
 	fuzz fuzz_control_protocol 1024 -max_total_time="$each"
 	fuzz fuzz_cdi_spec 2048 -max_total_time="$each"
@@ -163,4 +167,5 @@ else
 	fuzz fuzz_http_request 2048 -max_total_time="$each"
 	fuzz fuzz_env_file 2048 -max_total_time="$each"
 	fuzz fuzz_cron 256 -max_total_time="$each"
+	fuzz fuzz_json_view 4096 -max_total_time="$each"
 fi

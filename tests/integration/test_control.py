@@ -446,7 +446,7 @@ def test_restart_all_while_the_group_is_still_stopping(corral, tmp_path):
     wait_for(lambda: count(marks, "side-up") == 2 and count(marks, "app-up") == 2,
              what="the whole group running again")
     g = corral.status("g")["groups"][0]
-    assert g["state"] == "wait_alloc" and g["stopping"] is False, g
+    assert g["state"] == "running" and g["stopping"] is False, g
     assert {t["name"]: t["state"] for t in g["tasks"]} == {
         "side": "running", "app": "running", "cleanup": "pending"}, g
     assert count(marks, "cleanup") == 0, read_marks(marks)
@@ -518,7 +518,7 @@ def test_requests_during_a_shutdown(corral, tmp_path):
 
 # ---- status --------------------------------------------------------------------
 
-GROUP_STATES = {"init", "prestart", "main", "poststart", "wait_alloc", "poststop"}
+GROUP_STATES = {"init", "prestart", "main", "poststart", "running", "poststop"}
 TASK_STATES = {"pending", "starting", "running", "dead"}
 STAGES = {"prestart-ephemeral", "prestart-sidecar", "main", "poststart-ephemeral",
           "poststart-sidecar", "poststop"}
@@ -575,7 +575,7 @@ def test_status_reports_groups_and_tasks_as_documented(corral, tmp_path):
     groups = {g["name"]: g for g in reply["groups"]}
     assert list(groups) == ["web", "doomed"], reply
     web = groups["web"]
-    assert web["state"] in ("main", "poststart", "wait_alloc") and not web["finished"], web
+    assert web["state"] in ("main", "poststart", "running") and not web["finished"], web
     tasks = {t["name"]: t for t in web["tasks"]}
     assert list(tasks) == ["setup", "app"]
     assert tasks["setup"]["stage"] == "prestart-ephemeral" and tasks["setup"]["state"] == "dead"

@@ -144,3 +144,45 @@ def test_an_idle_connection_is_closed_but_not_a_follower(corral, tmp_path):
                 assert busy.request("status")["ok"] is True
     running.send(15)
     assert running.wait().returncode == 0
+
+
+KNOCKER = """
+import os, socket
+path, started = os.environ["CORRAL_SOCKET"], os.environ["STARTED"]
+knocks = 0
+while True:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError:
+        pass
+    sock.close()
+    knocks += 1
+    if knocks == 200:
+        open(started, "w").close()
+"""
+
+
+def test_a_task_connecting_as_fast_as_it_is_refused_does_not_hold_the_loop(corral, tmp_path):
+    """A task has no control rights, so each of its connections is refused
+    at once; it connects again at once. corral takes a bounded number of
+    connections a turn, so it still answers others (before, it stayed in
+    accept() for as long as the task went on)."""
+    started = tmp_path / "started"
+    config = group({
+        "knocker": {"command": ["/usr/bin/python3", "-c", KNOCKER],
+                    "env": {"STARTED": str(started)}},
+    })
+    running = corral.start(config)
+    corral.wait_control(running)
+    wait_for(lambda: started.exists(), timeout=RUN_TIMEOUT, what="the knocking to start")
+    # The CLI waits for room in the socket's backlog, which the knocker
+    # keeps full most of the time (a non-blocking connect may get EAGAIN).
+    for _ in range(3):
+        result = corral.cli("status", "--json")
+        assert result.returncode == 0, result.stderr
+        knocker = [task for group in json.loads(result.stdout)["groups"]
+                   for task in group["tasks"] if task["task"] == "g/knocker"]
+        assert knocker and knocker[0]["state"] == "running", result.stdout
+    running.send(15)
+    assert running.wait().returncode == 0

@@ -180,3 +180,38 @@ def test_on_failure_stop_is_the_default(corral, tmp_path):
     assert result.returncode == 1, result
     assert [e["message"] for e in result.events.of_group("g", "stopping")] == [
         "stopping: g/bad failed for good (exited with code 1)"]
+
+
+def test_on_failure_exit_stops_every_group_with_the_task_code(corral, tmp_path):
+    # A task of an instance set fails for good while another group runs
+    # on: without `exit`, corral would stay up with that group (and
+    # /livez 200), and nothing would restart the container.
+    config = {
+        "termination_log": str(tmp_path / "termination"),
+        "groups": {
+            "web": {"on_failure": "exit", "tasks": {
+                "api": {"command": sh("[ $CORRAL_INSTANCE = 1 ] && exit 7; " + IDLE),
+                        "instances": 2, "restart": {"policy": "never"}}}},
+            "other": {"tasks": {"idle": {"command": sh(IDLE)}}},
+        },
+    }
+    result = corral.run(config)
+    assert result.returncode == 7, result
+    # The healthy instance and the other group were stopped, not killed
+    # by a failure of their own.
+    assert result.events.of_group("other", "stopping"), result.events
+    assert [e["message"] for e in result.events.of_task("idle", "exited", group="other")] \
+        == ["killed by SIGTERM"], result.events
+    message = (tmp_path / "termination").read_text()
+    assert message.startswith("web/api@1 failed for good: exited with code 7; "
+                              "corral exited with code 7\n"), message
+    assert "group web: on_failure exit: every group stopped" in message, message
+
+
+def test_on_failure_exit_takes_the_map_form_without_bounds(corral, tmp_path):
+    config = group({"app": {"command": sh(IDLE)}},
+                   on_failure={"action": "exit", "attempts": 2})
+    checked = corral.check(config)
+    assert checked.returncode != 0
+    assert 'attempts and interval apply only to action "restart", not "exit"' in \
+        checked.stderr, checked.stderr

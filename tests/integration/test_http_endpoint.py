@@ -297,9 +297,17 @@ def test_readyz_of_what_is_not_there_is_404_with_the_control_sockets_words(corra
                          ("?group=web&group=web", "group= is given twice"),
                          ("?group=%zz", "group= must be a name"),
                          ("?group=", "group= is empty: name a group"),
-                         ("?group=web&task=", "task= is empty: name a task")):
+                         ("?group=web&task=", "task= is empty: name a task"),
+                         # Empty names (issue 35, item 13): a stray & or =.
+                         ("?&", "a parameter without a name"),
+                         ("?group=web&", "a parameter without a name"),
+                         ("?&&group=web", "a parameter without a name"),
+                         ("?=web", "a parameter without a name")):
         response = request(address, "/readyz" + query)
         assert response.status == 400 and words in response.json()["error"], (query, response)
+    # No query, or a '?' with nothing after it: every task.
+    for query in ("", "?"):
+        assert request(address, "/readyz" + query).status == 200, query
     stop(running)
 
 
@@ -541,6 +549,46 @@ def test_listening_on_a_unix_socket_made_as_the_control_socket_is(corral, tmp_pa
     assert f"corral: http.listen: {path} exists and is not a socket: refusing to replace it " \
         "(remove it, or set http.listen to another path)" in result.stderr, result.stderr
     assert path.read_text() == "not a socket"
+
+
+def test_a_socket_directory_others_could_replace_the_socket_in_is_refused(corral, tmp_path):
+    """As log.dir: a directory owned by another user, or that group or
+    others can write and is not sticky, is refused: at its place by
+    `corral check`, at the start, and at a reload. (corral looks again
+    when it makes the socket, for a directory made or changed after the
+    config was read.) A sticky one owned by root (/tmp) is fine."""
+    tasks = {"groups": {"g": {"tasks": {"t": {"command": sh(IDLE)}}}}}
+    theirs, shared, sticky = tmp_path / "theirs", tmp_path / "shared", tmp_path / "sticky"
+    for directory, mode in ((theirs, 0o755), (shared, 0o777), (sticky, 0o1777)):
+        directory.mkdir()
+        directory.chmod(mode)
+    os.chown(theirs, 65534, 65534)
+    why = {
+        theirs: f"{theirs}/http.sock: refused: its directory {theirs} is owned by uid 65534, "
+                "not by corral (uid 0) or root: its owner could replace the socket (put it "
+                "in a directory of corral's own)",
+        shared: f"{shared}/http.sock: refused: its directory {shared} is writable by group or "
+                "others (mode 0777) and not sticky: they could replace the socket (make it "
+                "writable by its owner only, or put the socket in a directory of corral's "
+                "own)",
+    }
+    for directory, message in why.items():
+        path = corral.config(json.dumps(http_config(tasks, str(directory / "http.sock"))))
+        result = corral.check(path)
+        assert result.returncode == 1, result
+        assert f"{path}:1:" in result.stderr and f"http.listen: {message}" in result.stderr, \
+            result.stderr
+        result = corral.run(path)
+        assert result.returncode == 1 and message in result.stderr, result
+        assert not (directory / "http.sock").exists()
+
+    # A reload to such a directory is refused; the socket corral has
+    # serves on. A sticky directory owned by root is fine.
+    running, address = start(corral, tasks, address=sticky / "http.sock")
+    result = reload(corral, running.config_path, http_config(tasks, str(shared / "http.sock")))
+    assert result.returncode != 0 and why[shared] in result.stdout + result.stderr, result
+    assert request(address, "/livez").status == 200
+    stop(running)
 
 
 # ---- config and reload ------------------------------------------------------------

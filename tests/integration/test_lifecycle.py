@@ -5,7 +5,7 @@ import pytest
 
 from conftest import count_lines, mark, marks_by_name, sh
 
-ALL_STATES = ["init", "prestart", "main", "poststart", "wait_alloc", "poststop"]
+ALL_STATES = ["init", "prestart", "main", "poststart", "running", "poststop"]
 
 # `alive NAME TAG` succeeds when some process has " NAME-TAG" in its
 # command line (a task started as sh -c SCRIPT NAME-TAG). The pattern is
@@ -123,7 +123,7 @@ def test_lifecycle_events_in_order(corral, tmp_path):
     # The group finishes after reaching poststop.
     ev = result.events
     assert ev.index(lambda e: e.get("event") == "finished" and "task" not in e) > ev.index(
-        lambda e: e.get("message") == "lifecycle wait_alloc -> poststop"
+        lambda e: e.get("message") == "lifecycle running -> poststop"
     )
 
 
@@ -276,7 +276,7 @@ def test_shipped_example_exits_0(corral, repo_root):
     assert "demo/app | working 3" in out, result
     assert "demo/cleanup | cleaned up" in out, result
     assert "demo/proxy | proxy stopping" in out, result
-    assert result.events.lifecycle("demo")[-1] == ("wait_alloc", "poststop")
+    assert result.events.lifecycle("demo")[-1] == ("running", "poststop")
 
 
 def test_groups_run_independently_and_corral_waits_for_all(corral, tmp_path):

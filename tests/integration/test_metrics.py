@@ -103,8 +103,21 @@ def test_the_families_of_every_kind_of_task(corral):
     assert value(found, "corral_task_exits_total", group="web", task="hog",
                  signal="SIGKILL") == 1
     assert value(found, "corral_task_memory_limit_bytes", group="web", task="hog") == 32 << 20
-    start_time = value(found, "corral_task_start_time_seconds", group="web", task="worker@1")
+    start_time = value(found, "corral_task_start_time_seconds", group="web", task="worker",
+                       task_instance="1")
     assert abs(start_time - time.time()) < 60, start_time
+    # Instances: task is the name written with `instances:`, task_instance
+    # the number, so that a sum by task needs no label_replace; a task
+    # without instances has no task_instance label.
+    running_workers = [v for (name, labels), v in found.items()
+                       if name == "corral_task_state" and dict(labels).get("task") == "worker"
+                       and dict(labels)["state"] == "running"]
+    assert sorted(running_workers) == [1, 1], running_workers
+    assert {dict(labels).get("task_instance") for name, labels in found
+            if name == "corral_task_state" and dict(labels)["task"] == "worker"} == {"0", "1"}
+    assert not any("@" in dict(labels).get("task", "") for name, labels in found)
+    assert all("task_instance" not in dict(labels) for name, labels in found
+               if dict(labels).get("task") == "service")
     # As status says it.
     group_state = corral.status()["groups"][0]["state"]
     assert value(found, "corral_group_state", group="web", state=group_state) == 1

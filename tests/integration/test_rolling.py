@@ -12,6 +12,8 @@ import socket
 import threading
 
 from conftest import free_port_block, sh, wait_for
+from test_http_endpoint import assert_agree, request
+from test_parent_notify import Parent
 
 SERVER = r"""
 import os, socket, sys, time
@@ -166,6 +168,13 @@ def test_an_instance_that_is_never_ready_stops_the_roll(corral, tmp_path):
     # a new roll replaces every instance again.
     (tmp_path / "never-2").unlink()
     wait_for(lambda: corral.task_status("g/web@2")["ready"], timeout=20, what="web@2 ready")
+    # The set recovered (every instance running and ready): the stopped
+    # roll is said no more (issue 35, item 13).
+    wait_for(lambda: instance_sets(corral)["g/web"]["roll"] is None, what="the roll cleared")
+    assert "rolling restart stopped" not in corral.cli("status", "g").stdout
+    cleared = [e["message"] for e in running.events().of_task("web", "rolling", group="g")]
+    assert cleared[-1] == ("every instance runs and is ready again: the stopped rolling "
+                           "restart is cleared from status"), cleared
     again = corral.cli("restart", "--rolling", "g/web")
     assert again.returncode == 0, again
     assert pids(corral, instance_names(4))[3] != before[3]
@@ -378,3 +387,76 @@ def test_a_client_that_goes_away_leaves_the_roll_going(corral, tmp_path):
         lines[3]["replaced"] == 3, lines
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
+
+
+def roll_reaches(corral, phases):
+    """The roll under way has its instances in `phases`."""
+    roll = instance_sets(corral)["g/web"].get("roll")
+    return roll and roll["state"] == "rolling" and \
+        [i["phase"] for i in roll["instances"]] == phases
+
+
+def test_readiness_holds_during_a_roll_while_enough_instances_are_ready(corral, tmp_path):
+    """Issue 35.5: during a roll the set counts as ready while N -
+    max_unavailable of its instances are (a Deployment's minimum
+    availability), so /readyz does not take the pod out of its Service
+    for the whole roll; status --ready and /readyz agree."""
+    base = free_port_block(3)
+    address = ("127.0.0.1", free_port_block(1))
+    config = {"http": {"listen": f"{address[0]}:{address[1]}"},
+              "groups": {"g": {"tasks": {"web": servers(tmp_path, 3, base, "60s")}}}}
+    parent = Parent(str(tmp_path / "notify.sock"))
+    running = corral.start(corral.config(config, name="roll.yaml"), env=parent.env())
+    corral.wait_control(running)
+    parent.wait_for("READY", "1")
+    assert assert_agree(corral, address) == ["ready"]
+    # web@1's new run never becomes ready: the roll waits at it, with
+    # web@0 replaced and ready and web@2 on its old process, ready.
+    (tmp_path / "never-1").touch()
+    roll = corral.cli_popen("restart", "--rolling", "g/web")
+    wait_for(lambda: roll_reaches(corral, ["replaced", "replacing", "waiting"]) and
+             corral.task_status("g/web@1")["state"] == "running",
+             what="the roll to wait at web@1's new run")
+    assert instance_sets(corral)["g/web"]["roll"]["min_ready"] == 2
+    assert corral.task_status("g/web@1")["roll_covered"] is True
+    assert assert_agree(corral, address) == ["ready"]
+    assert request(address, "/readyz?group=g&task=web@1").status == 200
+    # The parent hears the same: web@1 is being replaced, not starting.
+    parent.wait_for("STATUS", "3 tasks: 2 ready, 1 being replaced (g/web@1)")
+    # One more instance down (web@2 stopped): 1 ready of the 2 needed.
+    assert corral.cli("stop", "g/web@2").returncode == 0
+    wait_for(lambda: corral.task_status("g/web@2")["state"] == "dead", what="web@2 stopped")
+    lines = assert_agree(corral, address)
+    assert sorted(lines) == [
+        "g/web@1: not ready (running, has not said it is ready)",
+        "g/web@2: not ready (dead)"], lines
+    assert corral.task_status("g/web@1")["roll_covered"] is False
+    roll.kill()
+    roll.wait()
+    running.send(signal.SIGTERM)
+    running.wait()
+    parent.close()
+
+
+def test_min_ready_raises_what_a_roll_must_keep_ready(corral, tmp_path):
+    base = free_port_block(3)
+    address = ("127.0.0.1", free_port_block(1))
+    config = {"http": {"listen": f"{address[0]}:{address[1]}"},
+              "groups": {"g": {"tasks": {"web": servers(
+                  tmp_path, 3, base, "60s", update={"strategy": "rolling", "min_ready": 3})}}}}
+    running = start(corral, config, 3)
+    (tmp_path / "never-0").touch()
+    roll = corral.cli_popen("restart", "--rolling", "g/web")
+    wait_for(lambda: roll_reaches(corral, ["replacing", "waiting", "waiting"]) and
+             corral.task_status("g/web@0")["state"] == "running",
+             what="the roll to wait at web@0's new run")
+    assert instance_sets(corral)["g/web"]["roll"]["min_ready"] == 3
+    inspected = json.loads(corral.cli("inspect", "--json", "g/web@1").stdout)
+    assert inspected["instances"]["update"] == {
+        "strategy": "rolling", "max_unavailable": 1, "min_ready": 3}, inspected["instances"]
+    assert assert_agree(corral, address) == [
+        "g/web@0: not ready (running, has not said it is ready)"]
+    roll.kill()
+    roll.wait()
+    running.send(signal.SIGTERM)
+    running.wait()

@@ -134,13 +134,9 @@ def test_scale_mistakes_change_nothing(corral, tmp_path):
          "(instances: 1 makes it solo@0, one instance that can be scaled)"),
         (["scale", "g/nope=2"], 1, "corral: no task g/nope in group g"),
         (["scale", "x/web=2"], 1, "corral: x/web: no group \"x\""),
-        (["scale", "g/web=0"], 2,
-         "g/web=0: scale keeps at least one instance, which holds the task's definition; "
-         "`corral stop g/web` stops them all and keeps them listed (`corral start g/web` "
-         "runs them again)"),
-        (["scale", "g/web=1001"], 2, "expected GROUP/TASK=N (N from 1 to 1000), not "
+        (["scale", "g/web=1001"], 2, "expected GROUP/TASK=N (N from 0 to 1000), not "
          "\"g/web=1001\""),
-        (["scale", "g/web"], 2, "expected GROUP/TASK=N (N from 1 to 1000), not \"g/web\""),
+        (["scale", "g/web"], 2, "expected GROUP/TASK=N (N from 0 to 1000), not \"g/web\""),
         (["scale", "g/web@1=3"], 2,
          "scale needs a task written with instances: (group/task), not \"g/web@1\""),
         (["scale", "g/web=3", "g/web=4"], 2, "g/web is named twice"),
@@ -184,3 +180,75 @@ def test_a_roll_and_a_scale_do_not_overlap(corral, tmp_path):
     assert corral.cli("scale", "g/web=3").returncode == 0
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
+
+
+def test_scale_to_zero_keeps_the_task_and_its_group(corral, tmp_path):
+    """Issue 35.8: `scale G/T=0`, as `kubectl scale --replicas=0`: no
+    instance runs, the task stays defined (status shows it at 0, it keeps
+    its group and corral up), it counts as ready as a Deployment at 0
+    replicas is Available, and a scale up brings instances back from the
+    same definition; a reload goes back to the config's count."""
+    config = {"groups": {"g": {"tasks": {"web": web(2, env={"FLAVOUR": "kept"})}}}}
+    running = start(corral, config)
+    wait_for(lambda: corral.task_status("g/web@1")["state"] == "running", what="two running")
+    down = corral.cli("scale", "g/web=0")
+    assert down.returncode == 0, down
+    assert down.stdout == ("g/web: scaled from 2 to 0 instances (the config says 2): "
+                           "g/web@1, g/web@0 stop\n"), down.stdout
+    wait_for(lambda: live_tasks(corral) == [], what="no instance left")
+    assert instance_set(corral) == {"task": "g/web", "configured": 2, "instances": 0,
+                                    "scaled": True, "roll": None}
+    table = corral.cli("status", "g")
+    assert "  web: 0 instances (corral scale); the config says 2\n" in table.stdout, \
+        table.stdout
+    # Its group (its only task was web) and corral stay up.
+    group = corral.status()["groups"][0]
+    assert group["finished"] is False and group["stopping"] is False, group
+    assert running.alive()
+    for target in ([], ["g"], ["g/web"]):
+        ready = corral.cli("status", "--ready", *target)
+        assert ready.returncode == 0 and ready.stdout == "ready\n", (target, ready)
+    stop = corral.cli("stop", "g/web")
+    assert stop.returncode == 1 and "corral: g/web has no instance: corral scale took it to " \
+        "0 (`corral scale g/web=N` brings N back)" in stop.stderr, stop
+
+    up = corral.cli("scale", "g/web=3")
+    assert up.returncode == 0, up
+    assert up.stdout == ("g/web: scaled from 0 to 3 instances (the config says 2): "
+                         "g/web@0, g/web@1, g/web@2 start\n"), up.stdout
+    wait_for(lambda: all(corral.task_status(f"g/web@{i}")["state"] == "running"
+                         for i in range(3)), what="three running")
+    # Made from the same definition, each with its number.
+    inspected = corral.cli("inspect", "g/web@2", "--json")
+    assert '"name":"FLAVOUR","value":"kept"' in inspected.stdout, inspected.stdout
+    wait_for(lambda: "g/web@2 | instance 2" in corral.cli("logs", "g/web").stdout,
+             what="web@2's line")
+
+    assert corral.cli("scale", "g/web=0").returncode == 0
+    wait_for(lambda: live_tasks(corral) == [], what="none again")
+    reload = corral.cli("reload")
+    assert reload.returncode == 0, reload
+    wait_for(lambda: live_tasks(corral) == ["g/web@0", "g/web@1"], what="the config's two")
+    assert instance_set(corral)["scaled"] is False
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def test_a_group_held_by_a_task_at_zero_stops_at_shutdown(corral, tmp_path):
+    marks = tmp_path / "poststop"
+    config = {"groups": {"g": {"tasks": {
+        "web": web(1),
+        "after": {"command": sh(f"echo ran >> {marks}"), "lifecycle": {"hook": "poststop"}}}}}}
+    running = start(corral, config)
+    wait_for(lambda: corral.task_status("g/web@0")["state"] == "running", what="web@0 up")
+    assert corral.cli("scale", "g/web=0").returncode == 0
+    wait_for(lambda: live_tasks(corral) == ["g/after"], what="web@0 gone")
+    # Held up: the group goes on (settled with web@0's end), and its
+    # poststop task waits for the group's end.
+    group = corral.status()["groups"][0]
+    assert group["state"] != "poststop" and not group["stopping"], group
+    assert corral.task_status("g/after")["state"] == "pending"
+    assert not marks.exists()
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+    assert marks.read_text() == "ran\n"

@@ -1,6 +1,7 @@
 """Graceful shutdown on SIGTERM / SIGINT: reverse lifecycle order, kill
 signals and timeouts, shutdown_timeout, and a second signal."""
 
+import os
 import signal
 import time
 
@@ -302,3 +303,54 @@ def test_tasks_dying_of_their_kill_signal_end_well(corral, tmp_path):
     assert result.returncode == 0, result
     exited = result.events.of_task("app", "exited")
     assert exited and "SIGTERM" in exited[0]["message"], result.events
+
+
+def test_exit_137_is_a_task_killed_by_sigkill_and_says_which(corral, tmp_path):
+    """docs/orchestrators.md, "Exit code 137": a task that failed for good
+    by SIGKILL gives 137, as under tini, and the termination message names
+    it, where corral killed by the engine writes none; a task corral
+    SIGKILLs itself while stopping on request is a stop and gives 0."""
+    order = tmp_path / "order"
+    config = {
+        "termination_log": str(tmp_path / "termination"),
+        "groups": {
+            "victim": {"tasks": {"app": {
+                "command": sh(f"echo $$ > {tmp_path / 'app.pid'}; exec sleep 1000"),
+                "restart": {"policy": "never"}}}},
+            "other": {"tasks": {"stubborn": {"command": ignores_term(order, "stubborn"),
+                                             "kill": {"timeout": "200ms"}}}},
+        },
+    }
+    running = corral.start(config)
+    wait_up(order, "stubborn-up")
+    wait_for(lambda: (tmp_path / "app.pid").exists(), what="app to start")
+    os.kill(int((tmp_path / "app.pid").read_text()), signal.SIGKILL)
+    wait_for(lambda: corral.task_status("victim/app")["failed"], what="app to fail for good")
+    running.send(signal.SIGTERM)
+    result = running.wait()
+    assert result.returncode == 137, result
+    # The stubborn task was SIGKILLed by corral past its kill timeout: a
+    # stop, not a second failure.
+    assert result.events.of_task("stubborn", "kill_timeout"), result.events
+    message = (tmp_path / "termination").read_text()
+    assert message.startswith("victim/app failed for good: killed by SIGKILL; corral exited "
+                              "with code 137\n"), message
+    assert "then stopped by SIGTERM" in message, message
+
+
+def test_a_task_sigkilled_by_its_stop_gives_no_failure(corral, tmp_path):
+    order = tmp_path / "order"
+    config = {
+        "termination_log": str(tmp_path / "termination"),
+        "groups": {"g": {"tasks": {"stubborn": {"command": ignores_term(order, "stubborn"),
+                                                "kill": {"timeout": "200ms"}}}}},
+    }
+    running = corral.start(config)
+    wait_up(order, "stubborn-up")
+    running.send(signal.SIGTERM)
+    result = running.wait()
+    assert result.returncode == 0, result
+    assert [e["message"] for e in result.events.of_task("stubborn", "exited")] == \
+        ["killed by SIGKILL"], result.events
+    assert (tmp_path / "termination").read_text().startswith("stopped by SIGTERM"), \
+        (tmp_path / "termination").read_text()

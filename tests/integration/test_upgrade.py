@@ -241,14 +241,7 @@ def test_a_binary_that_cannot_take_over_leaves_corral_running(corral, corral_bin
         tmp_path / "refuses",
         f"#!/bin/sh\n[ \"$1\" = --handover-format ] && exec {corral_bin} \"$@\"\n"
         f"export CORRAL_TEST_HANDOVER_REFUSE=1\nexec {corral_bin} \"$@\"\n")
-    def vanishing(name):
-        # Passes the check, and is gone when corral executes it.
-        return write_script(tmp_path / name,
-                            f"#!/bin/sh\nrm -f \"$0\"\nexec {corral_bin} \"$@\"\n")
-
     cases = [
-        (vanishing("vanishes"), "No such file or directory"),
-        (vanishing("vanishes-again"), "No such file or directory"),
         (exits_1, "exited with code 1"),
         (not_executable, "Permission denied"),
         (tmp_path / "missing", "No such file or directory"),
@@ -626,8 +619,17 @@ def test_a_prestart_hook_that_said_done_refuses_the_upgrade(corral, tmp_path):
 
 
 def socket_inodes(pid):
-    return {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")
-            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")}
+    """The sockets corral holds; an fd closed while they are listed (a
+    probe's, a client's) is not one of the listening sockets."""
+    found = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except FileNotFoundError:
+            continue
+        if target.startswith("socket:"):
+            found.add(target)
+    return found
 
 
 def test_the_http_endpoint_listens_on_through_the_upgrade(corral, tmp_path):
@@ -675,23 +677,269 @@ def test_corral_own_parent_is_still_told_after_the_upgrade(corral, tmp_path):
         parent.close()
 
 
-def test_a_scaled_config_refuses_the_upgrade_until_a_reload(corral, tmp_path):
-    """corral scale runs a config its files do not give: the new corral,
-    which builds from the files' bytes, would go back to their counts. The
-    upgrade says so and changes nothing; after a reload it goes through."""
-    config = {"groups": {"g": {"tasks": {"web": {"command": "sleep 1000", "instances": 2}}}}}
+def test_a_scaled_count_goes_over_and_a_reload_still_goes_back(corral, tmp_path):
+    """corral scale runs a config its files do not give: the upgrade hands
+    the scaled counts over with the files' bytes, so the new corral runs
+    the same instances on (same pids), scales on from there, and a reload
+    still goes back to the files' counts, as without an upgrade."""
+    config = {"groups": {"g": {"tasks": {
+        "web": {"command": "sleep 1000", "instances": 2},
+        "api": {"command": "sleep 1000", "instances": 3}}}}}
     running = corral.start(config)
     corral.wait_control(running)
-    assert corral.cli("scale", "g/web=3").returncode == 0
-    wait_for(lambda: len(snapshot(corral)) == 3, what="the third instance")
-    result = upgrade(corral)
-    assert result.returncode == 1
-    assert "corral scale changed its instances" in result.stderr, result.stderr
-    assert len(snapshot(corral)) == 3
-    assert corral.cli("reload").returncode == 0
-    wait_for(lambda: len(snapshot(corral)) == 2, what="the reload's counts")
+    assert corral.cli("scale", "g/web=4", "g/api=1").returncode == 0
+    wait_for(lambda: len(snapshot(corral)) == 5, what="web@2, web@3 started, api@1, api@2 gone")
     before = snapshot(corral)
     assert upgrade(corral).returncode == 0
     assert_same_tasks(before, snapshot(corral))
+    assert sorted(snapshot(corral)) == ["g/api@0", "g/web@0", "g/web@1", "g/web@2", "g/web@3"]
+    # Scaled on from the running counts, not the files'.
+    assert corral.cli("scale", "g/web=5").returncode == 0
+    wait_for(lambda: len(snapshot(corral)) == 6, what="web@4")
+    assert snapshot(corral)["g/web@3"][0] == before["g/web@3"][0]
+    # A second upgrade carries the counts of both scales.
+    before = snapshot(corral)
+    assert upgrade(corral).returncode == 0
+    assert_same_tasks(before, snapshot(corral))
+    assert corral.cli("reload").returncode == 0
+    wait_for(lambda: sorted(snapshot(corral)) == ["g/api@0", "g/api@1", "g/api@2", "g/web@0",
+                                                  "g/web@1"], what="the files' counts again")
+    assert snapshot(corral)["g/web@0"][0] == before["g/web@0"][0]
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def counters(address):
+    """Every counter of GET /metrics but CPU time, which moves on its own."""
+    from test_metrics import samples, scrape
+    return {key: value for key, value in samples(scrape(address)[0]).items()
+            if key[0].endswith("_total") and key[0] != "corral_task_cpu_seconds_total"}
+
+
+def test_every_metrics_counter_goes_over(corral, tmp_path):
+    """GET /metrics' counters go on from where they were (issue 35's alert
+    on corral_task_exits_total and the probe failures broke when they
+    went back to 0): exits by code and by signal, probe failures, OOM
+    kills, restarts, reloads and control requests, each the same number
+    after the upgrade, but the upgrade request itself."""
+    from test_http_endpoint import start
+    from test_metrics import HOG, value
+    runs, probes = tmp_path / "runs", tmp_path / "probes"
+    config = {"groups": {"web": {"tasks": {
+        # Killed by SIGKILL in its second run, exits 3 in its others up to
+        # the fifth, then runs on.
+        "crash": {"command": sh(f"n=$(cat {runs} 2>/dev/null || echo 0); n=$((n+1)); "
+                                f"echo $n > {runs}; [ $n -eq 2 ] && kill -9 $$; "
+                                f"[ $n -le 5 ] && exit 3; exec sleep 1000"),
+                  "restart": {"policy": "always", "delay": "50ms", "max_delay": "50ms",
+                              "attempts": "unlimited"}},
+        # Its readiness probe fails 4 times, then passes (and, not
+        # continuous, is not run again).
+        "probed": {"command": ["/bin/sleep", "1000"],
+                   "readiness": {"exec": ["/bin/sh", "-c",
+                                          f"n=$(cat {probes} 2>/dev/null || echo 0); "
+                                          f"echo $((n+1)) > {probes}; [ $n -ge 4 ]"],
+                                 "interval": "50ms"}},
+        "hog": {"command": HOG, "resources": {"memory": "32M"},
+                "restart": {"policy": "on-failure", "delay": "1h"}},
+    }}}}
+    running, address = start(corral, config)
+    wait_for(lambda: corral.task_status("web/crash")["restarts"] == 5
+             and corral.task_status("web/crash")["state"] == "running", what="5 restarts")
+    wait_for(lambda: corral.task_status("web/probed")["ready"], what="the probe passing")
+    wait_for(lambda: (corral.task_status("web/hog")["last_exit"] or {}).get("oom_killed"),
+             what="the hog's OOM kill")
+    # A reload that rebuilds the crash task for a new definition: its
+    # record goes to the task made anew, and over the upgrade from there.
+    from test_metrics import started_again_after_replaced
+    rebuilt = json.loads(running.config_path.read_text())  # with its http key
+    rebuilt["groups"]["web"]["tasks"]["crash"]["env"] = {"ROUND": "2"}
+    corral.config(rebuilt, name=running.config_path.name)
+    assert corral.cli("reload").returncode == 0
+    wait_for(lambda: started_again_after_replaced(running.events(), "crash")
+             and corral.task_status("web/crash")["state"] == "running", what="crash made anew")
+    before = counters(address)
+    assert value(before, "corral_reloads_total", result="succeeded") == 1
+    # Series of each kind, not exact counts (a busy machine can make a
+    # run or a probe run fail once more); the test is that each is the
+    # same after the upgrade.
+    assert value(before, "corral_task_exits_total", group="web", task="crash", code="3") >= 3
+    assert value(before, "corral_task_exits_total", group="web", task="crash",
+                 signal="SIGKILL") >= 1
+    assert value(before, "corral_task_exits_total", group="web", task="crash",
+                 signal="SIGTERM") >= 1  # the run the reload replaced
+    assert value(before, "corral_task_probe_failures_total", group="web", task="probed",
+                 probe="readiness") >= 4
+    assert value(before, "corral_task_oom_kills_total", group="web", task="hog") >= 1
+
+    assert upgrade(corral).returncode == 0
+    after = counters(address)
+    upgrade_requests = ("corral_control_requests_total", frozenset({("command", "upgrade")}))
+    assert after.pop(upgrade_requests) == before.pop(upgrade_requests) + 1
+    assert after == before, {key: (before.get(key), after.get(key))
+                             for key in set(before) | set(after)
+                             if before.get(key) != after.get(key)}
     running.send(signal.SIGTERM)
     running.wait()
+
+
+def test_corral_answers_while_the_new_binary_is_checked(corral, corral_bin, tmp_path):
+    """The check (BINARY --handover-format) runs in the loop, not in a
+    blocking wait: while the new binary holds its answer back, status is
+    served and a second upgrade is refused; once it answers, the upgrade
+    that waited completes. A binary that never answers is refused after
+    the check's 5 s, and corral served requests the whole time."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    running = corral.start(counting_config(marks, 2))
+    corral.wait_control(running)
+    wait_for(lambda: len(list(marks.iterdir())) == 2, what="every task to start")
+    before = snapshot(corral)
+    held = tmp_path / "held"
+    release = tmp_path / "release"
+    slow = write_script(
+        tmp_path / "slow-check",
+        "#!/bin/sh\nif [ \"$1\" = --handover-format ]; then\n"
+        f"  touch {held}; i=0\n"
+        f"  while [ ! -e {release} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+        "fi\n"
+        f"exec {corral_bin} \"$@\"\n")
+    waiting = corral.cli_popen("upgrade", slow)
+    wait_for(lambda: held.exists(), timeout=30, what="the check to start")
+    # The check is held: corral answers anyway.
+    status = corral.cli("status", "--json")
+    assert status.returncode == 0, status.stderr
+    assert waiting.poll() is None and not release.exists()
+    second = upgrade(corral, corral_bin)
+    assert second.returncode == 1
+    assert f"an upgrade to {slow} is being checked already" in second.stderr, second.stderr
+    release.touch()
+    output, errors = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0, errors
+    assert b"took over 2 tasks" in output, output
+    assert_same_tasks(before, snapshot(corral))
+
+    silent = write_script(
+        tmp_path / "silent",
+        "#!/bin/sh\nif [ \"$1\" = --handover-format ]; then\n"
+        f"  touch {tmp_path / 'silent-held'}; exec sleep 600\nfi\nexit 1\n")
+    waiting = corral.cli_popen("upgrade", silent)
+    wait_for(lambda: (tmp_path / "silent-held").exists(), timeout=30, what="the check")
+    assert corral.cli("status", "g/t0").returncode == 0
+    output, errors = waiting.communicate(timeout=60)
+    assert waiting.returncode == 1
+    assert b"--handover-format did not answer within 5 s" in errors, errors
+    assert running.alive()
+    assert_same_tasks(before, snapshot(corral))
+    running.send(signal.SIGTERM)
+    running.wait()
+
+
+def test_the_file_checked_is_the_file_executed(corral, corral_bin, tmp_path):
+    """A binary replaced at its path after the check (a rename over it)
+    is not what runs: corral execs the file it opened and checked."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    running = corral.start(counting_config(marks, 1))
+    corral.wait_control(running)
+    wait_for(lambda: len(list(marks.iterdir())) == 1, what="the task to start")
+    path = tmp_path / "corral-new"
+    impostor = write_script(
+        tmp_path / "impostor",
+        f"#!/bin/sh\ntouch {tmp_path / 'impostor-ran'}\nexec {corral_bin} \"$@\"\n")
+    write_script(
+        path,
+        "#!/bin/sh\nif [ \"$1\" = --handover-format ]; then\n"
+        f"  mv -f {impostor} {path}\nelse\n  touch {tmp_path / 'checked-ran'}\nfi\n"
+        f"exec {corral_bin} \"$@\"\n")
+    result = upgrade(corral, path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "checked-ran").exists()
+    assert not (tmp_path / "impostor-ran").exists()
+    # The swap did happen: the path now holds the impostor.
+    assert "impostor-ran" in path.read_text()
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+
+
+def test_a_binary_others_could_replace_is_refused(corral, corral_bin, tmp_path):
+    """A binary, or a directory on its way, that someone other than root
+    or corral's user may write, is never run: refused before any check,
+    with what is wrong, and corral runs on."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    running = corral.start(counting_config(marks, 1))
+    corral.wait_control(running)
+    wait_for(lambda: len(list(marks.iterdir())) == 1, what="the task to start")
+    before = snapshot(corral)
+    ran = tmp_path / "ran"
+    script = f"#!/bin/sh\ntouch {ran}\nexec {corral_bin} \"$@\"\n"
+
+    writable = write_script(tmp_path / "writable", script)
+    writable.chmod(0o777)
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o777)
+    in_open_dir = write_script(open_dir / "corral", script)
+    sticky_dir = tmp_path / "sticky"
+    sticky_dir.mkdir()
+    sticky_dir.chmod(0o1777)
+    foreign = write_script(tmp_path / "foreign", script)
+    os.chown(foreign, 65534, 65534)
+    linked_dir = tmp_path / "linked"
+    os.symlink(open_dir, linked_dir)
+
+    cases = [
+        (writable, f"{writable} may be written by others (owner uid 0, mode 0777)"),
+        (in_open_dir, f"its directory {open_dir} may be written by others"),
+        (linked_dir / "corral", f"its directory {open_dir} may be written by others"),
+        (foreign, f"{foreign} belongs to uid 65534"),
+    ]
+    for binary, reason in cases:
+        result = upgrade(corral, binary)
+        assert result.returncode == 1, (binary, result.stdout)
+        assert reason in result.stderr, (binary, result.stderr)
+        assert not ran.exists(), binary
+        assert running.alive()
+        assert_same_tasks(before, snapshot(corral))
+    # A sticky directory is enough: nobody else may replace root's file there.
+    in_sticky = write_script(sticky_dir / "corral", script)
+    assert upgrade(corral, in_sticky).returncode == 0
+    assert ran.exists()
+    running.send(signal.SIGTERM)
+    outcome = running.wait()
+    assert "upgrade_failed" in [event.get("event") for event in outcome.events]
+
+
+def test_a_client_that_goes_away_during_the_check_stops_the_upgrade(corral, corral_bin,
+                                                                     tmp_path):
+    """Ctrl-C on `corral upgrade` while the new binary is checked: the check
+    is killed and nothing is executed; corral says so and runs on."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    running = corral.start(counting_config(marks, 1))
+    corral.wait_control(running)
+    wait_for(lambda: len(list(marks.iterdir())) == 1, what="the task to start")
+    before = snapshot(corral)
+    held = tmp_path / "held"
+    held_script = write_script(
+        tmp_path / "held-check",
+        "#!/bin/sh\nif [ \"$1\" = --handover-format ]; then\n"
+        f"  echo $$ > {held}.tmp; mv {held}.tmp {held}; exec sleep 600\nfi\n"
+        f"touch {tmp_path / 'executed'}\nexec {corral_bin} \"$@\"\n")
+    waiting = corral.cli_popen("upgrade", held_script)
+    wait_for(lambda: held.exists(), timeout=30, what="the check to start")
+    waiting.kill()
+    waiting.wait()
+    wait_for(lambda: any("went away" in (event.get("message") or "")
+                         for event in running.events() if event.get("event") == "upgrade_failed"),
+             timeout=30, what="the upgrade to be given up")
+    assert not (tmp_path / "executed").exists()
+    # The check's process is gone too.
+    wait_for(lambda: not pid_exists(int(held.read_text())), timeout=30,
+             what="the check's process to end")
+    # And a new upgrade may start.
+    assert upgrade(corral, corral_bin).returncode == 0
+    assert_same_tasks(before, snapshot(corral))
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0

@@ -174,12 +174,43 @@ static void test_fewer_instances_leave_out_the_last_and_their_waits(void **state
 	config_free(config);
 }
 
+/* corral scale G/T=0, then up again from the kept model: the instances
+ * come back at the end of their group, and each gets its number. */
+static void test_zero_instances_then_back_from_the_model(void **state)
+{
+	(void)state;
+	struct config *config = parse_ok(rich);
+	struct task_config model;
+	task_config_copy(&model, task_named(config, "web/web@0"));
+	struct instance_count none = {"web", "web", 0, &model};
+	struct config *empty = config_with_instances(config, &none, 1);
+	assert_int_equal(empty->groups[0].task_count, config->groups[0].task_count - 3);
+	for (size_t t = 0; t < empty->groups[0].task_count; t++)
+		assert_null(empty->groups[0].tasks[t].instance_of);
+	expect_edges(empty, "web/edge", "web/db");
+	struct instance_count two = {"web", "web", 2, &model};
+	struct config *back = config_with_instances(empty, &two, 1);
+	const struct group_config *web = &back->groups[0];
+	const char *names[] = {"db", "edge", "backup", "web@0", "web@1"};
+	assert_int_equal(web->task_count, 5);
+	for (size_t t = 0; t < 5; t++)
+		assert_string_equal(web->tasks[t].name, names[t]);
+	assert_int_equal(task_named(back, "web/web@1")->instance, 1);
+	assert_int_equal(task_named(back, "web/web@1")->instances, 3); /* as written */
+	expect_edges(back, "web/web@1", "web/db");
+	task_config_copy_free(&model);
+	config_free(back);
+	config_free(empty);
+	config_free(config);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_a_copy_is_equal_and_its_own),
 	    cmocka_unit_test(test_more_instances_are_made_from_the_model),
 	    cmocka_unit_test(test_fewer_instances_leave_out_the_last_and_their_waits),
+	    cmocka_unit_test(test_zero_instances_then_back_from_the_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

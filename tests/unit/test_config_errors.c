@@ -49,7 +49,11 @@ static const struct error_case cases[] = {
      "web/app: update.max_unavailable: goes with strategy: rolling (recreate replaces every "
      "instance at once)"},
     {"update key unknown", TASK("{command: a, instances: 2, update: {surge: 1}}"), 4, 48,
-     "web/app: update: unknown key \"surge\" (expected strategy or max_unavailable)"},
+     "web/app: update: unknown key \"surge\" (expected strategy, max_unavailable or "
+     "min_ready)"},
+    {"min_ready not a count", TASK("{command: a, instances: 2, update: {min_ready: -1}}"), 4, 59,
+     "web/app: update.min_ready: must be a whole number from 0 to 1000 (instances ready during "
+     "a rolling restart), not \"-1\""},
     {"oom_score_adj out of range", TASK("{command: a, oom_score_adj: 1001}"), 4, 40,
      "web/app: oom_score_adj: must be a whole number from -1000 to 1000, not \"1001\""},
     {"oom_score_adj not a number", TASK("{command: a, oom_score_adj: high}"), 4, 40,
@@ -586,6 +590,38 @@ static const struct error_case cases[] = {
      "number of bytes)"},
 
     /* Readiness and health */
+    /* readiness.log: back-references and costly repetitions, at the pattern's column */
+    {"log pattern with a back-reference",
+     TASK("{command: a, readiness: {log: '^(.*)(.*)\\2\\1x$'}}"), 4, 52,
+     "web/app: readiness.log: \\2 is a "
+     "back-reference, which corral refuses: matching one can take time exponential in the "
+     "line's length, in corral's one loop, which every task waits on; write the text it "
+     "stands for again ((ab)\\1 as (ab)ab), or a class that covers it ([0-9]+)"},
+    {"back-reference in a scalar with escapes: at its start",
+     TASK("{command: a, readiness: {log: \"a(b)\\\\1\"}}"), 4, 42,
+     "web/app: readiness.log: \\1 is a "
+     "back-reference, which corral refuses: matching one can take time exponential in the "
+     "line's length, in corral's one loop, which every task waits on; write the text it "
+     "stands for again ((ab)\\1 as (ab)ab), or a class that covers it ([0-9]+)"},
+    {"too many repetition operators", TASK("{command: a, readiness: {log: '(.*){40}b'}}"), 4, 47,
+     "web/app: readiness.log: has 40 "
+     "repetition operators (*, +, ?, and the optional copies of {n,m}) once its {n,m} "
+     "repetitions are multiplied out, more than 16: each line's cost in corral's one loop, "
+     "which every task waits on, grows with their square; write one .* for a run of them "
+     "((.*a){40}b as .*a.*b if the count does not matter)"},
+    {"too many positions in not_ready",
+     TASK("{command: a, readiness: {log: {ready: up, not_ready: 'x(y{20}){20}'}}}"), 4, 74,
+     "web/app: readiness.log.not_ready: has 400 characters and classes once its {n,m} "
+     "repetitions are multiplied out, more than 256: every line of output would cost as much "
+     "in corral's one loop, which every task waits on; repeat less (a{3,} for a{3,300}, .* "
+     "for .{0,300})"},
+    {"repetitions too many only together: at the pattern's start",
+     TASK("{command: a, readiness: {log: '(.*a){9}(.*b){9}'}}"), 4, 43,
+     "web/app: readiness.log: has 18 "
+     "repetition operators (*, +, ?, and the optional copies of {n,m}) once its {n,m} "
+     "repetitions are multiplied out, more than 16: each line's cost in corral's one loop, "
+     "which every task waits on, grows with their square; write one .* for a run of them "
+     "((.*a){40}b as .*a.*b if the count does not matter)"},
     {"continuous readiness on a notify fd",
      TASK("{command: a, readiness: {notify: fd, fd: 3, continuous: true}}"), 4, 68,
      "web/app: readiness.continuous: does not go with \"notify: fd\" (its newline is said once; "

@@ -71,7 +71,9 @@ static void test_on_failure_forms_and_defaults(void **state)
 		     "  b: {on_failure: ignore, tasks: {t: {command: x}}}\n"
 		     "  c: {on_failure: restart, tasks: {t: {command: x}}}\n"
 		     "  d: {on_failure: {action: restart, attempts: 5, interval: "
-		     "1m}, tasks: {t: {command: x}}}\n");
+		     "1m}, tasks: {t: {command: x}}}\n"
+		     "  e: {on_failure: exit, tasks: {t: {command: x}}}\n"
+		     "  f: {on_failure: {action: exit}, tasks: {t: {command: x}}}\n");
 	const struct group_failure_policy *a = &config->groups[0].on_failure;
 	const struct group_failure_policy *c = &config->groups[2].on_failure;
 	const struct group_failure_policy *d = &config->groups[3].on_failure;
@@ -83,6 +85,8 @@ static void test_on_failure_forms_and_defaults(void **state)
 	assert_int_equal(c->interval_ms, CONFIG_DEFAULT_GROUP_RESTART_INTERVAL_MS);
 	assert_int_equal(d->attempts, 5);
 	assert_int_equal(d->interval_ms, 60000);
+	assert_int_equal(config->groups[4].on_failure.action, GROUP_ON_FAILURE_EXIT);
+	assert_int_equal(config->groups[5].on_failure.action, GROUP_ON_FAILURE_EXIT);
 	config_free(config);
 }
 
@@ -104,11 +108,11 @@ static const struct error_case cases[] = {
      "group web: on_failure: attempts and interval apply only to action \"restart\", not "
      "\"stop\""},
     {"no action", ON_FAILURE("{attempts: 2}"), 3, 17,
-     "group web: on_failure: missing \"action\" (stop, restart or ignore)"},
+     "group web: on_failure: missing \"action\" (stop, restart, ignore or exit)"},
     {"zero attempts", ON_FAILURE("{action: restart, attempts: 0}"), 3, 45,
      "group web: on_failure.attempts: must be a whole number from 1 to 1000000, not \"0\""},
     {"a list", ON_FAILURE("[stop]"), 3, 17,
-     "group web: on_failure: must be \"stop\", \"restart\", \"ignore\" or a map with "
+     "group web: on_failure: must be \"stop\", \"restart\", \"ignore\", \"exit\" or a map with "
      "\"action\", not a list"},
 };
 

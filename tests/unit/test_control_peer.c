@@ -41,6 +41,10 @@ static const struct cgroup_case cases[] = {
     {"/user.slice/corral-7-ab", "/user.slice/corral-7-ab", NULL},
     {"/user.slice/corral-7-ab", "/user.slice/corral-7-abc/web/app", NULL},
     {"/user.slice/corral-7-ab", "/user.slice", NULL},
+    /* systemd's own, in a unit with Delegate=yes: ExecReload=corral
+     * reload runs there */
+    {"/system.slice/corral.service", "/system.slice/corral.service/.control", NULL},
+    {"/system.slice/corral.service", "/system.slice/corral.service/.controls/x", ".controls/x"},
     /* corral owns the hierarchy's root (PID 1 of a container) */
     {"", "/web/app", "web/app"},
     {"", "/supervisor", NULL},

@@ -215,8 +215,6 @@ static const struct bad_request bad_requests[] = {
     {"{\"version\":1,\"command\":\"scale\"}", "missing \"counts\""},
     {"{\"version\":1,\"command\":\"scale\",\"counts\":[1]}", "\"counts\" must be an object"},
     {"{\"version\":1,\"command\":\"scale\",\"counts\":{}}", "scale needs GROUP/TASK=N"},
-    {"{\"version\":1,\"command\":\"scale\",\"counts\":{\"web/app\":0}}",
-     "web/app=0: scale keeps at least one instance"},
     {"{\"version\":1,\"command\":\"scale\",\"counts\":{\"web/app\":1001}}",
      "web/app=1001: at most 1000 instances"},
     {"{\"version\":1,\"command\":\"scale\",\"counts\":{\"web/app\":-1}}",

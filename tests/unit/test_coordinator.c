@@ -310,7 +310,7 @@ static void test_state_names(void **state __attribute__((unused)))
 	assert_string_equal(coordinator_state_name(COORDINATOR_PRESTART), "prestart");
 	assert_string_equal(coordinator_state_name(COORDINATOR_MAIN), "main");
 	assert_string_equal(coordinator_state_name(COORDINATOR_POSTSTART), "poststart");
-	assert_string_equal(coordinator_state_name(COORDINATOR_WAIT_ALLOC), "wait_alloc");
+	assert_string_equal(coordinator_state_name(COORDINATOR_WAIT_ALLOC), "running");
 	/* Nomad prints "poststart" here, by mistake. */
 	assert_string_equal(coordinator_state_name(COORDINATOR_POSTSTOP), "poststop");
 	assert_string_equal(coordinator_state_name((enum coordinator_state)42), "unknown");

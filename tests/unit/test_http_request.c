@@ -210,13 +210,17 @@ static void test_refusals_and_their_status(void **state)
 static void test_query_parameters(void **state)
 {
 	(void)state;
-	const char query[] = "group=web&&task=a%2Fb&flag&x=";
+	const char query[] = "group=web&&task=a%2Fb&flag&x=&";
 	const char *cursor = query, *end = query + sizeof(query) - 1;
 	struct http_parameter parameter;
 	char value[16];
 	assert_true(http_query_next(&cursor, end, &parameter));
 	assert_int_equal(parameter.name_length, 5);
 	assert_memory_equal(parameter.value, "web", 3);
+	/* The stray '&' of "&&" is a parameter without a name. */
+	assert_true(http_query_next(&cursor, end, &parameter));
+	assert_int_equal(parameter.name_length, 0);
+	assert_int_equal(parameter.value_length, 0);
 	assert_true(http_query_next(&cursor, end, &parameter));
 	assert_memory_equal(parameter.name, "task", 4);
 	assert_int_equal(
@@ -228,7 +232,21 @@ static void test_query_parameters(void **state)
 	assert_true(http_query_next(&cursor, end, &parameter));
 	assert_int_equal(parameter.name_length, 1);
 	assert_int_equal(parameter.value_length, 0);
+	/* And the one after the last '&'. */
+	assert_true(http_query_next(&cursor, end, &parameter));
+	assert_int_equal(parameter.name_length, 0);
 	assert_false(http_query_next(&cursor, end, &parameter));
+
+	/* "&" alone: two empty ones; no query (NULL): none. */
+	const char stray[] = "&";
+	cursor = stray;
+	assert_true(http_query_next(&cursor, stray + 1, &parameter));
+	assert_int_equal(parameter.name_length, 0);
+	assert_true(http_query_next(&cursor, stray + 1, &parameter));
+	assert_int_equal(parameter.name_length, 0);
+	assert_false(http_query_next(&cursor, stray + 1, &parameter));
+	cursor = NULL;
+	assert_false(http_query_next(&cursor, stray, &parameter));
 }
 
 static void test_percent_decoding(void **state)

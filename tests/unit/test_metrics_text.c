@@ -64,6 +64,12 @@ static struct task *add_task(struct group *group, const char *name)
 	struct task_config *config = calloc(1, sizeof(*config));
 	config->name = strdup(name);
 	config->full_name = config->name;
+	/* "worker@1": an instance of "worker", as config_instances makes it. */
+	const char *at = strchr(name, '@');
+	if (at) {
+		config->instance_of = strndup(name, (size_t)(at - name));
+		config->instance = (unsigned)atoi(at + 1);
+	}
 	struct task *task = calloc(1, sizeof(*task));
 	task->config = config;
 	task->group = group;
@@ -81,9 +87,10 @@ static void canned_free(struct canned *canned)
 		for (size_t t = 0; t < group->task_count; t++) {
 			struct task *task = group->tasks[t];
 			free(task->config->name);
+			free(task->config->instance_of);
 			free((void *)task->config);
 			free(task->runner.exits);
-			free(task->counts);
+			free(task->record); /* no services: from the heap */
 			free(task);
 		}
 		free(group->tasks);
@@ -113,6 +120,7 @@ static struct metrics_source source_of(struct canned *canned, enum metrics_forma
 	    .output_dropped_lines = 12,
 	    .output_buffered_bytes = 4096,
 	    .starts_put_off = 5,
+	    .longest_loop_turn_us = 12345,
 	    .usage_stale = note_stale,
 	    .context = canned,
 	};
@@ -194,7 +202,7 @@ static struct canned *sample_groups(void)
 	task_counts_of(service)->readiness_probe_failures = 4;
 	task_counts_of(service)->health_probe_failures = 1;
 	service->output.dropped_lines = 9;
-	service->counts->earlier_dropped_lines = 1; /* before a reload */
+	task_counts_of(service)->earlier_dropped_lines = 1; /* before a reload */
 
 	struct task *worker = add_task(web, "worker@1");
 	worker->runner.state = TASK_RUNNING;
@@ -216,7 +224,7 @@ static struct canned *sample_groups(void)
 	hog->runner.exits = calloc(1, sizeof(*hog->runner.exits));
 	exit_tally_add(hog->runner.exits, true, SIGKILL);
 	task_counts_of(hog)->oom_kills = 1;
-	hog->counts->earlier_lost_log_lines = 6;
+	task_counts_of(hog)->earlier_lost_log_lines = 6;
 
 	canned->counters.reloads_succeeded = 3;
 	canned->counters.reloads_failed = 1;
@@ -243,6 +251,7 @@ static void test_the_families_of_a_running_corral(void **state)
 	assert_line(text, "corral_output_buffered_bytes 4096");
 	assert_line(text, "corral_output_held_tasks 1");
 	assert_line(text, "corral_starts_put_off_total 5");
+	assert_line(text, "corral_loop_longest_turn_seconds 0.012345");
 
 	assert_line(text, "corral_group_state{group=\"web\",state=\"main\"} 1");
 	assert_line(text, "corral_group_state{group=\"web\",state=\"init\"} 0");
@@ -257,13 +266,15 @@ static void test_the_families_of_a_running_corral(void **state)
 	assert_line(text, "corral_task_state{group=\"web\",task=\"crash\",state=\"pending\"} 1");
 	assert_line(text, "corral_task_state{group=\"web\",task=\"crash\",state=\"dead\"} 0");
 	assert_line(text, "corral_task_state{group=\"web\",task=\"service\",state=\"running\"} 1");
-	assert_line(text,
-		    "corral_task_state{group=\"web\",task=\"worker@1\",state=\"stopping\"} 1");
-	assert_line(text, "corral_task_state{group=\"web\",task=\"worker@1\",state=\"running\"} 0");
+	assert_line(text, "corral_task_state{group=\"web\",task=\"worker\",task_instance=\"1\","
+			  "state=\"stopping\"} 1");
+	assert_line(text, "corral_task_state{group=\"web\",task=\"worker\",task_instance=\"1\","
+			  "state=\"running\"} 0");
 	assert_line(text, "corral_task_state{group=\"jobs\",task=\"once\",state=\"dead\"} 1");
 
 	assert_line(text, "corral_task_ready{group=\"web\",task=\"service\"} 1");
-	assert_line(text, "corral_task_ready{group=\"web\",task=\"worker@1\"} 0"); /* stopping */
+	/* Stopping: not ready. */
+	assert_line(text, "corral_task_ready{group=\"web\",task=\"worker\",task_instance=\"1\"} 0");
 	assert_line(text, "corral_task_ready{group=\"web\",task=\"crash\"} 0");
 	/* Healthy: only the task with a health probe. */
 	assert_line(text, "corral_task_healthy{group=\"web\",task=\"service\"} 1");
@@ -292,8 +303,8 @@ static void test_the_families_of_a_running_corral(void **state)
 	/* Only while a run is under way; from the loop's clock to the wall's. */
 	assert_line(text,
 		    "corral_task_start_time_seconds{group=\"web\",task=\"service\"} 1699999997.75");
-	assert_line(
-	    text, "corral_task_start_time_seconds{group=\"web\",task=\"worker@1\"} 1699999999.99");
+	assert_line(text, "corral_task_start_time_seconds{group=\"web\",task=\"worker\",task_"
+			  "instance=\"1\"} 1699999999.99");
 	assert_int_equal(count_lines_starting(text, "corral_task_start_time_seconds{"), 2);
 
 	assert_line(text, "corral_task_memory_limit_bytes{group=\"jobs\",task=\"hog\"} 33554432");
@@ -562,8 +573,10 @@ static void test_a_thousand_tasks(void **state)
 	assert_int_equal(count_lines_starting(text, "corral_task_state{"), GROUPS * TASKS * 6);
 	assert_int_equal(count_lines_starting(text, "corral_task_cpu_seconds_total{"),
 			 GROUPS * TASKS);
-	assert_line(text, "corral_task_cpu_seconds_total{group=\"group-9\",task=\"worker@99\"} "
-			  "123.456789");
+	assert_line(
+	    text,
+	    "corral_task_cpu_seconds_total{group=\"group-9\",task=\"worker\",task_instance=\"99\"} "
+	    "123.456789");
 	assert_int_equal(canned->stale_calls, 0);
 	free(text);
 	print_message("metrics_text, 1000 tasks: OpenMetrics %.2f ms (%zu bytes), text 0.0.4 "

@@ -100,6 +100,19 @@ static void test_what_a_runner_being_replaced_shows(void **state)
 	assert_int_equal(roll_observe(&runner, 5), ROLL_SEEN_GONE);
 }
 
+/* What a set keeps ready during a roll: all but max_unavailable, at
+ * least one; update.min_ready when written, even 0 or above the count. */
+static void test_min_ready_of_a_roll(void **state)
+{
+	(void)state;
+	assert_int_equal(roll_min_ready(4, 1, false, 0), 3);
+	assert_int_equal(roll_min_ready(4, 2, false, 0), 2);
+	assert_int_equal(roll_min_ready(4, 4, false, 0), 1);
+	assert_int_equal(roll_min_ready(1, 1, false, 0), 1);
+	assert_int_equal(roll_min_ready(4, 1, true, 0), 0);
+	assert_int_equal(roll_min_ready(4, 1, true, 5), 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -107,6 +120,7 @@ int main(void)
 	    cmocka_unit_test(test_max_unavailable_replaces_several_at_once),
 	    cmocka_unit_test(test_a_failure_stops_the_roll_and_leaves_the_rest),
 	    cmocka_unit_test(test_what_a_runner_being_replaced_shows),
+	    cmocka_unit_test(test_min_ready_of_a_roll),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -180,12 +180,14 @@ static void run_to_running(struct fixture *fixture, uint64_t now)
 	assert_int_equal(fixture->runner.state, TASK_RUNNING);
 }
 
-static void test_received_names_the_gate(void **state)
+static void test_received_says_what_it_waits_for(void **state)
 {
 	struct fixture *fixture = fixture_new(RESTART_ALWAYS, 3, 100);
 	runner_received(&fixture->runner);
 	assert_true(last_event_is(fixture, TASK_EVENT_RECEIVED));
-	assert_string_equal(fixture->fake.messages[0], "received: waits for the main gate");
+	assert_string_equal(
+	    fixture->fake.messages[0],
+	    "received: starts once its group's prestart tasks are done, if it has any");
 	assert_int_equal(fixture->runner.state, TASK_PENDING);
 	fixture_free(fixture);
 }
@@ -1124,7 +1126,7 @@ int main(void)
 	    cmocka_unit_test(test_readiness_timeout_after_ready_does_nothing),
 	    cmocka_unit_test(test_ready_said_before_the_exec_is_confirmed),
 	    cmocka_unit_test(test_early_ready_is_forgotten_with_its_run),
-	    cmocka_unit_test(test_received_names_the_gate),
+	    cmocka_unit_test(test_received_says_what_it_waits_for),
 	    cmocka_unit_test(test_start_then_running),
 	    cmocka_unit_test(test_failure_restarts_after_delay),
 	    cmocka_unit_test(test_backoff_then_give_up),

@@ -157,6 +157,23 @@ static void test_a_task_that_lost_readiness_says_so(void **state)
 	free(output);
 }
 
+/* An instance a rolling restart replaces while its set keeps min_ready
+ * ready: corral wrote roll_covered, and it is not asked. */
+static void test_an_instance_covered_by_its_roll_is_not_asked(void **state)
+{
+	(void)state;
+	char *output;
+	int result = check("{\"ok\":true,\"groups\":[{\"name\":\"g\",\"tasks\":["
+			   "{\"task\":\"g/web@0\",\"stage\":\"main\",\"state\":\"stopping\","
+			   "\"ready\":false,\"roll_covered\":true},"
+			   "{\"task\":\"g/web@1\",\"stage\":\"main\",\"state\":\"starting\","
+			   "\"ready\":false,\"roll_covered\":false}]}]}",
+			   &output);
+	assert_int_equal(result, 1);
+	assert_string_equal(output, "g/web@1: not ready (starting)\n");
+	free(output);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +185,7 @@ int main(void)
 	    cmocka_unit_test(test_a_task_stopped_on_request_is_not_ready),
 	    cmocka_unit_test(test_a_scheduled_task_waiting_for_its_next_run_is_not_asked),
 	    cmocka_unit_test(test_a_reply_without_groups),
+	    cmocka_unit_test(test_an_instance_covered_by_its_roll_is_not_asked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

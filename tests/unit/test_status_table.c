@@ -1,6 +1,5 @@
 /* The status table printed from canned status replies: layout, every kind
  * of cell, and replies missing what they should have. */
-#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,19 +19,21 @@
 /* The table for a reply given as JSON text; the caller frees it. */
 static char *table_for(const char *reply_text, int *result)
 {
-	json_error_t error;
-	json_t *reply = json_loads(reply_text, 0, &error);
+	char error[128];
+	char *reply_copy = strdup(reply_text);
+	struct json_view reply;
 	char *text = NULL;
 	size_t size = 0;
 	FILE *out;
 
-	if (!reply)
-		fail_msg("canned reply is not JSON: %s", error.text);
+	if (json_view_parse(&reply, reply_copy, strlen(reply_copy), error, sizeof(error)) < 0)
+		fail_msg("canned reply is not JSON: %s", error);
 	out = open_memstream(&text, &size);
 	assert_non_null(out);
-	*result = status_table_write(out, reply);
+	*result = status_table_write(out, reply.values);
 	fclose(out);
-	json_decref(reply);
+	json_view_free(&reply);
+	free(reply_copy);
 	return text;
 }
 
@@ -279,7 +280,7 @@ static void test_a_scheduled_task_says_its_next_run(void **state)
 	tzset();
 	int result;
 	char *table = table_for(
-	    "{\"ok\": true, \"groups\": [{\"name\": \"jobs\", \"state\": \"wait_alloc\","
+	    "{\"ok\": true, \"groups\": [{\"name\": \"jobs\", \"state\": \"running\","
 	    " \"tasks\": [{\"name\": \"backup\", \"stage\": \"main\", \"state\": \"waiting\","
 	    " \"restarts\": 0, \"runs\": 34, \"next_run\": 12600.0, \"next_run_in_ms\": 120000,"
 	    " \"waiting_for\": \"its schedule: next run in 2m\"}]}]}",
@@ -298,7 +299,7 @@ static void test_instance_sets_under_the_rows(void **state)
 	(void)state;
 	int result;
 	char *table = table_for(
-	    "{\"ok\": true, \"groups\": [{\"name\": \"web\", \"state\": \"wait_alloc\","
+	    "{\"ok\": true, \"groups\": [{\"name\": \"web\", \"state\": \"running\","
 	    " \"tasks\": [{\"name\": \"api@0\", \"stage\": \"main\", \"state\": \"running\"}],"
 	    " \"instance_sets\": ["
 	    "{\"task\": \"web/api\", \"configured\": 3, \"instances\": 5, \"scaled\": true,"
@@ -386,24 +387,25 @@ static void test_sizes(void **state)
 /* Under a status of one task: now, peak and limit, or "no limit". */
 static void test_memory_of_one_task(void **state)
 {
-	json_t *reply =
-	    json_loads("{\"groups\":[{\"tasks\":["
-		       "{\"task\":\"web/app\",\"usage\":{\"memory_bytes\":12582912,"
-		       "\"memory_peak_bytes\":41943040,\"memory_limit_bytes\":67108864}},"
-		       "{\"task\":\"web/free\",\"usage\":{\"memory_bytes\":1024,"
-		       "\"memory_peak_bytes\":2048,\"memory_limit_bytes\":null}},"
-		       "{\"task\":\"web/dead\",\"usage\":null}]}]}",
-		       0, NULL);
+	char reply_text[] = "{\"groups\":[{\"tasks\":["
+			    "{\"task\":\"web/app\",\"usage\":{\"memory_bytes\":12582912,"
+			    "\"memory_peak_bytes\":41943040,\"memory_limit_bytes\":67108864}},"
+			    "{\"task\":\"web/free\",\"usage\":{\"memory_bytes\":1024,"
+			    "\"memory_peak_bytes\":2048,\"memory_limit_bytes\":null}},"
+			    "{\"task\":\"web/dead\",\"usage\":null}]}]}";
+	struct json_view reply;
+	char error[128];
+	assert_int_equal(
+	    json_view_parse(&reply, reply_text, strlen(reply_text), error, sizeof(error)), 0);
 	char *text = NULL;
 	size_t size = 0;
 	FILE *out = open_memstream(&text, &size);
-	assert_non_null(reply);
-	status_table_write_memory(out, reply);
+	status_table_write_memory(out, reply.values);
 	fclose(out);
 	assert_string_equal(text, "\nweb/app memory: 12.0M now, 40.0M peak, 64.0M limit\n"
 				  "web/free memory: 1.0K now, 2.0K peak, no limit\n");
 	free(text);
-	json_decref(reply);
+	json_view_free(&reply);
 	(void)state;
 }
 

@@ -415,6 +415,39 @@ static void test_non_blocking_drops_from_stdout_only(void **state)
 	free(load.all.data);
 }
 
+/* A sink behind (a readiness.log pattern matching at later turns): the
+ * pipe is not read while it is, what the task wrote stays in it, and all
+ * of it comes once the sink has caught up. */
+static bool sink_behind;
+
+static bool is_sink_behind(const struct output_sinks *sinks)
+{
+	(void)sinks;
+	return sink_behind;
+}
+
+static void test_a_sink_behind_holds_the_pipe(void **state)
+{
+	(void)state;
+	struct fixture *fixture =
+	    open_fixture(OUTPUT_FORMAT_PLAIN, OUTPUT_STREAM_MERGED, 256 * 1024);
+	fixture->sinks.sinks.behind = is_sink_behind;
+	sink_behind = true;
+	static const char lines[] = "one\ntwo\n";
+	assert_int_equal(write(fixture->writer, lines, sizeof(lines) - 1),
+			 (ssize_t)sizeof(lines) - 1);
+	for (int turn = 0; turn < 5; turn++)
+		assert_int_equal(loop_run_once(fixture->loop), 0);
+	assert_int_equal(fixture->logged_lines, 0);
+	assert_int_equal(queued(fixture->output.watch.fd), (int)sizeof(lines) - 1);
+	sink_behind = false;
+	pump(fixture, true);
+	assert_int_equal(fixture->logged_lines, 2);
+	assert_int_equal(fixture->logged.length, sizeof(lines) - 1);
+	assert_memory_equal(fixture->logged.data, lines, sizeof(lines) - 1);
+	close_fixture(fixture);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +456,7 @@ int main(void)
 	    cmocka_unit_test(test_timestamped_lines_as_one_at_a_time),
 	    cmocka_unit_test(test_json_lines_as_one_at_a_time),
 	    cmocka_unit_test(test_non_blocking_drops_from_stdout_only),
+	    cmocka_unit_test(test_a_sink_behind_holds_the_pipe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

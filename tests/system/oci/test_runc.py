@@ -194,7 +194,7 @@ def test_runc_kill_term_shuts_down_in_reverse_lifecycle_order_and_exits_0(contai
         "web/httpd: stopped",
         "web/log-shipper: sending SIGTERM",
         "web/log-shipper: stopped",
-        "web: lifecycle wait_alloc -> poststop",
+        "web: lifecycle running -> poststop",
         "web/archive: started",
         "web/archive: exited with code 0",
         "web: finished: every task is dead",

@@ -1,0 +1,189 @@
+#include "supervisor/keeper/keeper.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor/keeper/keeper_channel.h"
+
+/* What the keeper forwards to the loop; SIGCHLD is its own. */
+static const int forwarded[] = {SIGTERM, SIGINT,   SIGHUP,  SIGQUIT, SIGUSR1,
+				SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP};
+
+/* Reaped while no loop ran: told to the next one. */
+#define KEEPER_PENDING_REAPED 256
+
+struct keeper {
+	const struct keeper_settings *settings;
+	struct fd_holder holder;
+	struct keeper_deaths deaths;
+	unsigned restores;
+	pid_t loop;
+	int channel;       /* the keeper's end; -1 while no loop runs */
+	bool channel_hung; /* the loop's end closed: not polled until the next loop */
+	struct keeper_message pending[KEEPER_PENDING_REAPED];
+	unsigned pending_count;
+	/* Signals that came while no loop ran, in order. */
+	int waiting_signals[16];
+	unsigned waiting_signal_count;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+}
+
+static int start_loop(struct keeper *keeper)
+{
+	int ends[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) < 0)
+		return -errno;
+	pid_t pid = keeper->settings->start_loop(keeper->settings->context, ends[1],
+						 &keeper->holder, keeper->restores);
+	close(ends[1]);
+	if (pid < 0) {
+		close(ends[0]);
+		return (int)pid;
+	}
+	keeper->loop = pid;
+	keeper->channel = ends[0];
+	keeper->channel_hung = false;
+	for (unsigned i = 0; i < keeper->pending_count; i++)
+		keeper_channel_send(keeper->channel, &keeper->pending[i], NULL);
+	keeper->pending_count = 0;
+	for (unsigned i = 0; i < keeper->waiting_signal_count; i++)
+		kill(keeper->loop, keeper->waiting_signals[i]);
+	keeper->waiting_signal_count = 0;
+	return 0;
+}
+
+static void loop_gone(struct keeper *keeper)
+{
+	keeper->loop = 0;
+	if (keeper->channel >= 0)
+		close(keeper->channel);
+	keeper->channel = -1;
+}
+
+/* Every fd-holding message the loop sent before it died is read before
+ * its death is acted on: what it held last is what the next one gets. */
+static void read_channel(struct keeper *keeper)
+{
+	for (;;) {
+		struct keeper_message message;
+		int fds[FD_HOLDER_ROLES];
+		size_t count;
+		int result = keeper_channel_receive(keeper->channel, &message, fds, &count);
+		if (result == -EAGAIN || result == -EPIPE)
+			return;
+		if (result == 0)
+			keeper_channel_apply(&keeper->holder, &message, fds);
+		else if (result != -EPROTO)
+			return;
+	}
+}
+
+static void tell_reaped(struct keeper *keeper, pid_t pid, int status)
+{
+	struct keeper_message message = {.kind = KEEPER_REAPED, .pid = pid, .status = status};
+	if (keeper->channel >= 0 && keeper_channel_send(keeper->channel, &message, NULL) == 0)
+		return;
+	if (keeper->pending_count < KEEPER_PENDING_REAPED)
+		keeper->pending[keeper->pending_count++] = message;
+}
+
+/* 0: go on; 1: done, `*code` to exit with. */
+static int reap(struct keeper *keeper, int *code)
+{
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+		if (pid <= 0)
+			return 0;
+		if (pid != keeper->loop) {
+			tell_reaped(keeper, pid, status);
+			continue;
+		}
+		if (keeper->channel >= 0)
+			read_channel(keeper);
+		loop_gone(keeper);
+		struct keeper_decision decision =
+		    keeper_loop_ended(&keeper->deaths, status, now_ms());
+		if (keeper->settings->told)
+			keeper->settings->told(keeper->settings->context, &decision,
+					       keeper->restores);
+		if (decision.action != KEEPER_RESTORE) {
+			*code = decision.exit_code;
+			return 1;
+		}
+		keeper->restores++;
+		if (start_loop(keeper) < 0) {
+			*code = 128 + decision.signal;
+			return 1;
+		}
+	}
+}
+
+static void forward(struct keeper *keeper, const struct signalfd_siginfo *info)
+{
+	/* A terminal's ^C reached the loop's process group already. */
+	if (info->ssi_code == SI_KERNEL)
+		return;
+	if (keeper->loop > 0)
+		kill(keeper->loop, (int)info->ssi_signo);
+	else if (keeper->waiting_signal_count <
+		 sizeof(keeper->waiting_signals) / sizeof(keeper->waiting_signals[0]))
+		keeper->waiting_signals[keeper->waiting_signal_count++] = (int)info->ssi_signo;
+}
+
+int keeper_run(const struct keeper_settings *settings)
+{
+	struct keeper keeper = {.settings = settings, .channel = -1};
+	fd_holder_init(&keeper.holder);
+	sigset_t mask, old_mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&mask, forwarded[i]);
+	/* Blocked before the first loop starts: it inherits the mask, and a
+	 * signal meant for it waits until its signalfd reads it. */
+	sigprocmask(SIG_BLOCK, &mask, &old_mask);
+	int signals = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	int code = 1;
+	if (signals < 0 || start_loop(&keeper) < 0)
+		goto out;
+	for (;;) {
+		bool watch_channel = keeper.channel >= 0 && !keeper.channel_hung;
+		struct pollfd watched[2] = {{signals, POLLIN, 0}, {keeper.channel, POLLIN, 0}};
+		if (poll(watched, watch_channel ? 2 : 1, -1) < 0 && errno != EINTR)
+			break;
+		if (watch_channel && watched[1].revents) {
+			read_channel(&keeper);
+			/* The loop is dying: its SIGCHLD follows. */
+			keeper.channel_hung = (watched[1].revents & (POLLHUP | POLLERR)) != 0;
+		}
+		struct signalfd_siginfo info;
+		while (read(signals, &info, sizeof(info)) == (ssize_t)sizeof(info)) {
+			if (info.ssi_signo != SIGCHLD)
+				forward(&keeper, &info);
+		}
+		if (reap(&keeper, &code))
+			break;
+	}
+out:
+	if (keeper.channel >= 0)
+		close(keeper.channel);
+	if (signals >= 0)
+		close(signals);
+	fd_holder_free(&keeper.holder);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	return code;
+}

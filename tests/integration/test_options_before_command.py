@@ -1,0 +1,94 @@
+"""Options before the command (issue 35, item 3): `corral -c FILE status`
+is `corral status -c FILE`, as git and kubectl read options before their
+command; it never runs FILE in one-command mode. An option a command does
+not take is a usage error naming it, wherever it was written. One-command
+mode is what `--`, or no command at all, asks for. Asserted from the CLI's
+output and exit codes, and from what the one-command program leaves."""
+
+import json
+import os
+
+from conftest import sh
+
+IDLE = {"groups": {"g": {"tasks": {"app": {"command": sh("exec sleep 1000")}}}}}
+
+
+def start_with_socket_in_config(corral):
+    """A corral whose socket only its config names (the CLI's environment
+    does not say it)."""
+    socket_path = corral.dir / "from-config.sock"
+    config = corral.config({"socket": str(socket_path), **IDLE})
+    running = corral.start(config, env={"CORRAL_SOCKET": str(socket_path)})
+    corral.wait_control(running, path=socket_path)
+    return config
+
+
+def test_dash_c_before_status_names_the_config_whose_socket_it_asks(corral):
+    config = start_with_socket_in_config(corral)
+    # An executable config: one-command mode would have run it.
+    config.chmod(0o755)
+    result = corral.cli("-c", config, "status", "--json", env={"CORRAL_SOCKET": ""})
+    assert result.returncode == 0, result
+    reply = json.loads(result.stdout)
+    assert [task["task"] for group in reply["groups"] for task in group["tasks"]] == ["g/app"]
+    # The same as written after the command.
+    after = corral.cli("status", "-c", config, "--json", "g/app", env={"CORRAL_SOCKET": ""})
+    before = corral.cli("--config", config, "status", "--json", "g/app",
+                        env={"CORRAL_SOCKET": ""})
+    assert after.returncode == before.returncode == 0, (after, before)
+    pids = [json.loads(r.stdout)["groups"][0]["tasks"][0]["pid"] for r in (before, after)]
+    assert isinstance(pids[0], int) and pids[0] == pids[1], pids
+
+
+def test_socket_before_a_command_with_options_after_it(corral):
+    running = corral.start(IDLE)
+    corral.wait_control(running)
+    result = corral.cli("--socket", corral.socket_path, "status", "--json", "g",
+                        env={"CORRAL_SOCKET": ""})
+    assert result.returncode == 0, result
+    assert json.loads(result.stdout)["groups"][0]["name"] == "g"
+
+
+def test_an_option_the_command_does_not_take_is_a_usage_error_naming_it(corral, tmp_path):
+    marker = tmp_path / "ran"
+    # A program called `status` in PATH: one-command mode would run it.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "status").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (bin_dir / "status").chmod(0o755)
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    result = corral.cli("-v", "status", env=env)
+    assert result.returncode == 2, result
+    assert "invalid option -- 'v'" in result.stderr, result
+    assert "usage: corral status" in result.stderr, result
+    assert not marker.exists()
+    result = corral.cli("--bogus", "status", env=env)
+    assert result.returncode == 2, result
+    assert "unrecognized option '--bogus'" in result.stderr, result
+    assert not marker.exists()
+    # With `--`, that program is what runs.
+    result = corral.cli("-v", "--", "status", env=env)
+    assert result.returncode == 0, result
+    assert marker.exists()
+
+
+def test_one_command_mode_without_a_command_word_still_runs_the_program(corral, tmp_path):
+    marker = tmp_path / "ran"
+    # `-c` there is one-command mode's --single-child: touch is no command.
+    result = corral.cli("-c", "touch", marker)
+    assert result.returncode == 0, result
+    assert marker.exists()
+    marker.unlink()
+    result = corral.cli("-c", "-g", "--", "touch", marker)
+    assert result.returncode == 0, result
+    assert marker.exists()
+
+
+def test_a_usage_error_after_moved_options_shows_the_one_command_line(corral):
+    # dumb-init's `dumb-init -c npm start`: corral reads `start -c npm`,
+    # refuses it, and says how to run the program instead.
+    result = corral.cli("-c", "npm", "start")
+    assert result.returncode == 2, result
+    assert "corral start: expected GROUP/TASK" in result.stderr, result
+    assert ("to run a program under corral instead, write: corral -c -- npm start"
+            in result.stderr), result
