@@ -1,12 +1,14 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "config/config.h"
 #include "config/config_load.h"
 #include "supervisor/lifecycle/shutdown_budget.h"
 #include "supervisor/pid1/fd_budget.h"
+#include "supervisor/pid1/signal_exposure.h"
 
 static void print_check_usage(FILE *out)
 {
@@ -125,6 +127,9 @@ int command_check(int argc, char **argv)
 	if (shutdown_budget_check(config, shutdown_timeout_ms, shutdown_timeout_source, warning,
 				  sizeof(warning)) < 0)
 		fprintf(stderr, "%s: warning: %s\n", path, warning);
+	char exposure[1024];
+	if (signal_exposure_warning(config, geteuid(), exposure, sizeof(exposure)))
+		fprintf(stderr, "%s: warning: %s\n", path, exposure);
 	config_free(config);
 	return 0;
 }

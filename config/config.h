@@ -689,8 +689,11 @@ enum control_right {
 	CONTROL_RIGHT_EXEC = 1u << 9,
 	CONTROL_RIGHT_SHUTDOWN = 1u << 10,
 	CONTROL_RIGHT_SCALE = 1u << 11,
+	/* `corral upgrade` of corral's own binary, and SIGUSR2 from the task
+	 * (a task may not name another binary). */
+	CONTROL_RIGHT_UPGRADE = 1u << 12,
 };
-#define CONTROL_RIGHT_COUNT 12
+#define CONTROL_RIGHT_COUNT 13
 
 /* "status", "logs", ... for the right of bit `index`; NULL past the last. */
 const char *control_right_name(unsigned index);

@@ -12,8 +12,8 @@
 
 /* In the order of enum control_right's bits. */
 static const char *const control_right_names[CONTROL_RIGHT_COUNT] = {
-    "status",  "logs",   "events", "inspect", "start",    "stop",
-    "restart", "signal", "reload", "exec",    "shutdown", "scale",
+    "status", "logs",   "events", "inspect",  "start", "stop",    "restart",
+    "signal", "reload", "exec",   "shutdown", "scale", "upgrade",
 };
 
 const char *control_right_name(unsigned index)

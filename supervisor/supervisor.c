@@ -26,6 +26,7 @@
 #include "supervisor/pid1/fd_limit.h"
 #include "supervisor/pid1/machine_init.h"
 #include "supervisor/pid1/reaper.h"
+#include "supervisor/pid1/signal_exposure.h"
 #include "supervisor/pid1/signal_handling.h"
 #include "supervisor/probes/name_resolver.h"
 #include "supervisor/reload.h"
@@ -199,25 +200,8 @@ static void on_signal(struct loop_watch *watch, uint32_t events)
 			reaper_sweep(&ops);
 			break;
 		}
-		case SIGTERM:
-		case SIGINT:
-		case SIGQUIT:
-			supervisor_begin_shutdown(supervisor, signal_name((int)info.ssi_signo),
-						  signal_name((int)info.ssi_signo));
-			break;
-		case SIGHUP:
-			supervisor_reload_on_hangup(supervisor);
-			break;
-		case SIGUSR2: {
-			/* As `corral upgrade` with corral's own binary. */
-			char why[1024];
-			if (upgrade_run(supervisor, NULL, "", why, sizeof(why)) < 0)
-				log_message("upgrade (SIGUSR2): %s; corral runs on as it was", why);
-			break;
-		}
 		default:
-			log_message("ignoring %s (from pid %u)", signal_name((int)info.ssi_signo),
-				    info.ssi_pid);
+			signal_requests_handle(supervisor, &info);
 			break;
 		}
 	}
@@ -307,12 +291,19 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->network = (struct network_host)NETWORK_HOST_INIT;
 	/* Before anything can fail: supervisor_close() cancels it. */
 	loop_timer_init(&supervisor->shutdown_timer, on_shutdown_timeout, supervisor);
+	signal_requests_prepare(supervisor);
 	watch_set_init(&supervisor->watches, &supervisor->services, supervisor_reload_from_watch,
 		       supervisor);
 	fd_limit_raise(config);
 	char fd_warning[320];
 	if (fd_budget_check(config, false, fd_warning, sizeof(fd_warning)) < 0)
 		log_message("warning: %s", fd_warning);
+	/* As PID 1 of its own pid namespace, the kernel keeps SIGSTOP and
+	 * SIGKILL from the tasks away from corral (signal_exposure.h). */
+	char exposure[1024];
+	if (!options->one_command && getpid() != 1 &&
+	    signal_exposure_warning(config, geteuid(), exposure, sizeof(exposure)))
+		log_message("warning: %s", exposure);
 
 	/* First, so that the slots sit below every per-task fd. */
 	int error = spawn_slots_open(&supervisor->spawn_slots);
@@ -380,6 +371,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	    .shortage = &supervisor->shortage,
 	};
 	shortage_report_init(&supervisor->shortage, &supervisor->services);
+	signal_requests_open(supervisor);
 	int signal_fd = signals_open(options->one_command != NULL);
 	if (signal_fd < 0) {
 		log_message("cannot set up signal handling: %s", strerror(-signal_fd));
@@ -481,6 +473,7 @@ static void supervisor_close(struct supervisor *supervisor)
 		close(supervisor->signal_watch.fd);
 	}
 	signals_restore(supervisor->one_command != NULL);
+	signal_requests_close(supervisor);
 	if (supervisor->loop)
 		output_sink_close(&supervisor->sink);
 	output_json_lines_free(&supervisor->follower_lines);

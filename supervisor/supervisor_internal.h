@@ -8,11 +8,13 @@
 #include <stddef.h>
 
 #include "base/loop.h"
+#include "base/throttled_log.h"
 #include "config/config.h"
 #include "isolation/cgroup_tree.h"
 #include "isolation/network.h"
 #include "isolation/spawn.h"
 #include "supervisor/control/control_commands.h"
+#include "supervisor/control/control_peer.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/exec_session.h"
 #include "supervisor/http/http_server.h"
@@ -73,6 +75,11 @@ struct supervisor {
 	struct output_json_lines follower_lines;
 	struct event_log events;
 	struct loop_watch signal_watch;
+	/* Signals from tasks are requests (signal_requests.c): how a sender
+	 * is told from a task, and refusals said once per sender per
+	 * interval. */
+	struct control_peer_rules signal_peer_rules;
+	struct throttled_log signal_refusals;
 	/* The current config's groups in its order, then those a reload
 	 * removed that are still stopping. */
 	struct group **groups;
@@ -147,6 +154,15 @@ bool supervisor_control_socket_taken(const struct config *config,
 				     const struct run_options *options);
 /* SIGHUP: as `corral reload` of the same files. */
 void supervisor_reload_on_hangup(struct supervisor *supervisor);
+
+/* signal_requests.c: its throttle ready before anything can fail; the
+ * rest once the loop and the cgroup tree are open; at close. */
+void signal_requests_prepare(struct supervisor *supervisor);
+void signal_requests_open(struct supervisor *supervisor);
+void signal_requests_close(struct supervisor *supervisor);
+/* A signal but SIGCHLD, in a config's run: judged, said, acted on. */
+struct signalfd_siginfo;
+void signal_requests_handle(struct supervisor *supervisor, const struct signalfd_siginfo *info);
 /* A `watch:` entry's action `reload` (the supervisor is `pointer`): as SIGHUP. */
 void supervisor_reload_from_watch(void *pointer);
 /* Each event of the event log, to the followers of `corral events -f`. */

@@ -730,7 +730,18 @@ static void run_upgrade(struct control_context *context, struct reply *reply,
 			const struct control_request *request)
 {
 	char why[1024];
-	if (!control_client_is_owner(reply->client)) {
+	/* A task granted `upgrade` (control_server.c checked the grant) may
+	 * have corral re-exec its own binary, as SIGUSR2 from it would; never
+	 * a binary of its choosing. */
+	const char *task = control_client_task(reply->client);
+	if (task && request->path[0]) {
+		reply_error(reply,
+			    "upgrade: %s is a task: its upgrade right re-runs corral's own binary "
+			    "only, not %s",
+			    task, request->path);
+		return;
+	}
+	if (!task && !control_client_is_owner(reply->client)) {
 		reply_error(reply, "upgrade: only root or corral's own user may replace corral");
 		return;
 	}

@@ -163,12 +163,53 @@ static bool admit(struct control_server *server, const struct control_peer *peer
 	return false;
 }
 
-static void refuse(int fd, const struct control_peer *peer, const char *why)
+/* Who a refusal is counted against: a task by its name, anything else
+ * corral started, or a user (a flood from many pids is one peer). */
+static void refused_peer(const struct control_peer *peer, char *buffer, size_t size)
+{
+	if (peer->task[0])
+		snprintf(buffer, size, "task %s", peer->task);
+	else if (peer->descends_from_corral)
+		snprintf(buffer, size, "processes corral started (uid %u)",
+			 (unsigned)peer->credentials.uid);
+	else
+		snprintf(buffer, size, "uid %u", (unsigned)peer->credentials.uid);
+}
+
+static void say_refusals(void *context, const char *source, uint64_t count, const char *reason)
+{
+	struct control_server *server = context;
+	char interval[32];
+	log_throttle_describe_interval(&server->refusals.throttle, interval, sizeof(interval));
+	log_message("control socket: refused %llu more connection%s from %s in the last %s: %s",
+		    (unsigned long long)count, count == 1 ? "" : "s", source, interval, reason);
+}
+
+void control_refusals_init(struct control_server *server)
+{
+	throttled_log_init(&server->refusals, CONTROL_REFUSALS_INTERVAL_MS, say_refusals, server);
+	throttled_log_start(&server->refusals, server->loop);
+}
+
+void control_refusals_stop(struct control_server *server)
+{
+	throttled_log_stop(&server->refusals);
+}
+
+/* Tells the peer why and closes; says it in corral's log once per peer
+ * per interval, the rest in one summary line (a task that connects in a
+ * loop must not flood corral's stderr). */
+static void refuse(struct control_server *server, int fd, const struct control_peer *peer,
+		   const char *why)
 {
 	char *reply = control_reply_error(why);
 	send(fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
 	free(reply);
 	close(fd);
+	char source[LOG_THROTTLE_SOURCE_MAX];
+	refused_peer(peer, source, sizeof(source));
+	if (!throttled_log_note(&server->refusals, source, why))
+		return;
 	if (peer->task[0])
 		log_message("control socket: refused task %s (pid %d, uid %u): %s", peer->task,
 			    (int)peer->credentials.pid, (unsigned)peer->credentials.uid, why);
@@ -202,7 +243,7 @@ void control_server_on_accept(struct loop_watch *watch, uint32_t events)
 		if (!why && !admit(server, &peer, owner, reason, sizeof(reason)))
 			why = reason;
 		if (why) {
-			refuse(fd, &peer, why);
+			refuse(server, fd, &peer, why);
 			continue;
 		}
 		control_client_add(server, fd, peer.credentials.uid, owner,

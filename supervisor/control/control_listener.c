@@ -43,6 +43,7 @@ int control_server_new(struct control_server **out, struct loop *loop, const cha
 	server->watch.fd = -1;
 	server->listener.fd = -1;
 	control_peer_rules_init(&server->peer_rules, settings->task_cgroup_root);
+	control_refusals_init(server);
 	server->idle_timeout_ms = settings->idle_timeout_ms;
 	server->limits = (struct control_admission_limits){
 	    .total = CONTROL_CONNECTIONS_MAX,
@@ -113,6 +114,7 @@ void control_server_close(struct control_server *server)
 	if (server->watch.fd >= 0)
 		loop_watch_remove(server->loop, &server->watch);
 	unix_listener_close(&server->listener, server->path);
+	control_refusals_stop(server);
 	free(server->path);
 	free(server->group_name);
 	control_peer_rules_free(&server->peer_rules);

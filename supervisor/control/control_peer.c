@@ -187,6 +187,20 @@ static void find_task_cgroup(const struct control_peer_rules *rules, pid_t pid,
 					    sizeof(peer->task));
 }
 
+/* The rest of `peer`, for `pid` held by `pidfd` (closed here). */
+static void identify_held(const struct control_peer_rules *rules, pid_t pid, int pidfd,
+			  struct control_peer *peer)
+{
+	if (pidfd < 0) {
+		peer->gone = true;
+		return;
+	}
+	find_task_cgroup(rules, pid, peer);
+	find_descent(rules, pid, peer);
+	peer->gone = !still_alive(pidfd);
+	close(pidfd);
+}
+
 int control_peer_identify(int fd, const struct control_peer_rules *rules, struct control_peer *peer)
 {
 	memset(peer, 0, sizeof(*peer));
@@ -198,14 +212,14 @@ int control_peer_identify(int fd, const struct control_peer_rules *rules, struct
 		peer->above_corral = true;
 		return 0;
 	}
-	int pidfd = peer_pidfd(fd, pid);
-	if (pidfd < 0) {
-		peer->gone = true;
-		return 0;
-	}
-	find_task_cgroup(rules, pid, peer);
-	find_descent(rules, pid, peer);
-	peer->gone = !still_alive(pidfd);
-	close(pidfd);
+	identify_held(rules, pid, peer_pidfd(fd, pid), peer);
 	return 0;
+}
+
+void control_peer_identify_pid(pid_t pid, const struct control_peer_rules *rules,
+			       struct control_peer *peer)
+{
+	memset(peer, 0, sizeof(*peer));
+	peer->credentials.pid = pid;
+	identify_held(rules, pid, (int)syscall(SYS_pidfd_open, pid, 0), peer);
 }

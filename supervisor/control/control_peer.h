@@ -52,6 +52,12 @@ struct control_peer {
 int control_peer_identify(int fd, const struct control_peer_rules *rules,
 			  struct control_peer *peer);
 
+/* The same for the process `pid` with no connection (the sender of a
+ * signal): what a pidfd of it, taken now, shows; `gone` when it has
+ * exited. Its uid is not read (credentials.uid stays 0). */
+void control_peer_identify_pid(pid_t pid, const struct control_peer_rules *rules,
+			       struct control_peer *peer);
+
 /* A task, or anything corral started: never an operator. */
 static inline bool control_peer_is_confined(const struct control_peer *peer)
 {

@@ -160,6 +160,7 @@ unsigned control_command_right(enum control_command command)
 	    [CONTROL_EVENTS] = CONTROL_RIGHT_EVENTS,   [CONTROL_SHUTDOWN] = CONTROL_RIGHT_SHUTDOWN,
 	    [CONTROL_RELOAD] = CONTROL_RIGHT_RELOAD,   [CONTROL_EXEC] = CONTROL_RIGHT_EXEC,
 	    [CONTROL_INSPECT] = CONTROL_RIGHT_INSPECT, [CONTROL_SCALE] = CONTROL_RIGHT_SCALE,
+	    [CONTROL_UPGRADE] = CONTROL_RIGHT_UPGRADE,
 	};
 	return (unsigned)command < ARRAY_SIZE(rights) ? rights[command] : 0;
 }

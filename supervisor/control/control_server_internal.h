@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "base/loop.h"
+#include "base/throttled_log.h"
 #include "base/unix_listener.h"
 #include "supervisor/control/control_admission.h"
 #include "supervisor/control/control_peer.h"
@@ -84,12 +85,23 @@ struct control_server {
 	struct control_client *clients;
 	size_t client_count;
 	struct control_client *retired; /* closed, freed after the event batch */
+	/* Refused connections are said once per peer per interval, the rest
+	 * in a summary (control_connections.c). */
+	struct throttled_log refusals;
 };
+
+/* How long a peer's refusals are summed up for in one line. */
+#define CONTROL_REFUSALS_INTERVAL_MS 10000
 
 static inline size_t control_client_pending(const struct control_client *client)
 {
 	return client->output_length - client->output_start;
 }
+
+/* control_connections.c: the throttle of refusal lines, ready (at
+ * control_server_new) and stopped (at close). */
+void control_refusals_init(struct control_server *server);
+void control_refusals_stop(struct control_server *server);
 
 /* control_server.c */
 

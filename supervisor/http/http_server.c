@@ -136,8 +136,12 @@ static struct http_connection *evictable(struct http_server *server)
 	return oldest;
 }
 
-static void refuse_connection(int fd)
+static void refuse_connection(struct http_server *server, int fd)
 {
+	char why[96];
+	snprintf(why, sizeof(why), "all %d connections were being answered (503)",
+		 HTTP_CONNECTIONS_MAX);
+	http_refusals_note(server, fd, why);
 	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
 				   "Content-Length: 0\r\nConnection: close\r\n\r\n";
 	send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -173,7 +177,7 @@ static void on_accept(struct loop_watch *watch, uint32_t events)
 		if (server->connection_count >= HTTP_CONNECTIONS_MAX) {
 			struct http_connection *victim = evictable(server);
 			if (!victim) {
-				refuse_connection(fd);
+				refuse_connection(server, fd);
 				continue;
 			}
 			http_connection_retire(victim);
@@ -224,6 +228,7 @@ static struct http_server *server_new(struct loop *loop, const char *control_gro
 	server->watch.fd = -1;
 	server->control_group = control_group ? xstrdup(control_group) : NULL;
 	loop_timer_init(&server->accept_pause, on_accept_pause_over, server);
+	http_refusals_init(server);
 	return server;
 }
 
@@ -372,6 +377,7 @@ void http_server_close(struct http_server *server)
 		http_connection_retire(server->connections);
 	http_server_collect(server);
 	close_listener(server);
+	http_refusals_stop(server);
 	free(server->config.listen);
 	free(server->control_group);
 	free(server);

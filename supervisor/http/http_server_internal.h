@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 
 #include "base/loop.h"
+#include "base/throttled_log.h"
 #include "base/unix_listener.h"
 #include "config/config.h"
 #include "supervisor/http/http_request.h"
@@ -72,7 +73,20 @@ struct http_server {
 	struct http_connection *connections;
 	size_t connection_count;
 	struct http_connection *retired;
+	/* Refused connections, said once per peer per interval
+	 * (http_refusals.c). */
+	struct throttled_log refusals;
 };
+
+#define HTTP_REFUSALS_INTERVAL_MS 10000
+
+/* http_refusals.c */
+
+void http_refusals_init(struct http_server *server);
+/* Says what is held back; at close. */
+void http_refusals_stop(struct http_server *server);
+/* The connection `fd`, about to be refused for `why`. */
+void http_refusals_note(struct http_server *server, int fd, const char *why);
 
 /* http_connection.c */
 

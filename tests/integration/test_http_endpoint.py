@@ -716,3 +716,40 @@ def test_a_waiting_task_says_what_for_and_a_crashed_one_its_restart(corral, tmp_
                      "g/crash: not ready (pending, restarts after its delay)"], lines
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
+
+
+def test_refused_connections_are_said_once_per_peer_then_summed_up(corral, tmp_path):
+    """Every one of the 64 connections busy answering a /metrics nobody
+    reads (400 tasks, about 330 KB: more than a Unix socket's send buffer,
+    net.core.wmem_default, 208 KiB by default, holds), each
+    new connection is refused with a 503; corral's log says the first in
+    full and sums up the rest in one line, not one line each (issue 36)."""
+    config = {"groups": {"g": {"tasks": {"idle": {"command": sh(IDLE), "instances": 400}}}}}
+    running, address = start(corral, config, tmp_path / "http.sock")
+    holders = []
+    for _ in range(64):
+        sock = connect(address)
+        sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: corral\r\n\r\n")
+        holders.append(sock)
+    # A response begun and never read stays being written.
+    for sock in holders:
+        wait_for(lambda: sock.recv(1, socket.MSG_PEEK), what="a /metrics response begun")
+    statuses = []
+    for _ in range(100):
+        sock = connect(address)
+        try:
+            sock.sendall(b"GET /livez HTTP/1.1\r\nHost: corral\r\n\r\n")
+        except OSError:
+            pass  # refused before the request went out: the 503 is there
+        statuses.append(sock.recv(12))
+        sock.close()
+    assert statuses == [b"HTTP/1.1 503"] * 100, statuses
+    summary = "http: refused 99 more connections from uid 0 in the last 10 s: all 64 " \
+              "connections were being answered (503)"
+    wait_for(lambda: summary in running.stderr_text(), timeout=30, what="the summary line")
+    lines = [l for l in running.stderr_text().splitlines() if "http: refused" in l]
+    assert lines == ["corral: http: refused a connection from uid 0: all 64 connections "
+                     "were being answered (503)", "corral: " + summary], lines
+    for sock in holders:
+        sock.close()
+    stop(running)

@@ -49,7 +49,7 @@ static void test_every_request_kind_has_a_right_of_its_name(void **state)
 	(void)state;
 	struct config *config = parse_ok(TASK("{command: x, control: [status, logs, events, "
 					      "inspect, start, stop, restart, signal, reload, "
-					      "exec, shutdown, scale]}"));
+					      "exec, shutdown, scale, upgrade]}"));
 	assert_int_equal(only_task(config)->control_rights, (1u << CONTROL_RIGHT_COUNT) - 1);
 	assert_string_equal(control_right_name(9), "exec");
 	assert_null(control_right_name(CONTROL_RIGHT_COUNT));
@@ -88,7 +88,7 @@ static const struct error_case cases[] = {
      "web/app: control[0]: unknown control request \"stauts\"; did you mean \"status\"?"},
     {"unknown right, nothing close", TASK("{command: x, control: [status, everything]}"), 4, 43,
      "web/app: control[1]: unknown control request \"everything\" (use status, logs, events, "
-     "inspect, start, stop, restart, signal, reload, exec, shutdown or scale)"},
+     "inspect, start, stop, restart, signal, reload, exec, shutdown, scale or upgrade)"},
     {"a right listed twice", TASK("{command: x, control: [logs, logs]}"), 4, 41,
      "web/app: control[1]: logs is listed twice"},
     {"a right that is not a string", TASK("{command: x, control: [[exec]]}"), 4, 35,

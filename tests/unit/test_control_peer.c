@@ -3,10 +3,13 @@
  * cgroup too), never corral's own root/supervisor, nor anything outside
  * root. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -77,12 +80,47 @@ static void test_the_parent_is_read_past_a_command_that_poses(void **state)
 	assert_int_equal(control_peer_stat_parent("42 (sleep)"), -1);
 }
 
+/* A signal's sender is looked at by pid: a child of ours descends from
+ * "corral" (this test) while it lives; once reaped, it is gone. */
+static void test_a_pid_is_told_while_it_lives_and_gone_once_reaped(void **state)
+{
+	(void)state;
+	struct control_peer_rules rules;
+	control_peer_rules_init(&rules, NULL);
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		close(ready[0]);
+		close(ready[1]); /* says it runs */
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	char byte;
+	assert_int_equal(read(ready[0], &byte, 1), 0);
+	close(ready[0]);
+	struct control_peer peer;
+	control_peer_identify_pid(child, &rules, &peer);
+	assert_false(peer.gone);
+	assert_true(peer.descends_from_corral);
+	assert_int_equal(peer.credentials.pid, child);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	control_peer_identify_pid(child, &rules, &peer);
+	assert_true(peer.gone);
+	assert_false(control_peer_is_confined(&peer));
+	control_peer_rules_free(&rules);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_the_v2_line_is_found_among_v1_lines),
 	    cmocka_unit_test(test_a_task_is_named_by_its_cgroup),
 	    cmocka_unit_test(test_the_parent_is_read_past_a_command_that_poses),
+	    cmocka_unit_test(test_a_pid_is_told_while_it_lives_and_gone_once_reaped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,7 +48,7 @@ cp -r "$here/cases" "$work/cases"
 	echo "      measure:"
 	echo "        command: [\"/bin/sh\", \"/cases/scale-measure.sh\", \"$n\", \"scale/idle$((thousands - 1))@999\"]"
 	echo "        lifecycle: {hook: prestart, sidecar: true}"
-	echo "        control: [status] # a task is never an operator unless granted"
+	echo "        control: [status, shutdown] # a task is never an operator unless granted"
 	for ((i = 0; i < thousands; i++)); do
 		echo "      idle$i: {command: [\"/bin/sleep\", \"100000\"], instances: 1000}"
 	done
