@@ -88,6 +88,30 @@ static void hint_one_command(int argc, char **argv, int at)
 	fputc('\n', stderr);
 }
 
+/* After a usage error of `corral -c FILE check` (or run), as `corral -c
+ * FILE status` is written: these two take the config as their argument.
+ * Said only when FILE is there, so that `corral -c npm run build` (a
+ * program for one-command mode) is not told to run a config named npm;
+ * then the one-command line is not said. */
+static bool hint_config_argument(int argc, char **argv, int at)
+{
+	const char *name = argv[at];
+	if (strcmp(name, "run") != 0 && strcmp(name, "check") != 0)
+		return false;
+	for (int i = 1; i + 1 < at; i++) {
+		bool config = strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0;
+		if (config && access(argv[i + 1], F_OK) == 0) {
+			fprintf(
+			    stderr,
+			    "corral: %s takes the config as its argument, not -c: write: corral %s "
+			    "%s\n",
+			    name, name, argv[i + 1]);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* `corral [OPTIONS] COMMAND ...`: the options go to the command, as if
  * written after its name (git, kubectl). */
 static int run_command_after_options(int argc, char **argv, int at, const struct command **command)
@@ -97,8 +121,10 @@ static int run_command_after_options(int argc, char **argv, int at, const struct
 	char **moved = command_line_options_after(argc, argv, at, &moved_argc);
 	int exit_code = (*command)->main(moved_argc, moved);
 	free(moved);
-	if (exit_code == COMMAND_USAGE_ERROR)
-		hint_one_command(argc, argv, at);
+	if (exit_code == COMMAND_USAGE_ERROR) {
+		if (!hint_config_argument(argc, argv, at))
+			hint_one_command(argc, argv, at);
+	}
 	return exit_code;
 }
 

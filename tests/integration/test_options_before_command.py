@@ -92,3 +92,19 @@ def test_a_usage_error_after_moved_options_shows_the_one_command_line(corral):
     assert "corral start: expected GROUP/TASK" in result.stderr, result
     assert ("to run a program under corral instead, write: corral -c -- npm start"
             in result.stderr), result
+
+
+def test_dash_c_before_check_or_run_says_the_config_is_their_argument(corral):
+    # `corral -c FILE status` works, so `corral -c FILE check` is tried
+    # next: check and run take the config as their argument.
+    config = corral.config(IDLE)
+    for command in ("check", "run"):
+        result = corral.cli("-c", config, command)
+        assert result.returncode == 2, result
+        assert (f"corral: {command} takes the config as its argument, not -c: write: "
+                f"corral {command} {config}") in result.stderr, result
+        assert "to run a program under corral instead" not in result.stderr, result
+    # A program for one-command mode (no such file) is not taken for a config.
+    result = corral.cli("-c", "npm", "run", "build")
+    assert "takes the config as its argument" not in result.stderr, result
+    assert "write: corral -c -- npm run build" in result.stderr, result
