@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,28 +89,39 @@ static void hint_one_command(int argc, char **argv, int at)
 	fputc('\n', stderr);
 }
 
-/* After a usage error of `corral -c FILE check` (or run), as `corral -c
- * FILE status` is written: these two take the config as their argument.
- * Said only when FILE is there, so that `corral -c npm run build` (a
- * program for one-command mode) is not told to run a config named npm;
- * then the one-command line is not said. */
-static bool hint_config_argument(int argc, char **argv, int at)
+/* The FILE of a `-c FILE` (`--config FILE`) before the command when it
+ * can only be a config: a directory, or a file nobody may execute, which
+ * one-command mode could not run as its program (`corral -c npm start`
+ * names one it could). NULL otherwise. */
+static const char *config_before(int at, char **argv)
 {
-	const char *name = argv[at];
-	if (strcmp(name, "run") != 0 && strcmp(name, "check") != 0)
-		return false;
 	for (int i = 1; i + 1 < at; i++) {
-		bool config = strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0;
-		if (config && access(argv[i + 1], F_OK) == 0) {
-			fprintf(
-			    stderr,
-			    "corral: %s takes the config as its argument, not -c: write: corral %s "
-			    "%s\n",
-			    name, name, argv[i + 1]);
-			return true;
-		}
+		if (strcmp(argv[i], "-c") != 0 && strcmp(argv[i], "--config") != 0)
+			continue;
+		struct stat file;
+		if (stat(argv[i + 1], &file) != 0)
+			return NULL;
+		bool runnable = S_ISREG(file.st_mode) && (file.st_mode & 0111);
+		return runnable ? NULL : argv[i + 1];
 	}
-	return false;
+	return NULL;
+}
+
+/* After a usage error of a command whose options came before it. With a
+ * config named there, the options were meant as they were read: only
+ * `corral -c FILE check` (or run), written as `corral -c FILE status` is,
+ * needs a word, as these two take the config as their argument. Else the
+ * one-command line. */
+static void hint_after_usage_error(int argc, char **argv, int at)
+{
+	const char *name = argv[at], *config = config_before(at, argv);
+	if (!config)
+		hint_one_command(argc, argv, at);
+	else if (strcmp(name, "run") == 0 || strcmp(name, "check") == 0)
+		fprintf(
+		    stderr,
+		    "corral: %s takes the config as its argument, not -c: write: corral %s %s\n",
+		    name, name, config);
 }
 
 /* `corral [OPTIONS] COMMAND ...`: the options go to the command, as if
@@ -121,10 +133,8 @@ static int run_command_after_options(int argc, char **argv, int at, const struct
 	char **moved = command_line_options_after(argc, argv, at, &moved_argc);
 	int exit_code = (*command)->main(moved_argc, moved);
 	free(moved);
-	if (exit_code == COMMAND_USAGE_ERROR) {
-		if (!hint_config_argument(argc, argv, at))
-			hint_one_command(argc, argv, at);
-	}
+	if (exit_code == COMMAND_USAGE_ERROR)
+		hint_after_usage_error(argc, argv, at);
 	return exit_code;
 }
 

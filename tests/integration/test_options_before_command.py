@@ -104,6 +104,12 @@ def test_dash_c_before_check_or_run_says_the_config_is_their_argument(corral):
         assert (f"corral: {command} takes the config as its argument, not -c: write: "
                 f"corral {command} {config}") in result.stderr, result
         assert "to run a program under corral instead" not in result.stderr, result
+    # A command that takes -c, with a usage error of its own, is not told
+    # that -c FILE could have run FILE as a program.
+    result = corral.cli("-c", config, "scale", "g/app=1001")
+    assert result.returncode == 2, result
+    assert "N from 0 to 1000" in result.stderr, result
+    assert "to run a program under corral instead" not in result.stderr, result
     # A program for one-command mode (no such file) is not taken for a config.
     result = corral.cli("-c", "npm", "run", "build")
     assert "takes the config as its argument" not in result.stderr, result
