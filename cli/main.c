@@ -89,21 +89,24 @@ static void hint_one_command(int argc, char **argv, int at)
 	fputc('\n', stderr);
 }
 
+/* A word that can only be a config: a directory, or a file nobody may
+ * execute, which one-command mode could not run as its program (`npm`, a
+ * script, a name not there may be one). */
+static bool names_a_config(const char *word)
+{
+	struct stat file;
+	if (stat(word, &file) != 0)
+		return false;
+	return S_ISDIR(file.st_mode) || (S_ISREG(file.st_mode) && !(file.st_mode & 0111));
+}
+
 /* The FILE of a `-c FILE` (`--config FILE`) before the command when it
- * can only be a config: a directory, or a file nobody may execute, which
- * one-command mode could not run as its program (`corral -c npm start`
- * names one it could). NULL otherwise. */
+ * names a config; NULL otherwise. */
 static const char *config_before(int at, char **argv)
 {
-	for (int i = 1; i + 1 < at; i++) {
-		if (strcmp(argv[i], "-c") != 0 && strcmp(argv[i], "--config") != 0)
-			continue;
-		struct stat file;
-		if (stat(argv[i + 1], &file) != 0)
-			return NULL;
-		bool runnable = S_ISREG(file.st_mode) && (file.st_mode & 0111);
-		return runnable ? NULL : argv[i + 1];
-	}
+	for (int i = 1; i + 1 < at; i++)
+		if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0)
+			return names_a_config(argv[i + 1]) ? argv[i + 1] : NULL;
 	return NULL;
 }
 
@@ -176,6 +179,18 @@ static int run_command(int argc, char **argv, const struct command **command)
 						   sizeof(commands) / sizeof(commands[0]));
 		if (at)
 			return run_command_after_options(argc, argv, at, command);
+		/* `corral -c app.yaml`, a command forgotten: without `--`,
+		 * a config is not run as a program (exec would refuse it,
+		 * 126, without saying what was meant). */
+		int program = command_line_one_command_program(argc, argv, argc);
+		if (program && names_a_config(argv[program])) {
+			fprintf(stderr,
+				"corral: %s is a config, not a program: name a command (corral "
+				"-c %s status), or write: corral run %s\n",
+				argv[program], argv[program], argv[program]);
+			fprintf(stderr, "Run 'corral --help' for the commands.\n");
+			return COMMAND_USAGE_ERROR;
+		}
 		*command = &one_command;
 		return command_one(argc, argv);
 	}
@@ -187,7 +202,12 @@ static int run_command(int argc, char **argv, const struct command **command)
 	 * and dumb-init take `tini PROGRAM`; corral needs the `--`). */
 	const char *nearest = suggest_nearest(name, strlen(name), command_names(),
 					      sizeof(commands) / sizeof(commands[0]));
-	if (nearest)
+	if (names_a_config(name))
+		fprintf(
+		    stderr,
+		    "corral: unknown command \"%s\"; to run that config, write: corral run %s\n",
+		    name, name);
+	else if (nearest)
 		fprintf(stderr,
 			"corral: unknown command \"%s\"; did you mean \"%s\"? (to run a "
 			"program under corral: corral -- %s ...)\n",

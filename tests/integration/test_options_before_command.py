@@ -114,3 +114,22 @@ def test_dash_c_before_check_or_run_says_the_config_is_their_argument(corral):
     result = corral.cli("-c", "npm", "run", "build")
     assert "takes the config as its argument" not in result.stderr, result
     assert "write: corral -c -- npm run build" in result.stderr, result
+
+
+def test_a_config_where_a_command_or_program_goes_is_told_how_to_run_it(corral):
+    config = corral.config(IDLE)
+    config.chmod(0o644)
+    # A command forgotten: one-command mode would exec the config (126).
+    result = corral.cli("-c", config)
+    assert result.returncode == 2, result
+    assert (f"corral: {config} is a config, not a program: name a command (corral -c {config} "
+            f"status), or write: corral run {config}") in result.stderr, result
+    assert "main/command" not in result.stderr, result
+    # `run` forgotten: not told to run it as a program.
+    result = corral.cli(config)
+    assert result.returncode == 2, result
+    assert (f'corral: unknown command "{config}"; to run that config, write: corral run '
+            f"{config}") in result.stderr, result
+    # With `--` it is what runs, as tini would run it: exec refuses it.
+    result = corral.cli("-c", "--", config)
+    assert result.returncode == 126, result
