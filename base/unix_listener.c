@@ -58,32 +58,45 @@ static int check_own_directory(const char *directory, char *error, size_t error_
 
 int unix_listener_check_directory(const char *path, char *error, size_t error_size)
 {
-	char buffer[PATH_MAX];
+	char buffer[PATH_MAX], own[PATH_MAX];
 	snprintf(buffer, sizeof(buffer), "%s", path);
-	const char *directory = dirname(buffer);
+	char *directory = dirname(buffer);
+	snprintf(own, sizeof(own), "%s", directory);
 	struct stat status;
-	if (stat(directory, &status) < 0) {
+	/* Not there yet: corral makes it in the nearest directory that is,
+	 * whose owner (or others, if they may write it) could move what
+	 * corral made aside and put a directory of their own in its place. */
+	while (stat(directory, &status) < 0) {
 		int failure = -errno;
-		snprintf(error, error_size, "%s: %s", directory, strerror(-failure));
-		return failure;
+		if (failure != -ENOENT || strcmp(directory, "/") == 0) {
+			snprintf(error, error_size, "%s: %s", directory, strerror(-failure));
+			return failure;
+		}
+		directory = dirname(directory);
 	}
+	char whose[PATH_MAX + 64];
+	if (strcmp(directory, own) == 0)
+		snprintf(whose, sizeof(whose), "its directory %s", own);
+	else
+		snprintf(whose, sizeof(whose), "%s, where corral would make its directory %s,",
+			 directory, own);
 	switch (dir_trust_of(&status, true)) {
 	case DIR_TRUSTED:
 		return 0;
 	case DIR_FOREIGN_OWNER:
 		snprintf(error, error_size,
-			 "%s: refused: its directory %s is owned by uid %u, not by corral (uid %u) "
-			 "or root: its owner could replace the socket (put it in a directory of "
-			 "corral's own)",
-			 path, directory, (unsigned)status.st_uid, (unsigned)geteuid());
-		return -EPERM;
+			 "%s: refused: %s is owned by uid %u, not by corral (uid %u) or root: its "
+			 "owner could replace the socket (put it in a directory of corral's own)",
+			 path, whose, (unsigned)status.st_uid, (unsigned)geteuid());
+		break;
 	case DIR_WRITABLE_BY_OTHERS:
-		snprintf(error, error_size,
-			 "%s: refused: its directory %s is writable by group or others (mode %04o) "
-			 "and not sticky: they could replace the socket (make it writable by its "
-			 "owner only, or put the socket in a directory of corral's own)",
-			 path, directory, (unsigned)(status.st_mode & 07777));
-		return -EPERM;
+		snprintf(
+		    error, error_size,
+		    "%s: refused: %s is writable by group or others (mode %04o) and not "
+		    "sticky: they could replace the socket (make it writable by its owner only, "
+		    "or put the socket in a directory of corral's own)",
+		    path, whose, (unsigned)(status.st_mode & 07777));
+		break;
 	}
 	return -EPERM;
 }
@@ -199,8 +212,13 @@ int unix_listener_open(struct unix_listener *listener, const char *path,
 	char buffer[PATH_MAX];
 	snprintf(buffer, sizeof(buffer), "%s", path);
 	const char *directory = dirname(buffer);
-	int failure = make_directories(directory, options->has_group ? 0750 : 0700, options->group,
-				       options->has_group);
+	int failure;
+	/* Before the directories are made, where they would be made. */
+	if (options->directory_must_be_trusted &&
+	    (failure = unix_listener_check_directory(path, error, error_size)) == -EPERM)
+		return failure;
+	failure = make_directories(directory, options->has_group ? 0750 : 0700, options->group,
+				   options->has_group);
 	if (failure < 0) {
 		snprintf(error, error_size, "cannot create the directory of %s: %s", path,
 			 strerror(-failure));

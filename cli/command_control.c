@@ -1,10 +1,12 @@
 /* corral restart, stop, start, signal, shutdown, upgrade: one request that changes
  * what a running corral does, and its one-line answer. */
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/units.h"
 #include "cli/commands.h"
@@ -264,9 +266,17 @@ static int run_control_command(const struct control_command_spec *spec, int argc
 					   "takes one BINARY at most, got \"%s\" too",
 					   argv[optind + 1]);
 	if (spec->command == CONTROL_UPGRADE && argc - optind == 1) {
-		char *absolute = realpath(argv[optind], NULL);
-		snprintf(request.path, sizeof(request.path), "%s",
-			 absolute ? absolute : argv[optind]);
+		const char *binary = argv[optind];
+		char *absolute = realpath(binary, NULL);
+		char cwd[PATH_MAX];
+		/* One that is not there is still ours to make absolute, so
+		 * that corral says it is missing, not that it is relative. */
+		if (absolute)
+			snprintf(request.path, sizeof(request.path), "%s", absolute);
+		else if (binary[0] != '/' && getcwd(cwd, sizeof(cwd)))
+			snprintf(request.path, sizeof(request.path), "%s/%s", cwd, binary);
+		else
+			snprintf(request.path, sizeof(request.path), "%s", binary);
 		free(absolute);
 		optind++;
 	}

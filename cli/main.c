@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,6 +89,44 @@ static void hint_one_command(int argc, char **argv, int at)
 	fputc('\n', stderr);
 }
 
+/* A word that can only be a config: a directory, or a file nobody may
+ * execute, which one-command mode could not run as its program (`npm`, a
+ * script, a name not there may be one). */
+static bool names_a_config(const char *word)
+{
+	struct stat file;
+	if (stat(word, &file) != 0)
+		return false;
+	return S_ISDIR(file.st_mode) || (S_ISREG(file.st_mode) && !(file.st_mode & 0111));
+}
+
+/* The FILE of a `-c FILE` (`--config FILE`) before the command when it
+ * names a config; NULL otherwise. */
+static const char *config_before(int at, char **argv)
+{
+	for (int i = 1; i + 1 < at; i++)
+		if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0)
+			return names_a_config(argv[i + 1]) ? argv[i + 1] : NULL;
+	return NULL;
+}
+
+/* After a usage error of a command whose options came before it. With a
+ * config named there, the options were meant as they were read: only
+ * `corral -c FILE check` (or run), written as `corral -c FILE status` is,
+ * needs a word, as these two take the config as their argument. Else the
+ * one-command line. */
+static void hint_after_usage_error(int argc, char **argv, int at)
+{
+	const char *name = argv[at], *config = config_before(at, argv);
+	if (!config)
+		hint_one_command(argc, argv, at);
+	else if (strcmp(name, "run") == 0 || strcmp(name, "check") == 0)
+		fprintf(
+		    stderr,
+		    "corral: %s takes the config as its argument, not -c: write: corral %s %s\n",
+		    name, name, config);
+}
+
 /* `corral [OPTIONS] COMMAND ...`: the options go to the command, as if
  * written after its name (git, kubectl). */
 static int run_command_after_options(int argc, char **argv, int at, const struct command **command)
@@ -98,7 +137,7 @@ static int run_command_after_options(int argc, char **argv, int at, const struct
 	int exit_code = (*command)->main(moved_argc, moved);
 	free(moved);
 	if (exit_code == COMMAND_USAGE_ERROR)
-		hint_one_command(argc, argv, at);
+		hint_after_usage_error(argc, argv, at);
 	return exit_code;
 }
 
@@ -140,6 +179,18 @@ static int run_command(int argc, char **argv, const struct command **command)
 						   sizeof(commands) / sizeof(commands[0]));
 		if (at)
 			return run_command_after_options(argc, argv, at, command);
+		/* `corral -c app.yaml`, a command forgotten: without `--`,
+		 * a config is not run as a program (exec would refuse it,
+		 * 126, without saying what was meant). */
+		int program = command_line_one_command_program(argc, argv, argc);
+		if (program && names_a_config(argv[program])) {
+			fprintf(stderr,
+				"corral: %s is a config, not a program: name a command (corral "
+				"-c %s status), or write: corral run %s\n",
+				argv[program], argv[program], argv[program]);
+			fprintf(stderr, "Run 'corral --help' for the commands.\n");
+			return COMMAND_USAGE_ERROR;
+		}
 		*command = &one_command;
 		return command_one(argc, argv);
 	}
@@ -151,7 +202,12 @@ static int run_command(int argc, char **argv, const struct command **command)
 	 * and dumb-init take `tini PROGRAM`; corral needs the `--`). */
 	const char *nearest = suggest_nearest(name, strlen(name), command_names(),
 					      sizeof(commands) / sizeof(commands[0]));
-	if (nearest)
+	if (names_a_config(name))
+		fprintf(
+		    stderr,
+		    "corral: unknown command \"%s\"; to run that config, write: corral run %s\n",
+		    name, name);
+	else if (nearest)
 		fprintf(stderr,
 			"corral: unknown command \"%s\"; did you mean \"%s\"? (to run a "
 			"program under corral: corral -- %s ...)\n",

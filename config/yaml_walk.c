@@ -68,19 +68,31 @@ void report(struct load_context *context, const yaml_node_t *node, const struct 
 	va_end(arguments);
 }
 
+/* Characters in the first `bytes` bytes of UTF-8 text: libyaml's marks
+ * (index, column) count characters, not bytes. */
+static size_t characters_in(const char *text, size_t bytes)
+{
+	size_t count = 0;
+	for (size_t i = 0; i < bytes; i++)
+		count += ((unsigned char)text[i] & 0xC0) != 0x80;
+	return count;
+}
+
 struct source_location scalar_location(const yaml_node_t *node, size_t offset)
 {
 	struct source_location at = node_location(node);
 	const char *value = (const char *)node->data.scalar.value;
+	size_t length = node->data.scalar.length;
 	size_t written = node->end_mark.index - node->start_mark.index;
-	bool one_line = !memchr(value, '\n', node->data.scalar.length);
+	bool one_line = !memchr(value, '\n', length);
 	bool plain = node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 	/* Quoted without escapes: the text between the quotes is the value. */
 	bool quoted = (node->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
 		       node->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE) &&
-		      written == node->data.scalar.length + 2;
+		      written == characters_in(value, length) + 2;
 	if (one_line && (plain || quoted))
-		at.column += (unsigned)offset + (quoted ? 1 : 0);
+		at.column += (unsigned)characters_in(value, offset < length ? offset : length) +
+			     (quoted ? 1 : 0);
 	return at;
 }
 

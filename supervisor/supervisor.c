@@ -116,8 +116,10 @@ void supervisor_begin_shutdown(struct supervisor *supervisor, const char *reason
 	parent_notify_stopping(&supervisor->parent, shutdown_timeout_ms(supervisor));
 	char timeout[96];
 	describe_shutdown_timeout(supervisor, timeout, sizeof(timeout));
-	log_message("%s: shutting down gracefully (at most %s; send it again to kill now)", reason,
-		    timeout);
+	/* A group's on_failure: exit asked nothing that could be sent again. */
+	bool asked = reason != supervisor->exit_for_failure;
+	log_message("%s: shutting down gracefully (at most %s; %s)", reason, timeout,
+		    asked ? "send it again to kill now" : "SIGTERM or `corral shutdown` kills now");
 	uint64_t now = loop_now_ms();
 	loop_timer_arm(supervisor->loop, &supervisor->shutdown_timer,
 		       now + shutdown_timeout_ms(supervisor));

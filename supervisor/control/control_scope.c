@@ -86,12 +86,34 @@ struct task *control_scope_task(struct group *const *groups, size_t group_count,
 			 target, target);
 		return NULL;
 	}
-	const char *names[group->task_count ? group->task_count : 1];
+	/* An instance of a set at 0 (web/api@0) has the set's answer. */
+	const char *at = slash ? strchr(slash, '@') : NULL;
+	if (at) {
+		char set[256];
+		snprintf(set, sizeof(set), "%.*s", (int)(at - slash - 1), slash + 1);
+		if (zero_sets_find(&group->zero_sets, set)) {
+			snprintf(error, error_size,
+				 "no task \"%s\": %s/%s has no instance: corral scale took it to 0 "
+				 "(`corral scale %s/%s=N` brings N back)",
+				 target, group->config->name, set, group->config->name, set);
+			return NULL;
+		}
+	}
+	/* The sets at 0 are tasks of the group too, listed after the others
+	 * (a group whose only task is at 0 would list nothing). */
+	size_t zero_count = group->zero_sets.count, count = group->task_count + zero_count;
+	const char *names[count ? count : 1];
+	char zero_names[zero_count ? zero_count : 1][160];
 	names[0] = NULL;
 	for (size_t i = 0; i < group->task_count; i++)
 		names[i] = group->tasks[i]->config->full_name;
+	for (size_t i = 0; i < zero_count; i++) {
+		snprintf(zero_names[i], sizeof(zero_names[i]), "%s/%s (0 instances)",
+			 group->config->name, group->zero_sets.items[i].task);
+		names[group->task_count + i] = zero_names[i];
+	}
 	char list[1024];
-	list_names(list, sizeof(list), names, group->task_count);
+	list_names(list, sizeof(list), names, count);
 	snprintf(error, error_size, "no task \"%s\"; tasks of group %s: %s", target,
 		 group->config->name, list);
 	return NULL;

@@ -61,12 +61,13 @@ static void follow_fd(struct watch_set *set)
 
 /* ---- entries ---- */
 
-static void say_failure(struct watch_entry *entry, const char *error)
+/* `then`: what becomes of the path's changes. */
+static void say_failure(struct watch_entry *entry, const char *error, const char *then)
 {
 	if (entry->failure_said)
 		return;
 	entry->failure_said = true;
-	char *message = xasprintf("watch: %s; its changes are not seen (until a reload)", error);
+	char *message = xasprintf("watch: %s; %s", error, then);
 	task_note_event(entry->task, TASK_EVENT_WATCH_FAILED, message);
 	free(message);
 }
@@ -88,7 +89,7 @@ static void resolve(struct watch_entry *entry, struct watch_target *target)
 	char error[PATH_MAX + 256];
 	int result = watch_target_resolve(target, &entry->set->dirs, error, sizeof(error));
 	if (result < 0)
-		say_failure(entry, error);
+		say_failure(entry, error, "its changes are not seen (until a reload)");
 	else if (result > 0)
 		note_change(entry, target->path);
 	if (result >= 0 && target->chain_cut) {
@@ -96,7 +97,8 @@ static void resolve(struct watch_entry *entry, struct watch_target *target)
 			 "%s goes through more than %d symlinks (a loop?) or past PATH_MAX: the "
 			 "links up to there are watched, what they lead to is not",
 			 target->path, WATCH_CHAIN_MAX_LINKS);
-		say_failure(entry, error);
+		/* The links met are watched: mending one is seen. */
+		say_failure(entry, error, "a link re-pointed or removed on the way is seen");
 	}
 }
 

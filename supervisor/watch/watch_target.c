@@ -74,7 +74,9 @@ static bool anything_matches(const char *directory, const char *pattern)
 }
 
 /* The nearest directory of the path that can be watched, from its own
- * up: its wd, and its length in *length. */
+ * up: its wd, and its length in *length. A directory that is a loop of
+ * links (-ELOOP) is as missing: the watch above it, and those on the
+ * links' directories (watch_hops), see the loop mended. */
 static int watch_nearest(const struct watch_target *target, struct watch_dirs *dirs, size_t *length)
 {
 	char directory[PATH_MAX];
@@ -82,7 +84,8 @@ static int watch_nearest(const struct watch_target *target, struct watch_dirs *d
 	for (;;) {
 		directory_text(target, *length, directory, sizeof(directory));
 		int wd = watch_dirs_acquire(dirs, directory);
-		if (wd >= 0 || (wd != -ENOENT && wd != -ENOTDIR) || *length == 1)
+		bool missing = wd == -ENOENT || wd == -ENOTDIR || wd == -ELOOP;
+		if (wd >= 0 || !missing || *length == 1)
 			return wd;
 		const char *slash = memrchr(target->path, '/', *length);
 		*length = slash && slash > target->path ? (size_t)(slash - target->path) : 1;

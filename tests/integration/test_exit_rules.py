@@ -206,6 +206,9 @@ def test_on_failure_exit_stops_every_group_with_the_task_code(corral, tmp_path):
     assert message.startswith("web/api@1 failed for good: exited with code 7; "
                               "corral exited with code 7\n"), message
     assert "group web: on_failure exit: every group stopped" in message, message
+    # Nothing was sent that could be sent again: the hint names what kills now.
+    assert "(at most 30s; SIGTERM or `corral shutdown` kills now)" in result.stderr, result.stderr
+    assert "send it again" not in result.stderr, result.stderr
 
 
 def test_on_failure_exit_takes_the_map_form_without_bounds(corral, tmp_path):

@@ -582,6 +582,17 @@ def test_a_socket_directory_others_could_replace_the_socket_in_is_refused(corral
         assert result.returncode == 1 and message in result.stderr, result
         assert not (directory / "http.sock").exists()
 
+    # A directory not there yet is judged where corral would make it: it
+    # would be corral's own, but their owner could move it aside.
+    path = corral.config(json.dumps(http_config(tasks, str(theirs / "run" / "http.sock"))))
+    message = (f"{theirs}/run/http.sock: refused: {theirs}, where corral would make its "
+               f"directory {theirs}/run, is owned by uid 65534, not by corral (uid 0) or root")
+    result = corral.check(path)
+    assert result.returncode == 1 and f"http.listen: {message}" in result.stderr, result
+    result = corral.run(path)
+    assert result.returncode == 1 and message in result.stderr, result
+    assert not (theirs / "run").exists()
+
     # A reload to such a directory is refused; the socket corral has
     # serves on. A sticky directory owned by root is fine.
     running, address = start(corral, tasks, address=sticky / "http.sock")

@@ -92,3 +92,44 @@ def test_a_usage_error_after_moved_options_shows_the_one_command_line(corral):
     assert "corral start: expected GROUP/TASK" in result.stderr, result
     assert ("to run a program under corral instead, write: corral -c -- npm start"
             in result.stderr), result
+
+
+def test_dash_c_before_check_or_run_says_the_config_is_their_argument(corral):
+    # `corral -c FILE status` works, so `corral -c FILE check` is tried
+    # next: check and run take the config as their argument.
+    config = corral.config(IDLE)
+    for command in ("check", "run"):
+        result = corral.cli("-c", config, command)
+        assert result.returncode == 2, result
+        assert (f"corral: {command} takes the config as its argument, not -c: write: "
+                f"corral {command} {config}") in result.stderr, result
+        assert "to run a program under corral instead" not in result.stderr, result
+    # A command that takes -c, with a usage error of its own, is not told
+    # that -c FILE could have run FILE as a program.
+    result = corral.cli("-c", config, "scale", "g/app=1001")
+    assert result.returncode == 2, result
+    assert "N from 0 to 1000" in result.stderr, result
+    assert "to run a program under corral instead" not in result.stderr, result
+    # A program for one-command mode (no such file) is not taken for a config.
+    result = corral.cli("-c", "npm", "run", "build")
+    assert "takes the config as its argument" not in result.stderr, result
+    assert "write: corral -c -- npm run build" in result.stderr, result
+
+
+def test_a_config_where_a_command_or_program_goes_is_told_how_to_run_it(corral):
+    config = corral.config(IDLE)
+    config.chmod(0o644)
+    # A command forgotten: one-command mode would exec the config (126).
+    result = corral.cli("-c", config)
+    assert result.returncode == 2, result
+    assert (f"corral: {config} is a config, not a program: name a command (corral -c {config} "
+            f"status), or write: corral run {config}") in result.stderr, result
+    assert "main/command" not in result.stderr, result
+    # `run` forgotten: not told to run it as a program.
+    result = corral.cli(config)
+    assert result.returncode == 2, result
+    assert (f'corral: unknown command "{config}"; to run that config, write: corral run '
+            f"{config}") in result.stderr, result
+    # With `--` it is what runs, as tini would run it: exec refuses it.
+    result = corral.cli("-c", "--", config)
+    assert result.returncode == 126, result

@@ -211,6 +211,14 @@ def test_scale_to_zero_keeps_the_task_and_its_group(corral, tmp_path):
     stop = corral.cli("stop", "g/web")
     assert stop.returncode == 1 and "corral: g/web has no instance: corral scale took it to " \
         "0 (`corral scale g/web=N` brings N back)" in stop.stderr, stop
+    # An instance of the set, or another name, is told the set is at 0,
+    # not given an empty list of the group's tasks.
+    stop = corral.cli("stop", "g/web@0")
+    assert stop.returncode == 1 and "corral: no task \"g/web@0\": g/web has no instance: " \
+        "corral scale took it to 0 (`corral scale g/web=N` brings N back)" in stop.stderr, stop
+    stop = corral.cli("stop", "g/wbe")
+    assert stop.returncode == 1 and "corral: no task \"g/wbe\"; tasks of group g: " \
+        "g/web (0 instances)\n" in stop.stderr, stop
 
     up = corral.cli("scale", "g/web=3")
     assert up.returncode == 0, up

@@ -245,6 +245,8 @@ def test_a_binary_that_cannot_take_over_leaves_corral_running(corral, corral_bin
         (exits_1, "exited with code 1"),
         (not_executable, "Permission denied"),
         (tmp_path / "missing", "No such file or directory"),
+        # Relative, from the CLI's directory (corral.dir), as the others.
+        ("missing-here", f"{corral.dir}/missing-here cannot be run: No such file or directory"),
         (other_format, "reads hand-over format 99, this corral writes format 1"),
         # Passes the check, then cannot take over: back to the old binary.
         (refuses, "could not take over: it refused the state"),

@@ -131,8 +131,8 @@ def test_a_symlink_loop_is_said_and_watched_until_it_is_mended(corral, tmp_path)
                         what="watch_failed")
     assert failed["message"] == (
         f"watch: {first} goes through more than 40 symlinks (a loop?) or past PATH_MAX: the "
-        "links up to there are watched, what they lead to is not; its changes are not seen "
-        "(until a reload)"), failed
+        "links up to there are watched, what they lead to is not; a link re-pointed or removed "
+        "on the way is seen"), failed
 
     before = pid(corral, "app")
     second.unlink()
@@ -140,6 +140,30 @@ def test_a_symlink_loop_is_said_and_watched_until_it_is_mended(corral, tmp_path)
     wait_restarted(corral, "app", before)
     stop(running)
     assert changes_and_starts(running)[0] == [f"watch: {first} changed: restarting"]
+
+
+def test_a_symlink_loop_on_the_way_to_the_file_is_watched_until_it_is_mended(corral, tmp_path):
+    # The loop is a directory of the path, not its last part: the path is
+    # watched from the directory above, as a missing one is, not given up.
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.symlink_to("b")
+    second.symlink_to("a")
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "app.conf").write_text("v1")
+    last = tmp_path / "last" / "x.conf"
+    last.parent.mkdir()
+    running, _ = start(corral, tasks_with(first / "app.conf", last))
+    [failed] = wait_for(lambda: Events.load(running.events_path).of_task("app", "watch_failed"),
+                        what="watch_failed")
+    assert "goes through more than 40 symlinks (a loop?)" in failed["message"], failed
+
+    before = pid(corral, "app")
+    repoint(second, "real")
+    before = wait_restarted(corral, "app", before)
+    save(tmp_path / "real" / "app.conf", "v2")
+    wait_restarted(corral, "app", before)
+    stop(running)
+    assert changes_and_starts(running)[0] == [f"watch: {first / 'app.conf'} changed: restarting"] * 2
 
 
 def test_each_configmap_swap_is_still_one_restart(corral, tmp_path):

@@ -603,6 +603,19 @@ static const struct error_case cases[] = {
      "back-reference, which corral refuses: matching one can take time exponential in the "
      "line's length, in corral's one loop, which every task waits on; write the text it "
      "stands for again ((ab)\\1 as (ab)ab), or a class that covers it ([0-9]+)"},
+    /* libyaml's columns count characters: "é" is one column and two bytes */
+    {"back-reference after a two-byte character: at its own column",
+     TASK("{command: a, readiness: {log: 'é(b)\\1'}}"), 4, 47,
+     "web/app: readiness.log: \\1 is a "
+     "back-reference, which corral refuses: matching one can take time exponential in the "
+     "line's length, in corral's one loop, which every task waits on; write the text it "
+     "stands for again ((ab)\\1 as (ab)ab), or a class that covers it ([0-9]+)"},
+    {"escapes and a two-byte character: at its start, not where the bytes would put it",
+     TASK("{command: a, readiness: {log: \"é(b)\\\\1\"}}"), 4, 42,
+     "web/app: readiness.log: \\1 is a "
+     "back-reference, which corral refuses: matching one can take time exponential in the "
+     "line's length, in corral's one loop, which every task waits on; write the text it "
+     "stands for again ((ab)\\1 as (ab)ab), or a class that covers it ([0-9]+)"},
     {"too many repetition operators", TASK("{command: a, readiness: {log: '(.*){40}b'}}"), 4, 47,
      "web/app: readiness.log: has 40 "
      "repetition operators (*, +, ?, and the optional copies of {n,m}) once its {n,m} "
