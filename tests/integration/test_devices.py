@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import sh, v2_cgroup, wait_for
+from conftest import corral_fds, sh, v2_cgroup, wait_for
 
 NEVER = {"policy": "never"}
 ISOLATED = {"namespaces": ["mount"], "capabilities": {"add": ["mknod"]}}
@@ -246,7 +246,7 @@ def test_the_policy_follows_the_node_across_restarts_and_nothing_leaks(corral, t
     # Both counts once corral has seen that run's exec through: before,
     # the start's own fds (its error pipe) may or may not be open yet.
     wait_for(lambda: started(1), what="the first run's start seen through")
-    fds_first = sorted(os.listdir(f"/proc/{running.pid}/fd"), key=int)
+    fds_first = corral_fds(running.pid)
     programs_first = attached_device_programs(task_cgroup(running))
     go.touch()
     wait_for(lambda: count.exists() and count.read_text().strip() == str(runs),
@@ -254,7 +254,7 @@ def test_the_policy_follows_the_node_across_restarts_and_nothing_leaks(corral, t
     wait_for(lambda: (running.directory / "corral.stdout").read_text().count("g/app | run ")
              == runs, what="every run's report")
     wait_for(lambda: started(runs), what="the last run's start seen through")
-    fds_last = sorted(os.listdir(f"/proc/{running.pid}/fd"), key=int)
+    fds_last = corral_fds(running.pid)
     programs_last = attached_device_programs(task_cgroup(running))
     devices_list = v1_devices_list(running)
     running.send(signal.SIGTERM)

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from conftest import count_lines, pid_alive, read_pids, sh, wait_for
+from conftest import corral_fds, count_lines, pid_alive, read_pids, sh, wait_for
 
 PYTHON = "/usr/bin/python3"
 
@@ -402,7 +402,7 @@ def test_hook_runs_leak_no_fds_and_no_processes(corral, tmp_path):
     wait_for(lambda: count_lines(pids) == 1)
 
     def fds():
-        return sorted(os.listdir(f"/proc/{running.pid}/fd"))
+        return corral_fds(running.pid)
 
     def settled(count):
         # The run is up, and nothing else of the test's runs: its poststart

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUSYBOX, busybox_root, host_mountinfo, sh, v2_cgroup, wait_for
+from conftest import BUSYBOX, busybox_root, corral_fds, host_mountinfo, sh, v2_cgroup, wait_for
 from test_devices import attached_device_programs, make_node
 
 RUNS = 200
@@ -139,7 +139,7 @@ def what_may_leak(pid, own_dirs):
     """What corral (pid) holds and the host has of the tasks' runs: compared
     after the first run and after the last."""
     return {
-        "fds": sorted(os.listdir(f"/proc/{pid}/fd"), key=int),
+        "fds": corral_fds(pid),
         "mounts": host_mounts(own_dirs),
         "links": links(pid),
         "cgroups": cgroup_dirs(pid),
