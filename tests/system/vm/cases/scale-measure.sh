@@ -28,7 +28,7 @@ corral_activity() {
 	echo "$cpu $voluntary $involuntary"
 }
 running_count() {
-	corral status --json | grep -o '"stage":"[a-z_]*","state":"running"' | wc -l
+	corral status --json | grep -o '"stage":"[a-z-]*","state":"running"' | wc -l
 }
 
 # 1. Every task running. The last task of the file starts last; a status
@@ -92,7 +92,7 @@ status_median=$3 status_min=$1 status_max=$5
 status_bytes=$(wc -c </tmp/status.json)
 # A task's "state" follows its "stage"; a group's "state" (running too, since
 # 2026-12) has none before it.
-in_status=$(grep -o '"stage":"[a-z_]*","state":"running"' /tmp/status.json | wc -l)
+in_status=$(grep -o '"stage":"[a-z-]*","state":"running"' /tmp/status.json | wc -l)
 
 say "figures: $n idle tasks, corral as the VM's init (qemu TCG, 1 vCPU: times are TCG times)"
 say "  tasks running (corral status)          $in_status of $everyone (the idle tasks and this one)"
