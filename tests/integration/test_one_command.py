@@ -95,7 +95,18 @@ def init_command(corral, init, options=()):
     return [binary, *options, "--"]
 
 
+def default_signal_dispositions():
+    """In the init's process, before its exec: signals as a login shell
+    leaves them. A test run in the background of a non-interactive shell
+    inherits SIGINT and SIGQUIT ignored, and under nohup SIGHUP: corral and
+    dumb-init give their child default dispositions, tini passes ignored
+    ones on, and a command that killed itself with one then exited 0."""
+    for number in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def start(corral, init, options, command, **popen):
+    popen.setdefault("preexec_fn", default_signal_dispositions)
     popen.setdefault("stdin", subprocess.DEVNULL)
     popen.setdefault("stdout", subprocess.DEVNULL)
     popen.setdefault("stderr", subprocess.PIPE)
