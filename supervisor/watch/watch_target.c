@@ -146,6 +146,20 @@ int watch_target_resolve(struct watch_target *target, struct watch_dirs *dirs, c
 		snprintf(error, error_size, "cannot watch %s: %s", directory, why);
 		return dir_wd;
 	}
+	/* The links' watches before the look at what the path leads to: a
+	 * part made between that look and the watch on its directory would
+	 * be seen by neither (a dangling link's target made just after its
+	 * directory). */
+	struct watch_target_hop *hops = NULL;
+	size_t hop_count = 0;
+	bool cut = false;
+	if (!target->pattern) {
+		int result = watch_hops(target, dirs, &hops, &hop_count, &cut, error, error_size);
+		if (result < 0) {
+			watch_dirs_release(dirs, dir_wd);
+			return result;
+		}
+	}
 	bool at_directory = length == own_directory_length(target);
 	int self_wd = -1;
 	bool exists = false;
@@ -165,17 +179,7 @@ int watch_target_resolve(struct watch_target *target, struct watch_dirs *dirs, c
 			char why[256];
 			watch_dirs_describe_error(result, why, sizeof(why));
 			snprintf(error, error_size, "cannot watch %s: %s", target->path, why);
-			watch_dirs_release(dirs, dir_wd);
-			return result;
-		}
-	}
-	struct watch_target_hop *hops = NULL;
-	size_t hop_count = 0;
-	bool cut = false;
-	if (!target->pattern) {
-		int result = watch_hops(target, dirs, &hops, &hop_count, &cut, error, error_size);
-		if (result < 0) {
-			watch_dirs_release(dirs, self_wd);
+			release_hops(hops, hop_count, dirs);
 			watch_dirs_release(dirs, dir_wd);
 			return result;
 		}
