@@ -18,10 +18,11 @@ suite=bookworm
 # python3-minimal for the tests' small services (socket.send_fds to
 # NOTIFY_SOCKET: systemd 252's systemd-notify has no --fd), and the
 # libraries corral loads (docs/dependencies.md): linked (yaml, jansson,
-# cap) and opened when first needed (cgroup, seccomp, nl-route, c-ares).
+# cap, tre) and opened when first needed (cgroup, seccomp, nl-route, c-ares).
 packages=(
 	systemd systemd-sysv dbus python3-minimal
-	libyaml-0-2 libjansson4 libcap2 libcgroup2 libseccomp2 libnl-3-200 libnl-route-3-200 libc-ares2
+	libyaml-0-2 libjansson4 libcap2 libtre5 libcgroup2 libseccomp2 libnl-3-200 libnl-route-3-200
+	libc-ares2
 )
 version=1 # bump when what the script does to the tree changes
 
