@@ -30,7 +30,7 @@ fi
 out=build-fuzz
 kept=tests/fuzz/corpus
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -I.)
-libs_config="yaml-0.1 libseccomp libcap"
+libs_config="yaml-0.1 libseccomp libcap tre"
 mkdir -p "$out/artifacts"
 
 # NAME SOURCES... PKG-CONFIG-MODULES: builds $out/NAME.
@@ -50,7 +50,7 @@ build() {
 # gives signal names and quoting to the others, which link yaml, libseccomp
 # and libcap only because of it.
 base_sources=(base/xmalloc.c base/units.c base/signal_names.c base/suggest.c base/names.c base/paths.c
-	base/regular_file.c base/file_kind.c)
+	base/regular_file.c base/file_kind.c base/unix_listener.c base/dir_trust.c)
 config_sources=(config/*.c "${base_sources[@]}" isolation/seccomp_library.c isolation/library_loader.c
 	isolation/seccomp_syscall_names.c)
 build fuzz_config "$libs_config" "${config_sources[@]}"
