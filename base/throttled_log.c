@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "base/log.h"
+
 static void on_timer(struct loop_timer *timer)
 {
 	struct throttled_log *log = timer->data;
@@ -10,11 +12,23 @@ static void on_timer(struct loop_timer *timer)
 		loop_timer_arm(log->loop, &log->timer, next);
 }
 
-void throttled_log_init(struct throttled_log *log, uint64_t interval_ms, log_throttle_say *say,
-			void *context)
+static void say_summary(void *context, const char *source, uint64_t count, const char *reason)
+{
+	struct throttled_log *log = context;
+	char interval[32];
+	log_throttle_describe_interval(&log->throttle, interval, sizeof(interval));
+	log_message("%s %llu more %s%s from %s in the last %s: %s", log->refused,
+		    (unsigned long long)count, log->what, count == 1 ? "" : "s", source, interval,
+		    reason);
+}
+
+void throttled_log_init(struct throttled_log *log, uint64_t interval_ms, const char *refused,
+			const char *what)
 {
 	memset(log, 0, sizeof(*log));
-	log_throttle_init(&log->throttle, interval_ms, say, context);
+	log->refused = refused;
+	log->what = what;
+	log_throttle_init(&log->throttle, interval_ms, say_summary, log);
 	loop_timer_init(&log->timer, on_timer, log);
 }
 

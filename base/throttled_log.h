@@ -14,11 +14,15 @@ struct throttled_log {
 	struct log_throttle throttle;
 	struct loop_timer timer;
 	struct loop *loop;
+	const char *refused; /* "control socket: refused" */
+	const char *what;    /* "connection" */
 };
 
-/* Ready to use before `loop` exists; throttled_log_start gives it. */
-void throttled_log_init(struct throttled_log *log, uint64_t interval_ms, log_throttle_say *say,
-			void *context);
+/* Ready to use before `loop` exists; throttled_log_start gives it. Its
+ * summaries read "REFUSED N more WHATs from SOURCE in the last 10 s:
+ * REASON"; both strings live as long as `log`. */
+void throttled_log_init(struct throttled_log *log, uint64_t interval_ms, const char *refused,
+			const char *what);
 void throttled_log_start(struct throttled_log *log, struct loop *loop);
 
 /* true: say this one now, in full; false: counted into `source`'s summary. */

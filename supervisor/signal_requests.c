@@ -21,20 +21,10 @@
 
 #define SIGNAL_REFUSALS_INTERVAL_MS 10000
 
-static void say_refusals(void *context, const char *source, uint64_t count, const char *reason)
-{
-	struct supervisor *supervisor = context;
-	char interval[32];
-	log_throttle_describe_interval(&supervisor->signal_refusals.throttle, interval,
-				       sizeof(interval));
-	log_message("refused %llu more signal%s from %s in the last %s: %s",
-		    (unsigned long long)count, count == 1 ? "" : "s", source, interval, reason);
-}
-
 void signal_requests_prepare(struct supervisor *supervisor)
 {
-	throttled_log_init(&supervisor->signal_refusals, SIGNAL_REFUSALS_INTERVAL_MS, say_refusals,
-			   supervisor);
+	throttled_log_init(&supervisor->signal_refusals, SIGNAL_REFUSALS_INTERVAL_MS, "refused",
+			   "signal");
 }
 
 void signal_requests_open(struct supervisor *supervisor)

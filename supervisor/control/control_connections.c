@@ -176,18 +176,10 @@ static void refused_peer(const struct control_peer *peer, char *buffer, size_t s
 		snprintf(buffer, size, "uid %u", (unsigned)peer->credentials.uid);
 }
 
-static void say_refusals(void *context, const char *source, uint64_t count, const char *reason)
-{
-	struct control_server *server = context;
-	char interval[32];
-	log_throttle_describe_interval(&server->refusals.throttle, interval, sizeof(interval));
-	log_message("control socket: refused %llu more connection%s from %s in the last %s: %s",
-		    (unsigned long long)count, count == 1 ? "" : "s", source, interval, reason);
-}
-
 void control_refusals_init(struct control_server *server)
 {
-	throttled_log_init(&server->refusals, CONTROL_REFUSALS_INTERVAL_MS, say_refusals, server);
+	throttled_log_init(&server->refusals, CONTROL_REFUSALS_INTERVAL_MS,
+			   "control socket: refused", "connection");
 	throttled_log_start(&server->refusals, server->loop);
 }
 

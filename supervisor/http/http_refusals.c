@@ -33,18 +33,10 @@ static void describe_peer(int fd, char *buffer, size_t size)
 	}
 }
 
-static void say_refusals(void *context, const char *source, uint64_t count, const char *reason)
-{
-	struct http_server *server = context;
-	char interval[32];
-	log_throttle_describe_interval(&server->refusals.throttle, interval, sizeof(interval));
-	log_message("http: refused %llu more connection%s from %s in the last %s: %s",
-		    (unsigned long long)count, count == 1 ? "" : "s", source, interval, reason);
-}
-
 void http_refusals_init(struct http_server *server)
 {
-	throttled_log_init(&server->refusals, HTTP_REFUSALS_INTERVAL_MS, say_refusals, server);
+	throttled_log_init(&server->refusals, HTTP_REFUSALS_INTERVAL_MS, "http: refused",
+			   "connection");
 	throttled_log_start(&server->refusals, server->loop);
 }
 
