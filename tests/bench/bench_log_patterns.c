@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,6 +60,13 @@ static void write_config(const char *path, const char *pattern)
 		    flood, pattern);
 	write_file(path, text.data, text.length, 0644);
 	free(text.data);
+}
+
+/* `path`'s size in bytes, or 0. */
+static off_t file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? st.st_size : 0;
 }
 
 /* One `corral status` to its end: its wall time in ms, or -1. */
@@ -140,8 +148,10 @@ static struct figures measure(const char *corral, const char *pattern, unsigned 
 	sleep_ms(1000);
 	struct series series = {0}, turns = {0};
 	struct figures figures = {0};
-	size_t lines_before = 0;
-	free(read_file(out, &lines_before));
+	/* Sizes, never the file's text: the flood keeps it growing by
+	 * 100 MB/s or more, and a read to its end chased it (24 GB, the OOM
+	 * killer, in a CI run). */
+	off_t bytes_before = file_size(out);
 	int64_t start = now_ns(), end = start + (int64_t)window_s * 1000000000;
 	for (unsigned sample = 0; now_ns() < end; sample++) {
 		double ms = round_trip_ms(fd);
@@ -158,8 +168,7 @@ static struct figures measure(const char *corral, const char *pattern, unsigned 
 		sleep_ms(2);
 	}
 	close(fd);
-	size_t lines_after = 0;
-	free(read_file(out, &lines_after));
+	off_t bytes_after = file_size(out);
 	double seconds = (double)(now_ns() - start) / 1e9;
 	stop_process(corral_pid, 30000);
 	corral_pid = 0;
@@ -173,7 +182,7 @@ static struct figures measure(const char *corral, const char *pattern, unsigned 
 	figures.median_ms = series.count ? series_median(&series) : -1;
 	figures.worst_ms = series.count ? series_max(&series) : -1;
 	/* corral's stdout lines are "bench/flood | " + 4000 bytes + '\n'. */
-	figures.lines_per_s = (double)(lines_after - lines_before) / 4015.0 / seconds;
+	figures.lines_per_s = (double)(bytes_after - bytes_before) / 4015.0 / seconds;
 	free(series.values);
 	free(config);
 	free(out);
