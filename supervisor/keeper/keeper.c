@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -21,7 +22,8 @@ static const int forwarded[] = {SIGTERM, SIGINT,   SIGHUP,  SIGQUIT, SIGUSR1,
 
 struct keeper {
 	const struct keeper_settings *settings;
-	struct fd_holder holder;
+	struct kept_records records;
+	void *buffer; /* a message received */
 	struct keeper_deaths deaths;
 	unsigned restores;
 	pid_t loop;
@@ -47,7 +49,7 @@ static int start_loop(struct keeper *keeper)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) < 0)
 		return -errno;
 	pid_t pid = keeper->settings->start_loop(keeper->settings->context, ends[1],
-						 &keeper->holder, keeper->restores);
+						 &keeper->records, keeper->restores);
 	close(ends[1]);
 	if (pid < 0) {
 		close(ends[0]);
@@ -57,7 +59,7 @@ static int start_loop(struct keeper *keeper)
 	keeper->channel = ends[0];
 	keeper->channel_hung = false;
 	for (unsigned i = 0; i < keeper->pending_count; i++)
-		keeper_channel_send(keeper->channel, &keeper->pending[i], NULL);
+		keeper_channel_send(keeper->channel, &keeper->pending[i], NULL, NULL, NULL);
 	keeper->pending_count = 0;
 	for (unsigned i = 0; i < keeper->waiting_signal_count; i++)
 		kill(keeper->loop, keeper->waiting_signals[i]);
@@ -78,14 +80,12 @@ static void loop_gone(struct keeper *keeper)
 static void read_channel(struct keeper *keeper)
 {
 	for (;;) {
-		struct keeper_message message;
-		int fds[FD_HOLDER_ROLES];
-		size_t count;
-		int result = keeper_channel_receive(keeper->channel, &message, fds, &count);
+		struct keeper_received received;
+		int result = keeper_channel_receive(keeper->channel, keeper->buffer, &received);
 		if (result == -EAGAIN || result == -EPIPE)
 			return;
 		if (result == 0)
-			keeper_channel_apply(&keeper->holder, &message, fds);
+			keeper_channel_apply(&keeper->records, &received);
 		else if (result != -EPROTO)
 			return;
 	}
@@ -94,7 +94,8 @@ static void read_channel(struct keeper *keeper)
 static void tell_reaped(struct keeper *keeper, pid_t pid, int status)
 {
 	struct keeper_message message = {.kind = KEEPER_REAPED, .pid = pid, .status = status};
-	if (keeper->channel >= 0 && keeper_channel_send(keeper->channel, &message, NULL) == 0)
+	if (keeper->channel >= 0 &&
+	    keeper_channel_send(keeper->channel, &message, NULL, NULL, NULL) == 0)
 		return;
 	if (keeper->pending_count < KEEPER_PENDING_REAPED)
 		keeper->pending[keeper->pending_count++] = message;
@@ -147,7 +148,8 @@ static void forward(struct keeper *keeper, const struct signalfd_siginfo *info)
 int keeper_run(const struct keeper_settings *settings)
 {
 	struct keeper keeper = {.settings = settings, .channel = -1};
-	fd_holder_init(&keeper.holder);
+	kept_records_init(&keeper.records);
+	keeper.buffer = malloc(KEEPER_MESSAGE_MAX);
 	sigset_t mask, old_mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -158,7 +160,7 @@ int keeper_run(const struct keeper_settings *settings)
 	sigprocmask(SIG_BLOCK, &mask, &old_mask);
 	int signals = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	int code = 1;
-	if (signals < 0 || start_loop(&keeper) < 0)
+	if (!keeper.buffer || signals < 0 || start_loop(&keeper) < 0)
 		goto out;
 	for (;;) {
 		bool watch_channel = keeper.channel >= 0 && !keeper.channel_hung;
@@ -183,7 +185,8 @@ out:
 		close(keeper.channel);
 	if (signals >= 0)
 		close(signals);
-	fd_holder_free(&keeper.holder);
+	kept_records_free(&keeper.records);
+	free(keeper.buffer);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	return code;
 }

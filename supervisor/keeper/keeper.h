@@ -5,23 +5,21 @@
  * the loop died) and tells the loop their statuses, starts a new loop
  * when one dies by a signal, and ends with the loop's exit code.
  *
- * Not wired into corral's main yet: `start_loop` says how a loop process
- * is made (corral: fork and execveat the held binary; the tests: fork and
- * run a function). */
+ * `start_loop` says how a loop process is made (corral: fork and execveat
+ * the binary, keeper_handoff.h; the tests: fork and run a function). */
 #pragma once
 
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "supervisor/keeper/fd_holder.h"
 #include "supervisor/keeper/keeper_decision.h"
+#include "supervisor/keeper/kept_records.h"
 
 struct keeper_settings {
 	/* Starts a loop process that talks to the keeper on `channel` (its
-	 * end of a new socketpair; every fd of `holder` is to be kept open
-	 * for it across an exec). `restores`: how many loops died before
-	 * it. Its pid, or -errno. */
-	pid_t (*start_loop)(void *context, int channel, const struct fd_holder *holder,
+	 * end of a new socketpair), given `records` (keeper_handoff.h).
+	 * `restores`: how many loops died before it. Its pid, or -errno. */
+	pid_t (*start_loop)(void *context, int channel, const struct kept_records *records,
 			    unsigned restores);
 	void *context;
 	/* Told each decision (for the log); NULL: not told. */

@@ -133,7 +133,6 @@ static void close_process_fds(struct task *task)
 {
 	struct loop *loop = task->services->loop;
 	if (task->pidfd_watch.fd >= 0) {
-		task_keeper_drop_process(task);
 		loop_watch_remove(loop, &task->pidfd_watch);
 		close(task->pidfd_watch.fd);
 		task->pidfd_watch.fd = -1;
@@ -266,7 +265,6 @@ static int effect_spawn(struct runner *runner, char *error, size_t error_size)
 	task->error_pipe_watch.fd = result.error_fd;
 	loop_watch_add(task->services->loop, &task->pidfd_watch, EPOLLIN);
 	loop_watch_add(task->services->loop, &task->error_pipe_watch, EPOLLIN);
-	task_keeper_hold_process(task);
 	return 0;
 }
 
@@ -308,12 +306,14 @@ static void effect_arm_timer(struct runner *runner, enum runner_timer timer, uin
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
 	loop_timer_arm(task->services->loop, &task->timers[timer], deadline_ms);
+	task_keeper_changed(task);
 }
 
 static void effect_cancel_timer(struct runner *runner, enum runner_timer timer)
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
 	loop_timer_cancel(task->services->loop, &task->timers[timer]);
+	task_keeper_changed(task);
 }
 
 void task_note_event(struct task *task, enum task_event_type type, const char *message)
@@ -347,6 +347,7 @@ static void effect_event(struct runner *runner, enum task_event_type type, const
 		task->started_unannounced = true;
 		return;
 	}
+	task_keeper_changed(task);
 	pid_t pid = type == TASK_EVENT_STARTED ? task_command_pid(task) : 0;
 	event_log_task(task->services->events, task->config->full_name, task_event_type_name(type),
 		       message, pid);
@@ -381,6 +382,7 @@ static void effect_changed(struct runner *runner)
 		task_cgroup_run_release(task);
 	group_mark_dirty(task->group);
 	task_dependencies_changed(task);
+	task_keeper_changed(task);
 }
 
 static void effect_resource_wait(struct runner *runner, const char *reason, bool first,
@@ -460,9 +462,19 @@ void task_reap(struct task *task)
 		return;
 	siginfo_t info;
 	memset(&info, 0, sizeof(info));
-	if (waitid(P_PIDFD, (id_t)task->pidfd_watch.fd, &info, WEXITED | WNOHANG) < 0 ||
-	    info.si_pid == 0)
+	if (waitid(P_PIDFD, (id_t)task->pidfd_watch.fd, &info, WEXITED | WNOHANG) < 0) {
+		/* Taken back after a restore, the process is the keeper's
+		 * child: the keeper reaps it and says how it ended. */
+		if (errno != ECHILD || !task->keeper_reaped)
+			return;
+		task->keeper_reaped = false;
+		int status = task->keeper_wait_status;
+		info.si_pid = task->pid;
+		info.si_code = WIFEXITED(status) ? CLD_EXITED : CLD_KILLED;
+		info.si_status = WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status);
+	} else if (info.si_pid == 0) {
 		return; /* not exited yet */
+	}
 
 	/* The error pipe says whether exec happened, whatever order the
 	 * two fds were reported in. */
@@ -710,7 +722,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	failure = open_outputs(task, error, error_size);
 	if (failure < 0)
 		return failure;
-	task_keeper_hold_outputs(task);
+	task_keeper_open(task);
 	task_hooks_open(task, group_name);
 	task_schedule_open(task);
 	return 0;

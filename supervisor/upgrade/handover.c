@@ -70,6 +70,27 @@ static int write_all(int fd, const void *data, size_t length)
 	return 0;
 }
 
+char *handover_writer_bytes(struct handover_writer *writer, size_t *length)
+{
+	json_t *fds = json_array();
+	for (size_t i = 0; i < writer->fd_count; i++)
+		json_array_append_new(fds, json_integer(writer->fds[i]));
+	json_object_set_new(writer->root, "fds", fds);
+	char *text = json_dumps(writer->root, JSON_COMPACT);
+	if (!text)
+		return NULL;
+	uint64_t text_length = strlen(text);
+	char *bytes = xmalloc(8 + text_length + writer->blob_length + 1);
+	for (int i = 0; i < 8; i++)
+		bytes[i] = (char)(unsigned char)(text_length >> (8 * i));
+	memcpy(bytes + 8, text, text_length);
+	if (writer->blob_length)
+		memcpy(bytes + 8 + text_length, writer->blobs, writer->blob_length);
+	free(text);
+	*length = 8 + text_length + writer->blob_length;
+	return bytes;
+}
+
 int handover_writer_seal(struct handover_writer *writer)
 {
 	json_t *fds = json_array();
@@ -153,12 +174,31 @@ static int by_number(const void *a, const void *b)
 	return (left > right) - (left < right);
 }
 
+static int parse_document(struct handover_reader *reader, char *error, size_t error_size);
+
 int handover_reader_open(struct handover_reader *reader, int fd, char *error, size_t error_size)
 {
 	memset(reader, 0, sizeof(*reader));
 	int failure = read_whole(fd, &reader->data, &reader->length, error, error_size);
 	if (failure < 0)
 		return failure;
+	return parse_document(reader, error, error_size);
+}
+
+int handover_reader_open_bytes(struct handover_reader *reader, const void *data, size_t length,
+			       char *error, size_t error_size)
+{
+	memset(reader, 0, sizeof(*reader));
+	reader->data = xmalloc(length + 1);
+	memcpy(reader->data, data, length);
+	reader->length = length;
+	return parse_document(reader, error, error_size);
+}
+
+static int parse_document(struct handover_reader *reader, char *error, size_t error_size)
+{
+	if (reader->length < 8)
+		return refuse(error, error_size, -EINVAL, "is cut short");
 	uint64_t json_length = 0;
 	for (int i = 7; i >= 0; i--)
 		json_length = json_length << 8 | (unsigned char)reader->data[i];

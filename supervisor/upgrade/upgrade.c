@@ -15,6 +15,7 @@
 #include "config/config_files.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/task_event.h"
+#include "supervisor/upgrade/restore.h"
 #include "supervisor/upgrade/upgrade_binary.h"
 #include "supervisor/upgrade/upgrade_check.h"
 #include "supervisor/upgrade/upgrade_state.h"
@@ -28,6 +29,8 @@ static char **command_line;
 static int resume_fd = -1;
 static struct handover_reader resume_reader;
 static bool resuming;
+/* The document is a restore's (restore.h), not an upgrade's. */
+static bool restoring;
 static char *fallback_reason;
 /* The config's files as the old corral read them (config_files.h). */
 static struct config_files resume_config;
@@ -36,6 +39,11 @@ void upgrade_remember_command_line(int argc, char **argv)
 {
 	(void)argc;
 	command_line = argv;
+}
+
+char *const *upgrade_command_line(void)
+{
+	return command_line;
 }
 
 int upgrade_print_format(void)
@@ -297,18 +305,10 @@ static void give_parent_variables_back(const json_t *parent)
 	}
 }
 
-void upgrade_resume_begin(void)
+/* Reads the document in `fd` and replays its config's texts. */
+static void resume_from(int fd)
 {
-	const char *number = getenv(HANDOVER_FD_ENV);
-	if (!number)
-		return;
-	resume_fd = atoi(number);
-	unsetenv(HANDOVER_FD_ENV);
-	const char *failed = getenv(HANDOVER_FAILED_ENV);
-	if (failed) {
-		fallback_reason = xstrdup(failed);
-		unsetenv(HANDOVER_FAILED_ENV);
-	}
+	resume_fd = fd;
 	resuming = true;
 	char error[512];
 	if (handover_reader_open(&resume_reader, resume_fd, error, sizeof(error)) < 0)
@@ -321,10 +321,38 @@ void upgrade_resume_begin(void)
 	}
 	config_files_replay(replay_config(&resume_reader, &resume_config));
 	give_parent_variables_back(json_object_get(resume_reader.root, "parent"));
+}
+
+void upgrade_resume_begin(void)
+{
+	/* A loop process started by corral's keeper: after a loop died, the
+	 * keeper's records are the document (restore.h). */
+	int restored = restore_begin();
+	if (restored >= 0) {
+		restoring = true;
+		resume_from(restored);
+		return;
+	}
+	const char *number = getenv(HANDOVER_FD_ENV);
+	if (!number)
+		return;
+	int fd = atoi(number);
+	unsetenv(HANDOVER_FD_ENV);
+	const char *failed = getenv(HANDOVER_FAILED_ENV);
+	if (failed) {
+		fallback_reason = xstrdup(failed);
+		unsetenv(HANDOVER_FAILED_ENV);
+	}
+	resume_from(fd);
 	/* For tests only: a binary that passes the check and then cannot
 	 * take over. */
 	if (!fallback_reason && getenv("CORRAL_TEST_HANDOVER_REFUSE"))
 		fall_back_or_die("it refused the state (CORRAL_TEST_HANDOVER_REFUSE, a test)");
+}
+
+bool upgrade_restoring(void)
+{
+	return restoring;
 }
 
 const struct handover_reader *upgrade_resuming(void)
@@ -341,6 +369,12 @@ void upgrade_fall_back(const char *why)
 static void fall_back_or_die(const char *why)
 {
 	int old_binary = handover_fd_get(&resume_reader, resume_reader.root, "old_binary_fd");
+	if (restoring) {
+		/* No binary before to go back to: the keeper ends with this
+		 * exit, and says so. */
+		log_message("restore: cannot take the state back: %s", why);
+		_exit(1);
+	}
 	if (fallback_reason || old_binary < 0 || !command_line) {
 		/* The old binary itself cannot read what it wrote: nothing is
 		 * left to run. */
@@ -372,6 +406,16 @@ void upgrade_finish(struct supervisor *supervisor)
 {
 	if (!resuming)
 		return;
+	if (restoring) {
+		restore_finish(supervisor);
+		handover_fds_keep_open(resume_reader.fds, resume_reader.fd_count, false);
+		close(resume_fd);
+		config_files_replay(NULL);
+		config_files_free(&resume_config);
+		handover_reader_free(&resume_reader);
+		resuming = restoring = false;
+		return;
+	}
 	int old_binary = handover_fd_get(&resume_reader, resume_reader.root, "old_binary_fd");
 	int binary = handover_fd_get(&resume_reader, resume_reader.root, "binary_fd");
 	handover_fds_keep_open(resume_reader.fds, resume_reader.fd_count, false);

@@ -1,0 +1,65 @@
+#include "supervisor/keeper/keeper_main.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "supervisor/keeper/keeper.h"
+#include "supervisor/keeper/keeper_handoff.h"
+
+struct keeper_binary {
+	int fd;
+	char *const *argv;
+};
+
+bool keeper_main_wanted(bool option)
+{
+	const char *wanted = getenv(KEEPER_WANTED_ENV);
+	return option || (wanted && strcmp(wanted, "1") == 0);
+}
+
+static pid_t start_loop(void *context, int channel, const struct kept_records *records,
+			unsigned restores)
+{
+	struct keeper_binary *binary = context;
+	return keeper_exec_loop(binary->fd, binary->argv, channel, records, restores);
+}
+
+static void told(void *context, const struct keeper_decision *decision, unsigned restores)
+{
+	(void)context;
+	if (decision->action == KEEPER_RESTORE)
+		log_message("keeper: corral's loop process died by %s: starting it again with "
+			    "its tasks (restore %u)",
+			    strsignal(decision->signal), restores + 1);
+	else if (decision->action == KEEPER_GIVE_UP)
+		log_message("keeper: corral's loop process died by %s, the %s time within %d s: "
+			    "giving up",
+			    strsignal(decision->signal), "too many",
+			    KEEPER_DEATHS_WINDOW_MS / 1000);
+}
+
+int keeper_main(char *const argv[])
+{
+	/* The file as it is now, opened once: a restore runs this very
+	 * binary even if the file is replaced (as `corral upgrade` does). */
+	int binary = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	if (binary < 0) {
+		log_message("keeper: cannot open its own binary: %s", strerror(errno));
+		return 1;
+	}
+	/* Tasks orphaned by a loop's death come to the keeper, which reaps
+	 * them and tells the next loop how they ended. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	struct keeper_binary context = {binary, argv};
+	struct keeper_settings settings = {
+	    .start_loop = start_loop, .context = &context, .told = told};
+	int code = keeper_run(&settings);
+	close(binary);
+	return code;
+}

@@ -1,0 +1,115 @@
+#include "supervisor/upgrade/restore.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "supervisor/keeper/keeper_loop_side.h"
+#include "supervisor/supervisor_internal.h"
+#include "supervisor/upgrade/kept_state.h"
+#include "supervisor/upgrade/restore_document.h"
+#include "supervisor/upgrade/upgrade.h"
+
+/* Taken in main, before the supervisor exists. */
+static struct keeper_loop_side keeper = {.channel = -1};
+static bool keeper_taken;
+/* What the restore could not take back as it was, for its log line. */
+static unsigned restored_tasks, crashed_tasks;
+
+int restore_begin(void)
+{
+	char error[512];
+	keeper_taken = true;
+	if (keeper_loop_side_take(&keeper, error, sizeof(error)) < 0) {
+		log_message("no keeper: %s", error);
+		return -1;
+	}
+	if (!keeper.restoring)
+		return -1;
+	int fd = restore_document_build(&keeper.restored, error, sizeof(error));
+	/* Its fds are the document's now; the table goes. */
+	for (size_t i = 0; i < keeper.restored.count; i++)
+		for (size_t f = 0; f < keeper.restored.items[i].fd_count; f++)
+			keeper.restored.items[i].fds[f] = -1;
+	kept_records_free(&keeper.restored);
+	keeper.restoring = false;
+	if (fd < 0) {
+		/* Nothing to take back from: the tasks, the keeper's children
+		 * now, are left to the keeper's end. */
+		log_message("restore: cannot take the state back: %s", error);
+		_exit(1);
+	}
+	return fd;
+}
+
+bool restore_keeper_present(void)
+{
+	return keeper.channel >= 0;
+}
+
+void restore_take_keeper(struct keeper_loop_side *into)
+{
+	if (!keeper_taken) {
+		/* Not through main (the unit tests): as at a start. */
+		char error[512];
+		if (keeper_loop_side_take(&keeper, error, sizeof(error)) < 0)
+			log_message("no keeper: %s", error);
+	}
+	*into = keeper;
+	keeper = (struct keeper_loop_side){.channel = -1};
+	kept_records_init(&keeper.restored);
+	keeper_taken = true;
+}
+
+void restore_task_taken(struct task *task, unsigned slot, const char *unsettled,
+			const char *failure)
+{
+	if (slot) {
+		task->keeper_slot = slot;
+		if (task->services->keeper_next_slot < slot)
+			task->services->keeper_next_slot = slot;
+	}
+	/* Sent again as it is now, whatever the keeper held. */
+	task->keeper_changed = true;
+	if (!unsettled && !failure) {
+		restored_tasks++;
+		return;
+	}
+	crashed_tasks++;
+	log_message("%s: restore: not taken back as it was (%s): handled as a crash",
+		    task->config->full_name, failure ? failure : unsettled);
+	/* What it was doing (a start, a stop) goes: its cgroup is emptied. */
+	char error[256];
+	if (task_cgroup_exists(&task->cgroup) ||
+	    task_cgroup_run_prepare(task, error, sizeof(error)) == 0)
+		task_cgroup_kill(&task->cgroup);
+	/* Its recorded process, if any, is killed too; its exit comes from
+	 * the keeper (task_reap) and the runner decides as for a crash. */
+	if (task_send_signal(task, SIGKILL) == 0)
+		return;
+	enum task_state state = task->runner.state;
+	if (state == TASK_RUNNING || state == TASK_STARTING) {
+		struct task_exit exit = {.kind = TASK_EXIT_SIGNAL, .signal = SIGKILL};
+		task_finish_run(task, exit);
+	}
+}
+
+void restore_finish(struct supervisor *supervisor)
+{
+	char message[512];
+	snprintf(message, sizeof(message),
+		 "corral's loop process died; pid %d took back %u task%s as they were%s",
+		 (int)getpid(), restored_tasks, restored_tasks == 1 ? "" : "s",
+		 crashed_tasks ? ", and handled the others as crashes (see above)" : "");
+	log_message("restore: %s", message);
+	event_log_corral(&supervisor->events, corral_event_type_name(CORRAL_EVENT_RESTORED),
+			 message);
+	/* It was shutting down: it goes on doing so. */
+	const struct handover_reader *reader = upgrade_resuming();
+	if (reader && handover_bool(json_object_get(reader->root, "supervisor"), "shutting_down"))
+		supervisor_begin_shutdown(supervisor, "a shutdown begun before the restore",
+					  "corral");
+	kept_state_changed(supervisor);
+}
