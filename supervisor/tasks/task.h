@@ -147,6 +147,7 @@ struct task {
 	 * record is not what it is doing now (a start, a stop, hooks). */
 	uint32_t keeper_slot;
 	bool keeper_changed, keeper_unsettled;
+	bool keeper_restored; /* taken back from its record by a restore */
 	/* A task taken back after a restore is the keeper's child: how it
 	 * ended comes from the keeper (task_reap). */
 	bool keeper_reaped;

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "supervisor/keeper/keeper_loop_side.h"
 #include "supervisor/supervisor_internal.h"
+#include "supervisor/tasks/task_keeper.h"
 #include "supervisor/upgrade/kept_state.h"
 #include "supervisor/upgrade/restore_document.h"
 #include "supervisor/upgrade/upgrade.h"
@@ -63,6 +64,35 @@ void restore_take_keeper(struct keeper_loop_side *into)
 	keeper_taken = true;
 }
 
+/* What a task was doing that cannot be taken back (a start, a stop)
+ * goes: its cgroup is emptied. */
+static void empty_cgroup(struct task *task)
+{
+	char error[256];
+	if (task_cgroup_exists(&task->cgroup) ||
+	    task_cgroup_run_prepare(task, error, sizeof(error)) == 0)
+		task_cgroup_kill(&task->cgroup);
+}
+
+/* A task the keeper holds no record of: corral was starting it when it
+ * died, before its first record. What it started is killed; the task
+ * starts as new. */
+static void take_unrecorded(struct supervisor *supervisor)
+{
+	for (size_t i = 0; i < supervisor->group_count; i++)
+		for (size_t t = 0; t < supervisor->groups[i]->task_count; t++) {
+			struct task *task = supervisor->groups[i]->tasks[t];
+			if (task->keeper_restored)
+				continue;
+			crashed_tasks++;
+			log_message("%s: restore: the keeper holds no record of it (it was being "
+				    "started): what it started is killed, and it starts as new",
+				    task->config->full_name);
+			empty_cgroup(task);
+			task_keeper_changed(task);
+		}
+}
+
 void restore_task_taken(struct task *task, unsigned slot, const char *unsettled,
 			const char *failure)
 {
@@ -73,6 +103,7 @@ void restore_task_taken(struct task *task, unsigned slot, const char *unsettled,
 	}
 	/* Sent again as it is now, whatever the keeper held. */
 	task->keeper_changed = true;
+	task->keeper_restored = true;
 	if (!unsettled && !failure) {
 		restored_tasks++;
 		return;
@@ -80,11 +111,7 @@ void restore_task_taken(struct task *task, unsigned slot, const char *unsettled,
 	crashed_tasks++;
 	log_message("%s: restore: not taken back as it was (%s): handled as a crash",
 		    task->config->full_name, failure ? failure : unsettled);
-	/* What it was doing (a start, a stop) goes: its cgroup is emptied. */
-	char error[256];
-	if (task_cgroup_exists(&task->cgroup) ||
-	    task_cgroup_run_prepare(task, error, sizeof(error)) == 0)
-		task_cgroup_kill(&task->cgroup);
+	empty_cgroup(task);
 	/* Its recorded process, if any, is killed too; its exit comes from
 	 * the keeper (task_reap) and the runner decides as for a crash. */
 	if (task_send_signal(task, SIGKILL) == 0)
@@ -98,6 +125,7 @@ void restore_task_taken(struct task *task, unsigned slot, const char *unsettled,
 
 void restore_finish(struct supervisor *supervisor)
 {
+	take_unrecorded(supervisor);
 	char message[512];
 	snprintf(message, sizeof(message),
 		 "corral's loop process died; pid %d took back %u task%s as they were%s",

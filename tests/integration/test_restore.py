@@ -1,0 +1,182 @@
+"""corral outlives its own death (docs/reliability.md, "kill -9 of corral"):
+with `corral run --keeper`, the process the parent started is the keeper and
+the loop is its child. kill -9 of the loop costs no task, no line and no
+count: the keeper starts a new loop, which takes every task back from the
+records the keeper held (their state and the very fds: pidfds, output
+pipes with the bytes in them, listening sockets)."""
+
+import os
+import re
+import signal
+import time
+
+from pathlib import Path
+
+from conftest import children_of, sh, wait_for
+
+UNSHARE = ["unshare", "--pid", "--fork", "--mount-proc"]
+
+WRITER = sh('i=0; while :; do i=$((i+1)); echo "line $i"; sleep 0.02; done')
+
+
+def start_time(pid):
+    """The process' start time (/proc/PID/stat field 22): the same process,
+    not another one on a reused pid."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return int(text[text.rindex(")") + 2:].split()[19])
+
+
+def child_pids(pid):
+    return [child for child, _ in children_of(pid)]
+
+
+def loop_pid(corral):
+    return corral.status()["corral"]["pid"]
+
+
+def restored(corral, before, count):
+    """Waits until a new loop answers, restored `count` times."""
+
+    def answered():
+        try:
+            own = corral.status()["corral"]
+        except (OSError, AssertionError):
+            return False
+        return own["pid"] != before and own["restores"] == count
+
+    wait_for(answered, timeout=30, what=f"the loop restored ({count})")
+
+
+def numbers(text, task="g/writer"):
+    return [int(m.group(1)) for m in re.finditer(rf"^{task} \| line (\d+)$", text, re.M)]
+
+
+def assert_exactly_once(found):
+    assert found, "no numbered line"
+    assert found == list(range(1, len(found) + 1)), \
+        f"lines lost or doubled: {[(a, b) for a, b in zip(found, found[1:]) if b != a + 1][:5]}"
+
+
+def test_kill_9_of_the_loop_costs_no_task_no_line_and_no_count(corral):
+    config = {"groups": {"g": {"tasks": {
+        "writer": {"command": WRITER},
+        "quiet": {"command": "sleep 100000"},
+        "flaky": {"command": sh("sleep 0.3; exit 3"),
+                  "restart": {"policy": "always", "delay": "100ms",
+                              "attempts": "unlimited"}}}}}}
+    running = corral.start(config, run_args=["--keeper"])
+    corral.wait_control(running)
+    wait_for(lambda: corral.task_status("g/flaky")["restarts"] >= 2, timeout=30,
+             what="flaky restarted twice")
+    keeper, loop = running.pid, loop_pid(corral)
+    assert loop != keeper and loop in child_pids(keeper)
+    before = {name: corral.task_status(f"g/{name}") for name in ("writer", "quiet")}
+    started = {name: start_time(entry["pid"]) for name, entry in before.items()}
+    flaky_restarts = corral.task_status("g/flaky")["restarts"]
+
+    os.kill(loop, signal.SIGKILL)
+    restored(corral, loop, 1)
+
+    for name, entry in before.items():
+        now = corral.task_status(f"g/{name}")
+        # The same process (its pid and its start time), still running.
+        assert now["pid"] == entry["pid"] and now["state"] == "running", now
+        assert start_time(now["pid"]) == started[name]
+        assert now["restarts"] == entry["restarts"]
+    # Counts go on from where they were, and the restarts go on.
+    assert corral.task_status("g/flaky")["restarts"] >= flaky_restarts
+    wait_for(lambda: corral.task_status("g/flaky")["restarts"] >= flaky_restarts + 2,
+             timeout=30, what="flaky restarted by the new loop")
+    own = corral.status()["corral"]
+    assert own["restores"] == 1 and own["upgrades"] == 0
+    time.sleep(0.3)
+    running.send(signal.SIGTERM)
+    result = running.wait()
+    assert result.returncode == 0, result.stderr
+    # Every line the writer wrote, once, in order, across the kill.
+    assert_exactly_once(numbers(result.stdout))
+    assert "took back 3 tasks as they were" in result.stderr, result.stderr
+    assert "keeper: corral's loop process died by Killed" in result.stderr
+    assert len([e for e in result.events if e.get("event") == "restored"]) == 1, result.events
+    assert corral.leftovers() == []
+
+
+def test_a_task_that_ends_after_the_kill_is_told_by_the_keeper(corral):
+    """A task taken back is the keeper's child: the keeper reaps it and the
+    loop learns its exit status from it."""
+    config = {"groups": {"g": {"tasks": {
+        "short": {"command": sh("sleep 1.5; exit 7"), "restart": {"policy": "never"}},
+        "quiet": {"command": "sleep 100000"}}}}}
+    running = corral.start(config, run_args=["--keeper"])
+    corral.wait_control(running)
+    wait_for(lambda: corral.task_status("g/short")["state"] == "running", what="short runs")
+    loop = loop_pid(corral)
+    os.kill(loop, signal.SIGKILL)
+    restored(corral, loop, 1)
+    # short fails for good: the group stops, and corral exits with its
+    # code, as without a kill.
+    result = running.wait()
+    assert result.returncode == 7, result.stderr
+    assert "g/short: exited with code 7" in result.stderr, result.stderr
+
+
+def test_a_task_being_started_is_handled_as_a_crash(corral):
+    """Killed while a task's prestart hook runs (a start corral cannot take
+    back as it was): what its cgroup holds is killed and the task starts
+    again, once."""
+    marks = corral.dir / "marks"
+    config = {"groups": {"g": {"tasks": {
+        "slow": {"command": sh(f"echo run >> {marks}; exec sleep 100000"),
+                 "hooks": [{"name": "slow", "stage": "prestart",
+                            "exec": sh(f"echo hook >> {marks}; sleep 1")}]},
+        "quiet": {"command": "sleep 100000"}}}}}
+    running = corral.start(config, run_args=["--keeper"])
+    corral.wait_control(running)
+    wait_for(lambda: marks.exists() and "hook" in marks.read_text(), what="the hook runs")
+    loop = loop_pid(corral)
+    os.kill(loop, signal.SIGKILL)
+    restored(corral, loop, 1)
+    wait_for(lambda: corral.task_status("g/slow")["state"] == "running", timeout=30,
+             what="slow running")
+    time.sleep(1.5)  # the first hook's end, had anything waited for it
+    assert marks.read_text().count("run") == 1, marks.read_text()
+    running.send(signal.SIGTERM)
+    result = running.wait()
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"g/slow: restore: (not taken back as it was|the keeper holds no record "
+                     r"of it)", result.stderr), result.stderr
+
+
+def test_as_pid_1_the_keeper_stays_and_the_namespace_lives(corral):
+    """As PID 1 of a pid namespace (a container), the keeper is PID 1: a
+    kill -9 of the loop does not end the namespace."""
+    config = {"groups": {"g": {"tasks": {
+        "writer": {"command": WRITER},
+        "quiet": {"command": "sleep 100000"}}}}}
+    running = corral.start(config, wrapper=UNSHARE, run_args=["--keeper"])
+    corral.wait_control(running)
+    wait_for(lambda: corral.task_status("g/writer")["state"] == "running", what="writer")
+    keeper = child_pids(running.pid)[0]
+    assert corral.status()["corral"]["pid"] == 2  # the loop, as the namespace sees it
+    quiet = corral.task_status("g/quiet")["pid"]
+    loop = child_pids(keeper)
+    assert len(loop) == 1
+    os.kill(loop[0], signal.SIGKILL)
+    wait_for(lambda: corral.status()["corral"]["restores"] == 1, timeout=30,
+             what="the restore")
+    assert corral.task_status("g/quiet")["pid"] == quiet
+    assert running.alive()
+    time.sleep(0.3)
+    os.kill(keeper, signal.SIGTERM)  # as an engine signals PID 1
+    result = running.wait()
+    assert result.returncode == 0, result.stderr
+    assert_exactly_once(numbers(result.stdout))
+
+
+def test_without_the_option_nothing_changes(corral):
+    running = corral.start({"groups": {"g": {"tasks": {"a": {"command": "sleep 1000"}}}}})
+    corral.wait_control(running)
+    assert corral.status()["corral"]["pid"] == running.pid
+    assert child_pids(running.pid) == [corral.task_status("g/a")["pid"]]
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
