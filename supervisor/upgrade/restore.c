@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "supervisor/keeper/keeper_channel.h"
 #include "supervisor/keeper/keeper_loop_side.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/task_keeper.h"
@@ -89,18 +90,31 @@ static void take_unrecorded(struct supervisor *supervisor)
 				    "started): what it started is killed, and it starts as new",
 				    task->config->full_name);
 			empty_cgroup(task);
+			/* A slot of its own: the one it was given at its start may
+			 * be another task's from the records. */
+			task->keeper_slot = ++task->services->keeper_next_slot;
 			task_keeper_changed(task);
 		}
 }
 
-void restore_task_taken(struct task *task, unsigned slot, const char *unsettled,
-			const char *failure)
+void restore_keep_slot(struct task *task, unsigned slot)
 {
-	if (slot) {
-		task->keeper_slot = slot;
-		if (task->services->keeper_next_slot < slot)
-			task->services->keeper_next_slot = slot;
-	}
+	if (!slot || !task->services->keeper)
+		return;
+	task->keeper_slot = slot;
+	if (task->services->keeper_next_slot < slot)
+		task->services->keeper_next_slot = slot;
+}
+
+void restore_forget_slot(struct supervisor *supervisor, unsigned slot)
+{
+	struct keeper_message message = {.kind = KEEPER_RECORD, .slot = slot};
+	if (slot && supervisor->keeper.channel >= 0)
+		keeper_channel_send(supervisor->keeper.channel, &message, NULL, NULL, NULL);
+}
+
+void restore_task_taken(struct task *task, const char *unsettled, const char *failure)
+{
 	/* Sent again as it is now, whatever the keeper held. */
 	task->keeper_changed = true;
 	task->keeper_restored = true;

@@ -20,12 +20,17 @@ bool restore_keeper_present(void);
 /* The keeper's side, for supervisor_open (moved into `into`). */
 void restore_take_keeper(struct keeper_loop_side *into);
 
-/* After a task's record was read: its slot with the keeper, and, for a
+/* An upgrade's or a restore's task: its records go on under `slot`
+ * (0: none). */
+void restore_keep_slot(struct task *task, unsigned slot);
+/* A record whose task this config does not have: the keeper forgets it. */
+void restore_forget_slot(struct supervisor *supervisor, unsigned slot);
+
+/* After a task's record was read: for a
  * record the keeper marked (`unsettled`, NULL: none) or one that could
  * not be read (`failure`), the task handled as a crash would be: what its
  * cgroup holds is killed, and its runner hears of a SIGKILL. */
-void restore_task_taken(struct task *task, unsigned slot, const char *unsettled,
-			const char *failure);
+void restore_task_taken(struct task *task, const char *unsettled, const char *failure);
 
 /* Once every task was read: the log line and the `restored` event. */
 void restore_finish(struct supervisor *supervisor);

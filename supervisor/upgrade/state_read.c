@@ -308,17 +308,21 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 	json_array_foreach(tasks, index, state)
 	{
 		struct task *task = find_task(supervisor, handover_string(state, "name"), &cursor);
-		if (!task && restoring)
+		if (!task && restoring) {
+			/* Its task is gone from the config: its record too. */
+			restore_forget_slot(supervisor,
+					    (unsigned)handover_int(state, "keeper_slot", 0));
 			continue;
+		}
 		if (!task) {
 			snprintf(error, error_size, "task %s is not in the config it loaded",
 				 handover_string(state, "name"));
 			return -EINVAL;
 		}
 		int failure = task_handover_read(reader, state, task, error, error_size);
+		restore_keep_slot(task, (unsigned)handover_int(state, "keeper_slot", 0));
 		if (restoring) {
-			restore_task_taken(task, (unsigned)handover_int(state, "keeper_slot", 0),
-					   handover_string(state, "restore_unsettled"),
+			restore_task_taken(task, handover_string(state, "restore_unsettled"),
 					   failure < 0 ? error : NULL);
 			continue;
 		}

@@ -241,6 +241,8 @@ json_t *task_handover_write(struct handover_writer *writer, const struct task *t
 	    "oom_kills_reported", (json_int_t)task->oom_kills_reported, "run_seen", task->run_seen,
 	    "ready_seen", task->ready_seen, "timers", timers, "schedule_timer_ms",
 	    deadline(&task->schedule_timer), "schedule_due_ms", (json_int_t)task->schedule_due_ms);
+	/* Its slot with the keeper: records go on under the same one. */
+	json_object_set_new(state, "keeper_slot", json_integer(task->keeper_slot));
 	json_object_set_new(state, "cgroup_oom_at_start",
 			    json_integer((json_int_t)task->cgroup.oom_kills_at_start));
 	json_object_set_new(state, "cgroup_oom_of_execs",

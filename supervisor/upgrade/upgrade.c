@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "config/config_files.h"
+#include "supervisor/keeper/keeper_handoff.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/task_event.h"
 #include "supervisor/upgrade/restore.h"
@@ -138,15 +139,27 @@ static void exec_checked(struct upgrade_request *request, char *why, size_t why_
 	int memfd = handover_writer_seal(&writer);
 	int failure = memfd;
 	if (memfd >= 0 && old_binary >= 0) {
-		char variable[64];
+		char variable[64], keeper_fd[64], restores[64];
 		snprintf(variable, sizeof(variable), HANDOVER_FD_ENV "=%d", memfd);
-		char *extra[] = {variable, NULL};
+		/* The keeper's channel goes over as at a restore: the new corral
+		 * sends its records on the same one. */
+		int channel = supervisor->keeper.channel;
+		snprintf(keeper_fd, sizeof(keeper_fd), KEEPER_FD_ENV "=%d", channel);
+		snprintf(restores, sizeof(restores), KEEPER_RESTORES_ENV "=%u",
+			 supervisor->keeper.restores);
+		char *extra[] = {variable, channel >= 0 ? keeper_fd : NULL, restores, NULL};
+		if (channel < 0)
+			extra[2] = NULL; /* no keeper: none of its variables */
+		if (channel >= 0)
+			handover_fds_keep_open(&channel, 1, true);
 		char **envp = environment_with(extra, NULL);
 		handover_fds_keep_open(writer.fds, writer.fd_count, true);
 		syscall(SYS_execveat, request->binary_fd, "", command_line, envp, AT_EMPTY_PATH);
 		failure = -errno;
 		/* Nothing happened: the fds go back to close-on-exec. */
 		handover_fds_keep_open(writer.fds, writer.fd_count, false);
+		if (channel >= 0)
+			handover_fds_keep_open(&channel, 1, false);
 		free(envp);
 	}
 	snprintf(why, why_size, "%s %s: %s", memfd < 0 ? "the hand-over memfd" : "exec", path,

@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 
 from conftest import children_of, sh, wait_for
+from test_http_endpoint import http_config, listen_text, request
+from test_metrics import samples, value
+from test_net_probes import free_port
 
 UNSHARE = ["unshare", "--pid", "--fork", "--mount-proc"]
 
@@ -180,3 +183,38 @@ def test_without_the_option_nothing_changes(corral):
     assert child_pids(running.pid) == [corral.task_status("g/a")["pid"]]
     running.send(signal.SIGTERM)
     assert running.wait().returncode == 0
+
+
+def test_counters_and_listeners_go_over_an_upgrade_and_a_restore(corral):
+    """/metrics' counters and the HTTP listener go on across `corral
+    upgrade` and a kill -9 after it: the upgrade hands the keeper's channel
+    over, and the records go on under the same slots."""
+    address = ("127.0.0.1", free_port())
+    config = {"groups": {"g": {"tasks": {
+        "quiet": {"command": "sleep 100000"},
+        "flaky": {"command": sh("sleep 0.2; exit 3"),
+                  "restart": {"policy": "always", "delay": "50ms",
+                              "attempts": "unlimited"}}}}}}
+    running = corral.start(http_config(config, listen_text(address)), run_args=["--keeper"])
+    corral.wait_control(running)
+    wait_for(lambda: corral.task_status("g/flaky")["restarts"] >= 2, timeout=30,
+             what="flaky restarted twice")
+    quiet = corral.task_status("g/quiet")["pid"]
+    upgraded = corral.cli("upgrade", timeout=60)
+    assert upgraded.returncode == 0, upgraded.stderr
+    loop = loop_pid(corral)
+    exits = value(samples(request(address, "/metrics").body), "corral_task_exits_total",
+                  group="g", task="flaky", code="3")
+    assert exits >= 2
+    os.kill(loop, signal.SIGKILL)
+    restored(corral, loop, 1)
+    assert corral.task_status("g/quiet")["pid"] == quiet
+    own = corral.status()["corral"]
+    assert (own["upgrades"], own["restores"]) == (1, 1)
+    found = samples(request(address, "/metrics").body)
+    assert value(found, "corral_task_exits_total", group="g", task="flaky", code="3") >= exits
+    running.send(signal.SIGTERM)
+    result = running.wait()
+    assert result.returncode == 0, result.stderr
+    # One record per task with the keeper: exactly the config's two taken back.
+    assert "took back 2 tasks as they were" in result.stderr, result.stderr
