@@ -67,7 +67,7 @@ struct supervisor {
 	struct loop_watch keeper_watch; /* REAPED from the keeper */
 	const struct config *kept_config;
 	size_t kept_config_scaled, kept_chunks;
-	bool kept_shutting_down;
+	bool keeper_gone; /* the channel broke: nothing is sent any more */
 	struct host_shared_mounts shared_mounts;
 	/* Every group name this run made a cgroup for, owned: what the cgroup
 	 * tree removes at close. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -101,6 +102,24 @@ static void tell_reaped(struct keeper *keeper, pid_t pid, int status)
 		keeper->pending[keeper->pending_count++] = message;
 }
 
+/* Given up on the loop: its tasks, the keeper's children now, are not
+ * left running unsupervised (as PID 1, the kernel would end them with the
+ * keeper anyway). Each is killed and reaped. */
+static void kill_children(void)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	FILE *file = fopen(path, "re");
+	if (!file)
+		return;
+	long pid;
+	while (fscanf(file, "%ld", &pid) == 1)
+		kill((pid_t)pid, SIGKILL);
+	fclose(file);
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+}
+
 /* 0: go on; 1: done, `*code` to exit with. */
 static int reap(struct keeper *keeper, int *code)
 {
@@ -121,6 +140,8 @@ static int reap(struct keeper *keeper, int *code)
 		if (keeper->settings->told)
 			keeper->settings->told(keeper->settings->context, &decision,
 					       keeper->restores);
+		if (decision.action == KEEPER_GIVE_UP)
+			kill_children();
 		if (decision.action != KEEPER_RESTORE) {
 			*code = decision.exit_code;
 			return 1;
@@ -148,6 +169,7 @@ static void forward(struct keeper *keeper, const struct signalfd_siginfo *info)
 int keeper_run(const struct keeper_settings *settings)
 {
 	struct keeper keeper = {.settings = settings, .channel = -1};
+	keeper.deaths.window_ms = settings->deaths_window_ms;
 	kept_records_init(&keeper.records);
 	keeper.buffer = malloc(KEEPER_MESSAGE_MAX);
 	sigset_t mask, old_mask;

@@ -22,6 +22,8 @@ struct keeper_settings {
 	pid_t (*start_loop)(void *context, int channel, const struct kept_records *records,
 			    unsigned restores);
 	void *context;
+	/* The window of KEEPER_DEATHS_ALLOWED deaths; 0: the default. */
+	uint64_t deaths_window_ms;
 	/* Told each decision (for the log); NULL: not told. */
 	void (*told)(void *context, const struct keeper_decision *decision, unsigned restores);
 };

@@ -59,6 +59,10 @@ int keeper_main(char *const argv[])
 	struct keeper_binary context = {binary, argv};
 	struct keeper_settings settings = {
 	    .start_loop = start_loop, .context = &context, .told = told};
+	/* For the restore soak only (tests/soak/restore_soak.py). */
+	const char *window = getenv("CORRAL_TEST_KEEPER_WINDOW_MS");
+	if (window)
+		settings.deaths_window_ms = strtoull(window, NULL, 10);
 	int code = keeper_run(&settings);
 	close(binary);
 	return code;

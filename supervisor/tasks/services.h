@@ -41,6 +41,7 @@ struct services {
 	struct keeper_loop_side *keeper;
 	uint32_t keeper_next_slot;
 	void (*keeper_wanted)(void *context);
+	void (*keeper_send_now)(void *context); /* what is marked, sent now */
 	void *keeper_context;
 	/* Sources of bidirectional mounts, shared on the host while bound. */
 	struct host_shared_mounts *shared_mounts;

@@ -456,26 +456,54 @@ static void kill_leftovers(struct task *task)
 	}
 }
 
+/* How the run of a reaped process ended, and what follows. */
+static void run_ended(struct task *task, const siginfo_t *info);
+
 void task_reap(struct task *task)
 {
 	if (task->pidfd_watch.fd < 0)
 		return;
 	siginfo_t info;
 	memset(&info, 0, sizeof(info));
-	if (waitid(P_PIDFD, (id_t)task->pidfd_watch.fd, &info, WEXITED | WNOHANG) < 0) {
+	/* With a keeper, the process stays a zombie (WNOWAIT) until the
+	 * keeper holds the task's record after its exit: if corral dies in
+	 * between, the keeper reaps it and tells the next loop, so no exit
+	 * is lost or counted twice. */
+	bool kept = task->services->keeper != NULL;
+	int flags = WEXITED | WNOHANG | (kept ? WNOWAIT : 0);
+	if (waitid(P_PIDFD, (id_t)task->pidfd_watch.fd, &info, flags) < 0) {
 		/* Taken back after a restore, the process is the keeper's
 		 * child: the keeper reaps it and says how it ended. */
-		if (errno != ECHILD || !task->keeper_reaped)
+		if (errno != ECHILD)
 			return;
+		if (!task->keeper_reaped) {
+			/* Until the keeper says (REAPED calls this again): a
+			 * level-triggered pidfd would turn the loop for nothing. */
+			loop_watch_remove(task->services->loop, &task->pidfd_watch);
+			return;
+		}
 		task->keeper_reaped = false;
 		int status = task->keeper_wait_status;
 		info.si_pid = task->pid;
 		info.si_code = WIFEXITED(status) ? CLD_EXITED : CLD_KILLED;
 		info.si_status = WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status);
-	} else if (info.si_pid == 0) {
-		return; /* not exited yet */
+		run_ended(task, &info);
+		return;
 	}
+	if (info.si_pid == 0)
+		return; /* not exited yet */
+	pid_t pid = info.si_pid;
+	run_ended(task, &info);
+	if (kept) {
+		task_keeper_send_now(task);
+		siginfo_t reaped;
+		waitid(P_PID, (id_t)pid, &reaped, WEXITED | WNOHANG);
+	}
+}
 
+static void run_ended(struct task *task, const siginfo_t *reaped)
+{
+	siginfo_t info = *reaped;
 	/* The error pipe says whether exec happened, whatever order the
 	 * two fds were reported in. */
 	if (task->error_pipe_watch.fd >= 0)

@@ -20,6 +20,12 @@ void task_keeper_changed(struct task *task)
 		task->services->keeper_wanted(task->services->keeper_context);
 }
 
+void task_keeper_send_now(struct task *task)
+{
+	if (task->services->keeper && task->services->keeper_send_now)
+		task->services->keeper_send_now(task->services->keeper_context);
+}
+
 void task_keeper_forget(struct task *task)
 {
 	struct keeper_loop_side *keeper = task->services->keeper;

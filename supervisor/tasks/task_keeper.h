@@ -12,5 +12,8 @@ struct task;
 void task_keeper_open(struct task *task);
 /* Its state changed: its record is sent at the end of the loop's turn. */
 void task_keeper_changed(struct task *task);
+/* Its records go to the keeper now, not at the end of the turn: its run's
+ * exit is recorded before its process is reaped (task_reap). */
+void task_keeper_send_now(struct task *task);
 /* The task goes: its record with the keeper too. */
 void task_keeper_forget(struct task *task);

@@ -17,6 +17,20 @@
 #define KEPT_CORRAL_SLOT 0
 #define KEPT_GROUPS_SLOT 1
 
+/* A record the keeper could not take: said once. A keeper gone (EPIPE)
+ * takes nothing more: corral stops (PR_SET_PDEATHSIG) and records are
+ * no use. */
+static void keeper_failed(struct supervisor *supervisor, const char *what, int failure)
+{
+	if (failure == -EPIPE || failure == -ECONNREFUSED) {
+		if (!supervisor->keeper_gone)
+			log_message("the keeper is gone: no record is kept from now on");
+		supervisor->keeper_gone = true;
+		return;
+	}
+	log_message("cannot send the keeper the record of %s: %s", what, strerror(-failure));
+}
+
 /* Sends `writer`'s document under `slot`. 0, or -errno. */
 static int send_record(struct supervisor *supervisor, uint32_t slot, struct handover_writer *writer)
 {
@@ -65,12 +79,14 @@ static bool send_part(struct supervisor *supervisor, uint32_t slot,
 	if (failure == -EAGAIN)
 		return false;
 	if (failure < 0)
-		log_message("cannot send the keeper %s: %s", what, strerror(-failure));
+		keeper_failed(supervisor, what, failure);
 	return true;
 }
 
 static bool send_task(struct supervisor *supervisor, struct task *task)
 {
+	if (supervisor->keeper_gone)
+		return true;
 	char why[256];
 	if (!task_handover_possible(task, why, sizeof(why))) {
 		if (task->keeper_unsettled)
@@ -96,8 +112,7 @@ static bool send_task(struct supervisor *supervisor, struct task *task)
 	if (failure == -EAGAIN)
 		return false;
 	if (failure < 0)
-		log_message("%s: cannot send the keeper its record: %s", task->config->full_name,
-			    strerror(-failure));
+		keeper_failed(supervisor, task->config->full_name, failure);
 	task->keeper_changed = task->keeper_unsettled = false;
 	return true;
 }
@@ -114,7 +129,7 @@ static void flush(struct loop_idle *idle)
 	struct supervisor *supervisor = idle->data;
 	bool whole = true;
 	if (corral_changed(supervisor)) {
-		if (send_part(supervisor, KEPT_CORRAL_SLOT, write_corral, "corral's own state")) {
+		if (send_part(supervisor, KEPT_CORRAL_SLOT, write_corral, "corral itself")) {
 			supervisor->kept_config = supervisor->config;
 			supervisor->kept_config_scaled = supervisor->config->scaled_count;
 			supervisor->kept_chunks = supervisor->task_records.chunk_count;
@@ -129,11 +144,18 @@ static void flush(struct loop_idle *idle)
 				whole = send_task(supervisor, task);
 		}
 	if (whole)
-		whole = send_part(supervisor, KEPT_GROUPS_SLOT, write_groups, "the groups' state");
+		whole = send_part(supervisor, KEPT_GROUPS_SLOT, write_groups, "the groups");
 	/* A keeper that cannot take more now (a full socket) gets the rest
 	 * at the next turn. */
 	if (!whole)
 		loop_idle_request(supervisor->loop, &supervisor->keeper_flush);
+}
+
+static void send_now(void *context)
+{
+	struct supervisor *supervisor = context;
+	loop_idle_cancel(supervisor->loop, &supervisor->keeper_flush);
+	flush(&supervisor->keeper_flush);
 }
 
 static void wanted(void *context)
@@ -183,6 +205,7 @@ void kept_state_open(struct supervisor *supervisor)
 	if (supervisor->keeper.channel < 0)
 		return;
 	supervisor->services.keeper_wanted = wanted;
+	supervisor->services.keeper_send_now = send_now;
 	supervisor->services.keeper_context = supervisor;
 	supervisor->keeper_watch = (struct loop_watch){
 	    .fd = supervisor->keeper.channel, .callback = on_keeper, .data = supervisor};

@@ -1,14 +1,19 @@
 #include "supervisor/upgrade/restore.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/log.h"
+#include "isolation/cgroup_fs.h"
 #include "supervisor/keeper/keeper_channel.h"
 #include "supervisor/keeper/keeper_loop_side.h"
 #include "supervisor/supervisor_internal.h"
+#include "supervisor/tasks/pid_index.h"
 #include "supervisor/tasks/task_keeper.h"
 #include "supervisor/upgrade/kept_state.h"
 #include "supervisor/upgrade/restore_document.h"
@@ -70,9 +75,28 @@ void restore_take_keeper(struct keeper_loop_side *into)
 static void empty_cgroup(struct task *task)
 {
 	char error[256];
-	if (task_cgroup_exists(&task->cgroup) ||
-	    task_cgroup_run_prepare(task, error, sizeof(error)) == 0)
-		task_cgroup_kill(&task->cgroup);
+	if (!task_cgroup_exists(&task->cgroup) &&
+	    task_cgroup_run_prepare(task, error, sizeof(error)) < 0)
+		return;
+	if (task_cgroup_kill(&task->cgroup) < 0 || !task->cgroup.made)
+		return;
+	/* Gone before the task can start again: never two runs of it at
+	 * once. SIGKILL takes a few ms at most; the wait is bounded (200
+	 * ms), once per task a restore could not take back. */
+	char events[PATH_MAX];
+	snprintf(events, sizeof(events), "%s/cgroup.events", task->cgroup.name);
+	int fd = openat(task->cgroup.parent_fd, events, O_RDONLY | O_CLOEXEC);
+	uint64_t populated = 1;
+	for (int i = 0; fd >= 0 && i < 200; i++) {
+		if (cgroup_fs_pread_key(fd, "populated", &populated) < 0 || !populated)
+			break;
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (populated)
+		log_message("%s: restore: its cgroup still holds processes 200 ms after "
+			    "cgroup.kill", task->config->full_name);
 }
 
 /* A task the keeper holds no record of: corral was starting it when it
@@ -137,8 +161,39 @@ void restore_task_taken(struct task *task, const char *unsettled, const char *fa
 	}
 }
 
+/* What the dead loop had running besides its tasks (hooks, exec probes,
+ * `corral exec` commands, a check of `corral upgrade`) is the keeper's
+ * now, and no loop waits for it: killed (each with its process group),
+ * then run again as the new loop's states say. */
+static void kill_strays(struct supervisor *supervisor)
+{
+	pid_t keeper_pid = getppid();
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)keeper_pid,
+		 (int)keeper_pid);
+	FILE *file = fopen(path, "re");
+	if (!file)
+		return;
+	unsigned killed = 0;
+	long pid;
+	while (fscanf(file, "%ld", &pid) == 1) {
+		if ((pid_t)pid == getpid() || pid_index_get(&supervisor->task_pids, (pid_t)pid))
+			continue;
+		if (getpgid((pid_t)pid) == (pid_t)pid)
+			kill(-(pid_t)pid, SIGKILL);
+		kill((pid_t)pid, SIGKILL);
+		killed++;
+	}
+	fclose(file);
+	if (killed)
+		log_message("restore: %u process%s the loop before had started besides its tasks "
+			    "(hooks, probes, exec commands) killed",
+			    killed, killed == 1 ? "" : "es");
+}
+
 void restore_finish(struct supervisor *supervisor)
 {
+	kill_strays(supervisor);
 	take_unrecorded(supervisor);
 	char message[512];
 	snprintf(message, sizeof(message),
