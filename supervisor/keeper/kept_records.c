@@ -99,9 +99,13 @@ void kept_records_put(struct kept_records *records, uint32_t slot, const void *b
 	record = &records->items[records->count++];
 	*record = (struct kept_record){.slot = slot, .length = length, .fd_count = fd_count};
 	record->bytes = xmalloc(length ? length : 1);
-	memcpy(record->bytes, bytes, length);
-	memcpy(record->numbers, numbers, fd_count * sizeof(int));
-	memcpy(record->fds, fds, fd_count * sizeof(int));
+	/* No fds (or no bytes) may come as NULL: memcpy must not see it. */
+	if (length)
+		memcpy(record->bytes, bytes, length);
+	if (fd_count) {
+		memcpy(record->numbers, numbers, fd_count * sizeof(int));
+		memcpy(record->fds, fds, fd_count * sizeof(int));
+	}
 }
 
 /* ---- the memfd ---- */

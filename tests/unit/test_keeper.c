@@ -689,7 +689,8 @@ static pid_t start_scripted(void *context, int channel, const struct kept_record
 	records.items = calloc(held->count + 1, sizeof(*records.items));
 	if (!records.items)
 		_exit(100);
-	memcpy(records.items, held->items, held->count * sizeof(*records.items));
+	if (held->count)
+		memcpy(records.items, held->items, held->count * sizeof(*records.items));
 	int memfd = kept_records_to_memfd(held);
 	int *others[] = {&channel, &memfd};
 	if (memfd < 0 || kept_records_place(&records, others, 2) < 0)
