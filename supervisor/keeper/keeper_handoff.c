@@ -44,7 +44,8 @@ static void become_loop(int binary, char *const argv[], int channel,
 	/* A copy of the table: the child moves its fds. */
 	struct kept_records records = *held;
 	records.items = xcalloc(held->count ? held->count : 1, sizeof(*records.items));
-	memcpy(records.items, held->items, held->count * sizeof(*records.items));
+	if (held->count) /* nothing held: items may be NULL, which memcpy must not see */
+		memcpy(records.items, held->items, held->count * sizeof(*records.items));
 	int restore = held->count ? kept_records_to_memfd(held) : -1;
 	int *others[] = {&binary, &channel, &restore};
 	if (kept_records_place(&records, others, restore >= 0 ? 3 : 2) < 0)

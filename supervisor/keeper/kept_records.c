@@ -99,9 +99,13 @@ void kept_records_put(struct kept_records *records, uint32_t slot, const void *b
 	record = &records->items[records->count++];
 	*record = (struct kept_record){.slot = slot, .length = length, .fd_count = fd_count};
 	record->bytes = xmalloc(length ? length : 1);
-	memcpy(record->bytes, bytes, length);
-	memcpy(record->numbers, numbers, fd_count * sizeof(int));
-	memcpy(record->fds, fds, fd_count * sizeof(int));
+	/* No fds (or no bytes) may come as NULL: memcpy must not see it. */
+	if (length)
+		memcpy(record->bytes, bytes, length);
+	if (fd_count) {
+		memcpy(record->numbers, numbers, fd_count * sizeof(int));
+		memcpy(record->fds, fds, fd_count * sizeof(int));
+	}
 }
 
 /* ---- the memfd ---- */
@@ -149,6 +153,31 @@ int kept_records_to_memfd(const struct kept_records *records)
 	return fd;
 }
 
+/* Whether a record read now would close an fd of the loop: its slot was
+ * read already (the old record is released), or one of its numbers
+ * (the older record loses it). A memfd the keeper wrote has neither. */
+static bool named_already(const struct kept_records *records, uint32_t slot, const int *numbers,
+			  size_t count)
+{
+	if (find(records, slot))
+		return true;
+	for (size_t i = 0; i < records->count; i++)
+		for (size_t f = 0; f < records->items[i].fd_count; f++)
+			for (size_t n = 0; n < count; n++)
+				if (numbers[n] >= 0 && records->items[i].numbers[f] == numbers[n])
+					return true;
+	return false;
+}
+
+/* Freed without closing: a table read names the loop's fds, not ours. */
+static void free_read(struct kept_records *records)
+{
+	for (size_t i = 0; i < records->count; i++)
+		for (size_t f = 0; f < records->items[i].fd_count; f++)
+			records->items[i].fds[f] = -1;
+	kept_records_free(records);
+}
+
 int kept_records_read(int fd, struct kept_records *records, char *error, size_t error_size)
 {
 	kept_records_init(records);
@@ -165,7 +194,7 @@ int kept_records_read(int fd, struct kept_records *records, char *error, size_t 
 	size_t at = sizeof(magic) + 4, end = (size_t)size;
 	uint32_t count;
 	memcpy(&count, data + sizeof(magic), 4);
-	bool good = memcmp(data, magic, sizeof(magic)) == 0;
+	bool good = memcmp(data, magic, sizeof(magic)) == 0, twice = false;
 	for (uint32_t i = 0; good && i < count; i++) {
 		uint32_t head[4];
 		good = end - at >= sizeof(head);
@@ -180,6 +209,11 @@ int kept_records_read(int fd, struct kept_records *records, char *error, size_t 
 			break;
 		int fds[KEPT_RECORD_FDS_MAX];
 		memcpy(fds, data + at, numbers);
+		twice = named_already(records, head[0], fds, head[2]);
+		if (twice) {
+			good = false;
+			break;
+		}
 		kept_records_put(records, head[0], data + at + numbers, head[3], fds, fds, head[2]);
 		struct kept_record *record = find(records, head[0]);
 		if (record) {
@@ -190,8 +224,10 @@ int kept_records_read(int fd, struct kept_records *records, char *error, size_t 
 	}
 	munmap(data, (size_t)size);
 	if (!good) {
-		kept_records_free(records);
-		snprintf(error, error_size, "the kept records are not whole");
+		free_read(records);
+		snprintf(error, error_size,
+			 twice ? "the kept records name a slot or an fd twice"
+			       : "the kept records are not whole");
 		return -EINVAL;
 	}
 	return 0;

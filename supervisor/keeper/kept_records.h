@@ -64,7 +64,8 @@ size_t kept_records_fd_count(const struct kept_records *records);
  *     bytes */
 int kept_records_to_memfd(const struct kept_records *records);
 /* `fd` read back into `records` (its fds are the numbers; nothing is
- * closed or opened). 0, or -EINVAL with `error`. */
+ * closed or opened, not even when it is refused). 0, or -EINVAL with
+ * `error`: not whole, or a slot or a number named twice. */
 int kept_records_read(int fd, struct kept_records *records, char *error, size_t error_size);
 /* In the new loop's child before the exec: every held fd moved to its
  * number (whatever is at a number is replaced), none close-on-exec;
