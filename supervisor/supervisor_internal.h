@@ -68,6 +68,8 @@ struct supervisor {
 	const struct config *kept_config;
 	size_t kept_config_scaled, kept_chunks;
 	bool keeper_gone; /* the channel broke: nothing is sent any more */
+	char *kept_groups; /* the groups' record last sent */
+	size_t kept_groups_length;
 	struct host_shared_mounts shared_mounts;
 	/* Every group name this run made a cgroup for, owned: what the cgroup
 	 * tree removes at close. */

@@ -92,6 +92,10 @@ int keeper_channel_receive(int socket, void *buffer, struct keeper_received *rec
 		whole = numbers <= KEPT_RECORD_FDS_MAX && came == numbers &&
 			(size_t)got == sizeof(*message) + numbers * sizeof(int) + length;
 		received->numbers = (const int *)((char *)buffer + sizeof(*message));
+		/* A number a new loop could not be given its fd at: past stdio,
+		 * under the kernel's own ceiling (fs.nr_open's default). */
+		for (size_t i = 0; whole && i < numbers; i++)
+			whole = received->numbers[i] > 2 && received->numbers[i] < (1 << 20);
 		received->bytes = (char *)buffer + sizeof(*message) + numbers * sizeof(int);
 	}
 	if (!whole) {

@@ -34,16 +34,32 @@ static void keeper_failed(struct supervisor *supervisor, const char *what, int f
 /* Sends `writer`'s document under `slot`. 0, or -errno. */
 static int send_record(struct supervisor *supervisor, uint32_t slot, struct handover_writer *writer)
 {
+	if (supervisor->keeper_gone)
+		return 0;
 	size_t length;
 	char *bytes = handover_writer_bytes(writer, &length);
 	if (!bytes)
 		return -ENOMEM;
+	/* The groups' record is written at every flush; most task changes
+	 * leave it as it was, and then the keeper has it already. */
+	bool groups = slot == KEPT_GROUPS_SLOT;
+	if (groups && supervisor->kept_groups && supervisor->kept_groups_length == length &&
+	    memcmp(supervisor->kept_groups, bytes, length) == 0) {
+		free(bytes);
+		return 0;
+	}
 	struct keeper_message message = {.kind = KEEPER_RECORD,
 					 .slot = slot,
 					 .fd_count = (uint32_t)writer->fd_count,
 					 .length = (uint32_t)length};
 	int failure = keeper_channel_send(supervisor->keeper.channel, &message, writer->fds,
 					  writer->fds, bytes);
+	if (groups && failure == 0) {
+		free(supervisor->kept_groups);
+		supervisor->kept_groups = bytes;
+		supervisor->kept_groups_length = length;
+		return 0;
+	}
 	free(bytes);
 	return failure;
 }
@@ -215,6 +231,8 @@ void kept_state_open(struct supervisor *supervisor)
 
 void kept_state_close(struct supervisor *supervisor)
 {
+	free(supervisor->kept_groups);
+	supervisor->kept_groups = NULL;
 	if (supervisor->keeper.channel < 0)
 		return;
 	loop_idle_cancel(supervisor->loop, &supervisor->keeper_flush);

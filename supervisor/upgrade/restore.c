@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <time.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -96,7 +96,8 @@ static void empty_cgroup(struct task *task)
 		close(fd);
 	if (populated)
 		log_message("%s: restore: its cgroup still holds processes 200 ms after "
-			    "cgroup.kill", task->config->full_name);
+			    "cgroup.kill",
+			    task->config->full_name);
 }
 
 /* A task the keeper holds no record of: corral was starting it when it
@@ -169,8 +170,7 @@ static void kill_strays(struct supervisor *supervisor)
 {
 	pid_t keeper_pid = getppid();
 	char path[96];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)keeper_pid,
-		 (int)keeper_pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)keeper_pid, (int)keeper_pid);
 	FILE *file = fopen(path, "re");
 	if (!file)
 		return;

@@ -360,7 +360,12 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 	/* This corral is one more upgrade (a document without the count is
 	 * an older corral's: its upgrades were not counted). */
 	supervisor->counters.upgrades = (uint64_t)handover_int(own, "upgrades", 0) + !restoring;
-	supervisor->counters.restores = (uint64_t)handover_int(own, "restores", 0) + restoring;
+	/* The keeper counts the loops that died: its count, not the last
+	 * record's (which a kill may have caught before it was sent). */
+	supervisor->counters.restores =
+	    supervisor->keeper.channel >= 0
+		? supervisor->keeper.restores
+		: (uint64_t)handover_int(own, "restores", 0) + restoring;
 	supervisor->shortage.put_off_total = (uint64_t)handover_int(own, "starts_put_off", 0);
 	failure = records_read(supervisor, reader, error, error_size);
 	if (failure < 0)
