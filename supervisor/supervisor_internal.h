@@ -67,7 +67,7 @@ struct supervisor {
 	struct loop_watch keeper_watch; /* REAPED from the keeper */
 	const struct config *kept_config;
 	size_t kept_config_scaled, kept_chunks;
-	bool keeper_gone; /* the channel broke: nothing is sent any more */
+	bool keeper_gone;  /* the channel broke: nothing is sent any more */
 	char *kept_groups; /* the groups' record last sent */
 	size_t kept_groups_length;
 	struct host_shared_mounts shared_mounts;
