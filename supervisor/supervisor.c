@@ -279,8 +279,12 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	parent_notify_take_environment(&supervisor->parent, options->one_command != NULL);
 	/* Taken in main (restore.h); its death stops corral. */
 	restore_take_keeper(&supervisor->keeper);
-	if (supervisor->keeper.channel >= 0)
+	if (supervisor->keeper.channel >= 0) {
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		/* The keeper goes where corral goes in its cgroup tree, and back
+		 * out of it before the tree is removed. */
+		cgroup_tree_move_with(getppid());
+	}
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){.stdin_fd = -1,
 						       .output_fd = -1,

@@ -186,9 +186,14 @@ int keeper_run(const struct keeper_settings *settings)
 		goto out;
 	for (;;) {
 		bool watch_channel = keeper.channel >= 0 && !keeper.channel_hung;
-		struct pollfd watched[2] = {{signals, POLLIN, 0}, {keeper.channel, POLLIN, 0}};
-		if (poll(watched, watch_channel ? 2 : 1, -1) < 0 && errno != EINTR)
+		int extra = settings->readable ? settings->watched_fd : -1;
+		struct pollfd watched[3] = {{signals, POLLIN, 0},
+					    {watch_channel ? keeper.channel : -1, POLLIN, 0},
+					    {extra, POLLIN, 0}};
+		if (poll(watched, 3, -1) < 0 && errno != EINTR)
 			break;
+		if (extra >= 0 && watched[2].revents)
+			settings->readable(settings->context, keeper.loop);
 		if (watch_channel && watched[1].revents) {
 			read_channel(&keeper);
 			/* The loop is dying: its SIGCHLD follows. */

@@ -22,6 +22,11 @@ struct keeper_settings {
 	pid_t (*start_loop)(void *context, int channel, const struct kept_records *records,
 			    unsigned restores);
 	void *context;
+	/* A socket of the keeper's to watch besides its channel (the notify
+	 * relay), -1: none; `readable` is told when it is, with the loop's
+	 * pid (0 while none runs). */
+	int watched_fd;
+	void (*readable)(void *context, pid_t loop);
 	/* The window of KEEPER_DEATHS_ALLOWED deaths; 0: the default. */
 	uint64_t deaths_window_ms;
 	/* Told each decision (for the log); NULL: not told. */

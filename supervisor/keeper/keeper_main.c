@@ -11,10 +11,12 @@
 #include "base/log.h"
 #include "supervisor/keeper/keeper.h"
 #include "supervisor/keeper/keeper_handoff.h"
+#include "supervisor/keeper/keeper_notify.h"
 
 struct keeper_binary {
 	int fd;
 	char *const *argv;
+	struct keeper_notify notify;
 };
 
 bool keeper_main_wanted(bool option)
@@ -28,6 +30,12 @@ static pid_t start_loop(void *context, int channel, const struct kept_records *r
 {
 	struct keeper_binary *binary = context;
 	return keeper_exec_loop(binary->fd, binary->argv, channel, records, restores);
+}
+
+static void pass_notify(void *context, pid_t loop)
+{
+	struct keeper_binary *binary = context;
+	keeper_notify_pass(&binary->notify, loop);
 }
 
 static void told(void *context, const struct keeper_decision *decision, unsigned restores)
@@ -56,14 +64,26 @@ int keeper_main(char *const argv[])
 	/* Tasks orphaned by a loop's death come to the keeper, which reaps
 	 * them and tells the next loop how they ended. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	struct keeper_binary context = {binary, argv};
-	struct keeper_settings settings = {
-	    .start_loop = start_loop, .context = &context, .told = told};
+	struct keeper_binary context = {binary, argv, {.relay = -1, .parent = -1}};
+	/* Under systemd: the loop's READY=1 and pings go through the keeper,
+	 * the unit's MainPID (keeper_notify.h). */
+	int relayed = keeper_notify_open(&context.notify);
+	if (relayed < 0)
+		log_message("keeper: cannot relay NOTIFY_SOCKET for the loop: %s; it is told "
+			    "directly",
+			    strerror(-relayed));
+	struct keeper_settings settings = {.start_loop = start_loop,
+					   .context = &context,
+					   .told = told,
+					   .watched_fd = context.notify.relay,
+					   .readable =
+					       context.notify.relay >= 0 ? pass_notify : NULL};
 	/* For the restore soak only (tests/soak/restore_soak.py). */
 	const char *window = getenv("CORRAL_TEST_KEEPER_WINDOW_MS");
 	if (window)
 		settings.deaths_window_ms = strtoull(window, NULL, 10);
 	int code = keeper_run(&settings);
+	keeper_notify_close(&context.notify);
 	close(binary);
 	return code;
 }

@@ -8,6 +8,8 @@ pipes with the bytes in them, listening sockets)."""
 import os
 import re
 import signal
+import socket
+import struct
 import time
 
 from pathlib import Path
@@ -218,3 +220,61 @@ def test_counters_and_listeners_go_over_an_upgrade_and_a_restore(corral):
     assert result.returncode == 0, result.stderr
     # One record per task with the keeper: exactly the config's two taken back.
     assert "took back 2 tasks as they were" in result.stderr, result.stderr
+
+
+class NotifyParent:
+    """systemd's notify socket, as a test: each datagram with its sender's
+    pid (SO_PASSCRED), as systemd's NotifyAccess=main judges it."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        self.socket.bind(self.path)
+        self.socket.setblocking(False)
+        self.messages = []
+
+    def receive(self):
+        while True:
+            try:
+                data, ancillary, _, _ = self.socket.recvmsg(
+                    65536, socket.CMSG_SPACE(struct.calcsize("3i")))
+            except BlockingIOError:
+                return self.messages
+            pid = None
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                    pid = struct.unpack("3i", payload[:12])[0]
+            self.messages.append((pid, data.decode()))
+
+    def from_pid(self, pid, text):
+        return [m for m in self.receive() if m[0] == pid and text in m[1]]
+
+
+def test_under_systemd_the_keeper_relays_the_loops_notify_messages(corral, tmp_path):
+    """With NotifyAccess=main only the keeper (the unit's MainPID) is heard:
+    the loop's READY=1 and STATUS= reach the parent from the keeper's pid,
+    again after a restore; what anyone else sends to the relay is dropped."""
+    parent = NotifyParent(tmp_path / "notify.sock")
+    config = {"groups": {"g": {"tasks": {"quiet": {"command": "sleep 100000"}}}}}
+    running = corral.start(config, run_args=["--keeper"],
+                           env={"NOTIFY_SOCKET": parent.path})
+    corral.wait_control(running)
+    keeper = running.pid
+    wait_for(lambda: parent.from_pid(keeper, "READY=1"), what="READY=1 from the keeper")
+    assert all(pid == keeper for pid, _ in parent.receive()), parent.messages
+    # Someone else (this test) sends to the relay: not passed on.
+    relay = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    relay.sendto(b"STATUS=forged", f"\0corral-keeper-{keeper}")
+    relay.close()
+    loop = loop_pid(corral)
+    os.kill(loop, signal.SIGKILL)
+    restored(corral, loop, 1)
+    count = len(parent.from_pid(keeper, "READY=1"))
+    wait_for(lambda: len(parent.from_pid(keeper, "READY=1")) > count or
+             parent.from_pid(keeper, "STATUS="), what="the new loop's messages")
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+    wait_for(lambda: parent.from_pid(keeper, "STOPPING=1"), what="STOPPING=1")
+    assert not [m for m in parent.receive() if "forged" in m[1]], parent.messages
+    assert all(pid == keeper for pid, _ in parent.messages), parent.messages
