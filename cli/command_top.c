@@ -126,8 +126,8 @@ static int draw(struct top_session *session)
 			&session->output);
 	if (session->output.length == 0)
 		return 0;
-	int result = top_terminal_write(&session->terminal, session->output.data,
-					session->output.length);
+	int result =
+	    top_terminal_write(&session->terminal, session->output.data, session->output.length);
 	/* The screen drawn becomes the one shown; the old one is drawn over
 	 * next time. */
 	struct top_screen shown = session->shown;
@@ -179,8 +179,8 @@ static void handle_keys(struct top_session *session)
 
 static void poll_status(struct top_session *session)
 {
-	if (top_client_poll_status(&session->client, &session->state,
-				   (int64_t)monotonic_ms()) == TOP_POLL_INTERRUPTED)
+	if (top_client_poll_status(&session->client, &session->state, (int64_t)monotonic_ms()) ==
+	    TOP_POLL_INTERRUPTED)
 		handle_signals(session);
 }
 
@@ -258,9 +258,10 @@ int command_top(int argc, char **argv)
 		return command_usage_error("top", print_top_usage, "takes no arguments, got \"%s\"",
 					   argv[optind]);
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "corral top: needs a terminal on stdin and stdout (use `kubectl exec "
-				"-it`, `podman exec -it` or `ssh -t`); for the state once, as a "
-				"table or JSON, use `corral status` or `corral status --json`\n");
+		fprintf(stderr,
+			"corral top: needs a terminal on stdin and stdout (use `kubectl exec "
+			"-it`, `podman exec -it` or `ssh -t`); for the state once, as a "
+			"table or JSON, use `corral status` or `corral status --json`\n");
 		return COMMAND_USAGE_ERROR;
 	}
 

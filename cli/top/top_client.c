@@ -76,7 +76,8 @@ enum top_poll_result top_client_poll_status(struct top_client *client, struct to
 			const char *error = json_string_value(json_object_get(refusal, "error"));
 			top_state_say(state, true, "%s", error ? error : "status refused");
 		} else if (!take_messages(client, state)) {
-			top_state_say(state, true, "corral closed the connection (%s); trying again",
+			top_state_say(state, true,
+				      "corral closed the connection (%s); trying again",
 				      client->socket_path);
 		}
 		json_decref(refusal);
@@ -94,8 +95,8 @@ enum top_poll_result top_client_poll_status(struct top_client *client, struct to
 		return TOP_POLL_FAILED;
 	}
 	struct top_model model;
-	int built = top_model_build(&model, view.values, now_ms,
-				    state->have_model ? &state->model : NULL);
+	int built =
+	    top_model_build(&model, view.values, now_ms, state->have_model ? &state->model : NULL);
 	json_view_free(&view);
 	if (built < 0) {
 		top_state_say(state, true, "the status reply has no \"groups\" list");
@@ -119,7 +120,8 @@ static void call(struct top_client *client, struct top_state *state,
 	json_t *reply = NULL;
 	if (control_connection_read(&connection, &reply, NULL) != CONTROL_READ_LINE) {
 		if (!take_messages(client, state))
-			top_state_say(state, true, "%s: corral closed the connection without replying",
+			top_state_say(state, true,
+				      "%s: corral closed the connection without replying",
 				      request->target);
 	} else if (json_is_true(json_object_get(reply, "ok"))) {
 		const char *message = json_string_value(json_object_get(reply, "message"));
@@ -150,7 +152,7 @@ static void add_log_line(struct top_state *state, const json_t *line)
 		int length = snprintf(prefixed, sizeof(prefixed), "%s | %.*s", task,
 				      (int)json_string_length(text), json_string_value(text));
 		top_pane_add(&state->pane, prefixed,
-			     length < 0 ? 0
+			     length < 0                           ? 0
 			     : (size_t)length >= sizeof(prefixed) ? sizeof(prefixed) - 1
 								  : (size_t)length);
 		return;
@@ -160,8 +162,8 @@ static void add_log_line(struct top_state *state, const json_t *line)
 
 static void follow(struct top_client *client, struct top_state *state, const char *target)
 {
-	struct control_request request = {.command = CONTROL_LOGS, .follow = true,
-					  .tail = TOP_PANE_LINES};
+	struct control_request request = {
+	    .command = CONTROL_LOGS, .follow = true, .tail = TOP_PANE_LINES};
 	snprintf(request.target, sizeof(request.target), "%s", target);
 	close_logs(client);
 	top_pane_open(&state->pane, target);
@@ -210,7 +212,8 @@ void top_client_read_logs(struct top_client *client, struct top_state *state)
 {
 	for (int count = 0; count < LOG_LINES_PER_READ; count++) {
 		json_t *item = NULL;
-		enum control_read_result result = control_connection_read(&client->logs, &item, NULL);
+		enum control_read_result result =
+		    control_connection_read(&client->logs, &item, NULL);
 		if (result == CONTROL_READ_INTERRUPTED)
 			return;
 		if (result != CONTROL_READ_LINE) {

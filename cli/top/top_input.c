@@ -9,7 +9,7 @@
 
 #include "cli/top/top_keys.h"
 
-#define CONTROL(letter) ((letter) & 0x1f)
+#define CONTROL(letter) ((letter)&0x1f)
 #define BACKSPACE       127
 
 static void move_selection(struct top_state *state, long by)

@@ -146,8 +146,7 @@ static void compute_cpu_percent(struct top_task *task, const struct top_task *be
 		task->cpu_percent = before->cpu_percent;
 		return;
 	}
-	task->cpu_percent =
-	    (double)(task->cpu_usec - before->cpu_usec) / 10.0 / (double)elapsed_ms;
+	task->cpu_percent = (double)(task->cpu_usec - before->cpu_usec) / 10.0 / (double)elapsed_ms;
 }
 
 static void fill_corral(struct top_model *model, const struct jv *reply)
@@ -156,8 +155,8 @@ static void fill_corral(struct top_model *model, const struct jv *reply)
 	if (!jv_is_object(self))
 		return;
 	const char *version = jv_string(jv_get(self, "version"));
-	int length = snprintf(model->corral, sizeof(model->corral), "corral %s",
-			      version ? version : "?");
+	int length =
+	    snprintf(model->corral, sizeof(model->corral), "corral %s", version ? version : "?");
 	const struct jv *pid = jv_get(self, "pid");
 	if (jv_is_integer(pid) && length > 0 && (size_t)length < sizeof(model->corral))
 		length += snprintf(model->corral + length, sizeof(model->corral) - (size_t)length,
@@ -166,8 +165,8 @@ static void fill_corral(struct top_model *model, const struct jv *reply)
 	if (uptime_ms != TOP_NONE && length > 0 && (size_t)length < sizeof(model->corral)) {
 		char up[32];
 		status_duration_format((uint64_t)uptime_ms, up, sizeof(up));
-		snprintf(model->corral + length, sizeof(model->corral) - (size_t)length,
-			 ", up %s", up);
+		snprintf(model->corral + length, sizeof(model->corral) - (size_t)length, ", up %s",
+			 up);
 	}
 }
 

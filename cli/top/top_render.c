@@ -11,12 +11,12 @@
 #include "cli/status_table.h"
 #include "cli/top/top_input.h"
 
-#define TASK_MIN_WIDTH  12
-#define TASK_MAX_WIDTH  48
-#define LAST_EXIT_MIN   12
-#define TOO_SMALL_ROWS  6
-#define GROUP_INDENT    "  "
-#define INDENT_WIDTH    2
+#define TASK_MIN_WIDTH 12
+#define TASK_MAX_WIDTH 48
+#define LAST_EXIT_MIN  12
+#define TOO_SMALL_ROWS 6
+#define GROUP_INDENT   "  "
+#define INDENT_WIDTH   2
 
 enum column {
 	COLUMN_STATE,
@@ -35,10 +35,10 @@ static const struct {
 	int width;
 	bool right; /* figures line up on the right */
 } columns[COLUMN_COUNT] = {
-    [COLUMN_STATE] = {"STATE", 8, false},     [COLUMN_READY] = {"READY", 5, false},
-    [COLUMN_HEALTH] = {"HEALTH", 8, false},   [COLUMN_RESTARTS] = {"RESTARTS", 8, true},
-    [COLUMN_CPU] = {"CPU%", 5, true},         [COLUMN_MEMORY] = {"MEM", 7, true},
-    [COLUMN_UPTIME] = {"UPTIME", 6, true},    [COLUMN_NEXT] = {"NEXT", 8, true},
+    [COLUMN_STATE] = {"STATE", 8, false},   [COLUMN_READY] = {"READY", 5, false},
+    [COLUMN_HEALTH] = {"HEALTH", 8, false}, [COLUMN_RESTARTS] = {"RESTARTS", 8, true},
+    [COLUMN_CPU] = {"CPU%", 5, true},       [COLUMN_MEMORY] = {"MEM", 7, true},
+    [COLUMN_UPTIME] = {"UPTIME", 6, true},  [COLUMN_NEXT] = {"NEXT", 8, true},
 };
 
 /* Where each column starts, for one screen width. */
@@ -55,8 +55,9 @@ static int name_width(const struct top_state *state, bool indent)
 	for (size_t l = 0; l < state->lines.count; l++) {
 		const struct top_line *line = &state->lines.lines[l];
 		int width = line->is_group ? 0
-			    : indent ? INDENT_WIDTH + (int)strlen(state->model.tasks[line->index].name)
-				     : (int)strlen(state->model.tasks[line->index].target);
+			    : indent
+				? INDENT_WIDTH + (int)strlen(state->model.tasks[line->index].name)
+				: (int)strlen(state->model.tasks[line->index].target);
 		if (width > widest)
 			widest = width;
 	}
@@ -71,7 +72,9 @@ static struct layout plan_layout(const struct top_state *state, int screen_colum
 		fixed += columns[c].width + 1;
 	int room = screen_columns - fixed;
 	int wanted = name_width(state, layout.indent);
-	wanted = wanted < TASK_MIN_WIDTH ? TASK_MIN_WIDTH : wanted > TASK_MAX_WIDTH ? TASK_MAX_WIDTH : wanted;
+	wanted = wanted < TASK_MIN_WIDTH   ? TASK_MIN_WIDTH
+		 : wanted > TASK_MAX_WIDTH ? TASK_MAX_WIDTH
+					   : wanted;
 	layout.task_width = room < TASK_MIN_WIDTH ? TASK_MIN_WIDTH : room < wanted ? room : wanted;
 	int at = layout.task_width + 1;
 	for (int c = 0; c < COLUMN_COUNT; c++) {
@@ -176,10 +179,10 @@ static void draw_header(struct top_screen *screen, const struct top_state *state
 			       TOP_PLAIN);
 		return;
 	}
-	int length = snprintf(text, sizeof(text), "%s%s%zu tasks: %zu running, %zu dead | sort: %s%s",
-			      model->corral, model->corral[0] ? " | " : "", model->task_count,
-			      model->running, model->dead, top_sort_name(state->sort),
-			      state->reverse ? " (reversed)" : "");
+	int length = snprintf(
+	    text, sizeof(text), "%s%s%zu tasks: %zu running, %zu dead | sort: %s%s", model->corral,
+	    model->corral[0] ? " | " : "", model->task_count, model->running, model->dead,
+	    top_sort_name(state->sort), state->reverse ? " (reversed)" : "");
 	if (state->filter[0] && length > 0 && (size_t)length < sizeof(text))
 		snprintf(text + length, sizeof(text) - (size_t)length, " | filter: %s",
 			 state->filter);

@@ -113,7 +113,7 @@ static const char *attribute_sequence(unsigned char attribute)
 
 static bool row_differs(const struct top_screen *old, const struct top_screen *new, int row)
 {
-	size_t at = (size_t)row * (size_t)new->columns, cells = (size_t)new->columns;
+	size_t at = (size_t)row * (size_t) new->columns, cells = (size_t) new->columns;
 	return memcmp(old->text + at, new->text + at, cells) != 0 ||
 	       memcmp(old->attr + at, new->attr + at, cells) != 0;
 }
@@ -129,11 +129,11 @@ int top_screen_diff(const struct top_screen *old, const struct top_screen *new,
 		char move[32];
 		snprintf(move, sizeof(move), "\033[%d;1H\033[0m", row + 1);
 		append_text(output, move);
-		size_t at = (size_t)row * (size_t)new->columns;
+		size_t at = (size_t)row * (size_t) new->columns;
 		unsigned char current = TOP_PLAIN;
 		for (int column = 0; column < new->columns;) {
 			int run = column;
-			while (run < new->columns && new->attr[at + (size_t)run] == current)
+			while (run < new->columns &&new->attr[at + (size_t)run] == current)
 				run++;
 			top_output_append(output, new->text + at + (size_t)column,
 					  (size_t)(run - column));

@@ -63,8 +63,7 @@ void top_terminal_leave(struct top_terminal *terminal)
 void top_terminal_size(const struct top_terminal *terminal, int *rows, int *columns)
 {
 	struct winsize size;
-	if (ioctl(terminal->out_fd, TIOCGWINSZ, &size) == 0 && size.ws_row > 0 &&
-	    size.ws_col > 0) {
+	if (ioctl(terminal->out_fd, TIOCGWINSZ, &size) == 0 && size.ws_row > 0 && size.ws_col > 0) {
 		*rows = size.ws_row;
 		*columns = size.ws_col;
 		return;

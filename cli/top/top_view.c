@@ -83,8 +83,8 @@ void top_view_lines(const struct top_model *model, enum top_sort sort, bool reve
 			size_t header = lines->count;
 			bool any = false;
 			add_line(lines, true, g);
-			for (size_t t = group->first_task; t < group->first_task + group->task_count;
-			     t++)
+			for (size_t t = group->first_task;
+			     t < group->first_task + group->task_count; t++)
 				if (matches(&model->tasks[t], filter)) {
 					add_line(lines, false, t);
 					any = true;
