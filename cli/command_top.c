@@ -163,7 +163,8 @@ static void handle_keys(struct top_session *session)
 		session->quit = true; /* the terminal went away */
 		return;
 	}
-	int height = top_state_list_height(&session->state, session->next.rows);
+	int height =
+	    top_state_list_height(&session->state, session->next.rows, session->next.columns);
 	for (ssize_t at = 0; at < got && !session->quit;) {
 		int key;
 		at += (ssize_t)top_key_decode(bytes + at, (size_t)(got - at), &key);

@@ -148,8 +148,12 @@ enum top_action top_input_key(struct top_state *state, int key, int height)
 	case CONTROL('L'):
 		return TOP_ACTION_REDRAW;
 	case '/':
+		/* A new filter each time, as less(1) and k9s do; Esc
+		 * while typing puts back the one before. */
 		memcpy(state->filter_before, state->filter, sizeof(state->filter));
+		state->filter[0] = '\0';
 		state->mode = TOP_MODE_FILTER;
+		top_state_relines(state);
 		return TOP_ACTION_NONE;
 	case 'o':
 		set_sort(state, (state->sort + 1) % TOP_SORT_COUNT, false);

@@ -160,12 +160,12 @@ static void fill_corral(struct top_model *model, const struct jv *reply)
 	const struct jv *pid = jv_get(self, "pid");
 	if (jv_is_integer(pid) && length > 0 && (size_t)length < sizeof(model->corral))
 		length += snprintf(model->corral + length, sizeof(model->corral) - (size_t)length,
-				   ", pid %" PRId64, jv_integer(pid));
+				   " pid %" PRId64, jv_integer(pid));
 	int64_t uptime_ms = integer_or_none(jv_get(self, "uptime_ms"));
 	if (uptime_ms != TOP_NONE && length > 0 && (size_t)length < sizeof(model->corral)) {
 		char up[32];
 		status_duration_format((uint64_t)uptime_ms, up, sizeof(up));
-		snprintf(model->corral + length, sizeof(model->corral) - (size_t)length, ", up %s",
+		snprintf(model->corral + length, sizeof(model->corral) - (size_t)length, " up %s",
 			 up);
 	}
 }

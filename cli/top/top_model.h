@@ -51,7 +51,7 @@ struct top_model {
 	size_t group_count;
 	struct top_task *tasks;
 	size_t task_count;
-	/* "corral 0.1.0, pid 4200, up 1h2m", or "" from a corral that does
+	/* "corral 0.1.0 pid 4200 up 1h2m", or "" from a corral that does
 	 * not say. */
 	char corral[96];
 	size_t running, dead; /* tasks in those states */

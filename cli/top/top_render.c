@@ -170,6 +170,8 @@ static void draw_group(struct top_screen *screen, int row, const struct top_grou
 	top_screen_put(screen, row, at, -1, text, TOP_PLAIN);
 }
 
+/* "3 tasks, 3 running, 0 dead  sort cpu  filter web", and corral itself
+ * on the right when it fits. */
 static void draw_header(struct top_screen *screen, const struct top_state *state)
 {
 	char text[384];
@@ -179,14 +181,16 @@ static void draw_header(struct top_screen *screen, const struct top_state *state
 			       TOP_PLAIN);
 		return;
 	}
-	int length = snprintf(
-	    text, sizeof(text), "%s%s%zu tasks: %zu running, %zu dead | sort: %s%s", model->corral,
-	    model->corral[0] ? " | " : "", model->task_count, model->running, model->dead,
-	    top_sort_name(state->sort), state->reverse ? " (reversed)" : "");
+	int length = snprintf(text, sizeof(text), "%zu tasks, %zu running, %zu dead  sort %s%s",
+			      model->task_count, model->running, model->dead,
+			      top_sort_name(state->sort), state->reverse ? " (reversed)" : "");
 	if (state->filter[0] && length > 0 && (size_t)length < sizeof(text))
-		snprintf(text + length, sizeof(text) - (size_t)length, " | filter: %s",
-			 state->filter);
-	top_screen_put(screen, 0, 0, -1, text, TOP_PLAIN);
+		length += snprintf(text + length, sizeof(text) - (size_t)length, "  filter %s",
+				   state->filter);
+	int used = top_screen_put(screen, 0, 0, -1, text, TOP_PLAIN);
+	int identity = (int)strlen(model->corral);
+	if (identity && used + 2 + identity <= screen->columns)
+		top_screen_put_right(screen, 0, 0, screen->columns, model->corral, TOP_DIM);
 }
 
 /* The line count on the right of the titles, "12/1000", once the list
@@ -255,9 +259,14 @@ static void draw_status(struct top_screen *screen, const struct top_state *state
 		top_screen_put(screen, row, 0, -1, text, TOP_PLAIN);
 		return;
 	default:
-		top_screen_put(screen, row, 0, -1, state->message,
-			       state->message_is_error ? TOP_BOLD : TOP_PLAIN);
+		break;
 	}
+	/* A long message goes on over the next rows (top_state_status_rows). */
+	enum top_attribute attribute = state->message_is_error ? TOP_BOLD : TOP_PLAIN;
+	size_t shown = 0, length = strlen(state->message);
+	for (int r = 0; r < top_state_status_rows(state, screen->columns) && shown < length; r++)
+		shown += (size_t)top_screen_put(screen, row + r, 0, -1, state->message + shown,
+						attribute);
 }
 
 void top_render(struct top_state *state, struct top_screen *screen)
@@ -271,14 +280,16 @@ void top_render(struct top_state *state, struct top_screen *screen)
 		return;
 	}
 	struct layout layout = plan_layout(state, screen->columns);
-	int height = top_state_list_height(state, screen->rows);
+	int height = top_state_list_height(state, screen->rows, screen->columns);
+	int status_rows = top_state_status_rows(state, screen->columns);
 	draw_header(screen, state);
 	draw_titles(screen, 1, &layout);
 	draw_position(screen, state, height);
 	draw_list(screen, state, &layout, 2, height);
 	if (top_pane_is_open(&state->pane))
-		draw_pane(screen, &state->pane, 2 + height, screen->rows - 4 - height);
-	draw_status(screen, state, screen->rows - 2);
+		draw_pane(screen, &state->pane, 2 + height,
+			  screen->rows - 3 - status_rows - height);
+	draw_status(screen, state, screen->rows - 1 - status_rows);
 	top_screen_put(screen, screen->rows - 1, 0, -1, top_input_hint(state, screen->columns),
 		       TOP_REVERSE);
 	top_screen_row_attribute(screen, screen->rows - 1, TOP_REVERSE);

@@ -8,6 +8,9 @@
 /* Rows that are not the list: the header, the column titles, the status
  * line and the keys line. */
 #define FIXED_ROWS 4
+/* A refusal of corral's says what to do instead at its end: up to three
+ * rows of 80 columns keep all of it. */
+#define STATUS_ROWS_MAX 3
 
 void top_state_free(struct top_state *state)
 {
@@ -74,9 +77,17 @@ void top_state_scroll_into_view(struct top_state *state, size_t height)
 		state->scroll = 0;
 }
 
-int top_state_list_height(const struct top_state *state, int rows)
+int top_state_status_rows(const struct top_state *state, int columns)
 {
-	int height = rows - FIXED_ROWS;
+	if (state->mode != TOP_MODE_NORMAL || columns <= 0)
+		return 1;
+	size_t rows = (strlen(state->message) + (size_t)columns - 1) / (size_t)columns;
+	return rows < 1 ? 1 : rows > STATUS_ROWS_MAX ? STATUS_ROWS_MAX : (int)rows;
+}
+
+int top_state_list_height(const struct top_state *state, int rows, int columns)
+{
+	int height = rows - FIXED_ROWS - (top_state_status_rows(state, columns) - 1);
 	if (top_pane_is_open(&state->pane))
 		height -= height / 2; /* the pane: its title and half the rest */
 	return height > 0 ? height : 0;

@@ -55,9 +55,12 @@ const char *top_state_selected_target(const struct top_state *state);
 /* Moves the scroll so that the selection shows in `height` rows. */
 void top_state_scroll_into_view(struct top_state *state, size_t height);
 
-/* Rows of the task list for a terminal of `rows` rows (the pane takes
- * half of what is left when open). */
-int top_state_list_height(const struct top_state *state, int rows);
+/* Rows of the task list for a terminal of `rows` by `columns` (the pane
+ * takes half of what is left when open). */
+int top_state_list_height(const struct top_state *state, int rows, int columns);
+/* Rows of the status line: up to 3 for a message longer than the screen
+ * is wide (corral's refusals say why, and the why is at their end). */
+int top_state_status_rows(const struct top_state *state, int columns);
 
 void top_state_say(struct top_state *state, bool is_error, const char *format, ...)
     __attribute__((format(printf, 3, 4)));

@@ -17,7 +17,7 @@ static void test_cells(void **unused)
 	assert_int_equal(model.task_count, 3);
 	assert_int_equal(model.running, 2);
 	assert_int_equal(model.dead, 1);
-	assert_string_equal(model.corral, "corral 0.1.0, pid 1, up 1h2m");
+	assert_string_equal(model.corral, "corral 0.1.0 pid 1 up 1h2m");
 	const struct top_task *app = &model.tasks[0];
 	assert_string_equal(app->target, "web/app");
 	assert_string_equal(app->name, "app");

@@ -39,8 +39,10 @@ static void test_80x24(void **unused)
 	state_with_two_replies(&state);
 	top_screen_init(&screen, 24, 80);
 	top_render(&state, &screen);
-	assert_string_equal(row_text(&screen, 0), "corral 0.1.0, pid 1, up 1h2m | 3 tasks: 2 "
-						  "running, 1 dead | sort: config");
+	assert_string_equal(row_text(&screen, 0),
+			    "3 tasks, 2 running, 1 dead  sort config               "
+			    "corral 0.1.0 pid 1 up 1h2m");
+	assert_int_equal(screen.attr[79], TOP_DIM);
 	assert_string_equal(row_text(&screen, 1), "TASK         STATE    READY HEALTH   "
 						  "RESTARTS  CPU%     MEM UPTIME     NEXT");
 	assert_string_equal(row_text(&screen, 2), "web  group running");
@@ -78,11 +80,33 @@ static void test_pane(void **unused)
 	}
 	top_screen_init(&screen, 24, 80);
 	top_render(&state, &screen);
-	int height = top_state_list_height(&state, 24);
+	int height = top_state_list_height(&state, 24, 80);
 	assert_int_equal(height, 10);
 	assert_string_equal(row_text(&screen, 12), "output of web/app  (Esc: close)");
 	assert_string_equal(row_text(&screen, 13), "tick    22");
 	assert_string_equal(row_text(&screen, 21), "tick    30");
+	top_screen_free(&screen);
+	top_state_free(&state);
+}
+
+/* A message longer than a row goes on over a second, taken from the
+ * list. */
+static void test_long_message(void **unused)
+{
+	struct top_state state;
+	struct top_screen screen;
+	state_with_two_replies(&state);
+	top_state_say(&state, true, "%s",
+		      "db/store is dead (killed by SIGTERM, stopped by corral): only a running "
+		      "task can be restarted; use restart --force to run it again");
+	top_screen_init(&screen, 24, 80);
+	top_render(&state, &screen);
+	assert_int_equal(top_state_list_height(&state, 24, 80), 19);
+	assert_string_equal(row_text(&screen, 21), "db/store is dead (killed by SIGTERM, stopped "
+						   "by corral): only a running task can");
+	assert_string_equal(row_text(&screen, 22),
+			    " be restarted; use restart --force to run it again");
+	assert_int_equal(screen.attr[22 * 80], TOP_BOLD);
 	top_screen_free(&screen);
 	top_state_free(&state);
 }
@@ -147,6 +171,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_80x24),
 	    cmocka_unit_test(test_pane),
+	    cmocka_unit_test(test_long_message),
 	    cmocka_unit_test(test_scrolls_to_the_selection),
 	    cmocka_unit_test(test_diff_writes_changed_rows),
 	};

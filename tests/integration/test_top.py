@@ -1,0 +1,223 @@
+"""corral top driven in a real terminal: tmux runs a shell in an 80x24
+window, the test types into it (send-keys) and reads the screen
+(capture-pane). Asserted from what the screen shows, from `corral status`
+(a restart pressed in top counts) and from the shell after top quit (its
+terminal settings as before, its screen back)."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import RUN_TIMEOUT, processes_with_env, sh, wait_for
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
+                                reason="tmux is not installed (scripts/install-deps.sh)")
+
+
+def config():
+    return {"groups": {
+        "web": {"tasks": {
+            # Prints a numbered line five times a second: the pane shows
+            # them as they come.
+            "app": {"command": sh("i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.2; done")},
+            # Busy: first by CPU.
+            "spin": {"command": sh("while :; do :; done")},
+        }},
+        "db": {"tasks": {
+            "store": {"command": ["sleep", "100000"]},
+        }},
+    }}
+
+
+class Terminal:
+    """A tmux server of the test's own (its socket in tmp_path), one
+    session running an interactive shell in an 80x24 window."""
+
+    def __init__(self, corral, tmp_path):
+        self.socket = tmp_path / "tmux.sock"
+        self.env = corral.env({"PS1": "$ ", "TERM": "xterm"})
+        self.run("new-session", "-d", "-x", "80", "-y", "24", "sh")
+        self.run("set-option", "-g", "window-size", "manual")
+
+    def run(self, *args):
+        return subprocess.run(["tmux", "-S", str(self.socket), *args], env=self.env,
+                              capture_output=True, text=True, check=True,
+                              timeout=RUN_TIMEOUT)
+
+    def type(self, text):
+        self.run("send-keys", "-l", text)
+
+    def keys(self, *keys):
+        self.run("send-keys", *keys)
+
+    def screen(self):
+        return self.run("capture-pane", "-p").stdout
+
+    def wait_screen(self, predicate, what):
+        """The screen once `predicate` holds of it."""
+
+        def holds():
+            screen = self.screen()
+            return screen if predicate(screen) else None
+
+        return wait_for(holds, timeout=RUN_TIMEOUT,
+                        what=lambda: f"{what}; the screen:\n{self.screen()}")
+
+    def close(self):
+        subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], env=self.env,
+                       capture_output=True, timeout=RUN_TIMEOUT)
+
+
+@pytest.fixture
+def terminal(corral, tmp_path):
+    instance = Terminal(corral, tmp_path)
+    yield instance
+    instance.close()
+
+
+def start_top(corral, terminal, tmp_path):
+    """Runs `corral top` from the shell, noting the terminal's settings
+    before and after it and its exit code."""
+    corral.start(config())
+    corral.wait_control()
+    terminal.type(f"stty -g > {tmp_path}/before; {corral.binary} top; echo top-exit=$?; "
+                  f"stty -g > {tmp_path}/after\n")
+    terminal.wait_screen(lambda s: "3 tasks, 3 running" in s and "sort config" in s,
+                         "top's first screen")
+
+
+def rows(screen):
+    return screen.splitlines()
+
+
+def status_line(screen):
+    """The status line, over the rows above the keys line (up to 3)."""
+    above = rows(screen)[-4:-1]
+    return "".join(line.ljust(len(line) if line is above[-1] else 80) for line in above)
+
+
+def row_of(screen, name):
+    """The row that shows task `name`, split into cells."""
+    for line in rows(screen):
+        cells = line.split()
+        if cells and cells[0] in (name, name.split("/")[-1]):
+            return cells
+    return None
+
+
+def test_top_shows_sorts_filters_restarts_follows_and_quits(corral, terminal, tmp_path):
+    start_top(corral, terminal, tmp_path)
+    screen = terminal.screen()
+    lines = rows(screen)
+    assert len(lines) <= 24 and all(len(line) <= 80 for line in lines), screen
+    assert re.match(r"TASK +STATE +READY +HEALTH +RESTARTS +CPU% +MEM +UPTIME +NEXT", lines[1])
+    # Groups and their tasks, in the config's order, with their state.
+    assert lines[2].startswith("web  group running"), screen
+    for name in ("app", "spin", "store"):
+        assert row_of(screen, name)[1] == "running", screen
+    assert lines[5].startswith("db  group running"), screen
+
+    # P: by CPU, the busy task first, its share of a CPU measured.
+    terminal.type("P")
+    screen = terminal.wait_screen(lambda s: rows(s)[2].startswith("web/spin"), "spin first by CPU")
+    assert "sort cpu" in rows(screen)[0]
+    terminal.wait_screen(lambda s: float(row_of(s, "web/spin")[5]) > 20, "spin's CPU %")
+
+    # / filters as it is typed.
+    terminal.type("/sto")
+    screen = terminal.wait_screen(lambda s: "/sto_" in s, "the filter prompt")
+    assert row_of(screen, "db/store") and not row_of(screen, "web/app"), screen
+    terminal.keys("Enter")
+    terminal.wait_screen(lambda s: "filter sto" in rows(s)[0], "the filter kept")
+
+    # r restarts the selected task: its restart count goes up in corral.
+    terminal.type("/app\n")  # a new filter
+    terminal.wait_screen(lambda s: rows(s)[2].startswith("web/app"), "app selected")
+    assert corral.task_status("web/app")["restarts"] == 0
+    terminal.type("r")
+    terminal.wait_screen(lambda s: "web/app: restarting" in s, "corral's answer")
+    wait_for(lambda: corral.task_status("web/app")["restarts"] == 1, what="the restart")
+    terminal.wait_screen(lambda s: row_of(s, "web/app")[4] == "1", "1 restart on the screen")
+
+    # Enter follows its output: the lines the task prints come in.
+    terminal.keys("Enter")
+    screen = terminal.wait_screen(lambda s: "output of web/app" in s, "the pane")
+
+    def ticks(text):
+        return [int(n) for n in re.findall(r"^tick (\d+)$", text, re.M)]
+
+    first = max(ticks(terminal.wait_screen(ticks, "a tick line in the pane")))
+    terminal.wait_screen(lambda s: ticks(s) and max(ticks(s)) >= first + 3, "newer ticks")
+    terminal.keys("Escape")
+    terminal.wait_screen(lambda s: "output of" not in s, "the pane closed")
+
+    # s stops it (spin keeps its group up); r is then refused, in corral's
+    # own words in the status line; S starts it again.
+    terminal.type("s")
+    terminal.wait_screen(lambda s: row_of(s, "web/app")[1] == "dead", "app stopped")
+    assert corral.task_status("web/app")["state"] == "dead"
+    terminal.type("r")
+    terminal.wait_screen(lambda s: "only a running task can be restarted" in status_line(s),
+                         "the refusal")
+    terminal.type("S")
+    terminal.wait_screen(lambda s: row_of(s, "web/app")[1] == "running", "app running again")
+    assert corral.task_status("web/app")["state"] == "running"
+
+    # A resize redraws at the new size: wider, the last exit shows.
+    terminal.run("resize-window", "-x", "120", "-y", "30")
+    screen = terminal.wait_screen(lambda s: "LAST EXIT" in s and len(rows(s)) >= 28,
+                                  "the screen at 120x30")
+    assert rows(screen)[-1].startswith("q quit  j/k move"), screen
+    terminal.run("resize-window", "-x", "80", "-y", "24")
+    terminal.wait_screen(lambda s: "LAST EXIT" not in s, "the screen at 80x24")
+
+    # q quits; the shell's screen and terminal settings are back.
+    terminal.type("q")
+    screen = terminal.wait_screen(lambda s: "top-exit=0" in s, "top to quit")
+    assert "stty -g >" in screen, screen  # the shell's own screen, not top's
+    wait_for(lambda: (tmp_path / "after").exists(), what="the shell to run on")
+    assert (tmp_path / "after").read_text() == (tmp_path / "before").read_text()
+
+
+def top_pid(corral):
+    def find():
+        for pid in processes_with_env("CORRAL_TEST_ID", corral.test_id):
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[1:2] == [b"top"]:
+                return pid
+        return None
+
+    return wait_for(find, what="corral top's pid")
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGHUP])
+def test_top_puts_the_terminal_back_when_killed(corral, terminal, tmp_path, signal_number):
+    start_top(corral, terminal, tmp_path)
+    os.kill(top_pid(corral), signal_number)
+    terminal.wait_screen(lambda s: f"top-exit={128 + signal_number}" in s, "top to end")
+    wait_for(lambda: (tmp_path / "after").exists(), what="the shell to run on")
+    assert (tmp_path / "after").read_text() == (tmp_path / "before").read_text()
+
+
+def test_top_without_a_terminal_points_at_status(corral):
+    corral.start(config())
+    corral.wait_control()
+    result = corral.cli("top")
+    assert result.returncode == 2, result
+    assert "needs a terminal" in result.stderr and "corral status" in result.stderr, result
+    assert result.stdout == ""
+
+
+def test_top_without_corral_says_so_before_any_screen(corral, terminal):
+    terminal.type(f"{corral.binary} top --socket {corral.dir}/nothing.sock; echo top-exit=$?\n")
+    screen = terminal.wait_screen(lambda s: "top-exit=1" in s, "top to give up")
+    assert "cannot connect to" in screen and "is corral running?" in screen, screen
