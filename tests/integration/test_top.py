@@ -221,3 +221,28 @@ def test_top_without_corral_says_so_before_any_screen(corral, terminal):
     terminal.type(f"{corral.binary} top --socket {corral.dir}/nothing.sock; echo top-exit=$?\n")
     screen = terminal.wait_screen(lambda s: "top-exit=1" in s, "top to give up")
     assert "cannot connect to" in screen and "is corral running?" in screen, screen
+
+
+def test_top_says_corrals_refusal_of_what_the_user_may_not_do(corral, terminal, tmp_path):
+    """top run inside a task (corral exec -it) whose control: list grants
+    status and logs only: it shows everything, and a restart is refused
+    in corral's words."""
+    watched = config()
+    watched["groups"]["web"]["tasks"]["viewer"] = {"command": ["sleep", "100000"],
+                                                   "control": ["status", "logs"]}
+    corral.start(watched)
+    corral.wait_control()
+    terminal.type(f"{corral.binary} exec -it web/viewer -- env CORRAL_SOCKET={corral.socket_path}"
+                  f" {corral.binary} top; echo top-exit=$?\n")
+    terminal.wait_screen(lambda s: "4 tasks, 4 running" in s, "top's first screen")
+    terminal.type("j")  # web/app
+    terminal.wait_screen(lambda s: rows(s)[3].startswith("  app"), "app")
+    terminal.type("r")
+    screen = terminal.wait_screen(lambda s: "not restart" in status_line(s), "the refusal")
+    assert "web/viewer is a task" in status_line(screen), screen
+    assert corral.task_status("web/app")["restarts"] == 0
+    # What it may do, it does: follow the output.
+    terminal.keys("Enter")
+    terminal.wait_screen(lambda s: re.search(r"^tick \d+$", s, re.M), "app's output")
+    terminal.type("q")
+    terminal.wait_screen(lambda s: "top-exit=0" in s, "top to quit")
