@@ -48,6 +48,12 @@ static bool status_open(const struct top_client *client)
 	return client->status.fd >= 0;
 }
 
+static enum top_poll_result failed(struct top_client *client)
+{
+	client->failing = true;
+	return TOP_POLL_FAILED;
+}
+
 enum top_poll_result top_client_poll_status(struct top_client *client, struct top_state *state,
 					    int64_t now_ms)
 {
@@ -61,7 +67,7 @@ enum top_poll_result top_client_poll_status(struct top_client *client, struct to
 			if (!take_messages(client, state))
 				top_state_say(state, true, "cannot connect to %s",
 					      client->socket_path);
-			return TOP_POLL_FAILED;
+			return failed(client);
 		}
 	}
 	client->status.raw_when_ok = true;
@@ -82,7 +88,7 @@ enum top_poll_result top_client_poll_status(struct top_client *client, struct to
 		}
 		json_decref(refusal);
 		close_status(client);
-		return TOP_POLL_FAILED;
+		return failed(client);
 	}
 	struct json_view view;
 	char error[128];
@@ -92,7 +98,7 @@ enum top_poll_result top_client_poll_status(struct top_client *client, struct to
 		top_state_say(state, true, "corral sent a status reply that is not JSON: %s",
 			      error);
 		close_status(client);
-		return TOP_POLL_FAILED;
+		return failed(client);
 	}
 	struct top_model model;
 	int built =
@@ -100,9 +106,12 @@ enum top_poll_result top_client_poll_status(struct top_client *client, struct to
 	json_view_free(&view);
 	if (built < 0) {
 		top_state_say(state, true, "the status reply has no \"groups\" list");
-		return TOP_POLL_FAILED;
+		return failed(client);
 	}
 	top_state_set_model(state, &model);
+	if (client->failing)
+		top_state_say(state, false, "connected to %s again", client->socket_path);
+	client->failing = false;
 	return TOP_POLL_OK;
 }
 

@@ -18,6 +18,7 @@ struct top_client {
 	struct control_connection logs;
 	int interrupt_fd; /* a signalfd: a blocking read ends on a signal */
 	int messages_fd;  /* the read end of top's stderr, or -1 */
+	bool failing;     /* the last status failed: the next that works says so */
 };
 
 enum top_poll_result {

@@ -111,6 +111,16 @@ static bool movement_key(struct top_state *state, int key, int height)
 	}
 }
 
+/* The pane shows the selected line's output, live: Enter closes it. On
+ * another line, or once its stream ended (corral went away), Enter
+ * follows the selected line anew. */
+static bool following_selected(const struct top_state *state)
+{
+	const char *target = top_state_selected_target(state);
+	return top_pane_is_open(&state->pane) && !state->pane.ended && target &&
+	       strcmp(target, state->pane.target) == 0;
+}
+
 static enum top_action task_key(struct top_state *state, int key)
 {
 	switch (key) {
@@ -127,7 +137,7 @@ static enum top_action task_key(struct top_state *state, int key)
 	case '\r':
 	case '\n':
 	case 'l':
-		return top_pane_is_open(&state->pane) ? TOP_ACTION_UNFOLLOW : TOP_ACTION_FOLLOW;
+		return following_selected(state) ? TOP_ACTION_UNFOLLOW : TOP_ACTION_FOLLOW;
 	default:
 		return TOP_ACTION_NONE;
 	}

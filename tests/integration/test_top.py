@@ -84,12 +84,13 @@ def terminal(corral, tmp_path):
 def start_top(corral, terminal, tmp_path):
     """Runs `corral top` from the shell, noting the terminal's settings
     before and after it and its exit code."""
-    corral.start(config())
+    running = corral.start(config())
     corral.wait_control()
     terminal.type(f"stty -g > {tmp_path}/before; {corral.binary} top; echo top-exit=$?; "
                   f"stty -g > {tmp_path}/after\n")
     terminal.wait_screen(lambda s: "3 tasks, 3 running" in s and "sort config" in s,
                          "top's first screen")
+    return running
 
 
 def rows(screen):
@@ -244,5 +245,24 @@ def test_top_says_corrals_refusal_of_what_the_user_may_not_do(corral, terminal, 
     # What it may do, it does: follow the output.
     terminal.keys("Enter")
     terminal.wait_screen(lambda s: re.search(r"^tick \d+$", s, re.M), "app's output")
+    terminal.type("q")
+    terminal.wait_screen(lambda s: "top-exit=0" in s, "top to quit")
+
+
+def test_top_waits_for_corral_to_come_back(corral, terminal, tmp_path):
+    """corral goes away under top: the last screen stays, the status line
+    says why, and top shows the new corral once it answers."""
+    running = start_top(corral, terminal, tmp_path)
+    running.send(signal.SIGTERM)
+    screen = terminal.wait_screen(lambda s: "cannot connect to" in status_line(s)
+                                  or "closed the connection" in status_line(s),
+                                  "the status line to say corral is gone")
+    assert "3 tasks" in rows(screen)[0], screen  # the last screen stays
+    running.wait()
+    corral.start(config())
+    corral.wait_control()
+    new_pid = corral.status()["corral"]["pid"]
+    screen = terminal.wait_screen(lambda s: f"pid {new_pid} " in rows(s)[0], "the new corral")
+    assert "connected to" in status_line(screen) and "again" in status_line(screen), screen
     terminal.type("q")
     terminal.wait_screen(lambda s: "top-exit=0" in s, "top to quit")

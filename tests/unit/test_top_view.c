@@ -120,6 +120,15 @@ static void test_actions(void **unused)
 	assert_int_equal(top_input_key(&state, 's', 10), TOP_ACTION_STOP);
 	assert_int_equal(top_input_key(&state, 'S', 10), TOP_ACTION_START);
 	assert_int_equal(top_input_key(&state, 'l', 10), TOP_ACTION_FOLLOW);
+	/* Following the selected line, Enter closes the pane; on another
+	 * line, or once the stream ended, it follows the selected one. */
+	top_pane_open(&state.pane, top_state_selected_target(&state));
+	assert_int_equal(top_input_key(&state, '\r', 10), TOP_ACTION_UNFOLLOW);
+	top_pane_set_ended(&state.pane, "corral closed the stream");
+	assert_int_equal(top_input_key(&state, '\r', 10), TOP_ACTION_FOLLOW);
+	top_pane_open(&state.pane, top_state_selected_target(&state));
+	press(&state, "j");
+	assert_int_equal(top_input_key(&state, 'l', 10), TOP_ACTION_FOLLOW);
 	assert_int_equal(top_input_key(&state, 'q', 10), TOP_ACTION_QUIT);
 	assert_int_equal(top_input_key(&state, 3, 10), TOP_ACTION_QUIT); /* ^C */
 	/* K asks for a signal, TERM offered; typed over, sent with Enter. */
