@@ -193,15 +193,15 @@ static void draw_header(struct top_screen *screen, const struct top_state *state
 		top_screen_put_right(screen, 0, 0, screen->columns, model->corral, TOP_DIM);
 }
 
-/* The line count on the right of the titles, "12/1000", once the list
- * does not fit. */
+/* Where the selection is, "12/1000", at the right end of the keys line
+ * once the list does not fit. */
 static void draw_position(struct top_screen *screen, const struct top_state *state, int height)
 {
 	if (state->lines.count <= (size_t)height)
 		return;
 	char text[48];
-	snprintf(text, sizeof(text), " %zu/%zu ", state->selected + 1, state->lines.count);
-	top_screen_put_right(screen, 1, 0, screen->columns, text, TOP_REVERSE);
+	snprintf(text, sizeof(text), " %zu/%zu", state->selected + 1, state->lines.count);
+	top_screen_put_right(screen, screen->rows - 1, 0, screen->columns, text, TOP_REVERSE);
 }
 
 static void draw_list(struct top_screen *screen, struct top_state *state,
@@ -284,7 +284,6 @@ void top_render(struct top_state *state, struct top_screen *screen)
 	int status_rows = top_state_status_rows(state, screen->columns);
 	draw_header(screen, state);
 	draw_titles(screen, 1, &layout);
-	draw_position(screen, state, height);
 	draw_list(screen, state, &layout, 2, height);
 	if (top_pane_is_open(&state->pane))
 		draw_pane(screen, &state->pane, 2 + height,
@@ -293,4 +292,5 @@ void top_render(struct top_state *state, struct top_screen *screen)
 	top_screen_put(screen, screen->rows - 1, 0, -1, top_input_hint(state, screen->columns),
 		       TOP_REVERSE);
 	top_screen_row_attribute(screen, screen->rows - 1, TOP_REVERSE);
+	draw_position(screen, state, height);
 }
