@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -178,13 +179,10 @@ static void handle_keys(struct top_session *session)
 	}
 }
 
-static void poll_status(struct top_session *session)
-{
-	if (top_client_poll_status(&session->client, &session->state, (int64_t)monotonic_ms()) ==
-	    TOP_POLL_INTERRUPTED)
-		handle_signals(session);
-}
-
+/* The status is asked for once a tick, its reply read as it comes,
+ * next to the keys: a slow corral (thousands of tasks, a loaded machine,
+ * a stopped process) never keeps q from working. A request goes out only
+ * once the reply before is in. */
 static void run_loop(struct top_session *session, uint64_t interval_ms)
 {
 	uint64_t next_poll = monotonic_ms() + interval_ms;
@@ -193,17 +191,16 @@ static void run_loop(struct top_session *session, uint64_t interval_ms)
 			break;
 		uint64_t now = monotonic_ms();
 		if (now >= next_poll) {
-			poll_status(session);
-			/* A slow reply does not make the next come sooner. */
-			next_poll = monotonic_ms() + interval_ms;
-			continue;
+			top_client_request_status(&session->client, &session->state);
+			next_poll = now + interval_ms;
 		}
-		struct pollfd fds[3] = {
+		struct pollfd fds[4] = {
 		    {.fd = session->terminal.in_fd, .events = POLLIN},
 		    {.fd = session->signal_fd, .events = POLLIN},
 		    {.fd = top_client_logs_fd(&session->client), .events = POLLIN},
+		    {.fd = top_client_status_fd(&session->client), .events = POLLIN},
 		};
-		int ready = poll(fds, 3, (int)(next_poll - now));
+		int ready = poll(fds, 4, (int)(next_poll - now));
 		if (ready < 0 && errno != EINTR)
 			break;
 		if (fds[1].revents)
@@ -212,7 +209,27 @@ static void run_loop(struct top_session *session, uint64_t interval_ms)
 			handle_keys(session);
 		if (fds[2].fd >= 0 && fds[2].revents && !session->quit)
 			top_client_read_logs(&session->client, &session->state);
+		if (fds[3].fd >= 0 && fds[3].revents && !session->quit)
+			top_client_read_status(&session->client, &session->state);
 	}
+}
+
+/* An fd readable when a key or a signal is: what ends a wait for corral
+ * once the screen is up (top_client.h). */
+static int interrupt_fd_open(int signal_fd, int key_fd)
+{
+	int fd = epoll_create1(EPOLL_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct epoll_event signals = {.events = EPOLLIN, .data.fd = signal_fd};
+	struct epoll_event keys = {.events = EPOLLIN, .data.fd = key_fd};
+	if (epoll_ctl(fd, EPOLL_CTL_ADD, signal_fd, &signals) < 0 ||
+	    epoll_ctl(fd, EPOLL_CTL_ADD, key_fd, &keys) < 0) {
+		int error = errno;
+		close(fd);
+		return -error;
+	}
+	return fd;
 }
 
 static int parse_interval(const char *text, uint64_t *interval_ms)
@@ -284,8 +301,7 @@ int command_top(int argc, char **argv)
 	session.client.interrupt_fd = session.signal_fd;
 	/* The first status before the screen: a corral that cannot be reached
 	 * is said on the terminal as any client command says it. */
-	if (top_client_poll_status(&session.client, &session.state, (int64_t)monotonic_ms()) !=
-	    TOP_POLL_OK) {
+	if (top_client_poll_status(&session.client, &session.state) != TOP_POLL_OK) {
 		if (session.state.message[0])
 			fprintf(stderr, "corral: %s\n", session.state.message);
 		top_client_close(&session.client);
@@ -302,9 +318,17 @@ int command_top(int argc, char **argv)
 		top_terminal_leave(&session.terminal);
 		fprintf(stderr, "corral top: cannot redirect stderr: %s\n", strerror(-result));
 		session.exit_code = 1;
+	} else if ((result = interrupt_fd_open(session.signal_fd, STDIN_FILENO)) < 0) {
+		top_terminal_leave(&session.terminal);
+		restore_stderr(&session);
+		fprintf(stderr, "corral top: cannot watch keys and signals: %s\n",
+			strerror(-result));
+		session.exit_code = 1;
 	} else {
+		session.client.interrupt_fd = result;
 		resize(&session);
 		run_loop(&session, interval_ms);
+		close(session.client.interrupt_fd);
 		top_terminal_leave(&session.terminal);
 		restore_stderr(&session);
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/units.h"
 #include "cli/json_view.h"
 
@@ -41,6 +42,7 @@ static bool take_messages(struct top_client *client, struct top_state *state)
 static void close_status(struct top_client *client)
 {
 	control_connection_close(&client->status);
+	client->awaiting_status = false;
 }
 
 static bool status_open(const struct top_client *client)
@@ -54,11 +56,12 @@ static enum top_poll_result failed(struct top_client *client)
 	return TOP_POLL_FAILED;
 }
 
-enum top_poll_result top_client_poll_status(struct top_client *client, struct top_state *state,
-					    int64_t now_ms)
+enum top_poll_result top_client_request_status(struct top_client *client, struct top_state *state)
 {
 	struct control_request request = {.command = CONTROL_STATUS};
 	int sent = -1;
+	if (client->awaiting_status)
+		return TOP_POLL_OK; /* the reply before is still to come */
 	if (status_open(client))
 		sent = control_connection_send(&client->status, &request);
 	if (sent < 0) {
@@ -71,12 +74,27 @@ enum top_poll_result top_client_poll_status(struct top_client *client, struct to
 		}
 	}
 	client->status.raw_when_ok = true;
-	client->status.interrupt_fd = client->interrupt_fd;
+	client->awaiting_status = true;
+	return TOP_POLL_OK;
+}
+
+int top_client_status_fd(const struct top_client *client)
+{
+	return client->awaiting_status ? client->status.fd : -1;
+}
+
+enum top_poll_result top_client_read_status(struct top_client *client, struct top_state *state)
+{
 	json_t *refusal = NULL;
 	const char *raw = NULL;
+	client->status.interrupt_fd = client->interrupt_fd;
 	enum control_read_result result = control_connection_read(&client->status, &refusal, &raw);
+	/* What came of the reply stays in the connection's buffer: the
+	 * next read goes on from there. */
 	if (result == CONTROL_READ_INTERRUPTED)
 		return TOP_POLL_INTERRUPTED;
+	client->awaiting_status = false;
+	int64_t now_ms = (int64_t)monotonic_ms();
 	if (result != CONTROL_READ_LINE || !raw) {
 		if (refusal) {
 			const char *error = json_string_value(json_object_get(refusal, "error"));
@@ -115,6 +133,12 @@ enum top_poll_result top_client_poll_status(struct top_client *client, struct to
 	return TOP_POLL_OK;
 }
 
+enum top_poll_result top_client_poll_status(struct top_client *client, struct top_state *state)
+{
+	enum top_poll_result result = top_client_request_status(client, state);
+	return result == TOP_POLL_OK ? top_client_read_status(client, state) : result;
+}
+
 /* One request on a connection of its own; its reply's message, or its
  * error, goes into the status line. */
 static void call(struct top_client *client, struct top_state *state,
@@ -127,7 +151,12 @@ static void call(struct top_client *client, struct top_state *state,
 	}
 	connection.interrupt_fd = client->interrupt_fd;
 	json_t *reply = NULL;
-	if (control_connection_read(&connection, &reply, NULL) != CONTROL_READ_LINE) {
+	enum control_read_result result = control_connection_read(&connection, &reply, NULL);
+	if (result == CONTROL_READ_INTERRUPTED) {
+		/* A key or a signal came first: corral has the request, and
+		 * the next status shows what it did. */
+		top_state_say(state, false, "%s: sent, no answer yet", request->target);
+	} else if (result != CONTROL_READ_LINE) {
 		if (!take_messages(client, state))
 			top_state_say(state, true,
 				      "%s: corral closed the connection without replying",

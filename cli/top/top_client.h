@@ -16,21 +16,31 @@ struct top_client {
 	const char *socket_path;
 	struct control_connection status;
 	struct control_connection logs;
-	int interrupt_fd; /* a signalfd: a blocking read ends on a signal */
-	int messages_fd;  /* the read end of top's stderr, or -1 */
-	bool failing;     /* the last status failed: the next that works says so */
+	/* Readable when a wait for corral should end: a signal, or (once the
+	 * screen is up) a key, so that q works while corral is slow. */
+	int interrupt_fd;
+	int messages_fd;      /* the read end of top's stderr, or -1 */
+	bool failing;         /* the last status failed: the next that works says so */
+	bool awaiting_status; /* a status request sent, its reply not all read */
 };
 
 enum top_poll_result {
 	TOP_POLL_OK,
 	TOP_POLL_FAILED,      /* said in the status line; tried again next tick */
-	TOP_POLL_INTERRUPTED, /* a signal came while waiting */
+	TOP_POLL_INTERRUPTED, /* a signal or a key came while waiting */
 };
 
-/* Connects (when not connected), asks for the status of every task and
- * puts the reply's model into `state`, read at `now_ms`. */
-enum top_poll_result top_client_poll_status(struct top_client *client, struct top_state *state,
-					    int64_t now_ms);
+/* Connects (when not connected) and asks for the status of every task,
+ * unless the reply to the last request is still to come. */
+enum top_poll_result top_client_request_status(struct top_client *client, struct top_state *state);
+/* The connection's fd while a status reply is awaited (to poll), else -1. */
+int top_client_status_fd(const struct top_client *client);
+/* Reads the awaited reply (its fd was readable) and puts its model into
+ * `state`. INTERRUPTED: what came so far is kept, the rest is read when
+ * the fd is readable again. */
+enum top_poll_result top_client_read_status(struct top_client *client, struct top_state *state);
+/* Both, waiting for the reply: the first status, before the screen. */
+enum top_poll_result top_client_poll_status(struct top_client *client, struct top_state *state);
 
 /* Makes the request of `action` for the selected line and says corral's
  * answer (or refusal) in the status line; FOLLOW and UNFOLLOW open and

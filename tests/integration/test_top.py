@@ -93,6 +93,12 @@ def start_top(corral, terminal, tmp_path):
     return running
 
 
+def settings_after(tmp_path):
+    """The terminal's settings (stty -g) once the shell wrote them after top."""
+    after = tmp_path / "after"
+    return wait_for(lambda: after.exists() and after.read_text(), what="the shell to run on")
+
+
 def rows(screen):
     return screen.splitlines()
 
@@ -182,8 +188,7 @@ def test_top_shows_sorts_filters_restarts_follows_and_quits(corral, terminal, tm
     terminal.type("q")
     screen = terminal.wait_screen(lambda s: "top-exit=0" in s, "top to quit")
     assert "stty -g >" in screen, screen  # the shell's own screen, not top's
-    wait_for(lambda: (tmp_path / "after").exists(), what="the shell to run on")
-    assert (tmp_path / "after").read_text() == (tmp_path / "before").read_text()
+    assert settings_after(tmp_path) == (tmp_path / "before").read_text()
 
 
 def top_pid(corral):
@@ -205,8 +210,7 @@ def test_top_puts_the_terminal_back_when_killed(corral, terminal, tmp_path, sign
     start_top(corral, terminal, tmp_path)
     os.kill(top_pid(corral), signal_number)
     terminal.wait_screen(lambda s: f"top-exit={128 + signal_number}" in s, "top to end")
-    wait_for(lambda: (tmp_path / "after").exists(), what="the shell to run on")
-    assert (tmp_path / "after").read_text() == (tmp_path / "before").read_text()
+    assert settings_after(tmp_path) == (tmp_path / "before").read_text()
 
 
 def test_top_without_a_terminal_points_at_status(corral):
@@ -266,3 +270,17 @@ def test_top_waits_for_corral_to_come_back(corral, terminal, tmp_path):
     assert "connected to" in status_line(screen) and "again" in status_line(screen), screen
     terminal.type("q")
     terminal.wait_screen(lambda s: "top-exit=0" in s, "top to quit")
+
+
+def test_top_quits_while_corral_does_not_answer(corral, terminal, tmp_path):
+    """corral stopped (SIGSTOP) leaves top's status request unanswered: q
+    still quits at once and puts the terminal back."""
+    running = start_top(corral, terminal, tmp_path)
+    running.send(signal.SIGSTOP)
+    try:
+        time.sleep(2.5)  # a tick or two: a status request waits on corral
+        terminal.type("q")
+        terminal.wait_screen(lambda s: "top-exit=0" in s, "top to quit")
+    finally:
+        running.send(signal.SIGCONT)
+    assert settings_after(tmp_path) == (tmp_path / "before").read_text()
