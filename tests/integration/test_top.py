@@ -284,3 +284,25 @@ def test_top_quits_while_corral_does_not_answer(corral, terminal, tmp_path):
     finally:
         running.send(signal.SIGCONT)
     assert settings_after(tmp_path) == (tmp_path / "before").read_text()
+
+
+def test_top_scrolls_through_many_tasks(corral, terminal, tmp_path):
+    """300 tasks in 80x24: End shows the last, with where the selection is
+    at the end of the keys line; PgUp a page back; Home the first."""
+    many = {"groups": {"g": {"tasks": {f"t{i:03d}": {"command": ["sleep", "100000"]}
+                                       for i in range(300)}}}}
+    corral.start(many)
+    corral.wait_control()
+    terminal.type(f"{corral.binary} top; echo top-exit=$?\n")
+    terminal.wait_screen(lambda s: "300 tasks, 300 running" in s, "top's first screen")
+    terminal.keys("End")
+    screen = terminal.wait_screen(lambda s: rows(s)[-1].endswith(" 301/301"), "the end")
+    assert rows(screen)[21].startswith("  t299"), screen  # the last list row
+    assert rows(screen)[2].startswith("  t280"), screen
+    terminal.keys("PageUp")
+    screen = terminal.wait_screen(lambda s: rows(s)[-1].endswith(" 282/301"), "a page up")
+    terminal.keys("Home")
+    screen = terminal.wait_screen(lambda s: rows(s)[-1].endswith(" 1/301"), "the start")
+    assert rows(screen)[2].startswith("g  group"), screen
+    terminal.type("q")
+    terminal.wait_screen(lambda s: "top-exit=0" in s, "top to quit")

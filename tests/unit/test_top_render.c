@@ -89,6 +89,27 @@ static void test_pane(void **unused)
 	top_state_free(&state);
 }
 
+/* The pane keeps the newest TOP_PANE_LINES lines. */
+static void test_pane_keeps_the_newest_lines(void **unused)
+{
+	struct top_pane pane = {0};
+	top_pane_open(&pane, "web/app");
+	for (int i = 1; i <= TOP_PANE_LINES + 44; i++) {
+		char line[32];
+		snprintf(line, sizeof(line), "line %d", i);
+		top_pane_add(&pane, line, strlen(line));
+	}
+	assert_int_equal(pane.count, TOP_PANE_LINES);
+	assert_string_equal(top_pane_line(&pane, 0), "line 45");
+	assert_string_equal(top_pane_line(&pane, TOP_PANE_LINES - 1), "line 300");
+	assert_null(top_pane_line(&pane, TOP_PANE_LINES));
+	/* A NUL in a line (corral sends \u0000) shows as '?'. */
+	top_pane_add(&pane, "a\0b", 3);
+	assert_string_equal(top_pane_line(&pane, TOP_PANE_LINES - 1), "a?b");
+	top_pane_close(&pane);
+	assert_false(top_pane_is_open(&pane));
+}
+
 /* A message longer than a row goes on over a second, taken from the
  * list. */
 static void test_long_message(void **unused)
@@ -175,6 +196,7 @@ int main(void)
 	    cmocka_unit_test(test_80x24),
 	    cmocka_unit_test(test_pane),
 	    cmocka_unit_test(test_long_message),
+	    cmocka_unit_test(test_pane_keeps_the_newest_lines),
 	    cmocka_unit_test(test_scrolls_to_the_selection),
 	    cmocka_unit_test(test_diff_writes_changed_rows),
 	};
