@@ -15,14 +15,16 @@
 #define LOG_LINES_PER_READ 512
 
 /* The last line the client code wrote on stderr (top's pipe), without its
- * "corral: ", into the status line as an error. False when none. */
+ * "corral: ", into the status line as an error. False when none; true
+ * before the screen is up, when stderr is the terminal and they are read
+ * there. */
 static bool take_messages(struct top_client *client, struct top_state *state)
 {
 	char buffer[4096];
 	ssize_t got;
 	bool any = false;
 	if (client->messages_fd < 0)
-		return false;
+		return true; /* not captured: they went to the terminal, said */
 	while ((got = read(client->messages_fd, buffer, sizeof(buffer) - 1)) > 0) {
 		buffer[got] = '\0';
 		while (got > 0 && buffer[got - 1] == '\n')
