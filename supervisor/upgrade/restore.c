@@ -25,6 +25,8 @@ static bool keeper_taken;
 /* What the restore could not take back as it was, for its log line. */
 static unsigned restored_tasks, crashed_tasks;
 
+static unsigned kill_keepers_children(const struct pid_index *tasks);
+
 int restore_begin(void)
 {
 	char error[512];
@@ -43,9 +45,12 @@ int restore_begin(void)
 	kept_records_free(&keeper.restored);
 	keeper.restoring = false;
 	if (fd < 0) {
-		/* Nothing to take back from: the tasks, the keeper's children
-		 * now, are left to the keeper's end. */
-		log_message("restore: cannot take the state back: %s", error);
+		/* Nothing to take back from: the tasks (the keeper's children
+		 * now) are not left unsupervised. */
+		unsigned killed = kill_keepers_children(NULL);
+		log_message("restore: cannot take the state back: %s; its %u process%s killed, "
+			    "corral exits 1",
+			    error, killed, killed == 1 ? "" : "es");
 		_exit(1);
 	}
 	return fd;
@@ -160,6 +165,30 @@ void restore_task_taken(struct task *task, const char *unsettled, const char *fa
 		struct task_exit exit = {.kind = TASK_EXIT_SIGNAL, .signal = SIGKILL};
 		task_finish_run(task, exit);
 	}
+}
+
+/* Every child of the keeper but this loop and the processes in `tasks`
+ * (NULL: none spared), each with its process group: how many. */
+static unsigned kill_keepers_children(const struct pid_index *tasks)
+{
+	pid_t keeper_pid = getppid();
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)keeper_pid, (int)keeper_pid);
+	FILE *file = fopen(path, "re");
+	if (!file)
+		return 0;
+	unsigned killed = 0;
+	long pid;
+	while (fscanf(file, "%ld", &pid) == 1) {
+		if ((pid_t)pid == getpid() || (tasks && pid_index_get(tasks, (pid_t)pid)))
+			continue;
+		if (getpgid((pid_t)pid) == (pid_t)pid)
+			kill(-(pid_t)pid, SIGKILL);
+		kill((pid_t)pid, SIGKILL);
+		killed++;
+	}
+	fclose(file);
+	return killed;
 }
 
 /* What the dead loop had running besides its tasks (hooks, exec probes,
