@@ -93,31 +93,16 @@ char *handover_writer_bytes(struct handover_writer *writer, size_t *length)
 
 int handover_writer_seal(struct handover_writer *writer)
 {
-	json_t *fds = json_array();
-	for (size_t i = 0; i < writer->fd_count; i++)
-		json_array_append_new(fds, json_integer(writer->fds[i]));
-	json_object_set_new(writer->root, "fds", fds);
-	char *text = json_dumps(writer->root, JSON_COMPACT);
-	if (!text)
+	size_t length;
+	char *bytes = handover_writer_bytes(writer, &length);
+	if (!bytes)
 		return -ENOMEM;
 	int fd = memfd_create("corral-handover", 0); /* survives the exec */
-	if (fd < 0) {
-		int failure = -errno;
-		free(text);
-		return failure;
-	}
-	uint64_t length = strlen(text);
-	unsigned char header[8];
-	for (int i = 0; i < 8; i++)
-		header[i] = (unsigned char)(length >> (8 * i));
-	int failure = write_all(fd, header, sizeof(header));
-	if (failure == 0)
-		failure = write_all(fd, text, length);
-	if (failure == 0)
-		failure = write_all(fd, writer->blobs, writer->blob_length);
-	free(text);
+	int failure = fd < 0 ? -errno : write_all(fd, bytes, length);
+	free(bytes);
 	if (failure < 0) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return failure;
 	}
 	return fd;

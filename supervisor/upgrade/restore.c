@@ -197,23 +197,7 @@ static unsigned kill_keepers_children(const struct pid_index *tasks)
  * then run again as the new loop's states say. */
 static void kill_strays(struct supervisor *supervisor)
 {
-	pid_t keeper_pid = getppid();
-	char path[96];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)keeper_pid, (int)keeper_pid);
-	FILE *file = fopen(path, "re");
-	if (!file)
-		return;
-	unsigned killed = 0;
-	long pid;
-	while (fscanf(file, "%ld", &pid) == 1) {
-		if ((pid_t)pid == getpid() || pid_index_get(&supervisor->task_pids, (pid_t)pid))
-			continue;
-		if (getpgid((pid_t)pid) == (pid_t)pid)
-			kill(-(pid_t)pid, SIGKILL);
-		kill((pid_t)pid, SIGKILL);
-		killed++;
-	}
-	fclose(file);
+	unsigned killed = kill_keepers_children(&supervisor->task_pids);
 	if (killed)
 		log_message("restore: %u process%s the loop before had started besides its tasks "
 			    "(hooks, probes, exec commands) killed",
