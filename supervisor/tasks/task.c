@@ -562,6 +562,12 @@ static void on_timer(struct loop_timer *timer)
 /* corral's stdout first (it paces the others), then the ring, the file
  * when there is one, and the followers (who see nothing while there are
  * none): known from the task at each batch, so that none is kept. */
+/* A partial line or held bytes changed: the keeper's record too. */
+static void task_output_kept(const struct output_sinks *sinks)
+{
+	task_keeper_changed((struct task *)((char *)sinks - offsetof(struct task, sinks)));
+}
+
 static void hand_task_lines(const struct output_sinks *sinks, size_t first,
 			    struct output_batch *batch)
 {
@@ -691,6 +697,7 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 	bool separate = config->log_separate_streams;
 	task->sinks.hand = hand_task_lines;
 	task->sinks.behind = task_lines_behind;
+	task->sinks.kept = task_output_kept;
 	int result = task_output_open(&task->output, services->loop, services->sink, &task->sinks,
 				      config->full_name,
 				      separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED);

@@ -79,17 +79,14 @@ static json_t *output_write(struct handover_writer *writer, const struct task_ou
 {
 	if (!output)
 		return json_null();
-	/* A keeper's record: the pipe only (handover.h, for_restore). */
-	bool bytes = !writer->for_restore;
-	const char *held = bytes && output->held ? output->held + output->held_start : "";
-	size_t held_length = bytes && output->held ? output->held_end - output->held_start : 0;
-	return json_pack("{s:o,s:o,s:b,s:o,s:I}", "fd", handover_fd(writer, output->watch.fd),
-			 "line",
-			 handover_blob(writer, bytes && output->line ? output->line : "",
-				       bytes ? output->line_length : 0),
-			 "line_complete", output->line_complete, "held",
-			 handover_blob(writer, held, held_length), "dropped_lines",
-			 (json_int_t)output->dropped_lines);
+	const char *held = output->held ? output->held + output->held_start : "";
+	size_t held_length = output->held ? output->held_end - output->held_start : 0;
+	return json_pack(
+	    "{s:o,s:o,s:b,s:o,s:I}", "fd", handover_fd(writer, output->watch.fd), "line",
+	    handover_blob(writer, output->line ? output->line : "", output->line_length),
+	    "line_complete", output->line_complete, "held",
+	    handover_blob(writer, held, held_length), "dropped_lines",
+	    (json_int_t)output->dropped_lines);
 }
 
 /* The recent lines, as [time_ms 8][tag 4][length 4][bytes]... */

@@ -278,3 +278,25 @@ def test_under_systemd_the_keeper_relays_the_loops_notify_messages(corral, tmp_p
     wait_for(lambda: parent.from_pid(keeper, "STOPPING=1"), what="STOPPING=1")
     assert not [m for m in parent.receive() if "forged" in m[1]], parent.messages
     assert all(pid == keeper for pid, _ in parent.messages), parent.messages
+
+
+def test_a_partial_line_is_whole_across_the_kill(corral):
+    """A line written in two parts, with corral killed in between: the part
+    corral had read went to the keeper with the task's record, and the
+    line comes out whole, once."""
+    config = {"groups": {"g": {"tasks": {
+        "parts": {"command": sh("sleep 0.3; printf 'first half, '; sleep 1.5; echo 'second half'; "
+                                "exec sleep 100000")},
+        "quiet": {"command": "sleep 100000"}}}}}
+    running = corral.start(config, run_args=["--keeper"])
+    corral.wait_control(running)
+    wait_for(lambda: corral.task_status("g/parts")["state"] == "running", what="parts runs")
+    time.sleep(0.8)  # its first half read by corral, in a turn of its own
+    loop = loop_pid(corral)
+    os.kill(loop, signal.SIGKILL)
+    restored(corral, loop, 1)
+    time.sleep(1.5)
+    running.send(signal.SIGTERM)
+    result = running.wait()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("g/parts | first half, second half\n") == 1, result.stdout
