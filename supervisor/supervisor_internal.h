@@ -67,7 +67,9 @@ struct supervisor {
 	struct loop_watch keeper_watch; /* REAPED from the keeper */
 	const struct config *kept_config;
 	size_t kept_config_scaled, kept_chunks;
-	bool keeper_gone;  /* the channel broke: nothing is sent any more */
+	bool keeper_gone;    /* the channel broke: nothing is sent any more */
+	pid_t *kept_zombies; /* reaped once the records saying their exits are sent */
+	size_t kept_zombie_count, kept_zombie_capacity;
 	char *kept_groups; /* the groups' record last sent */
 	size_t kept_groups_length;
 	struct host_shared_mounts shared_mounts;

@@ -41,7 +41,8 @@ struct services {
 	struct keeper_loop_side *keeper;
 	uint32_t keeper_next_slot;
 	void (*keeper_wanted)(void *context);
-	void (*keeper_send_now)(void *context); /* what is marked, sent now */
+	/* `pid` (a zombie) reaped once the records are with the keeper. */
+	void (*keeper_reap_after)(void *context, pid_t pid);
 	void *keeper_context;
 	/* Sources of bidirectional mounts, shared on the host while bound. */
 	struct host_shared_mounts *shared_mounts;

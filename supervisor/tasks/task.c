@@ -468,7 +468,8 @@ void task_reap(struct task *task)
 	/* With a keeper, the process stays a zombie (WNOWAIT) until the
 	 * keeper holds the task's record after its exit: if corral dies in
 	 * between, the keeper reaps it and tells the next loop, so no exit
-	 * is lost or counted twice. */
+	 * is lost or counted twice. The record and the reap wait for the end
+	 * of the loop's turn, after a restart this exit led to. */
 	bool kept = task->services->keeper != NULL;
 	int flags = WEXITED | WNOHANG | (kept ? WNOWAIT : 0);
 	if (waitid(P_PIDFD, (id_t)task->pidfd_watch.fd, &info, flags) < 0) {
@@ -494,11 +495,8 @@ void task_reap(struct task *task)
 		return; /* not exited yet */
 	pid_t pid = info.si_pid;
 	run_ended(task, &info);
-	if (kept) {
-		task_keeper_send_now(task);
-		siginfo_t reaped;
-		waitid(P_PID, (id_t)pid, &reaped, WEXITED | WNOHANG);
-	}
+	if (kept)
+		task_keeper_reap_after_record(task, pid);
 }
 
 static void run_ended(struct task *task, const siginfo_t *reaped)

@@ -20,10 +20,10 @@ void task_keeper_changed(struct task *task)
 		task->services->keeper_wanted(task->services->keeper_context);
 }
 
-void task_keeper_send_now(struct task *task)
+void task_keeper_reap_after_record(struct task *task, pid_t pid)
 {
-	if (task->services->keeper && task->services->keeper_send_now)
-		task->services->keeper_send_now(task->services->keeper_context);
+	if (task->services->keeper && task->services->keeper_reap_after)
+		task->services->keeper_reap_after(task->services->keeper_context, pid);
 }
 
 void task_keeper_forget(struct task *task)

@@ -6,14 +6,16 @@
  * keeper (services->keeper NULL), which is how corral runs by default. */
 #pragma once
 
+#include <sys/types.h>
+
 struct task;
 
 /* At task_init: its slot. */
 void task_keeper_open(struct task *task);
 /* Its state changed: its record is sent at the end of the loop's turn. */
 void task_keeper_changed(struct task *task);
-/* Its records go to the keeper now, not at the end of the turn: its run's
- * exit is recorded before its process is reaped (task_reap). */
-void task_keeper_send_now(struct task *task);
+/* `pid`, a zombie of the task's whose exit was handled, is reaped once
+ * the task's record after it is with the keeper (task_reap). */
+void task_keeper_reap_after_record(struct task *task, pid_t pid);
 /* The task goes: its record with the keeper too. */
 void task_keeper_forget(struct task *task);

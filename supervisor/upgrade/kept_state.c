@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/wait.h>
 
 #include "base/log.h"
+#include "base/xmalloc.h"
 #include "supervisor/keeper/keeper_channel.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/pid_index.h"
@@ -140,6 +142,8 @@ static bool corral_changed(struct supervisor *supervisor)
 	       supervisor->kept_chunks != supervisor->task_records.chunk_count;
 }
 
+static void reap_recorded(struct supervisor *supervisor);
+
 static void flush(struct loop_idle *idle)
 {
 	struct supervisor *supervisor = idle->data;
@@ -162,16 +166,35 @@ static void flush(struct loop_idle *idle)
 	if (whole)
 		whole = send_part(supervisor, KEPT_GROUPS_SLOT, write_groups, "the groups");
 	/* A keeper that cannot take more now (a full socket) gets the rest
-	 * at the next turn. */
+	 * at the next turn; the zombies wait for it. */
 	if (!whole)
 		loop_idle_request(supervisor->loop, &supervisor->keeper_flush);
+	else
+		reap_recorded(supervisor);
 }
 
-static void send_now(void *context)
+/* Zombies whose exits the records now being sent say: reaped once they
+ * are with the keeper. */
+static void reap_recorded(struct supervisor *supervisor)
+{
+	for (size_t i = 0; i < supervisor->kept_zombie_count; i++) {
+		siginfo_t reaped;
+		waitid(P_PID, (id_t)supervisor->kept_zombies[i], &reaped, WEXITED | WNOHANG);
+	}
+	supervisor->kept_zombie_count = 0;
+}
+
+static void reap_after(void *context, pid_t pid)
 {
 	struct supervisor *supervisor = context;
-	loop_idle_cancel(supervisor->loop, &supervisor->keeper_flush);
-	flush(&supervisor->keeper_flush);
+	if (supervisor->kept_zombie_count == supervisor->kept_zombie_capacity) {
+		supervisor->kept_zombie_capacity = supervisor->kept_zombie_capacity * 2 + 16;
+		supervisor->kept_zombies =
+		    xreallocarray(supervisor->kept_zombies, supervisor->kept_zombie_capacity,
+				  sizeof(*supervisor->kept_zombies));
+	}
+	supervisor->kept_zombies[supervisor->kept_zombie_count++] = pid;
+	loop_idle_request(supervisor->loop, &supervisor->keeper_flush);
 }
 
 static void wanted(void *context)
@@ -221,7 +244,7 @@ void kept_state_open(struct supervisor *supervisor)
 	if (supervisor->keeper.channel < 0)
 		return;
 	supervisor->services.keeper_wanted = wanted;
-	supervisor->services.keeper_send_now = send_now;
+	supervisor->services.keeper_reap_after = reap_after;
 	supervisor->services.keeper_context = supervisor;
 	supervisor->keeper_watch = (struct loop_watch){
 	    .fd = supervisor->keeper.channel, .callback = on_keeper, .data = supervisor};
@@ -231,6 +254,9 @@ void kept_state_open(struct supervisor *supervisor)
 
 void kept_state_close(struct supervisor *supervisor)
 {
+	reap_recorded(supervisor);
+	free(supervisor->kept_zombies);
+	supervisor->kept_zombies = NULL;
 	free(supervisor->kept_groups);
 	supervisor->kept_groups = NULL;
 	if (supervisor->keeper.channel < 0)
