@@ -1,0 +1,1087 @@
+#include "cli/import/import_systemd.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/text_buffer.h"
+#include "base/xmalloc.h"
+#include "cli/import/import_names.h"
+#include "cli/import/shell_words.h"
+#include "cli/import/systemd_values.h"
+#include "cli/import/systemd_words.h"
+
+const char *setting_text(const struct unit_setting *setting)
+{
+	static char text[512];
+	snprintf(text, sizeof(text), "%s=%s", setting->key, setting->value);
+	return text;
+}
+
+void unit_drop(struct systemd_unit *unit, const struct unit_setting *setting, const char *why, ...)
+{
+	va_list arguments;
+	va_start(arguments, why);
+	char *reason = xvasprintf(why, arguments);
+	va_end(arguments);
+	import_drop(unit->report, setting->file, setting->line, setting_text(setting), "%s",
+		    reason);
+	free(reason);
+}
+
+char *unit_value(struct systemd_unit *unit, const struct unit_setting *setting)
+{
+	char unknown[8];
+	char *value =
+	    unit_specifiers(&unit->file, setting->value, unit->user, unknown, sizeof(unknown));
+	if (unknown[0])
+		unit_drop(unit, setting,
+			  "the specifier %s is only known to systemd when it starts the unit; it "
+			  "is left as written",
+			  unknown);
+	return value;
+}
+
+/* --- commands ---------------------------------------------------------- */
+
+/* One Exec*= line: its prefixes (systemd.service(5), table "Special
+ * executable prefixes") and its words. */
+struct exec_line {
+	bool ignore_failure; /* - */
+	bool argv0;          /* @: the second word is argv[0] */
+	bool literal;        /* : no $VARIABLE expansion */
+	bool privileged;     /* + full privileges: no sandbox, no User= */
+	bool keep_root;      /* ! or !!: the sandbox, without User= */
+	char **argv;
+	bool expands; /* a $NAME or ${NAME} to expand from the environment */
+};
+
+static bool word_expands(const char *word)
+{
+	for (const char *p = strchr(word, '$'); p; p = strchr(p + 1, '$'))
+		if (p[1] == '{' || isalpha((unsigned char)p[1]) || p[1] == '_')
+			return true;
+	return false;
+}
+
+static int exec_parse(struct systemd_unit *unit, const struct unit_setting *setting,
+		      struct exec_line *line)
+{
+	memset(line, 0, sizeof(*line));
+	char *value = unit_value(unit, setting);
+	const char *p = value;
+	for (;; p++) {
+		if (*p == '-')
+			line->ignore_failure = true;
+		else if (*p == '@')
+			line->argv0 = true;
+		else if (*p == ':')
+			line->literal = true;
+		else if (*p == '+')
+			line->privileged = true;
+		else if (*p == '!')
+			line->keep_root = true;
+		else
+			break;
+	}
+	const char *why = NULL;
+	line->argv = systemd_words(p, &why);
+	free(value);
+	if (!line->argv || !line->argv[0]) {
+		unit_drop(unit, setting, "%s", why ? why : "no command");
+		string_vector_free(line->argv);
+		line->argv = NULL;
+		return -1;
+	}
+	if (line->argv0) {
+		if (line->argv[1]) {
+			unit_drop(unit, setting,
+				  "the @ prefix gives the program the argv[0] \"%s\"; corral runs "
+				  "it with its path as argv[0]",
+				  line->argv[1]);
+			free(line->argv[1]);
+			memmove(&line->argv[1], &line->argv[2],
+				sizeof(char *) * (string_vector_length(&line->argv[2]) + 1));
+		}
+	}
+	for (size_t i = 0; line->argv[i] && !line->literal; i++)
+		if (word_expands(line->argv[i]))
+			line->expands = true;
+	return 0;
+}
+
+static void exec_free(struct exec_line *line)
+{
+	string_vector_free(line->argv);
+	line->argv = NULL;
+}
+
+/* The command of one line: its words, or a shell that expands the
+ * environment as systemd does ($NAME split into words, ${NAME} one word)
+ * and, for `or_success`, ignores its failure. */
+static struct ytree_node *command_node(const struct exec_line *line, bool or_success)
+{
+	if (!line->expands && !or_success)
+		return ytree_string_list(line->argv);
+	struct text_buffer script;
+	text_buffer_init(&script, 128);
+	if (!or_success)
+		text_buffer_put_literal(&script, "exec ");
+	shell_words_put(&script, line->argv, line->expands);
+	if (or_success)
+		text_buffer_put_literal(&script, " || exit 0");
+	text_buffer_put_char(&script, '\0');
+	size_t length;
+	char *text = text_buffer_take(&script, &length, NULL);
+	struct ytree_node *command = ytree_list();
+	ytree_append(command, ytree_string("/bin/sh"));
+	ytree_append(command, ytree_string("-c"));
+	ytree_append(command, ytree_string(text));
+	free(text);
+	return command;
+}
+
+static void comment_expansion(struct ytree_node *task, const struct exec_line *line)
+{
+	if (line->expands)
+		ytree_comment(task, "command",
+			      "$VARIABLES are expanded by /bin/sh from the task's environment, as "
+			      "systemd expands them");
+}
+
+static struct ytree_node *tasks_of(struct systemd_unit *unit)
+{
+	return ytree_child_map(unit->group, "tasks");
+}
+
+/* A one-shot task of the unit's group for an ExecStartPre=, ExecStartPost=
+ * or ExecStopPost= line. */
+static void add_helper_task(struct systemd_unit *unit, const struct unit_setting *setting,
+			    const char *stage, const char *base, size_t number)
+{
+	struct exec_line line;
+	if (exec_parse(unit, setting, &line) < 0)
+		return;
+	char *name = number > 1 ? xasprintf("%s-%zu", base, number) : xstrdup(base);
+	struct ytree_node *task = ytree_set(tasks_of(unit), name, ytree_map());
+	ytree_comment(tasks_of(unit), name, "%s (%s:%u)", setting_text(setting), setting->file,
+		      setting->line);
+	ytree_set(task, "command", command_node(&line, line.ignore_failure));
+	comment_expansion(task, &line);
+	if (line.ignore_failure)
+		ytree_comment(task, "command",
+			      "the - prefix: a failure is ignored, as systemd does");
+	struct ytree_node *lifecycle = ytree_set(task, "lifecycle", ytree_map());
+	lifecycle->flow = true;
+	ytree_set(lifecycle, "hook", ytree_plain(stage));
+	if (unit->user && !line.privileged && !line.keep_root)
+		ytree_set(task, "user",
+			  unit->group_name ? ytree_plainf("\"%s:%s\"", unit->user, unit->group_name)
+					   : ytree_string(unit->user));
+	if (line.privileged || line.keep_root)
+		ytree_comment(task, "command", "the %s prefix: runs as root%s",
+			      line.privileged ? "+" : "!",
+			      line.privileged ? ", without the unit's sandbox" : "");
+	free(name);
+	exec_free(&line);
+}
+
+static void import_helpers(struct systemd_unit *unit, const char *key, const char *stage,
+			   const char *base, const char *note)
+{
+	size_t count;
+	struct unit_setting **lines = unit_list(&unit->file, "Service", key, &count);
+	for (size_t i = 0; i < count; i++)
+		add_helper_task(unit, lines[i], stage, base, i + 1);
+	if (count && note) {
+		char *last = count > 1 ? xasprintf("%s-%zu", base, count) : xstrdup(base);
+		ytree_comment(tasks_of(unit), last, "%s", note);
+		free(last);
+	}
+	free(lines);
+}
+
+static void import_exec_start(struct systemd_unit *unit)
+{
+	size_t count;
+	struct unit_setting **lines = unit_list(&unit->file, "Service", "ExecStart", &count);
+	if (!count) {
+		import_error(unit->report, unit->file.path, 0,
+			     "%s has no ExecStart=: there is nothing to run", unit->file.name);
+		free(lines);
+		return;
+	}
+	if (count > 1 && !unit->oneshot) {
+		for (size_t i = 1; i < count; i++)
+			unit_drop(unit, lines[i],
+				  "only Type=oneshot units may have several ExecStart= lines");
+		count = 1;
+	}
+	if (count == 1) {
+		struct exec_line line;
+		if (exec_parse(unit, lines[0], &line) == 0) {
+			ytree_set(unit->task, "command", command_node(&line, false));
+			comment_expansion(unit->task, &line);
+			unit->privileged_main = line.privileged;
+			if (line.ignore_failure) {
+				struct ytree_node *restart = ytree_child_map(unit->task, "restart");
+				struct ytree_node *codes =
+				    ytree_set(restart, "success_exit", ytree_list());
+				for (int code = 1; code <= 255; code++)
+					ytree_append(codes, ytree_plainf("%d", code));
+				ytree_comment(restart, "success_exit",
+					      "ExecStart=-: every exit code counts as success");
+			}
+			if (line.privileged || line.keep_root)
+				ytree_comment(unit->task, "command", "ExecStart=%s: runs as root%s",
+					      line.privileged ? "+" : "!",
+					      line.privileged ? ", without the unit's sandbox"
+							      : "");
+			exec_free(&line);
+		}
+		free(lines);
+		return;
+	}
+	/* A oneshot's lines run one after the other; the first failure
+	 * (unless -) ends the run, as systemd runs them. */
+	struct text_buffer script;
+	text_buffer_init(&script, 256);
+	text_buffer_put_literal(&script, "set -e");
+	for (size_t i = 0; i < count; i++) {
+		struct exec_line line;
+		if (exec_parse(unit, lines[i], &line) < 0)
+			continue;
+		text_buffer_put_literal(&script, "; ");
+		shell_words_put(&script, line.argv, line.expands);
+		if (line.ignore_failure)
+			text_buffer_put_literal(&script, " || true");
+		exec_free(&line);
+	}
+	text_buffer_put_char(&script, '\0');
+	size_t length;
+	char *text = text_buffer_take(&script, &length, NULL);
+	struct ytree_node *command = ytree_set(unit->task, "command", ytree_list());
+	ytree_append(command, ytree_string("/bin/sh"));
+	ytree_append(command, ytree_string("-c"));
+	ytree_append(command, ytree_string(text));
+	ytree_comment(unit->task, "command", "the %zu ExecStart= lines, one after the other",
+		      count);
+	free(text);
+	free(lines);
+}
+
+/* ExecStop=: a prekill hook, run before the kill signal as systemd runs it,
+ * with $MAINPID read from the hook's request. */
+static void import_exec_stop(struct systemd_unit *unit)
+{
+	size_t count;
+	struct unit_setting **lines = unit_list(&unit->file, "Service", "ExecStop", &count);
+	for (size_t i = 0; i < count; i++) {
+		struct exec_line line;
+		if (exec_parse(unit, lines[i], &line) < 0)
+			continue;
+		struct text_buffer script;
+		text_buffer_init(&script, 256);
+		/* The request is JSON on stdin; the response is stdout, so the
+		 * command's own output goes to stderr (the task's output). */
+		text_buffer_put_literal(&script,
+					"MAINPID=$(sed -n 's/.*\"pid\": *\\([0-9]*\\).*/\\1/p'); "
+					"export MAINPID; ");
+		shell_words_put(&script, line.argv, true);
+		text_buffer_put_literal(&script, " >&2 </dev/null");
+		if (line.ignore_failure)
+			text_buffer_put_literal(&script, " || true");
+		text_buffer_put_char(&script, '\0');
+		size_t length;
+		char *text = text_buffer_take(&script, &length, NULL);
+		struct ytree_node *hooks = ytree_get(unit->task, "hooks");
+		if (!hooks) {
+			hooks = ytree_set(unit->task, "hooks", ytree_list());
+			hooks->flow = false;
+		}
+		struct ytree_node *hook = ytree_map();
+		ytree_append(hooks, hook);
+		char *name = count > 1 ? xasprintf("exec-stop-%zu", i + 1) : xstrdup("exec-stop");
+		ytree_set(hook, "name", ytree_string(name));
+		ytree_set(hook, "stage", ytree_plain("prekill"));
+		struct ytree_node *exec = ytree_set(hook, "exec", ytree_list());
+		ytree_append(exec, ytree_string("/bin/sh"));
+		ytree_append(exec, ytree_string("-c"));
+		ytree_append(exec, ytree_string(text));
+		ytree_comment(hook, "name",
+			      "%s: runs before the kill signal, as corral's user (systemd: as the "
+			      "unit's)",
+			      setting_text(lines[i]));
+		free(name);
+		free(text);
+		exec_free(&line);
+	}
+	free(lines);
+}
+
+/* ExecReload=: corral reloads a task by signal. `kill -HUP $MAINPID` is
+ * `corral signal`; anything else has no equivalent. */
+static void import_exec_reload(struct systemd_unit *unit)
+{
+	size_t count;
+	struct unit_setting **lines = unit_list(&unit->file, "Service", "ExecReload", &count);
+	for (size_t i = 0; i < count; i++) {
+		struct exec_line line;
+		if (exec_parse(unit, lines[i], &line) < 0)
+			continue;
+		size_t words = string_vector_length(line.argv);
+		const char *program = strrchr(line.argv[0], '/');
+		program = program ? program + 1 : line.argv[0];
+		if (strcmp(program, "kill") == 0 && words == 3 && line.argv[1][0] == '-' &&
+		    (strcmp(line.argv[2], "$MAINPID") == 0 ||
+		     strcmp(line.argv[2], "${MAINPID}") == 0)) {
+			const char *signal = line.argv[1] + 1;
+			if (strncmp(signal, "s ", 2) == 0)
+				signal += 2;
+			ytree_comment(unit->group, "tasks",
+				      "%s: reload with `corral signal %s/%s %s%s`",
+				      setting_text(lines[i]), unit->name, unit->name,
+				      strncasecmp(signal, "SIG", 3) == 0 ? "" : "SIG", signal);
+		} else {
+			unit_drop(
+			    unit, lines[i],
+			    "corral has no reload command for a task: run it with `corral exec "
+			    "%s/%s -- ...`, or send a signal with `corral signal`",
+			    unit->name, unit->name);
+		}
+		exec_free(&line);
+	}
+	free(lines);
+}
+
+/* --- type, restart, stop ---------------------------------------------- */
+
+static bool timespan(struct systemd_unit *unit, const struct unit_setting *setting, uint64_t *ms,
+		     bool *infinite)
+{
+	if (systemd_timespan_ms(setting->value, ms, infinite) == 0)
+		return true;
+	unit_drop(unit, setting, "not a time span systemd reads");
+	return false;
+}
+
+static void import_type(struct systemd_unit *unit)
+{
+	struct unit_setting *type = unit_last(&unit->file, "Service", "Type");
+	struct unit_setting *pid_file = unit_last(&unit->file, "Service", "PIDFile");
+	struct unit_setting *start_timeout = unit_last(&unit->file, "Service", "TimeoutStartSec");
+	struct unit_setting *both_timeouts = unit_last(&unit->file, "Service", "TimeoutSec");
+	struct unit_setting *watchdog = unit_last(&unit->file, "Service", "WatchdogSec");
+	struct unit_setting *notify_access = unit_last(&unit->file, "Service", "NotifyAccess");
+	struct unit_setting *remain = unit_last(&unit->file, "Service", "RemainAfterExit");
+	const char *kind = type ? type->value : "simple";
+	if (!start_timeout)
+		start_timeout = both_timeouts;
+	bool notify = strcmp(kind, "notify") == 0 || strcmp(kind, "notify-reload") == 0;
+	if (notify) {
+		struct ytree_node *readiness = ytree_set(unit->task, "readiness", ytree_map());
+		readiness->flow = true;
+		ytree_set(readiness, "notify", ytree_plain("systemd"));
+		uint64_t ms = 90000;
+		bool infinite = false;
+		if (start_timeout && !timespan(unit, start_timeout, &ms, &infinite))
+			ms = 90000;
+		ytree_set(readiness, "timeout", ytree_plain(infinite ? "0" : duration_text(ms)));
+		if (!start_timeout)
+			ytree_comment(unit->task, "readiness",
+				      "Type=%s; timeout: systemd's default TimeoutStartSec", kind);
+		if (strcmp(kind, "notify-reload") == 0) {
+			ytree_set(readiness, "continuous", ytree_plain("true"));
+			ytree_comment(
+			    unit->task, "readiness",
+			    "Type=notify-reload: reload with `corral signal %s/%s SIGHUP`",
+			    unit->name, unit->name);
+		}
+		if (watchdog) {
+			uint64_t watchdog_ms;
+			if (timespan(unit, watchdog, &watchdog_ms, &infinite) && !infinite &&
+			    watchdog_ms)
+				ytree_set(readiness, "watchdog",
+					  ytree_plain(duration_text(watchdog_ms)));
+		}
+		if (notify_access && strcmp(notify_access->value, "all") != 0 &&
+		    strcmp(notify_access->value, "main") != 0 &&
+		    strcmp(notify_access->value, "exec") != 0)
+			unit_drop(unit, notify_access,
+				  "corral takes notifications from the task's main process and its "
+				  "session");
+	} else {
+		if (watchdog)
+			unit_drop(unit, watchdog, "a watchdog needs Type=notify");
+		if (start_timeout && strcmp(kind, "oneshot") == 0)
+			unit_drop(unit, start_timeout,
+				  "corral does not bound how long a one-shot task runs");
+		if (notify_access)
+			unit_drop(unit, notify_access, "without Type=notify nothing is notified");
+	}
+	if (strcmp(kind, "oneshot") == 0) {
+		unit->oneshot = true;
+		if (remain && unit_boolean(remain->value) == 1)
+			ytree_comment(
+			    tasks_of(unit), unit->name,
+			    "RemainAfterExit=yes: corral shows it completed once it exits 0");
+	} else if (remain && unit_boolean(remain->value) == 1) {
+		unit_drop(unit, remain, "only a Type=oneshot unit remains after its exit");
+	}
+	if (strcmp(kind, "forking") == 0) {
+		unit_drop(
+		    unit, type,
+		    "corral follows the process it starts; a daemon that forks and exits looks "
+		    "finished to it, whatever its PIDFile= says. Run the program in the "
+		    "foreground (its --foreground, -D or --nodaemon flag) with Type=simple, "
+		    "and import again");
+		if (pid_file)
+			unit_drop(unit, pid_file, "goes with Type=forking, which is not carried");
+	} else if (strcmp(kind, "dbus") == 0) {
+		unit_drop(unit, type,
+			  "corral cannot see a D-Bus name appear: readiness is the start of the "
+			  "process (readiness: {exec: [busctl, status, NAME]} would wait for it)");
+	} else if (strcmp(kind, "idle") == 0) {
+		ytree_comment(tasks_of(unit), unit->name, "Type=idle: started as Type=simple");
+	} else if (!notify && strcmp(kind, "simple") != 0 && strcmp(kind, "exec") != 0 &&
+		   strcmp(kind, "oneshot") != 0) {
+		unit_drop(unit, type, "an unknown Type=");
+	} else if (pid_file) {
+		ytree_comment(tasks_of(unit), unit->name,
+			      "PIDFile=%s: not needed, corral knows the pid it started",
+			      pid_file->value);
+	}
+	if (unit_last(&unit->file, "Service", "BusName"))
+		unit_drop(unit, unit_last(&unit->file, "Service", "BusName"),
+			  "corral does not watch D-Bus names");
+}
+
+static void exit_list(struct systemd_unit *unit, const struct unit_setting *setting,
+		      struct ytree_node *restart, const char *key)
+{
+	struct ytree_node *list = ytree_child_list(restart, key);
+	char *copy = xstrdup(setting->value), *save = NULL;
+	for (char *word = strtok_r(copy, " \t", &save); word; word = strtok_r(NULL, " \t", &save)) {
+		if (isdigit((unsigned char)word[0])) {
+			ytree_append(list, ytree_plain(word));
+		} else if (isupper((unsigned char)word[0])) {
+			char *signal =
+			    strncmp(word, "SIG", 3) == 0 ? xstrdup(word) : xasprintf("SIG%s", word);
+			ytree_append(list, ytree_string(signal));
+			free(signal);
+		} else {
+			unit_drop(unit, setting, "\"%s\" is neither an exit code nor a signal",
+				  word);
+		}
+	}
+	free(copy);
+}
+
+static void import_restart(struct systemd_unit *unit)
+{
+	struct unit_setting *restart_setting = unit_last(&unit->file, "Service", "Restart");
+	struct unit_setting *delay = unit_last(&unit->file, "Service", "RestartSec");
+	struct unit_setting *interval = unit_last(&unit->file, "Unit", "StartLimitIntervalSec");
+	if (!interval)
+		interval = unit_last(&unit->file, "Service", "StartLimitInterval");
+	struct unit_setting *burst = unit_last(&unit->file, "Unit", "StartLimitBurst");
+	if (!burst)
+		burst = unit_last(&unit->file, "Service", "StartLimitBurst");
+	struct unit_setting *prevent =
+	    unit_last(&unit->file, "Service", "RestartPreventExitStatus");
+	struct unit_setting *force = unit_last(&unit->file, "Service", "RestartForceExitStatus");
+	struct unit_setting *success = unit_last(&unit->file, "Service", "SuccessExitStatus");
+	struct unit_setting *action = unit_last(&unit->file, "Unit", "StartLimitAction");
+
+	const char *mode = restart_setting ? restart_setting->value : "no";
+	const char *policy = "never";
+	if (strcmp(mode, "always") == 0)
+		policy = "always";
+	else if (strcmp(mode, "on-failure") == 0)
+		policy = "on-failure";
+	else if (strcmp(mode, "on-abnormal") == 0 || strcmp(mode, "on-abort") == 0 ||
+		 strcmp(mode, "on-watchdog") == 0)
+		policy = "on-failure";
+	else if (strcmp(mode, "on-success") == 0)
+		unit_drop(unit, restart_setting,
+			  "corral restarts on failure, or always, never on success alone");
+	else if (strcmp(mode, "no") != 0)
+		unit_drop(unit, restart_setting, "an unknown Restart=");
+
+	struct ytree_node *restart = ytree_child_map(unit->task, "restart");
+	ytree_set(restart, "policy", ytree_plain(policy));
+	if (!restart_setting)
+		ytree_comment(unit->task, "restart", "Restart=no, systemd's default");
+	else if (strcmp(policy, "on-failure") == 0 && strcmp(mode, "on-failure") != 0)
+		ytree_comment(unit->task, "restart",
+			      "Restart=%s: carried as on-failure, which also restarts after a "
+			      "non-zero exit code",
+			      mode);
+	if (strcmp(policy, "never") != 0) {
+		uint64_t delay_ms = 100, interval_ms = 10000, burst_count = 5;
+		bool infinite = false;
+		if (delay && !timespan(unit, delay, &delay_ms, &infinite))
+			delay_ms = 100;
+		if (interval && !timespan(unit, interval, &interval_ms, &infinite))
+			interval_ms = 10000;
+		if (burst)
+			burst_count = strtoull(burst->value, NULL, 10);
+		ytree_set(restart, "delay", ytree_plain(duration_text(delay_ms)));
+		ytree_set(restart, "max_delay", ytree_plain(duration_text(delay_ms)));
+		if (interval_ms == 0 || burst_count == 0) {
+			ytree_set(restart, "attempts", ytree_plain("unlimited"));
+			ytree_comment(unit->task, "restart",
+				      "StartLimitIntervalSec=0: restarts are not limited");
+		} else {
+			/* systemd counts every start within the interval, the
+			 * first included; corral counts the restarts. */
+			ytree_set(restart, "attempts",
+				  ytree_plainf("%llu", (unsigned long long)(burst_count - 1)));
+			ytree_set(restart, "interval", ytree_plain(duration_text(interval_ms)));
+			char delay_text[64];
+			snprintf(delay_text, sizeof(delay_text), "%s", duration_text(delay_ms));
+			ytree_comment(unit->task, "restart",
+				      "RestartSec=%s, at most %llu starts in %s (StartLimitBurst, "
+				      "StartLimitIntervalSec%s): the restarts that leaves",
+				      delay_text, (unsigned long long)burst_count,
+				      duration_text(interval_ms),
+				      interval || burst ? "" : ", systemd's defaults");
+		}
+		ytree_set(restart, "mode", ytree_plain("fail"));
+	} else if (delay) {
+		ytree_comment(unit->task, "restart", "RestartSec=%s: no restart to delay",
+			      delay->value);
+	}
+	if (prevent)
+		exit_list(unit, prevent, restart, "no_restart_exit");
+	if (success)
+		exit_list(unit, success, restart, "success_exit");
+	if (force)
+		unit_drop(unit, force, "corral's restart policy decides alone which exits restart");
+	if (action && strcmp(action->value, "none") != 0)
+		unit_drop(unit, action,
+			  "a task that fails for good stops its group, and corral exits once every "
+			  "group is done: the machine is not touched");
+}
+
+static void import_kill(struct systemd_unit *unit)
+{
+	struct unit_setting *signal = unit_last(&unit->file, "Service", "KillSignal");
+	struct unit_setting *mode = unit_last(&unit->file, "Service", "KillMode");
+	struct unit_setting *timeout = unit_last(&unit->file, "Service", "TimeoutStopSec");
+	struct unit_setting *both = unit_last(&unit->file, "Service", "TimeoutSec");
+	struct unit_setting *sigkill = unit_last(&unit->file, "Service", "SendSIGKILL");
+	struct unit_setting *sighup = unit_last(&unit->file, "Service", "SendSIGHUP");
+	struct unit_setting *final = unit_last(&unit->file, "Service", "FinalKillSignal");
+	struct unit_setting *restart_signal =
+	    unit_last(&unit->file, "Service", "RestartKillSignal");
+	if (!timeout)
+		timeout = both;
+	struct ytree_node *kill = ytree_child_map(unit->task, "kill");
+	kill->flow = true;
+	if (signal) {
+		char *name = strncmp(signal->value, "SIG", 3) == 0
+				 ? xstrdup(signal->value)
+				 : xasprintf("SIG%s", signal->value);
+		ytree_set(kill, "signal", ytree_string(name));
+		free(name);
+	}
+	uint64_t ms = 90000;
+	bool infinite = false;
+	if (timeout && !timespan(unit, timeout, &ms, &infinite))
+		ms = 90000;
+	if (infinite || (timeout && ms == 0)) {
+		/* corral's kill.timeout has no "never": a day is as long as
+		 * any shutdown may wait, and shutdown_timeout bounds it. */
+		ytree_set(kill, "timeout", ytree_plain("24h"));
+		unit->stop_ms = 24 * 3600 * 1000;
+		ytree_comment(unit->task, "kill",
+			      "%s (no limit): 24h, bounded by the config's shutdown_timeout",
+			      setting_text(timeout));
+	} else {
+		ytree_set(kill, "timeout", ytree_plain(duration_text(ms)));
+		unit->stop_ms = ms;
+		if (!timeout)
+			ytree_comment(unit->task, "kill",
+				      "timeout: systemd's default TimeoutStopSec");
+	}
+	const char *kill_mode = mode ? mode->value : "control-group";
+	if (strcmp(kill_mode, "control-group") == 0 || strcmp(kill_mode, "mixed") == 0)
+		ytree_set(kill, "mode", ytree_plain(kill_mode));
+	else
+		unit_drop(
+		    unit, mode,
+		    "corral never leaves a task's processes behind: at its stop, what is left "
+		    "of them gets SIGKILL after kill.timeout. kill.mode: mixed signals the "
+		    "main process alone");
+	if (sigkill && unit_boolean(sigkill->value) == 0)
+		unit_drop(unit, sigkill,
+			  "corral always ends a stop with SIGKILL after kill.timeout; it is never "
+			  "left running");
+	if (sighup && unit_boolean(sighup->value) == 1)
+		unit_drop(unit, sighup, "corral sends no SIGHUP after the kill signal");
+	if (final)
+		unit_drop(unit, final, "corral's last signal is always SIGKILL");
+	if (restart_signal)
+		unit_drop(unit, restart_signal, "a restart stops the task with kill.signal");
+}
+
+/* --- identity, environment, directories ------------------------------- */
+
+static void import_identity(struct systemd_unit *unit)
+{
+	struct unit_setting *user = unit_last(&unit->file, "Service", "User");
+	struct unit_setting *group = unit_last(&unit->file, "Service", "Group");
+	struct unit_setting *dynamic = unit_last(&unit->file, "Service", "DynamicUser");
+	if (user && *user->value) {
+		char *name = unit_value(unit, user);
+		unit->user = name;
+	}
+	if (group && *group->value)
+		unit->group_name = unit_value(unit, group);
+	if (unit->user) {
+		char *text = unit->group_name ? xasprintf("%s:%s", unit->user, unit->group_name)
+					      : xstrdup(unit->user);
+		ytree_set(unit->task, "user", ytree_string(text));
+		free(text);
+	} else if (unit->group_name) {
+		unit_drop(unit, group,
+			  "corral's user: sets a group with a user only (user: \"0:%s\" would run "
+			  "as root with that group)",
+			  unit->group_name);
+	}
+	if (dynamic && unit_boolean(dynamic->value) == 1)
+		unit_drop(unit, dynamic,
+			  "corral does not allocate users: create one and write it as user:");
+	size_t count;
+	struct unit_setting **groups =
+	    unit_list(&unit->file, "Service", "SupplementaryGroups", &count);
+	for (size_t i = 0; i < count; i++) {
+		struct ytree_node *list = ytree_child_list(unit->task, "groups");
+		char *copy = unit_value(unit, groups[i]), *save = NULL;
+		for (char *word = strtok_r(copy, " \t", &save); word;
+		     word = strtok_r(NULL, " \t", &save))
+			ytree_append_unique(list, word);
+		free(copy);
+	}
+	free(groups);
+
+	struct unit_setting *cwd = unit_last(&unit->file, "Service", "WorkingDirectory");
+	if (cwd) {
+		char *value = unit_value(unit, cwd);
+		const char *path = value[0] == '-' ? value + 1 : value;
+		if (strcmp(path, "~") == 0) {
+			char *home =
+			    unit_specifiers(&unit->file, "%h", unit->user, (char[8]){0}, 8);
+			ytree_set(unit->task, "cwd", ytree_string(home));
+			ytree_comment(unit->task, "cwd", "WorkingDirectory=~: the home of %s",
+				      unit->user ? unit->user : "root");
+			free(home);
+		} else if (path[0] == '/') {
+			ytree_set(unit->task, "cwd", ytree_string(path));
+			if (value[0] == '-')
+				ytree_comment(unit->task, "cwd",
+					      "WorkingDirectory=-: corral needs the directory to "
+					      "exist");
+		} else {
+			unit_drop(unit, cwd, "not an absolute path");
+		}
+		free(value);
+	}
+}
+
+/* Environment=: words of NAME=VALUE, later ones winning. */
+static void import_environment(struct systemd_unit *unit)
+{
+	size_t count;
+	struct unit_setting **lines = unit_list(&unit->file, "Service", "Environment", &count);
+	for (size_t i = 0; i < count; i++) {
+		char *value = unit_value(unit, lines[i]);
+		const char *why = NULL;
+		char **words = systemd_words(value, &why);
+		free(value);
+		if (!words) {
+			unit_drop(unit, lines[i], "%s", why);
+			continue;
+		}
+		struct ytree_node *env = ytree_child_map(unit->task, "env");
+		for (size_t w = 0; words[w]; w++) {
+			char *equals = strchr(words[w], '=');
+			if (!equals || equals == words[w]) {
+				unit_drop(unit, lines[i], "\"%s\" is not NAME=VALUE", words[w]);
+				continue;
+			}
+			*equals = '\0';
+			if (import_env_name_problem(words[w])) {
+				unit_drop(unit, lines[i], "%s: %s", words[w],
+					  import_env_name_problem(words[w]));
+				continue;
+			}
+			ytree_set(env, words[w], ytree_string(equals + 1));
+		}
+		string_vector_free(words);
+	}
+	free(lines);
+
+	struct unit_setting **files = unit_list(&unit->file, "Service", "EnvironmentFile", &count);
+	for (size_t i = 0; i < count; i++) {
+		char *value = unit_value(unit, files[i]);
+		bool optional = value[0] == '-';
+		const char *path = optional ? value + 1 : value;
+		if (optional && access(path, R_OK) != 0) {
+			ytree_comment(
+			    tasks_of(unit), unit->name,
+			    "%s: skipped, as systemd does, since it is not here (corral's "
+			    "env_file must exist)",
+			    setting_text(files[i]));
+		} else {
+			struct ytree_node *list = ytree_child_list(unit->task, "env_file");
+			ytree_append_unique(list, path);
+		}
+		free(value);
+	}
+	if (count && ytree_get(unit->task, "env_file"))
+		ytree_comment(
+		    unit->task, "env_file",
+		    "read by corral as compose's env files: NAME=VALUE lines, # comments, "
+		    "quotes; systemd also takes lines ending in \\");
+	free(files);
+
+	struct unit_setting *pass = unit_last(&unit->file, "Service", "PassEnvironment");
+	if (pass)
+		ytree_comment(tasks_of(unit), unit->name,
+			      "PassEnvironment=%s: every task gets corral's environment",
+			      pass->value);
+	struct unit_setting *unset = unit_last(&unit->file, "Service", "UnsetEnvironment");
+	if (unset)
+		unit_drop(unit, unset,
+			  "a task gets corral's environment with env: over it; nothing is taken "
+			  "out");
+}
+
+struct directory_kind {
+	const char *key, *mode_key, *root;
+	bool owned; /* chowned to User= */
+};
+
+static const struct directory_kind directory_kinds[] = {
+    {"RuntimeDirectory", "RuntimeDirectoryMode", "/run", true},
+    {"StateDirectory", "StateDirectoryMode", "/var/lib", true},
+    {"CacheDirectory", "CacheDirectoryMode", "/var/cache", true},
+    {"LogsDirectory", "LogsDirectoryMode", "/var/log", true},
+    {"ConfigurationDirectory", "ConfigurationDirectoryMode", "/etc", false},
+};
+
+/* RuntimeDirectory= and its kin: a prestart task makes them (as root, then
+ * hands them to User=), and RuntimeDirectory= is removed by a poststop
+ * task unless RuntimeDirectoryPreserve= keeps it. */
+static void import_directories(struct systemd_unit *unit)
+{
+	struct text_buffer script;
+	text_buffer_init(&script, 128);
+	struct text_buffer removal;
+	text_buffer_init(&removal, 64);
+	for (size_t k = 0; k < sizeof(directory_kinds) / sizeof(directory_kinds[0]); k++) {
+		const struct directory_kind *kind = &directory_kinds[k];
+		size_t count;
+		struct unit_setting **lines = unit_list(&unit->file, "Service", kind->key, &count);
+		struct unit_setting *mode = unit_last(&unit->file, "Service", kind->mode_key);
+		for (size_t i = 0; i < count; i++) {
+			char *value = unit_value(unit, lines[i]), *save = NULL;
+			for (char *word = strtok_r(value, " \t", &save); word;
+			     word = strtok_r(NULL, " \t", &save)) {
+				char *colon = strchr(word, ':');
+				if (colon) /* NAME:SYMLINK, systemd 250 */
+					*colon = '\0';
+				char *path = xasprintf("%s/%s", kind->root, word);
+				if (script.length)
+					text_buffer_put_literal(&script, "; ");
+				text_buffer_put_literal(&script, "install -d -m ");
+				const char *mode_text = mode ? mode->value : "0755";
+				text_buffer_put(&script, mode_text, strlen(mode_text));
+				if (kind->owned && unit->user) {
+					text_buffer_put_literal(&script, " -o ");
+					text_buffer_put(&script, unit->user, strlen(unit->user));
+					if (unit->group_name) {
+						text_buffer_put_literal(&script, " -g ");
+						text_buffer_put(&script, unit->group_name,
+								strlen(unit->group_name));
+					}
+				}
+				char *argv[] = {path, NULL};
+				text_buffer_put_char(&script, ' ');
+				shell_words_put(&script, argv, false);
+				if (k == 0) {
+					if (removal.length)
+						text_buffer_put_char(&removal, ' ');
+					else
+						text_buffer_put_literal(&removal, "rm -rf ");
+					shell_words_put(&removal, argv, false);
+				}
+				free(path);
+			}
+			free(value);
+		}
+		free(lines);
+	}
+	struct unit_setting *preserve =
+	    unit_last(&unit->file, "Service", "RuntimeDirectoryPreserve");
+	if (script.length) {
+		text_buffer_put_char(&script, '\0');
+		size_t length;
+		char *text = text_buffer_take(&script, &length, NULL);
+		struct ytree_node *task = ytree_set(tasks_of(unit), "directories", ytree_map());
+		ytree_comment(tasks_of(unit), "directories",
+			      "RuntimeDirectory= and its kin: made before the unit starts, as "
+			      "systemd makes them");
+		struct ytree_node *command = ytree_set(task, "command", ytree_list());
+		ytree_append(command, ytree_string("/bin/sh"));
+		ytree_append(command, ytree_string("-c"));
+		ytree_append(command, ytree_string(text));
+		struct ytree_node *lifecycle = ytree_set(task, "lifecycle", ytree_map());
+		lifecycle->flow = true;
+		ytree_set(lifecycle, "hook", ytree_plain("prestart"));
+		free(text);
+	} else {
+		free(text_buffer_take(&script, &(size_t){0}, NULL));
+	}
+	bool keep = preserve && strcmp(preserve->value, "no") != 0;
+	if (removal.length && !keep) {
+		text_buffer_put_char(&removal, '\0');
+		size_t length;
+		char *text = text_buffer_take(&removal, &length, NULL);
+		struct ytree_node *task =
+		    ytree_set(tasks_of(unit), "remove-runtime-directory", ytree_map());
+		ytree_comment(tasks_of(unit), "remove-runtime-directory",
+			      "RuntimeDirectory= is removed once the unit has stopped");
+		struct ytree_node *command = ytree_set(task, "command", ytree_list());
+		ytree_append(command, ytree_string("/bin/sh"));
+		ytree_append(command, ytree_string("-c"));
+		ytree_append(command, ytree_string(text));
+		struct ytree_node *lifecycle = ytree_set(task, "lifecycle", ytree_map());
+		lifecycle->flow = true;
+		ytree_set(lifecycle, "hook", ytree_plain("poststop"));
+		free(text);
+	} else {
+		free(text_buffer_take(&removal, &(size_t){0}, NULL));
+	}
+}
+
+/* --- resources --------------------------------------------------------- */
+
+static void size_resource(struct systemd_unit *unit, const char *key, const char *field)
+{
+	struct unit_setting *setting = unit_last(&unit->file, "Service", key);
+	if (!setting)
+		return;
+	uint64_t bytes;
+	bool infinite;
+	if (systemd_size_bytes(setting->value, &bytes, &infinite) < 0) {
+		unit_drop(unit, setting,
+			  "corral's resources take a size (512M), not a share of the machine");
+		return;
+	}
+	if (infinite)
+		return;
+	struct ytree_node *resources = ytree_child_map(unit->task, "resources");
+	resources->flow = true;
+	ytree_set(resources, field, ytree_plainf("%llu", (unsigned long long)bytes));
+}
+
+static void import_resources(struct systemd_unit *unit)
+{
+	size_resource(unit, "MemoryMax", "memory");
+	size_resource(unit, "MemoryLimit", "memory");
+	size_resource(unit, "MemoryHigh", "memory_high");
+	size_resource(unit, "MemorySwapMax", "memory_swap");
+	struct unit_setting *quota = unit_last(&unit->file, "Service", "CPUQuota");
+	if (quota && *quota->value) {
+		char *end;
+		double percent = strtod(quota->value, &end);
+		if (*end != '%' || percent <= 0)
+			unit_drop(unit, quota, "not a percentage");
+		else {
+			struct ytree_node *resources = ytree_child_map(unit->task, "resources");
+			resources->flow = true;
+			double cores = percent / 100;
+			ytree_set(resources, "cpu",
+				  ytree_plainf("%.3g", cores < 0.01 ? 0.01 : cores));
+		}
+	}
+	struct unit_setting *weight = unit_last(&unit->file, "Service", "CPUWeight");
+	if (weight && isdigit((unsigned char)weight->value[0]))
+		ytree_set(ytree_child_map(unit->task, "resources"), "cpu_weight",
+			  ytree_plain(weight->value));
+	else if (weight)
+		unit_drop(unit, weight, "corral's cpu_weight is a number from 1 to 10000");
+	struct unit_setting *io = unit_last(&unit->file, "Service", "IOWeight");
+	if (io)
+		ytree_set(ytree_child_map(unit->task, "resources"), "io_weight",
+			  ytree_plain(io->value));
+	struct unit_setting *cpus = unit_last(&unit->file, "Service", "AllowedCPUs");
+	if (cpus) {
+		char *value = xstrdup(cpus->value);
+		for (char *p = value; *p; p++)
+			if (*p == ' ')
+				*p = ',';
+		ytree_set(ytree_child_map(unit->task, "resources"), "cpuset", ytree_string(value));
+		free(value);
+	}
+	struct unit_setting *tasks = unit_last(&unit->file, "Service", "TasksMax");
+	if (tasks && isdigit((unsigned char)tasks->value[0]) && !strchr(tasks->value, '%'))
+		ytree_set(ytree_child_map(unit->task, "resources"), "pids",
+			  ytree_plain(tasks->value));
+	else if (tasks && strcmp(tasks->value, "infinity") == 0)
+		ytree_comment(tasks_of(unit), unit->name, "TasksMax=infinity: no pids limit");
+	else if (tasks)
+		unit_drop(unit, tasks, "corral's pids is a number of processes");
+	struct unit_setting *oom = unit_last(&unit->file, "Service", "OOMScoreAdjust");
+	if (oom)
+		ytree_set(unit->task, "oom_score_adj", ytree_plain(oom->value));
+	if (ytree_get(unit->task, "resources"))
+		ytree_get(unit->task, "resources")->flow = true;
+}
+
+/* --- the unit as a whole ----------------------------------------------- */
+
+/* Settings that need nothing of corral. */
+static void import_descriptions(struct systemd_unit *unit, struct ytree_node *groups)
+{
+	struct unit_setting *description = unit_last(&unit->file, "Unit", "Description");
+	ytree_comment(groups, unit->name, "%s%s%s", unit->file.name, description ? ": " : "",
+		      description ? description->value : "");
+	unit_last(&unit->file, "Unit", "Documentation");
+	unit_last(&unit->file, "Service", "SyslogIdentifier");
+	unit_last(&unit->file, "Unit", "DefaultDependencies");
+	for (size_t i = 0; i < unit->file.count; i++)
+		if (strcmp(unit->file.settings[i].section, "Install") == 0)
+			unit->file.settings[i].used = true;
+	static const char *const streams[] = {"StandardOutput", "StandardError"};
+	for (size_t i = 0; i < 2; i++) {
+		struct unit_setting *stream = unit_last(&unit->file, "Service", streams[i]);
+		if (stream && strcmp(stream->value, "journal") != 0 &&
+		    strcmp(stream->value, "inherit") != 0 &&
+		    strcmp(stream->value, "journal+console") != 0 &&
+		    strcmp(stream->value, "kmsg") != 0 && strcmp(stream->value, "syslog") != 0)
+			unit_drop(
+			    unit, stream,
+			    "the task's output goes to corral's stdout and `corral logs` (and "
+			    "log.dir for files)");
+	}
+}
+
+static void report_unused(struct systemd_unit *unit)
+{
+	for (size_t i = 0; i < unit->file.count; i++) {
+		struct unit_setting *setting = &unit->file.settings[i];
+		if (setting->used)
+			continue;
+		setting->used = true;
+		if (strcmp(setting->section, "Service") != 0 &&
+		    strcmp(setting->section, "Unit") != 0)
+			unit_drop(unit, setting, "corral reads [Unit] and [Service] only");
+		else
+			unit_drop(unit, setting, "corral has no equivalent");
+	}
+}
+
+static void systemd_unit_free(struct systemd_unit *unit)
+{
+	unit_file_free(&unit->file);
+	free(unit->name);
+	free(unit->user);
+	free(unit->group_name);
+}
+
+static void import_unit(struct systemd_unit *unit, struct ytree_node *groups)
+{
+	unit->group = ytree_set(groups, unit->name, ytree_map());
+	unit->task = ytree_set(tasks_of(unit), unit->name, ytree_map());
+	/* The command first, where a reader looks; filled in below. */
+	ytree_set(unit->task, "command", ytree_list());
+	import_descriptions(unit, groups);
+	import_identity(unit);
+	import_type(unit);
+	import_exec_start(unit);
+	import_environment(unit);
+	import_restart(unit);
+	import_kill(unit);
+	import_resources(unit);
+	import_directories(unit);
+	import_helpers(unit, "ExecStartPre", "prestart", "start-pre",
+		       "ExecStartPre=: once before the unit starts, not again at each restart");
+	import_helpers(unit, "ExecStartPost", "poststart", "start-post", NULL);
+	import_helpers(unit, "ExecStopPost", "poststop", "stop-post",
+		       "ExecStopPost=: once the unit has stopped for good");
+	import_exec_stop(unit);
+	import_exec_reload(unit);
+	systemd_import_sandbox(unit);
+	/* prestart one-shots (directories, start-pre...) run one after
+	 * another in the order written, as systemd runs them. */
+	size_t prestarts = 0;
+	struct ytree_node *tasks = tasks_of(unit);
+	for (size_t i = 0; i < tasks->count; i++) {
+		struct ytree_node *lifecycle = ytree_get(tasks->entries[i].value, "lifecycle");
+		struct ytree_node *hook = lifecycle ? ytree_get(lifecycle, "hook") : NULL;
+		if (hook && strcmp(hook->text, "prestart") == 0)
+			prestarts++;
+	}
+	if (prestarts > 1)
+		ytree_set(unit->group, "order", ytree_plain("sequential"));
+}
+
+/* The group (and main task) name of a unit: its name without .service,
+ * in the letters corral's names take. */
+static char *unit_config_name(const struct unit_file *file)
+{
+	const char *dot = strrchr(file->name, '.');
+	char *stem = xstrndup(file->name, dot ? (size_t)(dot - file->name) : strlen(file->name));
+	char *name = import_config_name(stem);
+	free(stem);
+	return name;
+}
+
+int systemd_import(char *const *paths, size_t count, struct ytree_node *config,
+		   struct import_report *report)
+{
+	struct systemd_unit *units = xcalloc(count, sizeof(*units));
+	size_t loaded = 0;
+	int result = 0;
+	for (size_t i = 0; i < count; i++) {
+		struct systemd_unit *unit = &units[loaded];
+		unit->report = report;
+		if (unit_file_load(&unit->file, paths[i], report) < 0) {
+			unit_file_free(&unit->file);
+			result = -1;
+			continue;
+		}
+		unit->name = unit_config_name(&unit->file);
+		loaded++;
+	}
+	if (result == 0) {
+		struct ytree_node *groups = ytree_child_map(config, "groups");
+		for (size_t i = 0; i < loaded; i++)
+			import_unit(&units[i], groups);
+		systemd_import_ordering(units, loaded);
+		/* Units stop together unless after: chains them: their sum bounds
+		 * a shutdown, where corral's default of 30s would cut it short. */
+		uint64_t stop_ms = 0;
+		for (size_t i = 0; i < loaded; i++)
+			stop_ms += units[i].stop_ms;
+		if (stop_ms > 30000) {
+			ytree_set(config, "shutdown_timeout", ytree_plain(duration_text(stop_ms)));
+			ytree_comment(config, "shutdown_timeout",
+				      "the units' TimeoutStopSec= together, so that a shutdown "
+				      "gives each its time");
+		}
+		for (size_t i = 0; i < loaded; i++)
+			report_unused(&units[i]);
+	}
+	for (size_t i = 0; i < loaded; i++)
+		systemd_unit_free(&units[i]);
+	free(units);
+	return result;
+}
