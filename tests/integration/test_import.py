@@ -1,0 +1,243 @@
+"""corral import: configs written from other supervisors' files, checked by
+`corral check` and run by `corral run`. The systemd units are those Debian
+ships on this machine (scripts/install-deps.sh installs redis-server,
+containerd and prometheus); the supervisord, Procfile and s6-overlay inputs
+are the examples of their own documentation (tests/integration/import_fixtures/)."""
+
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import RUN_TIMEOUT, free_port_block, wait_for
+
+SYSTEM_UNITS = Path("/lib/systemd/system")
+FIXTURES = Path(__file__).parent / "import_fixtures"
+
+
+def corral_import(corral, *arguments, cwd=None):
+    return subprocess.run(
+        [str(corral.binary), "import", *map(str, arguments)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=cwd or corral.dir,
+        env=corral.env(),
+        timeout=RUN_TIMEOUT,
+    )
+
+
+def imported(corral, *arguments, expect=0):
+    """The config `corral import ARGUMENTS` writes, after asserting its
+    exit code and that `corral check` accepts it; returns (path, result)."""
+    result = corral_import(corral, *arguments)
+    assert result.returncode == expect, result.stderr
+    path = corral.config(result.stdout)
+    check = corral.check(path)
+    assert check.returncode == 0, f"{check.stderr}\n{result.stdout}"
+    return path, result
+
+
+def dropped_lines(stderr):
+    return [line for line in stderr.splitlines() if ": not carried over: " in line]
+
+
+def assert_drops_name_their_lines(stderr):
+    """Each FILE:LINE: KEY=... names the line where KEY is written."""
+    drops = dropped_lines(stderr)
+    for line in drops:
+        match = re.match(r"^(.+?):(\d+): ([A-Za-z0-9]+)=", line)
+        assert match, line
+        file, number, key = match.group(1), int(match.group(2)), match.group(3)
+        written = Path(file).read_text().splitlines()[number - 1]
+        assert written.lstrip().startswith(key + "="), (line, written)
+    return drops
+
+
+def proc_status(pid):
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        fields[key] = value.strip()
+    return fields
+
+
+def need(path):
+    if not Path(path).exists():
+        pytest.skip(f"{path} is not installed (scripts/install-deps.sh installs it)")
+
+
+# ---- systemd -------------------------------------------------------------
+
+
+def test_redis_unit_runs_with_its_sandbox_ready_by_notify_as_redis_without_capabilities(
+        corral, tmp_path):
+    need(SYSTEM_UNITS / "redis-server.service")
+    units = tmp_path / "units"
+    units.mkdir()
+    shutil.copy(SYSTEM_UNITS / "redis-server.service", units)
+    # A drop-in, read as systemd reads it: a port of this test's own, the
+    # log on stdout, and a file limit this machine's root may set (a
+    # container's root may lack cap_sys_resource to raise it to 65535).
+    port = free_port_block(1)
+    hard_limit = int(subprocess.check_output(["sh", "-c", "ulimit -Hn"], text=True))
+    dropins = units / "redis-server.service.d"
+    dropins.mkdir()
+    (dropins / "test.conf").write_text(
+        "[Service]\n"
+        "ExecStart=\n"
+        f"ExecStart=/usr/bin/redis-server /etc/redis/redis.conf --supervised systemd "
+        f"--daemonize no --port {port} --logfile \"\" --pidfile /run/redis/test-{port}.pid\n"
+        f"LimitNOFILE={min(hard_limit, 65535)}\n")
+    path, result = imported(corral, units / "redis-server.service", expect=2)
+    drops = assert_drops_name_their_lines(result.stderr)
+    # What corral's isolation cannot say is named, never lost.
+    for key in ("RestrictAddressFamilies", "MemoryDenyWriteExecute", "PrivateUsers"):
+        assert any(f": {key}=" in line for line in drops), result.stderr
+    assert f"{len(drops)} settings not carried over" in result.stderr
+    assert f"--port', '{port}" not in result.stdout  # a list, not a shell line
+    assert f"--port, \"{port}\"" in result.stdout or f"\"--port\", \"{port}\"" in result.stdout
+
+    running = corral.start(path)
+    corral.wait_control(running)
+    wait_for(lambda: corral.task_status("redis-server/redis-server").get("ready"),
+             timeout=RUN_TIMEOUT, what="redis ready")
+    ready = running.events().of_task("redis-server", "ready")
+    assert ready and "READY=1" in ready[0]["message"], ready
+    pong = subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT)
+    assert pong.stdout.strip() == "PONG", pong
+    pid = corral.task_status("redis-server/redis-server")["pid"]
+    status = proc_status(pid)
+    assert int(status["Uid"].split()[0]) == pwd.getpwnam("redis").pw_uid
+    for capabilities in ("CapEff", "CapPrm", "CapBnd", "CapAmb"):
+        assert int(status[capabilities], 16) == 0, (capabilities, status[capabilities])
+    assert status["NoNewPrivs"] == "1"
+    assert status["Seccomp"] == "2"
+    # ProtectSystem=strict: / is read-only for it; ReadWritePaths= is not.
+    root_line = next(line for line in Path(f"/proc/{pid}/mountinfo").read_text().splitlines()
+                     if line.split()[4] == "/")
+    assert "ro" in root_line.split()[5].split(","), root_line
+    # RuntimeDirectory=redis with RuntimeDirectoryMode=2755, owned by redis.
+    runtime = os.stat("/run/redis")
+    assert runtime.st_uid == pwd.getpwnam("redis").pw_uid
+    assert runtime.st_mode & 0o7777 == 0o2755
+    running.send(15)
+    assert running.wait().returncode == 0
+
+
+@pytest.mark.parametrize("unit", ["containerd.service", "prometheus.service",
+                                  "redis-server.service", "redis-server@main.service"])
+def test_debian_units_import_to_configs_check_accepts(corral, unit):
+    template = unit.replace("@main", "@")
+    need(SYSTEM_UNITS / template)
+    path, result = imported(corral, SYSTEM_UNITS / unit, expect=2)
+    assert_drops_name_their_lines(result.stderr)
+    text = path.read_text()
+    if unit == "containerd.service":
+        # ExecStartPre=-/sbin/modprobe overlay: a prestart one-shot whose
+        # failure is ignored; KillMode=process and Delegate= are refused.
+        assert "'/sbin/modprobe' 'overlay' || exit 0" in text
+        assert "KillMode=process: not carried over" in result.stderr
+        assert "Delegate=yes: not carried over" in result.stderr
+        assert "nofile: 1048576" in text
+    if unit == "prometheus.service":
+        # $ARGS from EnvironmentFile=, split as systemd splits it.
+        assert "exec '/usr/bin/prometheus' $ARGS" in text
+        assert "env_file: [/etc/default/prometheus]" in text
+        assert "reload with `corral signal prometheus/prometheus SIGHUP`" in text
+    if unit == "redis-server@main.service":
+        # %i of the instance, in the command and the runtime directory.
+        assert "/etc/redis/redis-main.conf" in text
+        assert "'/run/redis-main'" in text
+
+
+def write_unit(directory, name, text):
+    path = directory / name
+    path.write_text(text)
+    return path
+
+
+def test_units_ordered_by_after_and_requires_run_in_that_order(corral, tmp_path):
+    marks = tmp_path / "marks"
+    first = write_unit(tmp_path, "migrate.service",
+                       "[Service]\nType=oneshot\n"
+                       f"ExecStart=/bin/sh -c 'sleep 0.3; echo migrate >> {marks}'\n")
+    second = write_unit(tmp_path, "app.service",
+                        "[Unit]\nAfter=migrate.service\nRequires=migrate.service\n"
+                        "[Service]\nType=oneshot\n"
+                        f"ExecStart=/bin/sh -c 'echo app >> {marks}'\n")
+    path, result = imported(corral, first, second)
+    assert "migrate/migrate: {condition: completed}" in path.read_text()
+    assert corral.run(path).returncode == 0
+    assert marks.read_text().split() == ["migrate", "app"]
+
+
+def test_exec_prefixes_quoting_environment_and_specifiers(corral, tmp_path):
+    out = tmp_path / "out"
+    unit = write_unit(
+        tmp_path, "greet@.service",
+        "[Service]\n"
+        "Type=oneshot\n"
+        'Environment="GREETING=hello world" NAME=%i\n'
+        "ExecStartPre=-/bin/false\n"
+        # a continued line, quotes, a C escape, ${VAR} and $VAR as systemd reads them
+        f"ExecStart=-/bin/sh -c 'printf \"%%s|\" \"$$1\" \"$$2\" \"$$3\" %I \\\n"
+        f"  >> {out}; exit 3' sh \"${{GREETING}}\" $NAME \"a\\tb\"\n")
+    path, result = imported(corral, tmp_path / "greet@a-b.service")
+    assert corral.run(path).returncode == 0  # ExecStart=-: exit 3 counts as success
+    assert out.read_text() == "hello world|a-b|a\tb|a/b|"
+
+
+def test_settings_corral_cannot_carry_make_exit_2_and_lossy_0(corral, tmp_path):
+    unit = write_unit(tmp_path, "odd.service",
+                      "[Service]\n"
+                      "ExecStart=@/bin/sleep sleeper 1\n"
+                      "Type=forking\n"
+                      "KillMode=none\n"
+                      "FancyNewSetting=yes\n")
+    result = corral_import(corral, unit)
+    assert result.returncode == 2
+    drops = dropped_lines(result.stderr)
+    assert f"{unit}:2: ExecStart=@/bin/sleep sleeper 1: not carried over: the @ prefix" in \
+        result.stderr
+    assert f"{unit}:3: Type=forking: not carried over: corral follows the process" in \
+        result.stderr
+    assert f"{unit}:4: KillMode=none" in result.stderr
+    assert f"{unit}:5: FancyNewSetting=yes: not carried over: corral has no equivalent" in \
+        result.stderr
+    assert len(drops) == 4
+    assert corral.check(corral.config(result.stdout)).returncode == 0
+    lossy = corral_import(corral, "--lossy", unit)
+    assert lossy.returncode == 0 and lossy.stdout == result.stdout
+    assert len(dropped_lines(lossy.stderr)) == 4
+
+
+def test_a_unit_carried_whole_exits_0(corral, tmp_path):
+    unit = write_unit(tmp_path, "plain.service",
+                      "[Unit]\nDescription=plain\n[Service]\nExecStart=/bin/true\n"
+                      "Restart=on-failure\nUser=nobody\n[Install]\nWantedBy=multi-user.target\n")
+    path, result = imported(corral, unit)
+    assert result.stderr == ""
+    assert "user: nobody" in path.read_text()
+
+
+def test_unreadable_or_unknown_input_exits_1_naming_it(corral, tmp_path):
+    missing = corral_import(corral, tmp_path / "missing.service")
+    assert missing.returncode == 1
+    assert f"{tmp_path}/missing.service: cannot read" in missing.stderr
+    assert missing.stdout == ""
+    broken = write_unit(tmp_path, "broken.service", "[Service\nExecStart=/bin/true\n")
+    result = corral_import(corral, broken)
+    assert result.returncode == 1
+    assert f"{broken}:1: a section header without ']'" in result.stderr
+    other = write_unit(tmp_path, "notes.txt", "hello\n")
+    result = corral_import(corral, other)
+    assert result.returncode == 1 and "cannot tell what this is" in result.stderr
+    usage = corral_import(corral, "--from", "upstart", other)
+    assert usage.returncode == 2 and "--from upstart" in usage.stderr
