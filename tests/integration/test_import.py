@@ -241,3 +241,102 @@ def test_unreadable_or_unknown_input_exits_1_naming_it(corral, tmp_path):
     assert result.returncode == 1 and "cannot tell what this is" in result.stderr
     usage = corral_import(corral, "--from", "upstart", other)
     assert usage.returncode == 2 and "--from upstart" in usage.stderr
+
+
+# ---- supervisord ---------------------------------------------------------
+
+
+def test_supervisord_sample_imports_every_documented_program_key(corral):
+    sample = FIXTURES / "supervisord" / "sample.conf"
+    path, result = imported(corral, sample)
+    text = path.read_text()
+    # [program:theprogramname] as echo_supervisord_conf documents it.
+    for expected in ("command: [/bin/cat]", "cwd: /tmp", "user: chrism", 'A: "1"',
+                     "kill: {signal: SIGQUIT, timeout: 10s, mode: mixed}",
+                     "log: {dir: /a, max_size: 1048576, keep: 10}", 'umask: "0022"',
+                     "policy: on-failure"):
+        assert expected in text, (expected, text)
+    assert result.stderr == ""
+
+
+def test_supervisord_include_group_numprocs_and_expansions_run(corral, tmp_path):
+    marks = tmp_path / "marks"
+    marks.touch()
+    conf = FIXTURES / "supervisord" / "debian-supervisord.conf"
+    # %(ENV_MARKS)s is expanded from the environment corral import runs in.
+    result = subprocess.run([str(corral.binary), "import", str(conf)], capture_output=True,
+                            text=True, env=corral.env({"MARKS": str(marks)}),
+                            timeout=RUN_TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    path = corral.config(result.stdout)
+    assert corral.check(path).returncode == 0
+    running = corral.start(path, env={"MARKS": str(marks)})
+    corral.wait_control(running)
+    wait_for(lambda: len(marks.read_text().splitlines()) >= 4, timeout=RUN_TIMEOUT,
+             what="every program started")
+    lines = sorted(marks.read_text().splitlines())
+    conf_d = conf.parent / "conf.d"
+    assert lines == ["api hello, world|Paris|web|%s" % conf_d, "once",
+                     "worker 01 of 2", "worker 02 of 2"], lines
+    # [group:web] holds api and both worker processes; once is a group of its own.
+    names = {entry["task"] for group in corral.status()["groups"] for entry in group["tasks"]}
+    assert {"web/api", "web/worker_01", "web/worker_02", "once/once"} <= names, names
+    # exitcodes=0,3: once's exit 3 is expected, so it is not restarted.
+    assert corral.task_status("once/once")["restarts"] == 0
+    assert corral.task_status("once/once")["state"] == "dead"
+    running.send(15)
+    assert running.wait().returncode == 0
+    # stopsignal=INT
+    assert any("SIGINT" in event.get("message", "")
+               for event in running.events().of_task("worker_01")), running.events()
+
+
+def test_supervisord_reports_what_it_cannot_carry_with_its_line(corral, tmp_path):
+    conf = tmp_path / "supervisord.conf"
+    conf.write_text("[supervisord]\nnodaemon=true\nminfds=65536\n\n"
+                    "[program:app]\ncommand=/bin/true\nstdout_events_enabled=true\n"
+                    "exitcodes=2\nautorestart=unexpected\nmystery=1\n\n"
+                    "[eventlistener:watch]\ncommand=/bin/cat\nevents=PROCESS_STATE\n")
+    result = corral_import(corral, conf)
+    assert result.returncode == 2
+    drops = dropped_lines(result.stderr)
+    assert f"{conf}:3: minfds=65536: not carried over" in result.stderr
+    assert f"{conf}:7: stdout_events_enabled=true: not carried over" in result.stderr
+    assert f"{conf}:8: exitcodes=2: not carried over: exit code 0 is always a success" in \
+        result.stderr
+    assert f"{conf}:10: mystery=1: not carried over: corral has no equivalent" in result.stderr
+    assert f"{conf}:12: [eventlistener:watch]: not carried over" in result.stderr
+    assert len(drops) == 5
+    assert corral.check(corral.config(result.stdout)).returncode == 0
+    bad = tmp_path / "bad.conf"
+    bad.write_text("[program:x]\ncommand=/bin/echo %(nope)s\n")
+    result = corral_import(corral, bad)
+    assert result.returncode == 1
+    assert f"{bad}:2: command: %(nope)s cannot be expanded" in result.stderr
+
+
+# ---- Procfile ------------------------------------------------------------
+
+
+def test_procfile_from_foremans_documentation_checks(corral):
+    path, result = imported(corral, FIXTURES / "procfile")
+    text = path.read_text()
+    assert 'command: "bundle exec thin start -p $PORT"' in text
+    assert 'PORT: "5000"' in text and 'PORT: "5100"' in text
+    assert str(FIXTURES / "procfile" / ".env") in text
+
+
+def test_procfile_runs_with_env_file_and_foreman_ports(corral, tmp_path):
+    app = tmp_path / "shop"
+    app.mkdir()
+    marks = tmp_path / "marks"
+    (app / "Procfile").write_text(
+        f"web: echo \"web $PORT $GREETING\" >> {marks}\n"
+        "# a comment\n"
+        f"worker: echo \"worker $PORT $GREETING\" >> {marks}\n")
+    (app / ".env").write_text("GREETING='hi there'\n")
+    path, result = imported(corral, app / "Procfile")
+    assert "  shop:" in path.read_text()
+    assert corral.run(path).returncode == 0
+    assert sorted(marks.read_text().splitlines()) == ["web 5000 hi there",
+                                                      "worker 5100 hi there"]
