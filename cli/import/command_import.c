@@ -72,7 +72,8 @@ static enum import_kind kind_of(const char *path)
 		if (strcmp(base, "s6-rc.d") == 0 || strcmp(base, "services.d") == 0 ||
 		    strcmp(base, "cont-init.d") == 0 || exists_in(path, "s6-rc.d") ||
 		    exists_in(path, "services.d") || exists_in(path, "cont-init.d") ||
-		    exists_in(path, "s6-overlay"))
+		    exists_in(path, "s6-overlay") || exists_in(path, "etc/s6-overlay") ||
+		    exists_in(path, "etc/services.d") || exists_in(path, "etc/cont-init.d"))
 			return IMPORT_S6;
 		if (exists_in(path, "Procfile"))
 			return IMPORT_PROCFILE;

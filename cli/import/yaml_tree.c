@@ -255,12 +255,17 @@ static bool is_inline(const struct ytree_node *node)
 	       node->count == 0;
 }
 
-static void write_block(const struct ytree_node *node, unsigned indent, FILE *out)
+/* `hanging`: the first entry goes on the line a "- " already began (a
+ * map that is a list item). */
+static void write_block(const struct ytree_node *node, unsigned indent, bool hanging, FILE *out)
 {
 	for (size_t i = 0; i < node->count; i++) {
 		const struct ytree_entry *entry = &node->entries[i];
-		write_comments(entry, indent, out);
-		fprintf(out, "%*s", (int)indent, "");
+		bool on_dash_line = hanging && i == 0;
+		if (!on_dash_line) {
+			write_comments(entry, indent, out);
+			fprintf(out, "%*s", (int)indent, "");
+		}
 		if (node->kind == YTREE_MAP) {
 			write_key(entry->key, out);
 			fputc(':', out);
@@ -271,14 +276,18 @@ static void write_block(const struct ytree_node *node, unsigned indent, FILE *ou
 			fputc(' ', out);
 			write_flow(entry->value, out);
 			fputc('\n', out);
+		} else if (node->kind == YTREE_LIST && entry->value->kind == YTREE_MAP &&
+			   !entry->value->entries[0].comment_count) {
+			fputc(' ', out);
+			write_block(entry->value, indent + 2, true, out);
 		} else {
 			fputc('\n', out);
-			write_block(entry->value, indent + 2, out);
+			write_block(entry->value, indent + 2, false, out);
 		}
 	}
 }
 
 void ytree_write(const struct ytree_node *root, FILE *out)
 {
-	write_block(root, 0, out);
+	write_block(root, 0, false, out);
 }

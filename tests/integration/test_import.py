@@ -340,3 +340,71 @@ def test_procfile_runs_with_env_file_and_foreman_ports(corral, tmp_path):
     assert corral.run(path).returncode == 0
     assert sorted(marks.read_text().splitlines()) == ["web 5000 hi there",
                                                       "worker 5100 hi there"]
+
+
+# ---- s6-overlay ----------------------------------------------------------
+
+
+def test_s6_overlay_trees_laid_out_as_its_readme_import(corral):
+    path, result = imported(corral, FIXTURES / "s6-v3")
+    text = path.read_text()
+    assert "readiness: {notify: fd, fd: 3}" in text
+    assert "after: {myapp-init: completed}" in text
+    assert "command: [/etc/s6-overlay/scripts/myapp-init]" in text
+    path, result = imported(corral, FIXTURES / "s6-v2")
+    text = path.read_text()
+    assert "lifecycle: {hook: prestart}" in text
+    assert "name: finish" in text and "stage: exited" in text
+
+
+def executable(path, text):
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def test_s6_rc_tree_runs_oneshot_before_longrun_ready_on_its_fd(corral, tmp_path):
+    marks = tmp_path / "marks"
+    rc = tmp_path / "etc" / "s6-overlay" / "s6-rc.d"
+    for service in ("web/dependencies.d", "prepare/dependencies.d", "user/contents.d",
+                    "spare", "legacy"):
+        (rc / service).mkdir(parents=True)
+    (rc / "web" / "type").write_text("longrun\n")
+    executable(rc / "web" / "run",
+               "#!/command/with-contenv sh\n"
+               f"echo \"web $GREETING\" >> {marks}\n"
+               "echo >&3\n"
+               "exec sleep 300\n")
+    (rc / "web" / "notification-fd").write_text("3\n")
+    (rc / "web" / "timeout-down").write_text("2000\n")
+    (rc / "web" / "down-signal").write_text("SIGINT\n")
+    executable(rc / "web" / "finish", f"#!/bin/sh\necho \"finish $1 $2\" >> {marks}\n")
+    (rc / "web" / "dependencies.d" / "base").touch()
+    (rc / "web" / "dependencies.d" / "prepare").touch()
+    (rc / "prepare" / "type").write_text("oneshot\n")
+    script = executable(tmp_path / "prepare.sh", f"#!/bin/sh\nsleep 0.3\necho prepare >> {marks}\n")
+    (rc / "prepare" / "up").write_text(f"{script}\n")
+    (rc / "spare" / "type").write_text("longrun\n")
+    executable(rc / "spare" / "run", f"#!/bin/sh\necho spare >> {marks}\n")
+    (rc / "legacy" / "type").write_text("longrun\n")
+    executable(rc / "legacy" / "run", "#!/bin/sh\nexec sleep 300\n")
+    (rc / "legacy" / "producer-for").write_text("legacy-log\n")
+    (rc / "user" / "type").write_text("bundle\n")
+    (rc / "user" / "contents.d" / "web").touch()
+    (rc / "user" / "contents.d" / "legacy").touch()
+    result = corral_import(corral, tmp_path)
+    assert result.returncode == 2
+    assert f"{rc}/legacy/producer-for: producer-for: not carried over" in result.stderr
+    path = corral.config(result.stdout)
+    assert corral.check(path).returncode == 0
+    running = corral.start(path, env={"GREETING": "hi"})
+    corral.wait_control(running)
+    wait_for(lambda: corral.task_status("s6/web").get("ready"), timeout=RUN_TIMEOUT,
+             what="web ready by its notification fd")
+    # prepare (a dependency) completed first; spare, in no bundle, never started.
+    assert marks.read_text().splitlines() == ["prepare", "web hi"]
+    assert corral.task_status("s6/spare")["state"] != "running"
+    running.send(15)
+    assert running.wait().returncode == 0
+    # down-signal SIGINT; finish got s6-supervise's arguments: 256 and the signal.
+    assert marks.read_text().splitlines()[-1] == "finish 256 2"
