@@ -1,6 +1,7 @@
 #include "cli/import/shell_words.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 static size_t name_length(const char *text)
@@ -43,39 +44,35 @@ static void put_expanding(struct text_buffer *out, const char *word)
 		text_buffer_put(out, word, whole + 1);
 		return;
 	}
-	const char *literal = word;
-	const char *p = word;
+	/* Literal text gathers here ($$ read as $), quoted when a ${NAME}
+	 * or the end of the word comes. */
+	struct text_buffer literal;
+	text_buffer_init(&literal, strlen(word) + 1);
 	bool wrote = false;
-	while (*p) {
+	for (const char *p = word; *p;) {
 		size_t length = 0;
 		if (p[0] == '$' && p[1] == '{') {
 			length = name_length(p + 2);
 			if (length && p[2 + length] != '}')
 				length = 0;
 		}
-		if (p[0] == '$' && p[1] == '$') {
-			/* $$ is a literal $ to systemd. */
-			put_literal(out, literal, (size_t)(p - literal + 1));
-			p += 2;
-			literal = p;
-			wrote = true;
-			continue;
-		}
 		if (!length) {
-			p++;
+			text_buffer_put_char(&literal, *p);
+			p += p[0] == '$' && p[1] == '$' ? 2 : 1;
 			continue;
 		}
-		put_literal(out, literal, (size_t)(p - literal));
+		put_literal(out, literal.text, literal.length);
+		literal.length = 0;
 		text_buffer_put_char(out, '"');
 		text_buffer_put(out, p, length + 3);
 		text_buffer_put_char(out, '"');
 		p += length + 3;
-		literal = p;
 		wrote = true;
 	}
-	put_literal(out, literal, (size_t)(p - literal));
-	if (!wrote && p == literal && !*word)
+	put_literal(out, literal.text, literal.length);
+	if (!wrote && !literal.length)
 		text_buffer_put_literal(out, "''");
+	free(literal.text);
 }
 
 void shell_words_put(struct text_buffer *out, char *const *words, bool expand)
