@@ -725,6 +725,10 @@ int supervisord_import(const char *path, struct ytree_node *config, struct impor
 		result = read_includes(&import, path);
 	if (result == 0) {
 		import.groups = ytree_child_map(config, "groups");
+		ytree_comment(config, "groups",
+			      "from %s: corral exits once every group has finished; `corral run "
+			      "--keep-running` stays up as supervisord does",
+			      path);
 		import_daemon_sections(&import);
 		size_t errors = report->errors;
 		/* [group:x] sections first, in the order written, then each
