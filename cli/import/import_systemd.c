@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/text_buffer.h"
+#include "base/units.h"
 #include "base/xmalloc.h"
 #include "cli/import/import_names.h"
 #include "cli/import/shell_words.h"
@@ -459,15 +460,38 @@ static void import_type(struct systemd_unit *unit)
 			  "corral does not watch D-Bus names");
 }
 
+/* sysexits.h's and LSB's exit statuses, which systemd takes by name. */
+static int exit_status_named(const char *name)
+{
+	static const struct {
+		const char *name;
+		int code;
+	} names[] = {
+	    {"USAGE", 64},         {"DATAERR", 65},     {"NOINPUT", 66},     {"NOUSER", 67},
+	    {"NOHOST", 68},        {"UNAVAILABLE", 69}, {"SOFTWARE", 70},    {"OSERR", 71},
+	    {"OSFILE", 72},        {"CANTCREAT", 73},   {"IOERR", 74},       {"TEMPFAIL", 75},
+	    {"PROTOCOL", 76},      {"NOPERM", 77},      {"CONFIG", 78},      {"INVALIDARGUMENT", 2},
+	    {"NOTIMPLEMENTED", 3}, {"NOPERMISSION", 4}, {"NOTINSTALLED", 5}, {"NOTCONFIGURED", 6},
+	    {"NOTRUNNING", 7},
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i].name) == 0)
+			return names[i].code;
+	return -1;
+}
+
 static void exit_list(struct systemd_unit *unit, const struct unit_setting *setting,
 		      struct ytree_node *restart, const char *key)
 {
 	struct ytree_node *list = ytree_child_list(restart, key);
 	char *copy = xstrdup(setting->value), *save = NULL;
 	for (char *word = strtok_r(copy, " \t", &save); word; word = strtok_r(NULL, " \t", &save)) {
+		int code = exit_status_named(word);
 		if (isdigit((unsigned char)word[0])) {
 			ytree_append(list, ytree_plain(word));
-		} else if (isupper((unsigned char)word[0])) {
+		} else if (code >= 0) {
+			ytree_append(list, ytree_plainf("%d", code));
+		} else if (parse_signal_name(word) > 0) {
 			char *signal =
 			    strncmp(word, "SIG", 3) == 0 ? xstrdup(word) : xasprintf("SIG%s", word);
 			ytree_append(list, ytree_string(signal));
@@ -1054,6 +1078,15 @@ int systemd_import(char *const *paths, size_t count, struct ytree_node *config,
 		struct systemd_unit *unit = &units[loaded];
 		unit->report = report;
 		if (unit_file_load(&unit->file, paths[i], report) < 0) {
+			unit_file_free(&unit->file);
+			result = -1;
+			continue;
+		}
+		const char *at = strchr(unit->file.name, '@');
+		if (at && !unit->file.instance) {
+			import_error(report, paths[i], 0,
+				     "a template: name an instance, %.*s@INSTANCE%s, read from it",
+				     (int)(at - unit->file.name), unit->file.name, at + 1);
 			unit_file_free(&unit->file);
 			result = -1;
 			continue;

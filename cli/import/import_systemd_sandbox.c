@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/xmalloc.h"
 #include "cli/import/import_systemd.h"
@@ -630,6 +631,11 @@ static void import_devices(struct sandbox *box)
 			unit_drop(box->unit, allowed[i],
 				  "corral's devices name a device node, not a class (char-*, "
 				  "block-*)");
+		} else if (!is_default && access(path, F_OK) != 0) {
+			unit_drop(
+			    box->unit, allowed[i],
+			    "%s is not here, and corral checks a device when the config loads",
+			    path);
 		} else if (!is_default) {
 			struct ytree_node *devices = ytree_child_list(box->isolation, "devices");
 			devices->flow = false;

@@ -121,6 +121,12 @@ static int read_one(struct unit_file *unit, const char *path, struct import_repo
 {
 	char *text, reason[REGULAR_FILE_REASON_SIZE];
 	size_t size;
+	char target[64];
+	ssize_t link = readlink(path, target, sizeof(target) - 1);
+	if (link == 9 && strncmp(target, "/dev/null", 9) == 0) {
+		import_error(report, path, 0, "the unit is masked (a link to /dev/null)");
+		return -1;
+	}
 	if (regular_file_read(path, UNIT_FILE_MAX_BYTES, &text, &size, reason) < 0) {
 		import_error(report, path, 0, "cannot read: %s", reason);
 		return -1;

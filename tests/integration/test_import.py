@@ -157,6 +157,29 @@ def test_debian_units_import_to_configs_check_accepts(corral, unit):
         assert "'/run/redis-main'" in text
 
 
+def test_every_unit_debian_ships_here_imports_to_a_config_check_accepts(corral):
+    """The sweep: each .service of /lib/systemd/system (a template with an
+    instance) gives a config `corral check` takes, or a clear error: masked,
+    or nothing to run."""
+    units = sorted(SYSTEM_UNITS.glob("*.service"))
+    if len(units) < 20:
+        pytest.skip("too few systemd units installed here")
+    checked = 0
+    for unit in units:
+        name = unit.name.replace("@.service", "@x.service")
+        result = corral_import(corral, unit.parent / name)
+        if result.returncode == 1:
+            assert ("the unit is masked" in result.stderr or
+                    "has no ExecStart=" in result.stderr), result.stderr
+            continue
+        assert result.returncode in (0, 2), (unit, result.stderr)
+        assert_drops_name_their_lines(result.stderr)
+        check = corral.check(corral.config(result.stdout))
+        assert check.returncode == 0, (unit, check.stderr)
+        checked += 1
+    assert checked >= len(units) * 3 // 4
+
+
 def write_unit(directory, name, text):
     path = directory / name
     path.write_text(text)
@@ -221,10 +244,12 @@ def test_settings_corral_cannot_carry_make_exit_2_and_lossy_0(corral, tmp_path):
 def test_a_unit_carried_whole_exits_0(corral, tmp_path):
     unit = write_unit(tmp_path, "plain.service",
                       "[Unit]\nDescription=plain\n[Service]\nExecStart=/bin/true\n"
-                      "Restart=on-failure\nUser=nobody\n[Install]\nWantedBy=multi-user.target\n")
+                      "Restart=on-failure\nUser=nobody\nSuccessExitStatus=DATAERR SIGUSR1 7\n"
+                      "[Install]\nWantedBy=multi-user.target\n")
     path, result = imported(corral, unit)
     assert result.stderr == ""
     assert "user: nobody" in path.read_text()
+    assert "success_exit: [65, SIGUSR1, 7]" in path.read_text()
 
 
 def test_unreadable_or_unknown_input_exits_1_naming_it(corral, tmp_path):
@@ -239,6 +264,10 @@ def test_unreadable_or_unknown_input_exits_1_naming_it(corral, tmp_path):
     other = write_unit(tmp_path, "notes.txt", "hello\n")
     result = corral_import(corral, other)
     assert result.returncode == 1 and "cannot tell what this is" in result.stderr
+    template = corral_import(corral, SYSTEM_UNITS / "redis-server@.service")
+    if (SYSTEM_UNITS / "redis-server@.service").exists():
+        assert template.returncode == 1
+        assert "a template: name an instance, redis-server@INSTANCE.service" in template.stderr
     usage = corral_import(corral, "--from", "upstart", other)
     assert usage.returncode == 2 and "--from upstart" in usage.stderr
 
