@@ -46,316 +46,9 @@ char *unit_value(struct systemd_unit *unit, const struct unit_setting *setting)
 	return value;
 }
 
-/* --- commands ---------------------------------------------------------- */
-
-/* One Exec*= line: its prefixes (systemd.service(5), table "Special
- * executable prefixes") and its words. */
-struct exec_line {
-	bool ignore_failure; /* - */
-	bool argv0;          /* @: the second word is argv[0] */
-	bool literal;        /* : no $VARIABLE expansion */
-	bool privileged;     /* + full privileges: no sandbox, no User= */
-	bool keep_root;      /* ! or !!: the sandbox, without User= */
-	char **argv;
-	bool expands; /* a $NAME or ${NAME} to expand from the environment */
-};
-
-static bool word_expands(const char *word)
-{
-	for (const char *p = strchr(word, '$'); p; p = strchr(p + 1, '$'))
-		if (p[1] == '{' || isalpha((unsigned char)p[1]) || p[1] == '_')
-			return true;
-	return false;
-}
-
-static int exec_parse(struct systemd_unit *unit, const struct unit_setting *setting,
-		      struct exec_line *line)
-{
-	memset(line, 0, sizeof(*line));
-	char *value = unit_value(unit, setting);
-	const char *p = value;
-	for (;; p++) {
-		if (*p == '-')
-			line->ignore_failure = true;
-		else if (*p == '@')
-			line->argv0 = true;
-		else if (*p == ':')
-			line->literal = true;
-		else if (*p == '+')
-			line->privileged = true;
-		else if (*p == '!')
-			line->keep_root = true;
-		else
-			break;
-	}
-	const char *why = NULL;
-	line->argv = systemd_words(p, &why);
-	free(value);
-	if (!line->argv || !line->argv[0]) {
-		unit_drop(unit, setting, "%s", why ? why : "no command");
-		string_vector_free(line->argv);
-		line->argv = NULL;
-		return -1;
-	}
-	if (line->argv0) {
-		if (line->argv[1]) {
-			unit_drop(unit, setting,
-				  "the @ prefix gives the program the argv[0] \"%s\"; corral runs "
-				  "it with its path as argv[0]",
-				  line->argv[1]);
-			free(line->argv[1]);
-			memmove(&line->argv[1], &line->argv[2],
-				sizeof(char *) * (string_vector_length(&line->argv[2]) + 1));
-		}
-	}
-	for (size_t i = 0; line->argv[i] && !line->literal; i++)
-		if (word_expands(line->argv[i]))
-			line->expands = true;
-	return 0;
-}
-
-static void exec_free(struct exec_line *line)
-{
-	string_vector_free(line->argv);
-	line->argv = NULL;
-}
-
-/* The command of one line: its words, or a shell that expands the
- * environment as systemd does ($NAME split into words, ${NAME} one word)
- * and, for `or_success`, ignores its failure. */
-static struct ytree_node *command_node(const struct exec_line *line, bool or_success)
-{
-	if (!line->expands && !or_success)
-		return ytree_string_list(line->argv);
-	struct text_buffer script;
-	text_buffer_init(&script, 128);
-	if (!or_success)
-		text_buffer_put_literal(&script, "exec ");
-	shell_words_put(&script, line->argv, line->expands);
-	if (or_success)
-		text_buffer_put_literal(&script, " || exit 0");
-	text_buffer_put_char(&script, '\0');
-	size_t length;
-	char *text = text_buffer_take(&script, &length, NULL);
-	struct ytree_node *command = ytree_list();
-	ytree_append(command, ytree_string("/bin/sh"));
-	ytree_append(command, ytree_string("-c"));
-	ytree_append(command, ytree_string(text));
-	free(text);
-	return command;
-}
-
-static void comment_expansion(struct ytree_node *task, const struct exec_line *line)
-{
-	if (line->expands)
-		ytree_comment(task, "command",
-			      "$VARIABLES are expanded by /bin/sh from the task's environment, as "
-			      "systemd expands them");
-}
-
-static struct ytree_node *tasks_of(struct systemd_unit *unit)
+struct ytree_node *systemd_tasks(struct systemd_unit *unit)
 {
 	return ytree_child_map(unit->group, "tasks");
-}
-
-/* A one-shot task of the unit's group for an ExecStartPre=, ExecStartPost=
- * or ExecStopPost= line. */
-static void add_helper_task(struct systemd_unit *unit, const struct unit_setting *setting,
-			    const char *stage, const char *base, size_t number)
-{
-	struct exec_line line;
-	if (exec_parse(unit, setting, &line) < 0)
-		return;
-	char *name = number > 1 ? xasprintf("%s-%zu", base, number) : xstrdup(base);
-	struct ytree_node *task = ytree_set(tasks_of(unit), name, ytree_map());
-	ytree_comment(tasks_of(unit), name, "%s (%s:%u)", setting_text(setting), setting->file,
-		      setting->line);
-	ytree_set(task, "command", command_node(&line, line.ignore_failure));
-	comment_expansion(task, &line);
-	if (line.ignore_failure)
-		ytree_comment(task, "command",
-			      "the - prefix: a failure is ignored, as systemd does");
-	struct ytree_node *lifecycle = ytree_set(task, "lifecycle", ytree_map());
-	lifecycle->flow = true;
-	ytree_set(lifecycle, "hook", ytree_plain(stage));
-	if (unit->user && !line.privileged && !line.keep_root)
-		ytree_set(task, "user",
-			  unit->group_name ? ytree_plainf("\"%s:%s\"", unit->user, unit->group_name)
-					   : ytree_string(unit->user));
-	if (line.privileged || line.keep_root)
-		ytree_comment(task, "command", "the %s prefix: runs as root%s",
-			      line.privileged ? "+" : "!",
-			      line.privileged ? ", without the unit's sandbox" : "");
-	free(name);
-	exec_free(&line);
-}
-
-static void import_helpers(struct systemd_unit *unit, const char *key, const char *stage,
-			   const char *base, const char *note)
-{
-	size_t count;
-	struct unit_setting **lines = unit_list(&unit->file, "Service", key, &count);
-	for (size_t i = 0; i < count; i++)
-		add_helper_task(unit, lines[i], stage, base, i + 1);
-	if (count && note) {
-		char *last = count > 1 ? xasprintf("%s-%zu", base, count) : xstrdup(base);
-		ytree_comment(tasks_of(unit), last, "%s", note);
-		free(last);
-	}
-	free(lines);
-}
-
-static void import_exec_start(struct systemd_unit *unit)
-{
-	size_t count;
-	struct unit_setting **lines = unit_list(&unit->file, "Service", "ExecStart", &count);
-	if (!count) {
-		import_error(unit->report, unit->file.path, 0,
-			     "%s has no ExecStart=: there is nothing to run", unit->file.name);
-		free(lines);
-		return;
-	}
-	if (count > 1 && !unit->oneshot) {
-		for (size_t i = 1; i < count; i++)
-			unit_drop(unit, lines[i],
-				  "only Type=oneshot units may have several ExecStart= lines");
-		count = 1;
-	}
-	if (count == 1) {
-		struct exec_line line;
-		if (exec_parse(unit, lines[0], &line) == 0) {
-			ytree_set(unit->task, "command", command_node(&line, false));
-			comment_expansion(unit->task, &line);
-			unit->privileged_main = line.privileged;
-			if (line.ignore_failure) {
-				struct ytree_node *restart = ytree_child_map(unit->task, "restart");
-				struct ytree_node *codes =
-				    ytree_set(restart, "success_exit", ytree_list());
-				for (int code = 1; code <= 255; code++)
-					ytree_append(codes, ytree_plainf("%d", code));
-				ytree_comment(restart, "success_exit",
-					      "ExecStart=-: every exit code counts as success");
-			}
-			if (line.privileged || line.keep_root)
-				ytree_comment(unit->task, "command", "ExecStart=%s: runs as root%s",
-					      line.privileged ? "+" : "!",
-					      line.privileged ? ", without the unit's sandbox"
-							      : "");
-			exec_free(&line);
-		}
-		free(lines);
-		return;
-	}
-	/* A oneshot's lines run one after the other; the first failure
-	 * (unless -) ends the run, as systemd runs them. */
-	struct text_buffer script;
-	text_buffer_init(&script, 256);
-	text_buffer_put_literal(&script, "set -e");
-	for (size_t i = 0; i < count; i++) {
-		struct exec_line line;
-		if (exec_parse(unit, lines[i], &line) < 0)
-			continue;
-		text_buffer_put_literal(&script, "; ");
-		shell_words_put(&script, line.argv, line.expands);
-		if (line.ignore_failure)
-			text_buffer_put_literal(&script, " || true");
-		exec_free(&line);
-	}
-	text_buffer_put_char(&script, '\0');
-	size_t length;
-	char *text = text_buffer_take(&script, &length, NULL);
-	struct ytree_node *command = ytree_set(unit->task, "command", ytree_list());
-	ytree_append(command, ytree_string("/bin/sh"));
-	ytree_append(command, ytree_string("-c"));
-	ytree_append(command, ytree_string(text));
-	ytree_comment(unit->task, "command", "the %zu ExecStart= lines, one after the other",
-		      count);
-	free(text);
-	free(lines);
-}
-
-/* ExecStop=: a prekill hook, run before the kill signal as systemd runs it,
- * with $MAINPID read from the hook's request. */
-static void import_exec_stop(struct systemd_unit *unit)
-{
-	size_t count;
-	struct unit_setting **lines = unit_list(&unit->file, "Service", "ExecStop", &count);
-	for (size_t i = 0; i < count; i++) {
-		struct exec_line line;
-		if (exec_parse(unit, lines[i], &line) < 0)
-			continue;
-		struct text_buffer script;
-		text_buffer_init(&script, 256);
-		/* The request is JSON on stdin; the response is stdout, so the
-		 * command's own output goes to stderr (the task's output). */
-		text_buffer_put_literal(&script,
-					"MAINPID=$(sed -n 's/.*\"pid\": *\\([0-9]*\\).*/\\1/p'); "
-					"export MAINPID; ");
-		shell_words_put(&script, line.argv, true);
-		text_buffer_put_literal(&script, " >&2 </dev/null");
-		if (line.ignore_failure)
-			text_buffer_put_literal(&script, " || true");
-		text_buffer_put_char(&script, '\0');
-		size_t length;
-		char *text = text_buffer_take(&script, &length, NULL);
-		struct ytree_node *hooks = ytree_get(unit->task, "hooks");
-		if (!hooks) {
-			hooks = ytree_set(unit->task, "hooks", ytree_list());
-			hooks->flow = false;
-		}
-		struct ytree_node *hook = ytree_map();
-		ytree_append(hooks, hook);
-		char *name = count > 1 ? xasprintf("exec-stop-%zu", i + 1) : xstrdup("exec-stop");
-		ytree_set(hook, "name", ytree_string(name));
-		ytree_set(hook, "stage", ytree_plain("prekill"));
-		struct ytree_node *exec = ytree_set(hook, "exec", ytree_list());
-		ytree_append(exec, ytree_string("/bin/sh"));
-		ytree_append(exec, ytree_string("-c"));
-		ytree_append(exec, ytree_string(text));
-		ytree_comment(hook, "name",
-			      "%s: runs before the kill signal, as corral's user (systemd: as the "
-			      "unit's)",
-			      setting_text(lines[i]));
-		free(name);
-		free(text);
-		exec_free(&line);
-	}
-	free(lines);
-}
-
-/* ExecReload=: corral reloads a task by signal. `kill -HUP $MAINPID` is
- * `corral signal`; anything else has no equivalent. */
-static void import_exec_reload(struct systemd_unit *unit)
-{
-	size_t count;
-	struct unit_setting **lines = unit_list(&unit->file, "Service", "ExecReload", &count);
-	for (size_t i = 0; i < count; i++) {
-		struct exec_line line;
-		if (exec_parse(unit, lines[i], &line) < 0)
-			continue;
-		size_t words = string_vector_length(line.argv);
-		const char *program = strrchr(line.argv[0], '/');
-		program = program ? program + 1 : line.argv[0];
-		if (strcmp(program, "kill") == 0 && words == 3 && line.argv[1][0] == '-' &&
-		    (strcmp(line.argv[2], "$MAINPID") == 0 ||
-		     strcmp(line.argv[2], "${MAINPID}") == 0)) {
-			const char *signal = line.argv[1] + 1;
-			if (strncmp(signal, "s ", 2) == 0)
-				signal += 2;
-			ytree_comment(unit->group, "tasks",
-				      "%s: reload with `corral signal %s/%s %s%s`",
-				      setting_text(lines[i]), unit->name, unit->name,
-				      strncasecmp(signal, "SIG", 3) == 0 ? "" : "SIG", signal);
-		} else {
-			unit_drop(
-			    unit, lines[i],
-			    "corral has no reload command for a task: run it with `corral exec "
-			    "%s/%s -- ...`, or send a signal with `corral signal`",
-			    unit->name, unit->name);
-		}
-		exec_free(&line);
-	}
-	free(lines);
 }
 
 /* --- type, restart, stop ---------------------------------------------- */
@@ -427,7 +120,7 @@ static void import_type(struct systemd_unit *unit)
 		unit->oneshot = true;
 		if (remain && unit_boolean(remain->value) == 1)
 			ytree_comment(
-			    tasks_of(unit), unit->name,
+			    systemd_tasks(unit), unit->name,
 			    "RemainAfterExit=yes: corral shows it completed once it exits 0");
 	} else if (remain && unit_boolean(remain->value) == 1) {
 		unit_drop(unit, remain, "only a Type=oneshot unit remains after its exit");
@@ -446,12 +139,12 @@ static void import_type(struct systemd_unit *unit)
 			  "corral cannot see a D-Bus name appear: readiness is the start of the "
 			  "process (readiness: {exec: [busctl, status, NAME]} would wait for it)");
 	} else if (strcmp(kind, "idle") == 0) {
-		ytree_comment(tasks_of(unit), unit->name, "Type=idle: started as Type=simple");
+		ytree_comment(systemd_tasks(unit), unit->name, "Type=idle: started as Type=simple");
 	} else if (!notify && strcmp(kind, "simple") != 0 && strcmp(kind, "exec") != 0 &&
 		   strcmp(kind, "oneshot") != 0) {
 		unit_drop(unit, type, "an unknown Type=");
 	} else if (pid_file) {
-		ytree_comment(tasks_of(unit), unit->name,
+		ytree_comment(systemd_tasks(unit), unit->name,
 			      "PIDFile=%s: not needed, corral knows the pid it started",
 			      pid_file->value);
 	}
@@ -757,7 +450,7 @@ static void import_environment(struct systemd_unit *unit)
 		const char *path = optional ? value + 1 : value;
 		if (optional && access(path, R_OK) != 0) {
 			ytree_comment(
-			    tasks_of(unit), unit->name,
+			    systemd_tasks(unit), unit->name,
 			    "%s: skipped, as systemd does, since it is not here (corral's "
 			    "env_file must exist)",
 			    setting_text(files[i]));
@@ -776,7 +469,7 @@ static void import_environment(struct systemd_unit *unit)
 
 	struct unit_setting *pass = unit_last(&unit->file, "Service", "PassEnvironment");
 	if (pass)
-		ytree_comment(tasks_of(unit), unit->name,
+		ytree_comment(systemd_tasks(unit), unit->name,
 			      "PassEnvironment=%s: every task gets corral's environment",
 			      pass->value);
 	struct unit_setting *unset = unit_last(&unit->file, "Service", "UnsetEnvironment");
@@ -784,189 +477,6 @@ static void import_environment(struct systemd_unit *unit)
 		unit_drop(unit, unset,
 			  "a task gets corral's environment with env: over it; nothing is taken "
 			  "out");
-}
-
-struct directory_kind {
-	const char *key, *mode_key, *root;
-	bool owned; /* chowned to User= */
-};
-
-static const struct directory_kind directory_kinds[] = {
-    {"RuntimeDirectory", "RuntimeDirectoryMode", "/run", true},
-    {"StateDirectory", "StateDirectoryMode", "/var/lib", true},
-    {"CacheDirectory", "CacheDirectoryMode", "/var/cache", true},
-    {"LogsDirectory", "LogsDirectoryMode", "/var/log", true},
-    {"ConfigurationDirectory", "ConfigurationDirectoryMode", "/etc", false},
-};
-
-/* RuntimeDirectory= and its kin: a prestart task makes them (as root, then
- * hands them to User=), and RuntimeDirectory= is removed by a poststop
- * task unless RuntimeDirectoryPreserve= keeps it. */
-static void import_directories(struct systemd_unit *unit)
-{
-	struct text_buffer script;
-	text_buffer_init(&script, 128);
-	struct text_buffer removal;
-	text_buffer_init(&removal, 64);
-	for (size_t k = 0; k < sizeof(directory_kinds) / sizeof(directory_kinds[0]); k++) {
-		const struct directory_kind *kind = &directory_kinds[k];
-		size_t count;
-		struct unit_setting **lines = unit_list(&unit->file, "Service", kind->key, &count);
-		struct unit_setting *mode = unit_last(&unit->file, "Service", kind->mode_key);
-		for (size_t i = 0; i < count; i++) {
-			char *value = unit_value(unit, lines[i]), *save = NULL;
-			for (char *word = strtok_r(value, " \t", &save); word;
-			     word = strtok_r(NULL, " \t", &save)) {
-				char *colon = strchr(word, ':');
-				if (colon) /* NAME:SYMLINK, systemd 250 */
-					*colon = '\0';
-				char *path = xasprintf("%s/%s", kind->root, word);
-				if (script.length)
-					text_buffer_put_literal(&script, "; ");
-				text_buffer_put_literal(&script, "install -d -m ");
-				const char *mode_text = mode ? mode->value : "0755";
-				text_buffer_put(&script, mode_text, strlen(mode_text));
-				if (kind->owned && unit->user) {
-					text_buffer_put_literal(&script, " -o ");
-					text_buffer_put(&script, unit->user, strlen(unit->user));
-					if (unit->group_name) {
-						text_buffer_put_literal(&script, " -g ");
-						text_buffer_put(&script, unit->group_name,
-								strlen(unit->group_name));
-					}
-				}
-				char *argv[] = {path, NULL};
-				text_buffer_put_char(&script, ' ');
-				shell_words_put(&script, argv, false);
-				if (k == 0) {
-					if (removal.length)
-						text_buffer_put_char(&removal, ' ');
-					else
-						text_buffer_put_literal(&removal, "rm -rf ");
-					shell_words_put(&removal, argv, false);
-				}
-				free(path);
-			}
-			free(value);
-		}
-		free(lines);
-	}
-	struct unit_setting *preserve =
-	    unit_last(&unit->file, "Service", "RuntimeDirectoryPreserve");
-	if (script.length) {
-		text_buffer_put_char(&script, '\0');
-		size_t length;
-		char *text = text_buffer_take(&script, &length, NULL);
-		struct ytree_node *task = ytree_set(tasks_of(unit), "directories", ytree_map());
-		ytree_comment(tasks_of(unit), "directories",
-			      "RuntimeDirectory= and its kin: made before the unit starts, as "
-			      "systemd makes them");
-		struct ytree_node *command = ytree_set(task, "command", ytree_list());
-		ytree_append(command, ytree_string("/bin/sh"));
-		ytree_append(command, ytree_string("-c"));
-		ytree_append(command, ytree_string(text));
-		struct ytree_node *lifecycle = ytree_set(task, "lifecycle", ytree_map());
-		lifecycle->flow = true;
-		ytree_set(lifecycle, "hook", ytree_plain("prestart"));
-		free(text);
-	} else {
-		free(text_buffer_take(&script, &(size_t){0}, NULL));
-	}
-	bool keep = preserve && strcmp(preserve->value, "no") != 0;
-	if (removal.length && !keep) {
-		text_buffer_put_char(&removal, '\0');
-		size_t length;
-		char *text = text_buffer_take(&removal, &length, NULL);
-		struct ytree_node *task =
-		    ytree_set(tasks_of(unit), "remove-runtime-directory", ytree_map());
-		ytree_comment(tasks_of(unit), "remove-runtime-directory",
-			      "RuntimeDirectory= is removed once the unit has stopped");
-		struct ytree_node *command = ytree_set(task, "command", ytree_list());
-		ytree_append(command, ytree_string("/bin/sh"));
-		ytree_append(command, ytree_string("-c"));
-		ytree_append(command, ytree_string(text));
-		struct ytree_node *lifecycle = ytree_set(task, "lifecycle", ytree_map());
-		lifecycle->flow = true;
-		ytree_set(lifecycle, "hook", ytree_plain("poststop"));
-		free(text);
-	} else {
-		free(text_buffer_take(&removal, &(size_t){0}, NULL));
-	}
-}
-
-/* --- resources --------------------------------------------------------- */
-
-static void size_resource(struct systemd_unit *unit, const char *key, const char *field)
-{
-	struct unit_setting *setting = unit_last(&unit->file, "Service", key);
-	if (!setting)
-		return;
-	uint64_t bytes;
-	bool infinite;
-	if (systemd_size_bytes(setting->value, &bytes, &infinite) < 0) {
-		unit_drop(unit, setting,
-			  "corral's resources take a size (512M), not a share of the machine");
-		return;
-	}
-	if (infinite)
-		return;
-	struct ytree_node *resources = ytree_child_map(unit->task, "resources");
-	resources->flow = true;
-	ytree_set(resources, field, ytree_plainf("%llu", (unsigned long long)bytes));
-}
-
-static void import_resources(struct systemd_unit *unit)
-{
-	size_resource(unit, "MemoryMax", "memory");
-	size_resource(unit, "MemoryLimit", "memory");
-	size_resource(unit, "MemoryHigh", "memory_high");
-	size_resource(unit, "MemorySwapMax", "memory_swap");
-	struct unit_setting *quota = unit_last(&unit->file, "Service", "CPUQuota");
-	if (quota && *quota->value) {
-		char *end;
-		double percent = strtod(quota->value, &end);
-		if (*end != '%' || percent <= 0)
-			unit_drop(unit, quota, "not a percentage");
-		else {
-			struct ytree_node *resources = ytree_child_map(unit->task, "resources");
-			resources->flow = true;
-			double cores = percent / 100;
-			ytree_set(resources, "cpu",
-				  ytree_plainf("%.3g", cores < 0.01 ? 0.01 : cores));
-		}
-	}
-	struct unit_setting *weight = unit_last(&unit->file, "Service", "CPUWeight");
-	if (weight && isdigit((unsigned char)weight->value[0]))
-		ytree_set(ytree_child_map(unit->task, "resources"), "cpu_weight",
-			  ytree_plain(weight->value));
-	else if (weight)
-		unit_drop(unit, weight, "corral's cpu_weight is a number from 1 to 10000");
-	struct unit_setting *io = unit_last(&unit->file, "Service", "IOWeight");
-	if (io)
-		ytree_set(ytree_child_map(unit->task, "resources"), "io_weight",
-			  ytree_plain(io->value));
-	struct unit_setting *cpus = unit_last(&unit->file, "Service", "AllowedCPUs");
-	if (cpus) {
-		char *value = xstrdup(cpus->value);
-		for (char *p = value; *p; p++)
-			if (*p == ' ')
-				*p = ',';
-		ytree_set(ytree_child_map(unit->task, "resources"), "cpuset", ytree_string(value));
-		free(value);
-	}
-	struct unit_setting *tasks = unit_last(&unit->file, "Service", "TasksMax");
-	if (tasks && isdigit((unsigned char)tasks->value[0]) && !strchr(tasks->value, '%'))
-		ytree_set(ytree_child_map(unit->task, "resources"), "pids",
-			  ytree_plain(tasks->value));
-	else if (tasks && strcmp(tasks->value, "infinity") == 0)
-		ytree_comment(tasks_of(unit), unit->name, "TasksMax=infinity: no pids limit");
-	else if (tasks)
-		unit_drop(unit, tasks, "corral's pids is a number of processes");
-	struct unit_setting *oom = unit_last(&unit->file, "Service", "OOMScoreAdjust");
-	if (oom)
-		ytree_set(unit->task, "oom_score_adj", ytree_plain(oom->value));
-	if (ytree_get(unit->task, "resources"))
-		ytree_get(unit->task, "resources")->flow = true;
 }
 
 /* --- the unit as a whole ----------------------------------------------- */
@@ -1023,7 +533,7 @@ static void systemd_unit_free(struct systemd_unit *unit)
 static void import_unit(struct systemd_unit *unit, struct ytree_node *groups)
 {
 	unit->group = ytree_set(groups, unit->name, ytree_map());
-	unit->task = ytree_set(tasks_of(unit), unit->name, ytree_map());
+	unit->task = ytree_set(systemd_tasks(unit), unit->name, ytree_map());
 	/* The command first, where a reader looks; filled in below. */
 	ytree_set(unit->task, "command", ytree_list());
 	import_descriptions(unit, groups);
@@ -1046,7 +556,7 @@ static void import_unit(struct systemd_unit *unit, struct ytree_node *groups)
 	/* prestart one-shots (directories, start-pre...) run one after
 	 * another in the order written, as systemd runs them. */
 	size_t prestarts = 0;
-	struct ytree_node *tasks = tasks_of(unit);
+	struct ytree_node *tasks = systemd_tasks(unit);
 	for (size_t i = 0; i < tasks->count; i++) {
 		struct ytree_node *lifecycle = ytree_get(tasks->entries[i].value, "lifecycle");
 		struct ytree_node *hook = lifecycle ? ytree_get(lifecycle, "hook") : NULL;

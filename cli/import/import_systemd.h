@@ -34,6 +34,23 @@ void unit_drop(struct systemd_unit *unit, const struct unit_setting *setting, co
  * replace is reported. */
 char *unit_value(struct systemd_unit *unit, const struct unit_setting *setting);
 
+/* The unit's group's `tasks` map. */
+struct ytree_node *systemd_tasks(struct systemd_unit *unit);
+
+/* Command lines (import_systemd_exec.c): ExecStart= into the main task;
+ * ExecStartPre=, ExecStartPost=, ExecStopPost= (KEY) into one-shot tasks
+ * of STAGE named BASE, BASE-2...; ExecStop=; ExecReload=. */
+void import_exec_start(struct systemd_unit *unit);
+void import_helpers(struct systemd_unit *unit, const char *key, const char *stage, const char *base,
+		    const char *note);
+void import_exec_stop(struct systemd_unit *unit);
+void import_exec_reload(struct systemd_unit *unit);
+
+/* RuntimeDirectory= and its kin; the cgroup limits
+ * (import_systemd_resources.c). */
+void import_directories(struct systemd_unit *unit);
+void import_resources(struct systemd_unit *unit);
+
 /* The [Service] sandbox, Limit* and UMask into the main task's
  * `isolation:` (and the lists of prestart tasks that need it). */
 void systemd_import_sandbox(struct systemd_unit *unit);

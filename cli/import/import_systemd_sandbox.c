@@ -16,27 +16,16 @@
 
 #include "base/xmalloc.h"
 #include "cli/import/import_systemd.h"
+#include "cli/import/import_systemd_sandbox.h"
 #include "cli/import/systemd_syscall_groups.h"
 #include "cli/import/systemd_values.h"
 #include "isolation/seccomp_syscall_names.h"
 
 #define BIT(capability) (UINT64_C(1) << (capability))
 
-struct sandbox {
-	struct systemd_unit *unit;
-	struct ytree_node *isolation;
-	struct ytree_node *mounts;
-	unsigned namespaces; /* bits of namespace_names */
-	struct syscall_set implied_deny;
-	uint64_t capabilities_removed;
-	bool no_new_privileges;
-	bool any; /* a setting that needs isolation: */
-};
-
-enum { NS_PID, NS_MOUNT, NS_UTS, NS_IPC, NS_NET, NS_COUNT };
 static const char *const namespace_names[NS_COUNT] = {"pid", "mount", "uts", "ipc", "net"};
 
-static struct unit_setting *setting(struct sandbox *box, const char *key)
+struct unit_setting *sandbox_setting(struct sandbox *box, const char *key)
 {
 	struct unit_setting *found = unit_last(&box->unit->file, "Service", key);
 	if (found)
@@ -45,156 +34,10 @@ static struct unit_setting *setting(struct sandbox *box, const char *key)
 }
 
 /* A boolean setting that is on. */
-static struct unit_setting *enabled(struct sandbox *box, const char *key)
+struct unit_setting *sandbox_enabled(struct sandbox *box, const char *key)
 {
-	struct unit_setting *found = setting(box, key);
+	struct unit_setting *found = sandbox_setting(box, key);
 	return found && unit_boolean(found->value) == 1 ? found : NULL;
-}
-
-static bool path_exists(const char *path, bool *directory)
-{
-	struct stat status;
-	if (stat(path, &status) != 0)
-		return false;
-	if (directory)
-		*directory = S_ISDIR(status.st_mode);
-	return true;
-}
-
-static struct ytree_node *mount_list(struct sandbox *box)
-{
-	box->namespaces |= 1u << NS_MOUNT;
-	if (!box->mounts) {
-		box->mounts = ytree_list();
-		box->mounts->flow = false;
-	}
-	return box->mounts;
-}
-
-static void add_bind(struct sandbox *box, const char *source, const char *target, bool readonly)
-{
-	struct ytree_node *mount = ytree_map();
-	mount->flow = true;
-	ytree_set(mount, "source", ytree_string(source));
-	ytree_set(mount, "target", ytree_string(target));
-	ytree_set(mount, "readonly", ytree_plain(readonly ? "true" : "false"));
-	ytree_append(mount_list(box), mount);
-}
-
-static void add_tmpfs(struct sandbox *box, const char *target, const char *mode, bool readonly)
-{
-	struct ytree_node *mount = ytree_map();
-	mount->flow = true;
-	ytree_set(mount, "type", ytree_plain("tmpfs"));
-	ytree_set(mount, "target", ytree_string(target));
-	if (readonly)
-		ytree_set(mount, "readonly", ytree_plain("true"));
-	struct ytree_node *options = ytree_set(mount, "options", ytree_list());
-	char *option = xasprintf("mode=%s", mode);
-	ytree_append(options, ytree_string(option));
-	free(option);
-	ytree_append(mount_list(box), mount);
-}
-
-/* ReadWritePaths=, ReadOnlyPaths=, InaccessiblePaths= (and the older
- * *Directories= names): paths with - (ignore when missing) and +
- * (inside RootDirectory=) prefixes. Binds need their source when corral
- * loads the config, so a path missing here is skipped (-) or reported. */
-enum path_access { PATH_WRITABLE, PATH_READ_ONLY, PATH_INACCESSIBLE };
-
-static void import_paths(struct sandbox *box, const char *key, enum path_access access)
-{
-	size_t count;
-	struct unit_setting **lines = unit_list(&box->unit->file, "Service", key, &count);
-	for (size_t i = 0; i < count; i++) {
-		box->any = true;
-		char *value = unit_value(box->unit, lines[i]), *save = NULL;
-		for (char *word = strtok_r(value, " \t", &save); word;
-		     word = strtok_r(NULL, " \t", &save)) {
-			bool optional = false;
-			while (*word == '-' || *word == '+') {
-				optional |= *word == '-';
-				word++;
-			}
-			bool directory = false;
-			if (!path_exists(word, &directory)) {
-				if (optional)
-					ytree_comment(
-					    ytree_get(box->unit->group, "tasks"), box->unit->name,
-					    "%s=-%s: skipped, as systemd does, since it is not "
-					    "here",
-					    key, word);
-				else
-					unit_drop(
-					    box->unit, lines[i],
-					    "%s is not here, and corral binds only a path that "
-					    "exists when the config loads (systemd would not "
-					    "start the unit either)",
-					    word);
-				continue;
-			}
-			if (access == PATH_INACCESSIBLE) {
-				if (directory)
-					add_tmpfs(box, word, "000", true);
-				else
-					add_bind(box, "/dev/null", word, true);
-			} else {
-				add_bind(box, word, word, access == PATH_READ_ONLY);
-			}
-		}
-		free(value);
-	}
-	free(lines);
-}
-
-static void import_protect_system(struct sandbox *box)
-{
-	struct unit_setting *protect = setting(box, "ProtectSystem");
-	if (!protect)
-		return;
-	const char *value = protect->value;
-	int flag = unit_boolean(value);
-	if (flag == 0)
-		return;
-	if (strcmp(value, "strict") == 0) {
-		box->namespaces |= 1u << NS_MOUNT;
-		ytree_set(box->isolation, "readonly_rootfs", ytree_plain("true"));
-		ytree_comment(box->isolation, "readonly_rootfs",
-			      "ProtectSystem=strict: / read-only; file systems mounted below it "
-			      "(/run, /dev/shm, a /tmp of its own) keep their own flags, and /proc "
-			      "and /sys are read-only in the task");
-		return;
-	}
-	static const char *const system_dirs[] = {"/usr", "/boot", "/efi", NULL};
-	for (size_t i = 0; system_dirs[i]; i++)
-		if (path_exists(system_dirs[i], NULL))
-			add_bind(box, system_dirs[i], system_dirs[i], true);
-	if (strcmp(value, "full") == 0)
-		add_bind(box, "/etc", "/etc", true);
-	else if (flag != 1)
-		unit_drop(box->unit, protect, "an unknown ProtectSystem=");
-}
-
-static void import_protect_home(struct sandbox *box)
-{
-	struct unit_setting *protect = setting(box, "ProtectHome");
-	if (!protect || unit_boolean(protect->value) == 0)
-		return;
-	static const char *const homes[] = {"/home", "/root", "/run/user", NULL};
-	bool read_only = strcmp(protect->value, "read-only") == 0;
-	bool tmpfs = strcmp(protect->value, "tmpfs") == 0;
-	if (!read_only && !tmpfs && unit_boolean(protect->value) != 1) {
-		unit_drop(box->unit, protect, "an unknown ProtectHome=");
-		return;
-	}
-	for (size_t i = 0; homes[i]; i++) {
-		if (!path_exists(homes[i], NULL))
-			continue;
-		if (read_only)
-			add_bind(box, homes[i], homes[i], true);
-		else
-			add_tmpfs(box, homes[i], tmpfs ? "755" : "000", true);
-	}
 }
 
 /* CapabilityBoundingSet= and AmbientCapabilities= as systemd merges
@@ -340,8 +183,8 @@ static void import_seccomp(struct sandbox *box)
 		}
 		free(copy);
 	}
-	struct unit_setting *errno_setting = setting(box, "SystemCallErrorNumber");
-	struct unit_setting *log = setting(box, "SystemCallLog");
+	struct unit_setting *errno_setting = sandbox_setting(box, "SystemCallErrorNumber");
+	struct unit_setting *log = sandbox_setting(box, "SystemCallLog");
 	if (log)
 		unit_drop(unit, log, "corral's seccomp logs with default_action: log only");
 	if (mode || box->implied_deny.count)
@@ -457,7 +300,7 @@ static void import_rlimits(struct sandbox *box)
 {
 	struct ytree_node *rlimits = NULL;
 	for (size_t k = 0; k < sizeof(rlimit_keys) / sizeof(rlimit_keys[0]); k++) {
-		struct unit_setting *line = setting(box, rlimit_keys[k].key);
+		struct unit_setting *line = sandbox_setting(box, rlimit_keys[k].key);
 		if (!line)
 			continue;
 		char *copy = xstrdup(line->value);
@@ -553,160 +396,62 @@ static void report_unsupported(struct sandbox *box)
 	}
 }
 
-static void import_temporary_file_systems(struct sandbox *box)
-{
-	size_t count;
-	struct unit_setting **lines =
-	    unit_list(&box->unit->file, "Service", "TemporaryFileSystem", &count);
-	for (size_t i = 0; i < count; i++) {
-		box->any = true;
-		char *value = unit_value(box->unit, lines[i]), *save = NULL;
-		for (char *word = strtok_r(value, " \t", &save); word;
-		     word = strtok_r(NULL, " \t", &save)) {
-			char *colon = strchr(word, ':');
-			bool readonly = colon && strstr(colon, "ro");
-			if (colon)
-				*colon = '\0';
-			add_tmpfs(box, word, "755", readonly);
-		}
-		free(value);
-	}
-	free(lines);
-}
-
-static void import_binds(struct sandbox *box, const char *key, bool readonly)
-{
-	size_t count;
-	struct unit_setting **lines = unit_list(&box->unit->file, "Service", key, &count);
-	for (size_t i = 0; i < count; i++) {
-		box->any = true;
-		char *value = unit_value(box->unit, lines[i]), *save = NULL;
-		for (char *word = strtok_r(value, " \t", &save); word;
-		     word = strtok_r(NULL, " \t", &save)) {
-			bool optional = *word == '-';
-			if (optional)
-				word++;
-			char *colon = strchr(word, ':');
-			const char *target = word;
-			if (colon) {
-				*colon = '\0';
-				target = colon + 1;
-				char *options = strchr(target, ':');
-				if (options)
-					*options = '\0';
-			}
-			if (!path_exists(word, NULL)) {
-				if (!optional)
-					unit_drop(
-					    box->unit, lines[i],
-					    "%s is not here, and corral binds only a path that "
-					    "exists when the config loads",
-					    word);
-				continue;
-			}
-			add_bind(box, word, target, readonly);
-		}
-		free(value);
-	}
-	free(lines);
-}
-
-static void import_devices(struct sandbox *box)
-{
-	struct unit_setting *policy = setting(box, "DevicePolicy");
-	size_t count;
-	struct unit_setting **allowed =
-	    unit_list(&box->unit->file, "Service", "DeviceAllow", &count);
-	static const char *const default_devices[] = {
-	    "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", NULL};
-	for (size_t i = 0; i < count; i++) {
-		box->any = true;
-		char *copy = xstrdup(allowed[i]->value), *save = NULL;
-		char *path = strtok_r(copy, " \t", &save);
-		char *permissions = strtok_r(NULL, " \t", &save);
-		bool is_default = false;
-		for (size_t d = 0; path && default_devices[d]; d++)
-			is_default |= strcmp(path, default_devices[d]) == 0;
-		if (!path || strncmp(path, "/dev/", 5) != 0) {
-			unit_drop(box->unit, allowed[i],
-				  "corral's devices name a device node, not a class (char-*, "
-				  "block-*)");
-		} else if (!is_default && access(path, F_OK) != 0) {
-			unit_drop(
-			    box->unit, allowed[i],
-			    "%s is not here, and corral checks a device when the config loads",
-			    path);
-		} else if (!is_default) {
-			struct ytree_node *devices = ytree_child_list(box->isolation, "devices");
-			devices->flow = false;
-			struct ytree_node *device = ytree_map();
-			device->flow = true;
-			ytree_set(device, "path", ytree_string(path));
-			if (permissions)
-				ytree_set(device, "permissions", ytree_string(permissions));
-			ytree_append(devices, device);
-		}
-		free(copy);
-	}
-	free(allowed);
-	(void)policy;
-}
-
 void systemd_import_sandbox(struct systemd_unit *unit)
 {
 	struct sandbox box = {.unit = unit};
 	box.isolation = ytree_map();
 	struct unit_setting *found;
 
-	if ((found = enabled(&box, "PrivateTmp"))) {
-		add_tmpfs(&box, "/tmp", "1777", false);
-		add_tmpfs(&box, "/var/tmp", "1777", false);
+	if ((found = sandbox_enabled(&box, "PrivateTmp"))) {
+		sandbox_add_tmpfs(&box, "/tmp", "1777", false);
+		sandbox_add_tmpfs(&box, "/var/tmp", "1777", false);
 	}
-	if ((found = enabled(&box, "PrivateNetwork")))
+	if ((found = sandbox_enabled(&box, "PrivateNetwork")))
 		box.namespaces |= 1u << NS_NET;
-	if ((found = enabled(&box, "PrivateIPC")))
+	if ((found = sandbox_enabled(&box, "PrivateIPC")))
 		box.namespaces |= 1u << NS_IPC;
-	if ((found = enabled(&box, "ProtectHostname"))) {
+	if ((found = sandbox_enabled(&box, "ProtectHostname"))) {
 		box.namespaces |= 1u << NS_UTS;
 		box.no_new_privileges = true;
 	}
-	if ((found = setting(&box, "ProtectProc")) && strcmp(found->value, "default") != 0) {
+	if ((found = sandbox_setting(&box, "ProtectProc")) &&
+	    strcmp(found->value, "default") != 0) {
 		box.namespaces |= 1u << NS_PID;
 		ytree_comment(box.isolation, "namespaces",
 			      "ProtectProc=%s: a pid namespace, whose /proc shows the task's own "
 			      "processes only",
 			      found->value);
 	}
-	if ((found = enabled(&box, "PrivatePIDs")))
+	if ((found = sandbox_enabled(&box, "PrivatePIDs")))
 		box.namespaces |= 1u << NS_PID;
-	if ((found = enabled(&box, "PrivateDevices"))) {
+	if ((found = sandbox_enabled(&box, "PrivateDevices"))) {
 		box.capabilities_removed |= BIT(CAP_MKNOD) | BIT(CAP_SYS_RAWIO);
 		deny_implied(&box, "@raw-io");
 		box.no_new_privileges = true;
 	}
-	if ((found = enabled(&box, "ProtectKernelModules"))) {
+	if ((found = sandbox_enabled(&box, "ProtectKernelModules"))) {
 		box.capabilities_removed |= BIT(CAP_SYS_MODULE);
 		deny_implied(&box, "@module");
 		box.no_new_privileges = true;
 	}
-	if ((found = enabled(&box, "ProtectClock"))) {
+	if ((found = sandbox_enabled(&box, "ProtectClock"))) {
 		box.capabilities_removed |= BIT(CAP_SYS_TIME) | BIT(CAP_WAKE_ALARM);
 		deny_implied(&box, "@clock");
 		box.no_new_privileges = true;
 	}
-	if ((found = enabled(&box, "ProtectKernelLogs"))) {
+	if ((found = sandbox_enabled(&box, "ProtectKernelLogs"))) {
 		box.capabilities_removed |= BIT(CAP_SYSLOG);
 		deny_implied(&box, "syslog");
 		box.namespaces |= 1u << NS_MOUNT;
 		box.no_new_privileges = true;
 	}
-	bool tunables = enabled(&box, "ProtectKernelTunables") != NULL;
-	bool cgroups = enabled(&box, "ProtectControlGroups") != NULL;
+	bool tunables = sandbox_enabled(&box, "ProtectKernelTunables") != NULL;
+	bool cgroups = sandbox_enabled(&box, "ProtectControlGroups") != NULL;
 	if (tunables || cgroups) {
 		box.namespaces |= 1u << NS_MOUNT;
 		box.no_new_privileges |= tunables;
 	}
-	if ((found = setting(&box, "RestrictNamespaces"))) {
+	if ((found = sandbox_setting(&box, "RestrictNamespaces"))) {
 		if (unit_boolean(found->value) == 1) {
 			deny_implied(&box, "setns unshare");
 			box.no_new_privileges = true;
@@ -716,7 +461,7 @@ void systemd_import_sandbox(struct systemd_unit *unit)
 				  "some namespaces only");
 		}
 	}
-	if ((found = enabled(&box, "NoNewPrivileges")))
+	if ((found = sandbox_enabled(&box, "NoNewPrivileges")))
 		box.no_new_privileges = true;
 	/* Settings systemd says imply NoNewPrivileges=yes, though corral
 	 * cannot carry them. */
@@ -734,27 +479,12 @@ void systemd_import_sandbox(struct systemd_unit *unit)
 			box.any = true;
 		}
 	}
-	found = setting(&box, "PrivateMounts");
+	found = sandbox_setting(&box, "PrivateMounts");
 	if (found && unit_boolean(found->value) == 1)
 		box.namespaces |= 1u << NS_MOUNT;
 
-	import_protect_system(&box);
-	import_protect_home(&box);
-	import_paths(&box, "ReadOnlyPaths", PATH_READ_ONLY);
-	import_paths(&box, "ReadOnlyDirectories", PATH_READ_ONLY);
-	import_binds(&box, "BindReadOnlyPaths", true);
-	import_binds(&box, "BindPaths", false);
-	import_temporary_file_systems(&box);
-	import_paths(&box, "ReadWritePaths", PATH_WRITABLE);
-	import_paths(&box, "ReadWriteDirectories", PATH_WRITABLE);
-	import_paths(&box, "InaccessiblePaths", PATH_INACCESSIBLE);
-	import_paths(&box, "InaccessibleDirectories", PATH_INACCESSIBLE);
-	if ((found = setting(&box, "RootDirectory"))) {
-		box.namespaces |= 1u << NS_MOUNT;
-		ytree_set(box.isolation, "rootfs", ytree_string(found->value));
-	}
-	import_devices(&box);
-	if ((found = setting(&box, "UMask"))) {
+	sandbox_import_mounts(&box);
+	if ((found = sandbox_setting(&box, "UMask"))) {
 		char *end;
 		unsigned long mask = strtoul(found->value, &end, 8);
 		if (*end || mask > 0777)
