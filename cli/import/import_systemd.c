@@ -528,6 +528,27 @@ static void systemd_unit_free(struct systemd_unit *unit)
 	free(unit->name);
 	free(unit->user);
 	free(unit->group_name);
+	for (size_t h = 0; h < unit->helper_count; h++)
+		free(unit->helpers[h].name);
+	free(unit->helpers);
+}
+
+/* systemd runs every Exec*= line with the unit's environment, directory
+ * and sandbox: the one-shot tasks get the main task's. */
+static void share_with_helpers(struct systemd_unit *unit)
+{
+	static const char *const shared[] = {"cwd",       "groups",    "env_file", "env",
+					     "resources", "isolation", NULL};
+	for (size_t h = 0; h < unit->helper_count; h++) {
+		struct ytree_node *task = ytree_get(systemd_tasks(unit), unit->helpers[h].name);
+		for (size_t k = 0; task && shared[k]; k++) {
+			struct ytree_node *value = ytree_get(unit->task, shared[k]);
+			if (!value ||
+			    (unit->helpers[h].privileged && strcmp(shared[k], "isolation") == 0))
+				continue;
+			ytree_set(task, shared[k], ytree_copy(value));
+		}
+	}
 }
 
 static void import_unit(struct systemd_unit *unit, struct ytree_node *groups)
@@ -553,6 +574,7 @@ static void import_unit(struct systemd_unit *unit, struct ytree_node *groups)
 	import_exec_stop(unit);
 	import_exec_reload(unit);
 	systemd_import_sandbox(unit);
+	share_with_helpers(unit);
 	/* prestart one-shots (directories, start-pre...) run one after
 	 * another in the order written, as systemd runs them. */
 	size_t prestarts = 0;

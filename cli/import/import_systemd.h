@@ -23,6 +23,13 @@ struct systemd_unit {
 	bool oneshot;
 	bool privileged_main; /* ExecStart=+...: no sandbox */
 	uint64_t stop_ms;     /* its kill.timeout */
+	/* The one-shot tasks of ExecStartPre=/Post=/ExecStopPost= lines, which
+	 * get the main task's environment, directory and (unless +) sandbox. */
+	struct systemd_helper {
+		char *name;
+		bool privileged;
+	} * helpers;
+	size_t helper_count;
 	struct import_report *report;
 };
 

@@ -151,6 +151,10 @@ static void add_helper_task(struct systemd_unit *unit, const struct unit_setting
 		ytree_comment(task, "command", "the %s prefix: runs as root%s",
 			      line.privileged ? "+" : "!",
 			      line.privileged ? ", without the unit's sandbox" : "");
+	unit->helpers =
+	    xreallocarray(unit->helpers, unit->helper_count + 1, sizeof(*unit->helpers));
+	unit->helpers[unit->helper_count++] =
+	    (struct systemd_helper){.name = xstrdup(name), .privileged = line.privileged};
 	free(name);
 	exec_free(&line);
 }

@@ -72,20 +72,38 @@ void ytree_free(struct ytree_node *node)
 	free(node);
 }
 
-static struct ytree_entry *entry_of(const struct ytree_node *map, const char *key)
-{
-	for (size_t i = 0; i < map->count; i++)
-		if (strcmp(map->entries[i].key, key) == 0)
-			return &map->entries[i];
-	return NULL;
-}
-
 static struct ytree_entry *entry_add(struct ytree_node *node)
 {
 	node->entries = xreallocarray(node->entries, node->count + 1, sizeof(*node->entries));
 	struct ytree_entry *entry = &node->entries[node->count++];
 	memset(entry, 0, sizeof(*entry));
 	return entry;
+}
+
+struct ytree_node *ytree_copy(const struct ytree_node *node)
+{
+	struct ytree_node *copy = node_new(node->kind, node->text);
+	copy->flow = node->flow;
+	for (size_t i = 0; i < node->count; i++) {
+		const struct ytree_entry *entry = &node->entries[i];
+		struct ytree_entry *to = entry_add(copy);
+		to->key = entry->key ? xstrdup(entry->key) : NULL;
+		to->value = ytree_copy(entry->value);
+		for (size_t c = 0; c < entry->comment_count; c++) {
+			to->comments = xreallocarray(to->comments, to->comment_count + 1,
+						     sizeof(*to->comments));
+			to->comments[to->comment_count++] = xstrdup(entry->comments[c]);
+		}
+	}
+	return copy;
+}
+
+static struct ytree_entry *entry_of(const struct ytree_node *map, const char *key)
+{
+	for (size_t i = 0; i < map->count; i++)
+		if (strcmp(map->entries[i].key, key) == 0)
+			return &map->entries[i];
+	return NULL;
 }
 
 struct ytree_node *ytree_set(struct ytree_node *map, const char *key, struct ytree_node *value)

@@ -36,6 +36,8 @@ struct ytree_node *ytree_plainf(const char *format, ...) __attribute__((format(p
 /* A flow list of strings ([a, b]) from a NULL-terminated vector. */
 struct ytree_node *ytree_string_list(char *const *items);
 void ytree_free(struct ytree_node *node);
+/* A deep copy of NODE (comments included). */
+struct ytree_node *ytree_copy(const struct ytree_node *node);
 
 /* Sets `key` of `map` (replacing an earlier value, keeping its place and
  * comments). Returns `value`. */

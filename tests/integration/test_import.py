@@ -209,12 +209,14 @@ def test_exec_prefixes_quoting_environment_and_specifiers(corral, tmp_path):
         "Type=oneshot\n"
         'Environment="GREETING=hello world" NAME=%i\n'
         "ExecStartPre=-/bin/false\n"
+        # a one-shot task with the unit's environment, as systemd runs it
+        f"ExecStartPre=/bin/sh -c 'echo \"pre $$GREETING\" >> {out}'\n"
         # a continued line, quotes, a C escape, ${VAR} and $VAR as systemd reads them
         f"ExecStart=-/bin/sh -c 'printf \"%%s|\" \"$$1\" \"$$2\" \"$$3\" %I \\\n"
         f"  >> {out}; exit 3' sh \"${{GREETING}}\" $NAME \"a\\tb\"\n")
     path, result = imported(corral, tmp_path / "greet@a-b.service")
     assert corral.run(path).returncode == 0  # ExecStart=-: exit 3 counts as success
-    assert out.read_text() == "hello world|a-b|a\tb|a/b|"
+    assert out.read_text() == "pre hello world\nhello world|a-b|a\tb|a/b|"
 
 
 def test_settings_corral_cannot_carry_make_exit_2_and_lossy_0(corral, tmp_path):
