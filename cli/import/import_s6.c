@@ -17,208 +17,8 @@
 #include "base/regular_file.h"
 #include "base/xmalloc.h"
 #include "cli/import/import_names.h"
+#include "cli/import/import_s6.h"
 #include "cli/import/import_sources.h"
-
-#define S6_FILE_MAX_BYTES (1024 * 1024)
-
-struct s6 {
-	struct import_report *report;
-	struct ytree_node *group;
-	struct ytree_node *tasks;
-	char *rc_dir; /* v3: the s6-rc.d directory, or NULL */
-};
-
-static bool is_dir(const char *path)
-{
-	struct stat status;
-	return stat(path, &status) == 0 && S_ISDIR(status.st_mode);
-}
-
-static bool is_file(const char *path)
-{
-	struct stat status;
-	return stat(path, &status) == 0 && S_ISREG(status.st_mode);
-}
-
-/* A small file's text, trimmed; NULL when it is not there. */
-static char *read_small(const char *dir, const char *name)
-{
-	char *path = xasprintf("%s/%s", dir, name);
-	char *text = NULL, reason[REGULAR_FILE_REASON_SIZE];
-	size_t size;
-	if (is_file(path) &&
-	    regular_file_read(path, S6_FILE_MAX_BYTES, &text, &size, reason) == 0) {
-		while (size && isspace((unsigned char)text[size - 1]))
-			text[--size] = '\0';
-	}
-	free(path);
-	return text;
-}
-
-static int compare_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The entries of DIR in name order, hidden ones skipped (NULL-terminated). */
-static char **entries(const char *dir)
-{
-	char **names = xcalloc(1, sizeof(*names));
-	size_t count = 0;
-	DIR *directory = opendir(dir);
-	if (!directory)
-		return names;
-	struct dirent *entry;
-	while ((entry = readdir(directory)))
-		if (entry->d_name[0] != '.') {
-			names = xreallocarray(names, count + 2, sizeof(*names));
-			names[count++] = xstrdup(entry->d_name);
-			names[count] = NULL;
-		}
-	closedir(directory);
-	qsort(names, count, sizeof(*names), compare_names);
-	return names;
-}
-
-static void free_entries(char **names)
-{
-	for (size_t i = 0; names[i]; i++)
-		free(names[i]);
-	free(names);
-}
-
-/* How a script is run: its shebang is s6-overlay's with-contenv, which
- * loads the container's environment from /run/s6/container_environment;
- * corral hands the task its environment directly, so the interpreter
- * after it runs the script. */
-static struct ytree_node *script_command(const char *path, struct ytree_node *task)
-{
-	char *text, reason[REGULAR_FILE_REASON_SIZE];
-	size_t size;
-	struct ytree_node *command = ytree_list();
-	if (regular_file_read(path, S6_FILE_MAX_BYTES, &text, &size, reason) == 0 &&
-	    strncmp(text, "#!", 2) == 0) {
-		char *end = strchr(text, '\n');
-		if (end)
-			*end = '\0';
-		char *save = NULL;
-		char *interpreter = strtok_r(text + 2, " \t", &save);
-		const char *base = interpreter ? strrchr(interpreter, '/') : NULL;
-		if (base && strcmp(base + 1, "with-contenv") == 0) {
-			char *shell = strtok_r(NULL, " \t", &save);
-			ytree_append(command, ytree_string(shell ? shell : "/bin/sh"));
-			for (char *word = strtok_r(NULL, " \t", &save); word;
-			     word = strtok_r(NULL, " \t", &save))
-				ytree_append(command, ytree_string(word));
-			ytree_append(command, ytree_string(path));
-			ytree_comment(
-			    task, "command",
-			    "#!%s: corral gives the task its environment itself, so %s runs "
-			    "the script",
-			    interpreter, shell ? shell : "/bin/sh");
-			free(text);
-			return command;
-		}
-		if (interpreter && strncmp(interpreter, "/command/", 9) == 0)
-			ytree_comment(task, "command",
-				      "#!%s: s6-overlay's path; the image needs it (or execline) "
-				      "installed",
-				      interpreter);
-	}
-	if (text)
-		free(text);
-	ytree_append(command, ytree_string(path));
-	return command;
-}
-
-static void s6_drop(struct s6 *import, const char *path, const char *setting, const char *why, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void s6_drop(struct s6 *import, const char *path, const char *setting, const char *why, ...)
-{
-	va_list arguments;
-	va_start(arguments, why);
-	char *reason = xvasprintf(why, arguments);
-	va_end(arguments);
-	import_drop(import->report, path, 0, setting, "%s", reason);
-	free(reason);
-}
-
-/* A finish script: an exited hook, given the exit code (256 when killed)
- * and the signal as s6-supervise gives them. Its output goes to the
- * task's (stdout is the hook's response). */
-static void add_finish_hook(struct ytree_node *task, const char *finish)
-{
-	struct ytree_node *hooks = ytree_set(task, "hooks", ytree_list());
-	hooks->flow = false;
-	struct ytree_node *hook = ytree_map();
-	ytree_append(hooks, hook);
-	ytree_set(hook, "name", ytree_string("finish"));
-	ytree_set(hook, "stage", ytree_plain("exited"));
-	struct ytree_node *exec = ytree_set(hook, "exec", ytree_list());
-	ytree_append(exec, ytree_string("/bin/sh"));
-	ytree_append(exec, ytree_string("-c"));
-	ytree_append(exec,
-		     ytree_string("request=$(cat); "
-				  "code=$(printf %s \"$request\" | sed -n "
-				  "'s/.*\"exit\": *{\"code\": *\\([0-9]*\\).*/\\1/p'); "
-				  "signal=$(printf %s \"$request\" | sed -n "
-				  "'s/.*\"signal\": *\"SIG\\([A-Z0-9+]*\\)\".*/\\1/p'); "
-				  "number=0; if [ -n \"$signal\" ]; then code=256; n=1; "
-				  "while [ $n -lt 65 ]; do if [ \"$(kill -l $n)\" = \"$signal\" ]; "
-				  "then number=$n; break; fi; n=$((n + 1)); done; fi; "
-				  "\"$0\" \"${code:-0}\" \"$number\" >&2"));
-	ytree_append(exec, ytree_string(finish));
-	ytree_comment(task, "hooks",
-		      "finish: after every exit, with the exit code (256 if killed) and the "
-		      "signal; as corral's user, and a finish that halts the container "
-		      "(/run/s6/basedir/bin/halt) needs on_failure: exit instead");
-}
-
-static struct ytree_node *new_task(struct s6 *import, const char *name, const char *origin)
-{
-	char *task_name = import_config_name(name);
-	struct ytree_node *task = ytree_set(import->tasks, task_name, ytree_map());
-	ytree_comment(import->tasks, task_name, "%s", origin);
-	free(task_name);
-	return task;
-}
-
-static void longrun_restart(struct ytree_node *task)
-{
-	struct ytree_node *restart = ytree_set(task, "restart", ytree_map());
-	restart->flow = true;
-	ytree_set(restart, "policy", ytree_plain("always"));
-	ytree_set(restart, "attempts", ytree_plain("unlimited"));
-	ytree_set(restart, "delay", ytree_plain("1s"));
-	ytree_set(restart, "max_delay", ytree_plain("1s"));
-	ytree_comment(task, "restart",
-		      "s6-supervise restarts a longrun for ever, at most once a "
-		      "second");
-}
-
-static void milliseconds(struct s6 *import, const char *dir, const char *file,
-			 struct ytree_node *map, const char *key, struct ytree_node *task,
-			 const char *task_key)
-{
-	char *text = read_small(dir, file);
-	if (!text)
-		return;
-	char *end;
-	unsigned long ms = strtoul(text, &end, 10);
-	if (*end) {
-		char *path = xasprintf("%s/%s", dir, file);
-		s6_drop(import, path, file, "not a number of milliseconds");
-		free(path);
-	} else if (ms == 0) {
-		ytree_comment(task, task_key, "%s 0: no limit", file);
-		if (strcmp(key, "timeout") == 0 && strcmp(task_key, "kill") == 0)
-			ytree_set(map, key, ytree_plain("24h"));
-	} else {
-		ytree_set(map, key, ytree_plainf("%lums", ms));
-	}
-	free(text);
-}
 
 /* --- v3: s6-rc.d --------------------------------------------------- */
 
@@ -244,7 +44,7 @@ static bool is_overlay_service(const char *name)
 static char *service_type(struct s6 *import, const char *name)
 {
 	char *dir = xasprintf("%s/%s", import->rc_dir, name);
-	char *type = read_small(dir, "type");
+	char *type = s6_read_small(dir, "type");
 	free(dir);
 	return type;
 }
@@ -253,9 +53,9 @@ static char *service_type(struct s6 *import, const char *name)
 static char **bundle_contents(const char *dir)
 {
 	char *contents_dir = xasprintf("%s/contents.d", dir);
-	char **names = entries(contents_dir);
+	char **names = s6_entries(contents_dir);
 	free(contents_dir);
-	char *contents = read_small(dir, "contents");
+	char *contents = s6_read_small(dir, "contents");
 	if (contents) {
 		size_t count = string_vector_length(names);
 		char *save = NULL;
@@ -289,9 +89,9 @@ static void add_dependencies(struct s6 *import, struct ytree_node *task, const c
 			     const char *service)
 {
 	char *deps_dir = xasprintf("%s/dependencies.d", dir);
-	char **names = entries(deps_dir);
+	char **names = s6_entries(deps_dir);
 	free(deps_dir);
-	char *file = read_small(dir, "dependencies");
+	char *file = s6_read_small(dir, "dependencies");
 	size_t count = string_vector_length(names);
 	if (file) {
 		char *save = NULL;
@@ -319,7 +119,7 @@ static void add_dependencies(struct s6 *import, struct ytree_node *task, const c
 			char **members = bundle_contents(bundle_dir);
 			for (size_t m = 0; members[m]; m++)
 				add_after(import, task, members[m]);
-			free_entries(members);
+			s6_free_entries(members);
 			free(bundle_dir);
 		} else {
 			add_after(import, task, names[i]);
@@ -331,7 +131,7 @@ static void add_dependencies(struct s6 *import, struct ytree_node *task, const c
 		    task, "after",
 		    "dependencies.d: a longrun is waited for until ready (started, without "
 		    "notification-fd), a oneshot until it completed");
-	free_entries(names);
+	s6_free_entries(names);
 }
 
 /* An up or down file is one execline command line; a plain one is
@@ -394,7 +194,7 @@ static void report_other_files(struct s6 *import, const char *dir)
 	    {"instances", "s6 instances: write instances: N"},
 	    {"template", "s6 instances: write instances: N"},
 	};
-	char **names = entries(dir);
+	char **names = s6_entries(dir);
 	for (size_t i = 0; names[i]; i++) {
 		bool known = false;
 		for (size_t r = 0; read_files[r] && !known; r++)
@@ -409,24 +209,24 @@ static void report_other_files(struct s6 *import, const char *dir)
 		s6_drop(import, path, names[i], "%s", why);
 		free(path);
 	}
-	free_entries(names);
+	s6_free_entries(names);
 }
 
 static void import_v3_service(struct s6 *import, const char *name, bool started)
 {
 	char *dir = xasprintf("%s/%s", import->rc_dir, name);
-	char *type = read_small(dir, "type");
+	char *type = s6_read_small(dir, "type");
 	char *origin = xasprintf("%s (%s)", dir, type ? type : "no type");
 	if (!type) {
 		import_error(import->report, dir, 0, "no type file: not an s6-rc service");
 	} else if (strcmp(type, "longrun") == 0) {
-		struct ytree_node *task = new_task(import, name, origin);
+		struct ytree_node *task = s6_new_task(import, name, origin);
 		char *run = xasprintf("%s/run", dir);
-		if (!is_file(run))
+		if (!s6_is_file(run))
 			import_error(import->report, dir, 0, "a longrun without run");
-		ytree_set(task, "command", script_command(run, task));
+		ytree_set(task, "command", s6_script_command(run, task));
 		free(run);
-		char *fd = read_small(dir, "notification-fd");
+		char *fd = s6_read_small(dir, "notification-fd");
 		struct ytree_node *kill = ytree_map();
 		kill->flow = true;
 		if (fd) {
@@ -434,19 +234,19 @@ static void import_v3_service(struct s6 *import, const char *name, bool started)
 			readiness->flow = true;
 			ytree_set(readiness, "notify", ytree_plain("fd"));
 			ytree_set(readiness, "fd", ytree_plain(fd));
-			milliseconds(import, dir, "timeout-up", readiness, "timeout", task,
-				     "readiness");
+			s6_milliseconds(import, dir, "timeout-up", readiness, "timeout", task,
+					"readiness");
 			free(fd);
 		} else {
-			char *timeout = read_small(dir, "timeout-up");
+			char *timeout = s6_read_small(dir, "timeout-up");
 			if (timeout)
 				ytree_comment(
 				    task, "command",
 				    "timeout-up without notification-fd: up once started");
 			free(timeout);
 		}
-		longrun_restart(task);
-		char *signal = read_small(dir, "down-signal");
+		s6_longrun_restart(task);
+		char *signal = s6_read_small(dir, "down-signal");
 		if (signal) {
 			char *name_text = strncmp(signal, "SIG", 3) == 0
 					      ? xstrdup(signal)
@@ -455,22 +255,22 @@ static void import_v3_service(struct s6 *import, const char *name, bool started)
 			free(name_text);
 			free(signal);
 		}
-		milliseconds(import, dir, "timeout-down", kill, "timeout", task, "kill");
+		s6_milliseconds(import, dir, "timeout-down", kill, "timeout", task, "kill");
 		if (kill->count)
 			ytree_set(task, "kill", kill);
 		else
 			ytree_free(kill);
 		char *finish = xasprintf("%s/finish", dir);
-		if (is_file(finish))
-			add_finish_hook(task, finish);
+		if (s6_is_file(finish))
+			s6_add_finish_hook(task, finish);
 		free(finish);
 		add_dependencies(import, task, dir, name);
 		if (!started)
 			ytree_set(task, "autostart", ytree_plain("false"));
 		report_other_files(import, dir);
 	} else if (strcmp(type, "oneshot") == 0) {
-		struct ytree_node *task = new_task(import, name, origin);
-		char *up = read_small(dir, "up");
+		struct ytree_node *task = s6_new_task(import, name, origin);
+		char *up = s6_read_small(dir, "up");
 		if (!up)
 			import_error(import->report, dir, 0, "a oneshot without up");
 		ytree_set(task, "command",
@@ -479,7 +279,7 @@ static void import_v3_service(struct s6 *import, const char *name, bool started)
 		struct ytree_node *restart = ytree_set(task, "restart", ytree_map());
 		restart->flow = true;
 		ytree_set(restart, "policy", ytree_plain("never"));
-		char *timeout = read_small(dir, "timeout-up");
+		char *timeout = s6_read_small(dir, "timeout-up");
 		if (timeout && strcmp(timeout, "0") != 0) {
 			char *path = xasprintf("%s/timeout-up", dir);
 			s6_drop(import, path, "timeout-up",
@@ -488,7 +288,7 @@ static void import_v3_service(struct s6 *import, const char *name, bool started)
 			free(path);
 		}
 		free(timeout);
-		char *down = read_small(dir, "down");
+		char *down = s6_read_small(dir, "down");
 		if (down) {
 			char *path = xasprintf("%s/down", dir);
 			s6_drop(import, path, "down",
@@ -524,12 +324,12 @@ static bool started_by_user(struct s6 *import, const char *name, unsigned depth)
 		bool found = false;
 		for (size_t m = 0; members[m] && !found; m++)
 			found = strcmp(members[m], name) == 0;
-		free_entries(members);
+		s6_free_entries(members);
 		if (found)
 			return true;
 	}
 	/* A dependency of a started service starts too. */
-	char **services = entries(import->rc_dir);
+	char **services = s6_entries(import->rc_dir);
 	bool found = false;
 	for (size_t s = 0; services[s] && !found; s++) {
 		if (strcmp(services[s], name) == 0 || is_overlay_service(services[s]))
@@ -537,83 +337,26 @@ static bool started_by_user(struct s6 *import, const char *name, unsigned depth)
 		char *deps =
 		    xasprintf("%s/%s/dependencies.d/%s", import->rc_dir, services[s], name);
 		char *bundle = xasprintf("%s/%s/contents.d/%s", import->rc_dir, services[s], name);
-		if ((is_file(deps) || is_file(bundle)) &&
+		if ((s6_is_file(deps) || s6_is_file(bundle)) &&
 		    started_by_user(import, services[s], depth + 1))
 			found = true;
 		free(deps);
 		free(bundle);
 	}
-	free_entries(services);
+	s6_free_entries(services);
 	return found;
 }
 
 static void import_v3(struct s6 *import)
 {
-	char **services = entries(import->rc_dir);
+	char **services = s6_entries(import->rc_dir);
 	for (size_t i = 0; services[i]; i++) {
 		if (is_overlay_service(services[i]))
 			continue;
 		bool started = started_by_user(import, services[i], 0);
 		import_v3_service(import, services[i], started);
 	}
-	free_entries(services);
-}
-
-/* --- v2: services.d, cont-init.d, cont-finish.d ------------------------ */
-
-static void import_scripts(struct s6 *import, const char *dir, const char *stage, const char *what)
-{
-	char **names = entries(dir);
-	for (size_t i = 0; names[i]; i++) {
-		char *path = xasprintf("%s/%s", dir, names[i]);
-		char *origin = xasprintf("%s (%s)", path, what);
-		struct ytree_node *task = new_task(import, names[i], origin);
-		ytree_set(task, "command", script_command(path, task));
-		struct ytree_node *lifecycle = ytree_set(task, "lifecycle", ytree_map());
-		lifecycle->flow = true;
-		ytree_set(lifecycle, "hook", ytree_plain(stage));
-		free(origin);
-		free(path);
-	}
-	if (names[0] && strcmp(stage, "prestart") == 0) {
-		ytree_set(import->group, "order", ytree_plain("sequential"));
-		ytree_comment(import->group, "order",
-			      "cont-init.d scripts run one after another in name order, before the "
-			      "services");
-	}
-	free_entries(names);
-}
-
-static void import_services_d(struct s6 *import, const char *dir)
-{
-	char **names = entries(dir);
-	for (size_t i = 0; names[i]; i++) {
-		char *service = xasprintf("%s/%s", dir, names[i]);
-		char *run = xasprintf("%s/run", service);
-		if (is_file(run)) {
-			char *origin = xasprintf("%s (services.d)", service);
-			struct ytree_node *task = new_task(import, names[i], origin);
-			ytree_set(task, "command", script_command(run, task));
-			longrun_restart(task);
-			char *finish = xasprintf("%s/finish", service);
-			if (is_file(finish))
-				add_finish_hook(task, finish);
-			free(finish);
-			char *fd = read_small(service, "notification-fd");
-			if (fd) {
-				struct ytree_node *readiness =
-				    ytree_set(task, "readiness", ytree_map());
-				readiness->flow = true;
-				ytree_set(readiness, "notify", ytree_plain("fd"));
-				ytree_set(readiness, "fd", ytree_plain(fd));
-				free(fd);
-			}
-			free(origin);
-		}
-		free(run);
-		free(service);
-	}
-	free_entries(names);
+	s6_free_entries(services);
 }
 
 /* The first of the places DIR may hold NAME in: itself, DIR/NAME,
@@ -622,7 +365,7 @@ static char *find_dir(const char *dir, const char *name)
 {
 	const char *base = strrchr(dir, '/');
 	base = base ? base + 1 : dir;
-	if (strcmp(base, name) == 0 && is_dir(dir))
+	if (strcmp(base, name) == 0 && s6_is_dir(dir))
 		return xstrdup(dir);
 	static const char *const places[] = {"%s/%s", "%s/etc/%s", "%s/s6-overlay/%s",
 					     "%s/etc/s6-overlay/%s", NULL};
@@ -636,7 +379,7 @@ static char *find_dir(const char *dir, const char *name)
 			path = xasprintf("%s/s6-overlay/%s", dir, name);
 		else
 			path = xasprintf("%s/etc/s6-overlay/%s", dir, name);
-		if (is_dir(path))
+		if (s6_is_dir(path))
 			return path;
 		free(path);
 	}
@@ -665,13 +408,13 @@ int s6_import(const char *path, struct ytree_node *config, struct import_report 
 	char *cont_finish = find_dir(absolute, "cont-finish.d");
 	import.rc_dir = find_dir(absolute, "s6-rc.d");
 	if (cont_init)
-		import_scripts(&import, cont_init, "prestart", "cont-init.d");
+		s6_import_scripts(&import, cont_init, "prestart", "cont-init.d");
 	if (import.rc_dir)
 		import_v3(&import);
 	if (services)
-		import_services_d(&import, services);
+		s6_import_services_d(&import, services);
 	if (cont_finish)
-		import_scripts(&import, cont_finish, "poststop", "cont-finish.d");
+		s6_import_scripts(&import, cont_finish, "poststop", "cont-finish.d");
 	if (!import.tasks->count && report->errors == errors)
 		import_error(report, path, 0,
 			     "no s6-rc.d service, services.d service or cont-init.d script found");
