@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/xmalloc.h"
@@ -23,6 +24,16 @@ char *import_config_name(const char *name)
 		out[length++] = 'x';
 	out[length] = '\0';
 	return out;
+}
+
+char *import_unique_group(const struct ytree_node *groups, const char *name)
+{
+	char *unique = xstrdup(name);
+	for (unsigned n = 2; ytree_get(groups, unique); n++) {
+		free(unique);
+		unique = xasprintf("%.60s-%u", name, n);
+	}
+	return unique;
 }
 
 const char *import_env_name_problem(const char *name)

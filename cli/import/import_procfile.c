@@ -49,8 +49,10 @@ int procfile_import(const char *path, struct ytree_node *config, struct import_r
 	char *dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");
 	char *absolute_dir = realpath(dir, NULL);
 	const char *dir_slash = absolute_dir ? strrchr(absolute_dir, '/') : NULL;
-	char *group_name = import_config_name(dir_slash && dir_slash[1] ? dir_slash + 1 : "app");
+	char *wanted = import_config_name(dir_slash && dir_slash[1] ? dir_slash + 1 : "app");
 	struct ytree_node *groups = ytree_child_map(config, "groups");
+	char *group_name = import_unique_group(groups, wanted);
+	free(wanted);
 	struct ytree_node *group = ytree_set(groups, group_name, ytree_map());
 	ytree_comment(groups, group_name,
 		      "%s, as foreman runs it: when a process ends, foreman stops the others; "

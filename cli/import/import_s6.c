@@ -395,8 +395,9 @@ int s6_import(const char *path, struct ytree_node *config, struct import_report 
 	}
 	struct s6 import = {.report = report};
 	struct ytree_node *groups = ytree_child_map(config, "groups");
-	import.group = ytree_set(groups, "s6", ytree_map());
-	ytree_comment(groups, "s6",
+	char *group_name = import_unique_group(groups, "s6");
+	import.group = ytree_set(groups, group_name, ytree_map());
+	ytree_comment(groups, group_name,
 		      "%s: s6-overlay's services in one group; a oneshot or a cont-init.d script "
 		      "that fails does not stop the others (S6_BEHAVIOUR_IF_STAGE2_FAILS=0)",
 		      absolute);
@@ -423,5 +424,6 @@ int s6_import(const char *path, struct ytree_node *config, struct import_report 
 	free(cont_finish);
 	free(import.rc_dir);
 	free(absolute);
+	free(group_name);
 	return report->errors > errors ? -1 : 0;
 }

@@ -225,7 +225,9 @@ static int compare_priority(const void *a, const void *b)
 static void import_group(struct supervisord *import, const char *group_name,
 			 struct ordered_program *programs, size_t count, const char *comment)
 {
-	char *name = import_config_name(group_name);
+	char *wanted = import_config_name(group_name);
+	char *name = import_unique_group(import->groups, wanted);
+	free(wanted);
 	struct ytree_node *group = ytree_set(import->groups, name, ytree_map());
 	if (comment)
 		ytree_comment(import->groups, name, "%s", comment);

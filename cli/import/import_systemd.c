@@ -553,6 +553,10 @@ static void share_with_helpers(struct systemd_unit *unit)
 
 static void import_unit(struct systemd_unit *unit, struct ytree_node *groups)
 {
+	/* Two units of one name (from two directories) are two groups. */
+	char *unique = import_unique_group(groups, unit->name);
+	free(unit->name);
+	unit->name = unique;
 	unit->group = ytree_set(groups, unit->name, ytree_map());
 	unit->task = ytree_set(systemd_tasks(unit), unit->name, ytree_map());
 	/* The command first, where a reader looks; filled in below. */

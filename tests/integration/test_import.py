@@ -243,6 +243,16 @@ def test_settings_corral_cannot_carry_make_exit_2_and_lossy_0(corral, tmp_path):
     assert len(dropped_lines(lossy.stderr)) == 4
 
 
+def test_several_inputs_of_every_kind_make_one_config_without_overwriting(corral):
+    path, result = imported(corral, FIXTURES / "s6-v3", FIXTURES / "s6-v2",
+                            FIXTURES / "procfile", FIXTURES / "procfile" / "Procfile",
+                            FIXTURES / "supervisord" / "sample.conf")
+    groups = [line.strip().rstrip(":") for line in path.read_text().splitlines()
+              if line.startswith("  ") and not line.startswith("   ") and
+              not line.strip().startswith("#")]
+    assert groups == ["s6", "s6-2", "procfile", "procfile-2", "theprogramname"], groups
+
+
 def test_a_unit_carried_whole_exits_0(corral, tmp_path):
     unit = write_unit(tmp_path, "plain.service",
                       "[Unit]\nDescription=plain\n[Service]\nExecStart=/bin/true\n"
