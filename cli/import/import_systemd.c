@@ -507,6 +507,48 @@ static void import_descriptions(struct systemd_unit *unit, struct ytree_node *gr
 	}
 }
 
+/* Why corral has nothing for a setting no importer took, for the keys
+ * units often carry; NULL: no reason known beyond "no equivalent". */
+static const char *unused_reason(const char *key)
+{
+	static const struct {
+		const char *key, *why;
+	} reasons[] = {
+	    {"RequiresMountsFor", "corral starts once the file systems are mounted"},
+	    {"Sockets", "corral passes no listening sockets (socket activation): let the "
+			"program listen itself"},
+	    {"FileDescriptorStoreMax", "corral keeps no file descriptors for a task"},
+	    {"OnFailure", "corral starts no other unit on a failure: its group's on_failure "
+			  "says what happens"},
+	    {"OnSuccess", "corral starts no other unit on a success"},
+	    {"Conflicts", "corral stops no task because another starts"},
+	    {"ReloadPropagatedFrom", "corral reloads a task by signal only"},
+	    {"PropagatesReloadTo", "corral reloads a task by signal only"},
+	    {"JoinsNamespaceOf", "corral's tasks join no other task's namespaces"},
+	    {"Slice", "corral makes each task's cgroup under its own"},
+	    {"RuntimeMaxSec", "corral does not bound how long a task runs"},
+	};
+	if (strncmp(key, "Condition", 9) == 0 || strncmp(key, "Assert", 6) == 0)
+		return "corral starts every task of its config; test it in a prestart task "
+		       "(ExecStartPre=)";
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (strcmp(key, reasons[i].key) == 0)
+			return reasons[i].why;
+	return NULL;
+}
+
+/* Settings that change nothing under corral. */
+static bool is_systemd_only(const char *key)
+{
+	static const char *const keys[] = {
+	    "IgnoreOnIsolate", "StopWhenUnneeded", "RefuseManualStart",   "RefuseManualStop",
+	    "AllowIsolate",    "CollectMode",      "DefaultDependencies", NULL};
+	for (size_t i = 0; keys[i]; i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return false;
+}
+
 static void report_unused(struct systemd_unit *unit)
 {
 	for (size_t i = 0; i < unit->file.count; i++) {
@@ -514,11 +556,14 @@ static void report_unused(struct systemd_unit *unit)
 		if (setting->used)
 			continue;
 		setting->used = true;
+		const char *why = unused_reason(setting->key);
 		if (strcmp(setting->section, "Service") != 0 &&
 		    strcmp(setting->section, "Unit") != 0)
 			unit_drop(unit, setting, "corral reads [Unit] and [Service] only");
+		else if (is_systemd_only(setting->key))
+			continue;
 		else
-			unit_drop(unit, setting, "corral has no equivalent");
+			unit_drop(unit, setting, "%s", why ? why : "corral has no equivalent");
 	}
 }
 
