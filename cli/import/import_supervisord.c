@@ -241,6 +241,11 @@ static void import_group(struct supervisord *import, const char *group_name,
 			      "priority: tasks written lowest first; they start together and stop "
 			      "in reverse order, as supervisord stops them");
 	}
+	if (count == 1 && programs[0].priority != 999)
+		ytree_comment(import->groups, name,
+			      "priority=%ld: corral starts its groups together; write after: where "
+			      "one program needs another first",
+			      programs[0].priority);
 	if (count > 1) {
 		ytree_set(group, "on_failure", ytree_plain("ignore"));
 		ytree_comment(group, "on_failure",
@@ -307,13 +312,19 @@ int supervisord_import(const char *path, struct ytree_node *config, struct impor
 				    program, program_priority(program), count};
 				count++;
 			}
-			ini_get(section, "priority");
+			struct ini_value *priority = ini_get(section, "priority");
+			char *note = priority ? xasprintf("[%s] priority=%s: corral starts its "
+							  "groups together; write after: where one "
+							  "needs another first",
+							  section->name, priority->value)
+					      : NULL;
 			if (count)
-				import_group(&import, section->name + 6, members, count, NULL);
+				import_group(&import, section->name + 6, members, count, note);
 			else
 				import_error(report, section->file, section->line,
 					     "[%s] names no [program:] that is here",
 					     section->name);
+			free(note);
 			free(members);
 		}
 		for (size_t s = 0; s < import.ini.count; s++) {
