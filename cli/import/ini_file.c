@@ -85,6 +85,15 @@ int ini_file_read(struct ini_file *ini, const char *path, struct import_report *
 	const char *file = ini->files[ini->file_count++] = xstrdup(path);
 	const char *slash = strrchr(path, '/');
 	char *here = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");
+	int result = ini_file_parse(ini, text, file, here, report);
+	free(here);
+	free(text);
+	return result;
+}
+
+int ini_file_parse(struct ini_file *ini, char *text, const char *file, const char *here,
+		   struct import_report *report)
+{
 	struct ini_section *section = NULL;
 	struct ini_value *last = NULL;
 	unsigned number = 0;
@@ -145,8 +154,6 @@ int ini_file_read(struct ini_file *ini, const char *path, struct import_report *
 		strip_inline_comment(value);
 		last = value_set(section, key, trim(value), file, number);
 	}
-	free(here);
-	free(text);
 	return result;
 }
 

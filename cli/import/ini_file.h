@@ -39,6 +39,10 @@ struct ini_file {
  * saying why through `report`. */
 int ini_file_read(struct ini_file *ini, const char *path, struct import_report *report);
 void ini_file_free(struct ini_file *ini);
+/* The lines of TEXT (changed in place) as read from FILE, whose directory
+ * is HERE; FILE must outlive INI. 0, or -1 after saying why. */
+int ini_file_parse(struct ini_file *ini, char *text, const char *file, const char *here,
+		   struct import_report *report);
 
 struct ini_section *ini_section(struct ini_file *ini, const char *name);
 /* The value of KEY in SECTION, marked used; NULL when not written. */

@@ -68,11 +68,22 @@ int systemd_timespan_ms(const char *text, uint64_t *ms, bool *infinite)
 			p++;
 		if (!*p)
 			break;
-		char *end;
-		double number = strtod(p, &end);
-		if (end == p || number < 0)
+		/* Digits, with a fraction maybe ("1.5s"); no sign, exponent or
+		 * hex, which systemd does not read either. */
+		if (!isdigit((unsigned char)*p) && *p != '.')
 			return -1;
-		p = end;
+		double number = 0, scale = 1;
+		bool fraction = false;
+		for (; isdigit((unsigned char)*p) || (*p == '.' && !fraction); p++) {
+			if (*p == '.')
+				fraction = true;
+			else if (fraction)
+				number += (*p - '0') * (scale /= 10);
+			else
+				number = number * 10 + (*p - '0');
+		}
+		if (number > 1e12) /* past 30,000 years: no time span systemd takes */
+			return -1;
 		while (isspace((unsigned char)*p))
 			p++;
 		uint64_t unit = 1000000;
@@ -89,7 +100,10 @@ int systemd_timespan_ms(const char *text, uint64_t *ms, bool *infinite)
 		if (!matched && isalpha((unsigned char)*p))
 			return -1;
 		p += matched;
-		total_us += (uint64_t)(number * (double)unit);
+		double us = number * (double)unit;
+		if (us > 1e18 || total_us > UINT64_MAX / 2)
+			return -1;
+		total_us += (uint64_t)us;
 	}
 	*ms = total_us / 1000;
 	return 0;
@@ -122,6 +136,8 @@ int systemd_size_bytes(const char *text, uint64_t *bytes, bool *infinite)
 		for (long i = 0; i <= at - suffixes; i++)
 			factor *= 1024;
 	}
+	if (number > UINT64_MAX / factor)
+		return -1;
 	*bytes = (uint64_t)number * factor;
 	return 0;
 }

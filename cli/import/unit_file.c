@@ -56,8 +56,8 @@ static char *next_line(char **cursor, unsigned *number)
 	return line;
 }
 
-static int parse_text(struct unit_file *unit, char *text, const char *file,
-		      struct import_report *report)
+int unit_file_parse(struct unit_file *unit, char *text, const char *file,
+		    struct import_report *report)
 {
 	char *cursor = text, *raw, section[64] = "";
 	unsigned number = 0;
@@ -133,7 +133,7 @@ static int read_one(struct unit_file *unit, const char *path, struct import_repo
 	}
 	unit->files = xreallocarray(unit->files, unit->file_count + 1, sizeof(*unit->files));
 	char *kept = unit->files[unit->file_count++] = xstrdup(path);
-	int result = parse_text(unit, text, kept, report);
+	int result = unit_file_parse(unit, text, kept, report);
 	free(text);
 	return result;
 }

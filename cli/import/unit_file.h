@@ -36,6 +36,10 @@ struct unit_file {
  * it). 0, or -1 after saying why through `report`. */
 int unit_file_load(struct unit_file *unit, const char *path, struct import_report *report);
 void unit_file_free(struct unit_file *unit);
+/* The lines of TEXT (changed in place) as read from FILE, added to UNIT's
+ * settings; FILE must outlive UNIT. 0, or -1 after saying why. */
+int unit_file_parse(struct unit_file *unit, char *text, const char *file,
+		    struct import_report *report);
 
 /* The last setting of KEY in SECTION (NULL: none), marking every one of
  * them used. */

@@ -62,10 +62,16 @@ static void test_systemd_timespans(void **state)
 	assert_int_equal(systemd_timespan_ms("infinity", &ms, &infinite), 0);
 	assert_true(infinite);
 	assert_int_equal(systemd_timespan_ms("5 parsecs", &ms, &infinite), -1);
+	/* what strtod() would take and systemd does not (fuzz_import_text) */
+	assert_int_equal(systemd_timespan_ms("infinitys", &ms, &infinite), -1);
+	assert_int_equal(systemd_timespan_ms("1e400s", &ms, &infinite), -1);
+	assert_int_equal(systemd_timespan_ms("1.5s", &ms, &infinite), 0);
+	assert_int_equal(ms, 1500);
 	uint64_t bytes;
 	assert_int_equal(systemd_size_bytes("512M", &bytes, &infinite), 0);
 	assert_int_equal(bytes, 512ULL << 20);
 	assert_int_equal(systemd_size_bytes("50%", &bytes, &infinite), -1);
+	assert_int_equal(systemd_size_bytes("99999999999999999999G", &bytes, &infinite), -1);
 }
 
 static void test_specifiers_of_an_instance(void **state)
