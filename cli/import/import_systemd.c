@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/regular_file.h"
 #include "base/text_buffer.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
@@ -14,6 +15,7 @@
 #include "cli/import/shell_words.h"
 #include "cli/import/systemd_values.h"
 #include "cli/import/systemd_words.h"
+#include "config/env_file.h"
 
 const char *setting_text(const struct unit_setting *setting)
 {
@@ -410,6 +412,42 @@ static void import_identity(struct systemd_unit *unit)
 	}
 }
 
+struct shadowed {
+	struct systemd_unit *unit;
+	struct ytree_node *env;
+	const char *path;
+};
+
+static void take_out_of_env(void *context, const char *name, size_t name_length, const char *value,
+			    size_t value_length)
+{
+	(void)value;
+	(void)value_length;
+	struct shadowed *shadowed = context;
+	char *key = xstrndup(name, name_length);
+	if (ytree_get(shadowed->env, key)) {
+		ytree_remove(shadowed->env, key);
+		ytree_comment(systemd_tasks(shadowed->unit), shadowed->unit->name,
+			      "Environment=%s=...: left to EnvironmentFile=%s, which systemd lets "
+			      "override it",
+			      key, shadowed->path);
+	}
+	free(key);
+}
+
+/* The variables of the env file at PATH (as it is here) out of ENV. */
+static void leave_to_file(struct systemd_unit *unit, struct ytree_node *env, const char *path)
+{
+	char *text, reason[REGULAR_FILE_REASON_SIZE], error[160];
+	size_t size;
+	unsigned line;
+	if (regular_file_read(path, ENV_FILE_MAX_BYTES, &text, &size, reason) < 0)
+		return;
+	struct shadowed shadowed = {unit, env, path};
+	env_file_parse(text, size, take_out_of_env, &shadowed, &line, error, sizeof(error));
+	free(text);
+}
+
 /* Environment=: words of NAME=VALUE, later ones winning. */
 static void import_environment(struct systemd_unit *unit)
 {
@@ -460,6 +498,14 @@ static void import_environment(struct systemd_unit *unit)
 		}
 		free(value);
 	}
+	/* systemd lets EnvironmentFile= override Environment=, corral lets env:
+	 * override env_file: a variable in both is left to the file. */
+	struct ytree_node *env = ytree_get(unit->task, "env");
+	struct ytree_node *env_files = ytree_get(unit->task, "env_file");
+	for (size_t f = 0; env && env_files && f < env_files->count; f++)
+		leave_to_file(unit, env, env_files->entries[f].value->text);
+	if (env && !env->count)
+		ytree_remove(unit->task, "env");
 	if (count && ytree_get(unit->task, "env_file"))
 		ytree_comment(
 		    unit->task, "env_file",

@@ -124,6 +124,21 @@ struct ytree_node *ytree_get(const struct ytree_node *map, const char *key)
 	return entry ? entry->value : NULL;
 }
 
+void ytree_remove(struct ytree_node *map, const char *key)
+{
+	struct ytree_entry *entry = entry_of(map, key);
+	if (!entry)
+		return;
+	free(entry->key);
+	ytree_free(entry->value);
+	for (size_t c = 0; c < entry->comment_count; c++)
+		free(entry->comments[c]);
+	free(entry->comments);
+	size_t index = (size_t)(entry - map->entries);
+	memmove(entry, entry + 1, (map->count - index - 1) * sizeof(*entry));
+	map->count--;
+}
+
 struct ytree_node *ytree_child_map(struct ytree_node *map, const char *key)
 {
 	struct ytree_node *child = ytree_get(map, key);

@@ -43,6 +43,8 @@ struct ytree_node *ytree_copy(const struct ytree_node *node);
  * comments). Returns `value`. */
 struct ytree_node *ytree_set(struct ytree_node *map, const char *key, struct ytree_node *value);
 struct ytree_node *ytree_get(const struct ytree_node *map, const char *key);
+/* Takes KEY out of MAP (nothing when it is not there). */
+void ytree_remove(struct ytree_node *map, const char *key);
 /* The map at `key`, made (empty, block style) when missing. */
 struct ytree_node *ytree_child_map(struct ytree_node *map, const char *key);
 /* The list at `key`, made (flow style) when missing. */

@@ -219,6 +219,20 @@ def test_exec_prefixes_quoting_environment_and_specifiers(corral, tmp_path):
     assert out.read_text() == "pre hello world\nhello world|a-b|a\tb|a/b|"
 
 
+def test_environment_file_overrides_environment_as_in_systemd(corral, tmp_path):
+    out = tmp_path / "out"
+    env = tmp_path / "app.env"
+    env.write_text("A=from-file\n")
+    unit = write_unit(tmp_path, "envs.service",
+                      "[Service]\nType=oneshot\nEnvironment=A=from-unit B=from-unit\n"
+                      f"EnvironmentFile={env}\nEnvironmentFile=-{tmp_path}/missing.env\n"
+                      f"ExecStart=/bin/sh -c 'echo \"$$A $$B\" > {out}'\n")
+    path, result = imported(corral, unit)
+    assert "missing.env: skipped" in path.read_text()
+    assert corral.run(path).returncode == 0
+    assert out.read_text() == "from-file from-unit\n"
+
+
 def test_settings_corral_cannot_carry_make_exit_2_and_lossy_0(corral, tmp_path):
     unit = write_unit(tmp_path, "odd.service",
                       "[Service]\n"
