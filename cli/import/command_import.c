@@ -191,6 +191,14 @@ int command_import(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		printf(" %s", argv[i]);
 	printf("\n");
+	/* Top-level keys (shutdown_timeout) before the groups they concern. */
+	struct ytree_node *groups = ytree_get(config, "groups");
+	if (groups && config->count > 1 && strcmp(config->entries[0].key, "groups") == 0) {
+		struct ytree_entry first = config->entries[0];
+		memmove(&config->entries[0], &config->entries[1],
+			(config->count - 1) * sizeof(config->entries[0]));
+		config->entries[config->count - 1] = first;
+	}
 	ytree_write(config, stdout);
 	ytree_free(config);
 	if (command_output_flush())
