@@ -547,12 +547,22 @@ void systemd_import_sandbox(struct systemd_unit *unit)
 		ytree_set(isolation, "mounts", box.mounts);
 		box.mounts = NULL;
 	}
+	struct unit_setting *private_devices = unit_last(&unit->file, "Service", "PrivateDevices");
+	struct unit_setting *policy = unit_last(&unit->file, "Service", "DevicePolicy");
+	bool devices_closed = (private_devices && unit_boolean(private_devices->value) == 1) ||
+			      (policy && strcmp(policy->value, "auto") != 0);
 	ytree_comment(unit->task, "isolation",
 		      "an isolated task opens only the default devices (/dev/null, zero, full, "
 		      "random, urandom, tty, pts)%s",
-		      unit_last(&unit->file, "Service", "PrivateDevices")
-			  ? ", as PrivateDevices=yes"
-			  : "; systemd allowed all");
+		      devices_closed ? ", as the unit's device policy" : "; systemd allowed all");
+	if (!devices_closed)
+		/* Not a line of the unit, but what it leaves at systemd's
+		 * default: the translation takes something away, so say it. */
+		import_drop(unit->report, unit->file.path, 0,
+			    "DevicePolicy=auto (systemd's default: every device)",
+			    "isolation: (for the unit's sandbox, Limit* or UMask=) gives the task "
+			    "corral's device policy: only the default devices open. List what it "
+			    "needs in isolation.devices");
 	ytree_free(box.isolation);
 	syscall_set_free(&box.implied_deny);
 }
