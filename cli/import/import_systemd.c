@@ -1,4 +1,5 @@
 #include "cli/import/import_systemd.h"
+#include "cli/import/import_sources.h"
 
 #include <ctype.h>
 #include <stdarg.h>

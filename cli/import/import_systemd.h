@@ -67,7 +67,5 @@ void systemd_import_sandbox(struct systemd_unit *unit);
  * (import_systemd_ordering.c). */
 void systemd_import_ordering(struct systemd_unit *units, size_t count);
 
-/* Imports `paths` (unit files) into `config` (its `groups` map). Returns
- * -1 when a file cannot be read. */
-int systemd_import(char *const *paths, size_t count, struct ytree_node *config,
-		   struct import_report *report);
+/* systemd_import() itself is in import_sources.h, beside the other
+ * sources'. */
