@@ -79,10 +79,9 @@ static bool lists(struct systemd_unit *unit, const char *const *keys, const char
 
 static const char *const requiring_keys[] = {"Requires", "BindsTo", "Requisite", NULL};
 
-static void add_after(struct systemd_unit *unit, struct systemd_unit *other)
+static void add_after_to(struct ytree_node *task, struct systemd_unit *other, bool required)
 {
-	bool required = lists(unit, requiring_keys, other->file.name);
-	struct ytree_node *after = ytree_child_map(unit->task, "after");
+	struct ytree_node *after = ytree_child_map(task, "after");
 	char *target = xasprintf("%s/%s", other->name, other->name);
 	struct ytree_node *entry = ytree_set(after, target, ytree_map());
 	entry->flow = true;
@@ -90,6 +89,22 @@ static void add_after(struct systemd_unit *unit, struct systemd_unit *other)
 	if (!required)
 		ytree_set(entry, "required", ytree_plain("false"));
 	free(target);
+}
+
+/* The main task waits for OTHER, and so do the prestart one-shots
+ * (ExecStartPre=, the directories), which systemd runs after OTHER too:
+ * a migration before the app needs the database up. */
+static void add_after(struct systemd_unit *unit, struct systemd_unit *other)
+{
+	bool required = lists(unit, requiring_keys, other->file.name);
+	add_after_to(unit->task, other, required);
+	struct ytree_node *tasks = systemd_tasks(unit);
+	for (size_t i = 0; i < tasks->count; i++) {
+		struct ytree_node *lifecycle = ytree_get(tasks->entries[i].value, "lifecycle");
+		struct ytree_node *hook = lifecycle ? ytree_get(lifecycle, "hook") : NULL;
+		if (hook && strcmp(hook->text, "prestart") == 0)
+			add_after_to(tasks->entries[i].value, other, required);
+	}
 }
 
 /* Each word of KEY in UNIT's [Unit], with its setting. */

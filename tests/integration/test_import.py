@@ -206,11 +206,13 @@ def test_units_ordered_by_after_and_requires_run_in_that_order(corral, tmp_path)
     second = write_unit(tmp_path, "app.service",
                         "[Unit]\nAfter=migrate.service\nRequires=migrate.service\n"
                         "[Service]\nType=oneshot\n"
+                        f"ExecStartPre=/bin/sh -c 'echo app-pre >> {marks}'\n"
                         f"ExecStart=/bin/sh -c 'echo app >> {marks}'\n")
     path, result = imported(corral, first, second)
     assert "migrate/migrate: {condition: completed}" in path.read_text()
     assert corral.run(path).returncode == 0
-    assert marks.read_text().split() == ["migrate", "app"]
+    # ExecStartPre= runs after migrate too, as systemd runs it.
+    assert marks.read_text().split() == ["migrate", "app-pre", "app"]
 
 
 def test_exec_prefixes_quoting_environment_and_specifiers(corral, tmp_path):
