@@ -169,6 +169,17 @@ int control_connection_open(struct control_connection *connection, const char *p
 	return 0;
 }
 
+int control_connection_send(struct control_connection *connection,
+			    const struct control_request *request)
+{
+	char *line = control_request_encode(request);
+	if (!line)
+		return -EINVAL;
+	int result = send_all(connection->fd, line, strlen(line));
+	free(line);
+	return result;
+}
+
 void control_connection_close(struct control_connection *connection)
 {
 	if (connection->fd >= 0)

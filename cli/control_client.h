@@ -101,6 +101,12 @@ int control_connection_call_raw(struct control_connection *connection, const cha
 				const struct control_request *request, json_t **reply,
 				const char **raw);
 
+/* Sends one more request on an open connection (one connection carries
+ * any number, one after the other): `corral top` asks for the status
+ * every second on the same one. 0, or -errno (nothing printed). */
+int control_connection_send(struct control_connection *connection,
+			    const struct control_request *request);
+
 void control_connection_close(struct control_connection *connection);
 
 /* Prints the "error" of an {"ok": false, ...} reply as "corral: ERROR". */

@@ -23,6 +23,7 @@ static const struct command commands[] = {
     {"import", "write a config from systemd units, supervisord, a Procfile or s6", command_import,
      false},
     {"status", "show the state of groups and tasks", command_status, false},
+    {"top", "watch groups and tasks live in the terminal; act on them", command_top, false},
     {"restart", "restart a task, or the tasks of a group", command_restart, false},
     {"stop", "stop a task, without restarting it by policy", command_stop, false},
     {"start", "run a stopped or dead task again", command_start, false},

@@ -200,9 +200,27 @@ static void remove_stale_groups(struct cgroup_tree *tree, const char *const *gro
 			remove_stale(tree, group_names[i], "corral is alone in its cgroup");
 }
 
+/* corral's keeper: it goes where corral goes (cgroup_tree.h). */
+static pid_t companion;
+
+void cgroup_tree_move_with(pid_t pid)
+{
+	companion = pid;
+}
+
 static int move_self(int dir_fd)
 {
-	return cgroup_fs_write(dir_fd, "cgroup.procs", "0");
+	int error = cgroup_fs_write(dir_fd, "cgroup.procs", "0");
+	if (error == 0 && companion > 0) {
+		char pid[24];
+		snprintf(pid, sizeof(pid), "%d", (int)companion);
+		/* Left in the root, it would keep controllers from being
+		 * enabled there (no internal processes). */
+		int moved = cgroup_fs_write(dir_fd, "cgroup.procs", pid);
+		if (moved < 0)
+			return moved;
+	}
+	return error;
 }
 
 /* The controllers corral's limits and stats use. Only these are enabled:

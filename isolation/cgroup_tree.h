@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 typedef void (*cgroup_log_function)(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
@@ -60,6 +61,11 @@ struct cgroup_tree {
  * other corrals, only the roots of an earlier corral of the same `owner`
  * (see the struct). Never fails: when cgroups cannot be used,
  * tree->enabled is false. */
+/* A process that goes into corral's supervisor leaf with it (corral's
+ * keeper, docs/architecture.md "corral outlives its own death"); 0:
+ * none. Set before cgroup_tree_open. */
+void cgroup_tree_move_with(pid_t pid);
+
 void cgroup_tree_open(struct cgroup_tree *tree, bool machine_init, const char *const *group_names,
 		      size_t group_count, const char *owner, cgroup_log_function log);
 

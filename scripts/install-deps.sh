@@ -26,6 +26,7 @@ test_packages=(
 	redis-server                              # examples/stack.yaml's sidecar (sd_notify), run by test_dependencies
 	s6 supervisor                             # bench_output and bench_control: the s6-log, s6-svscan and supervisord rows
 	tini dumb-init                            # test_one_command.py runs each case under them too, side by side with corral
+	tmux                                      # test_top.py drives `corral top` in a real terminal (send-keys, capture-pane, resize-window)
 	systemd                                   # systemd-analyze verify of examples/systemd/corral.service (test_parent_notify.py; never run as init on the host)
 	systemd-container debootstrap             # tests/system/systemd: a Debian 12 tree (debootstrap) booted by systemd-nspawn, systemd as its init, runs corral.service
 	prometheus python3-prometheus-client      # test_metrics_prometheus.py: a real Prometheus scrapes GET /metrics, promtool checks the text format, the client's parser OpenMetrics

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,6 +33,8 @@
 #include "supervisor/reload.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/group.h"
+#include "supervisor/upgrade/kept_state.h"
+#include "supervisor/upgrade/restore.h"
 #include "supervisor/upgrade/upgrade.h"
 #include "supervisor/upgrade/upgrade_check.h"
 #include "supervisor/upgrade/upgrade_state.h"
@@ -274,9 +277,14 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->termination.log.fd = -1;
 	/* Before any task's environment is made from corral's. */
 	parent_notify_take_environment(&supervisor->parent, options->one_command != NULL);
-	char keeper_error[256];
-	if (keeper_loop_side_take(&supervisor->keeper, keeper_error, sizeof(keeper_error)) < 0)
-		log_message("no keeper: %s", keeper_error);
+	/* Taken in main (restore.h); its death stops corral. */
+	restore_take_keeper(&supervisor->keeper);
+	if (supervisor->keeper.channel >= 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		/* The keeper goes where corral goes in its cgroup tree, and back
+		 * out of it before the tree is removed. */
+		cgroup_tree_move_with(getppid());
+	}
 	supervisor->signal_watch.fd = -1;
 	supervisor->spawn_slots = (struct spawn_slots){.stdin_fd = -1,
 						       .output_fd = -1,
@@ -371,6 +379,8 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	    .inherit_stdio = options->one_command != NULL,
 	    .take_terminal = options->one_command && options->one_command->terminal_released,
 	    .shortage = &supervisor->shortage,
+	    /* Slots 0 and 1 are corral's own (kept_state.c). */
+	    .keeper_next_slot = 1,
 	};
 	shortage_report_init(&supervisor->shortage, &supervisor->services);
 	signal_requests_open(supervisor);
@@ -408,6 +418,7 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	watch_set_sync(&supervisor->watches);
 	supervisor->events.on_event = supervisor_publish_event;
 	supervisor->events.on_event_context = supervisor;
+	kept_state_open(supervisor);
 	/* tini and dumb-init have none; a one-command corral leaves no socket
 	 * behind to collide with another corral's. */
 	if (options->one_command)
@@ -434,6 +445,8 @@ static void supervisor_close(struct supervisor *supervisor)
 	exec_sessions_close(&supervisor->exec_sessions);
 	upgrade_cancel(supervisor);
 	upgrade_check_collect();
+	if (supervisor->loop)
+		kept_state_close(supervisor);
 	control_server_close(supervisor->control);
 	supervisor->control = NULL;
 	http_server_close(supervisor->http);

@@ -60,6 +60,16 @@ struct supervisor {
 	struct pid_index task_pids;           /* each running task by its main pid */
 	struct task_records task_records;     /* tasks' life-long counts, handed over */
 	struct keeper_loop_side keeper;       /* corral's keeper; channel -1: none */
+	/* What goes to the keeper (upgrade/kept_state.c): sent at the end
+	 * of a turn that changed something; corral's own part again when
+	 * the config or the records' chunks changed. */
+	struct loop_idle keeper_flush;
+	struct loop_watch keeper_watch; /* REAPED from the keeper */
+	const struct config *kept_config;
+	size_t kept_config_scaled, kept_chunks;
+	bool keeper_gone;  /* the channel broke: nothing is sent any more */
+	char *kept_groups; /* the groups' record last sent */
+	size_t kept_groups_length;
 	struct host_shared_mounts shared_mounts;
 	/* Every group name this run made a cgroup for, owned: what the cgroup
 	 * tree removes at close. */

@@ -70,6 +70,15 @@ json_t *control_server_handover_write(struct handover_writer *writer,
 			 server->path, "clients", clients);
 }
 
+json_t *control_server_listener_write(struct handover_writer *writer,
+				      const struct control_server *server)
+{
+	if (!server)
+		return json_null();
+	return json_pack("{s:o,s:s,s:[]}", "fd", handover_fd(writer, server->watch.fd), "path",
+			 server->path, "clients");
+}
+
 static const void *find_subject(enum control_follow follow, const char *name,
 				struct group *const *groups, size_t group_count)
 {

@@ -19,6 +19,10 @@ bool control_server_handover_possible(const struct control_server *server, char 
 
 /* The server (null for none) and its clients; `requester` (the client
  * that asked for the upgrade) is marked, and its request not kept. */
+/* The listening socket only, no client: a keeper's record (a restore's
+ * clients connect again). */
+json_t *control_server_listener_write(struct handover_writer *writer,
+				      const struct control_server *server);
 json_t *control_server_handover_write(struct handover_writer *writer,
 				      const struct control_server *server,
 				      const struct control_client *requester);

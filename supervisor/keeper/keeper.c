@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -21,7 +23,8 @@ static const int forwarded[] = {SIGTERM, SIGINT,   SIGHUP,  SIGQUIT, SIGUSR1,
 
 struct keeper {
 	const struct keeper_settings *settings;
-	struct fd_holder holder;
+	struct kept_records records;
+	void *buffer; /* a message received */
 	struct keeper_deaths deaths;
 	unsigned restores;
 	pid_t loop;
@@ -47,7 +50,7 @@ static int start_loop(struct keeper *keeper)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) < 0)
 		return -errno;
 	pid_t pid = keeper->settings->start_loop(keeper->settings->context, ends[1],
-						 &keeper->holder, keeper->restores);
+						 &keeper->records, keeper->restores);
 	close(ends[1]);
 	if (pid < 0) {
 		close(ends[0]);
@@ -57,7 +60,7 @@ static int start_loop(struct keeper *keeper)
 	keeper->channel = ends[0];
 	keeper->channel_hung = false;
 	for (unsigned i = 0; i < keeper->pending_count; i++)
-		keeper_channel_send(keeper->channel, &keeper->pending[i], NULL);
+		keeper_channel_send(keeper->channel, &keeper->pending[i], NULL, NULL, NULL);
 	keeper->pending_count = 0;
 	for (unsigned i = 0; i < keeper->waiting_signal_count; i++)
 		kill(keeper->loop, keeper->waiting_signals[i]);
@@ -78,14 +81,12 @@ static void loop_gone(struct keeper *keeper)
 static void read_channel(struct keeper *keeper)
 {
 	for (;;) {
-		struct keeper_message message;
-		int fds[FD_HOLDER_ROLES];
-		size_t count;
-		int result = keeper_channel_receive(keeper->channel, &message, fds, &count);
+		struct keeper_received received;
+		int result = keeper_channel_receive(keeper->channel, keeper->buffer, &received);
 		if (result == -EAGAIN || result == -EPIPE)
 			return;
 		if (result == 0)
-			keeper_channel_apply(&keeper->holder, &message, fds);
+			keeper_channel_apply(&keeper->records, &received);
 		else if (result != -EPROTO)
 			return;
 	}
@@ -94,10 +95,29 @@ static void read_channel(struct keeper *keeper)
 static void tell_reaped(struct keeper *keeper, pid_t pid, int status)
 {
 	struct keeper_message message = {.kind = KEEPER_REAPED, .pid = pid, .status = status};
-	if (keeper->channel >= 0 && keeper_channel_send(keeper->channel, &message, NULL) == 0)
+	if (keeper->channel >= 0 &&
+	    keeper_channel_send(keeper->channel, &message, NULL, NULL, NULL) == 0)
 		return;
 	if (keeper->pending_count < KEEPER_PENDING_REAPED)
 		keeper->pending[keeper->pending_count++] = message;
+}
+
+/* Given up on the loop: its tasks, the keeper's children now, are not
+ * left running unsupervised (as PID 1, the kernel would end them with the
+ * keeper anyway). Each is killed and reaped. */
+static void kill_children(void)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	FILE *file = fopen(path, "re");
+	if (!file)
+		return;
+	long pid;
+	while (fscanf(file, "%ld", &pid) == 1)
+		kill((pid_t)pid, SIGKILL);
+	fclose(file);
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
 }
 
 /* 0: go on; 1: done, `*code` to exit with. */
@@ -120,6 +140,8 @@ static int reap(struct keeper *keeper, int *code)
 		if (keeper->settings->told)
 			keeper->settings->told(keeper->settings->context, &decision,
 					       keeper->restores);
+		if (decision.action == KEEPER_GIVE_UP)
+			kill_children();
 		if (decision.action != KEEPER_RESTORE) {
 			*code = decision.exit_code;
 			return 1;
@@ -147,7 +169,9 @@ static void forward(struct keeper *keeper, const struct signalfd_siginfo *info)
 int keeper_run(const struct keeper_settings *settings)
 {
 	struct keeper keeper = {.settings = settings, .channel = -1};
-	fd_holder_init(&keeper.holder);
+	keeper.deaths.window_ms = settings->deaths_window_ms;
+	kept_records_init(&keeper.records);
+	keeper.buffer = malloc(KEEPER_MESSAGE_MAX);
 	sigset_t mask, old_mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -158,13 +182,18 @@ int keeper_run(const struct keeper_settings *settings)
 	sigprocmask(SIG_BLOCK, &mask, &old_mask);
 	int signals = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	int code = 1;
-	if (signals < 0 || start_loop(&keeper) < 0)
+	if (!keeper.buffer || signals < 0 || start_loop(&keeper) < 0)
 		goto out;
 	for (;;) {
 		bool watch_channel = keeper.channel >= 0 && !keeper.channel_hung;
-		struct pollfd watched[2] = {{signals, POLLIN, 0}, {keeper.channel, POLLIN, 0}};
-		if (poll(watched, watch_channel ? 2 : 1, -1) < 0 && errno != EINTR)
+		int extra = settings->readable ? settings->watched_fd : -1;
+		struct pollfd watched[3] = {{signals, POLLIN, 0},
+					    {watch_channel ? keeper.channel : -1, POLLIN, 0},
+					    {extra, POLLIN, 0}};
+		if (poll(watched, 3, -1) < 0 && errno != EINTR)
 			break;
+		if (extra >= 0 && watched[2].revents)
+			settings->readable(settings->context, keeper.loop);
 		if (watch_channel && watched[1].revents) {
 			read_channel(&keeper);
 			/* The loop is dying: its SIGCHLD follows. */
@@ -183,7 +212,8 @@ out:
 		close(keeper.channel);
 	if (signals >= 0)
 		close(signals);
-	fd_holder_free(&keeper.holder);
+	kept_records_free(&keeper.records);
+	free(keeper.buffer);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	return code;
 }

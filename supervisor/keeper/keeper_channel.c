@@ -5,23 +5,22 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static unsigned bits(uint32_t mask)
+int keeper_channel_send(int socket, const struct keeper_message *message, const int *numbers,
+			const int *fds, const void *bytes)
 {
-	return (unsigned)__builtin_popcount(mask);
-}
-
-int keeper_channel_send(int socket, const struct keeper_message *message, const int *fds)
-{
-	size_t fd_count = message->kind == KEEPER_HOLD ? bits(message->roles) : 0;
-	if (fd_count > FD_HOLDER_ROLES)
-		return -EINVAL;
-	struct iovec part = {(void *)message, sizeof(*message)};
+	bool record = message->kind == KEEPER_RECORD;
+	size_t fd_count = record ? message->fd_count : 0, length = record ? message->length : 0;
+	if (fd_count > KEPT_RECORD_FDS_MAX || length > KEPT_RECORD_BYTES_MAX)
+		return -EMSGSIZE;
+	struct iovec parts[3] = {{(void *)message, sizeof(*message)},
+				 {(void *)numbers, fd_count * sizeof(int)},
+				 {(void *)bytes, length}};
 	union {
-		char bytes[CMSG_SPACE(sizeof(int) * FD_HOLDER_ROLES)];
+		char bytes[CMSG_SPACE(sizeof(int) * KEPT_RECORD_FDS_MAX)];
 		struct cmsghdr align;
 	} control;
 	memset(&control, 0, sizeof(control));
-	struct msghdr header = {.msg_iov = &part, .msg_iovlen = 1};
+	struct msghdr header = {.msg_iov = parts, .msg_iovlen = 3};
 	if (fd_count) {
 		header.msg_control = control.bytes;
 		header.msg_controllen = CMSG_SPACE(sizeof(int) * fd_count);
@@ -33,11 +32,11 @@ int keeper_channel_send(int socket, const struct keeper_message *message, const 
 	}
 	ssize_t sent;
 	do
-		sent = sendmsg(socket, &header, MSG_NOSIGNAL);
+		sent = sendmsg(socket, &header, MSG_NOSIGNAL | MSG_DONTWAIT);
 	while (sent < 0 && errno == EINTR);
 	if (sent < 0)
-		return -errno;
-	return sent == (ssize_t)sizeof(*message) ? 0 : -EPROTO;
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	return (size_t)sent == sizeof(*message) + fd_count * sizeof(int) + length ? 0 : -EPROTO;
 }
 
 /* The fds of SCM_RIGHTS messages in `header`, at most `capacity` kept
@@ -62,11 +61,11 @@ static size_t take_fds(struct msghdr *header, int *fds, size_t capacity, size_t 
 	return came;
 }
 
-int keeper_channel_receive(int socket, struct keeper_message *message, int *fds, size_t *fd_count)
+int keeper_channel_receive(int socket, void *buffer, struct keeper_received *received)
 {
-	struct iovec part = {message, sizeof(*message)};
+	struct iovec part = {buffer, KEEPER_MESSAGE_MAX};
 	union {
-		char bytes[CMSG_SPACE(sizeof(int) * FD_HOLDER_ROLES)];
+		char bytes[CMSG_SPACE(sizeof(int) * KEPT_RECORD_FDS_MAX)];
 		struct cmsghdr align;
 	} control;
 	struct msghdr header = {.msg_iov = &part,
@@ -77,34 +76,43 @@ int keeper_channel_receive(int socket, struct keeper_message *message, int *fds,
 	do
 		got = recvmsg(socket, &header, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	while (got < 0 && errno == EINTR);
-	*fd_count = 0;
 	if (got < 0)
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-	size_t came = take_fds(&header, fds, FD_HOLDER_ROLES, fd_count);
+	size_t kept;
+	size_t came = take_fds(&header, received->fds, KEPT_RECORD_FDS_MAX, &kept);
 	if (got == 0 && !came)
 		return -EPIPE;
-	size_t wanted = message->kind == KEEPER_HOLD ? bits(message->roles) : 0;
-	if (got != (ssize_t)sizeof(*message) || (header.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-	    came != wanted ||
-	    (message->kind == KEEPER_HOLD && (message->roles | message->drop) >> FD_HOLDER_ROLES)) {
-		for (size_t i = 0; i < *fd_count; i++)
-			close(fds[i]);
-		*fd_count = 0;
+	struct keeper_message *message = &received->message;
+	bool whole =
+	    (size_t)got >= sizeof(*message) && !(header.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+	if (whole) {
+		memcpy(message, buffer, sizeof(*message));
+		size_t numbers = message->kind == KEEPER_RECORD ? message->fd_count : 0;
+		size_t length = message->kind == KEEPER_RECORD ? message->length : 0;
+		whole = numbers <= KEPT_RECORD_FDS_MAX && came == numbers &&
+			(size_t)got == sizeof(*message) + numbers * sizeof(int) + length;
+		received->numbers = (const int *)((char *)buffer + sizeof(*message));
+		/* A number a new loop could not be given its fd at: past stdio,
+		 * under the kernel's own ceiling (fs.nr_open's default). */
+		for (size_t i = 0; whole && i < numbers; i++)
+			whole = received->numbers[i] > 2 && received->numbers[i] < (1 << 20);
+		received->bytes = (char *)buffer + sizeof(*message) + numbers * sizeof(int);
+	}
+	if (!whole) {
+		for (size_t i = 0; i < kept; i++)
+			close(received->fds[i]);
 		return -EPROTO;
 	}
 	return 0;
 }
 
-void keeper_channel_apply(struct fd_holder *holder, const struct keeper_message *message,
-			  const int *fds)
+void keeper_channel_apply(struct kept_records *records, const struct keeper_received *received)
 {
-	if (message->kind != KEEPER_HOLD)
+	const struct keeper_message *message = &received->message;
+	if (message->kind == KEEPER_UNSETTLED)
+		kept_records_mark_unsettled(records, message->slot);
+	if (message->kind != KEEPER_RECORD)
 		return;
-	size_t next = 0;
-	for (unsigned role = 0; role < FD_HOLDER_ROLES; role++) {
-		if (message->roles & (1u << role))
-			fd_holder_hold(holder, message->slot, role, fds[next++]);
-		else if (message->drop & (1u << role))
-			fd_holder_drop(holder, message->slot, role);
-	}
+	kept_records_put(records, message->slot, received->bytes, message->length,
+			 received->numbers, received->fds, message->fd_count);
 }

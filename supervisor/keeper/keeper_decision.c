@@ -7,8 +7,9 @@
 static void forget_old(struct keeper_deaths *deaths, uint64_t now_ms)
 {
 	unsigned kept = 0;
+	uint64_t window = deaths->window_ms ? deaths->window_ms : KEEPER_DEATHS_WINDOW_MS;
 	for (unsigned i = 0; i < deaths->count; i++)
-		if (now_ms - deaths->at_ms[i] < KEEPER_DEATHS_WINDOW_MS)
+		if (now_ms - deaths->at_ms[i] < window)
 			deaths->at_ms[kept++] = deaths->at_ms[i];
 	deaths->count = kept;
 }

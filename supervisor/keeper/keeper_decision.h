@@ -31,6 +31,9 @@ struct keeper_decision {
 struct keeper_deaths {
 	uint64_t at_ms[KEEPER_DEATHS_ALLOWED];
 	unsigned count;
+	/* 0: KEEPER_DEATHS_WINDOW_MS. The restore soak's keeper shortens it
+	 * (CORRAL_TEST_KEEPER_WINDOW_MS) to kill the loop 200 times. */
+	uint64_t window_ms;
 };
 
 /* The loop process ended with `wait_status` (waitpid's) at `now_ms`. */

@@ -36,6 +36,10 @@ struct output_sinks {
 	 * log_readiness.h). The reader reads no more while it does, and tries
 	 * again at its next wake-up: the task waits, a turn stays short. */
 	bool (*behind)(const struct output_sinks *sinks);
+	/* Optional: what the reader keeps in memory between reads (a line
+	 * cut across reads, bytes held for room in the sink) changed: corral's
+	 * keeper records it, so that a restore neither loses nor doubles it. */
+	void (*kept)(const struct output_sinks *sinks);
 };
 
 /* Hands `batch` to every sink in turn; on return it holds what the first

@@ -199,6 +199,12 @@ static void pause_reading(struct task_output *output, const char *rest, size_t s
 	output_sink_wait(output->sink, &output->waiter);
 }
 
+static void tell_kept(const struct task_output *output)
+{
+	if (output->sinks && output->sinks->kept)
+		output->sinks->kept(output->sinks);
+}
+
 /* The sink has room again: what was held goes first, then the pipe. */
 static void on_room(struct output_sink_waiter *waiter)
 {
@@ -208,6 +214,7 @@ static void on_room(struct output_sink_waiter *waiter)
 	size_t taken = forward(output, output->held + output->held_start, held, wall_clock_ms());
 	output->held_start += taken;
 	output_sink_flush(output->sink);
+	tell_kept(output);
 	if (output->held_start < output->held_end || output->line_complete) {
 		output_sink_wait(output->sink, waiter);
 		return;
@@ -230,9 +237,12 @@ static ssize_t read_batch(struct task_output *output, char *buffer)
 	while (got < 0 && errno == EINTR);
 	if (got <= 0)
 		return got;
+	bool kept_before = output->line_length || output->line_complete;
 	size_t taken = forward(output, buffer, (size_t)got, wall_clock_ms());
 	if (taken < (size_t)got || output->line_complete)
 		pause_reading(output, buffer + taken, (size_t)got - taken);
+	if (kept_before || output->line_length || output->line_complete || output->held)
+		tell_kept(output);
 	return got;
 }
 

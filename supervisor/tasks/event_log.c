@@ -104,6 +104,7 @@ const char *corral_event_type_name(enum corral_event_type type)
 	    [CORRAL_EVENT_UPGRADE_STARTED] = "upgrade_started",
 	    [CORRAL_EVENT_UPGRADED] = "upgraded",
 	    [CORRAL_EVENT_UPGRADE_FAILED] = "upgrade_failed",
+	    [CORRAL_EVENT_RESTORED] = "restored",
 	};
 	return (unsigned)type < CORRAL_EVENT_TYPE_COUNT ? names[type] : "unknown";
 }

@@ -35,10 +35,14 @@ struct services {
 	struct network_spares *network_spares; /* namespaces for network mode none */
 	struct pid_index *task_pids;           /* running tasks by main pid (reaping) */
 	struct task_records *records;          /* tasks' life-long counts (task_records.h) */
-	/* corral's keeper (keeper_loop_side.h), told each task's fds; NULL
-	 * without one. `keeper_next_slot` numbers the tasks for it. */
+	/* corral's keeper (keeper_loop_side.h), sent each task's record;
+	 * NULL without one. `keeper_next_slot` numbers the tasks for it;
+	 * `keeper_wanted` is told a task's record is to be sent. */
 	struct keeper_loop_side *keeper;
 	uint32_t keeper_next_slot;
+	void (*keeper_wanted)(void *context);
+	void (*keeper_send_now)(void *context); /* what is marked, sent now */
+	void *keeper_context;
 	/* Sources of bidirectional mounts, shared on the host while bound. */
 	struct host_shared_mounts *shared_mounts;
 	/* ROOT/PID of the task directories (hooks/task_dirs.h) when a task

@@ -133,7 +133,6 @@ static void close_process_fds(struct task *task)
 {
 	struct loop *loop = task->services->loop;
 	if (task->pidfd_watch.fd >= 0) {
-		task_keeper_drop_process(task);
 		loop_watch_remove(loop, &task->pidfd_watch);
 		close(task->pidfd_watch.fd);
 		task->pidfd_watch.fd = -1;
@@ -266,7 +265,6 @@ static int effect_spawn(struct runner *runner, char *error, size_t error_size)
 	task->error_pipe_watch.fd = result.error_fd;
 	loop_watch_add(task->services->loop, &task->pidfd_watch, EPOLLIN);
 	loop_watch_add(task->services->loop, &task->error_pipe_watch, EPOLLIN);
-	task_keeper_hold_process(task);
 	return 0;
 }
 
@@ -308,12 +306,14 @@ static void effect_arm_timer(struct runner *runner, enum runner_timer timer, uin
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
 	loop_timer_arm(task->services->loop, &task->timers[timer], deadline_ms);
+	task_keeper_changed(task);
 }
 
 static void effect_cancel_timer(struct runner *runner, enum runner_timer timer)
 {
 	struct task *task = TASK_FROM_RUNNER(runner);
 	loop_timer_cancel(task->services->loop, &task->timers[timer]);
+	task_keeper_changed(task);
 }
 
 void task_note_event(struct task *task, enum task_event_type type, const char *message)
@@ -347,6 +347,7 @@ static void effect_event(struct runner *runner, enum task_event_type type, const
 		task->started_unannounced = true;
 		return;
 	}
+	task_keeper_changed(task);
 	pid_t pid = type == TASK_EVENT_STARTED ? task_command_pid(task) : 0;
 	event_log_task(task->services->events, task->config->full_name, task_event_type_name(type),
 		       message, pid);
@@ -381,6 +382,7 @@ static void effect_changed(struct runner *runner)
 		task_cgroup_run_release(task);
 	group_mark_dirty(task->group);
 	task_dependencies_changed(task);
+	task_keeper_changed(task);
 }
 
 static void effect_resource_wait(struct runner *runner, const char *reason, bool first,
@@ -454,16 +456,54 @@ static void kill_leftovers(struct task *task)
 	}
 }
 
+/* How the run of a reaped process ended, and what follows. */
+static void run_ended(struct task *task, const siginfo_t *info);
+
 void task_reap(struct task *task)
 {
 	if (task->pidfd_watch.fd < 0)
 		return;
 	siginfo_t info;
 	memset(&info, 0, sizeof(info));
-	if (waitid(P_PIDFD, (id_t)task->pidfd_watch.fd, &info, WEXITED | WNOHANG) < 0 ||
-	    info.si_pid == 0)
+	/* With a keeper, the process stays a zombie (WNOWAIT) until the
+	 * keeper holds the task's record after its exit: if corral dies in
+	 * between, the keeper reaps it and tells the next loop, so no exit
+	 * is lost or counted twice. */
+	bool kept = task->services->keeper != NULL;
+	int flags = WEXITED | WNOHANG | (kept ? WNOWAIT : 0);
+	if (waitid(P_PIDFD, (id_t)task->pidfd_watch.fd, &info, flags) < 0) {
+		/* Taken back after a restore, the process is the keeper's
+		 * child: the keeper reaps it and says how it ended. */
+		if (errno != ECHILD)
+			return;
+		if (!task->keeper_reaped) {
+			/* Until the keeper says (REAPED calls this again): a
+			 * level-triggered pidfd would turn the loop for nothing. */
+			loop_watch_remove(task->services->loop, &task->pidfd_watch);
+			return;
+		}
+		task->keeper_reaped = false;
+		int status = task->keeper_wait_status;
+		info.si_pid = task->pid;
+		info.si_code = WIFEXITED(status) ? CLD_EXITED : CLD_KILLED;
+		info.si_status = WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status);
+		run_ended(task, &info);
+		return;
+	}
+	if (info.si_pid == 0)
 		return; /* not exited yet */
+	pid_t pid = info.si_pid;
+	run_ended(task, &info);
+	if (kept) {
+		task_keeper_send_now(task);
+		siginfo_t reaped;
+		waitid(P_PID, (id_t)pid, &reaped, WEXITED | WNOHANG);
+	}
+}
 
+static void run_ended(struct task *task, const siginfo_t *reaped)
+{
+	siginfo_t info = *reaped;
 	/* The error pipe says whether exec happened, whatever order the
 	 * two fds were reported in. */
 	if (task->error_pipe_watch.fd >= 0)
@@ -522,6 +562,12 @@ static void on_timer(struct loop_timer *timer)
 /* corral's stdout first (it paces the others), then the ring, the file
  * when there is one, and the followers (who see nothing while there are
  * none): known from the task at each batch, so that none is kept. */
+/* A partial line or held bytes changed: the keeper's record too. */
+static void task_output_kept(const struct output_sinks *sinks)
+{
+	task_keeper_changed((struct task *)((char *)sinks - offsetof(struct task, sinks)));
+}
+
 static void hand_task_lines(const struct output_sinks *sinks, size_t first,
 			    struct output_batch *batch)
 {
@@ -651,6 +697,7 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 	bool separate = config->log_separate_streams;
 	task->sinks.hand = hand_task_lines;
 	task->sinks.behind = task_lines_behind;
+	task->sinks.kept = task_output_kept;
 	int result = task_output_open(&task->output, services->loop, services->sink, &task->sinks,
 				      config->full_name,
 				      separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED);
@@ -710,7 +757,7 @@ int task_init(struct task *task, const struct task_config *config, struct group 
 	failure = open_outputs(task, error, error_size);
 	if (failure < 0)
 		return failure;
-	task_keeper_hold_outputs(task);
+	task_keeper_open(task);
 	task_hooks_open(task, group_name);
 	task_schedule_open(task);
 	return 0;

@@ -142,8 +142,16 @@ struct task {
 	 * until there is something to count, as most tasks never have
 	 * (task_counts_of). */
 	struct task_record *record;
-	/* Its slot with corral's keeper (task_keeper.h); 0: none. */
+	/* Its slot with corral's keeper (task_keeper.h); 0: none. Changed:
+	 * its record is to be sent; unsettled: the keeper was told its last
+	 * record is not what it is doing now (a start, a stop, hooks). */
 	uint32_t keeper_slot;
+	bool keeper_changed, keeper_unsettled;
+	bool keeper_restored; /* taken back from its record by a restore */
+	/* A task taken back after a restore is the keeper's child: how it
+	 * ended comes from the keeper (task_reap). */
+	bool keeper_reaped;
+	int keeper_wait_status;
 };
 
 /* Prepares everything a start needs: 0, or -errno with `error` naming the

@@ -62,7 +62,9 @@ enum corral_event_type {
 	CORRAL_EVENT_UPGRADE_STARTED, /* corral execs a new binary (the last event before) */
 	CORRAL_EVENT_UPGRADED,        /* the new corral took every task over */
 	CORRAL_EVENT_UPGRADE_FAILED,  /* corral runs on as it was: why */
+	CORRAL_EVENT_RESTORED,        /* its loop process died; the keeper started one that took
+				       * the tasks back */
 };
-#define CORRAL_EVENT_TYPE_COUNT 6
+#define CORRAL_EVENT_TYPE_COUNT 7
 
 const char *corral_event_type_name(enum corral_event_type type);

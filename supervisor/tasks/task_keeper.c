@@ -1,60 +1,41 @@
 #include "supervisor/tasks/task_keeper.h"
 
-#include <string.h>
-
-#include "base/log.h"
 #include "supervisor/keeper/keeper_channel.h"
 #include "supervisor/keeper/keeper_loop_side.h"
 #include "supervisor/tasks/task.h"
 
-static void send_to_keeper(struct task *task, uint32_t roles, uint32_t drop, const int *fds)
+void task_keeper_open(struct task *task)
 {
-	struct keeper_loop_side *keeper = task->services->keeper;
-	if (!keeper || !task->keeper_slot)
+	if (task->services->keeper && !task->keeper_slot)
+		task->keeper_slot = ++task->services->keeper_next_slot;
+	task_keeper_changed(task);
+}
+
+void task_keeper_changed(struct task *task)
+{
+	if (!task->services->keeper || !task->keeper_slot)
 		return;
-	struct keeper_message message = {
-	    .kind = KEEPER_HOLD, .slot = task->keeper_slot, .roles = roles, .drop = drop};
-	int failure = keeper_channel_send(keeper->channel, &message, fds);
-	/* A keeper that cannot take it: this fd would not outlive corral;
-	 * the task runs on all the same. */
-	if (failure < 0)
-		log_message("%s: cannot tell the keeper its fds: %s", task->config->full_name,
-			    strerror(-failure));
+	task->keeper_changed = true;
+	if (task->services->keeper_wanted)
+		task->services->keeper_wanted(task->services->keeper_context);
 }
 
-void task_keeper_hold_outputs(struct task *task)
+void task_keeper_send_now(struct task *task)
 {
-	if (!task->services->keeper)
-		return;
-	task->keeper_slot = ++task->services->keeper_next_slot;
-	int fds[2];
-	uint32_t roles = 0;
-	size_t count = 0;
-	if (task->output.watch.fd >= 0) {
-		roles |= 1u << HELD_OUTPUT;
-		fds[count++] = task->output.watch.fd;
-	}
-	if (task->error_output && task->error_output->watch.fd >= 0) {
-		roles |= 1u << HELD_ERROR_OUTPUT;
-		fds[count++] = task->error_output->watch.fd;
-	}
-	if (roles)
-		send_to_keeper(task, roles, 0, fds);
-}
-
-void task_keeper_hold_process(struct task *task)
-{
-	if (task->pidfd_watch.fd >= 0)
-		send_to_keeper(task, 1u << HELD_PIDFD, 0, &task->pidfd_watch.fd);
-}
-
-void task_keeper_drop_process(struct task *task)
-{
-	send_to_keeper(task, 0, 1u << HELD_PIDFD, NULL);
+	if (task->services->keeper && task->services->keeper_send_now)
+		task->services->keeper_send_now(task->services->keeper_context);
 }
 
 void task_keeper_forget(struct task *task)
 {
-	send_to_keeper(task, 0, (1u << FD_HOLDER_ROLES) - 1, NULL);
+	struct keeper_loop_side *keeper = task->services->keeper;
+	if (!keeper || !task->keeper_slot)
+		return;
+	/* No state and no fds: the slot is forgotten. A keeper that cannot
+	 * take it keeps a record of a task that is gone, which a restore
+	 * finds no task for, and forgets. */
+	struct keeper_message message = {.kind = KEEPER_RECORD, .slot = task->keeper_slot};
+	keeper_channel_send(keeper->channel, &message, NULL, NULL, NULL);
 	task->keeper_slot = 0;
+	task->keeper_changed = false;
 }

@@ -1,17 +1,19 @@
-/* A task's fds told to corral's keeper as they are made and closed
- * (docs/architecture.md, "corral outlives its own death"): its output
- * pipes' read ends when the task is made, its pidfd at each start, and
- * their ends. Nothing is sent without a keeper (services->keeper NULL),
- * which is how corral runs today. */
+/* A task's record with corral's keeper (docs/architecture.md, "corral
+ * outlives its own death"): each change of the task's state marks it, and
+ * once the loop has nothing else to do its record (its state and the fds
+ * it names) goes to the keeper in one message (upgrade/kept_state.c). A
+ * task forgotten goes from the keeper too. Nothing is sent without a
+ * keeper (services->keeper NULL), which is how corral runs by default. */
 #pragma once
 
 struct task;
 
-/* At task_init: its slot, and its pipes' read ends. */
-void task_keeper_hold_outputs(struct task *task);
-/* A run began: its pidfd. */
-void task_keeper_hold_process(struct task *task);
-/* The run's pidfd is closed. */
-void task_keeper_drop_process(struct task *task);
-/* The task goes: everything held for it. */
+/* At task_init: its slot. */
+void task_keeper_open(struct task *task);
+/* Its state changed: its record is sent at the end of the loop's turn. */
+void task_keeper_changed(struct task *task);
+/* Its records go to the keeper now, not at the end of the turn: its run's
+ * exit is recorded before its process is reaped (task_reap). */
+void task_keeper_send_now(struct task *task);
+/* The task goes: its record with the keeper too. */
 void task_keeper_forget(struct task *task);

@@ -70,7 +70,7 @@ static int write_all(int fd, const void *data, size_t length)
 	return 0;
 }
 
-int handover_writer_seal(struct handover_writer *writer)
+char *handover_writer_bytes(struct handover_writer *writer, size_t *length)
 {
 	json_t *fds = json_array();
 	for (size_t i = 0; i < writer->fd_count; i++)
@@ -78,25 +78,31 @@ int handover_writer_seal(struct handover_writer *writer)
 	json_object_set_new(writer->root, "fds", fds);
 	char *text = json_dumps(writer->root, JSON_COMPACT);
 	if (!text)
+		return NULL;
+	uint64_t text_length = strlen(text);
+	char *bytes = xmalloc(8 + text_length + writer->blob_length + 1);
+	for (int i = 0; i < 8; i++)
+		bytes[i] = (char)(unsigned char)(text_length >> (8 * i));
+	memcpy(bytes + 8, text, text_length);
+	if (writer->blob_length)
+		memcpy(bytes + 8 + text_length, writer->blobs, writer->blob_length);
+	free(text);
+	*length = 8 + text_length + writer->blob_length;
+	return bytes;
+}
+
+int handover_writer_seal(struct handover_writer *writer)
+{
+	size_t length;
+	char *bytes = handover_writer_bytes(writer, &length);
+	if (!bytes)
 		return -ENOMEM;
 	int fd = memfd_create("corral-handover", 0); /* survives the exec */
-	if (fd < 0) {
-		int failure = -errno;
-		free(text);
-		return failure;
-	}
-	uint64_t length = strlen(text);
-	unsigned char header[8];
-	for (int i = 0; i < 8; i++)
-		header[i] = (unsigned char)(length >> (8 * i));
-	int failure = write_all(fd, header, sizeof(header));
-	if (failure == 0)
-		failure = write_all(fd, text, length);
-	if (failure == 0)
-		failure = write_all(fd, writer->blobs, writer->blob_length);
-	free(text);
+	int failure = fd < 0 ? -errno : write_all(fd, bytes, length);
+	free(bytes);
 	if (failure < 0) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return failure;
 	}
 	return fd;
@@ -153,12 +159,31 @@ static int by_number(const void *a, const void *b)
 	return (left > right) - (left < right);
 }
 
+static int parse_document(struct handover_reader *reader, char *error, size_t error_size);
+
 int handover_reader_open(struct handover_reader *reader, int fd, char *error, size_t error_size)
 {
 	memset(reader, 0, sizeof(*reader));
 	int failure = read_whole(fd, &reader->data, &reader->length, error, error_size);
 	if (failure < 0)
 		return failure;
+	return parse_document(reader, error, error_size);
+}
+
+int handover_reader_open_bytes(struct handover_reader *reader, const void *data, size_t length,
+			       char *error, size_t error_size)
+{
+	memset(reader, 0, sizeof(*reader));
+	reader->data = xmalloc(length + 1);
+	memcpy(reader->data, data, length);
+	reader->length = length;
+	return parse_document(reader, error, error_size);
+}
+
+static int parse_document(struct handover_reader *reader, char *error, size_t error_size)
+{
+	if (reader->length < 8)
+		return refuse(error, error_size, -EINVAL, "is cut short");
 	uint64_t json_length = 0;
 	for (int i = 7; i >= 0; i--)
 		json_length = json_length << 8 | (unsigned char)reader->data[i];

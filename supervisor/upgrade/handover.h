@@ -38,6 +38,10 @@ struct handover_writer {
 	size_t blob_length, blob_capacity;
 	int *fds; /* every fd handed over, for the "fds" list */
 	size_t fd_count;
+	/* A record for corral's keeper (kept_state.c), not an exec's
+	 * document: what changes with every line (a partial line, the
+	 * recent lines, stdout's pending bytes) is left out. */
+	bool for_restore;
 };
 
 void handover_writer_init(struct handover_writer *writer);
@@ -46,6 +50,14 @@ void handover_writer_free(struct handover_writer *writer);
 json_t *handover_blob(struct handover_writer *writer, const void *data, size_t length);
 /* `fd` as a JSON number, noted for the list (negative: null, not noted). */
 json_t *handover_fd(struct handover_writer *writer, int fd);
+struct handover_reader;
+
+/* The whole document as bytes (malloc'd, `*length`), laid out as in the
+ * memfd: a keeper's record. */
+char *handover_writer_bytes(struct handover_writer *writer, size_t *length);
+/* A document's bytes read back (copied); as handover_reader_open. */
+int handover_reader_open_bytes(struct handover_reader *reader, const void *data, size_t length,
+			       char *error, size_t error_size);
 /* A memfd with the whole document, not close-on-exec: its fd, or -errno. */
 int handover_writer_seal(struct handover_writer *writer);
 /* FD_CLOEXEC off (`keep`) or on again on every fd noted. */

@@ -10,7 +10,9 @@
 #include "config/config_copy.h"
 #include "supervisor/control/control_handover.h"
 #include "supervisor/supervisor_internal.h"
+#include "supervisor/upgrade/restore.h"
 #include "supervisor/upgrade/task_handover.h"
+#include "supervisor/upgrade/upgrade.h"
 #include "supervisor/upgrade/upgrade_state.h"
 
 int upgrade_state_read_cgroups(struct supervisor *supervisor, const struct handover_reader *reader,
@@ -283,13 +285,18 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 	const json_t *root = reader->root;
 	const json_t *groups = json_object_get(root, "groups");
 	const json_t *tasks = json_object_get(root, "tasks");
-	if (match_counts(supervisor, groups, tasks, error, error_size) < 0)
+	/* A restore takes back what it has records of, task by task
+	 * (restore.h); an upgrade all or nothing. */
+	bool restoring = upgrade_restoring();
+	if (!restoring && match_counts(supervisor, groups, tasks, error, error_size) < 0)
 		return -EINVAL;
 	size_t index;
 	json_t *state;
 	json_array_foreach(groups, index, state)
 	{
 		struct group *group = find_group(supervisor, handover_string(state, "name"));
+		if (!group && restoring)
+			continue;
 		if (!group) {
 			snprintf(error, error_size, "group %s is not in the config it loaded",
 				 handover_string(state, "name"));
@@ -301,12 +308,24 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 	json_array_foreach(tasks, index, state)
 	{
 		struct task *task = find_task(supervisor, handover_string(state, "name"), &cursor);
+		if (!task && restoring) {
+			/* Its task is gone from the config: its record too. */
+			restore_forget_slot(supervisor,
+					    (unsigned)handover_int(state, "keeper_slot", 0));
+			continue;
+		}
 		if (!task) {
 			snprintf(error, error_size, "task %s is not in the config it loaded",
 				 handover_string(state, "name"));
 			return -EINVAL;
 		}
 		int failure = task_handover_read(reader, state, task, error, error_size);
+		restore_keep_slot(task, (unsigned)handover_int(state, "keeper_slot", 0));
+		if (restoring) {
+			restore_task_taken(task, handover_string(state, "restore_unsettled"),
+					   failure < 0 ? error : NULL);
+			continue;
+		}
 		if (failure < 0)
 			return failure;
 	}
@@ -340,8 +359,13 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 	supervisor->sink.dropped_lines = (uint64_t)handover_int(own, "output_dropped_lines", 0);
 	/* This corral is one more upgrade (a document without the count is
 	 * an older corral's: its upgrades were not counted). */
-	supervisor->counters.upgrades = (uint64_t)handover_int(own, "upgrades", 0) + 1;
-	supervisor->counters.restores = (uint64_t)handover_int(own, "restores", 0);
+	supervisor->counters.upgrades = (uint64_t)handover_int(own, "upgrades", 0) + !restoring;
+	/* The keeper counts the loops that died: its count, not the last
+	 * record's (which a kill may have caught before it was sent). */
+	supervisor->counters.restores =
+	    supervisor->keeper.channel >= 0
+		? supervisor->keeper.restores
+		: (uint64_t)handover_int(own, "restores", 0) + restoring;
 	supervisor->shortage.put_off_total = (uint64_t)handover_int(own, "starts_put_off", 0);
 	failure = records_read(supervisor, reader, error, error_size);
 	if (failure < 0)

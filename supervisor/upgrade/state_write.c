@@ -52,7 +52,7 @@ bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why
 	return true;
 }
 
-static json_t *group_write(const struct group *group)
+json_t *upgrade_group_write(const struct group *group)
 {
 	json_t *gates = json_array();
 	for (size_t i = 0; i < STAGE_COUNT; i++)
@@ -146,7 +146,7 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 	json_t *groups = json_array(), *tasks = json_array();
 	for (size_t i = 0; i < supervisor->group_count; i++) {
 		const struct group *group = supervisor->groups[i];
-		json_array_append_new(groups, group_write(group));
+		json_array_append_new(groups, upgrade_group_write(group));
 		for (size_t t = 0; t < group->task_count; t++) {
 			/* Lines a log file holds for its next flush are written now:
 			 * the new corral opens the file again, empty-handed. */
@@ -164,20 +164,55 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 			json_array_append_new(tasks, task_handover_write(writer, group->tasks[t]));
 		}
 	}
-	json_object_set_new(root, "config", config_write(writer, supervisor->config));
 	json_object_set_new(root, "groups", groups);
 	json_object_set_new(root, "tasks", tasks);
+	upgrade_state_write_corral(supervisor, writer, requester);
+	json_object_set_new(root, "supervisor", upgrade_counters_write(supervisor));
+}
+
+json_t *upgrade_counters_write(const struct supervisor *supervisor)
+{
+	/* GET /metrics' counters go on from where they were. */
+	json_t *requests = json_object();
+	for (unsigned i = 0; i < CONTROL_COMMAND_COUNT; i++)
+		json_object_set_new(
+		    requests, control_command_name(i),
+		    json_integer((json_int_t)supervisor->counters.control_requests[i]));
+	return json_pack("{s:b,s:b,s:i,s:I,s:I,s:I,s:o,s:I,s:I,s:I,s:I,s:b}", "have_failure",
+			 supervisor->have_failure, "failure_is_secondary",
+			 supervisor->failure_is_secondary, "exit_code", supervisor->exit_code,
+			 "started_wall_ms", (json_int_t)supervisor->started_wall_ms,
+			 "reloads_succeeded", (json_int_t)supervisor->counters.reloads_succeeded,
+			 "reloads_failed", (json_int_t)supervisor->counters.reloads_failed,
+			 "control_requests", requests, "output_dropped_lines",
+			 (json_int_t)supervisor->sink.dropped_lines, "upgrades",
+			 (json_int_t)supervisor->counters.upgrades, "restores",
+			 (json_int_t)supervisor->counters.restores, "starts_put_off",
+			 (json_int_t)supervisor->shortage.put_off_total, "shutting_down",
+			 supervisor->shutting_down);
+}
+
+void upgrade_state_write_corral(struct supervisor *supervisor, struct handover_writer *writer,
+				const struct control_client *requester)
+{
+	json_t *root = writer->root;
+	json_object_set_new(root, "config", config_write(writer, supervisor->config));
 	json_object_set_new(root, "cgroups", cgroups_write(&supervisor->cgroups));
 	json_object_set_new(root, "task_records", records_write(writer, &supervisor->task_records));
 	json_object_set_new(root, "events", events_write(writer, &supervisor->events));
 	const struct output_sink *sink = &supervisor->sink;
+	/* A keeper's record holds no bytes waiting for stdout: they change
+	 * with every line (docs/architecture.md says what a restore loses). */
+	size_t pending = writer->for_restore ? 0 : sink->end - sink->start;
+	json_object_set_new(root, "stdout",
+			    json_pack("{s:o,s:i}", "pending",
+				      handover_blob(writer, sink->buffer + sink->start, pending),
+				      "saved_flags", sink->saved_flags));
 	json_object_set_new(
-	    root, "stdout",
-	    json_pack("{s:o,s:i}", "pending",
-		      handover_blob(writer, sink->buffer + sink->start, sink->end - sink->start),
-		      "saved_flags", sink->saved_flags));
-	json_object_set_new(root, "control",
-			    control_server_handover_write(writer, supervisor->control, requester));
+	    root, "control",
+	    writer->for_restore
+		? control_server_listener_write(writer, supervisor->control)
+		: control_server_handover_write(writer, supervisor->control, requester));
 	/* The HTTP endpoint's listening socket: a probe that connects during
 	 * the exec waits in its backlog. */
 	json_object_set_new(
@@ -199,23 +234,4 @@ void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *
 				    json_pack("{s:s,s:I}", "notify_socket", parent->socket_name,
 					      "watchdog_usec",
 					      (json_int_t)parent->watchdog_interval_ms * 2000));
-	/* GET /metrics' counters go on from where they were. */
-	json_t *requests = json_object();
-	for (unsigned i = 0; i < CONTROL_COMMAND_COUNT; i++)
-		json_object_set_new(
-		    requests, control_command_name(i),
-		    json_integer((json_int_t)supervisor->counters.control_requests[i]));
-	json_object_set_new(
-	    root, "supervisor",
-	    json_pack("{s:b,s:b,s:i,s:I,s:I,s:I,s:o,s:I,s:I,s:I,s:I}", "have_failure",
-		      supervisor->have_failure, "failure_is_secondary",
-		      supervisor->failure_is_secondary, "exit_code", supervisor->exit_code,
-		      "started_wall_ms", (json_int_t)supervisor->started_wall_ms,
-		      "reloads_succeeded", (json_int_t)supervisor->counters.reloads_succeeded,
-		      "reloads_failed", (json_int_t)supervisor->counters.reloads_failed,
-		      "control_requests", requests, "output_dropped_lines",
-		      (json_int_t)supervisor->sink.dropped_lines, "upgrades",
-		      (json_int_t)supervisor->counters.upgrades, "restores",
-		      (json_int_t)supervisor->counters.restores, "starts_put_off",
-		      (json_int_t)supervisor->shortage.put_off_total));
 }

@@ -113,7 +113,8 @@ static void ring_line(void *context, uint64_t time_ms, unsigned tag, const char 
 static json_t *ring_write(struct handover_writer *writer, const struct line_ring *ring)
 {
 	struct ring_bytes bytes = {0};
-	line_ring_visit(ring, 0, ring_line, &bytes);
+	if (!writer->for_restore)
+		line_ring_visit(ring, 0, ring_line, &bytes);
 	json_t *blob = handover_blob(writer, bytes.data ? bytes.data : "", bytes.length);
 	free(bytes.data);
 	return blob;
@@ -237,6 +238,8 @@ json_t *task_handover_write(struct handover_writer *writer, const struct task *t
 	    "oom_kills_reported", (json_int_t)task->oom_kills_reported, "run_seen", task->run_seen,
 	    "ready_seen", task->ready_seen, "timers", timers, "schedule_timer_ms",
 	    deadline(&task->schedule_timer), "schedule_due_ms", (json_int_t)task->schedule_due_ms);
+	/* Its slot with the keeper: records go on under the same one. */
+	json_object_set_new(state, "keeper_slot", json_integer(task->keeper_slot));
 	json_object_set_new(state, "cgroup_oom_at_start",
 			    json_integer((json_int_t)task->cgroup.oom_kills_at_start));
 	json_object_set_new(state, "cgroup_oom_of_execs",

@@ -13,8 +13,10 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "config/config_files.h"
+#include "supervisor/keeper/keeper_handoff.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/task_event.h"
+#include "supervisor/upgrade/restore.h"
 #include "supervisor/upgrade/upgrade_binary.h"
 #include "supervisor/upgrade/upgrade_check.h"
 #include "supervisor/upgrade/upgrade_state.h"
@@ -28,6 +30,8 @@ static char **command_line;
 static int resume_fd = -1;
 static struct handover_reader resume_reader;
 static bool resuming;
+/* The document is a restore's (restore.h), not an upgrade's. */
+static bool restoring;
 static char *fallback_reason;
 /* The config's files as the old corral read them (config_files.h). */
 static struct config_files resume_config;
@@ -36,6 +40,11 @@ void upgrade_remember_command_line(int argc, char **argv)
 {
 	(void)argc;
 	command_line = argv;
+}
+
+char *const *upgrade_command_line(void)
+{
+	return command_line;
 }
 
 int upgrade_print_format(void)
@@ -130,15 +139,27 @@ static void exec_checked(struct upgrade_request *request, char *why, size_t why_
 	int memfd = handover_writer_seal(&writer);
 	int failure = memfd;
 	if (memfd >= 0 && old_binary >= 0) {
-		char variable[64];
+		char variable[64], keeper_fd[64], restores[64];
 		snprintf(variable, sizeof(variable), HANDOVER_FD_ENV "=%d", memfd);
-		char *extra[] = {variable, NULL};
+		/* The keeper's channel goes over as at a restore: the new corral
+		 * sends its records on the same one. */
+		int channel = supervisor->keeper.channel;
+		snprintf(keeper_fd, sizeof(keeper_fd), KEEPER_FD_ENV "=%d", channel);
+		snprintf(restores, sizeof(restores), KEEPER_RESTORES_ENV "=%u",
+			 supervisor->keeper.restores);
+		char *extra[] = {variable, channel >= 0 ? keeper_fd : NULL, restores, NULL};
+		if (channel < 0)
+			extra[2] = NULL; /* no keeper: none of its variables */
+		if (channel >= 0)
+			handover_fds_keep_open(&channel, 1, true);
 		char **envp = environment_with(extra, NULL);
 		handover_fds_keep_open(writer.fds, writer.fd_count, true);
 		syscall(SYS_execveat, request->binary_fd, "", command_line, envp, AT_EMPTY_PATH);
 		failure = -errno;
 		/* Nothing happened: the fds go back to close-on-exec. */
 		handover_fds_keep_open(writer.fds, writer.fd_count, false);
+		if (channel >= 0)
+			handover_fds_keep_open(&channel, 1, false);
 		free(envp);
 	}
 	snprintf(why, why_size, "%s %s: %s", memfd < 0 ? "the hand-over memfd" : "exec", path,
@@ -297,18 +318,10 @@ static void give_parent_variables_back(const json_t *parent)
 	}
 }
 
-void upgrade_resume_begin(void)
+/* Reads the document in `fd` and replays its config's texts. */
+static void resume_from(int fd)
 {
-	const char *number = getenv(HANDOVER_FD_ENV);
-	if (!number)
-		return;
-	resume_fd = atoi(number);
-	unsetenv(HANDOVER_FD_ENV);
-	const char *failed = getenv(HANDOVER_FAILED_ENV);
-	if (failed) {
-		fallback_reason = xstrdup(failed);
-		unsetenv(HANDOVER_FAILED_ENV);
-	}
+	resume_fd = fd;
 	resuming = true;
 	char error[512];
 	if (handover_reader_open(&resume_reader, resume_fd, error, sizeof(error)) < 0)
@@ -321,10 +334,38 @@ void upgrade_resume_begin(void)
 	}
 	config_files_replay(replay_config(&resume_reader, &resume_config));
 	give_parent_variables_back(json_object_get(resume_reader.root, "parent"));
+}
+
+void upgrade_resume_begin(void)
+{
+	/* A loop process started by corral's keeper: after a loop died, the
+	 * keeper's records are the document (restore.h). */
+	int restored = restore_begin();
+	if (restored >= 0) {
+		restoring = true;
+		resume_from(restored);
+		return;
+	}
+	const char *number = getenv(HANDOVER_FD_ENV);
+	if (!number)
+		return;
+	int fd = atoi(number);
+	unsetenv(HANDOVER_FD_ENV);
+	const char *failed = getenv(HANDOVER_FAILED_ENV);
+	if (failed) {
+		fallback_reason = xstrdup(failed);
+		unsetenv(HANDOVER_FAILED_ENV);
+	}
+	resume_from(fd);
 	/* For tests only: a binary that passes the check and then cannot
 	 * take over. */
 	if (!fallback_reason && getenv("CORRAL_TEST_HANDOVER_REFUSE"))
 		fall_back_or_die("it refused the state (CORRAL_TEST_HANDOVER_REFUSE, a test)");
+}
+
+bool upgrade_restoring(void)
+{
+	return restoring;
 }
 
 const struct handover_reader *upgrade_resuming(void)
@@ -341,6 +382,12 @@ void upgrade_fall_back(const char *why)
 static void fall_back_or_die(const char *why)
 {
 	int old_binary = handover_fd_get(&resume_reader, resume_reader.root, "old_binary_fd");
+	if (restoring) {
+		/* No binary before to go back to: the keeper ends with this
+		 * exit, and says so. */
+		log_message("restore: cannot take the state back: %s", why);
+		_exit(1);
+	}
 	if (fallback_reason || old_binary < 0 || !command_line) {
 		/* The old binary itself cannot read what it wrote: nothing is
 		 * left to run. */
@@ -372,6 +419,16 @@ void upgrade_finish(struct supervisor *supervisor)
 {
 	if (!resuming)
 		return;
+	if (restoring) {
+		restore_finish(supervisor);
+		handover_fds_keep_open(resume_reader.fds, resume_reader.fd_count, false);
+		close(resume_fd);
+		config_files_replay(NULL);
+		config_files_free(&resume_config);
+		handover_reader_free(&resume_reader);
+		resuming = restoring = false;
+		return;
+	}
 	int old_binary = handover_fd_get(&resume_reader, resume_reader.root, "old_binary_fd");
 	int binary = handover_fd_get(&resume_reader, resume_reader.root, "binary_fd");
 	handover_fds_keep_open(resume_reader.fds, resume_reader.fd_count, false);

@@ -27,6 +27,8 @@ struct control_client;
 /* main's argv, which the exec gives the new corral (its options, its
  * config paths). */
 void upgrade_remember_command_line(int argc, char **argv);
+/* That argv (NULL-terminated). */
+char *const *upgrade_command_line(void);
 
 /* `corral --handover-format`: what a corral about to exec this binary
  * asks. Prints "corral VERSION handover-format N". */
@@ -57,6 +59,9 @@ void upgrade_resume_begin(void);
 
 /* The document being taken over, or NULL for an ordinary start. */
 const struct handover_reader *upgrade_resuming(void);
+/* The document being taken over is a restore's: corral's loop process
+ * died and its keeper started this one (restore.h). */
+bool upgrade_restoring(void);
 
 /* The new corral cannot take the state over (`why`): back to the old
  * binary with the same document. Returns only when not resuming. */

@@ -25,6 +25,14 @@ bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why
 /* Everything into `writer`; the event log is flushed. */
 void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *writer,
 			 const struct control_client *requester);
+/* Its parts, which the keeper's records hold apart (kept_state.c):
+ * corral's own (the config's texts, the cgroup tree, the listening
+ * sockets, the event log; what changes rarely), a group's lifecycle, and
+ * corral's counters. */
+void upgrade_state_write_corral(struct supervisor *supervisor, struct handover_writer *writer,
+				const struct control_client *requester);
+json_t *upgrade_group_write(const struct group *group);
+json_t *upgrade_counters_write(const struct supervisor *supervisor);
 
 /* ---- state_read.c, in the new corral's supervisor_open ---- */
 

@@ -102,7 +102,7 @@ def test_a_socket_found_through_a_config_is_held_to_the_trust_rules(corral):
 
 def test_every_client_help_says_the_same_search(corral):
     for command in ["status", "restart", "stop", "start", "signal", "shutdown", "logs",
-                    "events", "exec", "inspect", "reload"]:
+                    "events", "exec", "inspect", "reload", "top"]:
         result = corral.cli(command, "--help")
         assert result.returncode == 0, result
         text = " ".join(result.stdout.split())

@@ -1,11 +1,12 @@
 """The loop process' side of corral's keeper (docs/architecture.md, "corral
 outlives its own death"), with the test as the keeper: corral started with
-$CORRAL_KEEPER_FD sends each task's output pipe's read end when the task is
-made and its pidfd at each start (SCM_RIGHTS on a SOCK_SEQPACKET
-socketpair), and drops the pidfd when the run ends. What comes is the
-task's very pipe and process, seen from /proc."""
+$CORRAL_KEEPER_FD sends each task's record when its state changes: a small
+hand-over document of its state and the fds it names (SCM_RIGHTS on a
+SOCK_SEQPACKET socketpair), each with its number in corral. What comes is
+the task's very pipe and process, seen from /proc."""
 
 import array
+import json
 import os
 import signal
 import socket
@@ -13,21 +14,36 @@ import struct
 
 from conftest import sh, wait_for
 
-MESSAGE = struct.Struct("<IIIIii")  # kind, slot, roles, drop, pid, status
-HOLD = 1
-PIDFD, OUTPUT = 1 << 0, 1 << 1
+HEADER = struct.Struct("<IIIIii")  # kind, slot, fd count, length, pid, status
+RECORD = 1
 
 
 def receive(keeper):
-    """(kind, slot, roles, drop), fds of the next message."""
+    """(kind, slot), the numbers, the fds and the state of the next message."""
     keeper.settimeout(60)
-    data, ancillary, _, _ = keeper.recvmsg(MESSAGE.size, socket.CMSG_SPACE(8 * 4))
+    data, ancillary, _, _ = keeper.recvmsg(256 * 1024, socket.CMSG_SPACE(16 * 4))
     fds = []
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.extend(array.array("i", payload[:len(payload) - len(payload) % 4]))
-    assert len(data) == MESSAGE.size, data
-    return MESSAGE.unpack(data)[:4], fds
+    kind, slot, count, length, _, _ = HEADER.unpack(data[:HEADER.size])
+    numbers = list(struct.unpack(f"<{count}i", data[HEADER.size:HEADER.size + 4 * count]))
+    body = data[HEADER.size + 4 * count:]
+    assert len(body) == length and len(fds) == count, (len(body), length, fds, count)
+    state = None
+    if length:
+        text_length = int.from_bytes(body[:8], "little")
+        state = json.loads(body[8:8 + text_length])
+    return (kind, slot), numbers, fds, state
+
+
+def task_record(keeper, name, held):
+    """The next record of task `name` (corral's own ones are skipped)."""
+    while True:
+        (kind, slot), numbers, fds, state = receive(keeper)
+        held += fds
+        if kind == RECORD and state and state.get("name") == name:
+            return slot, dict(zip(numbers, fds)), state
 
 
 def pid_behind(pidfd):
@@ -38,42 +54,44 @@ def pid_behind(pidfd):
     raise AssertionError(f"fd {pidfd} is not a pidfd")
 
 
-def test_the_loop_tells_its_keeper_each_tasks_pipe_and_pidfd(corral):
+def test_the_loop_sends_its_keeper_each_tasks_state_and_fds(corral):
     keeper, loop_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     config = {"groups": {"g": {"tasks": {"app": {
         "command": sh("while :; do echo tick; sleep 0.2; done"),
         "restart": {"policy": "always", "delay": "100ms"}}}}}}
     # The channel is corral's stdin (fd 0): the one fd a test can give.
     running = corral.start(config, stdin=loop_end.fileno(),
-                           env={"CORRAL_KEEPER_FD": "0", "CORRAL_KEEPER_FDS": "",
-                                "CORRAL_RESTORES": "0"})
+                           env={"CORRAL_KEEPER_FD": "0", "CORRAL_RESTORES": "0"})
     loop_end.close()
     held = []
     try:
         corral.wait_control(running)
-        (kind, slot, roles, drop), fds = receive(keeper)
-        held += fds
-        assert (kind, roles, drop, len(fds)) == (HOLD, OUTPUT, 0, 1)
-        assert slot >= 1
-        (kind, pid_slot, roles, drop), fds = receive(keeper)
-        held += fds
-        assert (kind, pid_slot, roles, len(fds)) == (HOLD, slot, PIDFD, 1)
         wait_for(lambda: corral.task_status("g/app").get("pid"), what="app's pid")
         pid = corral.task_status("g/app")["pid"]
-        assert pid_behind(fds[0]) == pid
-        # The read end the keeper got is the task's stdout pipe.
-        assert os.fstat(held[0]).st_ino == os.stat(f"/proc/{pid}/fd/1").st_ino
-        # Killed: the run's pidfd is dropped, the next run's comes.
+        while True:
+            slot, fds, state = task_record(keeper, "g/app", held)
+            if state["pid"] == pid:
+                break
+        assert slot >= 2  # 0 and 1 are corral's own
+        # The record names its pidfd and output pipe by corral's numbers;
+        # what came under them is that very process and pipe.
+        assert pid_behind(fds[state["pidfd"]]) == pid
+        output = fds[state["output"]["fd"]]
+        assert os.fstat(output).st_ino == os.stat(f"/proc/{pid}/fd/1").st_ino
+        assert state["runner"]["restart_count"] == 0
+        # Killed: the next run's record comes, under the same slot, with
+        # its own pidfd and the count.
         os.kill(pid, signal.SIGKILL)
-        (kind, drop_slot, roles, drop), fds = receive(keeper)
-        assert (kind, drop_slot, roles, drop, fds) == (HOLD, slot, 0, PIDFD, [])
-        (kind, pid_slot, roles, drop), fds = receive(keeper)
-        held += fds
-        assert (kind, pid_slot, roles, len(fds)) == (HOLD, slot, PIDFD, 1)
         wait_for(lambda: corral.task_status("g/app").get("pid") not in (None, pid),
                  what="the next run")
-        assert pid_behind(fds[0]) == corral.task_status("g/app")["pid"]
-        assert corral.status()["groups"][0]["tasks"][0]["restarts"] == 1
+        new_pid = corral.task_status("g/app")["pid"]
+        while True:
+            next_slot, fds, state = task_record(keeper, "g/app", held)
+            if state["pid"] == new_pid:
+                break
+        assert next_slot == slot
+        assert pid_behind(fds[state["pidfd"]]) == new_pid
+        assert state["runner"]["restart_count"] == 1
     finally:
         for fd in held:
             os.close(fd)

@@ -1,0 +1,240 @@
+#include "supervisor/upgrade/kept_state.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "base/log.h"
+#include "supervisor/keeper/keeper_channel.h"
+#include "supervisor/supervisor_internal.h"
+#include "supervisor/tasks/pid_index.h"
+#include "supervisor/tasks/task_keeper.h"
+#include "supervisor/upgrade/task_handover.h"
+#include "supervisor/upgrade/upgrade_state.h"
+
+/* Slots 0 and 1 are corral's; the tasks' begin at 2 (task_keeper.c). */
+#define KEPT_CORRAL_SLOT 0
+#define KEPT_GROUPS_SLOT 1
+
+/* A record the keeper could not take: said once. A keeper gone (EPIPE)
+ * takes nothing more: corral stops (PR_SET_PDEATHSIG) and records are
+ * no use. */
+static void keeper_failed(struct supervisor *supervisor, const char *what, int failure)
+{
+	if (failure == -EPIPE || failure == -ECONNREFUSED) {
+		if (!supervisor->keeper_gone)
+			log_message("the keeper is gone: no record is kept from now on");
+		supervisor->keeper_gone = true;
+		return;
+	}
+	log_message("cannot send the keeper the record of %s: %s", what, strerror(-failure));
+}
+
+/* Sends `writer`'s document under `slot`. 0, or -errno. */
+static int send_record(struct supervisor *supervisor, uint32_t slot, struct handover_writer *writer)
+{
+	if (supervisor->keeper_gone)
+		return 0;
+	size_t length;
+	char *bytes = handover_writer_bytes(writer, &length);
+	if (!bytes)
+		return -ENOMEM;
+	/* The groups' record is written at every flush; most task changes
+	 * leave it as it was, and then the keeper has it already. */
+	bool groups = slot == KEPT_GROUPS_SLOT;
+	if (groups && supervisor->kept_groups && supervisor->kept_groups_length == length &&
+	    memcmp(supervisor->kept_groups, bytes, length) == 0) {
+		free(bytes);
+		return 0;
+	}
+	struct keeper_message message = {.kind = KEEPER_RECORD,
+					 .slot = slot,
+					 .fd_count = (uint32_t)writer->fd_count,
+					 .length = (uint32_t)length};
+	int failure = keeper_channel_send(supervisor->keeper.channel, &message, writer->fds,
+					  writer->fds, bytes);
+	if (groups && failure == 0) {
+		free(supervisor->kept_groups);
+		supervisor->kept_groups = bytes;
+		supervisor->kept_groups_length = length;
+		return 0;
+	}
+	free(bytes);
+	return failure;
+}
+
+static void write_corral(struct supervisor *supervisor, struct handover_writer *writer)
+{
+	json_object_set_new(writer->root, "format", json_integer(HANDOVER_FORMAT));
+	json_object_set_new(writer->root, "version", json_string(CORRAL_VERSION));
+	upgrade_state_write_corral(supervisor, writer, NULL);
+}
+
+static void write_groups(struct supervisor *supervisor, struct handover_writer *writer)
+{
+	json_t *groups = json_array();
+	for (size_t i = 0; i < supervisor->group_count; i++)
+		json_array_append_new(groups, upgrade_group_write(supervisor->groups[i]));
+	json_object_set_new(writer->root, "groups", groups);
+	json_object_set_new(writer->root, "supervisor", upgrade_counters_write(supervisor));
+}
+
+/* One record; false when the keeper could not take it now (its socket
+ * is full: tried again at the next turn). */
+static bool send_part(struct supervisor *supervisor, uint32_t slot,
+		      void (*write)(struct supervisor *, struct handover_writer *),
+		      const char *what)
+{
+	struct handover_writer writer;
+	handover_writer_init(&writer);
+	writer.for_restore = true;
+	write(supervisor, &writer);
+	int failure = send_record(supervisor, slot, &writer);
+	handover_writer_free(&writer);
+	if (failure == -EAGAIN)
+		return false;
+	if (failure < 0)
+		keeper_failed(supervisor, what, failure);
+	return true;
+}
+
+static bool send_task(struct supervisor *supervisor, struct task *task)
+{
+	if (supervisor->keeper_gone)
+		return true;
+	char why[256];
+	if (!task_handover_possible(task, why, sizeof(why))) {
+		if (task->keeper_unsettled)
+			return true;
+		struct keeper_message message = {.kind = KEEPER_UNSETTLED,
+						 .slot = task->keeper_slot};
+		int failure =
+		    keeper_channel_send(supervisor->keeper.channel, &message, NULL, NULL, NULL);
+		if (failure == -EAGAIN)
+			return false;
+		task->keeper_unsettled = true;
+		/* Sent again once it settles: a change marks it then. */
+		task->keeper_changed = false;
+		return true;
+	}
+	struct handover_writer writer;
+	handover_writer_init(&writer);
+	writer.for_restore = true;
+	json_decref(writer.root);
+	writer.root = task_handover_write(&writer, task);
+	int failure = send_record(supervisor, task->keeper_slot, &writer);
+	handover_writer_free(&writer);
+	if (failure == -EAGAIN)
+		return false;
+	if (failure < 0)
+		keeper_failed(supervisor, task->config->full_name, failure);
+	task->keeper_changed = task->keeper_unsettled = false;
+	return true;
+}
+
+static bool corral_changed(struct supervisor *supervisor)
+{
+	return supervisor->kept_config != supervisor->config ||
+	       supervisor->kept_config_scaled != supervisor->config->scaled_count ||
+	       supervisor->kept_chunks != supervisor->task_records.chunk_count;
+}
+
+static void flush(struct loop_idle *idle)
+{
+	struct supervisor *supervisor = idle->data;
+	bool whole = true;
+	if (corral_changed(supervisor)) {
+		if (send_part(supervisor, KEPT_CORRAL_SLOT, write_corral, "corral itself")) {
+			supervisor->kept_config = supervisor->config;
+			supervisor->kept_config_scaled = supervisor->config->scaled_count;
+			supervisor->kept_chunks = supervisor->task_records.chunk_count;
+		} else {
+			whole = false;
+		}
+	}
+	for (size_t i = 0; whole && i < supervisor->group_count; i++)
+		for (size_t t = 0; whole && t < supervisor->groups[i]->task_count; t++) {
+			struct task *task = supervisor->groups[i]->tasks[t];
+			if (task->keeper_changed && task->keeper_slot)
+				whole = send_task(supervisor, task);
+		}
+	if (whole)
+		whole = send_part(supervisor, KEPT_GROUPS_SLOT, write_groups, "the groups");
+	/* A keeper that cannot take more now (a full socket) gets the rest
+	 * at the next turn. */
+	if (!whole)
+		loop_idle_request(supervisor->loop, &supervisor->keeper_flush);
+}
+
+static void send_now(void *context)
+{
+	struct supervisor *supervisor = context;
+	loop_idle_cancel(supervisor->loop, &supervisor->keeper_flush);
+	flush(&supervisor->keeper_flush);
+}
+
+static void wanted(void *context)
+{
+	struct supervisor *supervisor = context;
+	loop_idle_request(supervisor->loop, &supervisor->keeper_flush);
+}
+
+void kept_state_changed(struct supervisor *supervisor)
+{
+	if (supervisor->keeper.channel >= 0)
+		wanted(supervisor);
+}
+
+/* REAPED: a task taken back is the keeper's child; what else the keeper
+ * reaps (a hook or probe of the loop that died) is no task's. */
+static void on_keeper(struct loop_watch *watch, uint32_t events)
+{
+	struct supervisor *supervisor = watch->data;
+	static char buffer[KEEPER_MESSAGE_MAX] __attribute__((aligned(8)));
+	for (;;) {
+		struct keeper_received received;
+		int result = keeper_channel_receive(watch->fd, buffer, &received);
+		if (result == -EAGAIN)
+			return;
+		if (result < 0) {
+			if (result == -EPIPE || (events & (EPOLLHUP | EPOLLERR))) {
+				/* The keeper is gone: PR_SET_PDEATHSIG stops corral. */
+				loop_watch_remove(supervisor->loop, watch);
+			}
+			return;
+		}
+		if (received.message.kind != KEEPER_REAPED)
+			continue;
+		struct task *task = pid_index_get(&supervisor->task_pids, received.message.pid);
+		if (!task)
+			continue;
+		task->keeper_reaped = true;
+		task->keeper_wait_status = received.message.status;
+		task_reap(task);
+	}
+}
+
+void kept_state_open(struct supervisor *supervisor)
+{
+	loop_idle_init(&supervisor->keeper_flush, flush, supervisor);
+	if (supervisor->keeper.channel < 0)
+		return;
+	supervisor->services.keeper_wanted = wanted;
+	supervisor->services.keeper_send_now = send_now;
+	supervisor->services.keeper_context = supervisor;
+	supervisor->keeper_watch = (struct loop_watch){
+	    .fd = supervisor->keeper.channel, .callback = on_keeper, .data = supervisor};
+	loop_watch_add(supervisor->loop, &supervisor->keeper_watch, EPOLLIN);
+	wanted(supervisor);
+}
+
+void kept_state_close(struct supervisor *supervisor)
+{
+	free(supervisor->kept_groups);
+	supervisor->kept_groups = NULL;
+	if (supervisor->keeper.channel < 0)
+		return;
+	loop_idle_cancel(supervisor->loop, &supervisor->keeper_flush);
+	loop_watch_remove(supervisor->loop, &supervisor->keeper_watch);
+}

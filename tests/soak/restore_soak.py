@@ -1,0 +1,252 @@
+#!/usr/bin/python3
+"""Restore soak: kill -9 of corral's loop process, KILLS times at random
+points of a busy life, under `corral run --keeper` (issue "corral outlives
+its own death", docs/reliability.md).
+
+    tests/soak/restore_soak.py [--corral PATH] [--kills N] [--seed N]
+
+Defaults: build/corral, 200 kills. The busy life: tasks writing numbered
+lines, tasks that exit at random and restart (starting all the time, so
+that many kills land in a start), a task whose prestart hook runs at every
+start, a long-lived quiet task, and a `corral restart` of a random task
+now and then. Some kills land while the previous restore is still under
+way (a kill during a restore).
+
+Checked after every restore and at the end:
+- the new loop answers `status`, `corral.restores` counts each kill;
+- the quiet task and the writers are the same processes all along (pid and
+  start time): never started twice;
+- no task has more than one process of its own alive (a start caught by a
+  kill is killed, never left beside a new one);
+- every line of every writer arrives exactly once, in order;
+- at the end corral exits 0 on SIGTERM and leaves no process behind.
+Prints a summary; exits 1 on the first broken invariant."""
+
+import argparse
+import json
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+WRITERS = 2
+
+
+def config(directory):
+    marks = directory / "marks"
+    tasks = {
+        "quiet": {"command": ["sleep", "1000000"]},
+        "hooked": {
+            "command": ["sh", "-c", "exec sleep $((RANDOM % 3 + 1))"],
+            "restart": {"policy": "always", "delay": "10ms", "attempts": "unlimited"},
+            "hooks": [{"name": "pre", "stage": "prestart",
+                       "exec": ["sh", "-c", f"echo hook >> {marks}; sleep 0.05"]}]},
+    }
+    for n in range(WRITERS):
+        tasks[f"writer{n}"] = {"command": [
+            "sh", "-c", 'i=0; while :; do i=$((i+1)); echo "line $i"; sleep 0.005; done']}
+    for n in range(4):
+        tasks[f"flaky{n}"] = {
+            "command": ["sh", "-c", "sleep 0.0$((RANDOM % 9 + 1)); exit 3"],
+            "restart": {"policy": "always", "delay": "5ms", "attempts": "unlimited"}}
+    return {"groups": {"g": {"tasks": tasks}}}
+
+
+class Soak:
+    def __init__(self, corral, kills, seed):
+        self.corral = corral
+        self.kills = kills
+        self.random = random.Random(seed)
+        self.dir = Path(tempfile.mkdtemp(prefix="corral-restore-soak."))
+        self.socket = self.dir / "control.sock"
+        self.test_id = uuid.uuid4().hex
+        self.env = dict(os.environ, CORRAL_SOCKET=str(self.socket),
+                        CORRAL_TEST_ID=self.test_id, CORRAL_TEST_KEEPER_WINDOW_MS="1")
+        for name in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"):
+            self.env.pop(name, None)
+
+    def fail(self, why):
+        print(f"restore soak: FAILED: {why}", file=sys.stderr)
+        err = self.dir / "corral.stderr"
+        if err.exists():
+            print("--- corral's stderr (tail)", file=sys.stderr)
+            print("\n".join(err.read_text(errors="replace").splitlines()[-40:]), file=sys.stderr)
+        self.stop_all()
+        sys.exit(1)
+
+    def request(self, command, **fields):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(10)
+            sock.connect(str(self.socket))
+            sock.sendall((json.dumps({"version": 1, "command": command, **fields}) + "\n")
+                         .encode())
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(1 << 20)
+                if not chunk:
+                    break
+                data += chunk
+            return json.loads(data)
+
+    def status(self):
+        try:
+            reply = self.request("status")
+        except (OSError, ValueError):
+            return None
+        return reply if reply.get("ok") else None
+
+    def wait_status(self, predicate, what, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.keeper.poll() is not None:
+                self.fail(f"the keeper exited ({self.keeper.returncode}) waiting for {what}")
+            status = self.status()
+            if status and predicate(status):
+                return status
+            time.sleep(0.01)
+        self.fail(f"no {what} within {timeout}s")
+
+    @staticmethod
+    def tasks(status):
+        return {t["name"]: t for g in status["groups"] for t in g["tasks"]}
+
+    @staticmethod
+    def start_time(pid):
+        try:
+            text = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None
+        return int(text[text.rindex(")") + 2:].split()[19])
+
+    def processes_of(self):
+        """{CORRAL_TASK: [pid]} of the live processes this soak's tasks made."""
+        found = {}
+        marker = f"CORRAL_TEST_ID={self.test_id}".encode()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                environ = (entry / "environ").read_bytes().split(b"\0")
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker not in environ or state == "Z":
+                continue
+            for item in environ:
+                if item.startswith(b"CORRAL_TASK="):
+                    found.setdefault(item[12:].decode(), []).append(int(entry.name))
+        return found
+
+    def stop_all(self):
+        if getattr(self, "keeper", None) and self.keeper.poll() is None:
+            self.keeper.kill()
+            self.keeper.wait()
+        for pids in self.processes_of().values():
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def run(self):
+        path = self.dir / "corral.yaml"
+        path.write_text(json.dumps(config(self.dir)))
+        self.stdout = open(self.dir / "corral.stdout", "wb")
+        stderr = open(self.dir / "corral.stderr", "wb")
+        self.keeper = subprocess.Popen([self.corral, "run", "--keeper", str(path)],
+                                       stdout=self.stdout, stderr=stderr, env=self.env,
+                                       stdin=subprocess.DEVNULL, start_new_session=True)
+        status = self.wait_status(lambda s: all(t["state"] == "running" for t in
+                                                self.tasks(s).values()
+                                                if not t["name"].startswith(("flaky", "hooked"))),
+                                  "every task running")
+        lasting = {name: (t["pid"], self.start_time(t["pid"]))
+                   for name, t in self.tasks(status).items()
+                   if name == "quiet" or name.startswith("writer")}
+        during_restore = 0
+        started = time.monotonic()
+        for kill in range(1, self.kills + 1):
+            loop = status["corral"]["pid"]
+            # Most kills after a while of life; some right after a restore.
+            if self.random.random() < 0.1:
+                during_restore += 1
+            else:
+                time.sleep(self.random.uniform(0.005, 0.12))
+            if self.random.random() < 0.05:
+                target = f"g/{self.random.choice(['flaky0', 'hooked', 'flaky1'])}"
+                try:
+                    self.request("restart", target=target)
+                except (OSError, ValueError):
+                    pass
+            try:
+                os.kill(loop, signal.SIGKILL)
+            except ProcessLookupError:
+                self.fail(f"kill {kill}: the loop {loop} is gone already")
+            status = self.wait_status(
+                lambda s, loop=loop, kill=kill: s["corral"]["pid"] != loop and
+                s["corral"]["restores"] == kill, f"restore {kill}")
+            tasks = self.tasks(status)
+            for name, (pid, start) in lasting.items():
+                if tasks[name]["pid"] != pid or self.start_time(pid) != start:
+                    self.fail(f"kill {kill}: {name} is not the same process "
+                              f"({pid} -> {tasks[name]['pid']})")
+            # At most one run of a task at a time: sh and its sleep, or a
+            # prestart hook's sh and sleep (processes killed by the restore
+            # may take a moment to be gone).
+            deadline = time.monotonic() + 2
+            while True:
+                crowded = {task: pids for task, pids in self.processes_of().items()
+                           if len(pids) > 2}
+                if not crowded:
+                    break
+                if time.monotonic() > deadline:
+                    self.fail(f"kill {kill}: tasks with more than one run: {crowded}")
+                time.sleep(0.01)
+        elapsed = time.monotonic() - started
+        time.sleep(0.2)
+        self.keeper.send_signal(signal.SIGTERM)
+        try:
+            code = self.keeper.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.fail("corral did not exit within 60 s of SIGTERM")
+        self.stdout.close()
+        if code != 0:
+            self.fail(f"corral exited {code} on SIGTERM")
+        text = (self.dir / "corral.stdout").read_text(errors="replace")
+        for n in range(WRITERS):
+            found = [int(m.group(1)) for m in
+                     re.finditer(rf"^g/writer{n} \| line (\d+)$", text, re.M)]
+            if not found or found != list(range(1, len(found) + 1)):
+                gaps = [(a, b) for a, b in zip(found, found[1:]) if b != a + 1][:5]
+                self.fail(f"writer{n}: lines lost or doubled: {gaps}")
+        time.sleep(0.2)
+        left = self.processes_of()
+        if left:
+            self.fail(f"processes left behind: {left}")
+        lines = sum(1 for _ in re.finditer(r"^g/writer", text, re.M))
+        print(f"restore soak: {self.kills} kill -9s of the loop in {elapsed:.1f}s "
+              f"({during_restore} right after a restore), every restore answered, "
+              f"quiet and writers never restarted, {lines} numbered lines exactly once, "
+              f"nothing left behind")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corral", default="build/corral")
+    parser.add_argument("--kills", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=None)
+    options = parser.parse_args()
+    seed = options.seed if options.seed is not None else random.randrange(1 << 30)
+    print(f"restore soak: seed {seed}")
+    Soak(os.path.abspath(options.corral), options.kills, seed).run()
+
+
+if __name__ == "__main__":
+    main()
