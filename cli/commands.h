@@ -43,6 +43,8 @@ int command_upgrade(int argc, char **argv);
 int command_logs(int argc, char **argv);
 int command_events(int argc, char **argv);
 int command_scale(int argc, char **argv);
+/* corral import: a config from systemd units, supervisord, a Procfile, s6 (cli/import/). */
+int command_import(int argc, char **argv);
 int command_top(int argc, char **argv);
 
 /* For the client commands (command_common.c). A reader that goes away,

@@ -20,6 +20,8 @@
 static const struct command commands[] = {
     {"run", "run the task groups of a config file", command_run, true},
     {"check", "validate a config file without running anything", command_check, false},
+    {"import", "write a config from systemd units, supervisord, a Procfile or s6", command_import,
+     false},
     {"status", "show the state of groups and tasks", command_status, false},
     {"top", "watch groups and tasks live in the terminal; act on them", command_top, false},
     {"restart", "restart a task, or the tasks of a group", command_restart, false},

@@ -57,7 +57,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_suites build-asan
 
-echo "=== fuzzing the eight parsers over their kept corpus, 20 s in all (libFuzzer, ASan, UBSan)"
+echo "=== fuzzing the parsers over their kept corpus, 20 s in all (libFuzzer, ASan, UBSan)"
 tests/fuzz/run.sh 20
 
 echo "=== soak smoke run: 60 s of load and faults, invariants checked (tests/soak)"

@@ -3,7 +3,7 @@
 # the config parser, the control request parser, the CDI spec parser, the
 # hook response parser, the http probe's status line reader, the HTTP
 # endpoint's request parser, the env file parser, the cron expression
-# parser and the status table's JSON view. Each starts from a few seeds written here, the
+# parser, the status table's JSON view and corral import's readers. Each starts from a few seeds written here, the
 # configs we ship and test, and the corpus kept in tests/fuzz/corpus/NAME
 # (inputs earlier long runs found interesting, and the regression inputs of
 # what they found): replaying it is part of every run.
@@ -64,11 +64,15 @@ build fuzz_http_request "" supervisor/http/http_request.c
 build fuzz_env_file "" config/env_file.c base/xmalloc.c
 build fuzz_cron "" config/cron.c
 build fuzz_json_view "" cli/json_view.c base/xmalloc.c
+build fuzz_import_text "libcap" cli/import/unit_file.c cli/import/ini_file.c \
+	cli/import/systemd_words.c cli/import/python_text.c cli/import/shell_words.c \
+	cli/import/systemd_values.c cli/import/import_report.c base/xmalloc.c base/text_buffer.c \
+	base/regular_file.c base/file_kind.c base/units.c base/signal_names.c
 
 # ---- seeds: build-fuzz/seeds/NAME ----
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{fuzz_config,fuzz_control_protocol,fuzz_cdi_spec,fuzz_hook_protocol,fuzz_http_status,fuzz_http_request,fuzz_env_file,fuzz_cron,fuzz_json_view}
+mkdir -p "$seeds"/{fuzz_config,fuzz_control_protocol,fuzz_cdi_spec,fuzz_hook_protocol,fuzz_http_status,fuzz_http_request,fuzz_env_file,fuzz_cron,fuzz_json_view,fuzz_import_text}
 cp examples/*.yaml tests/unit/configs/*.yaml "$seeds/fuzz_config/" 2>/dev/null || true
 seed=0
 for request in \
@@ -110,6 +114,11 @@ printf '# c\nA=1\nexport B="x\\ty" # c\nC=\x27lit\x27\nD=plain # c\n' >"$seeds/f
 printf 'HTTP/1.1 200 OK\r\nServer: x\r\n\r\n' >"$seeds/fuzz_http_status/seed-ok.txt"
 printf '*/15 1-10/3 1,15 jan-jun mon-fri' >"$seeds/fuzz_cron/seed-fields.txt"
 printf '@hourly' >"$seeds/fuzz_cron/seed-name.txt"
+cp tests/integration/import_fixtures/supervisord/*.conf "$seeds/fuzz_import_text/"
+[[ ! -r /lib/systemd/system/redis-server.service ]] ||
+	cp /lib/systemd/system/redis-server.service "$seeds/fuzz_import_text/"
+printf 'ExecStart=-/bin/sh -c "a \\"b\\" \\x41" $X ${Y}z \\\n  more\n' >"$seeds/fuzz_import_text/seed-exec.txt"
+printf 'A="1, 2",B=x %%(program_name)s_%%(process_num)02d 1min 30s' >"$seeds/fuzz_import_text/seed-mixed.txt"
 printf '{"ok":true,"corral":{"pid":1,"started_at":1.5},"groups":[{"name":"g","tasks":[{"name":"a\\u00e9\\"","pid":null,"usage":{"cpu_usec":-3}}],"x":[[],{}]}]}' \
 	>"$seeds/fuzz_json_view/seed-status.json"
 printf 'HTTP/1.0 404 File not found\r\n' >"$seeds/fuzz_http_status/seed-404.txt"
@@ -155,10 +164,11 @@ if $long; then
 	fuzz fuzz_env_file 2048 -runs="$runs"
 	fuzz fuzz_cron 256 -runs="$runs"
 	fuzz fuzz_json_view 4096 -runs="$runs"
+	fuzz fuzz_import_text 4096 -runs="$runs"
 else
 	config_seconds=$(((seconds + 1) / 2))
 	rest=$((seconds - config_seconds))
-	each=$((rest / 8 > 0 ? rest / 8 : 1))
+	each=$((rest / 9 > 0 ? rest / 9 : 1))
 	fuzz fuzz_config 4096 -max_total_time="$config_seconds"
 	fuzz fuzz_control_protocol 1024 -max_total_time="$each"
 	fuzz fuzz_cdi_spec 2048 -max_total_time="$each"
@@ -168,4 +178,5 @@ else
 	fuzz fuzz_env_file 2048 -max_total_time="$each"
 	fuzz fuzz_cron 256 -max_total_time="$each"
 	fuzz fuzz_json_view 4096 -max_total_time="$each"
+	fuzz fuzz_import_text 4096 -max_total_time="$each"
 fi
