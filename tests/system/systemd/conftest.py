@@ -264,6 +264,12 @@ class Machine:
         """`corral status --json` inside, from the default control socket."""
         return json.loads(self.run("corral", "status", "--json").stdout)
 
+    def status_if_up(self):
+        """`corral status --json`, or None while corral does not answer yet
+        (systemd shows MainPID as soon as it forked, before corral listens)."""
+        result = self.run("corral", "status", "--json", check=False)
+        return json.loads(result.stdout) if result.returncode == 0 else None
+
     def task(self, name):
         """The status of one task ("group/task"), or None."""
         group, task = name.split("/")

@@ -64,8 +64,8 @@ def test_systemctl_start_returns_once_corral_says_ready(systemd):
     systemd.use_config("gated")
     start = systemd.popen("systemctl", "start", "corral")
     try:
-        wait_for(lambda: (systemd.task("app/web") or {}).get("state") == "running"
-                 if systemd.prop("MainPID") != "0" else None,
+        wait_for(lambda: systemd.status_if_up() and
+                 (systemd.task("app/web") or {}).get("state") == "running",
                  what="web to run under corral")
         # web runs but is not ready: no READY=1 yet, so the start waits.
         assert systemd.output("app/web") == ["web up"]
