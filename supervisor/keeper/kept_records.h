@@ -22,8 +22,12 @@
 #include <stdint.h>
 
 /* At most this many fds in one record, and bytes in its state. */
-#define KEPT_RECORD_FDS_MAX   16
-#define KEPT_RECORD_BYTES_MAX (96 * 1024)
+#define KEPT_RECORD_FDS_MAX 16
+/* A task's state with what its reader keeps in memory at the most (two
+ * 64 KiB batches held for a full stdout, two cut lines) fits; the
+ * message stays under the socket's default send buffer (net.core.wmem_max,
+ * 208 KiB), which the loop cannot raise without CAP_NET_ADMIN. */
+#define KEPT_RECORD_BYTES_MAX (160 * 1024)
 
 struct kept_record {
 	uint32_t slot;

@@ -129,9 +129,20 @@ static bool send_task(struct supervisor *supervisor, struct task *task)
 	handover_writer_free(&writer);
 	if (failure == -EAGAIN)
 		return false;
+	bool said = task->keeper_unsettled; /* a record too big is said once */
+	task->keeper_changed = task->keeper_unsettled = false;
+	if (failure == -EMSGSIZE) {
+		/* Not kept as it is: its last record is marked, and a restore
+		 * would handle the task as a crash. */
+		struct keeper_message message = {.kind = KEEPER_UNSETTLED,
+						 .slot = task->keeper_slot};
+		keeper_channel_send(supervisor->keeper.channel, &message, NULL, NULL, NULL);
+		task->keeper_unsettled = true;
+		if (said)
+			return true;
+	}
 	if (failure < 0)
 		keeper_failed(supervisor, task->config->full_name, failure);
-	task->keeper_changed = task->keeper_unsettled = false;
 	return true;
 }
 
@@ -235,6 +246,8 @@ static void on_keeper(struct loop_watch *watch, uint32_t events)
 		task->keeper_reaped = true;
 		task->keeper_wait_status = received.message.status;
 		task_reap(task);
+		/* Taken by this reap, or of no run of the task's any more. */
+		task->keeper_reaped = false;
 	}
 }
 
