@@ -70,7 +70,8 @@ struct supervisor {
 	bool keeper_gone;    /* the channel broke: nothing is sent any more */
 	pid_t *kept_zombies; /* reaped once the records saying their exits are sent */
 	size_t kept_zombie_count, kept_zombie_capacity;
-	char *kept_groups; /* the groups' record last sent */
+	char *kept_groups;    /* the groups' record last sent */
+	int kept_document_fd; /* corral's record in a memfd (a big config), or -1 */
 	size_t kept_groups_length;
 	struct host_shared_mounts shared_mounts;
 	/* Every group name this run made a cgroup for, owned: what the cgroup

@@ -18,9 +18,6 @@
 static const int forwarded[] = {SIGTERM, SIGINT,   SIGHUP,  SIGQUIT, SIGUSR1,
 				SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP};
 
-/* Reaped while no loop ran: told to the next one. */
-#define KEEPER_PENDING_REAPED 256
-
 struct keeper {
 	const struct keeper_settings *settings;
 	struct kept_records records;
@@ -30,8 +27,10 @@ struct keeper {
 	pid_t loop;
 	int channel;       /* the keeper's end; -1 while no loop runs */
 	bool channel_hung; /* the loop's end closed: not polled until the next loop */
-	struct keeper_message pending[KEEPER_PENDING_REAPED];
-	unsigned pending_count;
+	/* REAPED messages not sent yet: no loop runs, or its socket is full
+	 * (hundreds of tasks stopping at once). Sent in order as it drains. */
+	struct keeper_message *pending;
+	size_t pending_count, pending_capacity;
 	/* Signals that came while no loop ran, in order. */
 	int waiting_signals[16];
 	unsigned waiting_signal_count;
@@ -42,6 +41,18 @@ static uint64_t now_ms(void)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+}
+
+/* As many of the REAPED messages waiting as the loop's socket takes. */
+static void send_pending(struct keeper *keeper)
+{
+	size_t sent = 0;
+	while (keeper->channel >= 0 && sent < keeper->pending_count &&
+	       keeper_channel_send(keeper->channel, &keeper->pending[sent], NULL, NULL, NULL) == 0)
+		sent++;
+	memmove(keeper->pending, keeper->pending + sent,
+		(keeper->pending_count - sent) * sizeof(*keeper->pending));
+	keeper->pending_count -= sent;
 }
 
 static int start_loop(struct keeper *keeper)
@@ -59,9 +70,7 @@ static int start_loop(struct keeper *keeper)
 	keeper->loop = pid;
 	keeper->channel = ends[0];
 	keeper->channel_hung = false;
-	for (unsigned i = 0; i < keeper->pending_count; i++)
-		keeper_channel_send(keeper->channel, &keeper->pending[i], NULL, NULL, NULL);
-	keeper->pending_count = 0;
+	send_pending(keeper);
 	for (unsigned i = 0; i < keeper->waiting_signal_count; i++)
 		kill(keeper->loop, keeper->waiting_signals[i]);
 	keeper->waiting_signal_count = 0;
@@ -95,11 +104,17 @@ static void read_channel(struct keeper *keeper)
 static void tell_reaped(struct keeper *keeper, pid_t pid, int status)
 {
 	struct keeper_message message = {.kind = KEEPER_REAPED, .pid = pid, .status = status};
-	if (keeper->channel >= 0 &&
+	if (keeper->channel >= 0 && !keeper->pending_count &&
 	    keeper_channel_send(keeper->channel, &message, NULL, NULL, NULL) == 0)
 		return;
-	if (keeper->pending_count < KEEPER_PENDING_REAPED)
-		keeper->pending[keeper->pending_count++] = message;
+	if (keeper->pending_count == keeper->pending_capacity) {
+		keeper->pending_capacity = keeper->pending_capacity * 2 + 64;
+		keeper->pending =
+		    realloc(keeper->pending, keeper->pending_capacity * sizeof(*keeper->pending));
+		if (!keeper->pending)
+			abort(); /* the keeper cannot go on without its memory */
+	}
+	keeper->pending[keeper->pending_count++] = message;
 }
 
 /* Given up on the loop: its tasks, the keeper's children now, are not
@@ -187,14 +202,18 @@ int keeper_run(const struct keeper_settings *settings)
 	for (;;) {
 		bool watch_channel = keeper.channel >= 0 && !keeper.channel_hung;
 		int extra = settings->readable ? settings->watched_fd : -1;
-		struct pollfd watched[3] = {{signals, POLLIN, 0},
-					    {watch_channel ? keeper.channel : -1, POLLIN, 0},
-					    {extra, POLLIN, 0}};
+		short channel_events = POLLIN | (keeper.pending_count ? POLLOUT : 0);
+		struct pollfd watched[3] = {
+		    {signals, POLLIN, 0},
+		    {watch_channel ? keeper.channel : -1, channel_events, 0},
+		    {extra, POLLIN, 0}};
 		if (poll(watched, 3, -1) < 0 && errno != EINTR)
 			break;
 		if (extra >= 0 && watched[2].revents)
 			settings->readable(settings->context, keeper.loop);
-		if (watch_channel && watched[1].revents) {
+		if (watch_channel && (watched[1].revents & POLLOUT))
+			send_pending(&keeper);
+		if (watch_channel && (watched[1].revents & ~POLLOUT)) {
 			read_channel(&keeper);
 			/* The loop is dying: its SIGCHLD follows. */
 			keeper.channel_hung = (watched[1].revents & (POLLHUP | POLLERR)) != 0;
@@ -214,6 +233,7 @@ out:
 		close(signals);
 	kept_records_free(&keeper.records);
 	free(keeper.buffer);
+	free(keeper.pending);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	return code;
 }

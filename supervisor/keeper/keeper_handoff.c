@@ -6,12 +6,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/xmalloc.h"
 
 #define LOOP_VARIABLES 3
+
+static struct rlimit loop_fd_limit;
+static bool loop_fd_limit_set;
+
+void keeper_handoff_loop_fd_limit(const struct rlimit *limit)
+{
+	loop_fd_limit = *limit;
+	loop_fd_limit_set = true;
+}
 
 /* The caller's environment without our variables, then `extra`. */
 static char **loop_environment(char *extra[LOOP_VARIABLES])
@@ -50,6 +60,9 @@ static void become_loop(int binary, char *const argv[], int channel,
 	int *others[] = {&binary, &channel, &restore};
 	if (kept_records_place(&records, others, restore >= 0 ? 3 : 2) < 0)
 		return;
+	/* The fds placed above it stay open; the loop raises its own. */
+	if (loop_fd_limit_set)
+		setrlimit(RLIMIT_NOFILE, &loop_fd_limit);
 	fcntl(channel, F_SETFD, 0);
 	fcntl(binary, F_SETFD, FD_CLOEXEC); /* an ELF binary runs from a closed-on-exec fd */
 	char *extra[LOOP_VARIABLES + 1] = {

@@ -20,6 +20,12 @@
 #define KEEPER_RESTORE_ENV  "CORRAL_RESTORE_FD"
 #define KEEPER_RESTORES_ENV "CORRAL_RESTORES"
 
+struct rlimit;
+/* The RLIMIT_NOFILE each loop is started with (the keeper's own, raised
+ * to hold the fds, is not one for the loop and its tasks to inherit);
+ * not called: the keeper's. */
+void keeper_handoff_loop_fd_limit(const struct rlimit *limit);
+
 /* Forks a loop process: `binary` (an fd) executed with `argv` and the
  * environment of the caller plus the variables. Its pid, or -errno. */
 pid_t keeper_exec_loop(int binary, char *const argv[], int channel,

@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -52,8 +54,35 @@ static void told(void *context, const struct keeper_decision *decision, unsigned
 			    KEEPER_DEATHS_WINDOW_MS / 1000);
 }
 
+/* The keeper holds two or three fds a task, under the numbers the loop
+ * gave them: as many as the loop may open, and more than the soft
+ * limit it was started with (1024 by default). It raises its own to the
+ * kernel's ceiling where it may (cap_sys_resource), else to its hard
+ * limit; each loop is given back the limits the keeper started with
+ * (keeper_handoff.h), and raises its own as corral always did. */
+static void raise_fd_limit(void)
+{
+	struct rlimit started;
+	if (getrlimit(RLIMIT_NOFILE, &started) < 0)
+		return;
+	keeper_handoff_loop_fd_limit(&started);
+	unsigned long long ceiling = 0;
+	FILE *nr_open = fopen("/proc/sys/fs/nr_open", "re");
+	if (nr_open) {
+		if (fscanf(nr_open, "%llu", &ceiling) != 1)
+			ceiling = 0;
+		fclose(nr_open);
+	}
+	struct rlimit wanted = {(rlim_t)ceiling, (rlim_t)ceiling};
+	if (ceiling <= started.rlim_max || setrlimit(RLIMIT_NOFILE, &wanted) < 0) {
+		wanted.rlim_cur = wanted.rlim_max = started.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &wanted);
+	}
+}
+
 int keeper_main(char *const argv[])
 {
+	raise_fd_limit();
 	/* The file as it is now, opened once: a restore runs this very
 	 * binary even if the file is replaced (as `corral upgrade` does). */
 	int binary = open("/proc/self/exe", O_PATH | O_CLOEXEC);

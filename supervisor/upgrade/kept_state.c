@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "base/xmalloc.h"
@@ -12,12 +14,9 @@
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/pid_index.h"
 #include "supervisor/tasks/task_keeper.h"
+#include "supervisor/upgrade/kept_slots.h"
 #include "supervisor/upgrade/task_handover.h"
 #include "supervisor/upgrade/upgrade_state.h"
-
-/* Slots 0 and 1 are corral's; the tasks' begin at 2 (task_keeper.c). */
-#define KEPT_CORRAL_SLOT 0
-#define KEPT_GROUPS_SLOT 1
 
 /* A record the keeper could not take: said once. A keeper gone (EPIPE)
  * takes nothing more: corral stops (PR_SET_PDEATHSIG) and records are
@@ -31,6 +30,57 @@ static void keeper_failed(struct supervisor *supervisor, const char *what, int f
 		return;
 	}
 	log_message("cannot send the keeper the record of %s: %s", what, strerror(-failure));
+}
+
+/* corral's own record with a config too big for a message (some 2000
+ * tasks): the document goes in a memfd, and the record names it
+ * ("memfd_document") with the document's fds. The loop keeps the memfd
+ * open until the next one is with the keeper, so that its number is not
+ * given to another record's fd meanwhile. Takes `bytes`. */
+static int send_in_memfd(struct supervisor *supervisor, char *bytes, size_t length,
+			 struct handover_writer *writer)
+{
+	int memfd = memfd_create("corral-kept-document", MFD_CLOEXEC);
+	int failure = memfd < 0 ? -errno : 0;
+	for (size_t at = 0; failure == 0 && at < length;) {
+		ssize_t wrote = write(memfd, bytes + at, length - at);
+		if (wrote < 0 && errno == EINTR)
+			continue;
+		if (wrote <= 0)
+			failure = wrote < 0 ? -errno : -EIO;
+		else
+			at += (size_t)wrote;
+	}
+	free(bytes);
+	if (failure < 0) {
+		if (memfd >= 0)
+			close(memfd);
+		return failure;
+	}
+	struct handover_writer small;
+	handover_writer_init(&small);
+	for (size_t i = 0; i < writer->fd_count; i++)
+		handover_fd(&small, writer->fds[i]);
+	json_object_set_new(small.root, "memfd_document", handover_fd(&small, memfd));
+	size_t small_length;
+	char *small_bytes = handover_writer_bytes(&small, &small_length);
+	struct keeper_message message = {.kind = KEEPER_RECORD,
+					 .slot = KEPT_CORRAL_SLOT,
+					 .fd_count = (uint32_t)small.fd_count,
+					 .length = (uint32_t)small_length};
+	failure = small_bytes ? keeper_channel_send(supervisor->keeper.channel, &message, small.fds,
+						    small.fds, small_bytes)
+			      : -ENOMEM;
+	free(small_bytes);
+	handover_writer_free(&small);
+	if (failure < 0) {
+		close(memfd);
+		return failure;
+	}
+	if (supervisor->kept_document_fd >= 0)
+		close(supervisor->kept_document_fd);
+	supervisor->kept_document_fd = memfd;
+	return 0;
 }
 
 /* Sends `writer`'s document under `slot`. 0, or -errno. */
@@ -50,6 +100,8 @@ static int send_record(struct supervisor *supervisor, uint32_t slot, struct hand
 		free(bytes);
 		return 0;
 	}
+	if (slot == KEPT_CORRAL_SLOT && length > KEPT_RECORD_BYTES_MAX)
+		return send_in_memfd(supervisor, bytes, length, writer);
 	struct keeper_message message = {.kind = KEEPER_RECORD,
 					 .slot = slot,
 					 .fd_count = (uint32_t)writer->fd_count,
@@ -149,8 +201,38 @@ static bool send_task(struct supervisor *supervisor, struct task *task)
 static bool corral_changed(struct supervisor *supervisor)
 {
 	return supervisor->kept_config != supervisor->config ||
-	       supervisor->kept_config_scaled != supervisor->config->scaled_count ||
-	       supervisor->kept_chunks != supervisor->task_records.chunk_count;
+	       supervisor->kept_config_scaled != supervisor->config->scaled_count;
+}
+
+/* The chunks made since the last flush, in records of KEPT_CHUNKS_A_RECORD
+ * (the last one sent again with its new ones). False: try again. */
+static bool send_chunks(struct supervisor *supervisor)
+{
+	const struct task_records *records = &supervisor->task_records;
+	size_t first = supervisor->kept_chunks / KEPT_CHUNKS_A_RECORD * KEPT_CHUNKS_A_RECORD;
+	for (size_t at = first; at < records->chunk_count; at += KEPT_CHUNKS_A_RECORD) {
+		struct handover_writer writer;
+		handover_writer_init(&writer);
+		writer.for_restore = true;
+		json_t *chunks = json_array();
+		for (size_t i = at; i < records->chunk_count && i < at + KEPT_CHUNKS_A_RECORD;
+		     i++) {
+			int fd = task_records_chunk_fd(records, i);
+			if (fd >= 0)
+				json_array_append_new(
+				    chunks, json_pack("{s:o}", "fd", handover_fd(&writer, fd)));
+		}
+		json_object_set_new(writer.root, "task_records", chunks);
+		int failure = send_record(
+		    supervisor, KEPT_CHUNKS_SLOT + (uint32_t)(at / KEPT_CHUNKS_A_RECORD), &writer);
+		handover_writer_free(&writer);
+		if (failure == -EAGAIN)
+			return false;
+		if (failure < 0)
+			keeper_failed(supervisor, "the task records", failure);
+	}
+	supervisor->kept_chunks = records->chunk_count;
+	return true;
 }
 
 static void reap_recorded(struct supervisor *supervisor);
@@ -163,11 +245,12 @@ static void flush(struct loop_idle *idle)
 		if (send_part(supervisor, KEPT_CORRAL_SLOT, write_corral, "corral itself")) {
 			supervisor->kept_config = supervisor->config;
 			supervisor->kept_config_scaled = supervisor->config->scaled_count;
-			supervisor->kept_chunks = supervisor->task_records.chunk_count;
 		} else {
 			whole = false;
 		}
 	}
+	if (whole && supervisor->kept_chunks != supervisor->task_records.chunk_count)
+		whole = send_chunks(supervisor);
 	for (size_t i = 0; whole && i < supervisor->group_count; i++)
 		for (size_t t = 0; whole && t < supervisor->groups[i]->task_count; t++) {
 			struct task *task = supervisor->groups[i]->tasks[t];
@@ -253,6 +336,7 @@ static void on_keeper(struct loop_watch *watch, uint32_t events)
 
 void kept_state_open(struct supervisor *supervisor)
 {
+	supervisor->kept_document_fd = -1;
 	loop_idle_init(&supervisor->keeper_flush, flush, supervisor);
 	if (supervisor->keeper.channel < 0)
 		return;
@@ -272,6 +356,9 @@ void kept_state_close(struct supervisor *supervisor)
 	supervisor->kept_zombies = NULL;
 	free(supervisor->kept_groups);
 	supervisor->kept_groups = NULL;
+	if (supervisor->kept_document_fd >= 0)
+		close(supervisor->kept_document_fd);
+	supervisor->kept_document_fd = -1;
 	if (supervisor->keeper.channel < 0)
 		return;
 	loop_idle_cancel(supervisor->loop, &supervisor->keeper_flush);

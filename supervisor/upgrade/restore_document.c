@@ -3,12 +3,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "supervisor/upgrade/handover.h"
-
-/* Slots as kept_state.c sends them. */
-#define CORRAL_SLOT 0
-#define GROUPS_SLOT 1
+#include "supervisor/upgrade/kept_slots.h"
 
 /* Every blob reference ({"at", "length"}) of `value`, read from `from`,
  * made again in `into`. */
@@ -50,6 +48,20 @@ static json_t *take(const struct kept_record *record, struct handover_writer *in
 		handover_reader_free(&reader);
 		return NULL;
 	}
+	/* corral's own, too big for a message: in a memfd it names
+	 * (kept_state.c), read here and closed. */
+	int memfd = handover_fd_get(&reader, reader.root, "memfd_document");
+	if (memfd >= 0) {
+		struct handover_reader whole;
+		int failure = handover_reader_open(&whole, memfd, error, sizeof(error));
+		close(memfd);
+		handover_reader_free(&reader);
+		if (failure < 0) {
+			handover_reader_free(&whole);
+			return NULL;
+		}
+		reader = whole;
+	}
 	json_t *root = json_incref(reader.root);
 	copy_blobs(root, &reader, into);
 	json_object_del(root, "fds");
@@ -61,9 +73,23 @@ static json_t *take(const struct kept_record *record, struct handover_writer *in
 	return root;
 }
 
+/* The task records' chunks, from their records in slot order. */
+static json_t *chunks_taken(const struct kept_records *records, struct handover_writer *into)
+{
+	json_t *chunks = json_array();
+	for (uint32_t slot = KEPT_CHUNKS_SLOT;; slot++) {
+		const struct kept_record *record = kept_records_find(records, slot);
+		json_t *part = record ? take(record, into) : NULL;
+		if (!part)
+			return chunks;
+		json_array_extend(chunks, json_object_get(part, "task_records"));
+		json_decref(part);
+	}
+}
+
 int restore_document_build(const struct kept_records *records, char *error, size_t error_size)
 {
-	const struct kept_record *own = kept_records_find(records, CORRAL_SLOT);
+	const struct kept_record *own = kept_records_find(records, KEPT_CORRAL_SLOT);
 	if (!own) {
 		snprintf(error, error_size, "the keeper holds no state of corral's own");
 		return -EINVAL;
@@ -78,7 +104,7 @@ int restore_document_build(const struct kept_records *records, char *error, size
 	}
 	json_decref(writer.root);
 	writer.root = root;
-	const struct kept_record *groups_record = kept_records_find(records, GROUPS_SLOT);
+	const struct kept_record *groups_record = kept_records_find(records, KEPT_GROUPS_SLOT);
 	json_t *groups = groups_record ? take(groups_record, &writer) : NULL;
 	json_object_set(root, "groups", groups ? json_object_get(groups, "groups") : json_array());
 	if (groups)
@@ -87,7 +113,8 @@ int restore_document_build(const struct kept_records *records, char *error, size
 	json_t *tasks = json_array();
 	for (size_t i = 0; i < records->count; i++) {
 		const struct kept_record *record = &records->items[i];
-		if (record->slot == CORRAL_SLOT || record->slot == GROUPS_SLOT)
+		if (record->slot == KEPT_CORRAL_SLOT || record->slot == KEPT_GROUPS_SLOT ||
+		    record->slot >= KEPT_CHUNKS_SLOT)
 			continue;
 		json_t *task = take(record, &writer);
 		if (!json_is_object(task)) {
@@ -104,6 +131,7 @@ int restore_document_build(const struct kept_records *records, char *error, size
 		json_array_append_new(tasks, task);
 	}
 	json_object_set_new(root, "tasks", tasks);
+	json_object_set_new(root, "task_records", chunks_taken(records, &writer));
 	json_object_set_new(root, "restored", json_true());
 	int fd = handover_writer_seal(&writer);
 	handover_writer_free(&writer);

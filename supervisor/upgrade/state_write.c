@@ -198,7 +198,11 @@ void upgrade_state_write_corral(struct supervisor *supervisor, struct handover_w
 	json_t *root = writer->root;
 	json_object_set_new(root, "config", config_write(writer, supervisor->config));
 	json_object_set_new(root, "cgroups", cgroups_write(&supervisor->cgroups));
-	json_object_set_new(root, "task_records", records_write(writer, &supervisor->task_records));
+	/* A keeper's record of corral holds no chunk: they come and go in
+	 * records of their own (kept_state.c), 16 fds a message at most. */
+	json_object_set_new(root, "task_records",
+			    writer->for_restore ? json_array()
+						: records_write(writer, &supervisor->task_records));
 	json_object_set_new(root, "events", events_write(writer, &supervisor->events));
 	const struct output_sink *sink = &supervisor->sink;
 	/* A keeper's record holds no bytes waiting for stdout: they change

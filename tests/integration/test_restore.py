@@ -300,3 +300,28 @@ def test_a_partial_line_is_whole_across_the_kill(corral):
     result = running.wait()
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("g/parts | first half, second half\n") == 1, result.stdout
+
+
+def test_a_big_config_and_many_tasks_are_taken_back(corral):
+    """Past what one message to the keeper carries: 600 tasks (19 memfd
+    chunks of counts, more fds than a record takes) and a config of over
+    200 KB (its text goes to the keeper in a memfd)."""
+    lines = ["# " + "x" * 98 for _ in range(2200)]  # 220 KB of comment
+    lines += ["groups:", "  g:", "    tasks:"]
+    lines += [f"      s{i:03d}: {{command: [sleep, '100000']}}" for i in range(600)]
+    running = corral.start("\n".join(lines) + "\n", events=False, run_args=["--keeper"])
+    corral.wait_control(running)
+
+    def pids():
+        return {t["name"]: t["pid"] for g in corral.status()["groups"] for t in g["tasks"]}
+
+    wait_for(lambda: all(pids().values()), timeout=60, what="600 tasks running")
+    before = pids()
+    loop = loop_pid(corral)
+    os.kill(loop, signal.SIGKILL)
+    restored(corral, loop, 1)
+    assert pids() == before
+    running.send(signal.SIGTERM)
+    result = running.wait()
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "took back 600 tasks as they were" in result.stderr, result.stderr[-2000:]
