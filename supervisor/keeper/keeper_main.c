@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
