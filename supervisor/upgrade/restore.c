@@ -22,6 +22,10 @@
 /* Taken in main, before the supervisor exists. */
 static struct keeper_loop_side keeper = {.channel = -1};
 static bool keeper_taken;
+/* The keeper's channel and count, wherever the side was moved to. */
+static int keeper_channel = -1;
+static unsigned keeper_restores;
+
 /* What the restore could not take back as it was, for its log line. */
 static unsigned restored_tasks, crashed_tasks;
 
@@ -35,6 +39,8 @@ int restore_begin(void)
 		log_message("no keeper: %s", error);
 		return -1;
 	}
+	keeper_channel = keeper.channel;
+	keeper_restores = keeper.restores;
 	if (!keeper.restoring)
 		return -1;
 	int fd = restore_document_build(&keeper.restored, error, sizeof(error));
@@ -54,6 +60,16 @@ int restore_begin(void)
 		_exit(1);
 	}
 	return fd;
+}
+
+bool restore_keeper_variables(char *keeper_fd, char *restores, size_t size)
+{
+	if (keeper_channel < 0)
+		return false;
+	snprintf(keeper_fd, size, "CORRAL_KEEPER_FD=%d", keeper_channel);
+	snprintf(restores, size, "CORRAL_RESTORES=%u", keeper_restores);
+	fcntl(keeper_channel, F_SETFD, 0);
+	return true;
 }
 
 bool restore_keeper_present(void)

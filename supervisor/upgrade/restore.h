@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct supervisor;
 struct task;
@@ -17,6 +18,11 @@ struct keeper_loop_side;
 int restore_begin(void);
 /* Whether this process is a loop a keeper started. */
 bool restore_keeper_present(void);
+/* For an exec of corral in place (an upgrade's fall-back to the binary
+ * before): "CORRAL_KEEPER_FD=N" and "CORRAL_RESTORES=N" into the two
+ * buffers, and the channel kept open across the exec; false without a
+ * keeper. */
+bool restore_keeper_variables(char *keeper_fd, char *restores, size_t size);
 /* The keeper's side, for supervisor_open (moved into `into`). */
 void restore_take_keeper(struct keeper_loop_side *into);
 

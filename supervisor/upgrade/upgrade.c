@@ -400,7 +400,10 @@ static void fall_back_or_die(const char *why)
 	char variable[64];
 	snprintf(variable, sizeof(variable), HANDOVER_FD_ENV "=%d", resume_fd);
 	char *failed = xasprintf(HANDOVER_FAILED_ENV "=%s", why);
-	char *extra[] = {variable, failed, NULL};
+	/* The keeper's channel goes back with it, as it came. */
+	char keeper_fd[64], restores[64];
+	bool keeper = restore_keeper_variables(keeper_fd, restores, sizeof(keeper_fd));
+	char *extra[] = {variable, failed, keeper ? keeper_fd : NULL, restores, NULL};
 	char **envp = environment_with(extra, "CORRAL_TEST_HANDOVER_REFUSE");
 	syscall(SYS_execveat, old_binary, "", command_line, envp, AT_EMPTY_PATH);
 	log_message("upgrade: cannot execute the binary before: %s", strerror(errno));
