@@ -50,6 +50,8 @@ static void send_pending(struct keeper *keeper)
 	while (keeper->channel >= 0 && sent < keeper->pending_count &&
 	       keeper_channel_send(keeper->channel, &keeper->pending[sent], NULL, NULL, NULL) == 0)
 		sent++;
+	if (!sent)
+		return;
 	memmove(keeper->pending, keeper->pending + sent,
 		(keeper->pending_count - sent) * sizeof(*keeper->pending));
 	keeper->pending_count -= sent;

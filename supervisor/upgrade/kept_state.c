@@ -60,7 +60,7 @@ static int send_in_memfd(struct supervisor *supervisor, char *bytes, size_t leng
 	struct handover_writer small;
 	handover_writer_init(&small);
 	for (size_t i = 0; i < writer->fd_count; i++)
-		handover_fd(&small, writer->fds[i]);
+		json_decref(handover_fd(&small, writer->fds[i]));
 	json_object_set_new(small.root, "memfd_document", handover_fd(&small, memfd));
 	size_t small_length;
 	char *small_bytes = handover_writer_bytes(&small, &small_length);

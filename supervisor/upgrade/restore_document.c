@@ -68,7 +68,7 @@ static json_t *take(const struct kept_record *record, struct handover_writer *in
 	/* The fds the keeper still holds for it (a lost one is -1). */
 	for (size_t f = 0; f < record->fd_count; f++)
 		if (record->fds[f] >= 0)
-			handover_fd(into, record->fds[f]);
+			json_decref(handover_fd(into, record->fds[f]));
 	handover_reader_free(&reader);
 	return root;
 }
