@@ -12,6 +12,9 @@ start, a long-lived quiet task, and a `corral restart` of a random task
 now and then. Some kills land while the previous restore is still under
 way (a kill during a restore).
 
+Some kills land while the previous restore is still under way: the next
+loop is killed as soon as it exists (a kill in the middle of a restore).
+
 Checked after every restore and at the end:
 - the new loop answers `status`, `corral.restores` counts each kill;
 - the quiet task and the writers are the same processes all along (pid and
@@ -144,6 +147,28 @@ class Soak:
                     found.setdefault(item[12:].decode(), []).append(int(entry.name))
         return found
 
+    def kill_next_loop(self, dead):
+        """SIGKILL to the keeper's next loop as soon as it is there (its
+        child that runs corral and is not `dead`); whether it was."""
+        keeper = self.keeper.pid
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            try:
+                children = Path(f"/proc/{keeper}/task/{keeper}/children").read_text().split()
+            except OSError:
+                return False
+            for child in map(int, children):
+                if child == dead:
+                    continue
+                try:
+                    if Path(f"/proc/{child}/exe").resolve() == Path(self.corral).resolve():
+                        os.kill(child, signal.SIGKILL)
+                        return True
+                except OSError:
+                    continue
+            time.sleep(0.0005)
+        return False
+
     def stop_all(self):
         if getattr(self, "keeper", None) and self.keeper.poll() is None:
             self.keeper.kill()
@@ -170,7 +195,8 @@ class Soak:
         lasting = {name: (t["pid"], self.start_time(t["pid"]))
                    for name, t in self.tasks(status).items()
                    if name == "quiet" or name.startswith("writer")}
-        during_restore = 0
+        during_restore = mid_restore = 0
+        restores = 0
         started = time.monotonic()
         for kill in range(1, self.kills + 1):
             loop = status["corral"]["pid"]
@@ -189,9 +215,15 @@ class Soak:
                 os.kill(loop, signal.SIGKILL)
             except ProcessLookupError:
                 self.fail(f"kill {kill}: the loop {loop} is gone already")
+            restores += 1
+            # Now and then the next loop too, as soon as it exists: a kill
+            # in the middle of a restore.
+            if self.random.random() < 0.05 and self.kill_next_loop(loop):
+                mid_restore += 1
+                restores += 1
             status = self.wait_status(
-                lambda s, loop=loop, kill=kill: s["corral"]["pid"] != loop and
-                s["corral"]["restores"] == kill, f"restore {kill}")
+                lambda s, loop=loop, count=restores: s["corral"]["pid"] != loop and
+                s["corral"]["restores"] == count, f"restore {restores}")
             tasks = self.tasks(status)
             for name, (pid, start) in lasting.items():
                 if tasks[name]["pid"] != pid or self.start_time(pid) != start:
@@ -232,7 +264,8 @@ class Soak:
             self.fail(f"processes left behind: {left}")
         lines = sum(1 for _ in re.finditer(r"^g/writer", text, re.M))
         print(f"restore soak: {self.kills} kill -9s of the loop in {elapsed:.1f}s "
-              f"({during_restore} right after a restore), every restore answered, "
+              f"({during_restore} right after a restore, {mid_restore} in the middle of one), "
+              f"every restore answered, "
               f"quiet and writers never restarted, {lines} numbered lines exactly once, "
               f"nothing left behind")
 
