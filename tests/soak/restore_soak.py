@@ -9,11 +9,8 @@ Defaults: build/corral, 200 kills. The busy life: tasks writing numbered
 lines, tasks that exit at random and restart (starting all the time, so
 that many kills land in a start), a task whose prestart hook runs at every
 start, a long-lived quiet task, and a `corral restart` of a random task
-now and then. Some kills land while the previous restore is still under
-way (a kill during a restore).
-
-Some kills land while the previous restore is still under way: the next
-loop is killed as soon as it exists (a kill in the middle of a restore).
+now and then. Some kills come right after a restore, and some in the
+middle of one: the next loop is killed as soon as it exists.
 
 Checked after every restore and at the end:
 - the new loop answers `status`, `corral.restores` counts each kill;
