@@ -19,7 +19,9 @@ Checked after every restore and at the end:
 - no task has more than one process of its own alive (a start caught by a
   kill is killed, never left beside a new one);
 - every line of every writer arrives exactly once, in order;
-- at the end corral exits 0 on SIGTERM and leaves no process behind.
+- the keeper and the loop hold about as many fds as after the start;
+- at the end corral exits 0 on SIGTERM and leaves no process and no cgroup
+  behind.
 Prints a summary; exits 1 on the first broken invariant."""
 
 import argparse
@@ -118,6 +120,13 @@ class Soak:
         return {t["name"]: t for g in status["groups"] for t in g["tasks"]}
 
     @staticmethod
+    def fd_count(pid):
+        try:
+            return len(os.listdir(f"/proc/{pid}/fd"))
+        except OSError:
+            return 0
+
+    @staticmethod
     def start_time(pid):
         try:
             text = Path(f"/proc/{pid}/stat").read_text()
@@ -189,6 +198,9 @@ class Soak:
                                                 self.tasks(s).values()
                                                 if not t["name"].startswith(("flaky", "hooked"))),
                                   "every task running")
+        first_loop = status["corral"]["pid"]
+        baseline_fds = self.fd_count(first_loop) + self.fd_count(self.keeper.pid)
+        most_fds = baseline_fds
         lasting = {name: (t["pid"], self.start_time(t["pid"]))
                    for name, t in self.tasks(status).items()
                    if name == "quiet" or name.startswith("writer")}
@@ -221,6 +233,13 @@ class Soak:
             status = self.wait_status(
                 lambda s, loop=loop, count=restores: s["corral"]["pid"] != loop and
                 s["corral"]["restores"] == count, f"restore {restores}")
+            # fds accounted: the new loop and the keeper hold what the
+            # first pair did, give or take what is in flight.
+            fds = self.fd_count(status["corral"]["pid"]) + self.fd_count(self.keeper.pid)
+            most_fds = max(most_fds, fds)
+            if fds > baseline_fds + 40:
+                self.fail(f"kill {kill}: corral's two processes hold {fds} fds, "
+                          f"{baseline_fds} after the start")
             tasks = self.tasks(status)
             for name, (pid, start) in lasting.items():
                 if tasks[name]["pid"] != pid or self.start_time(pid) != start:
@@ -259,12 +278,17 @@ class Soak:
         left = self.processes_of()
         if left:
             self.fail(f"processes left behind: {left}")
+        cgroups = [str(p) for root in (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
+                   for p in root.glob(f"corral-{first_loop}-*")]
+        if cgroups:
+            self.fail(f"cgroups left behind: {cgroups}")
         lines = sum(1 for _ in re.finditer(r"^g/writer", text, re.M))
         print(f"restore soak: {self.kills} kill -9s of the loop in {elapsed:.1f}s "
               f"({during_restore} right after a restore, {mid_restore} in the middle of one), "
               f"every restore answered, "
               f"quiet and writers never restarted, {lines} numbered lines exactly once, "
-              f"nothing left behind")
+              f"fds of keeper and loop {baseline_fds} at the start and {most_fds} at the most, "
+              f"no process or cgroup left behind")
 
 
 def main():
