@@ -27,7 +27,7 @@ packages=(
 version=1 # bump when what the script does to the tree changes
 
 mirror=$(apt-get indextargets --format '$(SITE) $(RELEASE) $(TARGET_OF)' |
-	awk -v suite="$suite" '$2 == suite && $3 == "deb" { print $1; exit }')
+	awk -v suite="$suite" '$2 == suite && $3 == "deb" && !found { print $1; found = 1 }')
 if [[ -z $mirror ]]; then
 	echo "make-tree.sh: apt has no source for Debian $suite (apt-get indextargets); add one or run on Debian 12" >&2
 	exit 1

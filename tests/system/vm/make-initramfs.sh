@@ -66,7 +66,9 @@ copy_libraries_of "$corral"
 # (isolation/library_loader.h), which ldd does not list; none for a static one.
 if ldd "$corral" >/dev/null 2>&1; then
 	for soname in libseccomp.so.2 libcgroup.so.2 libnl-route-3.so.200; do
-		library=$(ldconfig -p | awk -v name="$soname" '$1 == name && /x86-64/ { print $NF; exit }')
+		# awk reads to the end: an early exit would leave ldconfig to die of
+		# SIGPIPE, which pipefail makes the script's (exit 141, now and then).
+		library=$(ldconfig -p | awk -v name="$soname" '$1 == name && /x86-64/ && !found { print $NF; found = 1 }')
 		[[ -n $library ]] || { echo "make-initramfs: $soname is not installed" >&2; exit 1; }
 		copy_file "$library"
 		copy_libraries_of "$library"
