@@ -44,7 +44,9 @@ char *python_expand(const char *text, const struct python_name *names, size_t co
 		for (size_t i = 0; i < count && !found; i++)
 			if (strcmp(names[i].name, name) == 0)
 				found = &names[i];
-		if (!found || !strchr("sdir", type) ||
+		/* strchr finds the terminator too: a text that ends after the
+		 * name has no type (found by fuzz_import_text). */
+		if (!found || type == '\0' || !strchr("sdir", type) ||
 		    (type != 's' && type != 'r' && !found->number)) {
 			snprintf(missing, missing_size, "%%(%s)%.*s", name, (int)spec_length + 1,
 				 spec);
