@@ -30,6 +30,22 @@ static const struct directory_kind directory_kinds[] = {
     {"ConfigurationDirectory", "ConfigurationDirectoryMode", "/etc", false},
 };
 
+/* A one-shot task `name` of the unit's group that runs `script` with
+ * /bin/sh at the lifecycle `hook` (prestart, poststop). */
+static void shell_task(struct systemd_unit *unit, const char *name, const char *comment,
+		       const char *script, const char *hook)
+{
+	struct ytree_node *task = ytree_set(systemd_tasks(unit), name, ytree_map());
+	ytree_comment(systemd_tasks(unit), name, "%s", comment);
+	struct ytree_node *command = ytree_set(task, "command", ytree_list());
+	ytree_append(command, ytree_string("/bin/sh"));
+	ytree_append(command, ytree_string("-c"));
+	ytree_append(command, ytree_string(script));
+	struct ytree_node *lifecycle = ytree_set(task, "lifecycle", ytree_map());
+	lifecycle->flow = true;
+	ytree_set(lifecycle, "hook", ytree_plain(hook));
+}
+
 /* RuntimeDirectory= and its kin: a prestart task makes them (as root, then
  * hands them to User=), and RuntimeDirectory= is removed by a poststop
  * task unless RuntimeDirectoryPreserve= keeps it. */
@@ -88,18 +104,10 @@ void import_directories(struct systemd_unit *unit)
 		text_buffer_put_char(&script, '\0');
 		size_t length;
 		char *text = text_buffer_take(&script, &length, NULL);
-		struct ytree_node *task =
-		    ytree_set(systemd_tasks(unit), "directories", ytree_map());
-		ytree_comment(systemd_tasks(unit), "directories",
-			      "RuntimeDirectory= and its kin: made before the unit starts, as "
-			      "systemd makes them");
-		struct ytree_node *command = ytree_set(task, "command", ytree_list());
-		ytree_append(command, ytree_string("/bin/sh"));
-		ytree_append(command, ytree_string("-c"));
-		ytree_append(command, ytree_string(text));
-		struct ytree_node *lifecycle = ytree_set(task, "lifecycle", ytree_map());
-		lifecycle->flow = true;
-		ytree_set(lifecycle, "hook", ytree_plain("prestart"));
+		shell_task(unit, "directories",
+			   "RuntimeDirectory= and its kin: made before the unit starts, as "
+			   "systemd makes them",
+			   text, "prestart");
 		free(text);
 	} else {
 		free(text_buffer_take(&script, &(size_t){0}, NULL));
@@ -109,17 +117,9 @@ void import_directories(struct systemd_unit *unit)
 		text_buffer_put_char(&removal, '\0');
 		size_t length;
 		char *text = text_buffer_take(&removal, &length, NULL);
-		struct ytree_node *task =
-		    ytree_set(systemd_tasks(unit), "remove-runtime-directory", ytree_map());
-		ytree_comment(systemd_tasks(unit), "remove-runtime-directory",
-			      "RuntimeDirectory= is removed once the unit has stopped");
-		struct ytree_node *command = ytree_set(task, "command", ytree_list());
-		ytree_append(command, ytree_string("/bin/sh"));
-		ytree_append(command, ytree_string("-c"));
-		ytree_append(command, ytree_string(text));
-		struct ytree_node *lifecycle = ytree_set(task, "lifecycle", ytree_map());
-		lifecycle->flow = true;
-		ytree_set(lifecycle, "hook", ytree_plain("poststop"));
+		shell_task(unit, "remove-runtime-directory",
+			   "RuntimeDirectory= is removed once the unit has stopped", text,
+			   "poststop");
 		free(text);
 	} else {
 		free(text_buffer_take(&removal, &(size_t){0}, NULL));
