@@ -232,6 +232,15 @@ void loop_idle_request(struct loop *loop, struct loop_idle *idle)
 	loop->idle = idle;
 }
 
+void loop_idle_request_within(struct loop *loop, struct loop_idle *idle, uint64_t within_ms)
+{
+	if (idle->pending && idle->due_ms)
+		return;
+	idle->due_ms = loop_now_ms() + within_ms;
+	if (!idle->pending)
+		loop_idle_request(loop, idle);
+}
+
 void loop_idle_cancel(struct loop *loop, struct loop_idle *idle)
 {
 	for (struct loop_idle **link = &loop->idle; *link; link = &(*link)->next)
@@ -241,6 +250,7 @@ void loop_idle_cancel(struct loop *loop, struct loop_idle *idle)
 		}
 	idle->pending = false;
 	idle->next = NULL;
+	idle->due_ms = 0;
 }
 
 /* One pending idle work, out of the list before it runs (it may request
@@ -251,7 +261,30 @@ static void run_idle(struct loop *loop)
 	loop->idle = idle->next;
 	idle->pending = false;
 	idle->next = NULL;
+	idle->due_ms = 0;
 	idle->callback(idle);
+}
+
+/* After a busy turn: the pending work whose due time has come, one (the
+ * list is short: a few kinds of work). */
+static void run_overdue(struct loop *loop)
+{
+	uint64_t now = 0;
+	for (struct loop_idle **link = &loop->idle; *link; link = &(*link)->next) {
+		struct loop_idle *idle = *link;
+		if (!idle->due_ms)
+			continue;
+		if (!now)
+			now = loop_now_ms();
+		if (idle->due_ms > now)
+			continue;
+		*link = idle->next;
+		idle->pending = false;
+		idle->next = NULL;
+		idle->due_ms = 0;
+		idle->callback(idle);
+		return;
+	}
 }
 
 uint64_t loop_longest_turn_us(const struct loop *loop)
@@ -285,5 +318,7 @@ int loop_run_once(struct loop *loop)
 			continue;
 		watch->callback(watch, events[i].events);
 	}
+	if (loop->idle)
+		run_overdue(loop);
 	return 0;
 }

@@ -34,6 +34,7 @@ struct loop_idle {
 	void (*callback)(struct loop_idle *idle);
 	void *data;
 	struct loop_idle *next; /* in the loop's list while pending */
+	uint64_t due_ms;        /* loop_idle_request_within: run by then; 0: none */
 	bool pending;
 };
 
@@ -55,6 +56,11 @@ void loop_idle_init(struct loop_idle *idle, void (*callback)(struct loop_idle *)
 /* Runs `idle` once when the loop is next idle (one pending work per idle
  * look, the latest requested first); nothing if it is pending already. */
 void loop_idle_request(struct loop *loop, struct loop_idle *idle);
+/* As loop_idle_request, but a loop that stays busy runs it anyway at the
+ * end of the first turn `within_ms` after this request (what must not lag
+ * behind the loop's work for long: the keeper's records). A request while
+ * pending keeps the earlier due time. */
+void loop_idle_request_within(struct loop *loop, struct loop_idle *idle, uint64_t within_ms);
 void loop_idle_cancel(struct loop *loop, struct loop_idle *idle);
 
 /* Milliseconds on CLOCK_MONOTONIC. */

@@ -67,7 +67,7 @@ echo "=== restore soak: 200 kill -9s of corral's loop under --keeper, invariants
 "$python" tests/soak/restore_soak.py --corral build/corral --kills 200
 
 echo "=== benchmark smoke run (figures are not checked)"
-for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output bench_probes bench_exec bench_http bench_upgrade bench_log_patterns bench_loop; do
+for bench in bench_supervisor bench_control bench_cgroup bench_isolation bench_output bench_probes bench_exec bench_http bench_upgrade bench_log_patterns bench_loop bench_restore; do
 	build/tests/bench/$bench --quick --corral build/corral || {
 		echo "benchmark smoke run failed: $bench" >&2
 		exit 1

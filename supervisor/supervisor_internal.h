@@ -73,6 +73,9 @@ struct supervisor {
 	char *kept_groups;    /* the groups' record last sent */
 	int kept_document_fd; /* corral's record in a memfd (a big config), or -1 */
 	size_t kept_groups_length;
+	/* The last REAPED acted on, and the last the keeper was told of
+	 * (SEEN, after the records that say what came of it). */
+	uint32_t keeper_reaped_number, keeper_reaped_told;
 	struct host_shared_mounts shared_mounts;
 	/* Every group name this run made a cgroup for, owned: what the cgroup
 	 * tree removes at close. */

@@ -27,10 +27,13 @@ struct keeper {
 	pid_t loop;
 	int channel;       /* the keeper's end; -1 while no loop runs */
 	bool channel_hung; /* the loop's end closed: not polled until the next loop */
-	/* REAPED messages not sent yet: no loop runs, or its socket is full
-	 * (hundreds of tasks stopping at once). Sent in order as it drains. */
-	struct keeper_message *pending;
-	size_t pending_count, pending_capacity;
+	/* REAPED messages the loop has not said it acted on (SEEN), in
+	 * order: the first `reaped_sent` are with the current loop, the rest
+	 * wait (no loop runs, or its socket is full: hundreds of tasks
+	 * stopping at once) and go as it drains. A new loop gets them all. */
+	struct keeper_message *reaped;
+	size_t reaped_count, reaped_sent, reaped_capacity;
+	uint32_t reaped_number; /* the last one given */
 	/* Signals that came while no loop ran, in order. */
 	int waiting_signals[16];
 	unsigned waiting_signal_count;
@@ -44,17 +47,29 @@ static uint64_t now_ms(void)
 }
 
 /* As many of the REAPED messages waiting as the loop's socket takes. */
-static void send_pending(struct keeper *keeper)
+static void send_reaped(struct keeper *keeper)
 {
-	size_t sent = 0;
-	while (keeper->channel >= 0 && sent < keeper->pending_count &&
-	       keeper_channel_send(keeper->channel, &keeper->pending[sent], NULL, NULL, NULL) == 0)
-		sent++;
-	if (!sent)
-		return;
-	memmove(keeper->pending, keeper->pending + sent,
-		(keeper->pending_count - sent) * sizeof(*keeper->pending));
-	keeper->pending_count -= sent;
+	while (keeper->channel >= 0 && keeper->reaped_sent < keeper->reaped_count &&
+	       keeper_channel_send(keeper->channel, &keeper->reaped[keeper->reaped_sent], NULL,
+				   NULL, NULL) == 0)
+		keeper->reaped_sent++;
+}
+
+static bool reaped_waiting(const struct keeper *keeper)
+{
+	return keeper->reaped_sent < keeper->reaped_count;
+}
+
+/* SEEN `number`: the REAPED up to it are in the loop's records. */
+static void reaped_seen(struct keeper *keeper, uint32_t number)
+{
+	size_t done = 0;
+	while (done < keeper->reaped_sent && keeper->reaped[done].slot <= number)
+		done++;
+	memmove(keeper->reaped, keeper->reaped + done,
+		(keeper->reaped_count - done) * sizeof(*keeper->reaped));
+	keeper->reaped_count -= done;
+	keeper->reaped_sent -= done;
 }
 
 static int start_loop(struct keeper *keeper)
@@ -72,7 +87,8 @@ static int start_loop(struct keeper *keeper)
 	keeper->loop = pid;
 	keeper->channel = ends[0];
 	keeper->channel_hung = false;
-	send_pending(keeper);
+	keeper->reaped_sent = 0; /* the dead loop may not have acted on them */
+	send_reaped(keeper);
 	for (unsigned i = 0; i < keeper->waiting_signal_count; i++)
 		kill(keeper->loop, keeper->waiting_signals[i]);
 	keeper->waiting_signal_count = 0;
@@ -96,27 +112,34 @@ static void read_channel(struct keeper *keeper)
 		int result = keeper_channel_receive(keeper->channel, keeper->buffer, &received);
 		if (result == -EAGAIN || result == -EPIPE)
 			return;
-		if (result == 0)
+		if (result == 0 && received.message.kind == KEEPER_SEEN)
+			reaped_seen(keeper, received.message.slot);
+		else if (result == 0)
 			keeper_channel_apply(&keeper->records, &received);
 		else if (result != -EPROTO)
 			return;
 	}
 }
 
+/* A loop that never says SEEN (one from before SEEN, after `corral
+ * upgrade` to it) does not grow the keeper without end: past this many,
+ * the oldest sent go. */
+#define REAPED_HELD_MAX 65536
+
 static void tell_reaped(struct keeper *keeper, pid_t pid, int status)
 {
-	struct keeper_message message = {.kind = KEEPER_REAPED, .pid = pid, .status = status};
-	if (keeper->channel >= 0 && !keeper->pending_count &&
-	    keeper_channel_send(keeper->channel, &message, NULL, NULL, NULL) == 0)
-		return;
-	if (keeper->pending_count == keeper->pending_capacity) {
-		keeper->pending_capacity = keeper->pending_capacity * 2 + 64;
-		keeper->pending =
-		    realloc(keeper->pending, keeper->pending_capacity * sizeof(*keeper->pending));
-		if (!keeper->pending)
+	if (keeper->reaped_count >= REAPED_HELD_MAX && keeper->reaped_sent)
+		reaped_seen(keeper, keeper->reaped[0].slot);
+	if (keeper->reaped_count == keeper->reaped_capacity) {
+		keeper->reaped_capacity = keeper->reaped_capacity * 2 + 64;
+		keeper->reaped =
+		    realloc(keeper->reaped, keeper->reaped_capacity * sizeof(*keeper->reaped));
+		if (!keeper->reaped)
 			abort(); /* the keeper cannot go on without its memory */
 	}
-	keeper->pending[keeper->pending_count++] = message;
+	keeper->reaped[keeper->reaped_count++] = (struct keeper_message){
+	    .kind = KEEPER_REAPED, .slot = ++keeper->reaped_number, .pid = pid, .status = status};
+	send_reaped(keeper);
 }
 
 /* Given up on the loop: its tasks, the keeper's children now, are not
@@ -204,7 +227,7 @@ int keeper_run(const struct keeper_settings *settings)
 	for (;;) {
 		bool watch_channel = keeper.channel >= 0 && !keeper.channel_hung;
 		int extra = settings->readable ? settings->watched_fd : -1;
-		short channel_events = POLLIN | (keeper.pending_count ? POLLOUT : 0);
+		short channel_events = POLLIN | (reaped_waiting(&keeper) ? POLLOUT : 0);
 		struct pollfd watched[3] = {
 		    {signals, POLLIN, 0},
 		    {watch_channel ? keeper.channel : -1, channel_events, 0},
@@ -214,7 +237,7 @@ int keeper_run(const struct keeper_settings *settings)
 		if (extra >= 0 && watched[2].revents)
 			settings->readable(settings->context, keeper.loop);
 		if (watch_channel && (watched[1].revents & POLLOUT))
-			send_pending(&keeper);
+			send_reaped(&keeper);
 		if (watch_channel && (watched[1].revents & ~POLLOUT)) {
 			read_channel(&keeper);
 			/* The loop is dying: its SIGCHLD follows. */
@@ -235,7 +258,7 @@ out:
 		close(signals);
 	kept_records_free(&keeper.records);
 	free(keeper.buffer);
-	free(keeper.pending);
+	free(keeper.reaped);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	return code;
 }

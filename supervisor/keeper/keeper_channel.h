@@ -9,7 +9,13 @@
  *                   does now (it is starting, being stopped...): a
  *                   restore takes it back as a crash
  *   keeper -> loop  REAPED: the keeper reaped `pid`, a child of its own
- *                   (a task taken back after a restore), with `status`
+ *                   (a task taken back after a restore), with `status`;
+ *                   `slot` numbers it (1, 2, ... in the keeper's life)
+ *   loop -> keeper  SEEN: the loop acted on every REAPED up to number
+ *                   `slot`, and the records that say so are sent before
+ *                   it. Until then the keeper holds a REAPED and sends it
+ *                   again to the next loop: a loop killed between reading
+ *                   an exit and recording it loses no exit.
  *
  * docs/architecture.md, "corral outlives its own death". */
 #pragma once
@@ -24,11 +30,12 @@ enum keeper_message_kind {
 	KEEPER_RECORD = 1,
 	KEEPER_REAPED = 3,
 	KEEPER_UNSETTLED = 4,
+	KEEPER_SEEN = 5,
 };
 
 struct keeper_message {
 	uint32_t kind; /* enum keeper_message_kind */
-	uint32_t slot;
+	uint32_t slot; /* RECORD, UNSETTLED: the record's; REAPED, SEEN: a number */
 	uint32_t fd_count; /* RECORD: fds attached, their numbers follow the header */
 	uint32_t length;   /* RECORD: bytes of state after the numbers */
 	int32_t pid;       /* REAPED */

@@ -210,6 +210,31 @@ bool coordinator_update(struct coordinator *coordinator, const struct coordinato
 	return coordinator->state != initial;
 }
 
+void coordinator_resume(struct coordinator *coordinator, const struct coordinator_task *tasks,
+			size_t task_count)
+{
+	struct group_census census;
+	take_census(&census, tasks, task_count);
+	/* A task that has started says its gate was open: the group got at
+	 * least to the first state (in the order states come) that opens
+	 * it. The furthest of those. */
+	static const enum coordinator_state order[] = {COORDINATOR_PRESTART, COORDINATOR_MAIN,
+						       COORDINATOR_POSTSTART, COORDINATOR_POSTSTOP};
+	size_t furthest = 0; /* 0: init; else order[furthest - 1] */
+	for (int stage = 0; stage < STAGE_COUNT; stage++) {
+		const struct stage_census *counted = &census.stage[stage];
+		if (counted->total == counted->pending)
+			continue;
+		size_t first = 0;
+		while (first < sizeof(order) / sizeof(order[0]) &&
+		       !gates_of_state[order[first]][stage])
+			first++;
+		if (first + 1 > furthest)
+			furthest = first + 1;
+	}
+	enter_state(coordinator, furthest ? order[furthest - 1] : COORDINATOR_INIT);
+}
+
 void coordinator_restart(struct coordinator *coordinator)
 {
 	enter_state(coordinator, COORDINATOR_INIT);

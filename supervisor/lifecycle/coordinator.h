@@ -56,6 +56,13 @@ bool coordinator_step(struct coordinator *coordinator, const struct coordinator_
  * The next update leaves init once every task is pending again. */
 void coordinator_restart(struct coordinator *coordinator);
 
+/* A group whose state was not kept (a restore that found its tasks'
+ * records but not the group's): the furthest state whose gates let one
+ * of its tasks start, never back to init once one has (as Nomad's
+ * Restore). Init when every task is pending. The next update moves on. */
+void coordinator_resume(struct coordinator *coordinator, const struct coordinator_task *tasks,
+			size_t task_count);
+
 bool coordinator_gate_open(const struct coordinator *coordinator, enum lifecycle_stage stage);
 
 /* True when the gate of `stage` is open now or opens in a later state of the

@@ -177,6 +177,17 @@ static void update_coordinator(struct group *group)
 	}
 }
 
+void group_resume_lifecycle(struct group *group)
+{
+	coordinator_resume(&group->coordinator, group->coordinator_views, coordinator_views(group));
+	char message[96];
+	snprintf(message, sizeof(message), "lifecycle resumed at %s, as its tasks show",
+		 coordinator_state_name(group->coordinator.state));
+	event_log_group(group->services->events, group->config->name,
+			group_event_type_name(GROUP_EVENT_LIFECYCLE), message);
+	group->dirty = true;
+}
+
 void group_begin_stop(struct group *group, enum group_stop_mode mode, const char *reason)
 {
 	if (group->stop_mode == GROUP_STOPPING)

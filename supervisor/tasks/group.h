@@ -119,6 +119,10 @@ void group_stop_task(struct group *group, struct task *task, uint64_t now_ms);
 
 bool group_has_processes(const struct group *group);
 
+/* A restore found no record of the group's own state: its lifecycle goes
+ * where its tasks show it was (coordinator_resume), and says so. */
+void group_resume_lifecycle(struct group *group);
+
 /* Of the task written with `instances:` named `set`: how many instances
  * its config says (the group's current definition, or what it said when
  * `corral scale` took the set to 0; 0 when it has none any more), and how

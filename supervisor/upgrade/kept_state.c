@@ -32,6 +32,17 @@ static void keeper_failed(struct supervisor *supervisor, const char *what, int f
 	log_message("cannot send the keeper the record of %s: %s", what, strerror(-failure));
 }
 
+/* Records go when the loop has nothing else to do, and at the latest at
+ * the end of the first turn this long after a change: a loop kept busy
+ * (a hundred tasks starting, a task flooding its output) does not leave
+ * the keeper's records, and the zombies waiting for them, behind. */
+#define KEPT_FLUSH_WITHIN_MS 10
+
+static void request_flush(struct supervisor *supervisor)
+{
+	loop_idle_request_within(supervisor->loop, &supervisor->keeper_flush, KEPT_FLUSH_WITHIN_MS);
+}
+
 /* corral's own record with a config too big for a message (some 2000
  * tasks): the document goes in a memfd, and the record names it
  * ("memfd_document") with the document's fds. The loop keeps the memfd
@@ -235,6 +246,24 @@ static bool send_chunks(struct supervisor *supervisor)
 	return true;
 }
 
+/* The REAPED acted on are in the records sent above: the keeper may
+ * forget them. False: try again. */
+static bool send_seen(struct supervisor *supervisor)
+{
+	if (supervisor->keeper_gone ||
+	    supervisor->keeper_reaped_told == supervisor->keeper_reaped_number)
+		return true;
+	struct keeper_message message = {.kind = KEEPER_SEEN,
+					 .slot = supervisor->keeper_reaped_number};
+	int failure = keeper_channel_send(supervisor->keeper.channel, &message, NULL, NULL, NULL);
+	if (failure == -EAGAIN)
+		return false;
+	if (failure < 0)
+		keeper_failed(supervisor, "the exits acted on", failure);
+	supervisor->keeper_reaped_told = supervisor->keeper_reaped_number;
+	return true;
+}
+
 static void reap_recorded(struct supervisor *supervisor);
 
 static void flush(struct loop_idle *idle)
@@ -259,10 +288,12 @@ static void flush(struct loop_idle *idle)
 		}
 	if (whole)
 		whole = send_part(supervisor, KEPT_GROUPS_SLOT, write_groups, "the groups");
+	if (whole)
+		whole = send_seen(supervisor);
 	/* A keeper that cannot take more now (a full socket) gets the rest
 	 * at the next turn; the zombies wait for it. */
 	if (!whole)
-		loop_idle_request(supervisor->loop, &supervisor->keeper_flush);
+		request_flush(supervisor);
 	else
 		reap_recorded(supervisor);
 }
@@ -288,13 +319,13 @@ static void reap_after(void *context, pid_t pid)
 				  sizeof(*supervisor->kept_zombies));
 	}
 	supervisor->kept_zombies[supervisor->kept_zombie_count++] = pid;
-	loop_idle_request(supervisor->loop, &supervisor->keeper_flush);
+	request_flush(supervisor);
 }
 
 static void wanted(void *context)
 {
 	struct supervisor *supervisor = context;
-	loop_idle_request(supervisor->loop, &supervisor->keeper_flush);
+	request_flush(supervisor);
 }
 
 void kept_state_changed(struct supervisor *supervisor)
@@ -323,6 +354,11 @@ static void on_keeper(struct loop_watch *watch, uint32_t events)
 		}
 		if (received.message.kind != KEEPER_REAPED)
 			continue;
+		/* Acted on below; SEEN at the end of the turn, after the
+		 * records (a REAPED sent again after a restore finds its task
+		 * ended already, or another pid: nothing). */
+		supervisor->keeper_reaped_number = received.message.slot;
+		wanted(supervisor);
 		struct task *task = pid_index_get(&supervisor->task_pids, received.message.pid);
 		if (!task)
 			continue;

@@ -1,5 +1,6 @@
 #include "supervisor/upgrade/restore.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -174,8 +175,20 @@ void restore_task_taken(struct task *task, const char *unsettled, const char *fa
 	empty_cgroup(task);
 	/* Its recorded process, if any, is killed too; its exit comes from
 	 * the keeper (task_reap) and the runner decides as for a crash. */
-	if (task_send_signal(task, SIGKILL) == 0)
+	int killed = task_send_signal(task, SIGKILL);
+	if (killed == 0)
 		return;
+	if (killed == -ESRCH && task->pidfd_watch.fd >= 0) {
+		/* Gone and reaped already: the loop that died read its exit
+		 * and went on (a restart begun, so the record still named it),
+		 * and no REAPED will come for it again. Its run ends here, as
+		 * killed; a REAPED still on its way finds no task by its pid. */
+		task->keeper_reaped = true;
+		task->keeper_wait_status = SIGKILL; /* waitpid's status for it */
+		task_reap(task);
+		task->keeper_reaped = false;
+		return;
+	}
 	enum task_state state = task->runner.state;
 	if (state == TASK_RUNNING || state == TASK_STARTING) {
 		struct task_exit exit = {.kind = TASK_EXIT_SIGNAL, .signal = SIGKILL};

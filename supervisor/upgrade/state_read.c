@@ -279,6 +279,26 @@ static int records_read(struct supervisor *supervisor, const struct handover_rea
 	return 0;
 }
 
+/* A restore may hold records of a group's tasks but none of the group
+ * (corral killed before its first record of it): its lifecycle goes where
+ * the tasks show, not back to init. */
+static void resume_groups_not_kept(struct supervisor *supervisor, const json_t *groups)
+{
+	for (size_t i = 0; i < supervisor->group_count; i++) {
+		struct group *group = supervisor->groups[i];
+		bool kept = false;
+		size_t index;
+		const json_t *state;
+		json_array_foreach(groups, index, state)
+		{
+			const char *name = handover_string(state, "name");
+			kept |= name && strcmp(name, group->config->name) == 0;
+		}
+		if (!kept)
+			group_resume_lifecycle(group);
+	}
+}
+
 int upgrade_state_read(struct supervisor *supervisor, const struct handover_reader *reader,
 		       char *error, size_t error_size)
 {
@@ -329,6 +349,8 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 		if (failure < 0)
 			return failure;
 	}
+	if (restoring)
+		resume_groups_not_kept(supervisor, groups);
 	const json_t *events = json_object_get(root, "events");
 	int failure;
 	if (event_log_adopt(&supervisor->events, handover_fd_get(reader, events, "fd")) < 0) {

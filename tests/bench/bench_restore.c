@@ -184,6 +184,46 @@ static long long pss_kib(pid_t pid)
 	return pss > 0 ? pss : 0;
 }
 
+/* Whether `pid` is a child of `parent`, by /proc. */
+static bool is_child_of(pid_t pid, pid_t parent)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	char *stat = pid > 0 ? read_file(path, NULL) : NULL;
+	const char *after = stat ? strrchr(stat, ')') : NULL;
+	int ppid = 0;
+	if (after)
+		sscanf(after + 2, "%*c %d", &ppid);
+	free(stat);
+	return ppid == parent;
+}
+
+/* What there is to say when a restore did not come: the processes and
+ * the last answer, for a failure seen once in a fresh-clone run. */
+static void no_restore(unsigned round, pid_t killed, long long loop, long long restores,
+		       const char *log)
+{
+	char path[64], *keeper_stat, *loop_stat, *keeper_wchan;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)running_corral);
+	keeper_stat = read_file(path, NULL);
+	snprintf(path, sizeof(path), "/proc/%d/wchan", (int)running_corral);
+	keeper_wchan = read_file(path, NULL);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)killed);
+	loop_stat = read_file(path, NULL);
+	char *reply = status_reply();
+	fprintf(stderr,
+		"bench_restore: killed loop %d: now %s; keeper %d: %s (waits in %s); status: "
+		"loop %lld, restores %lld: %.300s\n",
+		(int)killed, loop_stat ? loop_stat : "gone", (int)running_corral,
+		keeper_stat ? keeper_stat : "gone", keeper_wchan ? keeper_wchan : "?", loop,
+		restores, reply ? reply : "no answer");
+	free(keeper_stat);
+	free(keeper_wchan);
+	free(loop_stat);
+	free(reply);
+	die("no restore %u within 60 s: %s", round, text_tail(read_file(log, NULL), 2000));
+}
+
 static void kills(const char *corral, unsigned tasks, unsigned rounds)
 {
 	char *config = temp_path("sleepers.yaml"), *log = temp_path("kills.log");
@@ -193,7 +233,10 @@ static void kills(const char *corral, unsigned tasks, unsigned rounds)
 	struct series back = {0};
 	for (unsigned round = 1; round <= rounds; round++) {
 		long long loop = 0, restores = 0;
-		status_says(tasks, &loop, &restores);
+		if (!status_says(tasks, &loop, &restores) || !is_child_of((pid_t)loop, running_corral))
+			die("before kill %u: the status names no loop process under the keeper "
+			    "(pid %lld): %s",
+			    round, loop, text_tail(read_file(log, NULL), 2000));
 		int64_t killed = now_ns();
 		kill((pid_t)loop, SIGKILL);
 		long long now_loop = loop, now_restores = restores;
@@ -202,8 +245,7 @@ static void kills(const char *corral, unsigned tasks, unsigned rounds)
 			    now_restores == (long long)round)
 				break;
 			if (now_ns() - killed > 60 * 1000000000LL)
-				die("no restore %u within 60 s: %s", round,
-				    text_tail(read_file(log, NULL), 2000));
+				no_restore(round, (pid_t)loop, now_loop, now_restores, log);
 			sleep_ms(1);
 		}
 		series_add(&back, (double)(now_ns() - killed) / 1e6);

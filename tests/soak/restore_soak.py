@@ -83,6 +83,23 @@ class Soak:
         if err.exists():
             print("--- corral's stderr (tail)", file=sys.stderr)
             print("\n".join(err.read_text(errors="replace").splitlines()[-40:]), file=sys.stderr)
+        # What is alive under the keeper, and what the loop says of it:
+        # enough to tell a lost exit from a stuck stop.
+        if getattr(self, "keeper", None) and self.keeper.poll() is None:
+            print("--- processes under the keeper", file=sys.stderr)
+            subprocess.run(["ps", "-o", "pid,ppid,pgid,stat,wchan:20,args", "--ppid",
+                            str(self.keeper.pid), "--pid", str(self.keeper.pid)],
+                           stdout=sys.stderr, check=False)
+            for pid in self.children(self.keeper.pid):
+                subprocess.run(["ps", "-o", "pid,ppid,stat,args", "--ppid", str(pid)],
+                               stdout=sys.stderr, check=False)
+            status = self.status()
+            if status:
+                print("--- corral status --json", file=sys.stderr)
+                print(json.dumps(status, indent=1)[:6000], file=sys.stderr)
+            if os.environ.get("SOAK_HOLD"):
+                print(f"--- held: keeper {self.keeper.pid}", file=sys.stderr, flush=True)
+                time.sleep(int(os.environ["SOAK_HOLD"]))
         self.stop_all()
         sys.exit(1)
 
@@ -177,6 +194,14 @@ class Soak:
                     continue
             time.sleep(0.0005)
         return False
+
+    @staticmethod
+    def children(pid):
+        try:
+            return [int(child) for child in
+                    Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except OSError:
+            return []
 
     def stop_all(self):
         if getattr(self, "keeper", None) and self.keeper.poll() is None:

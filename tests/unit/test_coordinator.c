@@ -385,6 +385,42 @@ static void test_restart_from_poststop(void **state __attribute__((unused)))
 	assert_gates(&coordinator, OPEN_IN_MAIN);
 }
 
+/* A restore without the group's own record: the state its tasks show,
+ * never init once one of them has started. */
+static void test_resume_goes_where_the_tasks_show(void **state __attribute__((unused)))
+{
+	static const struct {
+		struct coordinator_task tasks[4];
+		size_t task_count;
+		enum coordinator_state resumed;
+	} cases[] = {
+	    {TASKS(PENDING(PE), PENDING(MAIN)), COORDINATOR_INIT},
+	    {TASKS(RUNNING(PE), PENDING(MAIN)), COORDINATOR_PRESTART},
+	    {TASKS(DEAD(PE), RUNNING(PS), PENDING(MAIN)), COORDINATOR_PRESTART},
+	    /* Some main tasks started, others not yet (killed mid-start). */
+	    {TASKS(DEAD(PE), RUNNING(MAIN), PENDING(MAIN)), COORDINATOR_MAIN},
+	    {TASKS(RUNNING(PS), RUNNING(MAIN), PENDING(QE)), COORDINATOR_MAIN},
+	    {TASKS(RUNNING(MAIN), DEAD(QE), RUNNING(QS)), COORDINATOR_POSTSTART},
+	    {TASKS(DEAD(MAIN), RUNNING(POST)), COORDINATOR_POSTSTOP},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct coordinator coordinator;
+		coordinator_init(&coordinator);
+		coordinator_resume(&coordinator, cases[i].tasks, cases[i].task_count);
+		assert_state(&coordinator, cases[i].resumed);
+	}
+	/* Then on as usual: the pending main task's gate is open, and once
+	 * it runs the group moves on. */
+	struct coordinator coordinator;
+	const struct coordinator_task half[] = {RUNNING(MAIN), PENDING(MAIN)};
+	const struct coordinator_task all[] = {RUNNING(MAIN), RUNNING(MAIN)};
+	coordinator_resume(&coordinator, half, ARRAY_SIZE(half));
+	assert_gates(&coordinator, OPEN_IN_MAIN);
+	assert_false(coordinator_update(&coordinator, half, ARRAY_SIZE(half)));
+	assert_true(coordinator_update(&coordinator, all, ARRAY_SIZE(all)));
+	assert_state(&coordinator, COORDINATOR_WAIT_ALLOC);
+}
+
 /* As in Nomad, "all dead" wins over everything, init included: the caller
  * must report the tasks it is about to run again as pending, or a restarted
  * group whose tasks were all dead goes straight back to poststop. */
@@ -480,6 +516,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_restart_waits_for_every_task_pending),
     cmocka_unit_test(test_step_moves_one_state),
     cmocka_unit_test(test_restart_from_poststop),
+    cmocka_unit_test(test_resume_goes_where_the_tasks_show),
     cmocka_unit_test(test_restart_with_dead_tasks_goes_to_poststop),
     cmocka_unit_test(test_walk_through_a_run),
 };

@@ -859,6 +859,70 @@ static void test_a_task_orphaned_by_the_loops_death_is_reaped_and_told(void **st
 	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 }
 
+/* The next message, if one comes within `ms`: its kind (REAPED's pid
+ * and number in `message`), 0 for none, -1 for an error. */
+static int next_message(int channel, int ms, struct keeper_message *message)
+{
+	static char buffer[KEEPER_MESSAGE_MAX] __attribute__((aligned(8)));
+	struct pollfd readable = {channel, POLLIN, 0};
+	int ready = poll(&readable, 1, ms);
+	if (ready <= 0)
+		return ready < 0 ? -1 : 0;
+	struct keeper_received received;
+	if (keeper_channel_receive(channel, buffer, &received) < 0)
+		return -1;
+	*message = received.message;
+	return (int)message->kind;
+}
+
+/* Loop 0 starts a task that outlives it and is killed; loop 1 reads the
+ * task's REAPED and is killed before it says SEEN: loop 2 gets the same
+ * REAPED again, says SEEN, and is killed; loop 3 gets none. */
+static int acts_on_an_exit_across_deaths(int channel, const struct kept_records *records,
+					 unsigned restores)
+{
+	if (restores == 0) {
+		pid_t task = fork();
+		if (task == 0) {
+			usleep(100 * 1000);
+			_exit(5);
+		}
+		if (task < 0 || record_a_pipe(channel, 1, "task 1", &task, sizeof(task)))
+			return 1;
+		raise(SIGKILL);
+	}
+	pid_t task;
+	if (!given_back(records, 1, "task 1") ||
+	    read(HANDED_NUMBER, &task, sizeof(task)) != sizeof(task))
+		return 1;
+	/* Kept for the next loop: the pipe goes back with the same pid. */
+	if (restores < 3 && record_a_pipe(channel, 1, "task 1", &task, sizeof(task)))
+		return 1;
+	struct keeper_message message;
+	int kind = next_message(channel, restores == 3 ? 300 : 10000, &message);
+	if (restores == 3)
+		return kind == 0 ? 9 : 10 + kind;
+	if (kind != KEEPER_REAPED || message.pid != task || message.slot != 1)
+		return 2;
+	if (restores == 2) {
+		struct keeper_message seen = {.kind = KEEPER_SEEN, .slot = message.slot};
+		if (keeper_channel_send(channel, &seen, NULL, NULL, NULL) < 0)
+			return 3;
+	}
+	raise(SIGKILL);
+	return 4;
+}
+
+static void test_an_exit_is_sent_again_to_each_loop_until_one_says_it_acted(void **state)
+{
+	(void)state;
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	struct script script = {.loop = acts_on_an_exit_across_deaths};
+	assert_int_equal(run_keeper(&script), 9);
+	assert_int_equal(script.starts, 4);
+	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+}
+
 /* ---- a loop executed: this very binary, run with AS_LOOP ---- */
 
 #define AS_LOOP        "--as-a-loop"
@@ -1128,6 +1192,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_the_keeper_gives_up_on_a_loop_that_always_dies),
 	    cmocka_unit_test(test_signals_to_the_keeper_go_to_the_loop),
 	    cmocka_unit_test(test_a_task_orphaned_by_the_loops_death_is_reaped_and_told),
+	    cmocka_unit_test(test_an_exit_is_sent_again_to_each_loop_until_one_says_it_acted),
 	    cmocka_unit_test(test_a_loop_is_executed_with_exactly_the_held_fds_at_their_numbers),
 	    cmocka_unit_test(test_the_loop_takes_its_keepers_variables_out_of_the_environment),
 	    cmocka_unit_test(test_without_a_keeper_there_is_none_and_a_wrong_one_is_said),
