@@ -34,8 +34,8 @@ enum keeper_message_kind {
 };
 
 struct keeper_message {
-	uint32_t kind; /* enum keeper_message_kind */
-	uint32_t slot; /* RECORD, UNSETTLED: the record's; REAPED, SEEN: a number */
+	uint32_t kind;     /* enum keeper_message_kind */
+	uint32_t slot;     /* RECORD, UNSETTLED: the record's; REAPED, SEEN: a number */
 	uint32_t fd_count; /* RECORD: fds attached, their numbers follow the header */
 	uint32_t length;   /* RECORD: bytes of state after the numbers */
 	int32_t pid;       /* REAPED */

@@ -233,7 +233,8 @@ static void kills(const char *corral, unsigned tasks, unsigned rounds)
 	struct series back = {0};
 	for (unsigned round = 1; round <= rounds; round++) {
 		long long loop = 0, restores = 0;
-		if (!status_says(tasks, &loop, &restores) || !is_child_of((pid_t)loop, running_corral))
+		if (!status_says(tasks, &loop, &restores) ||
+		    !is_child_of((pid_t)loop, running_corral))
 			die("before kill %u: the status names no loop process under the keeper "
 			    "(pid %lld): %s",
 			    round, loop, text_tail(read_file(log, NULL), 2000));

@@ -25,7 +25,9 @@ Checked after every restore and at the end:
 - the keeper and the loop hold about as many fds as after the start;
 - at the end corral exits 0 on SIGTERM and leaves no process and no cgroup
   behind.
-Prints a summary; exits 1 on the first broken invariant."""
+Prints a summary; exits 1 on the first broken invariant, with the
+processes under the keeper and the loop's status (SOAK_HOLD=SECONDS then
+keeps them that long, to look at with gdb)."""
 
 import argparse
 import json
