@@ -6,9 +6,9 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "supervisor/keeper/keeper_main.h"
+#include "supervisor/restore.h"
 #include "supervisor/supervisor.h"
-#include "supervisor/upgrade/restore.h"
-#include "supervisor/upgrade/upgrade.h"
+#include "supervisor/upgrade.h"
 
 static void print_run_usage(FILE *out)
 {

@@ -15,7 +15,7 @@
 #include "cli/commands.h"
 #include "isolation/seccomp_syscall_names.h"
 #include "supervisor/pid1/machine_init.h"
-#include "supervisor/upgrade/upgrade.h"
+#include "supervisor/upgrade.h"
 
 static const struct command commands[] = {
     {"run", "run the task groups of a config file", command_run, true},

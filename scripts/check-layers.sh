@@ -24,5 +24,35 @@ for layer in "${!allowed[@]}"; do
 		status=1
 	done < <(grep -rn --include='*.[ch]' -E '^#include "[a-z_]+/' "$layer" || true)
 done
-[[ $status -eq 0 ]] && echo "layers: every include points down"
+# Inside supervisor/, floors (docs/architecture.md, "Layers"): a room
+# includes from its own and from rooms on lower floors only, never from
+# another room on its floor; the top files (supervisor/*.c) from any.
+declare -A floor=(
+	[keeper]=0 [output]=0
+	[lifecycle]=1
+	[probes]=2
+	[tasks]=3
+	[control]=4
+	[metrics]=5
+	[http]=6 [parent]=6 [watch]=6
+	[pid1]=7
+	[upgrade]=8
+	[top]=9
+)
+room_of() { # supervisor/ROOM/x.h -> ROOM; supervisor/x.h -> top
+	local rest=${1#supervisor/}
+	[[ $rest == */* ]] && echo "${rest%%/*}" || echo top
+}
+while IFS=: read -r file line text; do
+	own=$(room_of "$file")
+	target=$(room_of "$(sed -E 's/.*#include "([^"]+)".*/\1/' <<<"$text")")
+	[[ -n ${floor[$own]:-} ]] || { echo "$file: supervisor/$own/ has no floor in $0" >&2; status=1; continue; }
+	[[ -n ${floor[$target]:-} ]] || { echo "$file:$line: a room with no floor: $text" >&2; status=1; continue; }
+	[[ $own == "$target" ]] && continue
+	if ((floor[$target] < floor[$own])); then continue; fi
+	echo "$file:$line: supervisor/$own/ (floor ${floor[$own]}) includes from $target (floor ${floor[$target]}), not below it: $text" >&2
+	status=1
+done < <(grep -rn --include='*.[ch]' -E '^#include "supervisor/' supervisor || true)
+
+[[ $status -eq 0 ]] && echo "layers: every include points down, and inside supervisor/ to a lower floor"
 exit $status

@@ -5,13 +5,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "supervisor/control/control_commands.h"
 #include "supervisor/supervisor_internal.h"
-
-struct reload_options {
-	const char *path;     /* NULL: the path the current config came from */
-	bool dry_run;         /* the plan only */
-	bool rerun_completed; /* a changed task that is dead runs again */
-};
 
 /* The reply of a `reload` request: {"ok": true, "path", "dry_run", "plan":
  * {"groups": [...], "tasks": [...], "unchanged": N}}, or {"ok": false,

@@ -17,7 +17,7 @@
 #include "supervisor/pid1/signal_exposure.h"
 #include "supervisor/pid1/signal_judgement.h"
 #include "supervisor/supervisor_internal.h"
-#include "supervisor/upgrade/upgrade.h"
+#include "supervisor/upgrade.h"
 
 #define SIGNAL_REFUSALS_INTERVAL_MS 10000
 

@@ -23,6 +23,7 @@
 #include "config/profiles.h"
 #include "hooks/task_dirs.h"
 #include "supervisor/control/control_server.h"
+#include "supervisor/kept_state.h"
 #include "supervisor/pid1/fd_budget.h"
 #include "supervisor/pid1/fd_limit.h"
 #include "supervisor/pid1/machine_init.h"
@@ -31,13 +32,12 @@
 #include "supervisor/pid1/signal_handling.h"
 #include "supervisor/probes/name_resolver.h"
 #include "supervisor/reload.h"
+#include "supervisor/restore.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/group.h"
-#include "supervisor/upgrade/kept_state.h"
-#include "supervisor/upgrade/restore.h"
-#include "supervisor/upgrade/upgrade.h"
+#include "supervisor/upgrade.h"
 #include "supervisor/upgrade/upgrade_check.h"
-#include "supervisor/upgrade/upgrade_state.h"
+#include "supervisor/upgrade_state.h"
 
 static void note_task_failed_for_good(struct services *services, struct task *task)
 {
@@ -379,6 +379,9 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	    .inherit_stdio = options->one_command != NULL,
 	    .take_terminal = options->one_command && options->one_command->terminal_released,
 	    .shortage = &supervisor->shortage,
+	    .probes = {.loop = supervisor->loop,
+		       .spawn_slots = &supervisor->spawn_slots,
+		       .network = &supervisor->network},
 	    /* Slots 0 and 1 are corral's own (kept_state.c). */
 	    .keeper_next_slot = 1,
 	};
@@ -469,7 +472,7 @@ static void supervisor_close(struct supervisor *supervisor)
 		free(supervisor->services.notify_dir);
 	}
 	/* After the tasks, whose lookups are cancelled with their probes. */
-	name_resolver_free(supervisor->services.resolver);
+	name_resolver_free(supervisor->services.probes.resolver);
 	network_spares_close(&supervisor->network_spares);
 	pid_index_free(&supervisor->task_pids);
 	task_records_free(&supervisor->task_records); /* after the tasks gave theirs back */

@@ -15,8 +15,8 @@
 #include "supervisor/reload.h"
 #include "supervisor/scale.h"
 #include "supervisor/supervisor_internal.h"
-#include "supervisor/upgrade/upgrade.h"
-#include "supervisor/upgrade/upgrade_state.h"
+#include "supervisor/upgrade.h"
+#include "supervisor/upgrade_state.h"
 
 static void shutdown_from_control(void *pointer, const char *reason)
 {

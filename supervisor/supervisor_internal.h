@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "base/handover.h"
 #include "base/loop.h"
 #include "base/throttled_log.h"
 #include "config/config.h"
@@ -33,7 +34,6 @@
 #include "supervisor/tasks/shortage_report.h"
 #include "supervisor/tasks/task_records.h"
 #include "supervisor/termination.h"
-#include "supervisor/upgrade/handover.h"
 #include "supervisor/watch/watch_set.h"
 
 #define OUTPUT_SINK_CAPACITY (256 * 1024)
@@ -60,7 +60,7 @@ struct supervisor {
 	struct pid_index task_pids;           /* each running task by its main pid */
 	struct task_records task_records;     /* tasks' life-long counts, handed over */
 	struct keeper_loop_side keeper;       /* corral's keeper; channel -1: none */
-	/* What goes to the keeper (upgrade/kept_state.c): sent at the end
+	/* What goes to the keeper (kept_state.c): sent at the end
 	 * of a turn that changed something; corral's own part again when
 	 * the config or the records' chunks changed. */
 	struct loop_idle keeper_flush;
@@ -119,9 +119,9 @@ struct supervisor {
 	uint64_t shutdown_timeout_ms;
 	const char *shutdown_timeout_source;
 
-	struct metrics_counters counters; /* for GET /metrics */
-	uint64_t started_wall_ms;         /* wall clock, for GET /metrics */
-	struct parent_notify parent;      /* sd_notify to corral's own parent */
+	struct corral_counters counters; /* for GET /metrics */
+	uint64_t started_wall_ms;        /* wall clock, for GET /metrics */
+	struct parent_notify parent;     /* sd_notify to corral's own parent */
 
 	/* `corral upgrade`: the document this corral takes over (NULL for
 	 * an ordinary start), and the client that asked, answered once the

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/json_text.h"
 #include "base/loop.h"
@@ -15,7 +16,6 @@
 #include "supervisor/control/status_reply.h"
 #include "supervisor/control/task_inspect.h"
 #include "supervisor/output/output_stream.h"
-#include "supervisor/reload.h"
 #include "supervisor/tasks/task_usage.h"
 
 /* ---- replies ---- */

@@ -3,17 +3,23 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/loop.h"
 #include "supervisor/control/control_server.h"
+#include "supervisor/control/corral_counters.h"
 #include "supervisor/control/status_reply.h"
-#include "supervisor/metrics/metrics_counters.h"
 #include "supervisor/tasks/event_log.h"
 #include "supervisor/tasks/group.h"
 #include "supervisor/tasks/task_usage.h"
 
-struct reload_options;
+/* A reload request's options, for the reload (supervisor/reload.h). */
+struct reload_options {
+	const char *path;     /* NULL: the path the current config came from */
+	bool dry_run;         /* the plan only */
+	bool rerun_completed; /* a changed task that is dead runs again */
+};
 
 struct control_context {
 	struct group **groups;
@@ -36,7 +42,7 @@ struct control_context {
 	bool (*is_running_config)(void *supervisor, const char *path);
 	/* `corral upgrade`: starts the check of `binary` ("": corral's own),
 	 * after which it is exec'd with the state handed over and `client`
-	 * answered (supervisor/upgrade/upgrade.h). 0, or -errno with `why`
+	 * answered (supervisor/upgrade.h). 0, or -errno with `why`
 	 * when refused at once. */
 	int (*upgrade)(void *supervisor, struct control_client *client, const char *binary,
 		       char *why, size_t why_size);
@@ -51,7 +57,7 @@ struct control_context {
 	struct task_usage_cursor usage_cursor;
 	/* Replies about many tasks: the size of the last one. */
 	struct status_reply status_many;
-	struct metrics_counters *counters; /* the requests are counted there */
+	struct corral_counters *counters; /* the requests are counted there */
 	/* When corral started (the wall clock, ms), for status' "corral"
 	 * object; an upgrade's new corral takes the old one's. */
 	const uint64_t *started_wall_ms;

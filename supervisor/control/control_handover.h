@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/handover.h"
 #include "supervisor/control/control_server.h"
-#include "supervisor/upgrade/handover.h"
 
 struct group;
 

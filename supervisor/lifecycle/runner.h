@@ -22,7 +22,7 @@
 #include "config/config.h"
 #include "supervisor/lifecycle/exit_tally.h"
 #include "supervisor/lifecycle/restart_tracker.h"
-#include "supervisor/tasks/task_event.h"
+#include "supervisor/lifecycle/task_event.h"
 
 enum task_state {
 	TASK_PENDING,

@@ -206,8 +206,8 @@ static void each_task(struct writer *writer, const struct metrics_source *source
 
 static void write_corral(struct writer *writer, const struct metrics_source *source)
 {
-	const struct metrics_counters *counters = source->counters;
-	static const struct metrics_counters none;
+	const struct corral_counters *counters = source->counters;
+	static const struct corral_counters none;
 	if (!counters)
 		counters = &none;
 

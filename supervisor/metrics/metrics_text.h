@@ -14,14 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "supervisor/metrics/metrics_counters.h"
+#include "supervisor/control/corral_counters.h"
 #include "supervisor/metrics/metrics_format.h"
 #include "supervisor/tasks/group.h"
 
 struct metrics_source {
 	struct group *const *groups;
 	size_t group_count;
-	const struct metrics_counters *counters;
+	const struct corral_counters *counters;
 	enum metrics_format format; /* as the scraper's Accept header asks */
 	/* The wall clock now and at corral's start, in milliseconds since
 	 * the epoch: tasks' start times are told in it. wall_now_ms 0: read

@@ -21,6 +21,7 @@
 
 #include "base/units.h"
 #include "base/xmalloc.h"
+#include "isolation/network.h"
 #include "supervisor/probes/http_status.h"
 #include "supervisor/probes/name_resolver.h"
 #include "supervisor/probes/probe.h"
@@ -278,7 +279,7 @@ static void on_name_resolved(void *context, const struct sockaddr_storage *addre
 /* A wait_for target named by host name: resolved from the loop first. */
 static void resolve_then_connect(struct probe *probe)
 {
-	struct services *services = probe->services;
+	struct probe_services *services = probe->services;
 	char why[256];
 	if (!services->resolver &&
 	    !(services->resolver = name_resolver_create(services->loop, why, sizeof(why)))) {

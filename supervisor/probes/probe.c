@@ -14,7 +14,6 @@
 #include "base/units.h"
 #include "base/xmalloc.h"
 #include "isolation/spawn.h"
-#include "supervisor/tasks/task_join.h"
 
 static void on_next_run(struct loop_timer *timer);
 static void on_deadline(struct loop_timer *timer);
@@ -22,7 +21,7 @@ static void on_run_exit(struct loop_watch *watch, uint32_t events);
 
 void probe_init(struct probe *probe, const struct probe_config *config,
 		const struct task_config *task, const struct task_plan *plan,
-		struct services *services, probe_result_function on_result, void *context)
+		struct probe_services *services, probe_result_function on_result, void *context)
 {
 	memset(probe, 0, sizeof(*probe));
 	probe->config = config;
@@ -69,9 +68,8 @@ static bool run_in_progress(const struct probe *probe)
 static int run_inside(struct probe *probe, struct spawn_result *result, char *error,
 		      size_t error_size)
 {
-	struct task_join_request request = {.argv = probe->config->argv, .cgroup_fd = -1};
-	return task_join_spawn(probe->inside_task, &request, &probe->joined, result, error,
-			       error_size);
+	return probe->inside.spawn(probe->inside.context, probe->config->argv, result, error,
+				   error_size);
 }
 
 /* wait_for's `path`: there or not, at once. */
@@ -98,7 +96,7 @@ static void run_once(struct probe *probe)
 		net_probe_run(probe);
 		return;
 	}
-	if (probe->config->inside && probe->inside_task) {
+	if (probe->config->inside && probe->inside.spawn) {
 		struct spawn_result result;
 		char why[160];
 		uint64_t now = loop_now_ms();
@@ -180,7 +178,7 @@ static void describe_exit(struct probe *probe, const siginfo_t *info, char *erro
 {
 	struct spawn_failure failure;
 	if (probe->run_joined &&
-	    task_join_read_failure(&probe->joined, probe->error_fd, error, error_size))
+	    probe->inside.read_failure(probe->inside.context, probe->error_fd, error, error_size))
 		return;
 	if (!probe->run_joined && spawn_read_failure(probe->error_fd, &failure) == 1) {
 		struct spawn_request request = {.executable = probe->executable,
@@ -207,7 +205,7 @@ static void describe_exit(struct probe *probe, const siginfo_t *info, char *erro
 static void let_run_go(struct probe *probe)
 {
 	if (probe->run_joined)
-		task_join_release(&probe->joined);
+		probe->inside.release(probe->inside.context);
 	loop_watch_remove(probe->services->loop, &probe->pidfd_watch);
 	close(probe->pidfd_watch.fd);
 	probe->pidfd_watch.fd = -1;

@@ -14,19 +14,32 @@
 
 #include "base/loop.h"
 #include "config/config.h"
+#include "isolation/spawn.h"
 #include "isolation/task_plan.h"
-#include "supervisor/tasks/services.h"
-#include "supervisor/tasks/task_join.h"
+#include "supervisor/probes/probe_services.h"
 
 /* One run ended: passed (exit 0) or not, and why not ("exited with code 1",
  * "timed out after 2s", "exec /bin/chek: No such file or directory"). */
 typedef void (*probe_result_function)(void *context, bool passed, const char *why);
 
+/* exec with `inside`: its owner starts each run inside the task (for a
+ * task's probes, tasks/task_join.h, as `corral exec` does). */
+struct probe_inside {
+	/* Starts `argv`: 0 with `result`, or -errno with `error`. */
+	int (*spawn)(void *context, char *const *argv, struct spawn_result *result, char *error,
+		     size_t error_size);
+	/* After the run exited: true, with `error`, when its start failed. */
+	bool (*read_failure)(void *context, int error_fd, char *error, size_t error_size);
+	/* The run is over: what its start held goes. */
+	void (*release)(void *context);
+	void *context;
+};
+
 struct probe {
 	const struct probe_config *config;
 	const struct task_config *task;
 	const struct task_plan *plan;
-	struct services *services;
+	struct probe_services *services;
 	probe_result_function on_result;
 	void *context;
 
@@ -41,10 +54,9 @@ struct probe {
 	struct loop_timer next_run;
 	struct loop_timer deadline;
 
-	/* exec with `inside`: the run is started in the task (task_join_spawn). */
-	struct task *inside_task;
-	bool run_joined;         /* the run in progress was: its failure reads differently */
-	struct task_join joined; /* that run's, for its failure message */
+	/* exec with `inside` (spawn NULL: none): how a run starts in the task. */
+	struct probe_inside inside;
+	bool run_joined; /* the run in progress was: its failure reads differently */
 
 	/* tcp, http, unix (net_probe.c). */
 	pid_t (*target_pid)(void *context); /* the task's process, for its namespaces */
@@ -62,7 +74,7 @@ struct probe {
 
 void probe_init(struct probe *probe, const struct probe_config *config,
 		const struct task_config *task, const struct task_plan *plan,
-		struct services *services, probe_result_function on_result, void *context);
+		struct probe_services *services, probe_result_function on_result, void *context);
 
 /* First run now (or after initial_delay), then one every interval until
  * probe_stop. */

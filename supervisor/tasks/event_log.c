@@ -9,7 +9,7 @@
 #include "base/clock.h"
 #include "base/json_text.h"
 #include "base/log.h"
-#include "supervisor/tasks/task_event.h"
+#include "supervisor/lifecycle/task_event.h"
 
 int event_log_open(struct event_log *log, const char *path)
 {

@@ -7,7 +7,7 @@
 
 #include "base/xmalloc.h"
 #include "supervisor/lifecycle/dependency_rules.h"
-#include "supervisor/lifecycle/group_failure.h"
+#include "supervisor/tasks/group_failure.h"
 #include "supervisor/tasks/group_oom_watch.h"
 #include "supervisor/tasks/instance_roll.h"
 #include "supervisor/tasks/task_dependencies.h"

@@ -14,12 +14,12 @@
 #include "isolation/spawn.h"
 #include "supervisor/output/output_sink.h"
 #include "supervisor/output/output_sinks.h"
+#include "supervisor/probes/probe_services.h"
 #include "supervisor/tasks/event_log.h"
 #include "supervisor/tasks/network_spares.h"
 #include "supervisor/tasks/pid_index.h"
 
 struct group;
-struct name_resolver;
 struct shortage_report;
 struct task;
 struct task_records;
@@ -58,10 +58,9 @@ struct services {
 	 * mount namespace of a task whose control: list grants nothing, so
 	 * that it does not see the socket at all. */
 	const char *control_socket_path;
-	/* Host names of wait_for targets, resolved from the loop
-	 * (supervisor/probes/name_resolver.h): made at the first, NULL until
-	 * then; freed when corral exits. */
-	struct name_resolver *resolver;
+	/* What the probes of tasks take: the loop, the spawn slots and the
+	 * network as above, and the resolver of wait_for's host names. */
+	struct probe_services probes;
 	/* Hook processes at once, all tasks together (config hook_concurrency). */
 	struct hook_limiter *hook_limiter;
 	/* `corral exec` sessions (exec_session.h), for status. */

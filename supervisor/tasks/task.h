@@ -17,10 +17,10 @@
 #include "supervisor/output/line_ring.h"
 #include "supervisor/output/log_file.h"
 #include "supervisor/output/task_output.h"
-#include "supervisor/probes/task_readiness.h"
 #include "supervisor/tasks/services.h"
 #include "supervisor/tasks/task_dependencies.h"
 #include "supervisor/tasks/task_network.h"
+#include "supervisor/tasks/task_readiness.h"
 #include "supervisor/tasks/task_records.h"
 #include "supervisor/tasks/task_usage.h"
 

@@ -1,7 +1,7 @@
 /* A task's record with corral's keeper (docs/architecture.md, "corral
  * outlives its own death"): each change of the task's state marks it, and
  * once the loop has nothing else to do its record (its state and the fds
- * it names) goes to the keeper in one message (upgrade/kept_state.c). A
+ * it names) goes to the keeper in one message (kept_state.c). A
  * task forgotten goes from the keeper too. Nothing is sent without a
  * keeper (services->keeper NULL), which is how corral runs by default. */
 #pragma once

@@ -55,7 +55,7 @@ void outside_wait_begin(struct task *task)
 		target->task = task;
 		target->config = &config->wait_for[i];
 		probe_init(&target->probe, &target->config->probe, config, &task->plan,
-			   task->services, on_result, target);
+			   &task->services->probes, on_result, target);
 		target->probe.outside = true;
 	}
 	/* After every probe is made: a first check may pass at once. */

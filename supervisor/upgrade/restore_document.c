@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "supervisor/upgrade/handover.h"
+#include "base/handover.h"
 #include "supervisor/upgrade/kept_slots.h"
 
 /* Every blob reference ({"at", "length"}) of `value`, read from `from`,

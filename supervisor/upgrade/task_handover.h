@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/handover.h"
 #include "supervisor/tasks/task.h"
-#include "supervisor/upgrade/handover.h"
 
 /* Why this task cannot be handed over now (it is between two states, or
  * uses what the hand-over does not carry): false with `why`, else true. */

@@ -10,10 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/handover.h"
 #include "base/process_group.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
-#include "supervisor/upgrade/handover.h"
 
 extern char **environ;
 

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/tasks/task_event.h"
+#include "supervisor/lifecycle/task_event.h"
 
 #define MAX_ROWS 64
 

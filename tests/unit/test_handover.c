@@ -1,4 +1,4 @@
-/* The hand-over document of `corral upgrade` (supervisor/upgrade/handover.h):
+/* The hand-over document of `corral upgrade` (base/handover.h):
  * written and read back, bytes of any kind in the blob area, fds only from
  * the document's own list, and a damaged document refused. */
 #include <errno.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/upgrade/handover.h"
+#include "base/handover.h"
 
 static void test_values_blobs_and_fds_come_back(void **state)
 {

@@ -32,7 +32,7 @@ struct canned {
 	struct group_config *group_configs;
 	struct group *groups;
 	struct group **group_pointers;
-	struct metrics_counters counters;
+	struct corral_counters counters;
 	unsigned stale_calls; /* usage_stale */
 };
 

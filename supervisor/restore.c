@@ -1,4 +1,4 @@
-#include "supervisor/upgrade/restore.h"
+#include "supervisor/restore.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,12 +13,12 @@
 #include "isolation/cgroup_fs.h"
 #include "supervisor/keeper/keeper_channel.h"
 #include "supervisor/keeper/keeper_loop_side.h"
+#include "supervisor/kept_state.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/tasks/pid_index.h"
 #include "supervisor/tasks/task_keeper.h"
-#include "supervisor/upgrade/kept_state.h"
+#include "supervisor/upgrade.h"
 #include "supervisor/upgrade/restore_document.h"
-#include "supervisor/upgrade/upgrade.h"
 
 /* Taken in main, before the supervisor exists. */
 static struct keeper_loop_side keeper = {.channel = -1};

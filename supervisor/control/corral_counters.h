@@ -1,14 +1,14 @@
 /* Counters corral keeps over its whole run, whatever reloads do to its
- * groups, for GET /metrics (metrics_text.h). Each is counted where the
- * thing happens: reloads in reload.c, control requests in
- * control_commands.c. */
+ * groups, for status' "corral" object and GET /metrics (metrics_text.h).
+ * Each is counted where the thing happens: reloads in reload.c, control
+ * requests in control_commands.c. */
 #pragma once
 
 #include <stdint.h>
 
 #include "supervisor/control/control_protocol.h"
 
-struct metrics_counters {
+struct corral_counters {
 	uint64_t reloads_succeeded; /* applied, in whole or in part */
 	uint64_t reloads_failed;    /* refused: config errors, or a change it cannot make */
 	/* corral's own life, for status' "corral" object: the times it

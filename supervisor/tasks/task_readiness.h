@@ -19,6 +19,7 @@
 #include "isolation/spawn.h"
 #include "supervisor/probes/probe.h"
 #include "supervisor/probes/probe_record.h"
+#include "supervisor/tasks/task_join.h"
 
 struct task;
 
@@ -27,9 +28,16 @@ struct task;
 /* The probes of a task that has any (readiness: probe, health:): most
  * tasks have none, and these are most of a task's size (about 2.6 KiB),
  * so they are allocated only for a task that does. */
+/* A probe run `inside` its task, joined to it as `corral exec` is. */
+struct probe_join {
+	struct task *task;
+	struct task_join joined; /* the run in progress's */
+};
+
 struct task_probes {
 	struct probe readiness_probe; /* exec, tcp, http, unix */
 	struct probe health_probe;
+	struct probe_join readiness_join, health_join;
 	/* What the probes said during the current run (or the last one,
 	 * until the next begins): for the log and `corral status`. */
 	struct probe_record readiness_record;

@@ -1,4 +1,4 @@
-#include "supervisor/probes/task_readiness.h"
+#include "supervisor/tasks/task_readiness.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,8 +15,8 @@
 #include "base/log.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
-#include "supervisor/probes/log_readiness.h"
 #include "supervisor/tasks/group.h"
+#include "supervisor/tasks/log_readiness.h"
 #include "supervisor/tasks/task.h"
 
 /* ---- notify: systemd ---- */
@@ -433,6 +433,37 @@ static void on_health_probe(void *context, bool passed, const char *why)
 	group_restart_task(task->group, task, loop_now_ms());
 }
 
+/* ---- a probe run inside the task (probe.h's probe_inside) ---- */
+
+static int join_spawn(void *context, char *const *argv, struct spawn_result *result, char *error,
+		      size_t error_size)
+{
+	struct probe_join *join = context;
+	struct task_join_request request = {.argv = argv, .cgroup_fd = -1};
+	return task_join_spawn(join->task, &request, &join->joined, result, error, error_size);
+}
+
+static bool join_read_failure(void *context, int error_fd, char *error, size_t error_size)
+{
+	struct probe_join *join = context;
+	return task_join_read_failure(&join->joined, error_fd, error, error_size);
+}
+
+static void join_release(void *context)
+{
+	struct probe_join *join = context;
+	task_join_release(&join->joined);
+}
+
+static struct probe_inside inside_of(struct task *task, struct probe_join *join)
+{
+	join->task = task;
+	return (struct probe_inside){.spawn = join_spawn,
+				     .read_failure = join_read_failure,
+				     .release = join_release,
+				     .context = join};
+}
+
 /* A connection probe enters the namespaces of the task's own process. */
 static pid_t probe_target_pid(void *context)
 {
@@ -465,15 +496,15 @@ void task_readiness_init_probes(struct task *task)
 	}
 	if (readiness_of(config)->kind == READINESS_PROBE) {
 		probe_init(&probes->readiness_probe, &readiness_of(config)->probe, config,
-			   &task->plan, task->services, on_readiness_probe, task);
+			   &task->plan, &task->services->probes, on_readiness_probe, task);
 		probes->readiness_probe.target_pid = probe_target_pid;
-		probes->readiness_probe.inside_task = task;
+		probes->readiness_probe.inside = inside_of(task, &probes->readiness_join);
 	}
 	if (health_of(config)->probe.kind != PROBE_NONE) {
 		probe_init(&probes->health_probe, &health_of(config)->probe, config, &task->plan,
-			   task->services, on_health_probe, task);
+			   &task->services->probes, on_health_probe, task);
 		probes->health_probe.target_pid = probe_target_pid;
-		probes->health_probe.inside_task = task;
+		probes->health_probe.inside = inside_of(task, &probes->health_join);
 	}
 }
 

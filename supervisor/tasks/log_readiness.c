@@ -1,4 +1,4 @@
-#include "supervisor/probes/log_readiness.h"
+#include "supervisor/tasks/log_readiness.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #include "supervisor/pid1/machine_init.h"
 #include "supervisor/supervisor_internal.h"
 #include "supervisor/upgrade/task_handover.h"
-#include "supervisor/upgrade/upgrade_state.h"
+#include "supervisor/upgrade_state.h"
 
 bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why_size)
 {

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "supervisor/upgrade/handover.h"
+#include "base/handover.h"
 
 struct supervisor;
 struct control_client;

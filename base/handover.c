@@ -1,4 +1,4 @@
-#include "supervisor/upgrade/handover.h"
+#include "base/handover.h"
 
 #include <errno.h>
 #include <fcntl.h>

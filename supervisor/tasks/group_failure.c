@@ -2,7 +2,7 @@
  * group (stop it, restart it within a bound, leave the task dead, or stop
  * it and have corral exit), and
  * when such a failure gives corral's exit code. */
-#include "supervisor/lifecycle/group_failure.h"
+#include "supervisor/tasks/group_failure.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "supervisor/upgrade/kept_state.h"
+#include "supervisor/kept_state.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@
 #include "supervisor/tasks/task_keeper.h"
 #include "supervisor/upgrade/kept_slots.h"
 #include "supervisor/upgrade/task_handover.h"
-#include "supervisor/upgrade/upgrade_state.h"
+#include "supervisor/upgrade_state.h"
 
 /* A record the keeper could not take: said once. A keeper gone (EPIPE)
  * takes nothing more: corral stops (PR_SET_PDEATHSIG) and records are

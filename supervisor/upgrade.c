@@ -1,4 +1,4 @@
-#include "supervisor/upgrade/upgrade.h"
+#include "supervisor/upgrade.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,12 +14,12 @@
 #include "base/xmalloc.h"
 #include "config/config_files.h"
 #include "supervisor/keeper/keeper_handoff.h"
+#include "supervisor/lifecycle/task_event.h"
+#include "supervisor/restore.h"
 #include "supervisor/supervisor_internal.h"
-#include "supervisor/tasks/task_event.h"
-#include "supervisor/upgrade/restore.h"
 #include "supervisor/upgrade/upgrade_binary.h"
 #include "supervisor/upgrade/upgrade_check.h"
-#include "supervisor/upgrade/upgrade_state.h"
+#include "supervisor/upgrade_state.h"
 
 extern char **environ;
 

@@ -9,11 +9,11 @@
 #include "base/xmalloc.h"
 #include "config/config_copy.h"
 #include "supervisor/control/control_handover.h"
+#include "supervisor/restore.h"
 #include "supervisor/supervisor_internal.h"
-#include "supervisor/upgrade/restore.h"
+#include "supervisor/upgrade.h"
 #include "supervisor/upgrade/task_handover.h"
-#include "supervisor/upgrade/upgrade.h"
-#include "supervisor/upgrade/upgrade_state.h"
+#include "supervisor/upgrade_state.h"
 
 int upgrade_state_read_cgroups(struct supervisor *supervisor, const struct handover_reader *reader,
 			       char *error, size_t error_size)

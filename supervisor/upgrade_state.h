@@ -1,5 +1,5 @@
 /* The supervisor's state in the hand-over document (handover.h): what
- * state_write.c writes before the exec and state_read.c takes back after
+ * upgrade_state_write.c writes before the exec and upgrade_state_read.c takes back after
  * it. Each part that holds run-time state has its pair beside it:
  * task_handover.c (a task), control/control_handover.c (the control
  * socket and its clients); this pair does the rest (groups, cgroups,
@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "supervisor/upgrade/handover.h"
+#include "base/handover.h"
 
 struct supervisor;
 struct config;
@@ -34,7 +34,7 @@ void upgrade_state_write_corral(struct supervisor *supervisor, struct handover_w
 json_t *upgrade_group_write(const struct group *group);
 json_t *upgrade_counters_write(const struct supervisor *supervisor);
 
-/* ---- state_read.c, in the new corral's supervisor_open ---- */
+/* ---- upgrade_state_read.c, in the new corral's supervisor_open ---- */
 
 /* The config the old corral ran when `corral scale` had changed it:
  * `config` (built from the files' bytes) with the scaled counts; NULL
