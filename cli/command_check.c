@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "config/config.h"
-#include "config/config_load.h"
+#include "config/load/config_load.h"
+#include "config/model/config.h"
 #include "supervisor/lifecycle/shutdown_budget.h"
 #include "supervisor/pid1/fd_budget.h"
 #include "supervisor/pid1/signal_exposure.h"

@@ -10,8 +10,8 @@
 #include "base/units.h"
 #include "base/xmalloc.h"
 #include "cli/commands.h"
-#include "config/config_load.h"
-#include "config/profiles.h"
+#include "config/load/config_load.h"
+#include "config/load/profiles.h"
 #include "supervisor/control/control_protocol.h"
 
 static bool reader_gone;

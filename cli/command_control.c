@@ -11,7 +11,7 @@
 #include "base/units.h"
 #include "cli/commands.h"
 #include "cli/control_client.h"
-#include "config/config.h"
+#include "config/model/config.h"
 
 #define SOCKET_HELP                                                                                \
 	"  --socket PATH  corral's control socket\n"                                               \

@@ -20,7 +20,7 @@
 #include "cli/commands.h"
 #include "cli/control_client.h"
 #include "cli/exec_relay.h"
-#include "config/ids.h"
+#include "config/text/ids.h"
 
 static void print_exec_usage(FILE *out)
 {

@@ -10,7 +10,7 @@
 #include "base/log.h"
 #include "base/units.h"
 #include "cli/commands.h"
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/pid1/one_command.h"
 #include "supervisor/supervisor.h"
 

@@ -4,7 +4,7 @@
 
 #include "base/log.h"
 #include "cli/commands.h"
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/keeper/keeper_main.h"
 #include "supervisor/restore.h"
 #include "supervisor/supervisor.h"

@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/control_client.h"
-#include "config/config.h"
+#include "config/model/config.h"
 
 static void print_scale_usage(FILE *out)
 {

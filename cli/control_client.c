@@ -15,7 +15,7 @@
 
 #include "base/cleanup.h"
 #include "cli/control_socket_trust.h"
-#include "config/config_socket.h"
+#include "config/load/config_socket.h"
 #include "supervisor/control/control_socket_places.h"
 
 #define READ_CHUNK 65536

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 /* Where specs are looked for when a task names none (CDI's defaults). A
  * later directory has the higher priority: a device defined in both is

@@ -8,10 +8,10 @@
 #include <yaml.h>
 
 #include "base/xmalloc.h"
-#include "config/cdi_name.h"
-#include "config/diagnostics.h"
-#include "config/yaml_limits.h"
-#include "config/yaml_walk.h"
+#include "config/text/cdi_name.h"
+#include "config/yaml/diagnostics.h"
+#include "config/yaml/yaml_limits.h"
+#include "config/yaml/yaml_walk.h"
 
 static const char *const supported_versions[] = {"0.3.0", "0.4.0", "0.5.0",
 						 "0.6.0", "0.7.0", "0.8.0"};

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 /* A `deviceNodes` entry. Only what corral can honour is kept: it
  * bind-mounts the host's node, so the node's owner and mode are the host's

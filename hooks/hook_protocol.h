@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 /* The version corral speaks. A request says it; a response may, and then
  * must say the same. */

@@ -7,7 +7,7 @@
  * that both expose /dev/nvidiactl give one device, the last one written. */
 #pragma once
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 /* A deep copy of `mount` (strings and options), replacing any earlier
  * mount at the same target. */

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 #define TASK_DIRS_DEFAULT_ROOT "/run/corral/tasks"
 #define TASK_DIRS_SECRETS_SIZE "1m"

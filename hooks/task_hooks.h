@@ -19,7 +19,7 @@
 #include <sys/types.h>
 
 #include "base/loop.h"
-#include "config/config.h"
+#include "config/model/config.h"
 #include "hooks/hook_protocol.h"
 #include "hooks/hook_runner.h"
 

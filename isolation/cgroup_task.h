@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "isolation/cgroup_tree.h"
 
 #define TASK_CGROUP_V1_MAX                                                                         \

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "isolation/cgroup_task.h"
 #include "isolation/cgroup_tree.h"
 #include "isolation/device_rules.h"

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 #define DEVICE_RULE_ANY UINT32_MAX /* a major or minor: every number */
 

@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 enum mount_step_kind {
 	MOUNT_STEP_BIND,    /* `source` (a host path) at `target` */

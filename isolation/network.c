@@ -15,7 +15,7 @@
 
 #include <netlink/errno.h>
 
-#include "config/config_network.h"
+#include "config/load/config_network.h"
 #include "isolation/netlink_library.h"
 
 /* libnl, loaded by open_socket (netlink_library.h): every libnl call below

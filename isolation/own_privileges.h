@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 /* Bit N: corral has capability N in its permitted set. */
 uint64_t own_permitted_capabilities(void);

@@ -53,7 +53,7 @@
 #include <linux/filter.h>
 #include <stddef.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 struct seccomp_program {
 	struct sock_filter *filter; /* owned; NULL when length is 0 */

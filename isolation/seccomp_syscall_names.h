@@ -1,7 +1,7 @@
 /* libseccomp's syscall tables, in the form config/ checks names with
- * (config/syscall_names.h). */
+ * (config/text/syscall_names.h). */
 #pragma once
 
-#include "config/syscall_names.h"
+#include "config/text/syscall_names.h"
 
 const struct syscall_table *seccomp_syscall_names(void);

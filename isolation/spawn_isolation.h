@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "isolation/capabilities.h"
 #include "isolation/mount_plan.h"
 #include "isolation/seccomp_profile.h"

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "isolation/capabilities.h"
 #include "isolation/seccomp_profile.h"
 #include "isolation/spawn.h"

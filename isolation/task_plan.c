@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/xmalloc.h"
-#include "config/ids.h"
+#include "config/text/ids.h"
 #include "isolation/own_privileges.h"
 #include "isolation/spawn.h"
 
@@ -160,7 +160,7 @@ const char *task_plan_getenv(const struct task_plan *plan, const char *name)
 	return assignment ? assignment + strlen(name) + 1 : NULL;
 }
 
-/* A number, in range (config/ids.h); else a name. The loader refused
+/* A number, in range (config/text/ids.h); else a name. The loader refused
  * numbers out of range, so none reaches this as a name. */
 static bool parse_id(const char *text, unsigned long *out)
 {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 struct task_plan {
 	char *executable; /* argv[0] resolved against the task's PATH, owned */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 struct user_namespace_maps {
 	char *uid_map; /* "INSIDE OUTSIDE COUNT\n" lines, as the kernel reads them */

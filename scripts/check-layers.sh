@@ -54,5 +54,22 @@ while IFS=: read -r file line text; do
 	status=1
 done < <(grep -rn --include='*.[ch]' -E '^#include "supervisor/' supervisor || true)
 
-[[ $status -eq 0 ]] && echo "layers: every include points down, and inside supervisor/ to a lower floor"
+# Inside config/, the same: text/ (values with no YAML: cron, patterns,
+# names, environment files) < yaml/ (the walk, its limits, the located
+# messages) < model/ (the model and what compares it) < load/ (YAML into
+# the model, and its checks). Every file is in a room.
+declare -A config_floor=([text]=0 [yaml]=1 [model]=2 [load]=3)
+for file in config/*.[ch]; do
+	[[ -e $file ]] && { echo "$file: config/ keeps its files in rooms (text, yaml, model, load)" >&2; status=1; }
+done
+while IFS=: read -r file line text; do
+	own=$(cut -d/ -f2 <<<"$file")
+	target=$(sed -E 's/.*#include "config\/([a-z]+)\/.*/\1/' <<<"$text")
+	[[ -n ${config_floor[$own]:-} && -n ${config_floor[$target]:-} ]] || { echo "$file:$line: a config room with no floor: $text" >&2; status=1; continue; }
+	((config_floor[$target] <= config_floor[$own])) && continue
+	echo "$file:$line: config/$own/ includes from config/$target/, a floor above it: $text" >&2
+	status=1
+done < <(grep -rn --include='*.[ch]' -E '^#include "config/' config || true)
+
+[[ $status -eq 0 ]] && echo "layers: every include points down, and inside supervisor/ and config/ to a lower floor"
 exit $status

@@ -20,8 +20,8 @@
 
 #include "base/log.h"
 #include "base/xmalloc.h"
-#include "config/config_diff.h"
-#include "config/config_load.h"
+#include "config/load/config_load.h"
+#include "config/model/config_diff.h"
 #include "isolation/task_isolation.h"
 #include "isolation/task_plan.h"
 #include "supervisor/lifecycle/reload_plan.h"

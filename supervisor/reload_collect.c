@@ -3,7 +3,7 @@
  * configs no group or task points into any more. */
 #include <stdlib.h>
 
-#include "config/config_load.h"
+#include "config/load/config_load.h"
 #include "supervisor/reload.h"
 
 static bool task_is_gone(const struct task *task)

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/xmalloc.h"
-#include "config/config_copy.h"
+#include "config/load/config_copy.h"
 #include "supervisor/reload.h"
 
 /* One pair, checked. */

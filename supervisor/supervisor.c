@@ -20,7 +20,7 @@
 #include "base/oom_protection.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
-#include "config/profiles.h"
+#include "config/load/profiles.h"
 #include "hooks/task_dirs.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/kept_state.h"

@@ -2,7 +2,7 @@
  * graceful shutdown, and the exit code. */
 #pragma once
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/pid1/one_command.h"
 
 struct run_options {

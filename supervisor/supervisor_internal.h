@@ -10,7 +10,7 @@
 #include "base/handover.h"
 #include "base/loop.h"
 #include "base/throttled_log.h"
-#include "config/config.h"
+#include "config/model/config.h"
 #include "isolation/cgroup_tree.h"
 #include "isolation/network.h"
 #include "isolation/spawn.h"

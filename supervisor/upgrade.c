@@ -12,7 +12,7 @@
 
 #include "base/log.h"
 #include "base/xmalloc.h"
-#include "config/config_files.h"
+#include "config/model/config_files.h"
 #include "supervisor/keeper/keeper_handoff.h"
 #include "supervisor/lifecycle/task_event.h"
 #include "supervisor/restore.h"

@@ -7,7 +7,7 @@
 
 #include "base/log.h"
 #include "base/xmalloc.h"
-#include "config/config_copy.h"
+#include "config/load/config_copy.h"
 #include "supervisor/control/control_handover.h"
 #include "supervisor/restore.h"
 #include "supervisor/supervisor_internal.h"

@@ -16,7 +16,7 @@
 #include "cli/import/shell_words.h"
 #include "cli/import/systemd_values.h"
 #include "cli/import/systemd_words.h"
-#include "config/env_file.h"
+#include "config/text/env_file.h"
 
 const char *setting_text(const struct unit_setting *setting)
 {

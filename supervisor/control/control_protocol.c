@@ -14,8 +14,8 @@
 #include "base/names.h"
 #include "base/suggest.h"
 #include "base/units.h"
-#include "config/config.h"
-#include "config/diagnostics.h"
+#include "config/model/config.h"
+#include "config/yaml/diagnostics.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define KNOWN_COMMANDS                                                                             \

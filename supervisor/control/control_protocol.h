@@ -112,7 +112,7 @@ char *control_reply_error(const char *message);
 
 const char *control_command_name(enum control_command command);
 
-/* The right (config/config.h, enum control_right) a task needs in its
+/* The right (config/model/config.h, enum control_right) a task needs in its
  * control: list to make a request of this kind. */
 unsigned control_command_right(enum control_command command);
 

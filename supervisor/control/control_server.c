@@ -17,7 +17,7 @@
 
 #include "base/log.h"
 #include "base/xmalloc.h"
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/control/control_server_internal.h"
 
 /* Enough for the status of thousands of tasks; a follower that falls this

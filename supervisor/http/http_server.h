@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "base/loop.h"
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/http/http_routes.h"
 
 #define HTTP_CONNECTIONS_MAX     64

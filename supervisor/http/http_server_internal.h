@@ -12,7 +12,7 @@
 #include "base/loop.h"
 #include "base/throttled_log.h"
 #include "base/unix_listener.h"
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/http/http_request.h"
 #include "supervisor/http/http_response.h"
 #include "supervisor/http/http_server.h"

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/lifecycle/runner.h"
 
 /* What a dependency's condition needs to know of its target. */

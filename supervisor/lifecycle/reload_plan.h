@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h"
-#include "config/config_diff.h"
+#include "config/model/config.h"
+#include "config/model/config_diff.h"
 
 enum reload_action {
 	RELOAD_KEEP,

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 struct restart_tracker {
 	uint64_t window_start_ms; /* when the current interval opened */

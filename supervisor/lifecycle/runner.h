@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/lifecycle/exit_tally.h"
 #include "supervisor/lifecycle/restart_tracker.h"
 #include "supervisor/lifecycle/task_event.h"

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 /* One task of the chain that takes longest. */
 struct shutdown_link {

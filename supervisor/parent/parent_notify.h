@@ -28,7 +28,7 @@
 #include <sys/un.h>
 
 #include "base/loop.h"
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/tasks/group.h"
 
 /* STATUS= goes out at most this often; the latest line when it ends. */

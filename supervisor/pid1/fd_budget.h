@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 /* An estimate from above: every task running, with its own cgroup. */
 size_t fd_budget(const struct config *config);

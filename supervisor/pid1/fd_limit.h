@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <sys/resource.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 /* Pure: the limit to ask for, given the current one, the fds the config
  * needs and fs.nr_open (the kernel's ceiling for any nofile limit). The

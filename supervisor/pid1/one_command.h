@@ -16,7 +16,7 @@
 #include <sys/signalfd.h>
 #include <sys/types.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 struct one_command {
 	/* -c: signals go to the command alone (tini's default). Otherwise to

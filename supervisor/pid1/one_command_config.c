@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/xmalloc.h"
-#include "config/config_load.h"
+#include "config/load/config_load.h"
 #include "supervisor/pid1/one_command.h"
 
 /* Written as a config file would be, and loaded by the same loader, so

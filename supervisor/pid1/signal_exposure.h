@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 /* The uid the task's processes have outside any user namespace: its
  * `user:` (a number, or a name looked up), corral's own without one,

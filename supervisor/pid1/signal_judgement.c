@@ -3,7 +3,7 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 unsigned signal_judgement_right(int signal_number)
 {

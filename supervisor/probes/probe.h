@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "base/loop.h"
-#include "config/config.h"
+#include "config/model/config.h"
 #include "isolation/spawn.h"
 #include "isolation/task_plan.h"
 #include "supervisor/probes/probe_services.h"

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/lifecycle/coordinator.h"
 #include "supervisor/tasks/group_network.h"
 #include "supervisor/tasks/instance_roll.h"

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "config/config_network.h"
+#include "config/load/config_network.h"
 #include "isolation/network.h"
 #include "supervisor/tasks/group.h"
 

@@ -81,7 +81,7 @@ static void hear(struct task *task, const char *line, size_t length, bool ready)
 
 /* Matches the lines of `text` until LOG_MATCH_BUDGET_NS is spent; the
  * bytes of the whole lines it went through. Each line costs time linear
- * in its length (config/line_pattern.h), so a turn overruns the budget by
+ * in its length (config/text/line_pattern.h), so a turn overruns the budget by
  * one line's cost at most. */
 static size_t match_within_budget(struct task *task, const char *text, size_t length)
 {

@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "base/loop.h"
-#include "config/config.h"
-#include "config/line_pattern.h"
+#include "config/model/config.h"
+#include "config/text/line_pattern.h"
 #include "supervisor/output/output_sinks.h"
 
 struct log_readiness {

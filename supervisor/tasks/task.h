@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "hooks/task_hooks.h"
 #include "isolation/cgroup_task.h"
 #include "isolation/device_policy.h"

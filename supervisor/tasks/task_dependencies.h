@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/lifecycle/dependency_rules.h"
 
 struct group;

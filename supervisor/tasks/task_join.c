@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "base/xmalloc.h"
-#include "config/ids.h"
+#include "config/text/ids.h"
 #include "supervisor/tasks/task.h"
 
 /* What the request points at while the spawn runs. */
@@ -66,7 +66,7 @@ static char **environment(const struct task *task, char *const *overrides)
 }
 
 /* "name", "uid", "uid:gid" or "name:group": the host's passwd and group
- * databases, or numbers (config/ids.h: in range, never cut to 32 bits). */
+ * databases, or numbers (config/text/ids.h: in range, never cut to 32 bits). */
 static int resolve_user(const char *text, struct spawn_request *spawn, char *error, size_t size)
 {
 	char name[256];

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "config/config_network.h"
+#include "config/load/config_network.h"
 #include "isolation/network.h"
 #include "isolation/task_isolation.h"
 #include "supervisor/tasks/group.h"

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config/config_diff.h"
+#include "config/model/config_diff.h"
 #include "isolation/cgroup_task.h"
 
 struct task;

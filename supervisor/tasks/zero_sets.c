@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/xmalloc.h"
-#include "config/config_copy.h"
+#include "config/load/config_copy.h"
 
 const struct zero_set *zero_sets_find(const struct zero_sets *sets, const char *task)
 {

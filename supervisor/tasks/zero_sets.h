@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 
 struct zero_set {
 	char *task;               /* the name written with `instances:`: "web" */

@@ -8,7 +8,7 @@
  * corral's config does not depend on the task's state. */
 #pragma once
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/tasks/task.h"
 
 /* `what` changed ("/etc/app/config.yaml changed"). `reload` is called

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/xmalloc.h"
-#include "config/watch_path.h"
+#include "config/text/watch_path.h"
 #include "supervisor/watch/watch_chain.h"
 
 void watch_target_init(struct watch_target *target, const char *path)

@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config_load.h"
+#include "config/load/config_load.h"
 #include "isolation/seccomp_syscall_names.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/cron.h"
+#include "config/text/cron.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "config/env_file.h"
+#include "config/text/env_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -45,13 +45,13 @@ build() {
 
 # The config and the base files it uses (allocation, units and signal names,
 # suggestions, names, paths, reading a file); libseccomp's syscall table,
-# which the fuzzer hands the config (config/syscall_names.h) to check syscall
-# names (loading libseccomp when a list has some). config/*.c also
+# which the fuzzer hands the config (config/text/syscall_names.h) to check syscall
+# names (loading libseccomp when a list has some). config/*/*.c also
 # gives signal names and quoting to the others, which link yaml, libseccomp
 # and libcap only because of it.
 base_sources=(base/xmalloc.c base/units.c base/signal_names.c base/suggest.c base/names.c base/paths.c
 	base/regular_file.c base/file_kind.c base/unix_listener.c base/dir_trust.c)
-config_sources=(config/*.c "${base_sources[@]}" isolation/seccomp_library.c isolation/library_loader.c
+config_sources=(config/*/*.c "${base_sources[@]}" isolation/seccomp_library.c isolation/library_loader.c
 	isolation/seccomp_syscall_names.c)
 build fuzz_config "$libs_config" "${config_sources[@]}"
 build fuzz_control_protocol "jansson $libs_config" supervisor/control/control_protocol.c \
@@ -61,8 +61,8 @@ build fuzz_hook_protocol "jansson $libs_config" hooks/hook_protocol.c hooks/star
 	base/json_text.c "${config_sources[@]}"
 build fuzz_http_status "" supervisor/probes/http_status.c
 build fuzz_http_request "" supervisor/http/http_request.c
-build fuzz_env_file "" config/env_file.c base/xmalloc.c
-build fuzz_cron "" config/cron.c
+build fuzz_env_file "" config/text/env_file.c base/xmalloc.c
+build fuzz_cron "" config/text/cron.c
 build fuzz_json_view "" cli/json_view.c base/xmalloc.c
 build fuzz_import_text "libcap" cli/import/unit_file.c cli/import/ini_file.c \
 	cli/import/systemd_words.c cli/import/python_text.c cli/import/shell_words.c \

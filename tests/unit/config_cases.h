@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "config/config_load.h"
+#include "config/load/config_load.h"
 
 /* One bad input and the one diagnostic it must give. */
 struct error_case {

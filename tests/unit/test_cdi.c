@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "config/cdi_name.h"
-#include "config/config.h"
+#include "config/model/config.h"
+#include "config/text/cdi_name.h"
 #include "hooks/cdi.h"
 #include "hooks/start_additions.h"
 

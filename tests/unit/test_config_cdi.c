@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "config/config_load.h"
+#include "config/load/config_load.h"
 #include "config_cases.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

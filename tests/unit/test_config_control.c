@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "config/config.h"
-#include "config/config_diff.h"
+#include "config/model/config.h"
+#include "config/model/config_diff.h"
 #include "config_cases.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -10,10 +10,10 @@
 
 #include <cmocka.h>
 
-#include "config/config.h"
-#include "config/config_copy.h"
-#include "config/config_diff.h"
-#include "config/config_load.h"
+#include "config/load/config_copy.h"
+#include "config/load/config_load.h"
+#include "config/model/config.h"
+#include "config/model/config_diff.h"
 #include "config_cases.h"
 
 /* Most keys that point somewhere, so that a field the copy shares or

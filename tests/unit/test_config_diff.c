@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "config/config.h"
-#include "config/config_diff.h"
-#include "config/config_load.h"
+#include "config/load/config_load.h"
+#include "config/model/config.h"
+#include "config/model/config_diff.h"
 #include "config_cases.h"
 
 /* Task "app" of group "web", written as a flow map, and a second task

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "config_cases.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "config/config_load.h"
+#include "config/load/config_load.h"
 #include "config_cases.h"
 #include "isolation/mount_plan.h"
 #include "isolation/spawn.h"

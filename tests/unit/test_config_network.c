@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "config/config_load.h"
-#include "config/config_network.h"
+#include "config/load/config_load.h"
+#include "config/load/config_network.h"
 #include "config_cases.h"
 #include "isolation/task_isolation.h"
 

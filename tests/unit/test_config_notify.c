@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "config_cases.h"
 
 #define GROUPS "groups: {api: {tasks: {t: {command: x}}}, extras: {tasks: {t: {command: x}}}}\n"

@@ -12,9 +12,9 @@
 #include <cmocka.h>
 
 #include "base/xmalloc.h"
-#include "config/config.h"
-#include "config/config_load.h"
-#include "config/profiles.h"
+#include "config/load/config_load.h"
+#include "config/load/profiles.h"
+#include "config/model/config.h"
 
 static void test_names(void **state)
 {

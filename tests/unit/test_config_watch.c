@@ -13,9 +13,9 @@
 #include <cmocka.h>
 
 #include "base/paths.h"
-#include "config/config.h"
-#include "config/config_diff.h"
-#include "config/watch_path.h"
+#include "config/model/config.h"
+#include "config/model/config_diff.h"
+#include "config/text/watch_path.h"
 #include "config_cases.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "config/cron.h"
+#include "config/text/cron.h"
 
 /* "2026-11-24 10:07" -> struct tm */
 static struct tm at(const char *text)

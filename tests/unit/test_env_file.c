@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "config/env_file.h"
+#include "config/text/env_file.h"
 
 static char got[1024];
 

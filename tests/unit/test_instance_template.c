@@ -1,4 +1,4 @@
-/* Probe targets that name the instance (config/instance_template.h): what
+/* Probe targets that name the instance (config/text/instance_template.h): what
  * each form gives, and where a malformed one fails. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "config/instance_template.h"
+#include "config/text/instance_template.h"
 
 static void expect_text(const char *text, unsigned instance, const char *expected)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "config/interpolate.h"
+#include "config/text/interpolate.h"
 
 /* HOME=/home/me, EMPTY= , nothing else. */
 static const char *lookup(void *context, const char *name)

@@ -1,4 +1,4 @@
-/* readiness.log patterns (config/line_pattern.h): the ERE syntax configs
+/* readiness.log patterns (config/text/line_pattern.h): the ERE syntax configs
  * use today still matches as glibc's regexec did, lines are read to
  * their length only, and what the cost walk refuses (back-references,
  * repetitions that multiply out too far) is refused at its offset. */
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "config/line_pattern.h"
+#include "config/text/line_pattern.h"
 
 static bool matches(const char *pattern_text, const char *line)
 {

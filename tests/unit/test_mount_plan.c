@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "isolation/mount_plan.h"
 
 static const struct isolation_config mount_namespace = {

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "config/config_load.h"
+#include "config/load/config_load.h"
 #include "config_cases.h"
 #include "supervisor/lifecycle/shutdown_budget.h"
 

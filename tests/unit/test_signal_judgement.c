@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "supervisor/pid1/signal_exposure.h"
 #include "supervisor/pid1/signal_judgement.h"
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "config/config_socket.h"
+#include "config/load/config_socket.h"
 
 static char directory[] = "/tmp/corral-socket-test-XXXXXX";
 

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "config/config.h"
+#include "config/model/config.h"
 #include "hooks/start_additions.h"
 #include "hooks/task_dirs.h"
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "config/yaml_limits.h"
+#include "config/yaml/yaml_limits.h"
 
 static char *text;
 static size_t used, capacity;
