@@ -62,7 +62,7 @@ struct cgroup_tree {
  * (see the struct). Never fails: when cgroups cannot be used,
  * tree->enabled is false. */
 /* A process that goes into corral's supervisor leaf with it (corral's
- * keeper, docs/architecture.md "corral outlives its own death"); 0:
+ * keeper, docs/decisions.md "corral outlives its own death"); 0:
  * none. Set before cgroup_tree_open. */
 void cgroup_tree_move_with(pid_t pid);
 

@@ -6,7 +6,7 @@
  * supervisor whose tasks have no isolation never builds a seccomp filter,
  * one on a pure cgroup v2 host never touches a v1 hierarchy, and `corral
  * status` needs none of them (figures: docs/benchmarks.md, "Libraries
- * loaded when first needed"; docs/architecture.md says why this departs
+ * loaded when first needed"; docs/decisions.md says why this departs
  * from linking them). systemd loads its optional libraries the same way.
  *
  * Each library has an X-macro list of the functions corral calls, a table

@@ -7,7 +7,7 @@
  * hooks added to this start (struct start_additions): a hook's mount is a
  * configured one, through the same code.
  *
- * The child's order (docs/architecture.md, "Isolation"):
+ * The child's order (docs/decisions.md, "Isolation"):
  *   1. with a rootfs, the rootfs bound onto itself (recursively), so that it
  *      is a mount point pivot_root takes; without, the host's / (in the
  *      task's own mount namespace);

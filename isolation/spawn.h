@@ -184,7 +184,7 @@ struct spawn_request {
 	/* NULL: the fast path, CLONE_VFORK. Else the clone is not a vfork:
 	 * the child waits on the sync socket until `between` returned (and
 	 * is killed and reaped when it fails), then corral waits until it
-	 * has exec'd or failed. See docs/architecture.md, "Isolation". */
+	 * has exec'd or failed. See docs/decisions.md, "Isolation". */
 	spawn_between_fn *between;
 	void *between_context;
 	/* isolation->join_network_namespace: the namespace (an fd of corral's)

@@ -3,7 +3,7 @@
  * and the seccomp filter. Everything is prepared by corral before the
  * clone (task_plan); the child runs raw syscalls only (see spawn.c).
  *
- * The order, fixed (docs/architecture.md, "Isolation"):
+ * The order, fixed (docs/decisions.md, "Isolation"):
  *   1. the cgroup namespace (unshared here, once the child is in its own
  *      cgroup, so that the namespace's root is the task's cgroup);
  *   2. mount: private propagation on /, then a fresh /proc when the task

@@ -1,4 +1,4 @@
-/* The loop's side of the keeper's records (docs/architecture.md, "corral
+/* The loop's side of the keeper's records (docs/decisions.md, "corral
  * outlives its own death"): the state of corral, of its groups and of
  * each task that changed, sent once the loop has nothing else to do,
  * each as a small hand-over document (handover.h, for_restore) with the

@@ -1,6 +1,6 @@
 /* A restore: corral's loop process died (kill -9, a crash, the OOM
  * killer) and its keeper started this one with what it held
- * (docs/architecture.md, "corral outlives its own death"). The keeper's
+ * (docs/decisions.md, "corral outlives its own death"). The keeper's
  * records become one hand-over document (restore_document.h), read as an
  * upgrade's is (upgrade.h); what differs is here. */
 #pragma once

@@ -206,7 +206,7 @@ void upgrade_state_write_corral(struct supervisor *supervisor, struct handover_w
 	json_object_set_new(root, "events", events_write(writer, &supervisor->events));
 	const struct output_sink *sink = &supervisor->sink;
 	/* A keeper's record holds no bytes waiting for stdout: they change
-	 * with every line (docs/architecture.md says what a restore loses). */
+	 * with every line (docs/decisions.md says what a restore loses). */
 	size_t pending = writer->for_restore ? 0 : sink->end - sink->start;
 	json_object_set_new(root, "stdout",
 			    json_pack("{s:o,s:i}", "pending",

@@ -11,7 +11,7 @@
  * bounded here too: no back-references, and no more than
  * LINE_PATTERN_POSITIONS_MAX positions and LINE_PATTERN_LOOPS_MAX
  * repetition operators once counted repetitions are multiplied out
- * (docs/architecture.md, "Readiness patterns in bounded time"). */
+ * (docs/architecture.md, "Where the code departs from DESIGN.md": TRE). */
 #pragma once
 
 #include <stdbool.h>

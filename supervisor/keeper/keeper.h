@@ -1,4 +1,4 @@
-/* The keeper (docs/architecture.md, "corral outlives its own death"): the
+/* The keeper (docs/decisions.md, "corral outlives its own death"): the
  * process the parent started, which runs no task logic. It starts the
  * loop process, holds the fds the loop sends it, forwards the signals it
  * gets to the loop, reaps every other child (tasks reparented to it when

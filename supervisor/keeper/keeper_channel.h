@@ -17,7 +17,7 @@
  *                   again to the next loop: a loop killed between reading
  *                   an exit and recording it loses no exit.
  *
- * docs/architecture.md, "corral outlives its own death". */
+ * docs/decisions.md, "corral outlives its own death". */
 #pragma once
 
 #include <stddef.h>

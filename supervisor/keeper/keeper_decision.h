@@ -1,4 +1,4 @@
-/* What the keeper does when the loop process ends (docs/architecture.md,
+/* What the keeper does when the loop process ends (docs/decisions.md,
  * "corral outlives its own death"): an exit is corral's answer and the
  * keeper passes its code on; a death by a signal (kill -9, a crash, the
  * OOM killer, the keeper's own watchdog) is restored by a new loop

@@ -8,7 +8,7 @@
  *   CORRAL_RESTORE_FD   the records (kept_records.h); only when there are
  *   CORRAL_RESTORES     how many loop processes died before it
  *
- * docs/architecture.md, "corral outlives its own death". */
+ * docs/decisions.md, "corral outlives its own death". */
 #pragma once
 
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * started becomes corral's keeper (keeper.h) and runs the loop as a
  * child of its own, the same binary with the same arguments, started
  * again with what the keeper held whenever it dies by a signal
- * (docs/architecture.md, "corral outlives its own death"). */
+ * (docs/decisions.md, "corral outlives its own death"). */
 #pragma once
 
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/* What the keeper holds for the loop process (docs/architecture.md,
+/* What the keeper holds for the loop process (docs/decisions.md,
  * "corral outlives its own death"): records, each under a slot (corral's
  * own parts, a group, a task). A record is the bytes of its state (a
  * small hand-over document, upgrade/handover.h) and the fds that state

@@ -7,7 +7,7 @@
  * its run options for what differs: every signal corral gets is passed on,
  * the command has corral's stdio and terminal, and corral is quiet. The
  * cgroup, the pidfds, reaping and the killing of leftovers are the
- * supervisor's own. docs/architecture.md says why it is not a second,
+ * supervisor's own. docs/decisions.md says why it is not a second,
  * smaller supervisor. */
 #pragma once
 

@@ -1,5 +1,5 @@
 /* A signal to corral is a request, judged as the control socket judges a
- * connection (docs/architecture.md, "Signals from tasks"): from a task,
+ * connection (docs/decisions.md, "Signals from tasks"): from a task,
  * SIGTERM, SIGINT and SIGQUIT ask for a shutdown, SIGHUP for a reload,
  * SIGUSR2 for an upgrade, and each is honoured only where the task's
  * `control:` list grants that right. From the kernel, from above corral's

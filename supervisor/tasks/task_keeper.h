@@ -1,4 +1,4 @@
-/* A task's record with corral's keeper (docs/architecture.md, "corral
+/* A task's record with corral's keeper (docs/decisions.md, "corral
  * outlives its own death"): each change of the task's state marks it, and
  * once the loop has nothing else to do its record (its state and the fds
  * it names) goes to the keeper in one message (kept_state.c). A

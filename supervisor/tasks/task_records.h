@@ -1,6 +1,6 @@
 /* A task's life-long counts (GET /metrics' counters), in memory that
  * outlives corral's process: the first piece of the one state of
- * docs/architecture.md, "corral outlives its own death".
+ * docs/decisions.md, "corral outlives its own death".
  *
  * Records live in chunks, each a memfd mapped MAP_SHARED, and are
  * written in place by the plain stores that count (no syscall per

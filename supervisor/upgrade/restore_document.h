@@ -1,6 +1,6 @@
 /* A restore's document: the keeper's records (kept_records.h) put back
  * together into one hand-over document, as `corral upgrade` writes one,
- * so that one reader takes back both (docs/architecture.md, "corral
+ * so that one reader takes back both (docs/decisions.md, "corral
  * outlives its own death"). corral's own part is the root; the groups'
  * record gives "groups" and "supervisor"; each task's record is one of
  * "tasks", with "restore_unsettled" (why) when the keeper holds a state

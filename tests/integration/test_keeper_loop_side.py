@@ -1,4 +1,4 @@
-"""The loop process' side of corral's keeper (docs/architecture.md, "corral
+"""The loop process' side of corral's keeper (docs/decisions.md, "corral
 outlives its own death"), with the test as the keeper: corral started with
 $CORRAL_KEEPER_FD sends each task's record when its state changes: a small
 hand-over document of its state and the fds it names (SCM_RIGHTS on a

@@ -1,4 +1,4 @@
-"""corral keeps itself out of the OOM killer's choice (docs/architecture.md,
+"""corral keeps itself out of the OOM killer's choice (docs/decisions.md,
 "corral and the OOM killer"): it lowers its own oom_score_adj to -999 and
 every process it starts goes back to the value corral started with. That
 needs CAP_SYS_RESOURCE, which these machines do not give even to root: the

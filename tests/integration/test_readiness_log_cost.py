@@ -1,6 +1,6 @@
 """readiness.log patterns cost bounded time in corral's one loop
-(docs/config.md, "Readiness"; docs/architecture.md, "Readiness patterns in
-bounded time"). A back-reference is refused by `check` and `run` at its
+(docs/config.md, "Readiness"; docs/architecture.md, "Where the code departs
+from DESIGN.md": TRE). A back-reference is refused by `check` and `run` at its
 column, and a task flooding 4000-byte lines against the costliest pattern
 corral takes leaves `corral status` answering, and still finds its line."""
 

@@ -59,7 +59,7 @@ def numbers(text, task="g/writer"):
 def assert_in_order_and_never_twice(found, kills=1):
     """Every numbered line once at most, in order; lines lost only in at
     most one run a kill: what a kill caught between corral's read of the
-    pipe and its write to stdout (docs/architecture.md, what is lost for
+    pipe and its write to stdout (docs/decisions.md, what is lost for
     now)."""
     assert found and found[0] == 1, found[:5]
     assert all(b > a for a, b in zip(found, found[1:])), \

@@ -1,4 +1,4 @@
-"""`corral upgrade` hands `watch:`'s inotify fd over (docs/architecture.md,
+"""`corral upgrade` hands `watch:`'s inotify fd over (docs/decisions.md,
 "Upgrade: the state handed over across an exec"): the new corral needs no
 inotify instance of its own, which a task may have taken (corral and root
 tasks count against the same fs.inotify.max_user_instances), and keeps

@@ -271,7 +271,7 @@ def test_a_stopped_task_is_left_alone(corral, tmp_path):
 def files(pid):
     """corral's fds but its sockets (the control connections come and go)
     and the tasks' records (a chunk taken at a task's first count, the
-    restarts here, kept for the run: docs/architecture.md)."""
+    restarts here, kept for the run: docs/decisions.md)."""
     return sorted(target for target in fd_targets(pid) if not target.startswith("socket:")
                   and not target.startswith("/memfd:corral-task-records"))
 

@@ -21,7 +21,7 @@ Checked after every restore and at the end:
 - every line of every writer arrives in order and never twice; a line is
   lost only when a kill lands between corral's read of its pipe and its
   write to stdout (at most one run of lines a kill; counted and printed:
-  the splice spool of docs/architecture.md would close that window);
+  the splice spool of docs/decisions.md would close that window);
 - the keeper and the loop hold about as many fds as after the start;
 - at the end corral exits 0 on SIGTERM and leaves no process and no cgroup
   behind.
@@ -307,7 +307,7 @@ class Soak:
             if not found or found[0] != 1 or backwards:
                 self.fail(f"writer{n}: lines doubled or out of order: {backwards}")
             # Lost: only what a kill caught between corral's read of a
-            # pipe and its write to stdout (docs/architecture.md: the
+            # pipe and its write to stdout (docs/decisions.md: the
             # splice spool is what would close that window), at most one
             # batch a kill.
             holes = [(a, b) for a, b in zip(found, found[1:]) if b != a + 1]

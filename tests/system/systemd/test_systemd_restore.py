@@ -46,7 +46,7 @@ def test_kill_9_of_corral_costs_no_task_no_line_and_no_count(systemd):
     assert lines[-1] == "counter stopping"
     numbers = [int(line.removeprefix("line ")) for line in lines[:-1]]
     # In order and never twice; lost at most in the one kill's window
-    # between corral's read of the pipe and its write (architecture.md).
+    # between corral's read of the pipe and its write (decisions.md).
     assert numbers[0] == 1 and all(b > a for a, b in zip(numbers, numbers[1:])), numbers
     assert sum(b != a + 1 for a, b in zip(numbers, numbers[1:])) <= 1, numbers
     assert systemd.output("app/quiet") == ["quiet up", "quiet stopping"]
