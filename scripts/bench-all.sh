@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark in full, one after the other, against one corral, and
-# keeps what each printed: the "one full run" that docs/benchmarks.md's
-# summary table is taken from.
+# keeps what each printed: a "one full run" as docs/benchmarks.md's
+# "Issue 16's aims, one full run" shows, from which its current figures
+# are taken.
 #
 #   scripts/bench-all.sh [CORRAL] [OUTPUT_DIR]
 #

@@ -599,8 +599,8 @@ struct task_config {
 	uint64_t kill_timeout_ms;
 	struct resources_config resources;
 	/* `readiness:` and `health:`, allocated only where written: most
-	 * tasks have neither, and the two take 232 bytes (docs/benchmarks.md,
-	 * memory). Read them through readiness_of() and health_of(). */
+	 * tasks have neither, and the two take 232 bytes (docs/benchmarks-history.md,
+	 * the third memory pass). Read them through readiness_of() and health_of(). */
 	struct readiness_config *readiness;
 	struct health_config *health;
 	struct isolation_config isolation;

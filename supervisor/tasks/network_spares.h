@@ -2,7 +2,7 @@
  *
  * Why: making a network namespace is the costliest part of an isolated
  * clone (about 0.6 ms of the 0.64 ms clone3 took with pid, mount, uts, ipc
- * and net: docs/benchmarks.md, bench_isolation). corral makes a few ahead,
+ * and net: docs/benchmarks-history.md, bench_isolation). corral makes a few ahead,
  * in its own time, and a start takes one: its child joins it with setns
  * (spawn.c, as bridge and group tasks do) instead of cloning with
  * CLONE_NEWNET.

@@ -4,7 +4,7 @@
  * Reading one task's usage opens and reads up to four files (cpu.stat,
  * memory.current, memory.peak, pids.current), and cpu.stat makes the
  * kernel gather per-CPU counters: 2-10 ms for 1000 tasks, which was two
- * thirds of a status reply (docs/benchmarks.md). A reply about one task
+ * thirds of a status reply (docs/benchmarks-history.md). A reply about one task
  * reads it unless the last reading is younger than TASK_USAGE_FRESH_MS
  * (then served with its age). A reply about many reads nothing: it
  * serves each task's last reading with its age, or no figures when there
@@ -29,7 +29,7 @@
  * thousands of times a second (a monitor, a script in a loop) then costs
  * at most four readings a second, not the file reads on every request
  * (~7 us of the ~15-21 us of corral CPU a request took,
- * docs/benchmarks.md). 250 ms: a person running `corral status g/t` sees
+ * docs/benchmarks-history.md). 250 ms: a person running `corral status g/t` sees
  * figures no older than a blink, a poller every 0.5 s or slower still
  * gets a new reading each time, and `age_ms` tells a client computing a
  * rate from two readings how far apart they are. */
