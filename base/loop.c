@@ -174,9 +174,9 @@ int loop_create(struct loop **out)
 	*out = loop;
 	return 0;
 fail:;
-	int error = -errno;
+	int failure = -errno;
 	loop_free(loop);
-	return error;
+	return failure;
 }
 
 void loop_free(struct loop *loop)

@@ -45,31 +45,31 @@ static int write_score(const char *path, int score)
 void oom_protection_start(void)
 {
 	const char *own = "/proc/self/oom_score_adj";
-	int error = read_score(own, &first_score);
-	if (error < 0) {
+	int failure = read_score(own, &first_score);
+	if (failure < 0) {
 		log_info("oom_score_adj: cannot read %s (%s): corral is not protected from the "
 			 "OOM killer",
-			 own, strerror(-error));
+			 own, strerror(-failure));
 		return;
 	}
 	if (first_score <= PROTECTED_SCORE)
 		return; /* already as protected, or more: tasks inherit it as before */
-	error = write_score(own, PROTECTED_SCORE);
-	if (error < 0) {
+	failure = write_score(own, PROTECTED_SCORE);
+	if (failure < 0) {
 		/* EACCES without cap_sys_resource: every default container, so
 		 * on every start; said with -v only. Any other error is news. */
-		bool unprivileged = error == -EACCES || error == -EPERM;
-		char why[96];
-		snprintf(why, sizeof(why), "%s: %s",
-			 unprivileged ? "needs cap_sys_resource" : "failed", strerror(-error));
+		bool unprivileged = failure == -EACCES || failure == -EPERM;
+		char error[96];
+		snprintf(error, sizeof(error), "%s: %s",
+			 unprivileged ? "needs cap_sys_resource" : "failed", strerror(-failure));
 		if (unprivileged)
 			log_debug("oom_score_adj: corral stays at %d, as its tasks (lowering it to "
 				  "%d %s)",
-				  first_score, PROTECTED_SCORE, why);
+				  first_score, PROTECTED_SCORE, error);
 		else
 			log_info("oom_score_adj: corral stays at %d, as its tasks (lowering it to "
 				 "%d %s)",
-				 first_score, PROTECTED_SCORE, why);
+				 first_score, PROTECTED_SCORE, error);
 		return;
 	}
 	lowered = true;
@@ -92,13 +92,4 @@ void oom_protection_reset_child(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
 	/* It may be gone already (ENOENT, ESRCH): then there is nothing to protect. */
 	write_score(path, first_score);
-}
-
-void oom_protection_set_own(const char *task_value)
-{
-	const char *own = "/proc/self/oom_score_adj";
-	if (task_value[0])
-		write_score(own, atoi(task_value));
-	else if (lowered)
-		write_score(own, first_score);
 }

@@ -20,12 +20,10 @@ void oom_protection_start(void);
  * score: every process it starts must go back to that value. */
 bool oom_protection_children_score(int *score);
 
-/* For processes not started by spawn_process, which sets its children's
+/* For a process not started by spawn_process, which sets its children's
  * itself: a hook (posix_spawn, already exec'd: moments of protection it
- * should not have) goes back to corral's first value; corral exec's helper
- * (a fork, before it clones the command) takes its task's `oom_score_adj`
- * (task_plan.h's text; "": not set). No-ops when there is nothing to do. */
+ * should not have) goes back to corral's first value. A no-op when corral
+ * did not lower its own. */
 void oom_protection_reset_child(pid_t pid);
-void oom_protection_set_own(const char *task_value);
 
 #endif

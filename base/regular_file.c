@@ -77,9 +77,9 @@ int regular_file_read(const char *path, size_t max_bytes, char **out, size_t *ou
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
-			int error = errno;
+			int failure = errno;
 			free(data);
-			return refuse_errno(fd, error, reason);
+			return refuse_errno(fd, failure, reason);
 		}
 		if (got == 0)
 			break;

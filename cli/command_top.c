@@ -69,10 +69,10 @@ static int capture_stderr(struct top_session *session)
 		return -errno;
 	session->saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (session->saved_stderr < 0 || dup2(ends[1], STDERR_FILENO) < 0) {
-		int error = errno;
+		int failure = errno;
 		close(ends[0]);
 		close(ends[1]);
-		return -error;
+		return -failure;
 	}
 	close(ends[1]);
 	session->client.messages_fd = ends[0];
@@ -225,9 +225,9 @@ static int interrupt_fd_open(int signal_fd, int key_fd)
 	struct epoll_event keys = {.events = EPOLLIN, .data.fd = key_fd};
 	if (epoll_ctl(fd, EPOLL_CTL_ADD, signal_fd, &signals) < 0 ||
 	    epoll_ctl(fd, EPOLL_CTL_ADD, key_fd, &keys) < 0) {
-		int error = errno;
+		int failure = errno;
 		close(fd);
-		return -error;
+		return -failure;
 	}
 	return fd;
 }

@@ -81,7 +81,7 @@ int control_socket_connect(const char *path)
 		return -EINVAL; /* control_socket_path said why */
 	size_t length = strlen(path);
 	uid_t caller = geteuid();
-	char why[PATH_MAX + 160];
+	char error[PATH_MAX + 160];
 
 	if (length == 0 || length >= sizeof(address.sun_path)) {
 		fprintf(stderr,
@@ -90,9 +90,9 @@ int control_socket_connect(const char *path)
 		return -ENAMETOOLONG;
 	}
 	int refused = control_socket_check_place(path, control_socket_is_default_place(path),
-						 caller, why, sizeof(why));
+						 caller, error, sizeof(error));
 	if (refused < 0) {
-		fprintf(stderr, "corral: refusing %s: %s\n", path, why);
+		fprintf(stderr, "corral: refusing %s: %s\n", path, error);
 		return refused;
 	}
 	memcpy(address.sun_path, path, length + 1);
@@ -112,9 +112,9 @@ int control_socket_connect(const char *path)
 	}
 	/* Before a byte is sent: the place may have been swapped since the
 	 * check above, the server's credentials cannot. */
-	refused = control_socket_check_peer(fd, caller, why, sizeof(why));
+	refused = control_socket_check_peer(fd, caller, error, sizeof(error));
 	if (refused < 0) {
-		fprintf(stderr, "corral: refusing %s: %s\n", path, why);
+		fprintf(stderr, "corral: refusing %s: %s\n", path, error);
 		return refused;
 	}
 	return TAKE_FD(fd);

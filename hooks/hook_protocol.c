@@ -1,4 +1,5 @@
 #include "hooks/hook_protocol.h"
+#include "base/blank.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -537,19 +538,11 @@ static void read_response(struct reader *reader, const json_t *root, enum hook_s
 	}
 }
 
-static bool is_blank(const char *text, size_t length)
-{
-	for (size_t i = 0; i < length; i++)
-		if (!strchr(" \t\r\n", text[i]))
-			return false;
-	return true;
-}
-
 int hook_response_parse(const char *text, size_t length, enum hook_stage stage, bool check_host,
 			struct hook_response *out, char *error, size_t error_size)
 {
 	memset(out, 0, sizeof(*out));
-	if (is_blank(text, length))
+	if (text_is_blank(text, length))
 		return 0;
 	json_error_t json_error;
 	json_t *root = json_loadb(text, length, HOOK_RESPONSE_JSON_FLAGS, &json_error);

@@ -191,16 +191,16 @@ int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, c
 {
 	int input_pipe[2], output_pipe[2];
 	if (pipe2(input_pipe, O_CLOEXEC) < 0) {
-		int error = -errno;
+		int failure = -errno;
 		free(input);
-		return error;
+		return failure;
 	}
 	if (pipe2(output_pipe, O_CLOEXEC) < 0) {
-		int error = -errno;
+		int failure = -errno;
 		close(input_pipe[0]);
 		close(input_pipe[1]);
 		free(input);
-		return error;
+		return failure;
 	}
 	posix_spawn_file_actions_t actions;
 	posix_spawn_file_actions_init(&actions);
@@ -213,24 +213,24 @@ int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, c
 	set_up_attributes(&attributes);
 
 	pid_t pid;
-	int error = posix_spawnp(&pid, argv[0], &actions, &attributes, argv, envp);
+	int failure = posix_spawnp(&pid, argv[0], &actions, &attributes, argv, envp);
 	posix_spawn_file_actions_destroy(&actions);
 	posix_spawnattr_destroy(&attributes);
 	close(input_pipe[0]);
 	close(output_pipe[1]);
-	if (!error)
+	if (!failure)
 		oom_protection_reset_child(pid);
-	int pidfd = error ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
-	if (!error && pidfd < 0) {
-		error = errno;
+	int pidfd = failure ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
+	if (!failure && pidfd < 0) {
+		failure = errno;
 		kill(-pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
-	if (error) {
+	if (failure) {
 		close(input_pipe[1]);
 		close(output_pipe[0]);
 		free(input);
-		return -error;
+		return -failure;
 	}
 	fcntl(input_pipe[1], F_SETFL, O_NONBLOCK);
 	fcntl(output_pipe[0], F_SETFL, O_NONBLOCK);

@@ -270,24 +270,24 @@ static void on_run_done(void *context, const struct hook_run_result *result)
 	struct task_hooks *hooks = context;
 	release_slot(hooks);
 	struct task_hook *hook = &hooks->hooks[hooks->next_hook];
-	char why[HOOK_MESSAGE_MAX];
+	char error[HOOK_MESSAGE_MAX];
 	if (result->timed_out) {
 		char timeout[32];
 		format_duration_ms(hook->exec->timeout_ms, timeout, sizeof(timeout));
-		snprintf(why, sizeof(why), "timed out after %s; its process group was killed",
+		snprintf(error, sizeof(error), "timed out after %s; its process group was killed",
 			 timeout);
 	} else if (result->output_too_large) {
-		snprintf(why, sizeof(why), "wrote more than %u KiB to stdout; killed",
+		snprintf(error, sizeof(error), "wrote more than %u KiB to stdout; killed",
 			 HOOK_RESPONSE_MAX_BYTES >> 10);
 	} else if (!result->exited) {
-		snprintf(why, sizeof(why), "killed by %s", signal_name(result->signal));
+		snprintf(error, sizeof(error), "killed by %s", signal_name(result->signal));
 	} else if (result->code != 0) {
-		snprintf(why, sizeof(why), "exited with code %d", result->code);
+		snprintf(error, sizeof(error), "exited with code %d", result->code);
 	} else {
 		take_answer(hooks, hook, result->output, result->output_length);
 		return;
 	}
-	hook_finished(hooks, hook, why);
+	hook_finished(hooks, hook, error);
 }
 
 static void fill_request(struct task_hooks *hooks, const struct task_hook *hook,
@@ -391,23 +391,23 @@ static void start_hook(struct task_hooks *hooks, struct task_hook *hook)
 	size_t length;
 	char *input = hook_request_build(&request, &length);
 	int stderr_fd = hooks->owner.open_stderr(hooks->owner.context);
-	int error = stderr_fd;
+	int started = stderr_fd;
 	if (stderr_fd >= 0 && !hooks->run) {
 		hooks->run = xmalloc(sizeof(*hooks->run));
 		hook_run_init(hooks->run, hooks->owner.loop);
 	}
 	if (stderr_fd >= 0) {
-		error = hook_run_start(hooks->run, hook->exec->argv, hook->envp, input, length,
-				       stderr_fd, hook->exec->timeout_ms, on_run_done, hooks);
+		started = hook_run_start(hooks->run, hook->exec->argv, hook->envp, input, length,
+					 stderr_fd, hook->exec->timeout_ms, on_run_done, hooks);
 		close(stderr_fd);
 	} else {
 		free(input);
 	}
-	if (error == 0)
+	if (started == 0)
 		return;
 	release_slot(hooks);
 	char why[HOOK_MESSAGE_MAX];
-	snprintf(why, sizeof(why), "exec %s: %s", hook->exec->argv[0], strerror(-error));
+	snprintf(why, sizeof(why), "exec %s: %s", hook->exec->argv[0], strerror(-started));
 	hook_finished(hooks, hook, why);
 }
 

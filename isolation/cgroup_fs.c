@@ -18,9 +18,9 @@ int cgroup_fs_write(int dir_fd, const char *name, const char *text)
 		return -errno;
 	size_t length = strlen(text);
 	ssize_t written = write(fd, text, length);
-	int error = written < 0 ? -errno : (size_t)written == length ? 0 : -EIO;
+	int failure = written < 0 ? -errno : (size_t)written == length ? 0 : -EIO;
 	close(fd);
-	return error;
+	return failure;
 }
 
 long cgroup_fs_read(int dir_fd, const char *name, char *buffer, size_t size)
@@ -34,9 +34,9 @@ long cgroup_fs_read(int dir_fd, const char *name, char *buffer, size_t size)
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
-			int error = -errno;
+			int failure = -errno;
 			close(fd);
-			return error;
+			return failure;
 		}
 		if (got == 0)
 			break;
@@ -134,12 +134,12 @@ static void kill_listed_processes(int dir_fd)
 
 int cgroup_fs_kill(int dir_fd)
 {
-	int error = cgroup_fs_write(dir_fd, "cgroup.kill", "1");
-	if (error == -ENOENT) {
+	int failure = cgroup_fs_write(dir_fd, "cgroup.kill", "1");
+	if (failure == -ENOENT) {
 		kill_listed_processes(dir_fd);
 		return 0;
 	}
-	return error;
+	return failure;
 }
 
 static bool is_empty(int dir_fd)
@@ -173,9 +173,9 @@ int cgroup_fs_remove_tree(int parent_fd, const char *name)
 		while ((entry = readdir(directory))) {
 			if (entry->d_type != DT_DIR || entry->d_name[0] == '.')
 				continue;
-			int error = cgroup_fs_remove_tree(dir_fd, entry->d_name);
-			if (error < 0 && !first_error)
-				first_error = error;
+			int failure = cgroup_fs_remove_tree(dir_fd, entry->d_name);
+			if (failure < 0 && !first_error)
+				first_error = failure;
 		}
 		closedir(directory);
 	}

@@ -23,19 +23,19 @@ int cgroup_session_create(struct cgroup_session *session, const struct task_cgro
 		return task_fd;
 	char name[32];
 	snprintf(name, sizeof(name), "exec-%lu", serial);
-	int error = 0;
+	int failure = 0;
 	/* A serial never repeats within a run of corral: one that exists is
 	 * a leftover of an earlier run's tree, and holds no session of ours. */
 	if (mkdirat(task_fd, name, 0755) < 0 && errno != EEXIST)
-		error = -errno;
-	if (!error) {
+		failure = -errno;
+	if (!failure) {
 		session->dir_fd = openat(task_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (session->dir_fd < 0)
-			error = -errno;
+			failure = -errno;
 	}
 	close(task_fd);
-	if (error)
-		return error;
+	if (failure)
+		return failure;
 	session->path = xasprintf("%s/%s", task->path, name);
 	return 0;
 }

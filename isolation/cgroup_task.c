@@ -45,9 +45,9 @@ int task_cgroup_open_dir(const struct task_cgroup *cgroup)
 int task_cgroup_open_file(const struct task_cgroup *cgroup, const char *file, int flags)
 {
 	char path[PATH_MAX];
-	int error = leaf_file(cgroup, file, path, sizeof(path));
-	if (error < 0)
-		return error;
+	int failure = leaf_file(cgroup, file, path, sizeof(path));
+	if (failure < 0)
+		return failure;
 	int fd = openat(cgroup->parent_fd, path, flags | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
@@ -57,15 +57,15 @@ static int read_leaf_key(const struct task_cgroup *cgroup, const char *file, con
 			 uint64_t *value)
 {
 	char path[PATH_MAX];
-	int error = leaf_file(cgroup, file, path, sizeof(path));
-	return error < 0 ? error : cgroup_fs_read_key(cgroup->parent_fd, path, key, value);
+	int failure = leaf_file(cgroup, file, path, sizeof(path));
+	return failure < 0 ? failure : cgroup_fs_read_key(cgroup->parent_fd, path, key, value);
 }
 
 static int read_leaf_number(const struct task_cgroup *cgroup, const char *file, uint64_t *value)
 {
 	char path[PATH_MAX];
-	int error = leaf_file(cgroup, file, path, sizeof(path));
-	return error < 0 ? error : cgroup_fs_read_number(cgroup->parent_fd, path, value);
+	int failure = leaf_file(cgroup, file, path, sizeof(path));
+	return failure < 0 ? failure : cgroup_fs_read_number(cgroup->parent_fd, path, value);
 }
 
 static bool has_v2(void *context, const char *controller)
@@ -354,9 +354,9 @@ static void remove_v1(const struct task_cgroup_v1 *v1, cgroup_log_function log)
 	int parent_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (parent_fd < 0)
 		return;
-	int error = cgroup_fs_remove_tree(parent_fd, name);
-	if (error < 0)
-		log("warning: cannot remove cgroup %s/%s: %s", directory, name, strerror(-error));
+	int failure = cgroup_fs_remove_tree(parent_fd, name);
+	if (failure < 0)
+		log("warning: cannot remove cgroup %s/%s: %s", directory, name, strerror(-failure));
 	close(parent_fd);
 }
 
@@ -366,12 +366,12 @@ void task_cgroup_remove(struct task_cgroup *cgroup, struct cgroup_tree *tree)
 		const char *name = cgroup->name;
 		/* An empty leaf, the usual case, goes with one rmdir; a tree
 		 * walk only when something is left in it. */
-		int error = unlinkat(cgroup->parent_fd, name, AT_REMOVEDIR) == 0
-				? 0
-				: cgroup_fs_remove_tree(cgroup->parent_fd, name);
-		if (error < 0)
+		int failure = unlinkat(cgroup->parent_fd, name, AT_REMOVEDIR) == 0
+				  ? 0
+				  : cgroup_fs_remove_tree(cgroup->parent_fd, name);
+		if (failure < 0)
 			tree->log("warning: cannot remove cgroup %s: %s", cgroup->path,
-				  strerror(-error));
+				  strerror(-failure));
 	}
 	for (size_t i = 0; i < cgroup->v1_count; i++) {
 		remove_v1(&cgroup->v1[i], tree->log);

@@ -134,10 +134,10 @@ static void remove_stale(struct cgroup_tree *tree, const char *name, const char 
 	tree->log("warning: cgroup %s/%s was left by an earlier corral that died (%s): "
 		  "killing what runs there and removing it",
 		  tree->base_path, name, why);
-	int error = cgroup_fs_remove_tree(tree->base_fd, name);
-	if (error < 0)
+	int failure = cgroup_fs_remove_tree(tree->base_fd, name);
+	if (failure < 0)
 		tree->log("warning: cannot remove cgroup %s/%s: %s", tree->base_path, name,
-			  strerror(-error));
+			  strerror(-failure));
 }
 
 /* Who made an instance root: its config's path, or "" when the root does
@@ -210,8 +210,8 @@ void cgroup_tree_move_with(pid_t pid)
 
 static int move_self(int dir_fd)
 {
-	int error = cgroup_fs_write(dir_fd, "cgroup.procs", "0");
-	if (error == 0 && companion > 0) {
+	int failure = cgroup_fs_write(dir_fd, "cgroup.procs", "0");
+	if (failure == 0 && companion > 0) {
 		char pid[24];
 		snprintf(pid, sizeof(pid), "%d", (int)companion);
 		/* Left in the root, it would keep controllers from being
@@ -220,7 +220,7 @@ static int move_self(int dir_fd)
 		if (moved < 0)
 			return moved;
 	}
-	return error;
+	return failure;
 }
 
 /* The controllers corral's limits and stats use. Only these are enabled:
@@ -263,9 +263,9 @@ static int enter_supervisor_leaf(struct cgroup_tree *tree)
 	int leaf_fd = openat(tree->root_fd, SUPERVISOR_LEAF, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (leaf_fd < 0)
 		return -errno;
-	int error = move_self(leaf_fd);
+	int failure = move_self(leaf_fd);
 	close(leaf_fd);
-	return error;
+	return failure;
 }
 
 static int open_owned_root(struct cgroup_tree *tree, const char *const *group_names,
@@ -379,10 +379,10 @@ void cgroup_tree_open(struct cgroup_tree *tree, bool machine_init, const char *c
 		return;
 	}
 	bool owned = machine_init || alone_in(tree->base_fd);
-	int error =
+	int failure =
 	    owned ? open_owned_root(tree, group_names, group_count) : open_shared_root(tree);
-	if (error < 0) {
-		turn_off_at(tree, "cannot set up corral's cgroup below", tree->base_path, -error);
+	if (failure < 0) {
+		turn_off_at(tree, "cannot set up corral's cgroup below", tree->base_path, -failure);
 		return;
 	}
 	enable_controllers(tree->root_fd);
@@ -449,10 +449,10 @@ void cgroup_tree_remove_group(struct cgroup_tree *tree, const char *name)
 {
 	if (!tree->enabled)
 		return;
-	int error = cgroup_fs_remove_tree(tree->root_fd, name);
-	if (error < 0)
+	int failure = cgroup_fs_remove_tree(tree->root_fd, name);
+	if (failure < 0)
 		tree->log("warning: cannot remove cgroup %s/%s: %s", tree->root_path, name,
-			  strerror(-error));
+			  strerror(-failure));
 }
 
 void cgroup_tree_note_v1_root(struct cgroup_tree *tree, const char *path)
@@ -485,10 +485,10 @@ void cgroup_tree_close(struct cgroup_tree *tree)
 	if (tree->enabled && tree->instance_name) {
 		/* Back where corral started, so that its own root can go. */
 		move_self(tree->base_fd);
-		int error = cgroup_fs_remove_tree(tree->base_fd, tree->instance_name);
-		if (error < 0)
+		int failure = cgroup_fs_remove_tree(tree->base_fd, tree->instance_name);
+		if (failure < 0)
 			tree->log("warning: cannot remove cgroup %s: %s", tree->root_path,
-				  strerror(-error));
+				  strerror(-failure));
 	}
 	if (tree->root_fd >= 0)
 		close(tree->root_fd);

@@ -36,9 +36,9 @@ static bool is_existing(const struct host_shared_mount *source, uint64_t id)
 static int note_existing(struct host_shared_mount *source)
 {
 	struct mountinfo info;
-	int error = mountinfo_read(&info);
-	if (error < 0)
-		return error;
+	int failure = mountinfo_read(&info);
+	if (failure < 0)
+		return failure;
 	source->existing = xcalloc(info.count ? info.count : 1, sizeof(*source->existing));
 	for (size_t i = 0; i < info.count; i++)
 		if (mountinfo_path_is_below(info.entries[i].mount_point, source->path))
@@ -51,17 +51,17 @@ static int note_existing(struct host_shared_mount *source)
 static int holder_is_shared(const char *path, bool *shared)
 {
 	uint64_t id;
-	int error = mount_id_of(path, &id);
-	if (error < 0)
-		return error;
+	int failure = mount_id_of(path, &id);
+	if (failure < 0)
+		return failure;
 	struct mountinfo info;
-	if ((error = mountinfo_read(&info)) < 0)
-		return error;
+	if ((failure = mountinfo_read(&info)) < 0)
+		return failure;
 	const struct mountinfo_entry *entry = mountinfo_find(&info, id);
 	*shared = entry && entry->shared;
-	error = entry ? 0 : -ENOENT;
+	failure = entry ? 0 : -ENOENT;
 	mountinfo_free(&info);
-	return error;
+	return failure;
 }
 
 /* Recursive, so that what is mounted below stays visible through it; all
@@ -165,9 +165,9 @@ static long sweep_pass(const struct host_shared_mount *source, size_t *unmounted
 		       size_t stuck_size)
 {
 	struct mountinfo info;
-	int error = mountinfo_read(&info);
-	if (error < 0)
-		return error;
+	int failure = mountinfo_read(&info);
+	if (failure < 0)
+		return failure;
 	const struct mountinfo_entry **found = xcalloc(info.count ? info.count : 1, sizeof(*found));
 	size_t count = 0;
 	for (size_t i = 0; i < info.count; i++) {

@@ -133,10 +133,10 @@ int mountinfo_read(struct mountinfo *out)
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
-			int error = -errno;
+			int failure = -errno;
 			close(fd);
 			free(text);
-			return error;
+			return failure;
 		}
 		if (got == 0)
 			break;

@@ -152,10 +152,10 @@ int network_socket_in(struct network_host *host, int netns_fd, int domain, int t
 	if (setns(netns_fd, CLONE_NEWNET) < 0)
 		return fail(failure, errno, "enter the task's network namespace");
 	int fd = socket(domain, type, 0);
-	int error = errno;
+	int saved_errno = errno;
 	go_home(host);
 	if (fd < 0)
-		return fail(failure, error, "socket");
+		return fail(failure, saved_errno, "socket");
 	return fd;
 }
 
@@ -172,9 +172,9 @@ static int bring_loopback_up_here(void)
 		request.ifr_flags |= IFF_UP;
 		result = ioctl(fd, SIOCSIFFLAGS, &request);
 	}
-	int error = result < 0 ? -errno : 0;
+	int failure = result < 0 ? -errno : 0;
 	close(fd);
-	return error;
+	return failure;
 }
 
 static int create_namespace(struct network_host *host, bool loopback_up, int *netns_fd,

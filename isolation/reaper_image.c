@@ -55,10 +55,10 @@ int reaper_image_memfd(void)
 		fd = memfd_create("corral-reaper", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	int error = fill_and_seal(fd);
-	if (error < 0) {
+	int failure = fill_and_seal(fd);
+	if (failure < 0) {
 		close(fd);
-		return error;
+		return failure;
 	}
 	return fd;
 }

@@ -21,7 +21,7 @@ static const struct seccomp_library *libseccomp;
 /* The default profile's deny list (documented in the header). */
 static const struct denied_syscall {
 	const char *name;
-	int error;
+	int errno_code; /* what the call returns: -1 with this errno */
 } default_denied[] = {
     /* kernel and modules */
     {"kexec_load", EPERM},
@@ -186,7 +186,7 @@ static int deny_unsafe_personas(scmp_filter_ctx context, char *error, size_t err
 static int add_default_profile(scmp_filter_ctx context, char *error, size_t error_size)
 {
 	for (size_t i = 0; i < COUNT(default_denied); i++)
-		if (add_rule(context, SCMP_ACT_ERRNO((uint32_t)default_denied[i].error),
+		if (add_rule(context, SCMP_ACT_ERRNO((uint32_t)default_denied[i].errno_code),
 			     default_denied[i].name, error, error_size) < 0)
 			return -1;
 	if (deny_namespace_clones(context, error, error_size) < 0)

@@ -433,9 +433,9 @@ int spawn_slots_open(struct spawn_slots *slots)
 		int *fd = slot_fd(slots, i);
 		*fd = fcntl(slots->devnull_fd, F_DUPFD_CLOEXEC, 3);
 		if (*fd < 0) {
-			int error = -errno;
+			int failure = -errno;
 			spawn_slots_close(slots);
-			return error;
+			return failure;
 		}
 		if ((unsigned)*fd > highest)
 			highest = (unsigned)*fd;
@@ -571,14 +571,14 @@ static int run_between(struct spawn_slots *slots, const struct spawn_request *re
 	if (ready <= 0)
 		return ready < 0 ? fail_with(result, "wait for the child", ready) : 0;
 
-	int error = request->between(request->between_context, pid, pidfd, result->message,
-				     sizeof(result->message));
+	int between = request->between(request->between_context, pid, pidfd, result->message,
+				       sizeof(result->message));
 	byte = 'g';
-	if (error == 0 && write(sync_fd, &byte, 1) != 1)
-		error = fail_with(result, "wake the child", -errno);
-	if (error < 0) {
+	if (between == 0 && write(sync_fd, &byte, 1) != 1)
+		between = fail_with(result, "wake the child", -errno);
+	if (between < 0) {
 		kill_and_reap(pidfd); /* blocked on its read: it never ran a step */
-		return error;
+		return between;
 	}
 	/* EOF: exec'd. A failure record: the child exits right after writing
 	 * it, still on child_stack; wait for that exit too (it stays a zombie
@@ -624,9 +624,9 @@ static pid_t clone_joining(struct child_arguments *arguments, int *pidfd,
 	close(*pidfd);
 	*pidfd = (int)syscall(SYS_pidfd_open, arguments->command_pid, 0);
 	if (*pidfd < 0) {
-		int error = -errno;
+		int failure = -errno;
 		kill(arguments->command_pid, SIGKILL);
-		return fail_with(result, "pidfd_open", error);
+		return fail_with(result, "pidfd_open", failure);
 	}
 	return arguments->command_pid;
 }
@@ -644,12 +644,12 @@ int spawn_process(struct spawn_slots *slots, const struct spawn_request *request
 	/* A socket rather than a pipe: one fd each way for "ready" and "go". */
 	int sync[2] = {-1, -1};
 	if (request->between && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) < 0) {
-		int error = -errno;
+		int failure = -errno;
 		close(error_pipe[0]);
 		close(error_pipe[1]);
-		return fail_with(result, "sync socket", error);
+		return fail_with(result, "sync socket", failure);
 	}
-	int error = park_slots(slots, request, error_pipe[1], sync[1]);
+	int failure = park_slots(slots, request, error_pipe[1], sync[1]);
 	close(error_pipe[1]);
 	if (sync[1] >= 0)
 		close(sync[1]);
@@ -657,28 +657,28 @@ int spawn_process(struct spawn_slots *slots, const struct spawn_request *request
 	int pidfd = -1;
 	pid_t pid = 0;
 	struct child_arguments arguments = {.slots = slots, .request = request};
-	if (error < 0) {
+	if (failure < 0) {
 		release_slots(slots, request);
-		fail_with(result, "give the child its fds", error);
+		fail_with(result, "give the child its fds", failure);
 	} else if (request->join && (pid = clone_joining(&arguments, &pidfd, result)) < 0) {
 		release_slots(slots, request);
-		error = pid;
+		failure = pid;
 	} else if (!request->join && (pid = clone_child(&arguments, &pidfd)) < 0) {
 		release_slots(slots, request);
-		error = fail_with(result, "clone3", pid);
+		failure = fail_with(result, "clone3", pid);
 	} else if (request->between) {
-		error = run_between(slots, request, pid, pidfd, sync[0], error_pipe[0], result);
+		failure = run_between(slots, request, pid, pidfd, sync[0], error_pipe[0], result);
 	} else {
 		/* CLONE_VFORK: the child has exec'd or exited. */
 		release_slots(slots, request);
 	}
 	if (sync[0] >= 0)
 		close(sync[0]);
-	if (error < 0) {
+	if (failure < 0) {
 		if (pid > 0)
 			close(pidfd);
 		close(error_pipe[0]);
-		return error;
+		return failure;
 	}
 	result->pid = pid;
 	result->pidfd = pidfd;

@@ -155,11 +155,11 @@ CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolatio
 		 * host's source; it stays one (a detached tree is not touched
 		 * by what follows). */
 		int held[MOUNT_BIDIRECTIONAL_MAX];
-		int error = isolation->mounts
-				? mount_plan_hold_shared(isolation->mounts, held, stage, index)
-				: 0;
-		if (error < 0)
-			return error;
+		int result = isolation->mounts
+				 ? mount_plan_hold_shared(isolation->mounts, held, stage, index)
+				 : 0;
+		if (result < 0)
+			return result;
 		/* Nothing else mounted here may reach corral's mount namespace. */
 		if (syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			return fail(stage, SPAWN_STAGE_MOUNT_PRIVATE);
@@ -167,36 +167,36 @@ CHILD_CODE int spawn_isolation_before_ids(const struct spawn_isolation *isolatio
 						     MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 			return fail(stage, SPAWN_STAGE_PROC);
 		if (isolation->mounts)
-			error = mount_plan_apply(isolation->mounts, held, stage, index);
-		if (error < 0)
-			return error;
+			result = mount_plan_apply(isolation->mounts, held, stage, index);
+		if (result < 0)
+			return result;
 		for (size_t i = 0; isolation->mask_proc && i < COUNT(masked_paths); i++) {
-			error = mask(masked_paths[i]);
-			if (error < 0) {
+			result = mask(masked_paths[i]);
+			if (result < 0) {
 				*index = (int)i;
-				return fail_with(stage, SPAWN_STAGE_MASK, error);
+				return fail_with(stage, SPAWN_STAGE_MASK, result);
 			}
 		}
 		/* A task is never an operator: the socket is covered in its
 		 * namespace, where (without a rootfs) it would see the host's. */
-		error =
+		result =
 		    isolation->hidden_control_socket ? mask(isolation->hidden_control_socket) : 0;
-		if (error < 0 && !is_out_of_reach(error))
-			return fail_with(stage, SPAWN_STAGE_HIDE_CONTROL_SOCKET, error);
+		if (result < 0 && !is_out_of_reach(result))
+			return fail_with(stage, SPAWN_STAGE_HIDE_CONTROL_SOCKET, result);
 		/* With a rootfs the plan bound /sys read-only already. */
 		bool has_rootfs = isolation->mounts && isolation->mounts->rootfs;
 		for (size_t i = has_rootfs ? 1 : 0; i < COUNT(read_only_paths); i++) {
-			error = make_read_only(read_only_paths[i]);
-			if (error < 0) {
+			result = make_read_only(read_only_paths[i]);
+			if (result < 0) {
 				*index = (int)i;
-				return fail_with(stage, SPAWN_STAGE_READ_ONLY, error);
+				return fail_with(stage, SPAWN_STAGE_READ_ONLY, result);
 			}
 		}
-		error = isolation->mounts && isolation->mounts->readonly_rootfs
-			    ? make_root_read_only()
-			    : 0;
-		if (error < 0)
-			return fail_with(stage, SPAWN_STAGE_READONLY_ROOTFS, error);
+		result = isolation->mounts && isolation->mounts->readonly_rootfs
+			     ? make_root_read_only()
+			     : 0;
+		if (result < 0)
+			return fail_with(stage, SPAWN_STAGE_READONLY_ROOTFS, result);
 	}
 	if (isolation->hostname &&
 	    syscall(SYS_sethostname, isolation->hostname, isolation->hostname_length) < 0)

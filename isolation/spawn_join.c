@@ -18,9 +18,9 @@ int spawn_join_enter_pid_namespace(const struct spawn_join *join, int *own_names
 	if (own < 0)
 		return -errno;
 	if (setns(join->pidfd, CLONE_NEWPID) < 0) {
-		int error = -errno;
+		int failure = -errno;
 		close(own);
-		return error;
+		return failure;
 	}
 	*own_namespace = own;
 	return 1;
@@ -55,7 +55,7 @@ CHILD_CODE int spawn_join_enter(const struct spawn_join *join, int namespace_fd,
 CHILD_CODE void spawn_join_exec(const struct spawn_join *join, char *const *argv, char *const *envp)
 {
 	bool denied = false;
-	int error = ENOENT;
+	int failure = ENOENT;
 	for (char *const *candidate = join->executable_candidates; *candidate; candidate++) {
 		syscall(SYS_execve, *candidate, argv, envp);
 		if (errno == EACCES) {
@@ -64,9 +64,9 @@ CHILD_CODE void spawn_join_exec(const struct spawn_join *join, char *const *argv
 		}
 		if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV &&
 		    errno != ETIMEDOUT) {
-			error = errno;
+			failure = errno;
 			break;
 		}
 	}
-	errno = denied && error == ENOENT ? EACCES : error;
+	errno = denied && failure == ENOENT ? EACCES : failure;
 }

@@ -23,10 +23,12 @@ run_suites() {
 	CORRAL_BIN="$PWD/$build/corral" "$python" -m pytest -q -p no:cacheprovider tests/integration
 }
 
-echo "=== layers: includes point down only (base <- config <- isolation, hooks <- supervisor <- cli)"
+echo "=== layers: includes point down only (base <- config <- isolation, hooks <- supervisor <- cli; floors inside supervisor/ and config/)"
 scripts/check-layers.sh
 echo "=== format: every C file as .clang-format says"
 scripts/check-format.sh
+echo "=== conventions: error buffers and failure codes (docs/architecture.md, Errors)"
+scripts/check-conventions.sh
 
 echo "=== build (warnings are errors)"
 cmake -S . -B build -DCORRAL_WERROR=ON >/dev/null

@@ -168,8 +168,8 @@ static bool send_task(struct supervisor *supervisor, struct task *task)
 {
 	if (supervisor->keeper_gone)
 		return true;
-	char why[256];
-	if (!task_handover_possible(task, why, sizeof(why))) {
+	char error[256];
+	if (!task_handover_possible(task, error, sizeof(error))) {
 		if (task->keeper_unsettled)
 			return true;
 		struct keeper_message message = {.kind = KEEPER_UNSETTLED,

@@ -310,13 +310,13 @@ static int make_new(struct supervisor *supervisor, struct reload *reload)
 		const struct group_config *current = group->config;
 		group->config = step->group_definition;
 		bound->task = xmalloc(sizeof(*bound->task));
-		char why[256];
+		char error[256];
 		int result = task_init(bound->task, step->definition, group, group->config->name,
-				       &supervisor->services, why, sizeof(why));
+				       &supervisor->services, error, sizeof(error));
 		group->config = current;
 		if (result < 0) {
 			snprintf(plan->refusal, sizeof(plan->refusal), "%s: %s",
-				 step->definition->full_name, why);
+				 step->definition->full_name, error);
 			free_made(reload);
 			return -EINVAL; /* refused: plan->refusal says why */
 		}
@@ -488,11 +488,11 @@ static void stop_rolls(struct reload *reload)
 				instance_roll_forget(reload->tasks[i].group, set);
 			continue;
 		}
-		char why[160];
-		snprintf(why, sizeof(why), "%s changed %s/%s's instances",
+		char error[160];
+		snprintf(error, sizeof(error), "%s changed %s/%s's instances",
 			 reload->scale ? "corral scale" : "a reload",
 			 reload->tasks[i].group->config->name, set);
-		instance_roll_abort(reload->tasks[i].group, set, why);
+		instance_roll_abort(reload->tasks[i].group, set, error);
 	}
 }
 

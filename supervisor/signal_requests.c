@@ -134,7 +134,7 @@ static void refuse(struct supervisor *supervisor, const struct signal_sender *se
 		   const char *signal, enum signal_verdict verdict, unsigned right,
 		   unsigned granted_rights)
 {
-	char why[512], described[256];
+	char error[512], described[256];
 	signal_judgement_describe_sender(sender, described, sizeof(described));
 	const char *right_name = "";
 	for (unsigned i = 0; i < CONTROL_RIGHT_COUNT; i++)
@@ -144,29 +144,29 @@ static void refuse(struct supervisor *supervisor, const struct signal_sender *se
 	case SIGNAL_REFUSE_NOT_GRANTED: {
 		char granted[256];
 		control_rights_describe(granted_rights, granted, sizeof(granted));
-		snprintf(why, sizeof(why),
+		snprintf(error, sizeof(error),
 			 "%s asks for %s, and a task's signal to corral is a request its "
 			 "control: list must grant (%s grants %s, not %s)",
 			 signal, right_words(right), sender->task, granted, right_name);
 		break;
 	}
 	case SIGNAL_REFUSE_STARTED:
-		snprintf(why, sizeof(why),
+		snprintf(error, sizeof(error),
 			 "%s asks for %s, and what corral starts (a hook, a probe, a task's "
 			 "process outside its cgroup) is never an operator",
 			 signal, right_words(right));
 		break;
 	default:
 		snprintf(
-		    why, sizeof(why),
+		    error, sizeof(error),
 		    "%s asks for %s, and its sender exited before corral could tell whether "
 		    "it was a task (an isolated task can signal corral); send it from a process "
 		    "that outlives the signal, or use the control socket",
 		    signal, right_words(right));
 		break;
 	}
-	if (say_now(supervisor, sender, why))
-		log_message("%s from %s refused: %s", signal, described, why);
+	if (say_now(supervisor, sender, error))
+		log_message("%s from %s refused: %s", signal, described, error);
 }
 
 static void act(struct supervisor *supervisor, int signal_number, const char *signal,
@@ -186,14 +186,14 @@ static void act(struct supervisor *supervisor, int signal_number, const char *si
 		return;
 	case SIGUSR2: {
 		/* As `corral upgrade` with corral's own binary. */
-		char why[1024];
+		char error[1024];
 		log_message("%s from %s: an upgrade to corral's own binary, as `corral upgrade`",
 			    signal, described);
 		/* The binary's check runs on in the loop; how it ends is said
 		 * by upgrade.c. */
-		if (upgrade_run(supervisor, NULL, "", why, sizeof(why)) < 0)
+		if (upgrade_run(supervisor, NULL, "", error, sizeof(error)) < 0)
 			log_message("upgrade asked by %s from %s: %s; corral runs on as it was",
-				    signal, described, why);
+				    signal, described, error);
 		return;
 	}
 	default:
@@ -231,9 +231,9 @@ void signal_requests_handle(struct supervisor *supervisor, const struct signalfd
 	bool may_be_task = sender.kind == SIGNAL_FROM_TASK || sender.kind == SIGNAL_FROM_STARTED ||
 			   sender.kind == SIGNAL_FROM_GONE;
 	if (!signal_judgement_right(signal_number) && may_be_task) {
-		char why[160];
-		snprintf(why, sizeof(why), "%s asks corral for nothing: ignored", signal);
-		if (!say_now(supervisor, &sender, why))
+		char error[160];
+		snprintf(error, sizeof(error), "%s asks corral for nothing: ignored", signal);
+		if (!say_now(supervisor, &sender, error))
 			return;
 	}
 	act(supervisor, signal_number, signal, described);

@@ -316,16 +316,16 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 		log_message("warning: %s", exposure);
 
 	/* First, so that the slots sit below every per-task fd. */
-	int error = spawn_slots_open(&supervisor->spawn_slots);
-	if (error < 0) {
-		log_message("cannot open /dev/null: %s", strerror(-error));
-		return error;
+	int failure = spawn_slots_open(&supervisor->spawn_slots);
+	if (failure < 0) {
+		log_message("cannot open /dev/null: %s", strerror(-failure));
+		return failure;
 	}
 
-	error = loop_create(&supervisor->loop);
-	if (error < 0) {
-		log_message("cannot create the event loop: %s", strerror(-error));
-		return error;
+	failure = loop_create(&supervisor->loop);
+	if (failure < 0) {
+		log_message("cannot create the event loop: %s", strerror(-failure));
+		return failure;
 	}
 	/* Before any task can run, and plant a link where the file goes. */
 	termination_open(supervisor);
@@ -333,12 +333,12 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	parent_notify_start(&supervisor->parent, supervisor->loop);
 	network_spares_init(&supervisor->network_spares, supervisor->loop, &supervisor->network);
 	/* Taken over as it is (not truncated) by upgrade_state_read. */
-	error =
+	failure =
 	    event_log_open(&supervisor->events, supervisor->handover ? NULL : options->events_path);
-	if (error < 0) {
+	if (failure < 0) {
 		log_message("cannot open the event log %s: %s", options->events_path,
-			    strerror(-error));
-		return error;
+			    strerror(-failure));
+		return failure;
 	}
 	/* The command writes to corral's stdout itself: corral's sink must
 	 * not make it non-blocking under it, and has nothing to write. */
@@ -399,14 +399,14 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	supervisor->groups = xcalloc(config->group_count, sizeof(*supervisor->groups));
 	supervisor->services.groups = supervisor->groups;
 	for (size_t i = 0; i < config->group_count; i++) {
-		char why[512];
+		char error[512];
 		supervisor->group_count = supervisor->services.group_count = i + 1;
 		supervisor->groups[i] = xmalloc(sizeof(*supervisor->groups[i]));
-		error = group_init(supervisor->groups[i], &config->groups[i], &supervisor->services,
-				   why, sizeof(why));
-		if (error < 0) {
-			log_message("%s", why);
-			return error;
+		failure = group_init(supervisor->groups[i], &config->groups[i],
+				     &supervisor->services, error, sizeof(error));
+		if (failure < 0) {
+			log_message("%s", error);
+			return failure;
 		}
 	}
 	task_dependencies_link(supervisor->groups, supervisor->group_count, config);
@@ -434,9 +434,9 @@ static void remove_task_dirs(struct supervisor *supervisor)
 {
 	if (!supervisor->task_dirs_root)
 		return;
-	char why[512];
-	if (task_dirs_remove(supervisor->task_dirs_root, why, sizeof(why)) < 0)
-		log_message("%s", why);
+	char error[512];
+	if (task_dirs_remove(supervisor->task_dirs_root, error, sizeof(error)) < 0)
+		log_message("%s", error);
 	free(supervisor->task_dirs_root);
 	supervisor->task_dirs_root = NULL;
 }
@@ -581,21 +581,21 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		return 1;
 	}
 	if (taking_over) {
-		char why[1024];
-		if (upgrade_state_read(&supervisor, supervisor.handover, why, sizeof(why)) < 0)
-			upgrade_fall_back(why);
+		char error[1024];
+		if (upgrade_state_read(&supervisor, supervisor.handover, error, sizeof(error)) < 0)
+			upgrade_fall_back(error);
 		upgrade_finish(&supervisor);
 		supervisor.handover = NULL;
 	}
 
 	settle_groups(&supervisor);
 	while (!all_done(&supervisor)) {
-		int error = loop_run_once(supervisor.loop);
-		if (error < 0) {
+		int turn = loop_run_once(supervisor.loop);
+		if (turn < 0) {
 			char failure[128];
 			snprintf(failure, sizeof(failure), "its event loop failed: %s",
-				 strerror(-error));
-			log_message("event loop failed: %s; killing every task", strerror(-error));
+				 strerror(-turn));
+			log_message("event loop failed: %s; killing every task", strerror(-turn));
 			termination_note_corral_failure(&supervisor, failure);
 			kill_everything(&supervisor, "event loop failure", failure);
 			if (!supervisor.have_failure)

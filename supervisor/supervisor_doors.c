@@ -93,9 +93,9 @@ static bool is_running_config(void *pointer, const char *path)
 }
 
 static int upgrade_from_control(void *pointer, struct control_client *client, const char *binary,
-				char *why, size_t why_size)
+				char *error, size_t error_size)
 {
-	return upgrade_run(pointer, client, binary, why, why_size);
+	return upgrade_run(pointer, client, binary, error, error_size);
 }
 
 static bool group_may_exec(void *pointer)
@@ -353,6 +353,6 @@ static int open_http_endpoint(struct supervisor *supervisor)
 
 int supervisor_open_doors(struct supervisor *supervisor, const struct run_options *options)
 {
-	int error = open_control_socket(supervisor, options);
-	return error < 0 ? error : open_http_endpoint(supervisor);
+	int failure = open_control_socket(supervisor, options);
+	return failure < 0 ? failure : open_http_endpoint(supervisor);
 }

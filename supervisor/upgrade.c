@@ -113,7 +113,7 @@ static void request_free(struct upgrade_request *request)
 
 /* Execs the checked binary with the state handed over. Returns only when
  * that did not happen, with `why`; nothing was changed then. */
-static void exec_checked(struct upgrade_request *request, char *why, size_t why_size)
+static void exec_checked(struct upgrade_request *request, char *error, size_t error_size)
 {
 	struct supervisor *supervisor = request->supervisor;
 	const char *path = request->path;
@@ -162,10 +162,10 @@ static void exec_checked(struct upgrade_request *request, char *why, size_t why_
 			handover_fds_keep_open(&channel, 1, false);
 		free(envp);
 	}
-	snprintf(why, why_size, "%s %s: %s", memfd < 0 ? "the hand-over memfd" : "exec", path,
+	snprintf(error, error_size, "%s %s: %s", memfd < 0 ? "the hand-over memfd" : "exec", path,
 		 strerror(-failure));
 	if (old_binary < 0)
-		snprintf(why, why_size, "/proc/self/exe: %s", strerror(errno));
+		snprintf(error, error_size, "/proc/self/exe: %s", strerror(errno));
 	if (memfd >= 0)
 		close(memfd);
 	if (old_binary >= 0)
@@ -197,16 +197,16 @@ static void on_check_done(void *context, bool passed, const char *check_why)
 	struct upgrade_request *request = context;
 	struct supervisor *supervisor = request->supervisor;
 	request->check = NULL;
-	char why[PATH_MAX + 1024];
-	snprintf(why, sizeof(why), "%s", check_why);
+	char error[PATH_MAX + 1024];
+	snprintf(error, sizeof(error), "%s", check_why);
 	if (request->requester_gone && passed)
-		snprintf(why, sizeof(why), "the client that asked went away before %s was checked",
-			 request->path);
+		snprintf(error, sizeof(error),
+			 "the client that asked went away before %s was checked", request->path);
 	/* The check took a while: what it found may have changed since. */
 	if (passed && !request->requester_gone &&
-	    upgrade_state_possible(supervisor, why, sizeof(why)))
-		exec_checked(request, why, sizeof(why));
-	tell_refused(request, why);
+	    upgrade_state_possible(supervisor, error, sizeof(error)))
+		exec_checked(request, error, sizeof(error));
+	tell_refused(request, error);
 	request_free(request);
 }
 
@@ -219,21 +219,21 @@ static void on_requester_gone(void *data)
 }
 
 int upgrade_run(struct supervisor *supervisor, struct control_client *requester, const char *binary,
-		char *why, size_t why_size)
+		char *error, size_t error_size)
 {
 	char path[PATH_MAX];
 	if (supervisor->upgrade) {
-		snprintf(why, why_size, "an upgrade to %s is being checked already",
+		snprintf(error, error_size, "an upgrade to %s is being checked already",
 			 supervisor->upgrade->path);
 		return -EBUSY;
 	}
-	if (!upgrade_state_possible(supervisor, why, why_size)) {
-		say_failed(supervisor, why);
+	if (!upgrade_state_possible(supervisor, error, error_size)) {
+		say_failed(supervisor, error);
 		return -EBUSY;
 	}
-	int fd = upgrade_binary_open(binary, path, sizeof(path), why, why_size);
+	int fd = upgrade_binary_open(binary, path, sizeof(path), error, error_size);
 	if (fd < 0) {
-		say_failed(supervisor, why);
+		say_failed(supervisor, error);
 		return fd;
 	}
 	struct upgrade_request *request = xcalloc(1, sizeof(*request));
@@ -242,9 +242,9 @@ int upgrade_run(struct supervisor *supervisor, struct control_client *requester,
 	snprintf(request->path, sizeof(request->path), "%s", path);
 	int failure =
 	    upgrade_check_start(&request->check, supervisor->loop, &supervisor->spawn_slots, fd,
-				path, on_check_done, request, why, why_size);
+				path, on_check_done, request, error, error_size);
 	if (failure < 0) {
-		say_failed(supervisor, why);
+		say_failed(supervisor, error);
 		request_free(request);
 		return failure;
 	}

@@ -43,7 +43,7 @@ int upgrade_print_format(void);
  * waits meanwhile: control_client_wait), or corral's log when NULL
  * (SIGUSR2). A second upgrade while one is checked is refused. */
 int upgrade_run(struct supervisor *supervisor, struct control_client *requester, const char *binary,
-		char *why, size_t why_size);
+		char *error, size_t error_size);
 
 /* The SIGCHLD sweep found `pid` exited: true when it was the check's. */
 bool upgrade_reap_check(struct supervisor *supervisor, pid_t pid);
@@ -65,7 +65,7 @@ bool upgrade_restoring(void);
 
 /* The new corral cannot take the state over (`why`): back to the old
  * binary with the same document. Returns only when not resuming. */
-void upgrade_fall_back(const char *why);
+void upgrade_fall_back(const char *error);
 
 /* After supervisor_open took the tasks and connections over: the
  * handed-over fds are close-on-exec again, the old binary's fd closed,

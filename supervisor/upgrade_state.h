@@ -20,7 +20,7 @@ struct control_server_ops;
 
 /* false with `why` when the state cannot be handed over now: corral
  * runs on as it is. */
-bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why_size);
+bool upgrade_state_possible(struct supervisor *supervisor, char *error, size_t error_size);
 
 /* Everything into `writer`; the event log is flushed. */
 void upgrade_state_write(struct supervisor *supervisor, struct handover_writer *writer,

@@ -139,10 +139,8 @@ int upgrade_state_watch_fd(const struct handover_reader *reader)
 
 static struct group *find_group(struct supervisor *supervisor, const char *name)
 {
-	for (size_t i = 0; name && i < supervisor->group_count; i++)
-		if (strcmp(supervisor->groups[i]->config->name, name) == 0)
-			return supervisor->groups[i];
-	return NULL;
+	return group_find(supervisor->groups, supervisor->group_count, name,
+			  name ? strlen(name) : 0);
 }
 
 /* The document lists the tasks in the supervisor's order: the next one

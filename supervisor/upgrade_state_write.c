@@ -8,7 +8,7 @@
 #include "supervisor/upgrade/task_handover.h"
 #include "supervisor/upgrade_state.h"
 
-bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why_size)
+bool upgrade_state_possible(struct supervisor *supervisor, char *error, size_t error_size)
 {
 	const char *reason = NULL;
 	if (supervisor->one_command)
@@ -23,20 +23,20 @@ bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why
 		reason = "the running config was not read from files, which the new corral would "
 			 "build it from";
 	if (reason) {
-		snprintf(why, why_size, "%s", reason);
+		snprintf(error, error_size, "%s", reason);
 		return false;
 	}
-	if (!control_server_handover_possible(supervisor->control, why, why_size))
+	if (!control_server_handover_possible(supervisor->control, error, error_size))
 		return false;
 	for (size_t i = 0; i < supervisor->group_count; i++) {
 		const struct group *group = supervisor->groups[i];
 		if (group->removed || group->stop_mode != GROUP_RUNNING) {
-			snprintf(why, why_size, "group %s is stopping", group->config->name);
+			snprintf(error, error_size, "group %s is stopping", group->config->name);
 			return false;
 		}
 		for (const struct instance_roll *roll = group->rolls; roll; roll = roll->next)
 			if (roll->outcome == ROLL_GOING) {
-				snprintf(why, why_size, "a rolling restart of %s goes on",
+				snprintf(error, error_size, "a rolling restart of %s goes on",
 					 roll->full_name);
 				return false;
 			}
@@ -45,7 +45,7 @@ bool upgrade_state_possible(struct supervisor *supervisor, char *why, size_t why
 			/* A task of an older generation (a reload found it
 			 * unchanged) runs what the current config says; one
 			 * whose change waits (next_config) is refused there. */
-			if (!task_handover_possible(task, why, why_size))
+			if (!task_handover_possible(task, error, error_size))
 				return false;
 		}
 	}

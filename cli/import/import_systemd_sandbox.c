@@ -132,8 +132,8 @@ static void deny_implied(struct sandbox *box, const char *names)
 static struct ytree_node *syscall_list(const struct syscall_set *set, const char *const *never)
 {
 	const struct syscall_table *table = seccomp_syscall_names();
-	char why[256];
-	bool checkable = table->prepare(why, sizeof(why)) == 0;
+	char error[256];
+	bool checkable = table->prepare(error, sizeof(error)) == 0;
 	struct ytree_node *list = ytree_list();
 	for (size_t i = 0; i < set->count; i++) {
 		bool skipped = false;

@@ -119,23 +119,18 @@ static uint64_t capability_mask(struct load_context *context, const yaml_node_t 
 static bool capability_list_mask(struct load_context *context, const yaml_node_t *node,
 				 const struct where *where, uint64_t *out)
 {
-	size_t count;
 	bool valid = true;
 
 	*out = 0;
 	if (!expect_list(context, node, where, "a list of capability names such as [net_raw]"))
 		return false;
-	count = list_length(node);
-	for (size_t i = 0; i < count; i++) {
-		char name[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, name, sizeof(name), &item_where);
+	yaml_list_each(walk, context, node, where)
+	{
 		uint64_t mask;
 
-		if (!item)
+		if (!walk.item)
 			continue;
-		mask = capability_mask(context, item, &item_where);
+		mask = capability_mask(context, walk.item, &walk.where);
 		if (!mask)
 			valid = false;
 		*out |= mask;

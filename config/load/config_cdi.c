@@ -60,14 +60,12 @@ static void parse_string_list(struct load_context *context, const yaml_node_t *n
 		return;
 	count = list_length(node);
 	*out = xcalloc(count + 1, sizeof(**out));
-	for (size_t i = 0; i < count; i++) {
-		char buffer[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
-		const char *text = item ? expect_string(context, item, &item_where) : NULL;
+	yaml_list_each(walk, context, node, where)
+	{
+		const char *text =
+		    walk.item ? expect_string(context, walk.item, &walk.where) : NULL;
 
-		if (text && check(context, item, &item_where, text, *out, *out_count))
+		if (text && check(context, walk.item, &walk.where, text, *out, *out_count))
 			(*out)[(*out_count)++] = xstrdup(text);
 	}
 }

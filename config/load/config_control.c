@@ -113,20 +113,16 @@ void task_control_rights_parse(struct load_context *context, const yaml_node_t *
 		context, node, where,
 		"a list of the control requests the task may make, such as [status, logs]"))
 		return;
-	size_t count = list_length(node);
-	for (size_t i = 0; i < count; i++) {
-		char name[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, name, sizeof(name), &item_where);
-		if (!item)
+	yaml_list_each(walk, context, node, where)
+	{
+		if (!walk.item)
 			continue;
-		int index = expect_keyword(context, item, &item_where, "control request",
+		int index = expect_keyword(context, walk.item, &walk.where, "control request",
 					   control_right_names, CONTROL_RIGHT_COUNT);
 		if (index < 0)
 			continue;
 		if (*rights & (1u << index))
-			report(context, item, &item_where, "%s is listed twice",
+			report(context, walk.item, &walk.where, "%s is listed twice",
 			       control_right_names[index]);
 		*rights |= 1u << index;
 	}

@@ -146,31 +146,28 @@ static void parse_map(struct load_context *context, const yaml_node_t *node,
 static void parse_list(struct load_context *context, const yaml_node_t *node,
 		       const struct where *where, struct task_config *task)
 {
-	size_t count = list_length(node);
-	for (size_t i = 0; i < count; i++) {
-		char buffer[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
-		if (!item)
+	yaml_list_each(walk, context, node, where)
+	{
+		if (!walk.item)
 			continue;
-		if (item->type == YAML_MAPPING_NODE) {
-			parse_map(context, item, where, task);
+		if (walk.item->type == YAML_MAPPING_NODE) {
+			parse_map(context, walk.item, where, task);
 			continue;
 		}
-		const char *name = expect_string(context, item, &item_where);
+		const char *name = expect_string(context, walk.item, &walk.where);
 		if (!name)
 			continue;
 		if (!*name) {
-			report(context, item, &item_where, "must not be empty (write a task name)");
+			report(context, walk.item, &walk.where,
+			       "must not be empty (write a task name)");
 			continue;
 		}
 		if (is_written_twice(task, name)) {
-			report(context, item, where, "%s is named twice",
-			       quote(name, item->data.scalar.length).text);
+			report(context, walk.item, where, "%s is named twice",
+			       quote(name, walk.item->data.scalar.length).text);
 			continue;
 		}
-		add_dependency(task, name, node_location(item));
+		add_dependency(task, name, node_location(walk.item));
 	}
 }
 

@@ -164,22 +164,19 @@ void devices_parse(struct load_context *context, const yaml_node_t *node, const 
 	length = list_length(node);
 	*out = xcalloc(length ? length : 1, sizeof(**out));
 	nodes = xcalloc(length ? length : 1, sizeof(*nodes));
-	for (size_t i = 0; i < length; i++) {
-		char field[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, field, sizeof(field), &item_where);
+	yaml_list_each(walk, context, node, where)
+	{
 		struct device_config *device = &(*out)[*count];
 		size_t earlier = 0;
 
-		if (!item || !parse_device(context, item, &item_where, device))
+		if (!walk.item || !parse_device(context, walk.item, &walk.where, device))
 			continue;
 		/* Two nodes at one place in the task cannot both be there. */
 		while (earlier < *count &&
 		       strcmp(device_config_target(&(*out)[earlier]), device_config_target(device)))
 			earlier++;
 		if (earlier < *count) {
-			report(context, item, &item_where,
+			report(context, walk.item, &walk.where,
 			       "%s is listed twice (first at line %u); list each device once",
 			       quote(device_config_target(device),
 				     strlen(device_config_target(device)))
@@ -190,7 +187,7 @@ void devices_parse(struct load_context *context, const yaml_node_t *node, const 
 			*device = (struct device_config){0};
 			continue;
 		}
-		nodes[(*count)++] = item;
+		nodes[(*count)++] = walk.item;
 	}
 	free(nodes);
 	if (!*count) {

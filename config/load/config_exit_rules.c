@@ -62,13 +62,10 @@ bool exit_status_list_parse(struct load_context *context, const yaml_node_t *nod
 	memset(out, 0, sizeof(*out));
 	if (!expect_list(context, node, where, "a list of exit codes and signal names"))
 		return false;
-	for (size_t i = 0; i < list_length(node); i++) {
-		char buffer[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
+	yaml_list_each(walk, context, node, where)
+	{
 
-		if (item && !parse_exit_status(context, item, &item_where, out))
+		if (walk.item && !parse_exit_status(context, walk.item, &walk.where, out))
 			ok = false;
 	}
 	return ok;

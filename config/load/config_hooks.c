@@ -112,16 +112,13 @@ void hooks_parse(struct load_context *context, const yaml_node_t *node, const st
 		return;
 	size_t count = list_length(node);
 	out->items = xcalloc(count ? count : 1, sizeof(*out->items));
-	for (size_t i = 0; i < count; i++) {
-		char buffer[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
+	yaml_list_each(walk, context, node, where)
+	{
 		struct hook_config *hook = &out->items[out->count];
 
-		if (!item)
+		if (!walk.item)
 			continue;
-		if (!parse_hook(context, item, &item_where, hook)) {
+		if (!parse_hook(context, walk.item, &walk.where, hook)) {
 			hook_config_free(hook);
 			memset(hook, 0, sizeof(*hook));
 			continue;
@@ -131,7 +128,7 @@ void hooks_parse(struct load_context *context, const yaml_node_t *node, const st
 		for (size_t j = 0; j < out->count; j++) {
 			if (strcmp(out->items[j].name, hook->name) == 0 &&
 			    out->items[j].stage == hook->stage) {
-				report(context, item, &item_where,
+				report(context, walk.item, &walk.where,
 				       "duplicate hook \"%s\" for stage %s (first defined at line "
 				       "%u)",
 				       hook->name, hook_stage_name(hook->stage),

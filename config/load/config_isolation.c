@@ -63,34 +63,29 @@ static bool parse_namespaces(struct load_context *context, const yaml_node_t *no
 			     const struct where *where, unsigned *out,
 			     const yaml_node_t **user_item)
 {
-	size_t count;
 	bool valid = true;
 
 	*out = 0;
 	if (!expect_list(context, node, where, "a list of namespaces such as [pid, mount]"))
 		return false;
-	count = list_length(node);
-	for (size_t i = 0; i < count; i++) {
-		char field[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, field, sizeof(field), &item_where);
+	yaml_list_each(walk, context, node, where)
+	{
 		unsigned bit;
 
-		if (!item)
+		if (!walk.item)
 			continue;
-		bit = namespace_bit(context, item, &item_where);
+		bit = namespace_bit(context, walk.item, &walk.where);
 		if (bit && (*out & bit)) {
-			report(
-			    context, item, &item_where, "duplicate namespace %s",
-			    quote((const char *)item->data.scalar.value, item->data.scalar.length)
-				.text);
+			report(context, walk.item, &walk.where, "duplicate namespace %s",
+			       quote((const char *)walk.item->data.scalar.value,
+				     walk.item->data.scalar.length)
+				   .text);
 			bit = 0;
 		}
 		if (!bit)
 			valid = false;
 		if (bit == ISOLATION_NS_USER)
-			*user_item = item;
+			*user_item = walk.item;
 		*out |= bit;
 	}
 	return valid;

@@ -268,22 +268,19 @@ static void parse_mounts(struct load_context *context, const yaml_node_t *node,
 		return;
 	count = list_length(node);
 	out->mounts = xcalloc(count ? count : 1, sizeof(*out->mounts));
-	for (size_t i = 0; i < count; i++) {
-		char field[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, field, sizeof(field), &item_where);
+	yaml_list_each(walk, context, node, where)
+	{
 		struct mount_config *mount = &out->mounts[out->mount_count];
 
-		if (!item)
+		if (!walk.item)
 			continue;
-		if (!parse_mount(context, item, &item_where, mount)) {
+		if (!parse_mount(context, walk.item, &walk.where, mount)) {
 			mount_config_clear(mount);
 			continue;
 		}
 		if (mount->bidirectional && !out->bidirectional_node) {
-			out->bidirectional_node = item;
-			out->bidirectional_index = i;
+			out->bidirectional_node = walk.item;
+			out->bidirectional_index = walk.index;
 		}
 		out->mount_count++;
 	}

@@ -84,19 +84,17 @@ static void parse_ready_groups(struct load_context *context, const yaml_node_t *
 		return;
 	}
 	config->notify_ready_groups = xcalloc(count, sizeof(*config->notify_ready_groups));
-	for (size_t i = 0; i < count; i++) {
-		char buffer[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
-		const char *name = item ? expect_string(context, item, &item_where) : NULL;
+	yaml_list_each(walk, context, node, where)
+	{
+		const char *name =
+		    walk.item ? expect_string(context, walk.item, &walk.where) : NULL;
 		if (!name)
 			continue;
-		size_t length = item->data.scalar.length;
+		size_t length = walk.item->data.scalar.length;
 		if (!is_group(config, name))
-			report_unknown_group(context, item, &item_where, config, name, length);
+			report_unknown_group(context, walk.item, &walk.where, config, name, length);
 		else if (listed_already(config, name))
-			report(context, item, &item_where, "group %s is listed twice",
+			report(context, walk.item, &walk.where, "group %s is listed twice",
 			       quote(name, length).text);
 		else
 			config->notify_ready_groups[config->notify_ready_group_count++] =

@@ -38,13 +38,13 @@ bool host_is_address(const char *host)
 /* The checks of each target, over its text: false with `why`. One place
  * for a value read from the file and for one an instance's number made. */
 
-static bool check_host(const char *host, char *why, size_t why_size)
+static bool check_host(const char *host, char *error, size_t error_size)
 {
 	/* Addresses only: probes are made from the task's network, whose
 	 * names corral's resolver does not know. */
 	if (host_is_address(host))
 		return true;
-	snprintf(why, why_size,
+	snprintf(error, error_size,
 		 "%s is not an IP address; probes take addresses (127.0.0.1, ::1), since a "
 		 "name lookup could stall corral",
 		 quote(host, strlen(host)).text);
@@ -52,7 +52,8 @@ static bool check_host(const char *host, char *why, size_t why_size)
 }
 
 /* `tcp: 6379`, `tcp: "10.0.0.2:6379"`, `tcp: "[::1]:6379"`. */
-static bool check_tcp(const char *text, char host[64], uint16_t *port, char *why, size_t why_size)
+static bool check_tcp(const char *text, char host[64], uint16_t *port, char *error,
+		      size_t error_size)
 {
 	const char *colon = strrchr(text, ':');
 	const char *port_text = text;
@@ -65,7 +66,7 @@ static bool check_tcp(const char *text, char host[64], uint16_t *port, char *why
 			length -= 2;
 		}
 		if (length == 0 || length >= 64) {
-			snprintf(why, why_size, "must be PORT or ADDRESS:PORT, not %s",
+			snprintf(error, error_size, "must be PORT or ADDRESS:PORT, not %s",
 				 quote(text, strlen(text)).text);
 			return false;
 		}
@@ -74,44 +75,44 @@ static bool check_tcp(const char *text, char host[64], uint16_t *port, char *why
 		port_text = colon + 1;
 	}
 	if (!parse_port_text(port_text, port)) {
-		snprintf(why, why_size,
+		snprintf(error, error_size,
 			 "must be PORT or ADDRESS:PORT with a port from 1 to 65535, not %s",
 			 quote(text, strlen(text)).text);
 		return false;
 	}
-	return check_host(host, why, why_size);
+	return check_host(host, error, error_size);
 }
 
-static bool check_http_port(const char *text, uint16_t *port, char *why, size_t why_size)
+static bool check_http_port(const char *text, uint16_t *port, char *error, size_t error_size)
 {
 	if (parse_port_text(text, port))
 		return true;
-	snprintf(why, why_size, "must be a port number from 1 to 65535, not %s",
+	snprintf(error, error_size, "must be a port number from 1 to 65535, not %s",
 		 quote(text, strlen(text)).text);
 	return false;
 }
 
-static bool check_http_path(const char *path, char *why, size_t why_size)
+static bool check_http_path(const char *path, char *error, size_t error_size)
 {
 	/* A fragment is the client's own: it never goes on the wire. */
 	if (path[0] == '/' && !strpbrk(path, " \t\r\n#"))
 		return true;
-	snprintf(why, why_size, "must start with / and hold no space, line break or #, not %s",
+	snprintf(error, error_size, "must start with / and hold no space, line break or #, not %s",
 		 quote(path, strlen(path)).text);
 	return false;
 }
 
-static bool check_unix_path(const char *path, char *why, size_t why_size)
+static bool check_unix_path(const char *path, char *error, size_t error_size)
 {
 	if (path[0] != '/') {
-		snprintf(why, why_size, "must be an absolute path, not %s",
+		snprintf(error, error_size, "must be an absolute path, not %s",
 			 quote(path, strlen(path)).text);
 		return false;
 	}
 	/* Room left for "/proc/4194304/root" in front. */
 	if (strlen(path) + sizeof("/proc/4194304/root") >
 	    sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		snprintf(why, why_size, "is too long for a Unix socket address");
+		snprintf(error, error_size, "is too long for a Unix socket address");
 		return false;
 	}
 	return true;

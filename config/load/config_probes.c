@@ -181,11 +181,11 @@ static char *log_pattern_parse(struct load_context *context, const yaml_node_t *
 		report(context, node, where, "is empty, and would match every line");
 		return NULL;
 	}
-	char why[512];
+	char error[512];
 	size_t offset = 0;
-	struct line_pattern *compiled = line_pattern_compile(text, &offset, why, sizeof(why));
+	struct line_pattern *compiled = line_pattern_compile(text, &offset, error, sizeof(error));
 	if (!compiled) {
-		report_at(context, node, offset, where, "%s", why);
+		report_at(context, node, offset, where, "%s", error);
 		return NULL;
 	}
 	line_pattern_free(compiled);

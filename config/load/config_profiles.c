@@ -114,20 +114,18 @@ bool profiles_active(struct load_context *context, const yaml_node_t *map, const
 	}
 	bool active = false, valid = true;
 	size_t used = 0;
-	for (size_t i = 0; i < list_length(node); i++) {
-		char buffer[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, &where, buffer, sizeof(buffer), &item_where);
-		const char *name = item ? expect_string(context, item, &item_where) : NULL;
+	yaml_list_each(walk, context, node, &where)
+	{
+		const char *name =
+		    walk.item ? expect_string(context, walk.item, &walk.where) : NULL;
 		if (!name) {
 			valid = false;
 			continue;
 		}
-		const char *problem = profile_name_problem(name, item->data.scalar.length);
+		const char *problem = profile_name_problem(name, walk.item->data.scalar.length);
 		if (problem) {
-			report(context, item, &item_where, "invalid profile name %s: %s",
-			       quote(name, item->data.scalar.length).text, problem);
+			report(context, walk.item, &walk.where, "invalid profile name %s: %s",
+			       quote(name, walk.item->data.scalar.length).text, problem);
 			valid = false;
 			continue;
 		}

@@ -112,26 +112,23 @@ static bool syscall_list_parse(struct load_context *context, const yaml_node_t *
 	}
 	count = list_length(node);
 	*out = xcalloc(count + 1, sizeof(**out));
-	for (size_t i = 0; i < count; i++) {
-		char field[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, field, sizeof(field), &item_where);
+	yaml_list_each(walk, context, node, where)
+	{
 		const char *name;
 
-		if (!item)
+		if (!walk.item)
 			continue;
-		name = expect_string(context, item, &item_where);
+		name = expect_string(context, walk.item, &walk.where);
 		if (!name) {
 			valid = false;
 		} else if (!syscall_table->is_known(name)) {
-			report_unknown_syscall(context, item, &item_where, name, &known);
+			report_unknown_syscall(context, walk.item, &walk.where, name, &known);
 			valid = false;
 		} else if (denying && is_needed_to_start(name)) {
-			report(context, item, &item_where,
+			report(context, walk.item, &walk.where,
 			       "%s cannot be denied: execve, execveat, exit and exit_group are how "
 			       "a task starts (or reports that it could not)",
-			       quote(name, item->data.scalar.length).text);
+			       quote(name, walk.item->data.scalar.length).text);
 			valid = false;
 		} else {
 			(*out)[stored++] = xstrdup(name);

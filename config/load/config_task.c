@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/blank.h"
 #include "base/regular_file.h"
 #include "base/suggest.h"
 #include "base/units.h"
@@ -30,11 +31,6 @@ static const char *const kill_keys[] = {"signal", "timeout", "mode", NULL};
 enum hook { HOOK_PRESTART, HOOK_POSTSTART, HOOK_POSTSTOP };
 static const char *const hook_names[] = {"prestart", "poststart", "poststop"};
 
-static bool is_blank(const char *text)
-{
-	return text[strspn(text, " \t\r\n")] == '\0';
-}
-
 /* A string is a shell command line, for the common one-liner. */
 static void parse_command_string(struct load_context *context, const yaml_node_t *node,
 				 const struct where *where, struct task_config *task)
@@ -43,7 +39,7 @@ static void parse_command_string(struct load_context *context, const yaml_node_t
 
 	if (!line)
 		return;
-	if (is_blank(line)) {
+	if (text_is_blank(line, strlen(line))) {
 		report(context, node, where, "must not be empty");
 		return;
 	}
@@ -66,20 +62,17 @@ void command_list_parse(struct load_context *context, const yaml_node_t *node,
 	/* Only valid words are stored, so the vector stays NULL-terminated
 	 * without gaps even when some are wrong. */
 	*argv = xcalloc(count + 1, sizeof(**argv));
-	for (size_t i = 0; i < count; i++) {
-		char name[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, name, sizeof(name), &item_where);
+	yaml_list_each(walk, context, node, where)
+	{
 		const char *word;
 
-		if (!item)
+		if (!walk.item)
 			continue;
-		word = expect_string(context, item, &item_where);
+		word = expect_string(context, walk.item, &walk.where);
 		if (!word)
 			continue;
-		if (i == 0 && !*word) {
-			report(context, item, &item_where, "the program must not be empty");
+		if (walk.index == 0 && !*word) {
+			report(context, walk.item, &walk.where, "the program must not be empty");
 			continue;
 		}
 		(*argv)[(*argc)++] = xstrdup(word);
@@ -196,14 +189,12 @@ void env_files_parse(struct load_context *context, const yaml_node_t *node,
 		if (path)
 			read_env_file(context, node, where, path, &read);
 	} else if (expect_list(context, node, where, "a path or a list of paths")) {
-		for (size_t i = 0; i < list_length(node); i++) {
-			char buffer[64];
-			struct where item_where;
-			const yaml_node_t *item =
-			    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
-			const char *path = item ? expect_string(context, item, &item_where) : NULL;
+		yaml_list_each(walk, context, node, where)
+		{
+			const char *path =
+			    walk.item ? expect_string(context, walk.item, &walk.where) : NULL;
 			if (path)
-				read_env_file(context, item, &item_where, path, &read);
+				read_env_file(context, walk.item, &walk.where, path, &read);
 		}
 	}
 	*entries = read.items;
@@ -290,33 +281,31 @@ static void parse_groups(struct load_context *context, const yaml_node_t *node,
 		return;
 	count = list_length(node);
 	task->groups = xcalloc(count + 1, sizeof(*task->groups));
-	for (size_t i = 0; i < count; i++) {
-		char name[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, name, sizeof(name), &item_where);
-		const char *group = item ? expect_string(context, item, &item_where) : NULL;
+	yaml_list_each(walk, context, node, where)
+	{
+		const char *group =
+		    walk.item ? expect_string(context, walk.item, &walk.where) : NULL;
 		const char *cursor = group;
 		uint64_t gid;
 
 		if (!group)
 			continue;
 		if (!*group) {
-			report(context, item, &item_where,
+			report(context, walk.item, &walk.where,
 			       "must not be empty (write a name or a gid)");
 			continue;
 		}
 		if (*group >= '0' && *group <= '9' &&
 		    (!read_number(&cursor, &gid) || *cursor || gid >= UINT32_MAX)) {
-			report(context, item, &item_where,
+			report(context, walk.item, &walk.where,
 			       "%s is not a gid (a whole number below 4294967295) nor a group name",
-			       quote(group, item->data.scalar.length).text);
+			       quote(group, walk.item->data.scalar.length).text);
 			continue;
 		}
 		for (size_t j = 0; j < task->group_count; j++)
 			if (strcmp(task->groups[j], group) == 0) {
-				report(context, item, &item_where, "duplicate group %s",
-				       quote(group, item->data.scalar.length).text);
+				report(context, walk.item, &walk.where, "duplicate group %s",
+				       quote(group, walk.item->data.scalar.length).text);
 				group = NULL;
 				break;
 			}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/blank.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
 #include "config/load/config_parse.h"
@@ -118,11 +119,6 @@ static void parse_line(struct load_context *context, struct map_reading *map,
 	free(text);
 }
 
-static bool is_blank(const char *text, size_t length)
-{
-	return strspn(text, " \t\r") >= length;
-}
-
 /* Every non-blank line of one string: a block scalar (`|`) ends with a
  * newline, and blank lines between ranges are harmless. */
 static void parse_lines(struct load_context *context, struct map_reading *map,
@@ -146,7 +142,7 @@ static void parse_lines(struct load_context *context, struct map_reading *map,
 
 			number++;
 			start = *end ? end + 1 : end;
-			if (is_blank(line.text, line.length))
+			if (text_is_blank(line.text, line.length))
 				continue;
 			if (pass == 0) {
 				ranges++;
@@ -168,14 +164,11 @@ static void parse_map(struct load_context *context, const yaml_node_t *node,
 
 	map->valid = true;
 	if (node->type == YAML_SEQUENCE_NODE) {
-		for (size_t i = 0; i < list_length(node); i++) {
-			char field[96];
-			struct where item_where;
-			const yaml_node_t *item =
-			    list_item(context, node, i, where, field, sizeof(field), &item_where);
+		yaml_list_each(walk, context, node, where)
+		{
 
-			if (item)
-				parse_lines(context, map, item, &item_where);
+			if (walk.item)
+				parse_lines(context, map, walk.item, &walk.where);
 		}
 	} else if (node->type == YAML_SCALAR_NODE && !node_is_null(node)) {
 		parse_lines(context, map, node, where);

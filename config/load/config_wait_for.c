@@ -255,14 +255,11 @@ void wait_for_parse(struct load_context *context, const yaml_node_t *node,
 		return;
 	size_t count = list_length(node);
 	task->wait_for = xcalloc(count ? count : 1, sizeof(*task->wait_for));
-	for (size_t i = 0; i < count; i++) {
-		char buffer[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
+	yaml_list_each(walk, context, node, where)
+	{
 		struct wait_target *target = &task->wait_for[task->wait_for_count];
-		if (parse_target(context, item, &item_where, target)) {
-			target->index = i;
+		if (parse_target(context, walk.item, &walk.where, target)) {
+			target->index = walk.index;
 			task->wait_for_count++;
 		} else {
 			probe_config_free(&target->probe);

@@ -143,12 +143,9 @@ static void parse_paths(struct load_context *context, const yaml_node_t *node,
 		report(context, node, where, "must not be empty: name a file, directory or glob");
 		return;
 	}
-	for (size_t i = 0; i < list_length(node); i++) {
-		char buffer[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
-		char *path = item ? parse_path(context, item, &item_where) : NULL;
+	yaml_list_each(walk, context, node, where)
+	{
+		char *path = walk.item ? parse_path(context, walk.item, &walk.where) : NULL;
 		if (path)
 			add_path(watch, path);
 	}
@@ -243,15 +240,12 @@ void watches_parse(struct load_context *context, const yaml_node_t *node, const 
 	if (count == 0)
 		return;
 	task->watches = xcalloc(count, sizeof(*task->watches));
-	for (size_t i = 0; i < count; i++) {
-		char buffer[64];
-		struct where item_where;
-		const yaml_node_t *item =
-		    list_item(context, node, i, where, buffer, sizeof(buffer), &item_where);
-		if (!item)
+	yaml_list_each(walk, context, node, where)
+	{
+		if (!walk.item)
 			continue;
 		struct watch_config *watch = &task->watches[task->watch_count];
-		parse_entry(context, item, &item_where, watch);
+		parse_entry(context, walk.item, &walk.where, watch);
 		if (watch->path_count)
 			task->watch_count++;
 		else

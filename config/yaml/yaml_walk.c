@@ -33,6 +33,17 @@ const yaml_node_t *list_item(struct load_context *context, const yaml_node_t *li
 	return yaml_document_get_node(context->document, list->data.sequence.items.start[index]);
 }
 
+bool list_walk_next(struct load_context *context, const yaml_node_t *list,
+		    const struct where *where, struct list_walk *walk)
+{
+	walk->index++;
+	if (walk->index >= list_length(list))
+		return false;
+	walk->item = list_item(context, list, walk->index, where, walk->field, sizeof(walk->field),
+			       &walk->where);
+	return true;
+}
+
 struct source_location node_location(const yaml_node_t *node)
 {
 	/* libyaml counts from 0; editors and compilers from 1. */

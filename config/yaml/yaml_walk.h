@@ -62,6 +62,26 @@ const yaml_node_t *list_item(struct load_context *context, const yaml_node_t *li
 			     const struct where *where, char *buffer, size_t size,
 			     struct where *item_where);
 
+/* The walk of a list's items (yaml_list_each): the item (NULL when the
+ * document lacks it), where it is for messages ("FIELD[index]", written
+ * into `field`), and its index. */
+struct list_walk {
+	size_t index;
+	const yaml_node_t *item;
+	struct where where;
+	char field[128];
+};
+
+/* The next item of `list` into `walk`: false after the last. */
+bool list_walk_next(struct load_context *context, const yaml_node_t *list,
+		    const struct where *where, struct list_walk *walk);
+
+/* For each item of the list node `list`: `walk.item`, `&walk.where`,
+ * `walk.index` in the body. */
+#define yaml_list_each(walk, context, list, where)                                                 \
+	for (struct list_walk walk = {.index = SIZE_MAX};                                          \
+	     list_walk_next((context), (list), (where), &walk);)
+
 /* Adds "OWNER: FIELD: message" at the node, leaving out empty parts. */
 void report(struct load_context *context, const yaml_node_t *node, const struct where *where,
 	    const char *format, ...) __attribute__((format(printf, 4, 5)));

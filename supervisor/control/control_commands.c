@@ -155,7 +155,7 @@ static void on_usage_refresh(struct loop_idle *idle)
 /* The pass starts TASK_USAGE_REFRESH_DELAY_MS after the reply, not at the
  * loop's next idle turn: a client reading a status of 1000 tasks (550 KB)
  * and printing it is still at work then, and on a machine of few CPUs the
- * ~10 ms of reads would compete with it (docs/benchmarks.md, bench_control). */
+ * ~10 ms of reads would compete with it (docs/benchmarks-history.md, bench_control). */
 static void on_usage_refresh_due(struct loop_timer *timer)
 {
 	struct control_context *context = timer->data;
@@ -446,17 +446,17 @@ static void run_signal(struct control_context *context, struct reply *reply,
 	struct task *task = lookup_task(context, reply, request->target);
 	if (!task)
 		return;
-	int error = task_send_signal(task, request->signal_number);
-	if (error == -ESRCH) {
+	int failure = task_send_signal(task, request->signal_number);
+	if (failure == -ESRCH) {
 		char state[128];
 		describe_state(task, state, sizeof(state));
 		reply_error(reply, "%s is %s: there is no process to signal",
 			    task->config->full_name, state);
 		return;
 	}
-	if (error < 0) {
+	if (failure < 0) {
 		reply_error(reply, "%s: sending %s: %s", task->config->full_name,
-			    signal_name(request->signal_number), strerror(-error));
+			    signal_name(request->signal_number), strerror(-failure));
 		return;
 	}
 	reply_ok(reply, "%s: sent %s to pid %d", task->config->full_name,
@@ -729,7 +729,7 @@ static bool acts_on_one_task(const struct control_request *request)
 static void run_upgrade(struct control_context *context, struct reply *reply,
 			const struct control_request *request)
 {
-	char why[1024];
+	char error[1024];
 	/* A task granted `upgrade` (control_server.c checked the grant) may
 	 * have corral re-exec its own binary, as SIGUSR2 from it would; never
 	 * a binary of its choosing. */
@@ -745,9 +745,9 @@ static void run_upgrade(struct control_context *context, struct reply *reply,
 		reply_error(reply, "upgrade: only root or corral's own user may replace corral");
 		return;
 	}
-	if (context->upgrade(context->supervisor, reply->client, request->path, why, sizeof(why)) <
-	    0)
-		reply_error(reply, "upgrade: %s", why);
+	if (context->upgrade(context->supervisor, reply->client, request->path, error,
+			     sizeof(error)) < 0)
+		reply_error(reply, "upgrade: %s", error);
 }
 
 /* One request, its replies through `reply`. */

@@ -45,7 +45,7 @@ struct control_context {
 	 * answered (supervisor/upgrade.h). 0, or -errno with `why`
 	 * when refused at once. */
 	int (*upgrade)(void *supervisor, struct control_client *client, const char *binary,
-		       char *why, size_t why_size);
+		       char *error, size_t error_size);
 	void *supervisor;
 	/* Status replies of many tasks serve cached usage; the missing and
 	 * stale readings are read again shortly after the reply is out

@@ -17,13 +17,13 @@
 #include "supervisor/control/control_server_internal.h"
 #include "supervisor/tasks/group.h"
 
-bool control_server_handover_possible(const struct control_server *server, char *why,
-				      size_t why_size)
+bool control_server_handover_possible(const struct control_server *server, char *error,
+				      size_t error_size)
 {
 	for (const struct control_client *client = server ? server->clients : NULL; client;
 	     client = client->next)
 		if (client->follow == CONTROL_FOLLOW_EXEC || client->outgoing_fd_count) {
-			snprintf(why, why_size, "a `corral exec` session is open");
+			snprintf(error, error_size, "a `corral exec` session is open");
 			return false;
 		}
 	return true;

@@ -14,8 +14,8 @@ struct group;
 
 /* false with `why` while something cannot be handed over (an exec
  * session, whose streams are the CLI's own fds). */
-bool control_server_handover_possible(const struct control_server *server, char *why,
-				      size_t why_size);
+bool control_server_handover_possible(const struct control_server *server, char *error,
+				      size_t error_size);
 
 /* The server (null for none) and its clients; `requester` (the client
  * that asked for the upgrade) is marked, and its request not kept. */

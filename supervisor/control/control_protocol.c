@@ -2,6 +2,7 @@
  * the CLI). Every refusal says what is wrong and where, because the person
  * reading it may have typed the request by hand with socat. */
 #include "supervisor/control/control_protocol.h"
+#include "base/blank.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -328,14 +329,6 @@ int control_request_validate(const struct control_request *request, char *error,
 }
 
 /* Reading the JSON object. */
-
-static bool is_blank(const char *text, size_t length)
-{
-	for (size_t i = 0; i < length; i++)
-		if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r' && text[i] != '\n')
-			return false;
-	return true;
-}
 
 static int read_version(const json_t *object, char *error, size_t error_size)
 {
@@ -725,7 +718,7 @@ int control_request_parse(const char *line, size_t length, struct control_reques
 	int result;
 
 	memset(request, 0, sizeof(*request));
-	if (is_blank(line, length))
+	if (text_is_blank(line, length))
 		return refuse(error, error_size, "empty request: expected a JSON object");
 	/* JSON_DECODE_ANY: so that `"status"` or `[...]` is told it is not an
 	 * object, rather than given a parser's complaint. */

@@ -6,17 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static struct group *find_group(struct group *const *groups, size_t group_count, const char *name,
-				size_t length)
-{
-	for (size_t i = 0; i < group_count; i++) {
-		const char *candidate = groups[i]->config->name;
-		if (strlen(candidate) == length && strncmp(candidate, name, length) == 0)
-			return groups[i];
-	}
-	return NULL;
-}
-
 /* "a, b, c" of at most 20 names, for "did you mean" style errors. */
 static void list_names(char *buffer, size_t size, const char *const *names, size_t count)
 {
@@ -49,7 +38,7 @@ struct group *control_scope_group(struct group *const *groups, size_t group_coun
 {
 	const char *slash = strchr(target, '/');
 	size_t length = slash ? (size_t)(slash - target) : strlen(target);
-	struct group *group = find_group(groups, group_count, target, length);
+	struct group *group = group_find(groups, group_count, target, length);
 	if (group)
 		return group;
 	const char *names[group_count ? group_count : 1];
@@ -126,7 +115,7 @@ struct group *control_scope_instances(struct group *const *groups, size_t group_
 	*count = 0;
 	if (!slash || strchr(slash, '@'))
 		return NULL;
-	struct group *group = find_group(groups, group_count, target, (size_t)(slash - target));
+	struct group *group = group_find(groups, group_count, target, (size_t)(slash - target));
 	if (!group)
 		return NULL;
 	for (size_t i = 0; i < group->task_count; i++) {
@@ -157,7 +146,7 @@ int control_scope_resolve(struct group *const *groups, size_t group_count, const
 	/* A task corral scale took to 0: still defined, with no instance in
 	 * its scope (status shows the set; it is ready, having none to ask). */
 	const char *slash = strchr(target, '/');
-	struct group *group = find_group(groups, group_count, target, (size_t)(slash - target));
+	struct group *group = group_find(groups, group_count, target, (size_t)(slash - target));
 	if (group && zero_sets_find(&group->zero_sets, slash + 1)) {
 		scope->group = group;
 		scope->instances_of = slash + 1;

@@ -31,18 +31,18 @@ static struct ready_rule_facts facts_of(const json_t *task)
 }
 
 void status_ready_reason(const char *state, const struct ready_rule_facts *facts,
-			 const char *waiting, char *why, size_t why_size)
+			 const char *waiting, char *error, size_t error_size)
 {
 	if (facts->state == READY_RULE_RUNNING)
-		snprintf(why, why_size, "%s%s", state,
+		snprintf(error, error_size, "%s%s", state,
 			 facts->ready_lost ? ", was ready; its readiness check fails now"
 					   : ", has not said it is ready");
 	else if (waiting && *waiting)
-		snprintf(why, why_size, "%s, %s", state, waiting);
+		snprintf(error, error_size, "%s, %s", state, waiting);
 	else if (facts->restart_pending)
-		snprintf(why, why_size, "%s, restarts after its delay", state);
+		snprintf(error, error_size, "%s, restarts after its delay", state);
 	else
-		snprintf(why, why_size, "%s", state);
+		snprintf(error, error_size, "%s", state);
 }
 
 int status_ready_check(FILE *out, const json_t *reply)
@@ -63,14 +63,14 @@ int status_ready_check(FILE *out, const json_t *reply)
 			struct ready_rule_facts facts = facts_of(task);
 			if (ready_rule_verdict(&facts) != READY_VERDICT_NOT_READY)
 				continue;
-			char why[256];
+			char error[256];
 			const json_t *waiting = json_object_get(task, "waiting_for");
 			status_ready_reason(string_field(task, "state"), &facts,
 					    json_is_string(waiting) ? json_string_value(waiting)
 								    : NULL,
-					    why, sizeof(why));
+					    error, sizeof(error));
 			not_ready++;
-			fprintf(out, "%s: not ready (%s)\n", string_field(task, "task"), why);
+			fprintf(out, "%s: not ready (%s)\n", string_field(task, "task"), error);
 		}
 	}
 	if (!not_ready)

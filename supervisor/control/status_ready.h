@@ -28,4 +28,4 @@ int status_ready_check(FILE *out, const json_t *reply);
  * or NULL): "pending, waits for tcp db:5432 (last: ...)", or its restart
  * delay. */
 void status_ready_reason(const char *state, const struct ready_rule_facts *facts,
-			 const char *waiting, char *why, size_t why_size);
+			 const char *waiting, char *error, size_t error_size);

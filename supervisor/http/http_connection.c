@@ -166,9 +166,9 @@ static void answer_one(struct http_connection *connection)
 		return;
 	}
 	struct http_request request;
-	char why[128];
-	if (http_request_parse(connection->input, end, &request, why, sizeof(why)) < 0) {
-		refuse(connection, request.refusal, why);
+	char error[128];
+	if (http_request_parse(connection->input, end, &request, error, sizeof(error)) < 0) {
+		refuse(connection, request.refusal, error);
 		return;
 	}
 	struct http_response response;

@@ -138,10 +138,10 @@ static struct http_connection *evictable(struct http_server *server)
 
 static void refuse_connection(struct http_server *server, int fd)
 {
-	char why[96];
-	snprintf(why, sizeof(why), "all %d connections were being answered (503)",
+	char error[96];
+	snprintf(error, sizeof(error), "all %d connections were being answered (503)",
 		 HTTP_CONNECTIONS_MAX);
-	http_refusals_note(server, fd, why);
+	http_refusals_note(server, fd, error);
 	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
 				   "Content-Length: 0\r\nConnection: close\r\n\r\n";
 	send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -32,9 +32,9 @@ int keeper_notify_open(struct keeper_notify *notify)
 	    setsockopt(notify->relay, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0 ||
 	    bind(notify->relay, (struct sockaddr *)&own,
 		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)name)) < 0) {
-		int error = errno;
+		int failure = errno;
 		keeper_notify_close(notify);
-		return -error;
+		return -failure;
 	}
 	char variable[sizeof(own.sun_path) + 1];
 	snprintf(variable, sizeof(variable), "@%s", own.sun_path + 1);

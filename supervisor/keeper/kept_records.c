@@ -146,9 +146,9 @@ int kept_records_to_memfd(const struct kept_records *records)
 		       put(fd, record->bytes, record->length);
 	}
 	if (!good) {
-		int error = errno ? errno : EIO;
+		int failure = errno ? errno : EIO;
 		close(fd);
-		return -error;
+		return -failure;
 	}
 	return fd;
 }

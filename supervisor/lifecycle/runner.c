@@ -329,12 +329,12 @@ static void end_resource_wait(struct runner *runner, bool started)
 static void spawn_now(struct runner *runner, uint64_t now_ms)
 {
 	char message[MESSAGE_SIZE];
-	int error = runner->effects->spawn(runner, message, sizeof(message));
-	if (error < 0 && resource_shortage(error)) {
+	int failure = runner->effects->spawn(runner, message, sizeof(message));
+	if (failure < 0 && resource_shortage(failure)) {
 		postpone_start(runner, message, now_ms);
 		return;
 	}
-	if (error < 0) {
+	if (failure < 0) {
 		start_failed(runner, message, 126, now_ms, false);
 		return;
 	}

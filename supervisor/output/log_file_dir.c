@@ -91,8 +91,8 @@ int log_dir_open(const char *dir, const char *group, bool shared_dir,
 	int made = mkdir(dir, 0755) == 0 || errno == EEXIST ? 0 : errno;
 	int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0) {
-		int error = made && errno == ENOENT ? made : errno;
-		fail(failure, false, error, "%s: %s", dir, strerror(error));
+		int code = made && errno == ENOENT ? made : errno;
+		fail(failure, false, code, "%s: %s", dir, strerror(code));
 		return -failure->error;
 	}
 	if (!trusted(dir_fd, dir, shared_dir, true, failure)) {
@@ -102,14 +102,14 @@ int log_dir_open(const char *dir, const char *group, bool shared_dir,
 	made = mkdirat(dir_fd, group, 0755) == 0 || errno == EEXIST ? 0 : errno;
 	int group_fd = open_beneath(dir_fd, group, DIR_FLAGS, 0);
 	/* ENOENT after a mkdirat that failed: the mkdirat's reason. */
-	int error = made && errno == ENOENT ? made : errno;
+	int code = made && errno == ENOENT ? made : errno;
 	close(dir_fd);
 	if (group_fd < 0) {
-		if (error == ELOOP || error == ENOTDIR)
-			fail(failure, true, error, "%s/%s is %s", dir, group,
-			     error == ELOOP ? "a symbolic link" : "not a directory");
+		if (code == ELOOP || code == ENOTDIR)
+			fail(failure, true, code, "%s/%s is %s", dir, group,
+			     code == ELOOP ? "a symbolic link" : "not a directory");
 		else
-			fail(failure, false, error, "%s/%s: %s", dir, group, strerror(error));
+			fail(failure, false, code, "%s/%s: %s", dir, group, strerror(code));
 		return -failure->error;
 	}
 	char path[PATH_MAX];
@@ -126,18 +126,18 @@ int log_dir_open_file(int dir_fd, const char *name, bool exclusive, uint64_t *si
 {
 	int fd = open_beneath(dir_fd, name, FILE_FLAGS | (exclusive ? O_EXCL : 0), 0644);
 	if (fd < 0) {
-		int error = errno;
-		if (error == ELOOP)
-			fail(failure, true, error, "it is a symbolic link");
-		else if (error == EEXIST)
-			fail(failure, true, error,
+		int code = errno;
+		if (code == ELOOP)
+			fail(failure, true, code, "it is a symbolic link");
+		else if (code == EEXIST)
+			fail(failure, true, code,
 			     "something was put at its name while it was rotated");
-		else if (error == EISDIR)
-			fail(failure, true, error, "it is a directory");
-		else if (error == ENXIO)
-			fail(failure, true, error, "it is a FIFO or socket");
+		else if (code == EISDIR)
+			fail(failure, true, code, "it is a directory");
+		else if (code == ENXIO)
+			fail(failure, true, code, "it is a FIFO or socket");
 		else
-			fail(failure, false, error, "%s", strerror(error));
+			fail(failure, false, code, "%s", strerror(code));
 		return -failure->error;
 	}
 	struct stat status;

@@ -398,10 +398,10 @@ int task_output_open(struct task_output *output, struct loop *loop, struct outpu
 	/* Without a writer yet, it would only hang up: in the loop from the
 	 * first writer on. */
 	output->unwatched = output->write_fd < 0;
-	int error = output->unwatched ? 0 : loop_watch_add(loop, &output->watch, EPOLLIN);
-	if (error < 0) {
+	int failure = output->unwatched ? 0 : loop_watch_add(loop, &output->watch, EPOLLIN);
+	if (failure < 0) {
 		task_output_close(output);
-		return error;
+		return failure;
 	}
 	return 0;
 }

@@ -216,12 +216,12 @@ static void connect_failed(struct probe *probe, int error);
 static void connect_to(struct probe *probe, const struct sockaddr_storage *address,
 		       socklen_t length, int path_fd, pid_t pid)
 {
-	char why[PATH_MAX + 96];
-	int fd = open_socket(probe, address->ss_family, pid, why, sizeof(why));
+	char error[PATH_MAX + 96];
+	int fd = open_socket(probe, address->ss_family, pid, error, sizeof(error));
 	if (fd < 0) {
 		if (path_fd >= 0)
 			close(path_fd);
-		finish(probe, false, why);
+		finish(probe, false, error);
 		return;
 	}
 	probe->socket_watch =
@@ -280,11 +280,11 @@ static void on_name_resolved(void *context, const struct sockaddr_storage *addre
 static void resolve_then_connect(struct probe *probe)
 {
 	struct probe_services *services = probe->services;
-	char why[256];
+	char error[256];
 	if (!services->resolver &&
-	    !(services->resolver = name_resolver_create(services->loop, why, sizeof(why)))) {
+	    !(services->resolver = name_resolver_create(services->loop, error, sizeof(error)))) {
 		char message[320];
-		snprintf(message, sizeof(message), "resolve %s: %s", probe->config->host, why);
+		snprintf(message, sizeof(message), "resolve %s: %s", probe->config->host, error);
 		finish(probe, false, message);
 		return;
 	}
@@ -303,12 +303,12 @@ void net_probe_run(struct probe *probe)
 		return;
 	}
 	pid_t pid = probe->target_pid ? probe->target_pid(probe->context) : 0;
-	char why[PATH_MAX + 96];
+	char error[PATH_MAX + 96];
 	struct sockaddr_storage address;
 	int path_fd;
-	socklen_t length = target_address(probe, pid, &address, &path_fd, why, sizeof(why));
+	socklen_t length = target_address(probe, pid, &address, &path_fd, error, sizeof(error));
 	if (!length) {
-		finish(probe, false, why);
+		finish(probe, false, error);
 		return;
 	}
 	connect_to(probe, &address, length, path_fd, pid);
@@ -347,29 +347,29 @@ static void exchange(struct probe *probe, uint32_t events)
 	int parsed = http_status_parse(probe->response, probe->response_length, &status);
 	if (parsed == 0 && got > 0 && probe->response_length < sizeof(probe->response))
 		return;
-	char why[160] = "";
+	char error[160] = "";
 	if (parsed <= 0) {
-		snprintf(why, sizeof(why),
+		snprintf(error, sizeof(error),
 			 got == 0 && probe->response_length == 0 ? "closed without an answer"
 								 : "not an HTTP answer");
-		finish(probe, false, why);
+		finish(probe, false, error);
 		return;
 	}
 	/* Kubernetes' rule: 200 to 399 pass. */
 	bool passed = status >= 200 && status < 400;
 	if (!passed)
-		snprintf(why, sizeof(why), "HTTP %d", status);
-	finish(probe, passed, why);
+		snprintf(error, sizeof(error), "HTTP %d", status);
+	finish(probe, passed, error);
 }
 
 static void on_socket_event(struct loop_watch *watch, uint32_t events)
 {
 	struct probe *probe = watch->data;
 	if (probe->request_sent == 0 && probe->response_length == 0) {
-		int error = 0;
-		socklen_t size = sizeof(error);
-		if (getsockopt(watch->fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 && error) {
-			connect_failed(probe, error);
+		int failure = 0;
+		socklen_t size = sizeof(failure);
+		if (getsockopt(watch->fd, SOL_SOCKET, SO_ERROR, &failure, &size) == 0 && failure) {
+			connect_failed(probe, failure);
 			return;
 		}
 		if (probe->config->kind != PROBE_HTTP) {

@@ -81,9 +81,9 @@ static void run_path_check(struct probe *probe)
 		probe_report(probe, true, "");
 		return;
 	}
-	char why[PATH_MAX + 64];
-	snprintf(why, sizeof(why), "%s: %s", probe->config->path, strerror(errno));
-	probe_report(probe, false, why);
+	char error[PATH_MAX + 64];
+	snprintf(error, sizeof(error), "%s: %s", probe->config->path, strerror(errno));
+	probe_report(probe, false, error);
 }
 
 static void run_once(struct probe *probe)
@@ -98,12 +98,12 @@ static void run_once(struct probe *probe)
 	}
 	if (probe->config->inside && probe->inside.spawn) {
 		struct spawn_result result;
-		char why[160];
+		char error[160];
 		uint64_t now = loop_now_ms();
 		loop_timer_arm(probe->services->loop, &probe->next_run,
 			       now + probe_interval_ms(probe));
-		if (run_inside(probe, &result, why, sizeof(why)) < 0) {
-			probe_report(probe, false, why);
+		if (run_inside(probe, &result, error, sizeof(error)) < 0) {
+			probe_report(probe, false, error);
 			return;
 		}
 		probe->run_joined = true;
@@ -136,11 +136,11 @@ static void run_once(struct probe *probe)
 	struct spawn_result result;
 	uint64_t now = loop_now_ms();
 	loop_timer_arm(probe->services->loop, &probe->next_run, now + probe_interval_ms(probe));
-	int error = spawn_process(slots, &request, &result);
-	if (error < 0) {
-		char why[96];
-		snprintf(why, sizeof(why), "clone3: %s", strerror(-error));
-		probe_report(probe, false, why);
+	int failure = spawn_process(slots, &request, &result);
+	if (failure < 0) {
+		char error[96];
+		snprintf(error, sizeof(error), "clone3: %s", strerror(-failure));
+		probe_report(probe, false, error);
 		return;
 	}
 	probe->pid = result.pid;
@@ -222,12 +222,12 @@ static void finish_run(struct probe *probe)
 	/* What the run left behind goes with it. */
 	if (!process_group_reap(probe->pidfd_watch.fd, probe->pid, true, &info))
 		return;
-	char why[160] = "";
+	char error[160] = "";
 	bool passed = info.si_code == CLD_EXITED && info.si_status == 0 && !probe->timed_out;
 	if (!passed)
-		describe_exit(probe, &info, why, sizeof(why));
+		describe_exit(probe, &info, error, sizeof(error));
 	let_run_go(probe);
-	probe_report(probe, passed, why);
+	probe_report(probe, passed, error);
 }
 
 static void on_run_exit(struct loop_watch *watch, uint32_t events)

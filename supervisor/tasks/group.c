@@ -581,6 +581,16 @@ void group_instance_counts(const struct group *group, const char *set, unsigned 
 	}
 }
 
+struct group *group_find(struct group *const *groups, size_t count, const char *name, size_t length)
+{
+	for (size_t i = 0; name && i < count; i++) {
+		const char *candidate = groups[i]->config->name;
+		if (strlen(candidate) == length && memcmp(candidate, name, length) == 0)
+			return groups[i];
+	}
+	return NULL;
+}
+
 bool group_has_processes(const struct group *group)
 {
 	for (size_t i = 0; i < group->task_count; i++)

@@ -119,6 +119,10 @@ void group_stop_task(struct group *group, struct task *task, uint64_t now_ms);
 
 bool group_has_processes(const struct group *group);
 
+/* The group of `groups` named by the `length` bytes at `name`, or NULL. */
+struct group *group_find(struct group *const *groups, size_t count, const char *name,
+			 size_t length);
+
 /* A restore found no record of the group's own state: its lifecycle goes
  * where its tasks show it was (coordinator_resume), and says so. */
 void group_resume_lifecycle(struct group *group);

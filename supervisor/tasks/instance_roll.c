@@ -267,7 +267,7 @@ static void advance(struct group *group, struct instance_roll *roll, uint64_t no
 		enum roll_seen seen = task->removed
 					  ? ROLL_SEEN_GONE
 					  : roll_observe(&task->runner, member->restarts_before);
-		char why[320];
+		char error[320];
 		switch (seen) {
 		case ROLL_SEEN_NOTHING:
 			continue;
@@ -275,10 +275,10 @@ static void advance(struct group *group, struct instance_roll *roll, uint64_t no
 			member_replaced(group, roll, member);
 			continue;
 		case ROLL_SEEN_FAILED:
-			describe_failure(task, why, sizeof(why));
+			describe_failure(task, error, sizeof(error));
 			break;
 		case ROLL_SEEN_GONE:
-			snprintf(why, sizeof(why),
+			snprintf(error, sizeof(error),
 				 "it was stopped or restarted by someone else meanwhile (%s)",
 				 task->removed ? "removed" : runner_shown_state(&task->runner));
 			break;
@@ -288,7 +288,7 @@ static void advance(struct group *group, struct instance_roll *roll, uint64_t no
 		roll_stop_at(phases, roll->member_count, i);
 		for (size_t j = 0; j < roll->member_count; j++)
 			roll->members[j].phase = phases[j];
-		finish_stopped(group, roll, member, why);
+		finish_stopped(group, roll, member, error);
 		return;
 	}
 	for (;;) {

@@ -66,10 +66,10 @@ static void watchdog_failed(struct task *task, const char *why)
 static void on_watchdog(struct loop_timer *timer)
 {
 	struct task *task = timer->data;
-	char why[96], watchdog[32];
+	char error[96], watchdog[32];
 	format_duration_ms(readiness_of(task->config)->watchdog_ms, watchdog, sizeof(watchdog));
-	snprintf(why, sizeof(why), "no WATCHDOG=1 within %s", watchdog);
-	watchdog_failed(task, why);
+	snprintf(error, sizeof(error), "no WATCHDOG=1 within %s", watchdog);
+	watchdog_failed(task, error);
 }
 
 /* EXTEND_TIMEOUT_USEC=N: N microseconds more to become ready. */

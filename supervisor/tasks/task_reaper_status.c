@@ -121,10 +121,10 @@ int task_reaper_status_prepare_spawn(struct task *task, struct spawn_request *re
 	/* corral's end: credentials on each message, and never a blocking read. */
 	if (setsockopt(ends[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0 ||
 	    fcntl(ends[0], F_SETFL, O_NONBLOCK) < 0) {
-		int error = -errno;
+		int failure = -errno;
 		close(ends[0]);
 		close(ends[1]);
-		return error;
+		return failure;
 	}
 	task->reaper_status_watch.fd = ends[0];
 	task->reaper_status_write = ends[1];

@@ -149,9 +149,9 @@ void task_take_next_config(struct task *task)
 	kept.record = task_detach_record(task); /* and what the pipes dropped */
 	task_free(task);
 
-	char why[256];
+	char error[256];
 	int result =
-	    task_init(task, definition, group, group->config->name, services, why, sizeof(why));
+	    task_init(task, definition, group, group->config->name, services, error, sizeof(error));
 	line_ring_free(&task->logs);
 	task->logs = kept.logs;
 	line_ring_resize(&task->logs, definition->log_history);
@@ -170,9 +170,9 @@ void task_take_next_config(struct task *task)
 	if (result < 0) {
 		/* The reload checked the user and the plan: what is left is
 		 * running out of fds or memory. */
-		log_message("%s: cannot take its new definition: %s", definition->full_name, why);
+		log_message("%s: cannot take its new definition: %s", definition->full_name, error);
 		if (task->runner.state != TASK_DEAD)
-			runner_fail_unstarted(&task->runner, why);
+			runner_fail_unstarted(&task->runner, error);
 	}
 	group_mark_dirty(group);
 }

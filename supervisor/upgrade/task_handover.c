@@ -26,7 +26,7 @@ static bool prestart_hook_done(const struct task *task)
 	return false;
 }
 
-bool task_handover_possible(const struct task *task, char *why, size_t why_size)
+bool task_handover_possible(const struct task *task, char *error, size_t error_size)
 {
 	const struct runner *runner = &task->runner;
 	const char *reason = NULL;
@@ -64,7 +64,7 @@ bool task_handover_possible(const struct task *task, char *why, size_t why_size)
 	else if (task->dependency_waiting || task->outside)
 		reason = "it waits to start (after:, wait_for:)";
 	if (reason)
-		snprintf(why, why_size, "%s: %s", task->config->full_name, reason);
+		snprintf(error, error_size, "%s: %s", task->config->full_name, reason);
 	return reason == NULL;
 }
 

@@ -14,7 +14,7 @@
 
 /* Why this task cannot be handed over now (it is between two states, or
  * uses what the hand-over does not carry): false with `why`, else true. */
-bool task_handover_possible(const struct task *task, char *why, size_t why_size);
+bool task_handover_possible(const struct task *task, char *error, size_t error_size);
 
 json_t *task_handover_write(struct handover_writer *writer, const struct task *task);
 

@@ -9,24 +9,24 @@
 #include <unistd.h>
 
 int upgrade_binary_judge(const char *name, bool directory, mode_t mode, uid_t owner, uid_t corral,
-			 char *why, size_t why_size)
+			 char *error, size_t error_size)
 {
 	unsigned permissions = (unsigned)(mode & 07777);
 	const char *what = directory ? "its directory " : "";
 	if (directory ? !S_ISDIR(mode) : !S_ISREG(mode)) {
-		snprintf(why, why_size, "%s is not a %s", name,
+		snprintf(error, error_size, "%s is not a %s", name,
 			 directory ? "directory" : "regular file");
 		return -EPERM;
 	}
 	if (owner != 0 && owner != corral) {
-		snprintf(why, why_size,
+		snprintf(error, error_size,
 			 "%s%s belongs to uid %u (mode %04o), not to root or to corral's user "
 			 "(uid %u): its owner could change what corral would run",
 			 what, name, (unsigned)owner, permissions, (unsigned)corral);
 		return -EPERM;
 	}
 	if ((mode & (S_IWGRP | S_IWOTH)) && !(directory && (mode & S_ISVTX))) {
-		snprintf(why, why_size,
+		snprintf(error, error_size,
 			 "%s%s may be written by others (owner uid %u, mode %04o): they could "
 			 "replace what corral would run; make it writable by its owner only",
 			 what, name, (unsigned)owner, permissions);
@@ -36,7 +36,7 @@ int upgrade_binary_judge(const char *name, bool directory, mode_t mode, uid_t ow
 }
 
 /* Every directory above `path` (absolute), from its parent up to "/". */
-static int judge_directories(const char *path, uid_t corral, char *why, size_t why_size)
+static int judge_directories(const char *path, uid_t corral, char *error, size_t error_size)
 {
 	char directory[PATH_MAX];
 	snprintf(directory, sizeof(directory), "%s", path);
@@ -51,11 +51,11 @@ static int judge_directories(const char *path, uid_t corral, char *why, size_t w
 		struct stat status;
 		if (stat(directory, &status) < 0) {
 			int failure = -errno;
-			snprintf(why, why_size, "%s: %s", directory, strerror(errno));
+			snprintf(error, error_size, "%s: %s", directory, strerror(errno));
 			return failure;
 		}
 		int refused = upgrade_binary_judge(directory, true, status.st_mode, status.st_uid,
-						   corral, why, why_size);
+						   corral, error, error_size);
 		if (refused < 0 || strcmp(directory, "/") == 0)
 			return refused;
 	}
@@ -63,7 +63,7 @@ static int judge_directories(const char *path, uid_t corral, char *why, size_t w
 
 /* "" becomes the path of corral's own binary as it is on disk now: the
  * file at that path, not the one running (which may have been replaced). */
-static int resolve(const char *binary, char *path, size_t size, char *why, size_t why_size)
+static int resolve(const char *binary, char *path, size_t size, char *error, size_t error_size)
 {
 	if (binary && *binary) {
 		snprintf(path, size, "%s", binary);
@@ -72,7 +72,7 @@ static int resolve(const char *binary, char *path, size_t size, char *why, size_
 	ssize_t length = readlink("/proc/self/exe", path, size - 1);
 	if (length < 0) {
 		int failure = -errno;
-		snprintf(why, why_size, "cannot find corral's own binary: /proc/self/exe: %s",
+		snprintf(error, error_size, "cannot find corral's own binary: /proc/self/exe: %s",
 			 strerror(errno));
 		return failure;
 	}
@@ -84,20 +84,20 @@ static int resolve(const char *binary, char *path, size_t size, char *why, size_
 	return 0;
 }
 
-int upgrade_binary_open(const char *binary, char *path, size_t path_size, char *why,
-			size_t why_size)
+int upgrade_binary_open(const char *binary, char *path, size_t path_size, char *error,
+			size_t error_size)
 {
-	int failure = resolve(binary, path, path_size, why, why_size);
+	int failure = resolve(binary, path, path_size, error, error_size);
 	if (failure < 0)
 		return failure;
 	if (path[0] != '/') {
-		snprintf(why, why_size, "%s: the binary's path must be absolute", path);
+		snprintf(error, error_size, "%s: the binary's path must be absolute", path);
 		return -EINVAL;
 	}
 	int fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0) {
 		failure = -errno;
-		snprintf(why, why_size, "%s cannot be run: %s", path, strerror(errno));
+		snprintf(error, error_size, "%s cannot be run: %s", path, strerror(errno));
 		return failure;
 	}
 	uid_t corral = geteuid();
@@ -107,18 +107,18 @@ int upgrade_binary_open(const char *binary, char *path, size_t path_size, char *
 	ssize_t length = readlink(link, real, sizeof(real) - 1);
 	if (fstat(fd, &status) < 0 || length <= 0) {
 		failure = -errno;
-		snprintf(why, why_size, "%s: %s", path, strerror(errno));
+		snprintf(error, error_size, "%s: %s", path, strerror(errno));
 		close(fd);
 		return failure;
 	}
 	real[length] = '\0';
 	/* The file itself, where it really is, then the way the name given
 	 * leads to it (a later `corral upgrade` of that name goes there). */
-	if ((failure = upgrade_binary_judge(path, false, status.st_mode, status.st_uid, corral, why,
-					    why_size)) < 0 ||
-	    (failure = judge_directories(real, corral, why, why_size)) < 0 ||
+	if ((failure = upgrade_binary_judge(path, false, status.st_mode, status.st_uid, corral,
+					    error, error_size)) < 0 ||
+	    (failure = judge_directories(real, corral, error, error_size)) < 0 ||
 	    (strcmp(real, path) != 0 &&
-	     (failure = judge_directories(path, corral, why, why_size)) < 0)) {
+	     (failure = judge_directories(path, corral, error, error_size)) < 0)) {
 		close(fd);
 		return failure;
 	}

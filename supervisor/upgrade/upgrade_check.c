@@ -73,8 +73,8 @@ static void on_output(struct loop_watch *watch, uint32_t events)
 }
 
 /* The verdict from how it ended and what it printed. */
-static bool judge(const struct upgrade_check *check, const siginfo_t *info, char *why,
-		  size_t why_size)
+static bool judge(const struct upgrade_check *check, const siginfo_t *info, char *error,
+		  size_t error_size)
 {
 	const char *path = check->path;
 	struct spawn_failure failure;
@@ -82,44 +82,44 @@ static bool judge(const struct upgrade_check *check, const siginfo_t *info, char
 		struct spawn_request request = {.executable = path};
 		char reason[PATH_MAX + 96];
 		spawn_failure_describe(&request, &failure, reason, sizeof(reason));
-		snprintf(why, why_size, "%s cannot be run: %s", path, reason);
+		snprintf(error, error_size, "%s cannot be run: %s", path, reason);
 		return false;
 	}
 	if (check->timed_out) {
-		snprintf(why, why_size, "%s --handover-format did not answer within %d s", path,
+		snprintf(error, error_size, "%s --handover-format did not answer within %d s", path,
 			 UPGRADE_CHECK_TIMEOUT_MS / 1000);
 		return false;
 	}
 	if (check->killed) {
-		snprintf(why, why_size,
+		snprintf(error, error_size,
 			 "%s --handover-format was stopped: the client that asked "
 			 "for the upgrade went away",
 			 path);
 		return false;
 	}
 	if (info->si_code != CLD_EXITED) {
-		snprintf(why, why_size,
+		snprintf(error, error_size,
 			 "%s --handover-format was killed by %s: not a corral that can take over",
 			 path, signal_name(info->si_status));
 		return false;
 	}
 	if (info->si_status != 0) {
 		snprintf(
-		    why, why_size,
+		    error, error_size,
 		    "%s --handover-format exited with code %d: not a corral that can take over",
 		    path, info->si_status);
 		return false;
 	}
 	const char *format = strstr(check->output, "handover-format ");
 	if (!format) {
-		snprintf(why, why_size,
+		snprintf(error, error_size,
 			 "%s --handover-format said no format: not a corral that can take over",
 			 path);
 		return false;
 	}
 	int number = atoi(format + strlen("handover-format "));
 	if (number != HANDOVER_FORMAT) {
-		snprintf(why, why_size,
+		snprintf(error, error_size,
 			 "%s reads hand-over format %d, this corral writes format %d: upgrade "
 			 "through a version that reads both, or restart corral",
 			 path, number, HANDOVER_FORMAT);
@@ -166,12 +166,12 @@ static bool finish(struct upgrade_check *check)
 		return false;
 	read_output(check); /* the last of it, without waiting for a writer left */
 	check->output[check->output_length] = '\0';
-	char why[PATH_MAX + 256] = "";
-	bool passed = judge(check, &info, why, sizeof(why));
+	char error[PATH_MAX + 256] = "";
+	bool passed = judge(check, &info, error, sizeof(error));
 	upgrade_check_done_fn *done = check->done;
 	void *context = check->context;
 	release(check);
-	done(context, passed, why);
+	done(context, passed, error);
 	return true;
 }
 
@@ -190,12 +190,12 @@ static void on_deadline(struct loop_timer *timer)
 
 int upgrade_check_start(struct upgrade_check **out, struct loop *loop, struct spawn_slots *slots,
 			int binary_fd, const char *path, upgrade_check_done_fn *done, void *context,
-			char *why, size_t why_size)
+			char *error, size_t error_size)
 {
 	int output[2];
 	if (pipe2(output, O_CLOEXEC | O_NONBLOCK) < 0) {
 		int failure = -errno;
-		snprintf(why, why_size, "%s: a pipe for its check: %s", path, strerror(errno));
+		snprintf(error, error_size, "%s: a pipe for its check: %s", path, strerror(errno));
 		return failure;
 	}
 	char *argv[] = {(char *)path, "--handover-format", NULL};
@@ -217,7 +217,7 @@ int upgrade_check_start(struct upgrade_check **out, struct loop *loop, struct sp
 	close(output[1]);
 	if (failure < 0) {
 		close(output[0]);
-		snprintf(why, why_size, "%s cannot be run: %s", path, result.message);
+		snprintf(error, error_size, "%s cannot be run: %s", path, result.message);
 		return failure;
 	}
 	struct upgrade_check *check = xcalloc(1, sizeof(*check));
@@ -236,7 +236,7 @@ int upgrade_check_start(struct upgrade_check **out, struct loop *loop, struct sp
 	if (loop_watch_add(loop, &check->output_watch, EPOLLIN) < 0 ||
 	    loop_watch_add(loop, &check->exit_watch, EPOLLIN) < 0) {
 		failure = -errno;
-		snprintf(why, why_size, "%s: watch its check: %s", path, strerror(errno));
+		snprintf(error, error_size, "%s: watch its check: %s", path, strerror(errno));
 		process_group_kill(check->pid);
 		release(check); /* a zombie the SIGCHLD sweep reaps */
 		return failure;

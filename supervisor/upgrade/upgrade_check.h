@@ -24,13 +24,13 @@ struct upgrade_check;
  * with code 1: not a corral that can take over"). The check's process and
  * fds are gone by then (it may exec); `check` is freed at the next
  * upgrade_check_collect. */
-typedef void upgrade_check_done_fn(void *context, bool passed, const char *why);
+typedef void upgrade_check_done_fn(void *context, bool passed, const char *error);
 
 /* Starts `path` (opened as `binary_fd`, which stays the caller's) with
  * --handover-format. 0 with *out, or -errno with `why` (nothing started). */
 int upgrade_check_start(struct upgrade_check **out, struct loop *loop, struct spawn_slots *slots,
 			int binary_fd, const char *path, upgrade_check_done_fn *done, void *context,
-			char *why, size_t why_size);
+			char *error, size_t error_size);
 
 /* The SIGCHLD sweep found `pid` exited: when it is the check's process,
  * the check ends here (true), before the sweep could reap it unseen. */
