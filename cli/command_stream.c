@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +64,10 @@ struct stream_command {
 	bool timestamps;   /* logs --timestamps */
 	bool one_task;     /* logs of one task: no task prefix */
 	double since;      /* logs --since, seconds since the epoch; 0: all */
+	/* The time of the last item printed: a stream followed again after
+	 * a restore skips what it printed already. */
+	double last_time;
+	bool skip_through; /* after following again: until past last_time */
 	int name_width;    /* events: column widths, growing to fit */
 	int event_width;
 };
@@ -105,17 +110,31 @@ static void print_log_json(double time, const char *task, const char *stream, co
 	json_decref(object);
 }
 
+/* Whether an item at `time` is one not printed yet: once a stream is
+ * followed again (follow_again), what the new corral still kept from
+ * before is skipped, up to the last time printed. Items are in time
+ * order. Counts what it lets through. */
+static bool new_item(struct stream_command *command, double time)
+{
+	if (command->skip_through && time <= command->last_time)
+		return false;
+	command->skip_through = false;
+	command->last_time = time;
+	return true;
+}
+
 /* logs: the text of each line as the task wrote it, after its time (-t)
  * and its task (when there are several). A line from a task's separate
  * stderr goes to our stderr, as `docker logs` does. */
-static void print_log_line(const struct stream_command *command, const json_t *line)
+static void print_log_line(struct stream_command *command, const json_t *line)
 {
 	const json_t *text = json_object_get(line, "text");
 	const char *task = json_string_value(json_object_get(line, "task"));
 	const char *stream = json_string_value(json_object_get(line, "stream"));
 	double time = json_number_value(json_object_get(line, "time"));
 
-	if (!json_is_string(text) || (command->since && time < command->since))
+	if (!json_is_string(text) || (command->since && time < command->since) ||
+	    !new_item(command, time))
 		return;
 	if (command->json) {
 		print_log_json(time, task ? task : "?", stream, text);
@@ -201,6 +220,8 @@ static void print_event(struct stream_command *command, const json_t *event)
 	const json_t *pid = json_object_get(event, "pid");
 	char time_text[32], name[2 * CONTROL_TARGET_MAX];
 
+	if (!new_item(command, json_number_value(json_object_get(event, "time"))))
+		return;
 	if (command->json) {
 		char *line = json_dumps(event, JSON_COMPACT);
 
@@ -241,9 +262,56 @@ static int interrupt_fd_open(void)
 	return fd < 0 ? -errno : fd;
 }
 
+/* The stream ended without a word. corral stopping in order removes its
+ * socket before it closes its followers, so a socket still there is a
+ * corral that died: under a keeper its next loop answers on the same
+ * socket (docs/decisions.md, "corral outlives its own death"), and the
+ * follow goes on there, saying so, from after the last item printed.
+ * True with `connection` following again. */
+static bool follow_again(struct stream_command *command, struct control_connection *connection,
+			 const struct control_request *request, const char *path)
+{
+	struct stat socket_file;
+	if (!path || stat(path, &socket_file) < 0 || !S_ISSOCK(socket_file.st_mode))
+		return false;
+	struct control_request status = {.command = CONTROL_STATUS};
+	snprintf(status.target, sizeof(status.target), "%s", request->target);
+	struct control_connection asked;
+	json_t *reply = NULL;
+	if (control_connection_call(&asked, path, &status, &reply, NULL) < 0)
+		return false;
+	const json_t *self = json_object_get(reply, "corral");
+	fprintf(stderr,
+		"corral: the stream ended without corral stopping, and corral answers again "
+		"(pid %" JSON_INTEGER_FORMAT ", restores %" JSON_INTEGER_FORMAT
+		"): following again; what it read between the two may be missing\n",
+		json_integer_value(json_object_get(self, "pid")),
+		json_integer_value(json_object_get(self, "restores")));
+	json_decref(reply);
+	control_connection_close(&asked);
+	int interrupt_fd = connection->interrupt_fd;
+	control_connection_close(connection);
+	if (control_connection_call(connection, path, request, &reply, NULL) < 0) {
+		connection->interrupt_fd = interrupt_fd;
+		return false;
+	}
+	connection->interrupt_fd = interrupt_fd;
+	connection->output_fd = STDOUT_FILENO;
+	command->skip_through = true;
+	size_t i;
+	json_t *item;
+	json_array_foreach(json_object_get(reply, command->items), i, item)
+	{
+		print_item(command, item);
+	}
+	json_decref(reply);
+	return command_output_flush() == 0;
+}
+
 /* Every object after the first reply is one item, until corral closes the
  * stream; {"ok": false, ...} is its last word when it cuts us off. */
-static int follow_stream(struct stream_command *command, struct control_connection *connection)
+static int follow_stream(struct stream_command *command, struct control_connection *connection,
+			 const struct control_request *request, const char *path)
 {
 	json_t *item;
 
@@ -254,13 +322,24 @@ static int follow_stream(struct stream_command *command, struct control_connecti
 		return 1;
 	}
 	connection->interrupt_fd = interrupt_fd;
+	/* A corral that dies again and again is not followed for ever. */
+	unsigned followed_again = 0;
 	for (;;) {
 		enum control_read_result result = control_connection_read(connection, &item, NULL);
 
+		if (result == CONTROL_READ_CLOSED && followed_again < 100 &&
+		    follow_again(command, connection, request, path)) {
+			followed_again++;
+			continue;
+		}
 		if (result == CONTROL_READ_CLOSED || result == CONTROL_READ_INTERRUPTED)
 			break;
 		if (result == CONTROL_READ_FAILED)
 			goto fail;
+		if (json_is_true(json_object_get(item, "ended"))) {
+			json_decref(item); /* corral ended the stream: no more to follow */
+			break;
+		}
 		if (json_is_false(json_object_get(item, "ok"))) {
 			control_connection_print_refusal(item);
 			json_decref(item);
@@ -385,8 +464,8 @@ static int run_stream_command(struct stream_command *command, struct control_req
 		return COMMAND_USAGE_ERROR;
 
 	command_output_setup();
-	if (control_connection_call(&connection, control_socket_path(&socket_choice), request,
-				    &reply, NULL) < 0)
+	const char *path = control_socket_path(&socket_choice);
+	if (control_connection_call(&connection, path, request, &reply, NULL) < 0)
 		return 1;
 	/* The reply names a task when the target was one: a task written
 	 * with `instances:` named as a whole is several, prefixed. */
@@ -405,7 +484,7 @@ static int run_stream_command(struct stream_command *command, struct control_req
 	json_decref(reply);
 	exit_code = command_output_flush();
 	if (exit_code == 0 && request->follow && !command_output_closed())
-		exit_code = follow_stream(command, &connection);
+		exit_code = follow_stream(command, &connection, request, path);
 	control_connection_close(&connection);
 	return exit_code;
 }

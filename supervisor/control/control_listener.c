@@ -108,12 +108,15 @@ void control_server_close(struct control_server *server)
 {
 	if (!server)
 		return;
-	while (server->clients)
-		control_client_retire(server->clients);
-	control_server_collect(server);
+	/* The socket goes first: a follower that sees its stream end then
+	 * finds no socket, and knows corral stopped rather than died
+	 * (cli/command_stream.c follows a corral that died again). */
 	if (server->watch.fd >= 0)
 		loop_watch_remove(server->loop, &server->watch);
 	unix_listener_close(&server->listener, server->path);
+	while (server->clients)
+		control_client_retire(server->clients);
+	control_server_collect(server);
 	control_refusals_stop(server);
 	free(server->path);
 	free(server->group_name);

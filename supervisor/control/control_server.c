@@ -318,6 +318,8 @@ const char *control_client_task(const struct control_client *client)
 	return client->task;
 }
 
+#define ENDED_LINE "{\"ok\":true,\"ended\":true}\n"
+
 void control_server_forget(struct control_server *server, enum control_follow kind,
 			   const void *subject)
 {
@@ -327,7 +329,12 @@ void control_server_forget(struct control_server *server, enum control_follow ki
 		if (client->follow != kind || client->follow_subject != subject)
 			continue;
 		/* The stream ends as at a half-close: what it is owed goes
-		 * out, then the connection closes (the CLI exits 0). */
+		 * out, then the connection closes (the CLI exits 0). A logs
+		 * follower is told it ended so: a stream that ends without
+		 * it is a corral that died, which the CLI follows again
+		 * once it is back (cli/command_stream.c). */
+		if (control_follow_is_logs(kind))
+			control_client_send(client, ENDED_LINE, sizeof(ENDED_LINE) - 1);
 		stop_following(client);
 		client->input_ended = true;
 		flush(client);

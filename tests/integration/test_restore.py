@@ -5,6 +5,7 @@ count: the keeper starts a new loop, which takes every task back from the
 records the keeper held (their state and the very fds: pidfds, output
 pipes with the bytes in them, listening sockets)."""
 
+import json
 import os
 import re
 import signal
@@ -333,3 +334,45 @@ def test_a_big_config_and_many_tasks_are_taken_back(corral):
     result = running.wait()
     assert result.returncode == 0, result.stderr[-2000:]
     assert "took back 600 tasks as they were" in result.stderr, result.stderr[-2000:]
+
+
+def test_followers_follow_again_after_a_restore_and_end_when_corral_stops(corral):
+    """`corral logs -f` and `events -f` whose corral's loop is killed follow
+    the new loop from after the last item they printed, and say so once
+    per restore; when corral stops in order they end at once, exit 0."""
+    config = {"groups": {"g": {"tasks": {"writer": {"command": WRITER}}}}}
+    running = corral.start(config, run_args=["--keeper"])
+    corral.wait_control(running)
+    logs = corral.cli_popen("logs", "-f", "g/writer")
+    events = corral.cli_popen("events", "-f", "--json")
+    time.sleep(0.5)
+    for count in (1, 2):
+        loop = loop_pid(corral)
+        os.kill(loop, signal.SIGKILL)
+        restored(corral, loop, count)
+        time.sleep(0.5)
+    corral.cli("restart", "g/writer")
+    time.sleep(0.5)
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+    outputs = {}
+    for name, follower in (("logs", logs), ("events", events)):
+        out, err = follower.communicate(timeout=10)
+        assert follower.returncode == 0, err
+        assert err.count(b"following again") == 2, err
+        outputs[name] = out.decode().splitlines()
+    # Lines: each the follower printed once, in order, across both kills
+    # and the restart (the writer starts again from 1).
+    runs = [[]]
+    for line in outputs["logs"]:
+        number = int(line.split()[1])
+        if runs[-1] and number <= runs[-1][-1]:
+            runs.append([])
+        runs[-1].append(number)
+    assert len(runs) == 2, [run[:3] for run in runs]
+    for run in runs:
+        assert run == list(range(run[0], run[0] + len(run))), run
+    # Events: the restart's once, and each restore's.
+    kinds = [json.loads(line)["event"] for line in outputs["events"]]
+    assert kinds.count("restart_requested") == 1, kinds
+    assert kinds.count("restored") == 2, kinds
