@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/clock.h"
 #include "base/units.h"
 #include "base/xmalloc.h"
 #include "supervisor/http/http_server_internal.h"
@@ -158,7 +159,10 @@ static void on_accept_pause_over(struct loop_timer *timer)
 static void on_accept(struct loop_watch *watch, uint32_t events)
 {
 	struct http_server *server = watch->data;
+	uint64_t started = monotonic_us();
 	for (unsigned i = 0; i < HTTP_ACCEPTS_PER_TURN; i++) {
+		if (i % 16 == 15 && monotonic_us() - started > HTTP_ACCEPT_BUDGET_US)
+			return;
 		int fd = accept4(watch->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
