@@ -815,11 +815,10 @@ static void test_signals_to_the_keeper_go_to_the_loop(void **state)
 	assert_int_equal(run_keeper(&script), 42);
 }
 
-/* The first loop starts a "task" that outlives it (and says its pid in a
- * held pipe); the keeper reaps it, and tells the next loop how it
- * ended. */
-static int learns_of_an_orphans_exit(int channel, const struct kept_records *records,
-				     unsigned restores)
+/* In the first loop (which it kills): a "task" that outlives the loop,
+ * exits 5 after 100 ms, and has its pid in a held pipe (record 1). In the
+ * next ones: that pid, read from the pipe given back; 0 if it is not. */
+static pid_t orphan_task(int channel, const struct kept_records *records, unsigned restores)
 {
 	if (restores == 0) {
 		pid_t task = fork();
@@ -828,12 +827,24 @@ static int learns_of_an_orphans_exit(int channel, const struct kept_records *rec
 			_exit(5);
 		}
 		if (task < 0 || record_a_pipe(channel, 1, "task 1", &task, sizeof(task)))
-			return 1;
+			return 0;
 		raise(SIGKILL);
 	}
 	pid_t task;
 	if (!given_back(records, 1, "task 1") ||
 	    read(HANDED_NUMBER, &task, sizeof(task)) != sizeof(task))
+		return 0;
+	return task;
+}
+
+/* The first loop starts a "task" that outlives it (and says its pid in a
+ * held pipe); the keeper reaps it, and tells the next loop how it
+ * ended. */
+static int learns_of_an_orphans_exit(int channel, const struct kept_records *records,
+				     unsigned restores)
+{
+	pid_t task = orphan_task(channel, records, restores);
+	if (task <= 0)
 		return 1;
 	void *buffer = malloc(KEEPER_MESSAGE_MAX);
 	for (;;) {
@@ -881,19 +892,8 @@ static int next_message(int channel, int ms, struct keeper_message *message)
 static int acts_on_an_exit_across_deaths(int channel, const struct kept_records *records,
 					 unsigned restores)
 {
-	if (restores == 0) {
-		pid_t task = fork();
-		if (task == 0) {
-			usleep(100 * 1000);
-			_exit(5);
-		}
-		if (task < 0 || record_a_pipe(channel, 1, "task 1", &task, sizeof(task)))
-			return 1;
-		raise(SIGKILL);
-	}
-	pid_t task;
-	if (!given_back(records, 1, "task 1") ||
-	    read(HANDED_NUMBER, &task, sizeof(task)) != sizeof(task))
+	pid_t task = orphan_task(channel, records, restores);
+	if (task <= 0)
 		return 1;
 	/* Kept for the next loop: the pipe goes back with the same pid. */
 	if (restores < 3 && record_a_pipe(channel, 1, "task 1", &task, sizeof(task)))
