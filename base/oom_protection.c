@@ -83,13 +83,3 @@ bool oom_protection_children_score(int *score)
 		*score = first_score;
 	return lowered;
 }
-
-void oom_protection_reset_child(pid_t pid)
-{
-	if (!lowered)
-		return;
-	char path[40];
-	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
-	/* It may be gone already (ENOENT, ESRCH): then there is nothing to protect. */
-	write_score(path, first_score);
-}

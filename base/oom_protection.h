@@ -20,10 +20,4 @@ void oom_protection_start(void);
  * score: every process it starts must go back to that value. */
 bool oom_protection_children_score(int *score);
 
-/* For a process not started by spawn_process, which sets its children's
- * itself: a hook (posix_spawn, already exec'd: moments of protection it
- * should not have) goes back to corral's first value. A no-op when corral
- * did not lower its own. */
-void oom_protection_reset_child(pid_t pid);
-
 #endif

@@ -3,15 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/oom_protection.h"
 #include "base/process_group.h"
 #include "base/xmalloc.h"
 #include "hooks/hook_protocol.h"
@@ -21,10 +18,12 @@ static void on_input_writable(struct loop_watch *watch, uint32_t events);
 static void on_output_readable(struct loop_watch *watch, uint32_t events);
 static void on_deadline(struct loop_timer *timer);
 
-void hook_run_init(struct hook_run *run, struct loop *loop)
+void hook_run_init(struct hook_run *run, struct loop *loop, const struct hook_spawner *spawner)
 {
 	memset(run, 0, sizeof(*run));
 	run->loop = loop;
+	run->spawner = spawner;
+	run->error_fd = -1;
 	run->pidfd_watch = (struct loop_watch){.fd = -1, .callback = on_exit_seen, .data = run};
 	run->input_watch =
 	    (struct loop_watch){.fd = -1, .callback = on_input_writable, .data = run};
@@ -117,6 +116,9 @@ static void release(struct hook_run *run)
 	close_watch(run, &run->input_watch);
 	close_watch(run, &run->output_watch);
 	loop_timer_cancel(run->loop, &run->deadline);
+	if (run->error_fd >= 0)
+		close(run->error_fd);
+	run->error_fd = -1;
 	free(run->input);
 	free(run->output);
 	run->input = run->output = NULL;
@@ -136,7 +138,12 @@ static void finish(struct hook_run *run)
 		return;
 	if (run->output_watch.fd >= 0 && !run->output_too_large)
 		read_output(run);
+	char failure[256];
+	bool start_failed = run->spawner->start_failed(run->spawner->context, run->argv,
+						       run->error_fd, failure, sizeof(failure));
 	struct hook_run_result result = {
+	    .start_failed = start_failed,
+	    .failure = start_failed ? failure : NULL,
 	    .timed_out = run->timed_out,
 	    .output_too_large = run->output_too_large,
 	    .exited = info.si_code == CLD_EXITED,
@@ -171,20 +178,6 @@ bool hook_run_reap(struct hook_run *run, pid_t pid)
 	return true;
 }
 
-/* The child starts with default signal dispositions and an empty mask:
- * corral blocks the signals it reads through signalfd. */
-static void set_up_attributes(posix_spawnattr_t *attributes)
-{
-	sigset_t all, none;
-	sigfillset(&all);
-	sigemptyset(&none);
-	posix_spawnattr_init(attributes);
-	posix_spawnattr_setsigdefault(attributes, &all);
-	posix_spawnattr_setsigmask(attributes, &none);
-	posix_spawnattr_setflags(attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
-						 POSIX_SPAWN_SETSIGMASK);
-}
-
 int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, char *input,
 		   size_t input_length, int stderr_fd, uint64_t timeout_ms,
 		   hook_run_done_function done, void *context)
@@ -202,46 +195,29 @@ int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, c
 		free(input);
 		return failure;
 	}
-	posix_spawn_file_actions_t actions;
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_adddup2(&actions, input_pipe[0], STDIN_FILENO);
-	posix_spawn_file_actions_adddup2(&actions, output_pipe[1], STDOUT_FILENO);
-	posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
-	/* Whatever corral inherited without CLOEXEC stays out of the hook. */
-	posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-	posix_spawnattr_t attributes;
-	set_up_attributes(&attributes);
-
-	pid_t pid;
-	int failure = posix_spawnp(&pid, argv[0], &actions, &attributes, argv, envp);
-	posix_spawn_file_actions_destroy(&actions);
-	posix_spawnattr_destroy(&attributes);
+	struct hook_process process;
+	const int stdio[3] = {input_pipe[0], output_pipe[1], stderr_fd};
+	int failure = run->spawner->spawn(run->spawner->context, argv, envp, stdio, &process);
 	close(input_pipe[0]);
 	close(output_pipe[1]);
-	if (!failure)
-		oom_protection_reset_child(pid);
-	int pidfd = failure ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
-	if (!failure && pidfd < 0) {
-		failure = errno;
-		kill(-pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-	if (failure) {
+	if (failure < 0) {
 		close(input_pipe[1]);
 		close(output_pipe[0]);
 		free(input);
-		return -failure;
+		return failure;
 	}
 	fcntl(input_pipe[1], F_SETFL, O_NONBLOCK);
 	fcntl(output_pipe[0], F_SETFL, O_NONBLOCK);
-	run->pid = pid;
+	run->pid = process.pid;
+	run->argv = argv;
+	run->error_fd = process.error_fd;
 	run->done = done;
 	run->context = context;
 	run->timed_out = run->output_too_large = false;
 	run->input = input;
 	run->input_length = input_length;
 	run->input_written = 0;
-	run->pidfd_watch.fd = pidfd; /* CLOEXEC by nature */
+	run->pidfd_watch.fd = process.pidfd;
 	run->input_watch.fd = input_pipe[1];
 	run->output_watch.fd = output_pipe[0];
 	loop_watch_add(run->loop, &run->pidfd_watch, EPOLLIN);

@@ -271,7 +271,9 @@ static void on_run_done(void *context, const struct hook_run_result *result)
 	release_slot(hooks);
 	struct task_hook *hook = &hooks->hooks[hooks->next_hook];
 	char error[HOOK_MESSAGE_MAX];
-	if (result->timed_out) {
+	if (result->start_failed) {
+		snprintf(error, sizeof(error), "%s", result->failure);
+	} else if (result->timed_out) {
 		char timeout[32];
 		format_duration_ms(hook->exec->timeout_ms, timeout, sizeof(timeout));
 		snprintf(error, sizeof(error), "timed out after %s; its process group was killed",
@@ -394,7 +396,7 @@ static void start_hook(struct task_hooks *hooks, struct task_hook *hook)
 	int started = stderr_fd;
 	if (stderr_fd >= 0 && !hooks->run) {
 		hooks->run = xmalloc(sizeof(*hooks->run));
-		hook_run_init(hooks->run, hooks->owner.loop);
+		hook_run_init(hooks->run, hooks->owner.loop, hooks->owner.spawner);
 	}
 	if (stderr_fd >= 0) {
 		started = hook_run_start(hooks->run, hook->exec->argv, hook->envp, input, length,

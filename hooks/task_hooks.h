@@ -69,6 +69,8 @@ struct task_hooks_owner {
 	/* hooks' stderr: a write end of the task's output, opened for each
 	 * hook process (called with `context`) and closed once it has it */
 	int (*open_stderr)(void *context);
+	/* How its exec hooks' processes start (hook_runner.h). */
+	const struct hook_spawner *spawner;
 	/* Where a successful prestart leaves the merged results. */
 	struct start_additions *additions;
 	/* A job asked for with task_hooks_run ended: ok, or (prestart) the

@@ -477,8 +477,17 @@ static bool joins_network_namespace(const struct spawn_request *request)
 	return request->isolation && request->isolation->join_network_namespace;
 }
 
+/* What becomes the child's stdin instead of /dev/null, or -1. */
+static int stdin_source(const struct spawn_request *request)
+{
+	if (request->stdin_given)
+		return request->stdin_fd;
+	return request->join && request->join->stdin_fd >= 0 ? request->join->stdin_fd : -1;
+}
+
 /* The child is done with corral's memory and fd table: drop corral's copies
- * of what was parked for it, so that the error pipe can report EOF. */
+ * of what was parked for it, so that the error pipe can report EOF (and a
+ * pipe on its stdin or stdout, its reader's). */
 static void release_slots(struct spawn_slots *slots, const struct spawn_request *request)
 {
 	dup3(slots->devnull_fd, slots->error_fd, O_CLOEXEC);
@@ -489,8 +498,10 @@ static void release_slots(struct spawn_slots *slots, const struct spawn_request 
 		dup3(slots->devnull_fd, slots->sync_fd, O_CLOEXEC);
 	if (joins_network_namespace(request) || request->join) /* it lives on in the child */
 		dup3(slots->devnull_fd, slots->namespace_fd, O_CLOEXEC);
-	if (request->join && request->join->stdin_fd >= 0)
+	if (stdin_source(request) >= 0)
 		dup3(slots->devnull_fd, slots->stdin_fd, O_CLOEXEC);
+	if (request->stdin_given)
+		dup3(slots->devnull_fd, slots->output_fd, O_CLOEXEC);
 	if (request->reaper_status_target > 0)
 		dup3(slots->devnull_fd, slots->reaper_status_fd, O_CLOEXEC);
 	if (request->exec_from_fd)
@@ -513,8 +524,8 @@ static int park_slots(struct spawn_slots *slots, const struct spawn_request *req
 	    (joins_network_namespace(request) &&
 	     dup3(request->netns_fd, slots->namespace_fd, O_CLOEXEC) < 0) ||
 	    (request->join && dup3(request->join->pidfd, slots->namespace_fd, O_CLOEXEC) < 0) ||
-	    (request->join && request->join->stdin_fd >= 0 &&
-	     dup3(request->join->stdin_fd, slots->stdin_fd, O_CLOEXEC) < 0) ||
+	    (stdin_source(request) >= 0 &&
+	     dup3(stdin_source(request), slots->stdin_fd, O_CLOEXEC) < 0) ||
 	    (request->exec_from_fd &&
 	     dup3(request->executable_fd, slots->executable_fd, O_CLOEXEC) < 0))
 		return -errno;

@@ -151,6 +151,9 @@ struct spawn_request {
 	const gid_t *groups;
 	size_t group_count;
 	int output_fd; /* becomes both stdout and stderr; stdin is /dev/null */
+	/* Instead: stdin_fd becomes stdin (a hook reads its request there). */
+	bool stdin_given;
+	int stdin_fd;
 	/* log.streams: separate: stderr is stderr_fd instead. */
 	bool separate_stderr;
 	int stderr_fd;

@@ -15,5 +15,14 @@ while IFS= read -r hit; do
 	echo "$hit: a message buffer is 'char *error, size_t error_size'" >&2
 	status=1
 done < <(grep -rnE --include='*.[ch]' '\bwhy_size\b' "${folders[@]}" || true)
-[[ $status -eq 0 ]] && echo "conventions: error buffers and failure codes named as architecture.md says"
+# One way to start a process: isolation/spawn.c. The keeper's start of
+# the loop is the one other (docs/architecture.md, "Where the code departs
+# from DESIGN.md": it puts held fds at exact numbers in the child).
+while IFS= read -r hit; do
+	echo "$hit: processes start through isolation/spawn.h (spawn_process)" >&2
+	status=1
+done < <(grep -rnE --include='*.c' '\b(posix_spawnp?|fork|vfork|clone3?)[[:space:]]*\(' \
+	base config hooks supervisor cli | grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)' |
+	grep -v '^supervisor/keeper/keeper_handoff.c:' || true)
+[[ $status -eq 0 ]] && echo "conventions: error buffers and failure codes named as architecture.md says; one spawn path"
 exit $status

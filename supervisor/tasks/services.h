@@ -63,6 +63,8 @@ struct services {
 	struct probe_services probes;
 	/* Hook processes at once, all tasks together (config hook_concurrency). */
 	struct hook_limiter *hook_limiter;
+	/* How hook processes start: spawn_slots above (task_hooks_run.c). */
+	struct hook_spawner hook_spawner;
 	/* `corral exec` sessions (exec_session.h), for status. */
 	struct exec_sessions *exec_sessions;
 	/* Every group, for dependencies that cross groups. */
