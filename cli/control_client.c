@@ -33,14 +33,12 @@ bool control_socket_option(struct control_socket_choice *choice, int option, con
 
 const char *control_socket_path(const struct control_socket_choice *choice)
 {
-	const char *from_environment = getenv(CONTROL_SOCKET_ENV);
 	static struct control_socket_places places;
 	static char from_config[sizeof(places.path[0])];
+	const char *given = control_socket_given(choice->socket_option);
 
-	if (choice->socket_option)
-		return choice->socket_option;
-	if (from_environment && *from_environment)
-		return from_environment;
+	if (given)
+		return given;
 	if (choice->config_path) {
 		char error[PATH_MAX + 256];
 		int found = config_read_socket(choice->config_path, from_config,

@@ -11,8 +11,6 @@
 
 #include "supervisor/control/control_protocol.h"
 
-#define CONTROL_SOCKET_ENV "CORRAL_SOCKET"
-
 struct control_connection {
 	int fd;
 	/* Set to an fd (a signalfd) whose readability means "stop waiting":

@@ -181,12 +181,8 @@ const struct output_sink_ops supervisor_log_followers_sink = {.lines = publish_o
 static const char *control_socket_path(const struct config *config,
 				       const struct run_options *options)
 {
-	const char *from_environment = getenv("CORRAL_SOCKET");
-	if (options->socket_path)
-		return options->socket_path;
-	if (from_environment && *from_environment)
-		return from_environment;
-	return config->socket_path;
+	const char *given = control_socket_given(options->socket_path);
+	return given ? given : config->socket_path;
 }
 
 /* The first default place corral may write to; each one it may not is

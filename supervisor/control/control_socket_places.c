@@ -24,6 +24,14 @@ static void add_place(struct control_socket_places *places, const char *format, 
 		places->count++;
 }
 
+const char *control_socket_given(const char *option)
+{
+	const char *from_environment = getenv("CORRAL_SOCKET");
+	if (option)
+		return option;
+	return from_environment && *from_environment ? from_environment : NULL;
+}
+
 void control_socket_places(struct control_socket_places *places)
 {
 	const char *runtime_dir = getenv("XDG_RUNTIME_DIR");

@@ -16,6 +16,12 @@ struct control_socket_places {
 	char path[CONTROL_SOCKET_PLACES_MAX][sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
+/* The path named for the socket: `option` (--socket PATH) when given,
+ * else $CORRAL_SOCKET when set and not empty; NULL when neither is (then
+ * the config's `socket:`, then the default places). corral run and the
+ * CLI take the same order. */
+const char *control_socket_given(const char *option);
+
 /* /run/corral/control.sock; $XDG_RUNTIME_DIR/corral/control.sock when that
  * is set to an absolute path short enough for a socket; then
  * /tmp/corral-EUID/control.sock (tmux's way of sharing /tmp). */
