@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "base/xmalloc.h"
 #include "cli/commands.h"
+#include "cli/control_client.h"
 #include "config/load/config_load.h"
 #include "config/load/profiles.h"
 #include "supervisor/control/control_protocol.h"
@@ -40,6 +41,16 @@ int command_output_flush(void)
 bool command_output_closed(void)
 {
 	return reader_gone;
+}
+
+bool command_common_option(struct control_socket_choice *choice, int option, const char *argument,
+			   void (*print_usage)(FILE *out), int *exit_code)
+{
+	if (option != 'h' && control_socket_option(choice, option, argument))
+		return false;
+	print_usage(option == 'h' ? stdout : stderr);
+	*exit_code = option == 'h' ? 0 : COMMAND_USAGE_ERROR;
+	return true;
 }
 
 int command_usage_error(const char *name, void (*print_usage)(FILE *out), const char *format, ...)

@@ -253,11 +253,13 @@ static int run_control_command(const struct control_command_spec *spec, int argc
 			request.max_unavailable = (unsigned)count;
 			break;
 		}
-		default:
-			if (control_socket_option(&socket_choice, option, optarg))
-				break;
-			spec->print_usage(stderr);
-			return COMMAND_USAGE_ERROR;
+		default: {
+			int code;
+			if (command_common_option(&socket_choice, option, optarg, spec->print_usage,
+						  &code))
+				return code;
+			break;
+		}
 		}
 	}
 	/* upgrade's BINARY: absolute, since corral's directory is not ours. */

@@ -253,14 +253,13 @@ int command_exec(int argc, char **argv)
 							   optarg);
 			snprintf(request.cwd, sizeof(request.cwd), "%s", optarg);
 			break;
-		case 'h':
-			print_exec_usage(stdout);
-			return 0;
-		default:
-			if (control_socket_option(&socket_choice, option, optarg))
-				break;
-			print_exec_usage(stderr);
-			return COMMAND_USAGE_ERROR;
+		default: {
+			int code;
+			if (command_common_option(&socket_choice, option, optarg, print_exec_usage,
+						  &code))
+				return code;
+			break;
+		}
 		}
 	}
 	/* GROUP/TASK, then "--" (optional), then the command. */

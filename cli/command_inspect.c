@@ -156,14 +156,13 @@ int command_inspect(int argc, char **argv)
 		case 'S':
 			request.show_secrets = true;
 			break;
-		case 'h':
-			print_inspect_usage(stdout);
-			return 0;
-		default:
-			if (control_socket_option(&socket_choice, option, optarg))
-				break;
-			print_inspect_usage(stderr);
-			return COMMAND_USAGE_ERROR;
+		default: {
+			int code;
+			if (command_common_option(&socket_choice, option, optarg,
+						  print_inspect_usage, &code))
+				return code;
+			break;
+		}
 		}
 	}
 	if (argc - optind != 1)

@@ -114,14 +114,13 @@ int command_reload(int argc, char **argv)
 		case 'r':
 			request.rerun_completed = true;
 			break;
-		case 'h':
-			print_reload_usage(stdout);
-			return 0;
-		default:
-			if (control_socket_option(&socket_choice, option, optarg))
-				break;
-			print_reload_usage(stderr);
-			return COMMAND_USAGE_ERROR;
+		default: {
+			int code;
+			if (command_common_option(&socket_choice, option, optarg,
+						  print_reload_usage, &code))
+				return code;
+			break;
+		}
 		}
 	}
 	if (argc - optind > 1)

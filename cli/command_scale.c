@@ -79,11 +79,13 @@ int command_scale(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		default:
-			if (control_socket_option(&socket_choice, option, optarg))
-				break;
-			print_scale_usage(stderr);
-			return COMMAND_USAGE_ERROR;
+		default: {
+			int code;
+			if (command_common_option(&socket_choice, option, optarg, print_scale_usage,
+						  &code))
+				return code;
+			break;
+		}
 		}
 	}
 	if (optind == argc)

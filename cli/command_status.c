@@ -72,14 +72,13 @@ int command_status(int argc, char **argv)
 		case 'r':
 			ready = true;
 			break;
-		case 'h':
-			print_status_usage(stdout);
-			return 0;
-		default:
-			if (control_socket_option(&socket_choice, option, optarg))
-				break;
-			print_status_usage(stderr);
-			return COMMAND_USAGE_ERROR;
+		default: {
+			int code;
+			if (command_common_option(&socket_choice, option, optarg,
+						  print_status_usage, &code))
+				return code;
+			break;
+		}
 		}
 	}
 	if (json && ready)

@@ -442,14 +442,13 @@ static int run_stream_command(struct stream_command *command, struct control_req
 				    optarg);
 			}
 			break;
-		case 'h':
-			command->print_usage(stdout);
-			return 0;
-		default:
-			if (control_socket_option(&socket_choice, option, optarg))
-				break;
-			command->print_usage(stderr);
-			return COMMAND_USAGE_ERROR;
+		default: {
+			int code;
+			if (command_common_option(&socket_choice, option, optarg,
+						  command->print_usage, &code))
+				return code;
+			break;
+		}
 		}
 	}
 	if (takes_target && argc - optind > 1)

@@ -262,14 +262,13 @@ int command_top(int argc, char **argv)
 			if (parse_interval(optarg, &interval_ms) != 0)
 				return COMMAND_USAGE_ERROR;
 			break;
-		case 'h':
-			print_top_usage(stdout);
-			return 0;
-		default:
-			if (control_socket_option(&socket_choice, option, optarg))
-				break;
-			print_top_usage(stderr);
-			return COMMAND_USAGE_ERROR;
+		default: {
+			int code;
+			if (command_common_option(&socket_choice, option, optarg, print_top_usage,
+						  &code))
+				return code;
+			break;
+		}
 		}
 	}
 	if (optind < argc)

@@ -88,6 +88,15 @@ void command_profiles_free(struct command_profiles *profiles);
 int command_usage_error(const char *name, void (*print_usage)(FILE *out), const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
+struct control_socket_choice;
+
+/* The end of a client command's option switch, the options they all
+ * share: --socket and -c go into `choice` (false: go on); -h prints the
+ * usage on stdout (true, *exit_code 0); anything else prints it on stderr
+ * (true, *exit_code COMMAND_USAGE_ERROR). */
+bool command_common_option(struct control_socket_choice *choice, int option, const char *argument,
+			   void (*print_usage)(FILE *out), int *exit_code);
+
 /* The shutdown timeout over the config's `shutdown_timeout`: `flag`
  * (--shutdown-timeout's value; NULL: not given), else the environment's
  * CORRAL_SHUTDOWN_TIMEOUT (unset or empty: none). 0 with *timeout_ms and
