@@ -1,6 +1,8 @@
 /* Every class of config error: where it is reported (line:column of the
  * offending node) and the exact message. One table row per mistake, and
- * one message for it: a mistake must not be reported twice. */
+ * one message for it: a mistake must not be reported twice. An input with
+ * several mistakes is a row of several_cases, with all its messages in
+ * order. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -854,75 +856,79 @@ static void test_one_error_each(void **state)
 	assert_error_cases(cases, ARRAY_SIZE(cases));
 }
 
-static void test_several_errors_sorted(void **state)
-{
-	static const char yaml[] =
-	    "shutdown_timeout: 10\n"
-	    "groups:\n"
-	    "  web:\n"
-	    "    tasks:\n"
-	    "      b: {command: [], kill: {signal: NOPE}}\n"
-	    "      a: {comand: x, cwd: rel}\n"
-	    "  Bad: {tasks: {x: {command: y, restart: {policy: sometimes}}}}\n";
-	static const struct {
+/* One input with several mistakes: every diagnostic it must give, sorted by
+ * place and, at one place, in the order found. */
+#define MAX_EXPECTED 8
+struct several_case {
+	const char *what;
+	const char *yaml;
+	struct {
 		unsigned line, column;
 		const char *message;
-	} expected[] = {
-	    {1, 19,
-	     "shutdown_timeout: invalid duration \"10\": a number needs a unit (ms, s, m or h); "
-	     "only 0 goes without"},
-	    {5, 20, "web/b: command: must not be empty"},
-	    {5, 39, "web/b: kill.signal: unknown signal \"NOPE\""},
-	    {6, 11, "web/a: unknown key \"comand\"; did you mean \"command\"?"},
-	    {6, 27, "web/a: cwd: must be an absolute path, not \"rel\""},
-	    {7, 3, "groups: invalid group name \"Bad\": " NAME_RULE},
-	    {7, 51,
-	     "\"Bad\"/x: restart.policy: unknown restart policy \"sometimes\" (use always, "
-	     "on-failure or never)"},
-	};
-	struct config_diagnostics diagnostics;
-	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
+	} expected[MAX_EXPECTED]; /* up to the first without a message */
+};
 
-	config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-	assert_null(config);
-	assert_int_equal(diagnostics.count, ARRAY_SIZE(expected));
-	for (size_t i = 0; i < ARRAY_SIZE(expected); i++) {
-		assert_string_equal(diagnostics.items[i].message, expected[i].message);
-		assert_int_equal(diagnostics.items[i].location.line, expected[i].line);
-		assert_int_equal(diagnostics.items[i].location.column, expected[i].column);
-	}
-	config_diagnostics_free(&diagnostics);
-}
+#define DELAY_5X(owner)                                                                            \
+	owner ": restart.delay: invalid duration \"5x\": unknown unit (use ms, s, m or h)"
 
-static void test_same_place_keeps_order_found(void **state)
+static const struct several_case several_cases[] = {
+    {"several errors, sorted by line and column",
+     "shutdown_timeout: 10\n"
+     "groups:\n"
+     "  web:\n"
+     "    tasks:\n"
+     "      b: {command: [], kill: {signal: NOPE}}\n"
+     "      a: {comand: x, cwd: rel}\n"
+     "  Bad: {tasks: {x: {command: y, restart: {policy: sometimes}}}}\n",
+     {{1, 19,
+       "shutdown_timeout: invalid duration \"10\": a number needs a unit (ms, s, m or h); "
+       "only 0 goes without"},
+      {5, 20, "web/b: command: must not be empty"},
+      {5, 39, "web/b: kill.signal: unknown signal \"NOPE\""},
+      {6, 11, "web/a: unknown key \"comand\"; did you mean \"command\"?"},
+      {6, 27, "web/a: cwd: must be an absolute path, not \"rel\""},
+      {7, 3, "groups: invalid group name \"Bad\": " NAME_RULE},
+      {7, 51,
+       "\"Bad\"/x: restart.policy: unknown restart policy \"sometimes\" (use always, "
+       "on-failure or never)"}}},
+    /* One node reached through an alias from the group and three tasks:
+     * four errors at one place, kept in the order they were found. */
+    {"same place, kept in the order found",
+     "groups:\n"
+     "  g:\n"
+     "    restart: &r {delay: 5x}\n"
+     "    tasks: {t1: {command: a, restart: *r}, t2: {command: a, restart: *r},"
+     " t3: {command: a, restart: *r}}\n",
+     {{3, 25, DELAY_5X("group g")},
+      {3, 25, DELAY_5X("g/t1")},
+      {3, 25, DELAY_5X("g/t2")},
+      {3, 25, DELAY_5X("g/t3")}}},
+};
+
+static void test_several_errors_each(void **state)
 {
-	/* One node reached through an alias from the group and three tasks:
-	 * four errors at one place, kept in the order they were found. */
-	static const char yaml[] =
-	    "groups:\n"
-	    "  g:\n"
-	    "    restart: &r {delay: 5x}\n"
-	    "    tasks: {t1: {command: a, restart: *r}, t2: {command: a, restart: *r},"
-	    " t3: {command: a, restart: *r}}\n";
-	static const char *const owners[] = {"group g", "g/t1", "g/t2", "g/t3"};
-	struct config_diagnostics diagnostics;
-	struct config *config = config_parse_buffer("test.yaml", yaml, strlen(yaml), &diagnostics);
+	for (size_t c = 0; c < ARRAY_SIZE(several_cases); c++) {
+		const struct several_case *row = &several_cases[c];
+		struct config_diagnostics diagnostics = {0};
+		struct config *config;
+		size_t count = 0;
 
-	config_diagnostics_print(&diagnostics, "test.yaml", stderr);
-	assert_null(config);
-	assert_int_equal(diagnostics.count, ARRAY_SIZE(owners));
-	for (size_t i = 0; i < ARRAY_SIZE(owners); i++) {
-		char expected[160];
-
-		snprintf(expected, sizeof(expected),
-			 "%s: restart.delay: invalid duration \"5x\": unknown unit (use ms, s, m "
-			 "or h)",
-			 owners[i]);
-		assert_string_equal(diagnostics.items[i].message, expected);
-		assert_int_equal(diagnostics.items[i].location.line, 3);
-		assert_int_equal(diagnostics.items[i].location.column, 25);
+		while (count < MAX_EXPECTED && row->expected[count].message)
+			count++;
+		print_message("%s\n", row->what);
+		config =
+		    config_parse_buffer("test.yaml", row->yaml, strlen(row->yaml), &diagnostics);
+		config_diagnostics_print(&diagnostics, "test.yaml", stderr);
+		assert_null(config);
+		assert_int_equal(diagnostics.count, count);
+		for (size_t i = 0; i < count; i++) {
+			assert_string_equal(diagnostics.items[i].message, row->expected[i].message);
+			assert_int_equal(diagnostics.items[i].location.line, row->expected[i].line);
+			assert_int_equal(diagnostics.items[i].location.column,
+					 row->expected[i].column);
+		}
+		config_diagnostics_free(&diagnostics);
 	}
-	config_diagnostics_free(&diagnostics);
 }
 
 static void test_long_text_is_cut_in_messages(void **state)
@@ -948,8 +954,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_one_error_each),
-	    cmocka_unit_test(test_several_errors_sorted),
-	    cmocka_unit_test(test_same_place_keeps_order_found),
+	    cmocka_unit_test(test_several_errors_each),
 	    cmocka_unit_test(test_long_text_is_cut_in_messages),
 	};
 
