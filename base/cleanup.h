@@ -44,6 +44,15 @@ static inline void cleanup_fclose(FILE **file)
 #define _cleanup_close_  __attribute__((cleanup(cleanup_close)))
 #define _cleanup_fclose_ __attribute__((cleanup(cleanup_fclose)))
 
+/* The pointer, and the variable emptied so that its cleanup does
+ * nothing: ownership handed on. */
+#define TAKE_PTR(pointer)                                                                          \
+	({                                                                                         \
+		__typeof__(pointer) taken_pointer_ = (pointer);                                    \
+		(pointer) = NULL;                                                                  \
+		taken_pointer_;                                                                    \
+	})
+
 /* The fd, and the variable emptied so that its cleanup does nothing:
  * ownership handed to the caller. */
 #define TAKE_FD(fd)                                                                                \

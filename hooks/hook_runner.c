@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/process_group.h"
 #include "base/xmalloc.h"
 #include "hooks/hook_protocol.h"
@@ -182,44 +183,34 @@ int hook_run_start(struct hook_run *run, char *const *argv, char *const *envp, c
 		   size_t input_length, int stderr_fd, uint64_t timeout_ms,
 		   hook_run_done_function done, void *context)
 {
-	int input_pipe[2], output_pipe[2];
-	if (pipe2(input_pipe, O_CLOEXEC) < 0) {
-		int failure = -errno;
-		free(input);
-		return failure;
-	}
-	if (pipe2(output_pipe, O_CLOEXEC) < 0) {
-		int failure = -errno;
-		close(input_pipe[0]);
-		close(input_pipe[1]);
-		free(input);
-		return failure;
-	}
+	_cleanup_free_ char *request = input; /* taken below once it runs */
+	_cleanup_close_ int input_read = -1, input_write = -1, output_read = -1, output_write = -1;
+	int ends[2];
+	if (pipe2(ends, O_CLOEXEC) < 0)
+		return -errno;
+	input_read = ends[0], input_write = ends[1];
+	if (pipe2(ends, O_CLOEXEC) < 0)
+		return -errno;
+	output_read = ends[0], output_write = ends[1];
 	struct hook_process process;
-	const int stdio[3] = {input_pipe[0], output_pipe[1], stderr_fd};
+	const int stdio[3] = {input_read, output_write, stderr_fd};
 	int failure = run->spawner->spawn(run->spawner->context, argv, envp, stdio, &process);
-	close(input_pipe[0]);
-	close(output_pipe[1]);
-	if (failure < 0) {
-		close(input_pipe[1]);
-		close(output_pipe[0]);
-		free(input);
+	if (failure < 0)
 		return failure;
-	}
-	fcntl(input_pipe[1], F_SETFL, O_NONBLOCK);
-	fcntl(output_pipe[0], F_SETFL, O_NONBLOCK);
+	fcntl(input_write, F_SETFL, O_NONBLOCK);
+	fcntl(output_read, F_SETFL, O_NONBLOCK);
 	run->pid = process.pid;
 	run->argv = argv;
 	run->error_fd = process.error_fd;
 	run->done = done;
 	run->context = context;
 	run->timed_out = run->output_too_large = false;
-	run->input = input;
+	run->input = TAKE_PTR(request);
 	run->input_length = input_length;
 	run->input_written = 0;
 	run->pidfd_watch.fd = process.pidfd;
-	run->input_watch.fd = input_pipe[1];
-	run->output_watch.fd = output_pipe[0];
+	run->input_watch.fd = TAKE_FD(input_write);
+	run->output_watch.fd = TAKE_FD(output_read);
 	loop_watch_add(run->loop, &run->pidfd_watch, EPOLLIN);
 	loop_watch_add(run->loop, &run->input_watch, EPOLLOUT);
 	loop_watch_add(run->loop, &run->output_watch, EPOLLIN);

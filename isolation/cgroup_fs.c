@@ -11,21 +11,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
+
 int cgroup_fs_write(int dir_fd, const char *name, const char *text)
 {
-	int fd = openat(dir_fd, name, O_WRONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = openat(dir_fd, name, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	size_t length = strlen(text);
 	ssize_t written = write(fd, text, length);
-	int failure = written < 0 ? -errno : (size_t)written == length ? 0 : -EIO;
-	close(fd);
-	return failure;
+	return written < 0 ? -errno : (size_t)written == length ? 0 : -EIO;
 }
 
 long cgroup_fs_read(int dir_fd, const char *name, char *buffer, size_t size)
 {
-	int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	size_t total = 0;
@@ -33,16 +33,12 @@ long cgroup_fs_read(int dir_fd, const char *name, char *buffer, size_t size)
 		ssize_t got = read(fd, buffer + total, size - 1 - total);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got < 0) {
-			int failure = -errno;
-			close(fd);
-			return failure;
-		}
+		if (got < 0)
+			return -errno;
 		if (got == 0)
 			break;
 		total += (size_t)got;
 	}
-	close(fd);
 	buffer[total] = '\0';
 	return (long)total;
 }
