@@ -1,5 +1,6 @@
 #include "isolation/spawn.h"
 
+#include "base/cleanup.h"
 #include "isolation/child_code.h"
 #include "isolation/clone_run.h"
 #include "isolation/reaper_image.h"
@@ -649,23 +650,25 @@ int spawn_process(struct spawn_slots *slots, const struct spawn_request *request
 	note_signals_to_reset();
 	/* Non-blocking for corral's loop; the child's one small write into an
 	 * empty pipe never needs to wait either. */
-	int error_pipe[2];
-	if (pipe2(error_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+	_cleanup_close_ int error_read = -1, error_write = -1, sync_corral = -1, sync_child = -1;
+	int ends[2];
+	if (pipe2(ends, O_CLOEXEC | O_NONBLOCK) < 0)
 		return fail_with(result, "error pipe", -errno);
+	error_read = ends[0], error_write = ends[1];
 	/* A socket rather than a pipe: one fd each way for "ready" and "go". */
-	int sync[2] = {-1, -1};
-	if (request->between && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) < 0) {
-		int failure = -errno;
-		close(error_pipe[0]);
-		close(error_pipe[1]);
-		return fail_with(result, "sync socket", failure);
+	if (request->between) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) < 0)
+			return fail_with(result, "sync socket", -errno);
+		sync_corral = ends[0], sync_child = ends[1];
 	}
-	int failure = park_slots(slots, request, error_pipe[1], sync[1]);
-	close(error_pipe[1]);
-	if (sync[1] >= 0)
-		close(sync[1]);
+	int failure = park_slots(slots, request, error_write, sync_child);
+	/* Parked: the child's copies are the slots'. */
+	cleanup_close(&error_write);
+	error_write = -1;
+	cleanup_close(&sync_child);
+	sync_child = -1;
 
-	int pidfd = -1;
+	_cleanup_close_ int pidfd = -1;
 	pid_t pid = 0;
 	struct child_arguments arguments = {.slots = slots, .request = request};
 	if (failure < 0) {
@@ -678,21 +681,15 @@ int spawn_process(struct spawn_slots *slots, const struct spawn_request *request
 		release_slots(slots, request);
 		failure = fail_with(result, "clone3", pid);
 	} else if (request->between) {
-		failure = run_between(slots, request, pid, pidfd, sync[0], error_pipe[0], result);
+		failure = run_between(slots, request, pid, pidfd, sync_corral, error_read, result);
 	} else {
 		/* CLONE_VFORK: the child has exec'd or exited. */
 		release_slots(slots, request);
 	}
-	if (sync[0] >= 0)
-		close(sync[0]);
-	if (failure < 0) {
-		if (pid > 0)
-			close(pidfd);
-		close(error_pipe[0]);
+	if (failure < 0)
 		return failure;
-	}
 	result->pid = pid;
-	result->pidfd = pidfd;
-	result->error_fd = error_pipe[0];
+	result->pidfd = TAKE_FD(pidfd);
+	result->error_fd = TAKE_FD(error_read);
 	return 0;
 }
