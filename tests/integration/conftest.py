@@ -339,6 +339,22 @@ def small_tmpfs(tmp_path):
         subprocess.run(["umount", "--lazy", str(path)], check=False)
 
 
+# ---- a busybox root file system -----------------------------------------
+
+# For test_hook_mounts.py and test_inspect.py; test_rootfs.py has a rootfs
+# fixture of its own, which overrides this one there.
+APPLETS = ["sh", "cat", "ls", "touch", "echo", "grep", "wc", "mkdir", "head", "tr", "mknod",
+           "sleep", "stat", "env"]
+
+
+@pytest.fixture
+def rootfs(tmp_path):
+    root = busybox_root(tmp_path / "rootfs", APPLETS)
+    # Leads to the host's /etc if followed outside the rootfs.
+    (root / "evil").symlink_to("/etc")
+    return root
+
+
 # ---- the control socket --------------------------------------------------
 
 

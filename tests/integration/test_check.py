@@ -1,23 +1,12 @@
 """`corral check` and invalid configs: FILE:LINE:COLUMN: diagnostics, exit
 code 1, and nothing started by `corral run`."""
 
-import re
 import subprocess
 
 import pytest
 
 from conftest import sanitizer_report
-
-
-def diagnostics(stderr, path):
-    """[(line, column, message)] of the FILE:LINE:COLUMN: lines for `path`."""
-    pattern = re.compile(re.escape(str(path)) + r":(\d+):(\d+): (.*)")
-    found = []
-    for text in stderr.splitlines():
-        match = pattern.match(text)
-        if match:
-            found.append((int(match[1]), int(match[2]), match[3]))
-    return found
+from helpers_check import diagnostics
 
 
 def test_check_accepts_the_shipped_example(corral, repo_root):

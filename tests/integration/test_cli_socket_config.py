@@ -6,7 +6,7 @@ when it cannot."""
 
 import json
 
-from test_cli_socket_trust import OTHER, FakeServer
+from helpers_control import OTHER, FakeServer
 
 SLEEP = ["sleep", "1000"]
 NO_ENVIRONMENT = {"CORRAL_SOCKET": ""}  # empty: as if unset, for corral and the CLI

@@ -9,13 +9,9 @@ Each planted socket is served by a fake server in a forked child that
 counts what it receives; the CLI must be refused and the fake must get
 nothing, neither a byte nor an fd."""
 
-import array
-import json
 import os
 import random
-import select
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -23,112 +19,9 @@ from pathlib import Path
 import pytest
 
 from conftest import RUN_TIMEOUT, sanitizer_report, sh
+from helpers_control import OTHER, FakeServer
 
-OTHER = 65534  # the local user who plants the socket
 EXEC = ["exec", "-e", "TOKEN=s3cret", "g/app", "--", "true"]
-
-
-class FakeServer:
-    """A Unix socket server in a forked child, listening as `uid`; the
-    socket file is made as root when `bind_as_root` (so that only the
-    server's credentials give it away). `report()` stops it and returns
-    what it received: connections, bytes, fds."""
-
-    def __init__(self, path, uid, bind_as_root=False):
-        ready_read, ready_write = os.pipe()
-        self.report_read, report_write = os.pipe()
-        stop_read, self.stop_write = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:  # the child: never returns into pytest
-            status = 1
-            try:
-                os.close(ready_read)
-                os.close(self.report_read)
-                os.close(self.stop_write)
-                self._serve(str(path), uid, bind_as_root, ready_write, report_write, stop_read)
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(ready_write)
-        os.close(report_write)
-        os.close(stop_read)
-        ready = os.read(ready_read, 1)
-        os.close(ready_read)
-        assert ready == b"r", "the fake server did not start"
-
-    @staticmethod
-    def _serve(path, uid, bind_as_root, ready_write, report_write, stop_read):
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        if bind_as_root:
-            listener.bind(path)
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-        if not bind_as_root:
-            listener.bind(path)
-            os.chmod(path, 0o777)  # anyone may connect: the planter wants them to
-        listener.listen(16)  # SO_PEERCRED: the credentials at listen()
-        os.write(ready_write, b"r")
-        got = {"connections": 0, "bytes": 0, "fds": 0}
-        connections = []
-
-        def receive(connection):
-            """Reads what is there (without waiting); False at the end."""
-            fds = array.array("i")
-            try:
-                data, ancillary, _, _ = connection.recvmsg(
-                    65536, socket.CMSG_SPACE(16 * fds.itemsize), socket.MSG_DONTWAIT)
-            except BlockingIOError:
-                return True
-            except ConnectionError:
-                return False
-            for level, kind, payload in ancillary:
-                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                    fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
-            for fd in fds:
-                os.close(fd)
-            got["bytes"] += len(data)
-            got["fds"] += len(fds)
-            return bool(data)
-
-        def accept():
-            connection, _ = listener.accept()
-            got["connections"] += 1
-            connections.append(connection)
-
-        while True:
-            readable, _, _ = select.select([listener, stop_read, *connections], [], [])
-            if stop_read in readable:
-                break
-            if listener in readable:
-                accept()
-            for connection in [c for c in connections if c in readable]:
-                # Whatever came in, the fake never answers: the CLI ends.
-                receive(connection)
-                connections.remove(connection)
-                connection.close()
-        # The CLI has exited: all it sent is queued. Take it, then say.
-        listener.setblocking(False)
-        while True:
-            try:
-                accept()
-            except BlockingIOError:
-                break
-        for connection in connections:
-            while receive(connection):
-                if not select.select([connection], [], [], 0)[0]:
-                    break
-        os.write(report_write, json.dumps(got).encode())
-
-    def report(self):
-        os.close(self.stop_write)
-        text = b""
-        while chunk := os.read(self.report_read, 4096):
-            text += chunk
-        os.close(self.report_read)
-        _, status = os.waitpid(self.pid, 0)
-        assert status == 0, f"the fake server failed ({status})"
-        return json.loads(text)
 
 
 def cli_as(corral, uid, *args, env=None):

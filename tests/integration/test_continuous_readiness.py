@@ -10,8 +10,8 @@ import signal
 import time
 
 from conftest import sh, wait_for
-from test_net_probes import free_port, http_server, status_json
-from test_readiness import IDLE, NOTIFY
+from helpers_net import free_port, http_server
+from helpers_readiness import IDLE, NOTIFY, status_json
 
 
 def events_of(running, task, kinds=("ready", "not_ready")):

@@ -27,82 +27,25 @@ from conftest import (
     sh,
     wait_for,
 )
-
-# ---- tasks and their markers ----------------------------------------------
-
-
-def trapped(marks, name, term_code=0):
-    """A long-running task that appends NAME-up when it starts, NAME-term on
-    SIGTERM (then exits with `term_code`) and NAME-usr1 on SIGUSR1."""
-    return sh(
-        f"trap '{mark(marks, name + '-term')}; exit {term_code}' TERM\n"
-        f"trap '{mark(marks, name + '-usr1')}' USR1\n"
-        f"{mark(marks, name + '-up')}; while :; do sleep 0.02; done"
-    )
-
-
-def one_shot(marks, name, code=0):
-    """A task that appends NAME and exits with `code`."""
-    return sh(f"{mark(marks, name)}; exit {code}")
-
-
-def count(marks, name):
-    return [n for n, _ in read_marks(marks)].count(name)
-
-
-def times(marks, name):
-    """Times of every NAME marker, in order."""
-    return [when for n, when in read_marks(marks) if n == name]
-
-
-def group(tasks, **extra):
-    return {"groups": {"g": {"tasks": tasks, **extra}}}
-
-
-def prestart(command, sidecar=False, **task):
-    return {"command": command, "lifecycle": {"hook": "prestart", "sidecar": sidecar}, **task}
-
-
-def poststart(command, sidecar=False, **task):
-    return {"command": command, "lifecycle": {"hook": "poststart", "sidecar": sidecar}, **task}
-
-
-def poststop(command, **task):
-    return {"command": command, "lifecycle": {"hook": "poststop"}, **task}
-
-
-def start_and_wait(corral, config, marks, *ups):
-    """Starts corral, waits for its socket and for the markers `ups`."""
-    running = corral.start(config)
-    corral.wait_control(running)
-    wait_for(lambda: all(count(marks, up) >= 1 for up in ups), what=f"markers {ups}")
-    return running
-
-
-def stop_corral(running, expected_code=0):
-    running.send(signal.SIGTERM)
-    result = running.wait()
-    assert result.returncode == expected_code, result
-    return result
-
-
-def new_pid(corral, task, old_pid):
-    """Waits until `task` runs again under another pid; returns its status."""
-
-    def changed():
-        entry = corral.task_status(task)
-        if entry["state"] == "running" and entry["pid"] not in (None, old_pid):
-            return entry
-        return None
-
-    return wait_for(changed, what=f"{task} running under a new pid (was {old_pid})")
-
-
-def assert_error(reply, *words):
-    assert reply.get("ok") is False, reply
-    assert isinstance(reply.get("error"), str) and reply["error"], reply
-    for word in words:
-        assert word in reply["error"], (word, reply)
+from helpers_control import (
+    NOBODY,
+    assert_error,
+    assert_status_shape,
+    client_as,
+    count,
+    full_group,
+    group,
+    new_pid,
+    one_shot,
+    poststart,
+    poststop,
+    prestart,
+    start_and_wait,
+    status_config,
+    stop_corral,
+    times,
+    trapped,
+)
 
 
 # ---- restart (task) --------------------------------------------------------
@@ -203,17 +146,6 @@ def test_force_restart_of_a_dead_prestart_task_while_main_runs_is_refused(corral
 
 
 # ---- restart --all and --running ------------------------------------------
-
-
-def full_group(marks):
-    return group({
-        "pre": prestart(one_shot(marks, "pre")),
-        "side": prestart(trapped(marks, "side"), sidecar=True),
-        "app": {"command": trapped(marks, "app")},
-        "post": poststart(one_shot(marks, "post")),
-        "ps": poststart(trapped(marks, "ps"), sidecar=True),
-        "cleanup": poststop(one_shot(marks, "cleanup")),
-    })
 
 
 def test_restart_all_reruns_the_group_in_lifecycle_order(corral, tmp_path):
@@ -517,52 +449,6 @@ def test_requests_during_a_shutdown(corral, tmp_path):
 
 
 # ---- status --------------------------------------------------------------------
-
-GROUP_STATES = {"init", "prestart", "main", "poststart", "running", "poststop"}
-TASK_STATES = {"pending", "starting", "running", "dead"}
-STAGES = {"prestart-ephemeral", "prestart-sidecar", "main", "poststart-ephemeral",
-          "poststart-sidecar", "poststop"}
-
-
-def assert_status_shape(reply):
-    assert reply["ok"] is True, reply
-    assert isinstance(reply["groups"], list) and reply["groups"], reply
-    for entry in reply["groups"]:
-        assert isinstance(entry["name"], str)
-        assert entry["state"] in GROUP_STATES, entry
-        assert isinstance(entry["stopping"], bool) and isinstance(entry["finished"], bool)
-        assert isinstance(entry["tasks"], list) and entry["tasks"], entry
-        for task in entry["tasks"]:
-            assert task["task"] == f"{entry['name']}/{task['name']}", task
-            assert task["stage"] in STAGES, task
-            assert task["state"] in TASK_STATES, task
-            assert task["pid"] is None or (isinstance(task["pid"], int) and task["pid"] > 0)
-            assert task["uptime_ms"] is None or task["uptime_ms"] >= 0, task
-            assert (task["pid"] is None) == (task["uptime_ms"] is None), task
-            assert isinstance(task["restarts"], int) and task["restarts"] >= 0, task
-            assert task["next_restart_in_ms"] is None or task["next_restart_in_ms"] >= 0
-            last = task["last_exit"]
-            if last is not None:
-                assert set(last) >= {"code", "signal", "failed", "description"}, last
-                assert (last["code"] is None) != (last["signal"] is None), last
-                assert isinstance(last["failed"], bool) and last["description"], last
-
-
-def status_config(marks):
-    return {
-        "groups": {
-            "web": {"tasks": {
-                "setup": prestart(one_shot(marks, "setup")),
-                "app": {"command": trapped(marks, "app")},
-            }},
-            # Killed by SIGKILL under policy never: fails for good, and its
-            # group (alone) stops and finishes.
-            "doomed": {"tasks": {
-                "victim": {"command": sh(f"{mark(marks, 'victim')}; kill -KILL $$"),
-                           "restart": {"policy": "never"}},
-            }},
-        }
-    }
 
 
 def test_status_reports_groups_and_tasks_as_documented(corral, tmp_path):
@@ -962,61 +848,6 @@ def test_a_request_of_exactly_64_kib_is_accepted_however_it_arrives(corral, tmp_
 
 
 # ---- who may connect -----------------------------------------------------------
-
-NOBODY = 65534
-
-# Runs as another user: connects, optionally sends a request (status unless
-# told another), reads until EOF, and prints what happened as JSON.
-CLIENT_SCRIPT = r"""
-import json, socket, sys
-path, send = sys.argv[1], sys.argv[2] == "send"
-request = sys.argv[3].encode() if len(sys.argv) > 3 else b'{"version": 1, "command": "status"}'
-
-sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-sock.settimeout(10)
-try:
-    sock.connect(path)
-except OSError as error:
-    print(json.dumps({"connect_errno": error.errno}))
-    sys.exit(0)
-if send:
-    try:
-        sock.sendall(request + b"\n")
-    except OSError:
-        pass  # refused and closed already: its reply is still to be read
-data, eof = b"", False
-try:
-    while True:
-        if send and data.count(b"\n") >= 1:
-            break
-        chunk = sock.recv(65536)
-        if not chunk:
-            eof = True
-            break
-        data += chunk
-except OSError as error:
-    print(json.dumps({"lines": data.decode().splitlines(), "recv_errno": error.errno}))
-    sys.exit(0)
-print(json.dumps({"lines": data.decode().splitlines(), "eof": eof}))
-"""
-
-
-def client_as(path, uid, gid, groups=(), send=True, request=None):
-    """Runs CLIENT_SCRIPT as uid:gid with the supplementary `groups`;
-    `request` (a dict) instead of status."""
-
-    def become():
-        os.setgroups(list(groups))
-        os.setgid(gid)
-        os.setuid(uid)
-
-    result = subprocess.run(
-        # A python that other users may run (not one under /root).
-        ["/usr/bin/python3", "-c", CLIENT_SCRIPT, str(path), "send" if send else "read",
-         *([json.dumps(request)] if request else [])],
-        preexec_fn=become, capture_output=True, text=True, cwd="/", timeout=RUN_TIMEOUT)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def test_other_users_are_refused(corral, tmp_path, open_dir):

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import RUN_TIMEOUT, mark, pid_alive, read_marks, sh, wait_for
-from test_control import (
+from helpers_control import (
     NOBODY,
     assert_status_shape,
     count,

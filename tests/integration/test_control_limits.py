@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from conftest import RUN_TIMEOUT, mark, sh, wait_for
-from test_control import NOBODY, assert_error, count, group, trapped
+from helpers_control import NOBODY, assert_error, count, group, trapped
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RUN_TIMEOUT, sh, wait_for
-from test_control import NOBODY, client_as, count, group, trapped
+from helpers_control import NOBODY, client_as, count, group, trapped
 
 FROM_TASK = str(Path(__file__).with_name("control_from_task.py"))
 PYTHON = "/usr/bin/python3"

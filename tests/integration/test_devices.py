@@ -5,15 +5,13 @@ outside: one BPF program on the task's v2 cgroup, the v1 devices group's
 list where that controller is mounted, and no program or fd left behind by
 restarts."""
 
-import ctypes
-import os
 import signal
-import stat
 from pathlib import Path
 
 import pytest
 
 from conftest import corral_fds, sh, v2_cgroup, wait_for
+from helpers_isolation import attached_device_programs, make_node
 
 NEVER = {"policy": "never"}
 ISOLATED = {"namespaces": ["mount"], "capabilities": {"add": ["mknod"]}}
@@ -70,37 +68,7 @@ def run_probe(corral, tmp_path, devices, isolation, access="rw"):
                 if line.startswith(prefix))
 
 
-def make_node(path, major, minor):
-    os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(major, minor))
-
-
 # ---- what corral put on the task's cgroups, seen from outside -------------
-
-SYS_BPF = 321  # x86_64
-BPF_PROG_QUERY = 16
-BPF_CGROUP_DEVICE = 6
-
-
-def attached_device_programs(cgroup_dir):
-    """The ids of the device programs attached to the cgroup itself (not
-    inherited), by bpf(BPF_PROG_QUERY)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    ids = (ctypes.c_uint32 * 64)()
-    attr = (ctypes.c_uint8 * 128)()
-    fd = os.open(cgroup_dir, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        # union bpf_attr, query: target_fd, attach_type, query_flags,
-        # attach_flags (u32 each), prog_ids (u64), prog_cnt (u32).
-        ctypes.memmove(ctypes.addressof(attr), ctypes.byref(ctypes.c_uint32(fd)), 4)
-        ctypes.memmove(ctypes.addressof(attr) + 4, ctypes.byref(ctypes.c_uint32(BPF_CGROUP_DEVICE)), 4)
-        ctypes.memmove(ctypes.addressof(attr) + 16, ctypes.byref(ctypes.c_uint64(ctypes.addressof(ids))), 8)
-        ctypes.memmove(ctypes.addressof(attr) + 24, ctypes.byref(ctypes.c_uint32(64)), 4)
-        if libc.syscall(SYS_BPF, BPF_PROG_QUERY, attr, ctypes.sizeof(attr)) < 0:
-            raise OSError(ctypes.get_errno(), "BPF_PROG_QUERY")
-    finally:
-        os.close(fd)
-    count = ctypes.c_uint32.from_buffer(attr, 24).value
-    return list(ids[:count])
 
 
 def task_cgroup(running, task="g/app"):

@@ -14,27 +14,12 @@ import time
 from pathlib import Path
 
 from conftest import RUN_TIMEOUT, sh, wait_for
-from test_control import NOBODY, client_as
+from helpers_control import NOBODY
+from helpers_exec import exec_, start
 
 NEVER = {"policy": "never"}
 ISOLATED = {"namespaces": ["pid", "mount", "uts", "ipc", "net", "cgroup"],
             "hostname": "inside"}
-
-
-def start(corral, tasks, **top):
-    config = {**top, "groups": {"g": {"tasks": tasks}}}
-    running = corral.start(config)
-    corral.wait_control(running)
-    wait_for(lambda: all(t["state"] == "running" for g in corral.status()["groups"]
-                         for t in g["tasks"]), what="every task running")
-    return running
-
-
-def exec_(corral, *args, stdin=subprocess.DEVNULL):
-    result = subprocess.run([str(corral.binary), "exec", *args], stdin=stdin,
-                            capture_output=True, text=True, env=corral.env(),
-                            timeout=RUN_TIMEOUT)
-    return result
 
 
 def test_exec_runs_inside_an_isolated_task(corral, tmp_path):

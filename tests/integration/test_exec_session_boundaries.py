@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 from conftest import RUN_TIMEOUT, sh, wait_for
-from test_check import diagnostics
-from test_exec_session import exec_, start
+from helpers_check import diagnostics
+from helpers_exec import exec_, start
 
 NEVER = {"policy": "never"}
 

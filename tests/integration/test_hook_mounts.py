@@ -9,36 +9,12 @@ and the task directories are gone when corral exits.
 Rootfs cases use a busybox-static root as test_rootfs.py does, with
 `init: false` (corral's reaper is a dynamic binary)."""
 
-import textwrap
 from pathlib import Path
 
-import pytest
+from conftest import host_mountinfo, sh
+from helpers_isolation import FAKE_SPEC, cdi_dir, hook_script, in_root
 
-from conftest import busybox_root, host_mountinfo, sh
-
-PYTHON = "/usr/bin/python3"
 NEVER = {"policy": "never"}
-APPLETS = ["sh", "cat", "ls", "touch", "echo", "grep", "wc", "mkdir", "head", "tr", "mknod",
-           "sleep", "stat", "env"]
-
-
-@pytest.fixture
-def rootfs(tmp_path):
-    root = busybox_root(tmp_path / "rootfs", APPLETS)
-    # Leads to the host's /etc if followed outside the rootfs.
-    (root / "evil").symlink_to("/etc")
-    return root
-
-
-def hook_script(tmp_path, name, body):
-    """A prestart hook in Python: `request` is the request, `response`
-    (a dict) is printed."""
-    path = tmp_path / f"{name}.hook"
-    path.write_text(
-        f"#!{PYTHON}\nimport json, os, shutil, sys\nrequest = json.load(sys.stdin)\n"
-        "response = {}\n" + textwrap.dedent(body) + "\njson.dump(response, sys.stdout)\n")
-    path.chmod(0o755)
-    return str(path)
 
 
 def task_lines(result, task="g/app"):
@@ -50,10 +26,6 @@ def one_task(command, hooks=None, **task):
     task.setdefault("restart", NEVER)
     return {"groups": {"g": {"tasks": {"app": {"command": command, "hooks": hooks or [],
                                                **task}}}}}
-
-
-def in_root(rootfs, **extra):
-    return {"namespaces": ["pid", "mount"], "init": False, "rootfs": str(rootfs), **extra}
 
 
 def mount_options(lines, target):
@@ -181,28 +153,6 @@ def test_an_unknown_bind_option_fails_the_start(corral, tmp_path):
 
 
 # ---- CDI ----
-
-FAKE_SPEC = """\
-cdiVersion: 0.6.0
-kind: vendor.example/fake
-devices:
-  - name: zero0
-    containerEdits:
-      env: [FAKE_DEVICE=zero0]
-      deviceNodes:
-        - {{path: /dev/fake0, hostPath: /dev/zero, permissions: rw}}
-containerEdits:
-  env: [FAKE_DRIVER=1.0]
-  mounts:
-    - {{hostPath: {share}, containerPath: /opt/fake, options: [ro, nosuid, rbind]}}
-"""
-
-
-def cdi_dir(tmp_path, text):
-    specs = tmp_path / "cdi"
-    specs.mkdir(exist_ok=True)
-    (specs / "fake.yaml").write_text(text)
-    return specs
 
 
 def cdi_task(command, specs, device, isolation):

@@ -25,113 +25,22 @@ import time
 import pytest
 
 from conftest import mark, marks_by_name, sh, wait_for
-from test_net_probes import free_port
-from test_readiness import NOTIFY
+from helpers_http import (
+    assert_agree,
+    connect,
+    http_config,
+    listen_text,
+    livez_answers,
+    raw_exchange,
+    read_response,
+    request,
+    start,
+    stop,
+)
+from helpers_net import free_port
+from helpers_readiness import NOTIFY
 
 IDLE = "exec sleep 1000"
-
-
-# ---- a small HTTP client, raw so that every byte is the test's ----------------
-
-
-def connect(address, timeout=10):
-    """A connected socket to ("127.0.0.1", port) or a Unix socket path."""
-    if isinstance(address, tuple):
-        sock = socket.create_connection(address, timeout=timeout)
-    else:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(timeout)
-        sock.connect(str(address))
-    return sock
-
-
-class Response:
-    def __init__(self, status, headers, body):
-        self.status, self.headers, self.body = status, headers, body
-
-    def json(self):
-        return json.loads(self.body)
-
-    def __repr__(self):
-        return f"Response({self.status}, {self.headers}, {self.body[:400]!r})"
-
-
-def read_response(sock, buffer=b"", head_only=False):
-    """One response from `sock`: (Response, the bytes read past it)."""
-    while b"\r\n\r\n" not in buffer:
-        chunk = sock.recv(65536)
-        assert chunk, f"connection closed before a whole head: {buffer!r}"
-        buffer += chunk
-    head, _, rest = buffer.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    version, status, _ = lines[0].split(" ", 2)
-    assert version == "HTTP/1.1", lines[0]
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    length = 0 if head_only else int(headers["content-length"])
-    while len(rest) < length:
-        chunk = sock.recv(65536)
-        assert chunk, "connection closed within a body"
-        rest += chunk
-    return Response(int(status), headers, rest[:length].decode()), rest[length:]
-
-
-def request(address, target, method="GET", version="HTTP/1.1", headers=None, close=True):
-    """One request on a connection of its own."""
-    fields = {"Host": "corral"} if version == "HTTP/1.1" else {}
-    if close:
-        fields["Connection"] = "close"
-    fields.update(headers or {})
-    head = f"{method} {target} {version}\r\n" + "".join(
-        f"{name}: {value}\r\n" for name, value in fields.items()) + "\r\n"
-    with connect(address) as sock:
-        sock.sendall(head.encode())
-        response, _ = read_response(sock, head_only=method == "HEAD")
-        return response
-
-
-def raw_exchange(address, data):
-    """Sends `data`, returns everything corral sends until it closes."""
-    with connect(address) as sock:
-        sock.sendall(data)
-        received = b""
-        while chunk := sock.recv(65536):
-            received += chunk
-        return received
-
-
-def http_config(config, listen):
-    config = dict(config)
-    config["http"] = {"listen": listen}
-    return config
-
-
-def listen_text(address):
-    return f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
-
-
-def start(corral, config, address=None):
-    """corral with `config` and an endpoint on `address` (a free port by
-    default); returns (running, address) once both sockets answer."""
-    address = address or ("127.0.0.1", free_port())
-    running = corral.start(http_config(config, listen_text(address)))
-    corral.wait_control(running)
-    wait_for(lambda: livez_answers(address), what="/livez to answer")
-    return running, address
-
-
-def livez_answers(address):
-    try:
-        return request(address, "/livez").status == 200
-    except OSError:
-        return False
-
-
-def stop(running):
-    running.send(signal.SIGTERM)
-    running.wait()
 
 
 def fd_count(pid):
@@ -139,34 +48,6 @@ def fd_count(pid):
 
 
 # ---- /readyz and `corral status --ready` ----------------------------------------
-
-
-def readyz_lines(response):
-    """/readyz's body as `status --ready` prints it."""
-    body = response.json()
-    assert body["ready"] == (not body["not_ready"]), body
-    return [f"{entry['task']}: not ready ({entry['reason']})" for entry in body["not_ready"]] \
-        or ["ready"]
-
-
-def query_of(target):
-    if not target:
-        return ""
-    group, _, task = target.partition("/")
-    return f"?group={group}&task={task}" if task else f"?group={group}"
-
-
-def assert_agree(corral, address, target=None, query=None):
-    """/readyz and `corral status --ready [TARGET]` agree: 200 with exit 0,
-    503 with exit 1, the same tasks with the same reasons. Returns the
-    CLI's lines."""
-    cli = corral.cli("status", "--ready", *([target] if target else []))
-    response = request(address, "/readyz" + (query if query is not None else query_of(target)))
-    assert response.status in (200, 503), response
-    assert response.headers["content-type"] == "application/json", response
-    assert (response.status == 200) == (cli.returncode == 0), (response, cli)
-    assert readyz_lines(response) == cli.stdout.splitlines(), (response, cli)
-    return cli.stdout.splitlines()
 
 
 def test_readyz_follows_a_task_from_waiting_to_ready_to_dead(corral, tmp_path):

@@ -8,8 +8,8 @@ import signal
 import subprocess
 
 from conftest import RUN_TIMEOUT, wait_for
-from test_control import NOBODY
-from test_hook_mounts import FAKE_SPEC, cdi_dir, hook_script, in_root, rootfs  # noqa: F401
+from helpers_control import NOBODY
+from helpers_isolation import FAKE_SPEC, cdi_dir, hook_script, in_root
 
 
 def inspect(corral, task, *options, env=None):
@@ -28,7 +28,7 @@ def by(items, key, value):
     return [item for item in items if item[key] == value]
 
 
-def test_hook_and_cdi_additions_say_where_they_came_from(corral, tmp_path, rootfs):  # noqa: F811
+def test_hook_and_cdi_additions_say_where_they_came_from(corral, tmp_path, rootfs):
     specs = cdi_dir(tmp_path, FAKE_SPEC.format(share=tmp_path))
     hook = hook_script(tmp_path, "volumes", '''
 response["env"] = {"DATA_DIR": "/data"}

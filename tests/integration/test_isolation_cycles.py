@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BUSYBOX, busybox_root, corral_fds, host_mountinfo, sh, v2_cgroup, wait_for
-from test_devices import attached_device_programs, make_node
+from helpers_isolation import attached_device_programs, make_node
 
 RUNS = 200
 APPLETS = ["sh", "cat", "echo", "touch", "ip", "grep", "sed", "sleep", "hostname", "ls", "tr"]

@@ -13,38 +13,9 @@ import time
 import pytest
 
 from conftest import RUN_TIMEOUT, sh, wait_for
-from test_http_endpoint import request, start
+from helpers_http import HOG, samples, scrape, start, started_again_after_replaced, value
 
 OPENMETRICS = "application/openmetrics-text; version=1.0.0"
-
-HOG = ["/usr/bin/python3", "-c", "a = bytearray(256 * 1024 * 1024); print(len(a))"]
-
-
-def scrape(address, accept=None):
-    """GET /metrics: its text and content type."""
-    response = request(address, "/metrics", headers={"Accept": accept} if accept else None)
-    assert response.status == 200, response
-    return response.body, response.headers["content-type"]
-
-
-def samples(text):
-    """{(name, frozenset(labels)): value} of the text's sample lines."""
-    found = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        head, value = line.rsplit(" ", 1)
-        name, _, labels = head.partition("{")
-        pairs = frozenset(tuple(part.split("=", 1)) for part in labels.rstrip("}").split(",")
-                          if part) if labels else frozenset()
-        found[(name, frozenset((k, v.strip('"')) for k, v in pairs))] = float(value)
-    return found
-
-
-def value(found, name, **labels):
-    key = (name, frozenset(labels.items()))
-    assert key in found, f"no {name}{labels} in {sorted(k for k in found if k[0] == name)}"
-    return found[key]
 
 
 def promtool_check(text):
@@ -132,11 +103,6 @@ def test_the_families_of_every_kind_of_task(corral):
     openmetrics_check(text)
     running.send(15)
     running.wait()
-
-
-def started_again_after_replaced(events, task):
-    kinds = events.kinds(task)
-    return "replaced" in kinds and "started" in kinds[kinds.index("replaced"):]
 
 
 def test_counters_outlive_a_reload_that_rebuilds_the_task(corral):

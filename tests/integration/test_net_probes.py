@@ -3,29 +3,17 @@ makes from its loop, against real servers (python's http.server, socket
 listeners), on the host and inside a task's own network and mount
 namespaces; what status and the events say when they fail."""
 
-import json
 import os
 import socket
-import sys
 import time
 
 import pytest
 
 from conftest import busybox_root, children_of, wait_for
-from test_network import BRIDGE, in_own_netns
+from helpers_net import BRIDGE, PYTHON, free_port, http_server, in_own_netns
+from helpers_readiness import status_json
 
-PYTHON = sys.executable
 NEVER = {"policy": "never"}
-
-
-def free_port():
-    with socket.socket() as probe_socket:
-        probe_socket.bind(("127.0.0.1", 0))
-        return probe_socket.getsockname()[1]
-
-
-def http_server(port, bind="127.0.0.1"):
-    return [PYTHON, "-m", "http.server", str(port), "--bind", bind]
 
 
 # Answers 200 when the request has "X-Probe: yes", 403 otherwise.
@@ -54,13 +42,6 @@ s.bind(sys.argv[1])
 s.listen()
 time.sleep(1000)
 """
-
-
-def status_json(corral):
-    result = corral.cli("status", "--json")
-    assert result.returncode == 0, result
-    return {task["task"]: task for group in json.loads(result.stdout)["groups"]
-            for task in group["tasks"]}
 
 
 def run_until(corral, config, predicate, what, wrapper=None):

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from conftest import children_of, wait_for
+from helpers_net import BRIDGE, in_own_netns
 
 NEVER = {"policy": "never"}
 PYTHON = "/usr/bin/python3"
-BRIDGE = {"bridge": "corral0", "subnet": "10.88.0.0/24"}
 
 # eth0's IPv4 address, as the task sees it (SIOCGIFADDR).
 PRINT_ADDRESS = (
@@ -35,16 +35,6 @@ def need_tools():
     for tool in ("unshare", "nsenter", "ip", PYTHON):
         if not shutil.which(tool):
             pytest.skip(f"{tool} is needed")
-
-
-def in_own_netns(tmp_path, before=":"):
-    """A wrapper: corral in a new network namespace (after the shell
-    commands `before`), and the links and addresses left in it written to
-    tmp_path/links-after and addresses-after once corral has exited."""
-    after = tmp_path / "links-after"
-    return ["unshare", "--net", "--", "/bin/sh", "-c",
-            f'{before}; "$@"; status=$?; ip -o link > {after}; '
-            f'ip -o -4 addr > {tmp_path}/addresses-after; exit $status', "sh"]
 
 
 def names_of_links(ip_o_link):

@@ -8,11 +8,7 @@ import signal
 import socket
 
 from conftest import mark, marks_by_name, read_marks, sh, wait_for
-
-NOTIFY = "/usr/bin/python3 -c 'import os,socket,sys; s=socket.socket(socket.AF_UNIX, " \
-    "socket.SOCK_DGRAM); a=os.environ[\"NOTIFY_SOCKET\"]; " \
-    "s.connect(\"\\0\" + a[1:] if a[0] == \"@\" else a); s.send(sys.argv[1].encode())'"
-IDLE = "exec sleep 1000"
+from helpers_readiness import IDLE, NOTIFY
 
 
 def group(tasks):

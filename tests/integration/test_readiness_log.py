@@ -14,7 +14,8 @@ import signal
 import pytest
 
 from conftest import sh, wait_for
-from test_net_probes import free_port, status_json
+from helpers_net import free_port
+from helpers_readiness import status_json
 
 
 def echo_from(fifo):

@@ -8,7 +8,7 @@ import re
 import signal
 
 from conftest import wait_for
-from test_net_probes import status_json
+from helpers_readiness import status_json
 
 # The (.*a){20}b (23 ms a 4000-byte line with glibc) at the limit (the
 # costliest one corral takes is measured in docs/benchmarks.md, not here).

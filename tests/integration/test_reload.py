@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import mark, read_marks, sh, wait_for
-from test_control import count
+from helpers_control import count
 
 SLEEP = ["sleep", "1000"]
 

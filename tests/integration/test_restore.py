@@ -16,9 +16,8 @@ import time
 from pathlib import Path
 
 from conftest import children_of, sh, wait_for
-from test_http_endpoint import http_config, listen_text, request
-from test_metrics import samples, value
-from test_net_probes import free_port
+from helpers_http import http_config, listen_text, request, samples, value
+from helpers_net import free_port
 
 UNSHARE = ["unshare", "--pid", "--fork", "--mount-proc"]
 

@@ -12,8 +12,8 @@ import socket
 import threading
 
 from conftest import free_port_block, sh, wait_for
-from test_http_endpoint import assert_agree, request
-from test_parent_notify import Parent
+from helpers_http import assert_agree, request
+from helpers_parent import Parent
 
 SERVER = r"""
 import os, socket, sys, time

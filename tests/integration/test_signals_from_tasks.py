@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RUN_TIMEOUT, sh, wait_for
-from test_control import count, group, trapped
+from helpers_control import count, group, trapped
 
 # Root, capabilities dropped, the default seccomp filter, no_new_privs, a
 # mount namespace; corral's pid namespace (the attack of issue 36).

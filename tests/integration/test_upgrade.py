@@ -638,8 +638,8 @@ def test_the_http_endpoint_listens_on_through_the_upgrade(corral, tmp_path):
     """The HTTP endpoint's listening socket goes over: the same socket
     (a connection made while corral execs waits in its backlog), and
     /readyz answers after it."""
-    from test_http_endpoint import request
-    from test_net_probes import free_port
+    from helpers_http import request
+    from helpers_net import free_port
     port = free_port()
     config = {"http": {"listen": f"127.0.0.1:{port}"},
               "groups": {"g": {"tasks": {"app": {"command": "sleep 1000"}}}}}
@@ -662,7 +662,7 @@ def test_corral_own_parent_is_still_told_after_the_upgrade(corral, tmp_path):
     """Under systemd's Type=notify with a watchdog: the new corral goes on
     with WATCHDOG=1 to the parent's socket (whose variables the start took
     out of the environment), and tells it STOPPING=1 at the end."""
-    from test_parent_notify import Parent
+    from helpers_parent import Parent
     parent = Parent(str(tmp_path / "notify.sock"))
     try:
         config = {"groups": {"g": {"tasks": {"app": {"command": "sleep 1000"}}}}}
@@ -737,7 +737,7 @@ def test_a_set_scaled_to_zero_goes_over_and_scales_up_again(corral, tmp_path):
 
 def counters(address):
     """Every counter of GET /metrics but CPU time, which moves on its own."""
-    from test_metrics import samples, scrape
+    from helpers_http import samples, scrape
     return {key: value for key, value in samples(scrape(address)[0]).items()
             if key[0].endswith("_total") and key[0] != "corral_task_cpu_seconds_total"}
 
@@ -748,8 +748,7 @@ def test_every_metrics_counter_goes_over(corral, tmp_path):
     went back to 0): exits by code and by signal, probe failures, OOM
     kills, restarts, reloads and control requests, each the same number
     after the upgrade, but the upgrade request itself."""
-    from test_http_endpoint import start
-    from test_metrics import HOG, value
+    from helpers_http import HOG, start, value
     runs, probes = tmp_path / "runs", tmp_path / "probes"
     config = {"groups": {"web": {"tasks": {
         # Killed by SIGKILL in its second run, exits 3 in its others up to
@@ -777,7 +776,7 @@ def test_every_metrics_counter_goes_over(corral, tmp_path):
              what="the hog's OOM kill")
     # A reload that rebuilds the crash task for a new definition: its
     # record goes to the task made anew, and over the upgrade from there.
-    from test_metrics import started_again_after_replaced
+    from helpers_http import started_again_after_replaced
     rebuilt = json.loads(running.config_path.read_text())  # with its http key
     rebuilt["groups"]["web"]["tasks"]["crash"]["env"] = {"ROUND": "2"}
     corral.config(rebuilt, name=running.config_path.name)

@@ -10,7 +10,7 @@ import os
 import signal
 
 from conftest import Events, wait_for
-from test_watch import SLEEP, pid, wait_restarted
+from helpers_watch import SLEEP, pid, wait_restarted
 
 
 def inotify_watches(corral_pid):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RUN_TIMEOUT, sanitizer_report, wait_for
-from test_check import diagnostics
+from helpers_check import diagnostics
 
 ENV_FILE_CONFIG = """\
 groups:

@@ -4,8 +4,7 @@ table, `status --json`, /metrics and the event log alike, and a task's
 `received` event says what it waits for in its group's words."""
 
 from conftest import sh, wait_for
-from test_http_endpoint import start, stop
-from test_metrics import samples, scrape, value
+from helpers_http import samples, scrape, start, stop, value
 
 
 def stack():

@@ -15,7 +15,8 @@ import time
 import pytest
 
 from conftest import sh, wait_for
-from test_net_probes import free_port, http_server, status_json
+from helpers_net import free_port, http_server
+from helpers_readiness import status_json
 
 IDLE = "exec sleep 1000"
 

@@ -13,22 +13,7 @@ import signal
 from pathlib import Path
 
 from conftest import Events, fd_targets, sh, wait_for
-
-SLEEP = ["sleep", "1000"]
-
-
-def config(tasks, socket=None):
-    return {"groups": {"g": {"tasks": tasks}}}
-
-
-def start(corral, tasks, name="watch.yaml"):
-    path = corral.config(config(tasks), name=name)
-    running = corral.start(path)
-    corral.wait_control(running)
-    for task in tasks:
-        wait_for(lambda task=task: corral.task_status(f"g/{task}")["state"] == "running",
-                 what=f"g/{task} running")
-    return running, path
+from helpers_watch import SLEEP, config, configmap, pid, start, stop, wait_restarted
 
 
 def state(corral, task):
@@ -40,10 +25,6 @@ def state(corral, task):
     return None
 
 
-def pid(corral, task):
-    return corral.task_status(f"g/{task}").get("pid")
-
-
 def triggered(running, task):
     return Events.load(running.events_path).of_task(task, "watch_triggered")
 
@@ -51,41 +32,6 @@ def triggered(running, task):
 def wait_triggered(running, task, count):
     return wait_for(lambda: len(triggered(running, task)) >= count and triggered(running, task),
                     what=f"{count} watch_triggered of {task}")
-
-
-def wait_restarted(corral, task, old_pid):
-    return wait_for(lambda: (pid(corral, task) or old_pid) != old_pid
-                    and corral.task_status(f"g/{task}")["state"] == "running"
-                    and pid(corral, task), what=f"g/{task} running with another pid")
-
-
-def stop(running):
-    running.send(signal.SIGTERM)
-    result = running.wait()
-    assert result.returncode == 0, result
-    return result
-
-
-def configmap(directory, version, files):
-    """A Kubernetes ConfigMap volume as the kubelet's atomic writer makes
-    it: the files in ..VERSION, `..data -> ..VERSION`, and each file a
-    symlink through ..data. A later version is written beside, a new
-    ..data renamed over the old one, and the old version removed."""
-    directory.mkdir(exist_ok=True)
-    old = os.readlink(directory / "..data") if (directory / "..data").is_symlink() else None
-    version_dir = directory / f"..{version}"
-    version_dir.mkdir()
-    for name, text in files.items():
-        (version_dir / name).write_text(text)
-    (directory / "..data_tmp").symlink_to(version_dir.name)
-    os.rename(directory / "..data_tmp", directory / "..data")
-    for name in files:
-        if not (directory / name).is_symlink():
-            (directory / name).symlink_to(f"..data/{name}")
-    if old:
-        for entry in (directory / old).iterdir():
-            entry.unlink()
-        (directory / old).rmdir()
 
 
 def test_a_configmap_swap_restarts_exactly_the_task_that_watches_it(corral, tmp_path):

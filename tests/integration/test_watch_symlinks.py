@@ -11,7 +11,7 @@ and then counts: one inotify fd, read in order."""
 import os
 
 from conftest import Events, wait_for
-from test_watch import SLEEP, configmap, pid, start, stop, wait_restarted
+from helpers_watch import SLEEP, configmap, pid, start, stop, wait_restarted
 
 
 def repoint(link, target):
