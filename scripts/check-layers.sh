@@ -71,5 +71,12 @@ while IFS=: read -r file line text; do
 	status=1
 done < <(grep -rn --include='*.[ch]' -E '^#include "config/' config || true)
 
-[[ $status -eq 0 ]] && echo "layers: every include points down, and inside supervisor/ and config/ to a lower floor"
+# Tests point the same way: an integration test module imports helpers
+# (conftest.py, helpers_*.py), never another test module.
+while IFS= read -r hit; do
+	echo "$hit: a test module imports another test module; move what it needs to a helpers_*.py" >&2
+	status=1
+done < <(grep -rnE '^[[:space:]]*(from|import)[[:space:]]+test_' tests/integration tests/system --include='*.py' || true)
+
+[[ $status -eq 0 ]] && echo "layers: every include points down, and inside supervisor/ and config/ to a lower floor; tests import helpers, not tests"
 exit $status

@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from conftest import CORRAL_IN_IMAGE, EXAMPLE_CONFIG, REPO_ROOT, run
-from test_examples import (CONTAINER_CONFIG, EXAMPLES, dockerfile_stages, only, parse_hcl,
-                           seconds)
+from helpers_examples import (CONTAINER_CONFIG, EXAMPLES, dockerfile_stages, only, parse_hcl,
+                              seconds)
 
 ORCHESTRATORS = EXAMPLES / "orchestrators"
 DOORS = ORCHESTRATORS / "doors.yaml"
