@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
+
 int upgrade_binary_judge(const char *name, bool directory, mode_t mode, uid_t owner, uid_t corral,
 			 char *error, size_t error_size)
 {
@@ -94,7 +96,7 @@ int upgrade_binary_open(const char *binary, char *path, size_t path_size, char *
 		snprintf(error, error_size, "%s: the binary's path must be absolute", path);
 		return -EINVAL;
 	}
-	int fd = open(path, O_PATH | O_CLOEXEC);
+	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0) {
 		failure = -errno;
 		snprintf(error, error_size, "%s cannot be run: %s", path, strerror(errno));
@@ -108,7 +110,6 @@ int upgrade_binary_open(const char *binary, char *path, size_t path_size, char *
 	if (fstat(fd, &status) < 0 || length <= 0) {
 		failure = -errno;
 		snprintf(error, error_size, "%s: %s", path, strerror(errno));
-		close(fd);
 		return failure;
 	}
 	real[length] = '\0';
@@ -118,9 +119,7 @@ int upgrade_binary_open(const char *binary, char *path, size_t path_size, char *
 					    error, error_size)) < 0 ||
 	    (failure = judge_directories(real, corral, error, error_size)) < 0 ||
 	    (strcmp(real, path) != 0 &&
-	     (failure = judge_directories(path, corral, error, error_size)) < 0)) {
-		close(fd);
+	     (failure = judge_directories(path, corral, error, error_size)) < 0))
 		return failure;
-	}
-	return fd;
+	return TAKE_FD(fd);
 }
