@@ -27,9 +27,9 @@
 #include "supervisor/pid1/fd_budget.h"
 #include "supervisor/pid1/fd_limit.h"
 #include "supervisor/pid1/machine_init.h"
-#include "supervisor/pid1/reaper.h"
 #include "supervisor/pid1/signal_exposure.h"
 #include "supervisor/pid1/signal_handling.h"
+#include "supervisor/pid1/zombie_reaper.h"
 #include "supervisor/probes/name_resolver.h"
 #include "supervisor/reload.h"
 #include "supervisor/restore.h"
@@ -342,9 +342,10 @@ static int supervisor_open(struct supervisor *supervisor, const struct config *c
 	}
 	/* The command writes to corral's stdout itself: corral's sink must
 	 * not make it non-blocking under it, and has nothing to write. */
-	output_sink_open(&supervisor->sink, supervisor->loop,
-			 options->one_command ? supervisor->spawn_slots.devnull_fd : STDOUT_FILENO,
-			 OUTPUT_SINK_CAPACITY);
+	output_stdout_open(&supervisor->sink, supervisor->loop,
+			   options->one_command ? supervisor->spawn_slots.devnull_fd
+						: STDOUT_FILENO,
+			   OUTPUT_SINK_CAPACITY);
 	supervisor->log_format_option = options->log_format;
 	supervisor_apply_settings(supervisor);
 	name_groups(supervisor);
@@ -458,7 +459,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	watch_set_close(&supervisor->watches);
 	/* The tasks' last output goes out, waiting (bounded) for stdout. */
 	if (supervisor->loop)
-		output_sink_begin_close(&supervisor->sink);
+		output_stdout_begin_close(&supervisor->sink);
 	for (size_t i = 0; i < supervisor->group_count; i++) {
 		group_free(supervisor->groups[i]);
 		free(supervisor->groups[i]);
@@ -493,7 +494,7 @@ static void supervisor_close(struct supervisor *supervisor)
 	signals_restore(supervisor->one_command != NULL);
 	signal_requests_close(supervisor);
 	if (supervisor->loop)
-		output_sink_close(&supervisor->sink);
+		output_stdout_close(&supervisor->sink);
 	output_json_lines_free(&supervisor->follower_lines);
 	spawn_slots_close(&supervisor->spawn_slots);
 	event_log_close(&supervisor->events);

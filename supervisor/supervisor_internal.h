@@ -22,7 +22,7 @@
 #include "supervisor/keeper/keeper_loop_side.h"
 #include "supervisor/metrics/metrics_text.h"
 #include "supervisor/output/output_json_lines.h"
-#include "supervisor/output/output_sink.h"
+#include "supervisor/output/output_stdout.h"
 #include "supervisor/parent/parent_notify.h"
 #include "supervisor/pid1/one_command.h"
 #include "supervisor/supervisor.h"
@@ -85,7 +85,7 @@ struct supervisor {
 	 * NULL in one-command mode. */
 	char *cgroup_owner;
 	char *task_dirs_root; /* ROOT/PID, or NULL: no task has task_dirs */
-	struct output_sink sink;
+	struct output_stdout sink;
 	/* The JSON lines of the batch being published to followers: one
 	 * buffer, kept for the next batch. */
 	struct output_json_lines follower_lines;

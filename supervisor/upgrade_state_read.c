@@ -361,8 +361,8 @@ int upgrade_state_read(struct supervisor *supervisor, const struct handover_read
 	size_t pending_length;
 	if (handover_blob_get(reader, json_object_get(output, "pending"), &pending,
 			      &pending_length))
-		output_sink_adopt(&supervisor->sink, pending, pending_length,
-				  (int)handover_int(output, "saved_flags", 0));
+		output_stdout_adopt(&supervisor->sink, pending, pending_length,
+				    (int)handover_int(output, "saved_flags", 0));
 	const json_t *own = json_object_get(root, "supervisor");
 	supervisor->have_failure = handover_bool(own, "have_failure");
 	supervisor->failure_is_secondary = handover_bool(own, "failure_is_secondary");

@@ -204,7 +204,7 @@ void upgrade_state_write_corral(struct supervisor *supervisor, struct handover_w
 			    writer->for_restore ? json_array()
 						: records_write(writer, &supervisor->task_records));
 	json_object_set_new(root, "events", events_write(writer, &supervisor->events));
-	const struct output_sink *sink = &supervisor->sink;
+	const struct output_stdout *sink = &supervisor->sink;
 	/* A keeper's record holds no bytes waiting for stdout: they change
 	 * with every line (docs/decisions.md says what a restore loses). */
 	size_t pending = writer->for_restore ? 0 : sink->end - sink->start;

@@ -15,7 +15,7 @@
 #include "supervisor/control/exec_session.h"
 #include "supervisor/control/status_reply.h"
 #include "supervisor/control/task_inspect.h"
-#include "supervisor/output/output_stream.h"
+#include "supervisor/output/output_line.h"
 #include "supervisor/tasks/task_usage.h"
 
 /* ---- replies ---- */

@@ -28,7 +28,7 @@ struct metrics_source {
 	 * now. */
 	uint64_t wall_now_ms;
 	uint64_t started_wall_ms;
-	/* corral's stdout (output_sink.h): lines dropped once it was gone,
+	/* corral's stdout (output_stdout.h): lines dropped once it was gone,
 	 * and the bytes waiting for it now. */
 	uint64_t output_dropped_lines;
 	uint64_t output_buffered_bytes;

@@ -30,8 +30,8 @@
 #include <stdint.h>
 
 #include "base/loop.h"
+#include "supervisor/output/output_line.h"
 #include "supervisor/output/output_sinks.h"
-#include "supervisor/output/output_stream.h"
 
 struct log_file {
 	char *path;                    /* DIR/GROUP/TASK.log, for messages; NULL: no file */

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "supervisor/output/output_stream.h"
+#include "supervisor/output/output_line.h"
 
 struct output_batch {
 	uint64_t time_ms; /* when read (CLOCK_REALTIME): one time for the batch */

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "supervisor/output/output_stream.h"
+#include "supervisor/output/output_line.h"
 
 /* How a line looks on corral's stdout (`corral run --log-format`, the
  * config's `log_format`). */

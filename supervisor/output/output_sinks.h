@@ -1,7 +1,7 @@
 /* Where a task's lines go: one list of sinks, each behind the same small
  * interface, handed each batch of lines in turn (output_batch.h).
  *
- * The first sink paces the others: it is corral's stdout (output_sink.h),
+ * The first sink paces the others: it is corral's stdout (output_stdout.h),
  * the only one that can be full. It takes what it has room for and cuts
  * the batch to that; the sinks after it (the ring kept for `corral logs`,
  * the log file, the followers of `corral logs -f`) get the lines stdout

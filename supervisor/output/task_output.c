@@ -196,7 +196,7 @@ static void pause_reading(struct task_output *output, const char *rest, size_t s
 		output->paused = true;
 		update_interest(output);
 	}
-	output_sink_wait(output->sink, &output->waiter);
+	output_stdout_wait(output->sink, &output->waiter);
 }
 
 static void tell_kept(const struct task_output *output)
@@ -206,17 +206,17 @@ static void tell_kept(const struct task_output *output)
 }
 
 /* The sink has room again: what was held goes first, then the pipe. */
-static void on_room(struct output_sink_waiter *waiter)
+static void on_room(struct output_stdout_waiter *waiter)
 {
 	struct task_output *output =
 	    (struct task_output *)((char *)waiter - offsetof(struct task_output, waiter));
 	size_t held = output->held_end - output->held_start;
 	size_t taken = forward(output, output->held + output->held_start, held, wall_clock_ms());
 	output->held_start += taken;
-	output_sink_flush(output->sink);
+	output_stdout_flush(output->sink);
 	tell_kept(output);
 	if (output->held_start < output->held_end || output->line_complete) {
-		output_sink_wait(output->sink, waiter);
+		output_stdout_wait(output->sink, waiter);
 		return;
 	}
 	free(output->held);
@@ -326,7 +326,7 @@ static void read_batches(struct task_output *output, int limit)
 		if (got < READ_SIZE)
 			break;
 	}
-	output_sink_flush(output->sink);
+	output_stdout_flush(output->sink);
 }
 
 static void on_readable(struct loop_watch *watch, uint32_t events)
@@ -364,7 +364,7 @@ int task_output_open_writer(struct task_output *output)
 	return fd;
 }
 
-int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
+int task_output_open(struct task_output *output, struct loop *loop, struct output_stdout *sink,
 		     const struct output_sinks *sinks, const char *name, enum output_stream stream)
 {
 	int fds[2];
@@ -453,7 +453,7 @@ void task_output_drain(struct task_output *output)
 	output->line_complete = true;
 	if (!emit_line_buffer(output, wall_clock_ms()))
 		pause_reading(output, "", 0);
-	output_sink_flush(output->sink);
+	output_stdout_flush(output->sink);
 }
 
 void task_output_close(struct task_output *output)
@@ -464,9 +464,9 @@ void task_output_close(struct task_output *output)
 	output->rate = NULL;
 	output->rate_paused = false;
 	if (output->watch.fd >= 0) {
-		/* The sink waits for room now (output_sink_begin_close): what
+		/* The sink waits for room now (output_stdout_begin_close): what
 		 * was held, then the pipe, then a partial line. */
-		output_sink_cancel_wait(output->sink, &output->waiter);
+		output_stdout_cancel_wait(output->sink, &output->waiter);
 		if (output->paused)
 			forward(output, output->held + output->held_start,
 				output->held_end - output->held_start, wall_clock_ms());

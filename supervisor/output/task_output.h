@@ -23,8 +23,8 @@
 #include <stdint.h>
 
 #include "base/loop.h"
-#include "supervisor/output/output_sink.h"
 #include "supervisor/output/output_sinks.h"
+#include "supervisor/output/output_stdout.h"
 
 #define TASK_OUTPUT_LINE_MAX 4096
 
@@ -39,7 +39,7 @@ struct task_output {
 	 * its two pipes when the streams are apart); `sink` is that stdout,
 	 * which the reader waits on when it is full. */
 	const struct output_sinks *sinks;
-	struct output_sink *sink;
+	struct output_stdout *sink;
 	struct loop *loop;
 	/* log.mode non-blocking: when stdout is full, a line goes to the
 	 * other sinks only, and is counted (and reported) as dropped. */
@@ -55,7 +55,7 @@ struct task_output {
 	uint64_t dropping_report_ms;
 	/* The sink was full: `held` keeps what was read and not forwarded
 	 * yet, and the pipe is not read until it is out. */
-	struct output_sink_waiter waiter;
+	struct output_stdout_waiter waiter;
 	char *held;
 	size_t held_start, held_end;
 	/* A line cut across reads (or longer than the buffer). line_complete:
@@ -85,7 +85,7 @@ void task_output_set_rate_limit(struct task_output *output, uint64_t bytes_per_s
 
 /* `sinks`: corral's stdout (`sink`) first, then the others; kept by the
  * caller as long as the output is open. */
-int task_output_open(struct task_output *output, struct loop *loop, struct output_sink *sink,
+int task_output_open(struct task_output *output, struct loop *loop, struct output_stdout *sink,
 		     const struct output_sinks *sinks, const char *name, enum output_stream stream);
 
 /* Reads what is in the pipe now and flushes a partial last line, so that

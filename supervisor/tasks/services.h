@@ -12,8 +12,8 @@
 #include "isolation/host_shared_mounts.h"
 #include "isolation/network.h"
 #include "isolation/spawn.h"
-#include "supervisor/output/output_sink.h"
 #include "supervisor/output/output_sinks.h"
+#include "supervisor/output/output_stdout.h"
 #include "supervisor/probes/probe_services.h"
 #include "supervisor/tasks/event_log.h"
 #include "supervisor/tasks/network_spares.h"
@@ -27,7 +27,7 @@ struct keeper_loop_side;
 
 struct services {
 	struct loop *loop;
-	struct output_sink *sink;
+	struct output_stdout *sink;
 	struct event_log *events;
 	struct spawn_slots *spawn_slots;       /* the low fds every spawn goes through */
 	struct cgroup_tree *cgroups;           /* enabled false: tasks get no cgroups */

@@ -571,7 +571,7 @@ static void hand_task_lines(const struct output_sinks *sinks, size_t first,
 {
 	struct task *task = (struct task *)((char *)sinks - offsetof(struct task, sinks));
 	struct services *services = task->services;
-	const struct output_sink_ops *ops[5] = {&output_sink_stdout_ops, &line_ring_sink_ops};
+	const struct output_sink_ops *ops[5] = {&output_stdout_sink_ops, &line_ring_sink_ops};
 	void *objects[5] = {services->sink, &task->logs};
 	size_t count = 2;
 	if (task->log_file) {

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "base/json_text.h"
-#include "supervisor/output/output_stream.h"
+#include "supervisor/output/output_line.h"
 
 static const struct {
 	const char *text;

@@ -1,5 +1,5 @@
 /* A task's output through the real pipe, reader and sink (task_output.c,
- * output_sink.c, output_frame.c), as batches of whole lines: what reaches
+ * output_stdout.c, output_frame.c), as batches of whole lines: what reaches
  * corral's stdout and the task's log is what one line at a time made, byte
  * for byte, in every format, under back pressure, and with lines cut
  * across reads or longer than the line buffer. */
@@ -19,7 +19,7 @@
 
 #include "base/json_text.h"
 #include "base/loop.h"
-#include "supervisor/output/output_sink.h"
+#include "supervisor/output/output_stdout.h"
 #include "supervisor/output/task_output.h"
 
 struct bytes {
@@ -40,7 +40,7 @@ static void bytes_add(struct bytes *bytes, const void *data, size_t length)
 
 struct fixture {
 	struct loop *loop;
-	struct output_sink sink;
+	struct output_stdout sink;
 	struct output_sink_list sinks; /* the sink, then the log */
 	struct task_output output;
 	int writer; /* the task's end of its pipe, as a spawn gets it */
@@ -74,11 +74,11 @@ static struct fixture *open_fixture(enum output_format format, enum output_strea
 	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
 	fixture->stdout_read = fds[0];
 	fcntl(fds[0], F_SETFL, O_NONBLOCK);
-	output_sink_open(&fixture->sink, fixture->loop, fds[1], capacity);
+	output_stdout_open(&fixture->sink, fixture->loop, fds[1], capacity);
 	fixture->sink.format = format;
 	static const struct output_sink_ops log_ops = {.lines = on_lines};
 	output_sink_list_init(&fixture->sinks);
-	output_sink_list_add(&fixture->sinks, &output_sink_stdout_ops, &fixture->sink);
+	output_sink_list_add(&fixture->sinks, &output_stdout_sink_ops, &fixture->sink);
 	output_sink_list_add(&fixture->sinks, &log_ops, fixture);
 	assert_int_equal(task_output_open(&fixture->output, fixture->loop, &fixture->sink,
 					  &fixture->sinks.sinks, "web/app", stream),
@@ -129,7 +129,7 @@ static void finish(struct fixture *fixture)
 {
 	task_output_drain(&fixture->output); /* the partial last line */
 	pump(fixture, true);
-	output_sink_flush(&fixture->sink);
+	output_stdout_flush(&fixture->sink);
 	pump(fixture, true);
 }
 
@@ -137,7 +137,7 @@ static void close_fixture(struct fixture *fixture)
 {
 	close(fixture->writer);
 	task_output_close(&fixture->output);
-	output_sink_close(&fixture->sink);
+	output_stdout_close(&fixture->sink);
 	close(fixture->sink.watch.fd);
 	close(fixture->stdout_read);
 	loop_free(fixture->loop);

@@ -1,4 +1,4 @@
-#include "supervisor/pid1/reaper.h"
+#include "supervisor/pid1/zombie_reaper.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-#include "supervisor/output/output_sink.h"
+#include "supervisor/output/output_stdout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,12 +19,12 @@
  * are dropped: long enough for any live reader, bounded for a dead one. */
 #define CLOSE_BUDGET_MS 5000
 
-static size_t pending_bytes(const struct output_sink *sink)
+static size_t pending_bytes(const struct output_stdout *sink)
 {
 	return sink->end - sink->start;
 }
 
-static void drop_pending(struct output_sink *sink)
+static void drop_pending(struct output_stdout *sink)
 {
 	const char *cursor = sink->buffer + sink->start, *end = sink->buffer + sink->end;
 	while ((cursor = memchr(cursor, '\n', (size_t)(end - cursor)))) {
@@ -36,7 +36,7 @@ static void drop_pending(struct output_sink *sink)
 }
 
 /* Writes what stdout takes now. */
-static void write_pending(struct output_sink *sink)
+static void write_pending(struct output_stdout *sink)
 {
 	while (pending_bytes(sink)) {
 		ssize_t written =
@@ -61,7 +61,7 @@ static void write_pending(struct output_sink *sink)
 	sink->start = sink->end = 0;
 }
 
-static void want_writable(struct output_sink *sink, bool want)
+static void want_writable(struct output_stdout *sink, bool want)
 {
 	if (!sink->pollable || sink->waiting_for_writable == want)
 		return;
@@ -71,14 +71,14 @@ static void want_writable(struct output_sink *sink, bool want)
 
 /* Readers held for room read again once half the buffer is free: stdout
  * keeps something to take while they refill it. */
-static void resume_waiters(struct output_sink *sink)
+static void resume_waiters(struct output_stdout *sink)
 {
-	struct output_sink_waiter *waiter = sink->waiters;
+	struct output_stdout_waiter *waiter = sink->waiters;
 	sink->waiters = NULL;
 	sink->waiters_tail = &sink->waiters;
 	/* In the order they waited; a waiter may queue itself again. */
 	while (waiter) {
-		struct output_sink_waiter *next = waiter->next;
+		struct output_stdout_waiter *next = waiter->next;
 		waiter->next = NULL;
 		waiter->queued = false;
 		waiter->resume(waiter);
@@ -88,7 +88,7 @@ static void resume_waiters(struct output_sink *sink)
 
 static void on_writable(struct loop_watch *watch, uint32_t events)
 {
-	struct output_sink *sink = watch->data;
+	struct output_stdout *sink = watch->data;
 	write_pending(sink);
 	if (pending_bytes(sink) == 0)
 		want_writable(sink, false);
@@ -96,7 +96,7 @@ static void on_writable(struct loop_watch *watch, uint32_t events)
 		resume_waiters(sink);
 }
 
-void output_sink_open(struct output_sink *sink, struct loop *loop, int fd, size_t capacity)
+void output_stdout_open(struct output_stdout *sink, struct loop *loop, int fd, size_t capacity)
 {
 	memset(sink, 0, sizeof(*sink));
 	sink->loop = loop;
@@ -114,8 +114,8 @@ void output_sink_open(struct output_sink *sink, struct loop *loop, int fd, size_
 	}
 }
 
-void output_sink_adopt(struct output_sink *sink, const char *pending, size_t length,
-		       int saved_flags)
+void output_stdout_adopt(struct output_stdout *sink, const char *pending, size_t length,
+			 int saved_flags)
 {
 	sink->saved_flags = saved_flags;
 	if (length > sink->capacity) {
@@ -129,7 +129,7 @@ void output_sink_adopt(struct output_sink *sink, const char *pending, size_t len
 		want_writable(sink, true);
 }
 
-void output_sink_flush(struct output_sink *sink)
+void output_stdout_flush(struct output_stdout *sink)
 {
 	if (sink->waiting_for_writable || !pending_bytes(sink))
 		return; /* EPOLLOUT will take it, in order */
@@ -138,7 +138,7 @@ void output_sink_flush(struct output_sink *sink)
 		want_writable(sink, true);
 }
 
-static void compact(struct output_sink *sink)
+static void compact(struct output_stdout *sink)
 {
 	if (sink->start == 0)
 		return;
@@ -148,7 +148,7 @@ static void compact(struct output_sink *sink)
 }
 
 /* Waits until stdout takes something, within the close budget. */
-static bool wait_at_close(struct output_sink *sink)
+static bool wait_at_close(struct output_stdout *sink)
 {
 	uint64_t now = loop_now_ms();
 	if (now >= sink->close_deadline_ms)
@@ -161,7 +161,7 @@ static bool wait_at_close(struct output_sink *sink)
 }
 
 /* Makes room for `record` bytes: true when there is. */
-static bool make_room(struct output_sink *sink, size_t record)
+static bool make_room(struct output_stdout *sink, size_t record)
 {
 	if (sink->capacity - pending_bytes(sink) >= record)
 		return true;
@@ -177,7 +177,7 @@ static bool make_room(struct output_sink *sink, size_t record)
 enum room { ROOM, LINE_DROPPED, FULL };
 
 /* The buffer's end has no room for `record` bytes, or stdout is gone. */
-static enum room find_room(struct output_sink *sink, size_t record)
+static enum room find_room(struct output_stdout *sink, size_t record)
 {
 	if (!make_room(sink, record)) {
 		if (!sink->broken && !sink->closing && record <= sink->capacity)
@@ -197,10 +197,10 @@ static enum room find_room(struct output_sink *sink, size_t record)
  * is longer than batch->line_max, or the buffer is full and stdout takes
  * nothing now (never once stdout is gone or closing: then lines are
  * dropped, and count as taken). The reader keeps the rest and waits
- * (output_sink_wait). */
+ * (output_stdout_wait). */
 static void take_lines(void *pointer, struct output_batch *batch)
 {
-	struct output_sink *sink = pointer;
+	struct output_stdout *sink = pointer;
 	struct output_frame frame;
 	output_frame_open(&frame, sink->format, batch->name, batch->name_length, batch->stream,
 			  batch->time_ms);
@@ -245,9 +245,9 @@ static void take_lines(void *pointer, struct output_batch *batch)
 	batch->length = (size_t)(cursor - text);
 }
 
-const struct output_sink_ops output_sink_stdout_ops = {.lines = take_lines};
+const struct output_sink_ops output_stdout_sink_ops = {.lines = take_lines};
 
-void output_sink_wait(struct output_sink *sink, struct output_sink_waiter *waiter)
+void output_stdout_wait(struct output_stdout *sink, struct output_stdout_waiter *waiter)
 {
 	if (waiter->queued)
 		return;
@@ -260,11 +260,11 @@ void output_sink_wait(struct output_sink *sink, struct output_sink_waiter *waite
 		want_writable(sink, true);
 }
 
-void output_sink_cancel_wait(struct output_sink *sink, struct output_sink_waiter *waiter)
+void output_stdout_cancel_wait(struct output_stdout *sink, struct output_stdout_waiter *waiter)
 {
 	if (!waiter->queued)
 		return;
-	struct output_sink_waiter **link = &sink->waiters;
+	struct output_stdout_waiter **link = &sink->waiters;
 	while (*link != waiter)
 		link = &(*link)->next;
 	*link = waiter->next;
@@ -274,18 +274,18 @@ void output_sink_cancel_wait(struct output_sink *sink, struct output_sink_waiter
 	waiter->queued = false;
 }
 
-void output_sink_begin_close(struct output_sink *sink)
+void output_stdout_begin_close(struct output_stdout *sink)
 {
 	sink->closing = true;
 	sink->close_deadline_ms = loop_now_ms() + CLOSE_BUDGET_MS;
 }
 
-void output_sink_close(struct output_sink *sink)
+void output_stdout_close(struct output_stdout *sink)
 {
 	if (!sink->buffer)
 		return;
 	if (!sink->closing)
-		output_sink_begin_close(sink);
+		output_stdout_begin_close(sink);
 	/* Give a slow reader a bounded last chance, rather than losing the
 	 * final lines or hanging forever on a reader that went away. */
 	write_pending(sink);

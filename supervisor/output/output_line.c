@@ -1,5 +1,5 @@
 /* A task's line as JSON, for `logs` replies and followers. */
-#include "supervisor/output/output_stream.h"
+#include "supervisor/output/output_line.h"
 
 #include "base/json_text.h"
 
