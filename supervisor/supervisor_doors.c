@@ -152,8 +152,8 @@ void supervisor_publish_event(void *pointer, const char *json, size_t length)
 }
 
 /* The followers of `corral logs -f`, a sink of each task (the sink is
- * the task): each line's JSON is made once, and the same bytes go to
- * those who follow the task, its group, or every task. */
+ * the task): the batch's JSON is made once, and goes in one send to each
+ * client that follows the task, its group, or every task. */
 static void publish_output_lines(void *sink, struct output_batch *batch)
 {
 	struct task *task = sink;
@@ -162,17 +162,9 @@ static void publish_output_lines(void *sink, struct output_batch *batch)
 		return;
 	struct output_json_lines *json = &supervisor->follower_lines;
 	output_json_lines_build(json, batch);
-	for (const char *line = json->text, *end = json->text + json->length, *next; line < end;
-	     line = next) {
-		next = (const char *)memchr(line, '\n', (size_t)(end - line)) + 1;
-		size_t length = (size_t)(next - line);
-		control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS, task, line,
-				       length);
-		control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS_GROUP, task->group,
-				       line, length);
-		control_server_publish(supervisor->control, CONTROL_FOLLOW_LOGS_ALL, NULL, line,
-				       length);
-	}
+	if (json->length)
+		control_server_publish_logs(supervisor->control, task, task->group, json->text,
+					    json->length);
 }
 
 const struct output_sink_ops supervisor_log_followers_sink = {.lines = publish_output_lines};

@@ -308,6 +308,25 @@ void control_server_publish(struct control_server *server, enum control_follow k
 	}
 }
 
+void control_server_publish_logs(struct control_server *server, const void *task, const void *group,
+				 const char *lines, size_t length)
+{
+	struct control_client *next;
+	for (struct control_client *client = server->clients; client; client = next) {
+		next = client->next;
+		bool follows =
+		    (client->follow == CONTROL_FOLLOW_LOGS && client->follow_subject == task) ||
+		    (client->follow == CONTROL_FOLLOW_LOGS_GROUP &&
+		     client->follow_subject == group) ||
+		    client->follow == CONTROL_FOLLOW_LOGS_ALL;
+		if (!follows)
+			continue;
+		control_client_send(client, lines, length);
+		if (client->closed)
+			control_client_retire(client);
+	}
+}
+
 bool control_client_is_owner(const struct control_client *client)
 {
 	return client->owner;

@@ -147,3 +147,9 @@ void control_server_forget(struct control_server *server, enum control_follow ki
 /* Sends a line to every client following `kind` and `subject`. */
 void control_server_publish(struct control_server *server, enum control_follow kind,
 			    const void *subject, const char *line, size_t length);
+
+/* A task's lines (`lines`, `length` bytes of whole JSON lines) to those
+ * who follow the task, its group or every task: one walk of the clients,
+ * one send to each, whichever way it follows. */
+void control_server_publish_logs(struct control_server *server, const void *task, const void *group,
+				 const char *lines, size_t length);
