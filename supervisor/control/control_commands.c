@@ -701,8 +701,10 @@ void control_commands_followers_changed(void *pointer, enum control_follow kind,
 			    kind == CONTROL_FOLLOW_LOGS_ALL ||
 			    (kind == CONTROL_FOLLOW_LOGS_GROUP && task->group == subject) ||
 			    (kind == CONTROL_FOLLOW_LOGS && task == subject);
-			if (follows)
+			if (follows) {
 				task->log_followers = (unsigned)((int)task->log_followers + delta);
+				task_sinks_changed(task);
+			}
 		}
 }
 

@@ -21,6 +21,11 @@ void output_sink_list_init(struct output_sink_list *list)
 	*list = (struct output_sink_list){.sinks = {.hand = hand_from_list}};
 }
 
+void output_sink_list_clear(struct output_sink_list *list)
+{
+	list->count = 0;
+}
+
 void output_sink_list_add(struct output_sink_list *list, const struct output_sink_ops *ops,
 			  void *sink)
 {

@@ -23,10 +23,8 @@ struct output_sink_ops {
 	void (*lines)(void *sink, struct output_batch *batch);
 };
 
-/* The sinks of one stream of lines, in order. An interface rather than a
- * list, so that a task holds no list of its own: its sinks are known from
- * the task (stdout, its ring, its file, the followers: task.c), and 1000
- * idle tasks keep 8 bytes each for it, not a list. */
+/* The sinks of one stream of lines, in order: a task's are a list it keeps
+ * (output_sink_list below), made again only when a sink comes or goes. */
 struct output_sinks {
 	/* Hands `batch` to the sinks from the `first`th on (0: every one),
 	 * each after the one before, while it has lines. */
@@ -62,8 +60,9 @@ static inline void output_sinks_lines_after_first(const struct output_sinks *sin
 void output_sinks_hand_each(const struct output_sink_ops *const *ops, void *const *sinks,
 			    size_t count, size_t first, struct output_batch *batch);
 
-/* Sinks kept as a list, for a holder that has them apart (the tests). */
-#define OUTPUT_SINK_LIST_MAX 4
+/* Sinks kept as a list: a task's (stdout, its ring, its log file, the
+ * followers of `corral logs -f`, its readiness pattern; task.c). */
+#define OUTPUT_SINK_LIST_MAX 5
 
 struct output_sink_list {
 	struct output_sinks sinks; /* what task_output_open takes: &list->sinks */
@@ -72,7 +71,11 @@ struct output_sink_list {
 	size_t count;
 };
 
+/* An empty list handing batches to its sinks; `behind` and `kept` as the
+ * holder sets them after. */
 void output_sink_list_init(struct output_sink_list *list);
+/* Empties it, to be filled again (its callbacks stay). */
+void output_sink_list_clear(struct output_sink_list *list);
 /* Appends a sink; the first one added paces the others. */
 void output_sink_list_add(struct output_sink_list *list, const struct output_sink_ops *ops,
 			  void *sink);

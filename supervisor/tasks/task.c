@@ -557,36 +557,25 @@ static void on_timer(struct loop_timer *timer)
 	runner_timer_fired(&task->runner, which, loop_now_ms());
 }
 
-/* corral's stdout first (it paces the others), then the ring, the file
- * when there is one, and the followers (who see nothing while there are
- * none): known from the task at each batch, so that none is kept. */
 /* A partial line or held bytes changed: the keeper's record too. */
 static void task_output_kept(const struct output_sinks *sinks)
 {
 	task_keeper_changed((struct task *)((char *)sinks - offsetof(struct task, sinks)));
 }
 
-static void hand_task_lines(const struct output_sinks *sinks, size_t first,
-			    struct output_batch *batch)
+void task_sinks_changed(struct task *task)
 {
-	struct task *task = (struct task *)((char *)sinks - offsetof(struct task, sinks));
+	struct output_sink_list *list = &task->sinks;
 	struct services *services = task->services;
-	const struct output_sink_ops *ops[5] = {&output_stdout_sink_ops, &line_ring_sink_ops};
-	void *objects[5] = {services->sink, &task->logs};
-	size_t count = 2;
-	if (task->log_file) {
-		ops[count] = &log_file_sink_ops;
-		objects[count++] = task->log_file;
-	}
-	if (services->log_followers) {
-		ops[count] = services->log_followers;
-		objects[count++] = task;
-	}
-	if (task->readiness.probes && task->readiness.probes->log) {
-		ops[count] = &log_readiness_sink_ops;
-		objects[count++] = task;
-	}
-	output_sinks_hand_each(ops, objects, count, first, batch);
+	output_sink_list_clear(list);
+	output_sink_list_add(list, &output_stdout_sink_ops, services->sink);
+	output_sink_list_add(list, &line_ring_sink_ops, &task->logs);
+	if (task->log_file)
+		output_sink_list_add(list, &log_file_sink_ops, task->log_file);
+	if (services->log_followers && task->log_followers)
+		output_sink_list_add(list, services->log_followers, task);
+	if (task->readiness.probes && task->readiness.probes->log)
+		output_sink_list_add(list, &log_readiness_sink_ops, task);
 }
 
 /* Lines read and not yet matched by a readiness.log pattern: the pipes
@@ -622,6 +611,7 @@ void task_open_log_file(struct task *task)
 	task->log_file = xmalloc(sizeof(*task->log_file));
 	log_file_open(task->log_file, task->services->loop, config->log_dir, config->full_name,
 		      config->log_max_size, config->log_keep, config->log_shared_dir);
+	task_sinks_changed(task);
 }
 
 void task_close_log_file(struct task *task)
@@ -634,6 +624,7 @@ void task_close_log_file(struct task *task)
 	log_file_close(task->log_file);
 	free(task->log_file);
 	task->log_file = NULL;
+	task_sinks_changed(task);
 }
 
 static struct task_record *record_of(struct task *task)
@@ -693,16 +684,18 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 	const struct task_config *config = task->config;
 	struct services *services = task->services;
 	bool separate = config->log_separate_streams;
-	task->sinks.hand = hand_task_lines;
-	task->sinks.behind = task_lines_behind;
-	task->sinks.kept = task_output_kept;
-	int result = task_output_open(&task->output, services->loop, services->sink, &task->sinks,
-				      config->full_name,
+	output_sink_list_init(&task->sinks);
+	task->sinks.sinks.behind = task_lines_behind;
+	task->sinks.sinks.kept = task_output_kept;
+	task_sinks_changed(task);
+	int result = task_output_open(&task->output, services->loop, services->sink,
+				      &task->sinks.sinks, config->full_name,
 				      separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED);
 	if (result == 0 && separate) {
 		task->error_output = xmalloc(sizeof(*task->error_output));
-		result = task_output_open(task->error_output, services->loop, services->sink,
-					  &task->sinks, config->full_name, OUTPUT_STREAM_STDERR);
+		result =
+		    task_output_open(task->error_output, services->loop, services->sink,
+				     &task->sinks.sinks, config->full_name, OUTPUT_STREAM_STDERR);
 	}
 	if (result < 0) {
 		snprintf(error, error_size, "output pipe: %s", strerror(-result));

@@ -129,7 +129,7 @@ struct task {
 	struct log_file *log_file;        /* config log.dir: its lines on disk too; else NULL */
 	/* Where both pipes' lines go: stdout, the ring, the file, followers,
 	 * found from the task at each batch (task.c's hand_task_lines). */
-	struct output_sinks sinks;
+	struct output_sink_list sinks; /* task_sinks_changed */
 	struct loop_timer timers[RUNNER_TIMER_COUNT];
 
 	/* Reload (task_reload.h): the definition its next run takes, NULL
@@ -241,6 +241,13 @@ void task_give_back_shared_mounts(struct task *task);
 
 /* A write end of where its stderr goes: its own pipe (log.streams:
  * separate) or the output pipe; the caller closes it. -errno on failure. */
+/* The task's output sinks made again from what it has now: corral's
+ * stdout first (it paces the others), the ring `corral logs` reads, the
+ * log file when there is one, the followers of `corral logs -f` while
+ * there are any, the readiness pattern when there is one. Called when one
+ * comes or goes, not at each batch. */
+void task_sinks_changed(struct task *task);
+
 int task_open_stderr_writer(void *task);
 
 /* The config's log.mode and log.rate_limit, on each of its pipes. */

@@ -494,6 +494,7 @@ void task_readiness_init_probes(struct task *task)
 		if (!probes->log)
 			log_message("%s: %s: it cannot become ready", config->full_name, error);
 	}
+	task_sinks_changed(task);
 	if (readiness_of(config)->kind == READINESS_PROBE) {
 		probe_init(&probes->readiness_probe, &readiness_of(config)->probe, config,
 			   &task->plan, &task->services->probes, on_readiness_probe, task);
@@ -632,6 +633,7 @@ void task_readiness_close(struct task *task)
 		log_readiness_free(readiness->probes->log);
 		free(readiness->probes);
 		readiness->probes = NULL;
+		task_sinks_changed(task); /* its pattern is gone */
 	}
 	free(readiness->status_text);
 	readiness->status_text = NULL;

@@ -156,6 +156,7 @@ void task_take_next_config(struct task *task)
 	task->logs = kept.logs;
 	line_ring_resize(&task->logs, definition->log_history);
 	task->log_followers = kept.log_followers;
+	task_sinks_changed(task);
 	task->after = kept.after;
 	task->after_count = kept.after_count;
 	task->dependents = kept.dependents;
