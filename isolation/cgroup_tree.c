@@ -208,9 +208,12 @@ void cgroup_tree_move_with(pid_t pid)
 	companion = pid;
 }
 
-static int move_self(int dir_fd)
+/* corral (and its keeper) into the cgroup at `dir_fd`; *self_moved says
+ * whether corral itself went, whatever failed after. */
+static int move_self(int dir_fd, bool *self_moved)
 {
 	int failure = cgroup_fs_write(dir_fd, "cgroup.procs", "0");
+	*self_moved = failure == 0;
 	if (failure == 0 && companion > 0) {
 		char pid[24];
 		snprintf(pid, sizeof(pid), "%d", (int)companion);
@@ -263,7 +266,8 @@ static int enter_supervisor_leaf(struct cgroup_tree *tree)
 	int leaf_fd = openat(tree->root_fd, SUPERVISOR_LEAF, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (leaf_fd < 0)
 		return -errno;
-	int failure = move_self(leaf_fd);
+	bool self_moved;
+	int failure = move_self(leaf_fd, &self_moved);
 	close(leaf_fd);
 	return failure;
 }
@@ -297,9 +301,15 @@ static int open_shared_root(struct cgroup_tree *tree)
 		}
 		tree->root_fd =
 		    openat(tree->base_fd, tree->instance_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (tree->root_fd < 0 || move_self(tree->root_fd) < 0) {
+		bool self_moved = false;
+		if (tree->root_fd < 0 || move_self(tree->root_fd, &self_moved) < 0) {
 			/* Taken for stale by another corral in the instant
-			 * before corral moved in: try another name. */
+			 * before corral moved in, or its keeper could not
+			 * follow: try another name. corral goes back out
+			 * first, or the root it leaves could not be removed
+			 * (it was, found by the restore soak). */
+			if (self_moved)
+				cgroup_fs_write(tree->base_fd, "cgroup.procs", "0");
 			if (tree->root_fd >= 0)
 				close(tree->root_fd);
 			tree->root_fd = -1;
@@ -484,11 +494,16 @@ void cgroup_tree_close(struct cgroup_tree *tree)
 	}
 	if (tree->enabled && tree->instance_name) {
 		/* Back where corral started, so that its own root can go. */
-		move_self(tree->base_fd);
+		bool self_moved;
+		move_self(tree->base_fd, &self_moved);
 		int failure = cgroup_fs_remove_tree(tree->base_fd, tree->instance_name);
 		if (failure < 0)
 			tree->log("warning: cannot remove cgroup %s: %s", tree->root_path,
 				  strerror(-failure));
+		/* And any empty root of ours left beside it (a name tried at
+		 * the start and given up; an earlier run's): a corral leaves
+		 * no cgroup behind. */
+		remove_stale_instances(tree);
 	}
 	if (tree->root_fd >= 0)
 		close(tree->root_fd);
