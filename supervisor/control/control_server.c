@@ -321,7 +321,14 @@ void control_server_publish_logs(struct control_server *server, const void *task
 		    client->follow == CONTROL_FOLLOW_LOGS_ALL;
 		if (!follows)
 			continue;
-		control_client_send(client, lines, length);
+		/* Line by line: a follower that falls behind is cut at a line
+		 * (cut_client), never in a batch it had room for in part. */
+		for (const char *line = lines, *end = lines + length, *after;
+		     line < end && !client->cut && !client->closed; line = after) {
+			after = (const char *)memchr(line, '\n', (size_t)(end - line));
+			after = after ? after + 1 : end;
+			control_client_send(client, line, (size_t)(after - line));
+		}
 		if (client->closed)
 			control_client_retire(client);
 	}

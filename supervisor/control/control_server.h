@@ -150,6 +150,6 @@ void control_server_publish(struct control_server *server, enum control_follow k
 
 /* A task's lines (`lines`, `length` bytes of whole JSON lines) to those
  * who follow the task, its group or every task: one walk of the clients,
- * one send to each, whichever way it follows. */
+ * whichever way each follows, and to each the lines one by one. */
 void control_server_publish_logs(struct control_server *server, const void *task, const void *group,
 				 const char *lines, size_t length);
