@@ -213,6 +213,22 @@ static int parse_document(struct handover_reader *reader, char *error, size_t er
 	return 0;
 }
 
+void handover_reader_take_writer(struct handover_reader *reader, struct handover_writer *writer)
+{
+	memset(reader, 0, sizeof(*reader));
+	reader->root = writer->root;
+	/* The blob area is the whole of `data`: no length and text before
+	 * it, as there would be in a memfd. */
+	reader->data = writer->blobs ? writer->blobs : xcalloc(1, 1);
+	reader->length = writer->blob_length;
+	reader->blobs = reader->data;
+	reader->blob_length = writer->blob_length;
+	reader->fds = writer->fds ? writer->fds : xcalloc(1, sizeof(*reader->fds));
+	reader->fd_count = writer->fd_count;
+	qsort(reader->fds, reader->fd_count, sizeof(*reader->fds), by_number);
+	memset(writer, 0, sizeof(*writer));
+}
+
 void handover_reader_free(struct handover_reader *reader)
 {
 	json_decref(reader->root);

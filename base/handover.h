@@ -75,6 +75,10 @@ struct handover_reader {
 
 /* Reads the memfd (from offset 0). 0, or -errno/-EINVAL with `error`. */
 int handover_reader_open(struct handover_reader *reader, int fd, char *error, size_t error_size);
+/* The document `writer` built, read as it is, never written out: its
+ * root, blobs and fds move into `reader` and `writer` is left empty (a
+ * restore's document, built and read by one process). */
+void handover_reader_take_writer(struct handover_reader *reader, struct handover_writer *writer);
 void handover_reader_free(struct handover_reader *reader);
 /* The bytes of a blob value: false when it does not lie in the area. */
 bool handover_blob_get(const struct handover_reader *reader, const json_t *blob, const char **data,

@@ -32,7 +32,7 @@ static unsigned restored_tasks, crashed_tasks;
 
 static unsigned kill_keepers_children(const struct pid_index *tasks);
 
-int restore_begin(void)
+int restore_begin(struct handover_reader *document)
 {
 	char error[512];
 	keeper_taken = true;
@@ -44,14 +44,14 @@ int restore_begin(void)
 	keeper_restores = keeper.restores;
 	if (!keeper.restoring)
 		return -1;
-	int fd = restore_document_build(&keeper.restored, error, sizeof(error));
+	int built = restore_document_build(&keeper.restored, document, error, sizeof(error));
 	/* Its fds are the document's now; the table goes. */
 	for (size_t i = 0; i < keeper.restored.count; i++)
 		for (size_t f = 0; f < keeper.restored.items[i].fd_count; f++)
 			keeper.restored.items[i].fds[f] = -1;
 	kept_records_free(&keeper.restored);
 	keeper.restoring = false;
-	if (fd < 0) {
+	if (built < 0) {
 		/* Nothing to take back from: the tasks (the keeper's children
 		 * now) are not left unsupervised. */
 		unsigned killed = kill_keepers_children(NULL);
@@ -60,7 +60,7 @@ int restore_begin(void)
 			    error, killed, killed == 1 ? "" : "es");
 		_exit(1);
 	}
-	return fd;
+	return 0;
 }
 
 bool restore_keeper_variables(char *keeper_fd, char *restores, size_t size)

@@ -12,10 +12,12 @@ struct supervisor;
 struct task;
 struct keeper_loop_side;
 
+struct handover_reader;
+
 /* In main, before the config is read: the keeper's variables taken out
  * of the environment, and with records from a loop that died, the
- * document built from them: its memfd, or -1 (no restore). */
-int restore_begin(void);
+ * document built from them into `document`: 0, or -1 (no restore). */
+int restore_begin(struct handover_reader *document);
 /* Whether this process is a loop a keeper started. */
 bool restore_keeper_present(void);
 /* For an exec of corral in place (an upgrade's fall-back to the binary

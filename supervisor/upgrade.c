@@ -318,14 +318,11 @@ static void give_parent_variables_back(const json_t *parent)
 	}
 }
 
-/* Reads the document in `fd` and replays its config's texts. */
-static void resume_from(int fd)
+/* The document in `resume_reader` checked, and its config's texts
+ * replayed. */
+static void resume_read(void)
 {
-	resume_fd = fd;
-	resuming = true;
 	char error[512];
-	if (handover_reader_open(&resume_reader, resume_fd, error, sizeof(error)) < 0)
-		fall_back_or_die(error);
 	int64_t format = handover_int(resume_reader.root, "format", -1);
 	if (format != HANDOVER_FORMAT) {
 		snprintf(error, sizeof(error), "it reads hand-over format %d, not %lld",
@@ -336,14 +333,24 @@ static void resume_from(int fd)
 	give_parent_variables_back(json_object_get(resume_reader.root, "parent"));
 }
 
+/* Reads the document in `fd` (an upgrade's memfd). */
+static void resume_from(int fd)
+{
+	resume_fd = fd;
+	resuming = true;
+	char error[512];
+	if (handover_reader_open(&resume_reader, resume_fd, error, sizeof(error)) < 0)
+		fall_back_or_die(error);
+	resume_read();
+}
+
 void upgrade_resume_begin(void)
 {
 	/* A loop process started by corral's keeper: after a loop died, the
 	 * keeper's records are the document (restore.h). */
-	int restored = restore_begin();
-	if (restored >= 0) {
-		restoring = true;
-		resume_from(restored);
+	if (restore_begin(&resume_reader) == 0) {
+		restoring = resuming = true;
+		resume_read();
 		return;
 	}
 	const char *number = getenv(HANDOVER_FD_ENV);
@@ -425,7 +432,6 @@ void upgrade_finish(struct supervisor *supervisor)
 	if (restoring) {
 		restore_finish(supervisor);
 		handover_fds_keep_open(resume_reader.fds, resume_reader.fd_count, false);
-		close(resume_fd);
 		config_files_replay(NULL);
 		config_files_free(&resume_config);
 		handover_reader_free(&resume_reader);

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "base/handover.h"
@@ -87,7 +86,8 @@ static json_t *chunks_taken(const struct kept_records *records, struct handover_
 	}
 }
 
-int restore_document_build(const struct kept_records *records, char *error, size_t error_size)
+int restore_document_build(const struct kept_records *records, struct handover_reader *document,
+			   char *error, size_t error_size)
 {
 	const struct kept_record *own = kept_records_find(records, KEPT_CORRAL_SLOT);
 	if (!own) {
@@ -133,10 +133,6 @@ int restore_document_build(const struct kept_records *records, char *error, size
 	json_object_set_new(root, "tasks", tasks);
 	json_object_set_new(root, "task_records", chunks_taken(records, &writer));
 	json_object_set_new(root, "restored", json_true());
-	int fd = handover_writer_seal(&writer);
-	handover_writer_free(&writer);
-	if (fd < 0)
-		snprintf(error, error_size, "cannot write the restore's document: %s",
-			 strerror(-fd));
-	return fd;
+	handover_reader_take_writer(document, &writer);
+	return 0;
 }

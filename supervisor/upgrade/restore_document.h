@@ -12,6 +12,10 @@
 
 #include "supervisor/keeper/kept_records.h"
 
-/* The document as a memfd: its fd, or -EINVAL with `error` (no record
- * of corral's own part: nothing can be taken back). */
-int restore_document_build(const struct kept_records *records, char *error, size_t error_size);
+struct handover_reader;
+
+/* The document, ready to read in `document` (never written out: the
+ * process that builds it reads it), 0; or -EINVAL with `error` (no
+ * record of corral's own part: nothing can be taken back). */
+int restore_document_build(const struct kept_records *records, struct handover_reader *document,
+			   char *error, size_t error_size);

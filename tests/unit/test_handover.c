@@ -57,6 +57,49 @@ static void test_values_blobs_and_fds_come_back(void **state)
 	close(pipe_fds[1]);
 }
 
+/* A restore's document is built and read by one process: taken from the
+ * writer as it is, it reads as the same document written out would. */
+static void test_a_writer_taken_as_it_is_reads_as_if_written(void **state)
+{
+	(void)state;
+	struct handover_writer writer;
+	handover_writer_init(&writer);
+	static const char bytes[] = "a line \0cut\n";
+	json_object_set_new(writer.root, "empty", handover_blob(&writer, "", 0));
+	json_object_set_new(writer.root, "line", handover_blob(&writer, bytes, sizeof(bytes)));
+	/* Noted out of order: looked up by a search of the sorted list. */
+	json_object_set_new(writer.root, "late", handover_fd(&writer, 9));
+	json_object_set_new(writer.root, "early", handover_fd(&writer, 4));
+	json_object_set_new(writer.root, "count", json_integer(7));
+
+	struct handover_reader reader;
+	handover_reader_take_writer(&reader, &writer);
+	assert_null(writer.root);
+	assert_null(writer.blobs);
+	const char *data;
+	size_t length;
+	assert_true(
+	    handover_blob_get(&reader, json_object_get(reader.root, "line"), &data, &length));
+	assert_int_equal(length, sizeof(bytes));
+	assert_memory_equal(data, bytes, sizeof(bytes));
+	assert_true(
+	    handover_blob_get(&reader, json_object_get(reader.root, "empty"), &data, &length));
+	assert_int_equal(length, 0);
+	assert_int_equal(handover_fd_get(&reader, reader.root, "late"), 9);
+	assert_int_equal(handover_fd_get(&reader, reader.root, "early"), 4);
+	assert_int_equal(handover_fd_get(&reader, reader.root, "count"), -1);
+	handover_reader_free(&reader);
+	handover_writer_free(&writer);
+
+	/* Nothing noted at all: an empty document still reads. */
+	handover_writer_init(&writer);
+	handover_reader_take_writer(&reader, &writer);
+	assert_int_equal(handover_fd_get(&reader, reader.root, "none"), -1);
+	assert_false(handover_blob_get(&reader, json_object_get(reader.root, "none"), &data,
+				       &length));
+	handover_reader_free(&reader);
+}
+
 static void test_the_fds_are_kept_open_and_closed_again(void **state)
 {
 	(void)state;
@@ -117,6 +160,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_values_blobs_and_fds_come_back),
+	    cmocka_unit_test(test_a_writer_taken_as_it_is_reads_as_if_written),
 	    cmocka_unit_test(test_the_fds_are_kept_open_and_closed_again),
 	    cmocka_unit_test(test_a_damaged_document_is_refused),
 	};
