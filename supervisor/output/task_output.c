@@ -351,10 +351,35 @@ static int reopen_write_end(int read_fd)
 	return fd < 0 ? -errno : fd;
 }
 
+/* The pipe, its read end out of the loop until the first writer. */
+static int make_pipe(struct task_output *output)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	/* Room for a burst of four of corral's reads before the task blocks;
+	 * the kernel allocates the pages only as they fill. */
+	fcntl(fds[0], F_SETPIPE_SZ, 256 * 1024);
+	output->watch.fd = fds[0];
+	output->write_fd = fds[1];
+	int again = reopen_write_end(fds[0]);
+	if (again >= 0) {
+		/* Writers are opened when needed: ours goes (task_output.h). */
+		close(again);
+		close(fds[1]);
+		output->write_fd = -1;
+	}
+	return 0;
+}
+
 int task_output_open_writer(struct task_output *output)
 {
-	if (output->watch.fd < 0)
-		return -EBADF;
+	/* Taken over without a pipe (task_output_open's `pipe_later`), and
+	 * none was handed over: made for its first process. */
+	int made = output->watch.fd < 0 ? make_pipe(output) : 0;
+	if (made < 0)
+		return made;
 	int fd = output->write_fd >= 0 ? fcntl(output->write_fd, F_DUPFD_CLOEXEC, 0)
 				       : reopen_write_end(output->watch.fd);
 	if (fd < 0)
@@ -365,29 +390,17 @@ int task_output_open_writer(struct task_output *output)
 }
 
 int task_output_open(struct task_output *output, struct loop *loop, struct output_stdout *sink,
-		     const struct output_sinks *sinks, const char *name, enum output_stream stream)
+		     const struct output_sinks *sinks, const char *name, enum output_stream stream,
+		     bool pipe_later)
 {
-	int fds[2];
 	memset(output, 0, sizeof(*output));
 	output->watch.fd = -1;
 	output->write_fd = -1;
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return -errno;
-	fcntl(fds[0], F_SETFL, O_NONBLOCK);
-	/* Room for a burst of four of corral's reads before the task blocks;
-	 * the kernel allocates the pages only as they fill. */
-	fcntl(fds[0], F_SETPIPE_SZ, 256 * 1024);
-	output->watch.fd = fds[0];
 	output->watch.callback = on_readable;
 	output->watch.data = output;
-	output->write_fd = fds[1];
-	int again = reopen_write_end(fds[0]);
-	if (again >= 0) {
-		/* Writers are opened when needed: ours goes (task_output.h). */
-		close(again);
-		close(fds[1]);
-		output->write_fd = -1;
-	}
+	int made = pipe_later ? 0 : make_pipe(output);
+	if (made < 0)
+		return made;
 	output->name = name;
 	output->name_length = strlen(name);
 	output->stream = stream;
@@ -412,7 +425,7 @@ void task_output_adopt(struct task_output *output, int fd, const char *line, siz
 	if (!output->unwatched)
 		loop_watch_remove(output->loop, &output->watch);
 	if (output->watch.fd >= 0)
-		close(output->watch.fd); /* the new pipe task_output_open made */
+		close(output->watch.fd); /* a pipe task_output_open made */
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	output->watch.fd = fd;
 	output->unwatched = true;

@@ -333,6 +333,10 @@ static int output_read(const struct handover_reader *reader, const json_t *state
 		snprintf(error, error_size, "its log.streams differ from the running corral's");
 		return -EINVAL;
 	}
+	/* A task taken over that has not run since has no pipe yet
+	 * (task_output_open's `pipe_later`): it gets one at its start. */
+	if (json_is_null(json_object_get(state, "fd")))
+		return 0;
 	int fd = handover_fd_get(reader, state, "fd");
 	const char *line, *held;
 	size_t line_length, held_length;

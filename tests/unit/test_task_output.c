@@ -5,6 +5,7 @@
  * across reads or longer than the line buffer. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +65,9 @@ static void on_lines(void *context, struct output_batch *batch)
 	fixture->logged_lines += lines;
 }
 
+/* A takeover's output: no pipe until its first writer. */
+static bool fixture_pipe_later;
+
 static struct fixture *open_fixture(enum output_format format, enum output_stream stream,
 				    size_t capacity)
 {
@@ -81,8 +85,10 @@ static struct fixture *open_fixture(enum output_format format, enum output_strea
 	output_sink_list_add(&fixture->sinks, &output_stdout_sink_ops, &fixture->sink);
 	output_sink_list_add(&fixture->sinks, &log_ops, fixture);
 	assert_int_equal(task_output_open(&fixture->output, fixture->loop, &fixture->sink,
-					  &fixture->sinks.sinks, "web/app", stream),
+					  &fixture->sinks.sinks, "web/app", stream, fixture_pipe_later),
 			 0);
+	assert_true(fixture_pipe_later ? fixture->output.watch.fd < 0
+				       : fixture->output.watch.fd >= 0);
 	fixture->writer = task_output_open_writer(&fixture->output);
 	assert_true(fixture->writer >= 0);
 	return fixture;
@@ -286,6 +292,29 @@ static void test_plain_lines_as_one_at_a_time(void **state)
 	free(load.all.data);
 }
 
+/* Opened at a takeover with no pipe (none made only to be replaced by the
+ * one handed over): a task started later gets one at its first writer,
+ * and its lines come out as they would have. */
+static void test_a_pipe_made_at_the_first_writer_carries_the_same(void **state)
+{
+	(void)state;
+	struct workload load;
+	make_workload(&load);
+	struct expected expected;
+	expect(&expected, &load, "web/app | ", false);
+	fixture_pipe_later = true;
+	struct fixture *fixture =
+	    open_fixture(OUTPUT_FORMAT_PLAIN, OUTPUT_STREAM_MERGED, 256 * 1024);
+	fixture_pipe_later = false;
+	assert_true(fixture->output.watch.fd >= 0);
+	run_workload(fixture, &load);
+	assert_bytes_equal(&fixture->out, &expected.out);
+	assert_bytes_equal(&fixture->logged, &expected.logged);
+	close_fixture(fixture);
+	free_expected(&expected);
+	free(load.all.data);
+}
+
 /* A sink far smaller than a read: the reader waits for room, again and
  * again, and nothing is lost or reordered. */
 static void test_back_pressure_loses_nothing(void **state)
@@ -452,6 +481,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_plain_lines_as_one_at_a_time),
+	    cmocka_unit_test(test_a_pipe_made_at_the_first_writer_carries_the_same),
 	    cmocka_unit_test(test_back_pressure_loses_nothing),
 	    cmocka_unit_test(test_timestamped_lines_as_one_at_a_time),
 	    cmocka_unit_test(test_json_lines_as_one_at_a_time),
