@@ -116,14 +116,22 @@ static bool holds_processes(int parent_fd, const char *path)
  * the root), moving one way only. Reading the root first and the leaf
  * second never misses it. Before it moves in, its root is empty and has
  * no leaf: only an old one is taken for stale. */
+static bool holds_a_corral(int base_fd, const char *name)
+{
+	char leaf[strlen(name) + sizeof("/" SUPERVISOR_LEAF)];
+	snprintf(leaf, sizeof(leaf), "%s/" SUPERVISOR_LEAF, name);
+	return holds_processes(base_fd, name) ||
+	       (faccessat(base_fd, leaf, F_OK, 0) == 0 && holds_processes(base_fd, leaf));
+}
+
 static bool instance_is_alive(int base_fd, const char *name)
 {
 	char leaf[strlen(name) + sizeof("/" SUPERVISOR_LEAF)];
 	snprintf(leaf, sizeof(leaf), "%s/" SUPERVISOR_LEAF, name);
-	if (holds_processes(base_fd, name))
+	if (holds_a_corral(base_fd, name))
 		return true;
 	if (faccessat(base_fd, leaf, F_OK, 0) == 0)
-		return holds_processes(base_fd, leaf);
+		return false;
 	struct stat status;
 	return fstatat(base_fd, name, &status, 0) < 0 ||
 	       time(NULL) - status.st_ctime < YOUNG_ROOT_SECONDS;
@@ -167,6 +175,18 @@ static bool instance_is_ours(const struct cgroup_tree *tree, const char *name)
 	return !owner[0] || strcmp(owner, tree->owner) == 0;
 }
 
+/* The entries of the base cgroup, from the first. Not through a dup of
+ * base_fd: a dup shares its offset, so that the second walk of a run (at
+ * the exit) began where the first had ended and saw nothing. */
+static DIR *base_entries(const struct cgroup_tree *tree)
+{
+	int fd = openat(tree->base_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *directory = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!directory && fd >= 0)
+		close(fd);
+	return directory;
+}
+
 /* Beside a corral that shares its cgroup: roots named corral-* whose corral
  * is gone, made by an earlier corral of the same owner. A root made by a
  * corral that has not moved into it yet looks the same: if it is taken,
@@ -175,7 +195,7 @@ static void remove_stale_instances(struct cgroup_tree *tree)
 {
 	if (!tree->owner)
 		return; /* one-command mode: nothing earlier is its own */
-	DIR *directory = fdopendir(dup(tree->base_fd));
+	DIR *directory = base_entries(tree);
 	if (!directory)
 		return;
 	struct dirent *entry;
@@ -186,6 +206,33 @@ static void remove_stale_instances(struct cgroup_tree *tree)
 		if (!instance_is_alive(tree->base_fd, entry->d_name) &&
 		    instance_is_ours(tree, entry->d_name))
 			remove_stale(tree, entry->d_name, "its corral is gone");
+	}
+	closedir(directory);
+}
+
+/* The names the corral that made this tree tried at its start and gave
+ * up: roots named for its pid (the first loop's, which a restored loop
+ * keeps in `instance_name`) that hold no corral. Removed whatever their
+ * age, where remove_stale_instances leaves a young root alone (a restore
+ * soak in CI found one left behind 13 s after the start). */
+static void remove_given_up_roots(struct cgroup_tree *tree)
+{
+	const char *dash = strrchr(tree->instance_name, '-');
+	DIR *directory = dash ? base_entries(tree) : NULL;
+	if (!directory)
+		return;
+	size_t prefix = (size_t)(dash - tree->instance_name) + 1;
+	struct dirent *entry;
+	while ((entry = readdir(directory))) {
+		if (entry->d_type != DT_DIR ||
+		    strncmp(entry->d_name, tree->instance_name, prefix) != 0 ||
+		    strcmp(entry->d_name, tree->instance_name) == 0 ||
+		    holds_a_corral(tree->base_fd, entry->d_name))
+			continue;
+		int failure = cgroup_fs_remove_tree(tree->base_fd, entry->d_name);
+		if (failure < 0)
+			tree->log("warning: cannot remove cgroup %s/%s: %s", tree->base_path,
+				  entry->d_name, strerror(-failure));
 	}
 	closedir(directory);
 }
@@ -302,7 +349,8 @@ static int open_shared_root(struct cgroup_tree *tree)
 		tree->root_fd =
 		    openat(tree->base_fd, tree->instance_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		bool self_moved = false;
-		if (tree->root_fd < 0 || move_self(tree->root_fd, &self_moved) < 0) {
+		int failure = tree->root_fd < 0 ? -errno : move_self(tree->root_fd, &self_moved);
+		if (failure < 0) {
 			/* Taken for stale by another corral in the instant
 			 * before corral moved in, or its keeper could not
 			 * follow: try another name. corral goes back out
@@ -313,6 +361,12 @@ static int open_shared_root(struct cgroup_tree *tree)
 			if (tree->root_fd >= 0)
 				close(tree->root_fd);
 			tree->root_fd = -1;
+			tree->log("warning: cannot move corral%s into cgroup %s/%s: %s; trying "
+				  "another name",
+				  companion > 0 ? " and its keeper" : "", tree->base_path,
+				  tree->instance_name, strerror(-failure));
+			/* What cannot be removed now goes at the exit
+			 * (remove_given_up_roots). */
 			unlinkat(tree->base_fd, tree->instance_name, AT_REMOVEDIR);
 			continue;
 		}
@@ -503,6 +557,7 @@ void cgroup_tree_close(struct cgroup_tree *tree)
 		/* And any empty root of ours left beside it (a name tried at
 		 * the start and given up; an earlier run's): a corral leaves
 		 * no cgroup behind. */
+		remove_given_up_roots(tree);
 		remove_stale_instances(tree);
 	}
 	if (tree->root_fd >= 0)

@@ -74,6 +74,24 @@ def test_each_task_runs_in_its_own_leaf_and_corral_in_supervisor(corral, tmp_pat
     assert not (UNIFIED / root[1:]).exists()
 
 
+def test_a_root_given_up_at_the_start_is_removed_at_the_exit(corral, tmp_path):
+    """A name corral tried at its start and gave up (it could not move its
+    keeper in, say) is an empty root named for its pid beside its own:
+    removed when it exits, however young (the restore soak found one left
+    behind 13 s after the start)."""
+    a = tmp_path / "a"
+    running = corral.start(group({"a": {"command": report_cgroup(a)}}))
+    wait_for(a.exists, what="the report")
+    root = cgroup_lines(running.pid)["0"].rsplit("/", 1)[0]
+    given_up = next(UNIFIED / f"corral-{running.pid}-{suffix:04x}" for suffix in range(65536)
+                    if f"/corral-{running.pid}-{suffix:04x}" != root)
+    given_up.mkdir()
+    running.send(signal.SIGTERM)
+    assert running.wait().returncode == 0
+    assert not given_up.exists()
+    assert not (UNIFIED / root[1:]).exists()
+
+
 def daemonizer(pid_file, then):
     """Shell: starts a daemon that escapes the task's process group and
     session (double fork, setsid), records its pid, then runs `then`."""
