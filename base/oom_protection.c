@@ -42,18 +42,24 @@ static int write_score(const char *path, int score)
 	return written == length ? 0 : -EIO;
 }
 
-void oom_protection_start(void)
+void oom_protection_start(int started_with)
 {
 	const char *own = "/proc/self/oom_score_adj";
-	int failure = read_score(own, &first_score);
+	int own_score;
+	int failure = read_score(own, &own_score);
 	if (failure < 0) {
 		log_info("oom_score_adj: cannot read %s (%s): corral is not protected from the "
 			 "OOM killer",
 			 own, strerror(-failure));
 		return;
 	}
-	if (first_score <= PROTECTED_SCORE)
-		return; /* already as protected, or more: tasks inherit it as before */
+	first_score = started_with == OOM_PROTECTION_OWN ? own_score : started_with;
+	if (own_score <= PROTECTED_SCORE) {
+		/* Already as protected, or more: tasks inherit it as before;
+		 * or an upgrade's exec, lowered already by the corral before. */
+		lowered = own_score < first_score;
+		return;
+	}
 	failure = write_score(own, PROTECTED_SCORE);
 	if (failure < 0) {
 		/* EACCES without cap_sys_resource: every default container, so
@@ -82,4 +88,9 @@ bool oom_protection_children_score(int *score)
 	if (lowered)
 		*score = first_score;
 	return lowered;
+}
+
+int oom_protection_started_with(void)
+{
+	return first_score;
 }

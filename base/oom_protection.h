@@ -1,6 +1,7 @@
 #ifndef CORRAL_OOM_PROTECTION_H
 #define CORRAL_OOM_PROTECTION_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -13,8 +14,14 @@
  * CAP_SYS_RESOURCE; every process it starts goes back to the value corral
  * started with, so tasks are chosen exactly as before. */
 
-/* Logs what it did (or why not, with -v). */
-void oom_protection_start(void);
+/* Logs what it did (or why not, with -v). `started_with`: the value the
+ * corral before an upgrade's exec started with (its hand-over says it),
+ * or OOM_PROTECTION_OWN: this process's own. */
+#define OOM_PROTECTION_OWN INT_MIN
+void oom_protection_start(int started_with);
+
+/* The value corral started with. */
+int oom_protection_started_with(void);
 
 /* True, with the value corral started with, when corral lowered its own
  * score: every process it starts must go back to that value. */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cpu_precedence.h"
 #include "base/xmalloc.h"
 #include "isolation/cgroup_fs.h"
 
@@ -305,6 +306,21 @@ static void read_enabled_controllers(struct cgroup_tree *tree)
 	tree->controllers[strcspn(tree->controllers, "\n")] = '\0';
 }
 
+/* corral before its tasks for the CPU (base/cpu_precedence.h): best
+ * effort, as the nice. */
+static void weigh_supervisor_leaf(struct cgroup_tree *tree)
+{
+	int leaf_fd = openat(tree->root_fd, SUPERVISOR_LEAF, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (leaf_fd < 0)
+		return;
+	int failure = cgroup_fs_write(leaf_fd, "cpu.weight", CPU_PRECEDENCE_WEIGHT);
+	if (failure < 0)
+		tree->log("warning: cannot give corral's own cgroup %s/" SUPERVISOR_LEAF
+			  " cpu.weight " CPU_PRECEDENCE_WEIGHT ": %s",
+			  tree->root_path, strerror(-failure));
+	close(leaf_fd);
+}
+
 /* Moves corral into root/supervisor. 0 or -errno. */
 static int enter_supervisor_leaf(struct cgroup_tree *tree)
 {
@@ -451,6 +467,10 @@ void cgroup_tree_open(struct cgroup_tree *tree, bool machine_init, const char *c
 	}
 	enable_controllers(tree->root_fd);
 	read_enabled_controllers(tree);
+	/* Not in one-command mode (no owner), tini's, where corral goes
+	 * before nobody. */
+	if (tree->owner && cgroup_fs_has_word(tree->controllers, "cpu"))
+		weigh_supervisor_leaf(tree);
 	note_root_as_proc_shows_it(tree);
 	tree->enabled = true;
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -151,6 +152,24 @@ void spawn_reset_oom_score_adj_to(int value)
 	snprintf(reset_oom_score_adj, sizeof(reset_oom_score_adj), "%d", value);
 }
 
+/* Whether every child goes back to `reset_nice` (base/cpu_precedence.h). */
+static bool reset_nice_wanted;
+static int reset_nice;
+
+void spawn_reset_nice_to(int value)
+{
+	reset_nice = value;
+	reset_nice_wanted = true;
+}
+
+/* Raising one's own nice needs no privilege: it cannot fail for a child
+ * that only goes back to what corral started with. */
+CHILD_CODE static void set_own_nice(void)
+{
+	if (reset_nice_wanted)
+		syscall(SYS_setpriority, PRIO_PROCESS, 0, reset_nice);
+}
+
 CHILD_CODE const char *spawn_oom_score_adj_text(const struct spawn_request *request)
 {
 	return request->oom_score_adj && request->oom_score_adj[0] ? request->oom_score_adj
@@ -254,6 +273,7 @@ CHILD_CODE static int child_setup_and_exec(void *pointer)
 
 	join_v1_cgroups(error_fd, request->cgroup_v1_join);
 	set_own_oom_score_adj(error_fd, request);
+	set_own_nice();
 
 	if (request->join) {
 		int stage = 0, index = 0;

@@ -218,6 +218,10 @@ struct spawn_failure {
  * anything else, so that the protection is corral's alone. */
 void spawn_reset_oom_score_adj_to(int value);
 
+/* corral lowered its own nice (base/cpu_precedence.h): every child goes
+ * back to `value`, the nice corral started with. */
+void spawn_reset_nice_to(int value);
+
 /* What a child of `request` writes to its oom_score_adj ("": nothing). */
 const char *spawn_oom_score_adj_text(const struct spawn_request *request);
 

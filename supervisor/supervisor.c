@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/cpu_precedence.h"
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/oom_protection.h"
@@ -568,10 +569,24 @@ int supervisor_run(const struct config *config, const struct run_options *option
 		profiles_describe((const char *const *)config->profiles, active, sizeof(active));
 		log_info("profiles active: %s", active);
 	}
-	oom_protection_start();
+	/* After an upgrade's exec, what the first corral started with: this
+	 * one starts lowered already. */
+	const struct handover_reader *resumed = upgrade_resuming();
+	const json_t *started_with =
+	    resumed ? json_object_get(resumed->root, "started_with") : NULL;
+	oom_protection_start(
+	    (int)handover_int(started_with, "oom_score_adj", OOM_PROTECTION_OWN));
 	int children_score;
 	if (oom_protection_children_score(&children_score))
 		spawn_reset_oom_score_adj_to(children_score);
+	/* One-command mode is tini's: corral goes before nobody there. */
+	if (!options->one_command) {
+		cpu_precedence_start(
+		    (int)handover_int(started_with, "nice", CPU_PRECEDENCE_OWN));
+		int children_nice;
+		if (cpu_precedence_children_nice(&children_nice))
+			spawn_reset_nice_to(children_nice);
+	}
 	if (supervisor_open(&supervisor, config, options) < 0) {
 		upgrade_fall_back("it could not set up (see the lines above)");
 		supervisor.exit_code = 1;

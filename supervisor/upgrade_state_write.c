@@ -1,6 +1,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/cpu_precedence.h"
+#include "base/oom_protection.h"
 #include "supervisor/control/control_handover.h"
 #include "supervisor/http/http_server.h"
 #include "supervisor/pid1/machine_init.h"
@@ -198,6 +200,11 @@ void upgrade_state_write_corral(struct supervisor *supervisor, struct handover_w
 	json_t *root = writer->root;
 	json_object_set_new(root, "config", config_write(writer, supervisor->config));
 	json_object_set_new(root, "cgroups", cgroups_write(&supervisor->cgroups));
+	/* What corral lowers for itself and gives its tasks back: the next
+	 * corral starts lowered already (oom_protection.h, cpu_precedence.h). */
+	json_object_set_new(root, "started_with",
+			    json_pack("{s:i,s:i}", "oom_score_adj", oom_protection_started_with(),
+				      "nice", cpu_precedence_started_with()));
 	/* A keeper's record of corral holds no chunk: they come and go in
 	 * records of their own (kept_state.c), 16 fds a message at most. */
 	json_object_set_new(root, "task_records",

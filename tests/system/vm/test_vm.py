@@ -353,12 +353,13 @@ def test_an_oom_kill_inside_exec_is_the_execs_not_the_tasks(boot):
     run.assert_in_order("look/probe | corral: exec: OOM killed", "look/probe | stopped mem/app")
 
 
-def test_corral_keeps_out_of_the_oom_killers_choice_and_its_tasks_do_not(boot):
+def test_corral_keeps_out_of_the_oom_killers_choice_and_goes_before_its_tasks(boot):
     run = boot("oom-score")
     assert run.code == 0, run
     assert "corral: oom_score_adj: corral at -999, its tasks at 0, the value it started with" \
         in run.lines, run
     assert "plain 0 corral -999" in run.output("score/plain"), run
+    assert "nice 0 corral -5 weight 300" in run.output("score/plain"), run
     assert "hook 0" in run.output("score/plain"), run  # a hook's stderr is its task's
     assert "isolated 0" in run.output("score/isolated"), run
 
