@@ -119,7 +119,7 @@ static void remove_tree_at(int parent_fd, const char *name, int depth)
 
 void remove_temp_dir(void)
 {
-	if (temp_dir[0]) {
+	if (temp_dir[0] && !getenv("BENCH_KEEP_TEMP")) {
 		remove_tree_at(AT_FDCWD, temp_dir, 0);
 		temp_dir[0] = '\0';
 	}
