@@ -12,6 +12,12 @@
 #include "base/xmalloc.h"
 
 #define LOOP_MAX_EVENTS 64
+/* A turn dispatches events for this long at most; the rest are still
+ * ready (every watch is level-triggered) and come at the next wait. Each
+ * input bounds its own work (an output batch, a pattern's 2 ms, the HTTP
+ * accepts' 1 ms), but several ready at once added up to 15 ms and more a
+ * turn, and /livez waited behind them (bench_loop's `all`). */
+#define LOOP_TURN_BUDGET_US 5000
 
 struct loop {
 	int epoll_fd;
@@ -25,6 +31,11 @@ struct loop {
 	 * callbacks and whatever the caller does after loop_run_once). */
 	uint64_t turn_started_us; /* 0: no turn yet */
 	uint64_t longest_turn_us;
+	/* Where a turn's dispatch begins in what the wait returned: a turn
+	 * cut short by the budget leaves the end of the list, and the next
+	 * turn begins elsewhere, so that no event waits behind the same
+	 * others for good. */
+	unsigned rotation;
 };
 
 uint64_t loop_now_ms(void)
@@ -310,13 +321,17 @@ int loop_run_once(struct loop *loop)
 	}
 	if (count < 0)
 		return errno == EINTR ? 0 : -errno;
-	for (int i = 0; i < count; i++) {
+	unsigned first = loop->rotation++ % (unsigned)count;
+	for (int n = 0; n < count; n++) {
+		int i = (int)((first + (unsigned)n) % (unsigned)count);
 		struct loop_watch *watch = events[i].data.ptr;
 		/* A callback earlier in this batch may have removed this watch
 		 * (a task's pidfd closed when another event reaped it). */
 		if (!watch->registered)
 			continue;
 		watch->callback(watch, events[i].events);
+		if (n + 1 < count && monotonic_us() - loop->turn_started_us > LOOP_TURN_BUDGET_US)
+			break;
 	}
 	if (loop->idle)
 		run_overdue(loop);

@@ -18,6 +18,9 @@
  *   http-flood     the bench opens and closes connections to the HTTP port
  *                  in a loop, sending nothing
  *   signals        a task sends corral SIGUSR1, SIGHUP and SIGCHLD in a loop
+ *   spin           4 tasks burn the CPU in a loop, writing nothing: corral
+ *                  has nothing to do but answer, and must get the CPU to
+ *                  (not in `all`, which stays as it was measured before)
  *   all-but-pattern  every input below at once, the heavy pattern apart
  *   all            every input above at once
  *
@@ -30,7 +33,8 @@
  *
  * The tasks are this very program run with a --task-* option.
  *
- * Usage: bench_loop [--corral PATH] [--quick] */
+ * Usage: bench_loop [--corral PATH] [--quick]
+ * BENCH_LOOP_ONLY=NAME runs that scenario alone. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -61,6 +65,7 @@ enum input {
 	INPUT_KNOCKS = 1 << 3,
 	INPUT_HTTP_FLOOD = 1 << 4,
 	INPUT_SIGNALS = 1 << 5,
+	INPUT_SPIN = 1 << 6,
 };
 
 struct scenario {
@@ -76,6 +81,7 @@ static const struct scenario scenarios[] = {
     {"knocks", INPUT_KNOCKS},
     {"http-flood", INPUT_HTTP_FLOOD},
     {"signals", INPUT_SIGNALS},
+    {"spin", INPUT_SPIN},
     /* What is left once patterns are bounded (issue 36 item 1). */
     {"all-but-pattern",
      INPUT_CLIENTS | INPUT_OUTPUT | INPUT_KNOCKS | INPUT_HTTP_FLOOD | INPUT_SIGNALS},
@@ -120,6 +126,15 @@ static int task_lines(size_t length, char fill)
 	for (;;)
 		if (write(STDOUT_FILENO, line, length + 1) < 0 && errno != EINTR)
 			return 1;
+}
+
+/* The CPU burnt, nothing written. */
+static int task_spin(void)
+{
+	volatile unsigned long turns = 0;
+	while (turns != ~0UL)
+		turns++;
+	return 0;
 }
 
 /* Connects to corral's control socket and hangs up, in a loop: refused,
@@ -340,6 +355,11 @@ static char *write_config(unsigned inputs)
 	}
 	if (inputs & INPUT_SIGNALS)
 		add_task(&config, "signaller", "\"--task-signals\"", NULL);
+	for (int i = 0; (inputs & INPUT_SPIN) && i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "spin%d", i);
+		add_task(&config, name, "\"--task-spin\"", NULL);
+	}
 	char *path = temp_path("loop.yaml");
 	write_file(path, config.data, config.length, 0644);
 	free(config.data);
@@ -477,6 +497,8 @@ int main(int argc, char **argv)
 		return task_connections(argv[2]);
 	if (argc == 2 && strcmp(argv[1], "--task-signals") == 0)
 		return task_signals();
+	if (argc == 2 && strcmp(argv[1], "--task-spin") == 0)
+		return task_spin();
 
 	bench_init("bench_loop", cleanup);
 	struct bench_options options = {.corral = "build/corral"};
@@ -508,8 +530,10 @@ int main(int argc, char **argv)
 	       seconds, PROBE_EVERY_MS, PROBE_TIMEOUT_MS);
 	printf("%-16s %9s %9s %7s %9s %9s %9s %7s %9s\n", "", "turn@up", "turn", "livez", "median",
 	       "p99", "max", "none", "stderr");
+	const char *only = getenv("BENCH_LOOP_ONLY");
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
-		scenario(options.corral, &scenarios[i], seconds);
+		if (!only || strcmp(only, scenarios[i].name) == 0)
+			scenario(options.corral, &scenarios[i], seconds);
 	printf("\nturn@up: corral's longest loop turn once its tasks were up; turn: at the end "
 	       "(corral_loop_longest_turn_seconds). stderr: lines corral wrote there.\n"
 	       "Aim (issue 36): turn <= 10 ms, /livez <= 50 ms.\n");
