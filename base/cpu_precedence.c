@@ -20,7 +20,8 @@ void cpu_precedence_start(int started_with)
 		return;
 	}
 	first_nice = started_with == CPU_PRECEDENCE_OWN ? own : started_with;
-	int wanted = first_nice - CPU_PRECEDENCE_STEPS < -20 ? -20 : first_nice - CPU_PRECEDENCE_STEPS;
+	int wanted =
+	    first_nice - CPU_PRECEDENCE_STEPS < -20 ? -20 : first_nice - CPU_PRECEDENCE_STEPS;
 	if (own <= wanted) {
 		/* An upgrade's exec: lowered already. A corral started at
 		 * -20 goes before its tasks only if they are higher. */
@@ -36,9 +37,10 @@ void cpu_precedence_start(int started_with)
 				  "cap_sys_nice: %s)",
 				  own, wanted, strerror(failure));
 		else
-			log_info("nice: corral stays at %d, as its tasks (lowering it to %d failed: "
-				 "%s)",
-				 own, wanted, strerror(failure));
+			log_info(
+			    "nice: corral stays at %d, as its tasks (lowering it to %d failed: "
+			    "%s)",
+			    own, wanted, strerror(failure));
 		return;
 	}
 	lowered = true;

@@ -574,15 +574,13 @@ int supervisor_run(const struct config *config, const struct run_options *option
 	const struct handover_reader *resumed = upgrade_resuming();
 	const json_t *started_with =
 	    resumed ? json_object_get(resumed->root, "started_with") : NULL;
-	oom_protection_start(
-	    (int)handover_int(started_with, "oom_score_adj", OOM_PROTECTION_OWN));
+	oom_protection_start((int)handover_int(started_with, "oom_score_adj", OOM_PROTECTION_OWN));
 	int children_score;
 	if (oom_protection_children_score(&children_score))
 		spawn_reset_oom_score_adj_to(children_score);
 	/* One-command mode is tini's: corral goes before nobody there. */
 	if (!options->one_command) {
-		cpu_precedence_start(
-		    (int)handover_int(started_with, "nice", CPU_PRECEDENCE_OWN));
+		cpu_precedence_start((int)handover_int(started_with, "nice", CPU_PRECEDENCE_OWN));
 		int children_nice;
 		if (cpu_precedence_children_nice(&children_nice))
 			spawn_reset_nice_to(children_nice);

@@ -688,16 +688,14 @@ static int open_outputs(struct task *task, char *error, size_t error_size)
 	task->sinks.sinks.behind = task_lines_behind;
 	task->sinks.sinks.kept = task_output_kept;
 	task_sinks_changed(task);
-	int result = task_output_open(&task->output, services->loop, services->sink,
-				      &task->sinks.sinks, config->full_name,
-				      separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED,
-				      services->taking_over);
+	int result = task_output_open(
+	    &task->output, services->loop, services->sink, &task->sinks.sinks, config->full_name,
+	    separate ? OUTPUT_STREAM_STDOUT : OUTPUT_STREAM_MERGED, services->taking_over);
 	if (result == 0 && separate) {
 		task->error_output = xmalloc(sizeof(*task->error_output));
-		result =
-		    task_output_open(task->error_output, services->loop, services->sink,
-				     &task->sinks.sinks, config->full_name, OUTPUT_STREAM_STDERR,
-				     services->taking_over);
+		result = task_output_open(task->error_output, services->loop, services->sink,
+					  &task->sinks.sinks, config->full_name,
+					  OUTPUT_STREAM_STDERR, services->taking_over);
 	}
 	if (result < 0) {
 		snprintf(error, error_size, "output pipe: %s", strerror(-result));

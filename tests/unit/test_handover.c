@@ -95,8 +95,8 @@ static void test_a_writer_taken_as_it_is_reads_as_if_written(void **state)
 	handover_writer_init(&writer);
 	handover_reader_take_writer(&reader, &writer);
 	assert_int_equal(handover_fd_get(&reader, reader.root, "none"), -1);
-	assert_false(handover_blob_get(&reader, json_object_get(reader.root, "none"), &data,
-				       &length));
+	assert_false(
+	    handover_blob_get(&reader, json_object_get(reader.root, "none"), &data, &length));
 	handover_reader_free(&reader);
 }
 

@@ -85,7 +85,8 @@ static struct fixture *open_fixture(enum output_format format, enum output_strea
 	output_sink_list_add(&fixture->sinks, &output_stdout_sink_ops, &fixture->sink);
 	output_sink_list_add(&fixture->sinks, &log_ops, fixture);
 	assert_int_equal(task_output_open(&fixture->output, fixture->loop, &fixture->sink,
-					  &fixture->sinks.sinks, "web/app", stream, fixture_pipe_later),
+					  &fixture->sinks.sinks, "web/app", stream,
+					  fixture_pipe_later),
 			 0);
 	assert_true(fixture_pipe_later ? fixture->output.watch.fd < 0
 				       : fixture->output.watch.fd >= 0);
