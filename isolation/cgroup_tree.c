@@ -117,22 +117,14 @@ static bool holds_processes(int parent_fd, const char *path)
  * the root), moving one way only. Reading the root first and the leaf
  * second never misses it. Before it moves in, its root is empty and has
  * no leaf: only an old one is taken for stale. */
-static bool holds_a_corral(int base_fd, const char *name)
-{
-	char leaf[strlen(name) + sizeof("/" SUPERVISOR_LEAF)];
-	snprintf(leaf, sizeof(leaf), "%s/" SUPERVISOR_LEAF, name);
-	return holds_processes(base_fd, name) ||
-	       (faccessat(base_fd, leaf, F_OK, 0) == 0 && holds_processes(base_fd, leaf));
-}
-
 static bool instance_is_alive(int base_fd, const char *name)
 {
 	char leaf[strlen(name) + sizeof("/" SUPERVISOR_LEAF)];
 	snprintf(leaf, sizeof(leaf), "%s/" SUPERVISOR_LEAF, name);
-	if (holds_a_corral(base_fd, name))
+	if (holds_processes(base_fd, name))
 		return true;
 	if (faccessat(base_fd, leaf, F_OK, 0) == 0)
-		return false;
+		return holds_processes(base_fd, leaf);
 	struct stat status;
 	return fstatat(base_fd, name, &status, 0) < 0 ||
 	       time(NULL) - status.st_ctime < YOUNG_ROOT_SECONDS;
@@ -211,11 +203,25 @@ static void remove_stale_instances(struct cgroup_tree *tree)
 	closedir(directory);
 }
 
+/* What a root given up at the start looks like: nothing runs anywhere in
+ * it, and it never got an owner (set once corral is in). A root of the
+ * same name made by a corral in another pid namespace (another
+ * container's PID 1 in a shared cgroup) has an owner or processes. */
+static bool given_up(const struct cgroup_tree *tree, const char *name)
+{
+	char owner[PATH_MAX], events_path[strlen(name) + sizeof("/cgroup.events")], events[256];
+	instance_owner(tree->base_fd, name, owner, sizeof(owner));
+	snprintf(events_path, sizeof(events_path), "%s/cgroup.events", name);
+	return !owner[0] &&
+	       cgroup_fs_read(tree->base_fd, events_path, events, sizeof(events)) > 0 &&
+	       strstr(events, "populated 0") != NULL;
+}
+
 /* The names the corral that made this tree tried at its start and gave
  * up: roots named for its pid (the first loop's, which a restored loop
- * keeps in `instance_name`) that hold no corral. Removed whatever their
- * age, where remove_stale_instances leaves a young root alone (a restore
- * soak in CI found one left behind 13 s after the start). */
+ * keeps in `instance_name`), empty and with no owner. Removed whatever
+ * their age, where remove_stale_instances leaves a young root alone (a
+ * restore soak in CI found one left behind 13 s after the start). */
 static void remove_given_up_roots(struct cgroup_tree *tree)
 {
 	const char *dash = strrchr(tree->instance_name, '-');
@@ -228,7 +234,7 @@ static void remove_given_up_roots(struct cgroup_tree *tree)
 		if (entry->d_type != DT_DIR ||
 		    strncmp(entry->d_name, tree->instance_name, prefix) != 0 ||
 		    strcmp(entry->d_name, tree->instance_name) == 0 ||
-		    holds_a_corral(tree->base_fd, entry->d_name))
+		    !given_up(tree, entry->d_name))
 			continue;
 		int failure = cgroup_fs_remove_tree(tree->base_fd, entry->d_name);
 		if (failure < 0)
